@@ -1,0 +1,50 @@
+"""nvcc-based CUDA rules. CUDA code builds only under --config=cuda.
+
+Without --config=cuda the targets are marked incompatible, so `bazel build //...`
+skips them on machines that have no CUDA toolkit.
+"""
+
+NVCC = "/usr/local/cuda/bin/nvcc"
+
+# Hopper (H100/H200) plus PTX for newer devices.
+NVCC_FLAGS = "-std=c++17 -O3 -Xcompiler -fPIC -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90"
+
+def cuda_compatible():
+    return select({
+        "//bazel:cuda_enabled": [],
+        "//conditions:default": ["//bazel:incompatible"],
+    })
+
+def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], visibility = None, **kwargs):
+    """A cc_library whose .cu sources are compiled by nvcc.
+
+    Args:
+      name: library name.
+      srcs: .cu files (and .cc/.h compiled by the host compiler).
+      hdrs: public headers (.h/.cuh).
+      deps: cc deps (headers of these are visible to nvcc via -I.).
+      copts: extra nvcc flags.
+      visibility: visibility.
+    """
+    cu_srcs = [s for s in srcs if s.endswith(".cu")]
+    cc_srcs = [s for s in srcs if not s.endswith(".cu")]
+    objs = []
+    for src in cu_srcs:
+        obj = name + "_" + src[:-len(".cu")].replace("/", "_") + ".o"
+        native.genrule(
+            name = obj + "_nvcc",
+            srcs = [src] + hdrs + [s for s in srcs if s.endswith(".cuh")],
+            outs = [obj],
+            cmd = "%s %s %s -I. -I$(GENDIR) -c $(location %s) -o $@" % (NVCC, NVCC_FLAGS, " ".join(copts), src),
+            target_compatible_with = cuda_compatible(),
+        )
+        objs.append(obj)
+    native.cc_library(
+        name = name,
+        srcs = cc_srcs + objs,
+        hdrs = hdrs,
+        deps = deps + ["//third_party:cuda"],
+        target_compatible_with = cuda_compatible(),
+        visibility = visibility,
+        **kwargs
+    )

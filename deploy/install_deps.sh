@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package Herald needs to build, test and run.
+# Idempotent: packages already present are left alone. Needs root (or sudo).
+set -euo pipefail
+
+PACKAGES=(
+  # Build system (offline): Debian's Bazel and the rules_java it would download.
+  bazel-bootstrap bazel-rules-java
+  build-essential g++ python3
+  # RPC and serialization.
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  # Common libraries.
+  libabsl-dev libspdlog-dev libfmt-dev libcpp-httplib-dev zlib1g-dev
+  # Math and collectives.
+  libopenblas-dev libgloo-dev
+  # RDMA fast path (compiles without a device; tests skip).
+  libibverbs-dev librdmacm-dev
+  # Tests and benchmarks.
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # Deployment checks (systemd-analyze verify).
+  systemd
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install_deps: installing ${missing[*]}"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
