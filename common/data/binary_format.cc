@@ -1,0 +1,364 @@
+#include "common/data/binary_format.h"
+
+#include <zlib.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace herald::data {
+namespace {
+
+constexpr char kFileMagic[8] = {'H', 'R', 'L', 'D', 'B', 'I', 'N', '1'};
+constexpr char kBlockMagic[4] = {'B', 'L', 'K', '1'};
+constexpr char kEndMagic[4] = {'E', 'N', 'D', '1'};
+constexpr uint32_t kFlagLengths8 = 1;
+constexpr uint32_t kFlagKeys32 = 2;
+
+uint32_t Crc32(const void* data, size_t n) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const Bytef* p = static_cast<const Bytef*>(data);
+  while (n > 0) {
+    uInt chunk = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    crc = crc32(crc, p, chunk);
+    p += chunk;
+    n -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+template <typename T>
+void Put(std::string* out, T v) {
+  char tmp[sizeof(T)];
+  std::memcpy(tmp, &v, sizeof(T));
+  out->append(tmp, sizeof(T));
+}
+
+template <typename T>
+T Get(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+template <typename T>
+void PutArray(std::string* out, const T* data, size_t n) {
+  out->append(reinterpret_cast<const char*>(data), n * sizeof(T));
+}
+
+// Blocks larger than this are rejected as corrupt before any allocation.
+constexpr uint64_t kMaxBlockPayloadBytes = 256ull << 20;
+
+// Checks magic, checksum and version of a file header and returns its schema.
+absl::StatusOr<DataSchema> ParseHeader(const char* h, const std::string& name) {
+  if (std::memcmp(h, kFileMagic, 8) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": not a Herald binary file (bad magic)"));
+  }
+  if (Get<uint32_t>(h + 24) != Crc32(h, 24)) {
+    return absl::DataLossError(absl::StrCat(name, ": header checksum mismatch"));
+  }
+  uint32_t version = Get<uint32_t>(h + 8);
+  if (version != kBinaryFormatVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": unsupported format version ", version, " (this build reads ",
+                     kBinaryFormatVersion, ")"));
+  }
+  return DataSchema{Get<uint32_t>(h + 12), Get<uint32_t>(h + 16)};
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ writer
+
+BinaryWriter::BinaryWriter(std::FILE* f, std::string path, DataSchema schema,
+                           size_t samples_per_block)
+    : f_(f),
+      path_(std::move(path)),
+      schema_(schema),
+      samples_per_block_(samples_per_block),
+      pending_(schema) {}
+
+BinaryWriter::~BinaryWriter() {
+  if (f_ != nullptr) std::fclose(f_);
+}
+
+absl::StatusOr<std::unique_ptr<BinaryWriter>> BinaryWriter::Create(const std::string& path,
+                                                                   DataSchema schema,
+                                                                   size_t samples_per_block) {
+  if (schema.num_dense > DataSchema::kMaxDense || schema.num_sparse > DataSchema::kMaxSparse ||
+      samples_per_block == 0) {
+    return absl::InvalidArgumentError("binary writer: unsupported schema or block size");
+  }
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return absl::UnavailableError(absl::StrCat("cannot create ", path));
+  std::string header(kFileMagic, 8);
+  Put<uint32_t>(&header, kBinaryFormatVersion);
+  Put<uint32_t>(&header, schema.num_dense);
+  Put<uint32_t>(&header, schema.num_sparse);
+  Put<uint32_t>(&header, 0);
+  Put<uint32_t>(&header, Crc32(header.data(), header.size()));
+  Put<uint32_t>(&header, 0);
+  if (std::fwrite(header.data(), 1, header.size(), f) != header.size()) {
+    std::fclose(f);
+    return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  }
+  return std::unique_ptr<BinaryWriter>(new BinaryWriter(f, path, schema, samples_per_block));
+}
+
+absl::Status BinaryWriter::Write(const SampleBlock& block) {
+  if (closed_) return absl::FailedPreconditionError("binary writer is closed");
+  if (!(block.schema == schema_)) return absl::InvalidArgumentError("schema mismatch");
+  for (size_t s = 0; s < block.size(); ++s) {
+    pending_.AppendFrom(block, s);
+    if (pending_.size() >= samples_per_block_) HERALD_RETURN_IF_ERROR(FlushBlock());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BinaryWriter::FlushBlock() {
+  const size_t n = pending_.size();
+  if (n == 0) return absl::OkStatus();
+  const size_t cells = n * schema_.num_sparse;
+  uint32_t flags = 0;
+  bool lengths8 = true, keys32 = true;
+  for (size_t i = 0; i < cells; ++i) {
+    if (pending_.offsets[i + 1] - pending_.offsets[i] > 255) lengths8 = false;
+  }
+  for (uint64_t k : pending_.keys) {
+    if (k > 0xFFFFFFFFull) keys32 = false;
+  }
+  if (lengths8) flags |= kFlagLengths8;
+  if (keys32) flags |= kFlagKeys32;
+
+  std::string payload;
+  PutArray(&payload, pending_.labels.data(), n);
+  PutArray(&payload, pending_.dense.data(), pending_.dense.size());
+  PutArray(&payload, pending_.dense_missing.data(), n);
+  for (size_t i = 0; i < cells; ++i) {
+    uint32_t len = pending_.offsets[i + 1] - pending_.offsets[i];
+    if (lengths8) {
+      payload.push_back(static_cast<char>(len));
+    } else {
+      Put<uint32_t>(&payload, len);
+    }
+  }
+  for (uint64_t k : pending_.keys) {
+    if (keys32) {
+      Put<uint32_t>(&payload, static_cast<uint32_t>(k));
+    } else {
+      Put<uint64_t>(&payload, k);
+    }
+  }
+
+  std::string header(kBlockMagic, 4);
+  Put<uint32_t>(&header, static_cast<uint32_t>(n));
+  Put<uint32_t>(&header, static_cast<uint32_t>(pending_.keys.size()));
+  Put<uint32_t>(&header, flags);
+  Put<uint64_t>(&header, payload.size());
+  Put<uint32_t>(&header, Crc32(payload.data(), payload.size()));
+  Put<uint32_t>(&header, Crc32(header.data(), header.size()));
+  if (std::fwrite(header.data(), 1, header.size(), f_) != header.size() ||
+      std::fwrite(payload.data(), 1, payload.size(), f_) != payload.size()) {
+    return absl::UnavailableError(absl::StrCat("write to ", path_, " failed"));
+  }
+  total_ += n;
+  pending_.Clear();
+  return absl::OkStatus();
+}
+
+absl::Status BinaryWriter::Close() {
+  if (closed_) return absl::OkStatus();
+  HERALD_RETURN_IF_ERROR(FlushBlock());
+  std::string end(kEndMagic, 4);
+  Put<uint32_t>(&end, 0);
+  Put<uint64_t>(&end, total_);
+  Put<uint32_t>(&end, 0);
+  Put<uint32_t>(&end, 0);
+  Put<uint32_t>(&end, 0);
+  Put<uint32_t>(&end, Crc32(end.data(), end.size()));
+  closed_ = true;
+  bool ok = std::fwrite(end.data(), 1, end.size(), f_) == end.size();
+  ok = (std::fclose(f_) == 0) && ok;
+  f_ = nullptr;
+  if (!ok) return absl::UnavailableError(absl::StrCat("write to ", path_, " failed"));
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------------ reader
+
+BinaryReader::BinaryReader(std::vector<std::string> names, InputOpener opener,
+                           ReaderOptions options)
+    : names_(std::move(names)),
+      opener_(std::move(opener)),
+      options_(options),
+      malformed_(options.max_malformed_kept),
+      block_(options.schema) {}
+
+absl::StatusOr<std::unique_ptr<BinaryReader>> BinaryReader::Open(
+    const std::vector<std::string>& paths, ReaderOptions options) {
+  HERALD_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputPaths(paths));
+  InputOpener opener = FileOpener(files);
+  return std::make_unique<BinaryReader>(std::move(files), std::move(opener), options);
+}
+
+absl::Status BinaryReader::ReadExact(char* buf, size_t n, const char* what) {
+  size_t got = 0;
+  while (got < n) {
+    HERALD_ASSIGN_OR_RETURN(size_t k, input_->Read(buf + got, n - got));
+    if (k == 0) {
+      return MalformedError(absl::StatusCode::kDataLoss,
+                            {names_[input_index_ - 1], 0,
+                             absl::StrCat("truncated file: ", what, " at offset ", offset_,
+                                          " ends after ", got, " of ", n, " bytes")});
+    }
+    got += k;
+  }
+  offset_ += n;
+  return absl::OkStatus();
+}
+
+absl::Status BinaryReader::OpenNext() {
+  HERALD_ASSIGN_OR_RETURN(input_, opener_(input_index_));
+  ++input_index_;
+  offset_ = 0;
+  samples_in_file_ = 0;
+  block_index_ = 0;
+  char h[kBinaryHeaderBytes];
+  HERALD_RETURN_IF_ERROR(ReadExact(h, sizeof(h), "file header"));
+  const std::string& name = names_[input_index_ - 1];
+  HERALD_ASSIGN_OR_RETURN(DataSchema schema, ParseHeader(h, name));
+  if (!(schema == options_.schema)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": file has ", schema.num_dense, " dense and ", schema.num_sparse,
+                     " categorical features, expected ", options_.schema.num_dense, " and ",
+                     options_.schema.num_sparse));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> BinaryReader::LoadBlock() {
+  block_.Clear();
+  block_pos_ = 0;
+  while (true) {
+    if (input_ == nullptr) {
+      if (input_index_ >= names_.size()) return false;
+      HERALD_RETURN_IF_ERROR(OpenNext());
+    }
+    const std::string& name = names_[input_index_ - 1];
+    char h[kBinaryBlockHeaderBytes];
+    const uint64_t block_offset = offset_;
+    HERALD_RETURN_IF_ERROR(ReadExact(h, sizeof(h), "block header"));
+    if (Get<uint32_t>(h + 28) != Crc32(h, 28)) {
+      // A damaged header means block boundaries are lost: nothing after it can be read.
+      return absl::DataLossError(absl::StrCat(name, ": block ", block_index_, " at offset ",
+                                              block_offset, ": header checksum mismatch"));
+    }
+    if (std::memcmp(h, kEndMagic, 4) == 0) {
+      uint64_t total = Get<uint64_t>(h + 8);
+      if (total != samples_in_file_) {
+        return absl::DataLossError(absl::StrCat(name, ": end marker counts ", total,
+                                                " samples, blocks hold ", samples_in_file_));
+      }
+      input_.reset();
+      continue;
+    }
+    if (std::memcmp(h, kBlockMagic, 4) != 0) {
+      return absl::DataLossError(
+          absl::StrCat(name, ": block ", block_index_, " at offset ", block_offset, ": bad magic"));
+    }
+    const uint32_t n = Get<uint32_t>(h + 4);
+    const uint32_t num_keys = Get<uint32_t>(h + 8);
+    const uint32_t flags = Get<uint32_t>(h + 12);
+    const uint64_t payload_bytes = Get<uint64_t>(h + 16);
+    const uint32_t payload_crc = Get<uint32_t>(h + 24);
+    const DataSchema& schema = options_.schema;
+    const uint64_t cells = static_cast<uint64_t>(n) * schema.num_sparse;
+    const uint64_t expected = uint64_t{n} * 4 + uint64_t{n} * schema.num_dense * 4 +
+                              uint64_t{n} * 4 + cells * ((flags & kFlagLengths8) ? 1 : 4) +
+                              uint64_t{num_keys} * ((flags & kFlagKeys32) ? 4 : 8);
+    if (payload_bytes != expected || payload_bytes > kMaxBlockPayloadBytes) {
+      return absl::DataLossError(absl::StrCat(name, ": block ", block_index_, " at offset ",
+                                              block_offset, ": payload size ", payload_bytes,
+                                              " does not match its counts (", expected, ")"));
+    }
+    payload_.resize(payload_bytes);
+    HERALD_RETURN_IF_ERROR(ReadExact(payload_.data(), payload_bytes, "block payload"));
+    const uint64_t first_sample = samples_in_file_;
+    samples_in_file_ += n;
+    ++block_index_;
+    if (Crc32(payload_.data(), payload_bytes) != payload_crc) {
+      MalformedRecord record{name, first_sample + 1,
+                             absl::StrCat("block ", block_index_ - 1, " at offset ", block_offset,
+                                          " (", n, " samples): checksum mismatch")};
+      if (options_.on_malformed == OnMalformed::kFail) {
+        return MalformedError(absl::StatusCode::kDataLoss, record);
+      }
+      malformed_.Add(std::move(record));
+      continue;
+    }
+    // Decode.
+    const char* p = payload_.data();
+    block_.labels.resize(n);
+    std::memcpy(block_.labels.data(), p, n * 4);
+    p += n * 4;
+    block_.dense.resize(uint64_t{n} * schema.num_dense);
+    std::memcpy(block_.dense.data(), p, block_.dense.size() * 4);
+    p += block_.dense.size() * 4;
+    block_.dense_missing.resize(n);
+    std::memcpy(block_.dense_missing.data(), p, n * 4);
+    p += n * 4;
+    block_.offsets.resize(cells + 1);
+    block_.offsets[0] = 0;
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < cells; ++i) {
+      uint32_t len = (flags & kFlagLengths8) ? static_cast<uint8_t>(p[i]) : Get<uint32_t>(p + 4 * i);
+      sum += len;
+      block_.offsets[i + 1] = static_cast<uint32_t>(std::min<uint64_t>(sum, num_keys));
+    }
+    p += cells * ((flags & kFlagLengths8) ? 1 : 4);
+    if (sum != num_keys) {
+      // The checksum matched, so the writer produced this: a format violation.
+      return absl::DataLossError(absl::StrCat(name, ": block ", block_index_ - 1,
+                                              ": lengths sum to ", sum, ", header says ",
+                                              num_keys, " keys"));
+    }
+    block_.keys.resize(num_keys);
+    for (uint32_t i = 0; i < num_keys; ++i) {
+      block_.keys[i] = (flags & kFlagKeys32) ? Get<uint32_t>(p + 4 * uint64_t{i})
+                                             : Get<uint64_t>(p + 8 * uint64_t{i});
+    }
+    return true;
+  }
+}
+
+absl::StatusOr<size_t> BinaryReader::Read(size_t max_samples, SampleBlock* out) {
+  if (!(out->schema == options_.schema)) {
+    return absl::InvalidArgumentError("sample block schema differs from the reader's schema");
+  }
+  size_t appended = 0;
+  while (appended < max_samples) {
+    if (block_pos_ >= block_.size()) {
+      HERALD_ASSIGN_OR_RETURN(bool more, LoadBlock());
+      if (!more) break;
+      continue;
+    }
+    out->AppendFrom(block_, block_pos_++);
+    ++appended;
+  }
+  return appended;
+}
+
+absl::StatusOr<DataSchema> ReadBinarySchema(const std::string& path) {
+  HERALD_ASSIGN_OR_RETURN(auto in, OpenFileInput(path));
+  char h[kBinaryHeaderBytes];
+  size_t got = 0;
+  while (got < sizeof(h)) {
+    HERALD_ASSIGN_OR_RETURN(size_t k, in->Read(h + got, sizeof(h) - got));
+    if (k == 0) return absl::DataLossError(absl::StrCat(path, ": truncated file header"));
+    got += k;
+  }
+  return ParseHeader(h, path);
+}
+
+}  // namespace herald::data

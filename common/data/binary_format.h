@@ -1,0 +1,96 @@
+#pragma once
+// Herald binary sample format (docs/data-formats.md): a checksummed header,
+// blocks of columnar samples each with its own CRC-32, and an end marker that
+// detects truncation. All integers little-endian.
+//
+//   file   := header block* end
+//   header := "HRLDBIN1" u32 version(=1) u32 num_dense u32 num_sparse u32 flags(=0)
+//             u32 crc32(previous 24 bytes) u32 reserved(=0)                 (32 bytes)
+//   block  := "BLK1" u32 num_samples u32 num_keys u32 flags u64 payload_bytes
+//             u32 payload_crc32 u32 crc32(previous 28 bytes)                (32 bytes)
+//             payload
+//   payload:= f32 labels[n] | i32 dense[n*num_dense] | u32 dense_missing[n]
+//             | lengths[n*num_sparse] (u8 if flags&1 else u32)
+//             | keys[num_keys] (u32 if flags&2 else u64)
+//   end    := "END1" u32 0 u64 total_samples u32 0 u32 0 u32 0 u32 crc32(previous 28 bytes)
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/input_stream.h"
+#include "common/data/reader.h"
+
+namespace herald::data {
+
+inline constexpr uint32_t kBinaryFormatVersion = 1;
+inline constexpr size_t kBinaryHeaderBytes = 32;
+inline constexpr size_t kBinaryBlockHeaderBytes = 32;
+
+// Writes samples into a binary file. Not thread-safe. Samples are buffered and
+// written as blocks of `samples_per_block`. Close() writes the end marker; a
+// writer destroyed without Close() leaves a file readers report as truncated.
+class BinaryWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<BinaryWriter>> Create(const std::string& path,
+                                                              DataSchema schema,
+                                                              size_t samples_per_block = 4096);
+  ~BinaryWriter();
+  // Appends every sample of `block`. REQUIRES: block.schema equals the writer's.
+  absl::Status Write(const SampleBlock& block);
+  absl::Status Close();
+  uint64_t samples_written() const { return total_; }
+
+ private:
+  BinaryWriter(std::FILE* f, std::string path, DataSchema schema, size_t samples_per_block);
+  absl::Status FlushBlock();
+
+  std::FILE* f_;
+  std::string path_;
+  DataSchema schema_;
+  size_t samples_per_block_;
+  SampleBlock pending_;
+  uint64_t total_ = 0;
+  bool closed_ = false;
+};
+
+// Reads binary files (in order). See SampleReader. A block whose checksum does
+// not match is a malformed record (DataLoss under kFail, skipped under kSkip);
+// a truncated file or a bad header is always an error (DataLoss /
+// InvalidArgument), since nothing after it can be trusted.
+class BinaryReader final : public SampleReader {
+ public:
+  BinaryReader(std::vector<std::string> names, InputOpener opener, ReaderOptions options);
+  static absl::StatusOr<std::unique_ptr<BinaryReader>> Open(const std::vector<std::string>& paths,
+                                                            ReaderOptions options);
+
+  absl::StatusOr<size_t> Read(size_t max_samples, SampleBlock* out) override;
+  const MalformedLog& malformed() const override { return malformed_; }
+
+ private:
+  absl::Status OpenNext();
+  // Loads the next block into block_; false at the end of all inputs.
+  absl::StatusOr<bool> LoadBlock();
+  absl::Status ReadExact(char* buf, size_t n, const char* what);
+
+  std::vector<std::string> names_;
+  InputOpener opener_;
+  ReaderOptions options_;
+  MalformedLog malformed_;
+  std::unique_ptr<InputStream> input_;
+  size_t input_index_ = 0;
+  uint64_t offset_ = 0;          // byte offset in the current input
+  uint64_t samples_in_file_ = 0; // samples seen in the current input
+  uint64_t block_index_ = 0;
+  SampleBlock block_;
+  size_t block_pos_ = 0;
+  std::vector<char> payload_;
+};
+
+// Reads the schema from a binary file's header.
+absl::StatusOr<DataSchema> ReadBinarySchema(const std::string& path);
+
+}  // namespace herald::data

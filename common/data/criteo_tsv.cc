@@ -1,0 +1,284 @@
+#include "common/data/criteo_tsv.h"
+
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/charconv.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace herald::data {
+namespace {
+
+inline int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Shows a bad field, shortened so error messages stay one readable line.
+std::string Quote(absl::string_view field) {
+  if (field.size() > 24) return absl::StrCat("'", field.substr(0, 24), "...'");
+  return absl::StrCat("'", field, "'");
+}
+
+absl::Status ParseLabel(absl::string_view f, float* label) {
+  if (f.size() == 1 && (f[0] == '0' || f[0] == '1')) {
+    *label = static_cast<float>(f[0] - '0');
+    return absl::OkStatus();
+  }
+  double v = 0;
+  auto r = absl::from_chars(f.data(), f.data() + f.size(), v);
+  if (f.empty() || r.ec != std::errc() || r.ptr != f.data() + f.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("label: not a number ", Quote(f)));
+  }
+  if (!(v >= 0.0 && v <= 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("label: ", Quote(f), " is outside [0, 1]"));
+  }
+  *label = static_cast<float>(v);
+  return absl::OkStatus();
+}
+
+absl::Status ParseDense(absl::string_view f, uint32_t index, int32_t* value, bool* missing) {
+  if (f.empty()) {
+    *value = 0;
+    *missing = true;
+    return absl::OkStatus();
+  }
+  *missing = false;
+  size_t i = 0;
+  bool negative = false;
+  if (f[0] == '-' || f[0] == '+') {
+    negative = f[0] == '-';
+    i = 1;
+  }
+  if (i == f.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dense feature I", index + 1, ": not an integer ", Quote(f)));
+  }
+  int64_t v = 0;
+  for (; i < f.size(); ++i) {
+    unsigned d = static_cast<unsigned char>(f[i]) - '0';
+    if (d > 9) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dense feature I", index + 1, ": not an integer ", Quote(f)));
+    }
+    v = v * 10 + d;
+    if (v > static_cast<int64_t>(std::numeric_limits<int32_t>::max()) + 1) break;
+  }
+  if (negative) v = -v;
+  if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dense feature I", index + 1, ": ", Quote(f), " does not fit in int32"));
+  }
+  *value = static_cast<int32_t>(v);
+  return absl::OkStatus();
+}
+
+// Appends the ids of one categorical field to `keys`.
+absl::Status ParseCategorical(absl::string_view f, uint32_t index, std::vector<uint64_t>* keys) {
+  size_t start = 0;
+  while (start < f.size()) {
+    size_t end = f.find(',', start);
+    if (end == absl::string_view::npos) end = f.size();
+    absl::string_view id = f.substr(start, end - start);
+    if (id.empty() || id.size() > 16) {
+      return absl::InvalidArgumentError(absl::StrCat("categorical feature C", index + 1,
+                                                     ": not a hex id of 1-16 digits ", Quote(f)));
+    }
+    uint64_t v = 0;
+    for (char c : id) {
+      int h = HexValue(c);
+      if (h < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("categorical feature C", index + 1, ": not a hex id ", Quote(id)));
+      }
+      v = (v << 4) | static_cast<uint64_t>(h);
+    }
+    keys->push_back(v);
+    start = end + 1;
+    if (end + 1 == f.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("categorical feature C", index + 1, ": trailing ',' in ", Quote(f)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ParseCriteoLine(absl::string_view line, SampleBlock* out) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const DataSchema& schema = out->schema;
+  const uint32_t want = 1 + schema.num_dense + schema.num_sparse;
+  const size_t keys_before = out->keys.size();
+  const size_t offsets_before = out->offsets.size();
+
+  // Field boundaries, found with memchr.
+  const char* p = line.data();
+  const char* end = p + line.size();
+  uint32_t field = 0;
+  float label = 0;
+  uint32_t missing_mask = 0;
+  int32_t dense_values[DataSchema::kMaxDense];
+  absl::Status status;
+  while (true) {
+    const char* tab = static_cast<const char*>(std::memchr(p, '\t', end - p));
+    const char* fend = tab ? tab : end;
+    absl::string_view f(p, fend - p);
+    if (field >= want) {
+      status = absl::InvalidArgumentError(absl::StrCat("expected ", want, " fields, found more"));
+      break;
+    }
+    if (field == 0) {
+      status = ParseLabel(f, &label);
+    } else if (field <= schema.num_dense) {
+      bool missing = false;
+      status = ParseDense(f, field - 1, &dense_values[field - 1], &missing);
+      if (missing) missing_mask |= 1u << (field - 1);
+    } else {
+      status = ParseCategorical(f, field - 1 - schema.num_dense, &out->keys);
+      out->offsets.push_back(static_cast<uint32_t>(out->keys.size()));
+    }
+    if (!status.ok()) break;
+    ++field;
+    if (tab == nullptr) break;
+    p = tab + 1;
+  }
+  if (status.ok() && field != want) {
+    status = absl::InvalidArgumentError(absl::StrCat("expected ", want, " fields, found ", field));
+  }
+  if (!status.ok()) {
+    out->keys.resize(keys_before);
+    out->offsets.resize(offsets_before);
+    return status;
+  }
+  out->labels.push_back(label);
+  out->dense.insert(out->dense.end(), dense_values, dense_values + schema.num_dense);
+  out->dense_missing.push_back(missing_mask);
+  return absl::OkStatus();
+}
+
+CriteoTsvReader::CriteoTsvReader(std::vector<std::string> names, InputOpener opener,
+                                 ReaderOptions options)
+    : names_(std::move(names)),
+      opener_(std::move(opener)),
+      options_(options),
+      malformed_(options.max_malformed_kept),
+      buf_(std::max<size_t>(options.buffer_bytes, 64)) {}
+
+absl::StatusOr<std::unique_ptr<CriteoTsvReader>> CriteoTsvReader::Open(
+    const std::vector<std::string>& paths, ReaderOptions options) {
+  HERALD_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputPaths(paths));
+  InputOpener opener = FileOpener(files);
+  return std::make_unique<CriteoTsvReader>(std::move(files), std::move(opener), options);
+}
+
+absl::Status CriteoTsvReader::OpenNext() {
+  input_.reset();
+  HERALD_ASSIGN_OR_RETURN(input_, opener_(input_index_));
+  ++input_index_;
+  line_number_ = 0;
+  pos_ = end_ = 0;
+  input_eof_ = false;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> CriteoTsvReader::NextLine(absl::string_view* line) {
+  while (true) {
+    if (input_ != nullptr) {
+      const char* start = buf_.data() + pos_;
+      const char* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - pos_));
+      if (nl != nullptr) {
+        *line = absl::string_view(start, nl - start);
+        pos_ = nl - buf_.data() + 1;
+        ++line_number_;
+        return true;
+      }
+      if (!input_eof_) {
+        // Move the partial line to the front, grow if it fills the buffer, refill.
+        size_t partial = end_ - pos_;
+        if (pos_ > 0) std::memmove(buf_.data(), buf_.data() + pos_, partial);
+        pos_ = 0;
+        end_ = partial;
+        if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
+        HERALD_ASSIGN_OR_RETURN(size_t got, input_->Read(buf_.data() + end_, buf_.size() - end_));
+        if (got == 0) input_eof_ = true;
+        end_ += got;
+        continue;
+      }
+      if (end_ > pos_) {  // last line without '\n'
+        *line = absl::string_view(buf_.data() + pos_, end_ - pos_);
+        pos_ = end_;
+        ++line_number_;
+        return true;
+      }
+      input_.reset();
+    }
+    if (input_index_ >= names_.size()) return false;
+    HERALD_RETURN_IF_ERROR(OpenNext());
+  }
+}
+
+absl::StatusOr<size_t> CriteoTsvReader::Read(size_t max_samples, SampleBlock* out) {
+  if (!(out->schema == options_.schema)) {
+    return absl::InvalidArgumentError("sample block schema differs from the reader's schema");
+  }
+  size_t appended = 0;
+  absl::string_view line;
+  while (appended < max_samples) {
+    HERALD_ASSIGN_OR_RETURN(bool more, NextLine(&line));
+    if (!more) break;
+    absl::Status s = ParseCriteoLine(line, out);
+    if (s.ok()) {
+      ++appended;
+      continue;
+    }
+    MalformedRecord record{names_[input_index_ - 1], line_number_, std::string(s.message())};
+    if (options_.on_malformed == OnMalformed::kFail) {
+      return MalformedError(absl::StatusCode::kInvalidArgument, record);
+    }
+    malformed_.Add(std::move(record));
+  }
+  return appended;
+}
+
+namespace {
+inline void AppendHex(uint64_t v, std::string* out) {
+  static const char kDigits[] = "0123456789abcdef";
+  char tmp[16];
+  int n = 0;
+  int min_digits = 8;  // Criteo writes 32-bit ids as 8 hex digits
+  while (v != 0 || n < min_digits) {
+    tmp[n++] = kDigits[v & 15];
+    v >>= 4;
+  }
+  while (n > 0) out->push_back(tmp[--n]);
+}
+}  // namespace
+
+void AppendCriteoLine(const SampleBlock& block, size_t s, std::string* out) {
+  float label = block.labels[s];
+  if (label == 0.0f || label == 1.0f) {
+    out->push_back(label == 0.0f ? '0' : '1');
+  } else {
+    absl::StrAppend(out, label);
+  }
+  for (uint32_t i = 0; i < block.schema.num_dense; ++i) {
+    out->push_back('\t');
+    if (!block.DenseMissing(s, i)) absl::StrAppend(out, block.Dense(s, i));
+  }
+  for (uint32_t f = 0; f < block.schema.num_sparse; ++f) {
+    out->push_back('\t');
+    bool first = true;
+    for (uint64_t k : block.Keys(s, f)) {
+      if (!first) out->push_back(',');
+      AppendHex(k, out);
+      first = false;
+    }
+  }
+  out->push_back('\n');
+}
+
+}  // namespace herald::data

@@ -1,0 +1,60 @@
+#pragma once
+// Criteo Kaggle/Terabyte TSV: one sample per line,
+//   label \t I1 .. I<num_dense> \t C1 .. C<num_sparse> \n
+// label: 0 or 1 (any number in [0, 1] is accepted); I*: decimal integers that
+// fit in int32, empty = missing; C*: hexadecimal ids of 1 to 16 digits, empty =
+// missing. Extension (multi-hot): a categorical field may hold several ids
+// separated by ',' (e.g. "a1,b2,c3"). A trailing '\r' is ignored.
+// Full description: docs/data-formats.md.
+
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/input_stream.h"
+#include "common/data/reader.h"
+
+namespace herald::data {
+
+// Parses one line (without '\n') and appends it to `out`. On error returns the
+// reason (e.g. "dense feature I3: not an integer 'x'") and leaves `out`
+// unchanged.
+absl::Status ParseCriteoLine(absl::string_view line, SampleBlock* out);
+
+// Reader over several inputs (files in order). See SampleReader.
+class CriteoTsvReader final : public SampleReader {
+ public:
+  // `names[i]` names input i in error messages; `opener(i)` opens it. Inputs
+  // are opened one at a time.
+  CriteoTsvReader(std::vector<std::string> names, InputOpener opener, ReaderOptions options);
+  // Convenience: files or directories.
+  static absl::StatusOr<std::unique_ptr<CriteoTsvReader>> Open(
+      const std::vector<std::string>& paths, ReaderOptions options);
+
+  absl::StatusOr<size_t> Read(size_t max_samples, SampleBlock* out) override;
+  const MalformedLog& malformed() const override { return malformed_; }
+
+ private:
+  // Fills buf_ so that at least one full line (or the file's tail) is in
+  // [pos_, end_). Returns false at the end of all inputs.
+  absl::StatusOr<bool> NextLine(absl::string_view* line);
+  absl::Status OpenNext();
+
+  std::vector<std::string> names_;
+  InputOpener opener_;
+  ReaderOptions options_;
+  MalformedLog malformed_;
+  std::unique_ptr<InputStream> input_;
+  size_t input_index_ = 0;  // index of the next input to open
+  uint64_t line_number_ = 0;
+  std::vector<char> buf_;
+  size_t pos_ = 0, end_ = 0;
+  bool input_eof_ = true;
+};
+
+// Appends the TSV line of sample `s` of `block` (with '\n') to `out`.
+void AppendCriteoLine(const SampleBlock& block, size_t s, std::string* out);
+
+}  // namespace herald::data

@@ -1,0 +1,28 @@
+#include "common/data/malformed.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace herald::data {
+
+std::string MalformedRecord::ToString() const {
+  if (line == 0) return absl::StrCat(file, ": ", reason);
+  return absl::StrCat(file, ":", line, ": ", reason);
+}
+
+void MalformedLog::Add(MalformedRecord record) {
+  ++count_;
+  if (kept_.size() < max_kept_) kept_.push_back(std::move(record));
+}
+
+std::string MalformedLog::Summary() const {
+  std::string out;
+  for (const auto& r : kept_) absl::StrAppend(&out, r.ToString(), "\n");
+  if (count_ > kept_.size()) absl::StrAppend(&out, "... and ", count_ - kept_.size(), " more\n");
+  return out;
+}
+
+absl::Status MalformedError(absl::StatusCode code, const MalformedRecord& record) {
+  return absl::Status(code, record.ToString());
+}
+
+}  // namespace herald::data

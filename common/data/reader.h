@@ -1,0 +1,40 @@
+#pragma once
+// SampleReader: a stream of samples from TSV, binary or generated sources.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/malformed.h"
+#include "common/data/sample_block.h"
+
+namespace herald::data {
+
+// Not thread-safe. Memory is bounded by the reader's buffer, not the input.
+class SampleReader {
+ public:
+  virtual ~SampleReader() = default;
+
+  // Appends up to `max_samples` samples to `out` (whose schema must match).
+  // Returns the number appended; 0 means the input is exhausted.
+  // Malformed records follow the reader's OnMalformed policy: skipped and
+  // logged in malformed(), or returned as InvalidArgument (TSV) / DataLoss
+  // (checksum, truncation) naming file, line and reason. After an error the
+  // reader must not be used again.
+  virtual absl::StatusOr<size_t> Read(size_t max_samples, SampleBlock* out) = 0;
+
+  virtual const MalformedLog& malformed() const = 0;
+};
+
+struct ReaderOptions {
+  DataSchema schema = kCriteoSchema;
+  OnMalformed on_malformed = OnMalformed::kSkip;
+  // Read buffer size; a longer line grows the buffer as needed.
+  size_t buffer_bytes = 4 << 20;
+  // Malformed records kept for reporting (all are counted).
+  size_t max_malformed_kept = 100;
+};
+
+}  // namespace herald::data

@@ -1,0 +1,49 @@
+#pragma once
+// A columnar block of samples, the unit every reader, writer and the generator
+// exchange. No per-sample allocation: all samples share flat arrays.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "common/data/schema.h"
+
+namespace herald::data {
+
+// Not thread-safe. Layout for sample s (0-based):
+//   labels[s]
+//   dense[s * num_dense + i]          (0 when missing)
+//   dense_missing[s] bit i            (1 = feature i missing)
+//   keys of categorical feature f:    keys[offsets[s*num_sparse+f] .. offsets[s*num_sparse+f+1])
+// An empty key list means the feature is missing. Multi-hot features have
+// several keys.
+struct SampleBlock {
+  DataSchema schema = kCriteoSchema;
+  std::vector<float> labels;
+  std::vector<int32_t> dense;
+  std::vector<uint32_t> dense_missing;
+  std::vector<uint32_t> offsets{0};
+  std::vector<uint64_t> keys;
+
+  explicit SampleBlock(DataSchema s = kCriteoSchema) : schema(s) {}
+
+  size_t size() const { return labels.size(); }
+  bool empty() const { return labels.empty(); }
+  void Clear();
+  void Reserve(size_t samples, size_t keys_per_sample);
+
+  absl::Span<const uint64_t> Keys(size_t sample, uint32_t feature) const {
+    size_t i = sample * schema.num_sparse + feature;
+    return absl::MakeConstSpan(keys.data() + offsets[i], offsets[i + 1] - offsets[i]);
+  }
+  bool DenseMissing(size_t sample, uint32_t i) const { return (dense_missing[sample] >> i) & 1u; }
+  int32_t Dense(size_t sample, uint32_t i) const { return dense[sample * schema.num_dense + i]; }
+
+  // Appends sample `s` of `other` (same schema).
+  void AppendFrom(const SampleBlock& other, size_t s);
+  // Removes the samples from `count` on (keeps the first `count`).
+  void Truncate(size_t count);
+};
+
+}  // namespace herald::data

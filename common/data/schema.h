@@ -1,0 +1,30 @@
+#pragma once
+// Shape of a training sample: one label, `num_dense` integer features and
+// `num_sparse` categorical features (one embedding table each).
+
+#include <array>
+#include <cstdint>
+
+namespace herald::data {
+
+struct DataSchema {
+  uint32_t num_dense = 13;
+  uint32_t num_sparse = 26;
+  // Dense features are tracked missing/present in a 32-bit mask.
+  static constexpr uint32_t kMaxDense = 32;
+  static constexpr uint32_t kMaxSparse = 1024;
+  friend bool operator==(const DataSchema& a, const DataSchema& b) {
+    return a.num_dense == b.num_dense && a.num_sparse == b.num_sparse;
+  }
+};
+
+// The Criteo Kaggle (Display Advertising Challenge) layout.
+inline constexpr DataSchema kCriteoSchema{13, 26};
+
+// Published distinct-value counts of the 26 Criteo Kaggle categorical features.
+inline constexpr std::array<uint64_t, 26> kCriteoKaggleCardinalities = {
+    1460,    583,   10131227, 2202608, 305,   24,   12517,   633,  3,
+    93145,   5683,  8351593,  3194,    27,    14992, 5461306, 10,  5652,
+    2173,    4,     7046547,  18,      15,    286181, 105,   142572};
+
+}  // namespace herald::data

@@ -1,0 +1,30 @@
+#pragma once
+// Client channel helpers: message size limits, TLS, per-call deadlines.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/grpcpp.h"
+
+namespace herald::rpc {
+
+struct ChannelOptions {
+  int max_message_bytes = 256 << 20;
+  // PEM root certificate; when set the channel uses TLS.
+  std::string tls_root_cert_path;
+};
+
+// Creates a channel to "host:port". Errors: InvalidArgument for an unreadable
+// certificate.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
+                                                           const ChannelOptions& options);
+
+// Sets a deadline `timeout_ms` from now on `context`.
+void SetDeadline(grpc::ClientContext* context, int64_t timeout_ms);
+
+// Waits up to `timeout_ms` for the channel to connect. False if it did not.
+bool WaitForConnected(grpc::Channel* channel, int64_t timeout_ms);
+
+}  // namespace herald::rpc

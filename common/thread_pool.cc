@@ -1,0 +1,79 @@
+#include "common/thread_pool.h"
+
+#include <algorithm>
+
+#include "absl/synchronization/blocking_counter.h"
+
+namespace herald {
+
+ThreadPool::ThreadPool(size_t num_threads) {
+  threads_.reserve(num_threads);
+  for (size_t i = 0; i < num_threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+ThreadPool::~ThreadPool() { Stop(); }
+
+void ThreadPool::Schedule(std::function<void()> task) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      queue_.push_back(std::move(task));
+      return;
+    }
+  }
+  task();
+}
+
+void ThreadPool::Loop() {
+  while (true) {
+    std::function<void()> task;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](ThreadPool* p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) {
+            return p->stopping_ || !p->queue_.empty();
+          },
+          this));
+      if (queue_.empty()) return;  // stopping and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+void ThreadPool::ParallelFor(size_t n, size_t min_chunk,
+                             const std::function<void(size_t, size_t)>& fn) {
+  if (n == 0) return;
+  min_chunk = std::max<size_t>(min_chunk, 1);
+  size_t chunks = std::min(std::max<size_t>(threads_.size(), 1), (n + min_chunk - 1) / min_chunk);
+  if (chunks <= 1) {
+    fn(0, n);
+    return;
+  }
+  size_t per = (n + chunks - 1) / chunks;
+  absl::BlockingCounter done(static_cast<int>(chunks - 1));
+  for (size_t c = 1; c < chunks; ++c) {
+    size_t begin = c * per, end = std::min(n, begin + per);
+    Schedule([&fn, &done, begin, end] {
+      if (begin < end) fn(begin, end);
+      done.DecrementCount();
+    });
+  }
+  fn(0, std::min(n, per));
+  done.Wait();
+}
+
+void ThreadPool::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+  }
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+}  // namespace herald

@@ -1,0 +1,47 @@
+#pragma once
+// A fixed-size pool of worker threads.
+
+#include <cstddef>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include <deque>
+
+namespace herald {
+
+// Thread-safe. Threads start in the constructor and are joined by Stop() (also
+// called by the destructor); tasks queued before Stop() still run.
+class ThreadPool {
+ public:
+  // REQUIRES: num_threads >= 1.
+  explicit ThreadPool(size_t num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  size_t num_threads() const { return threads_.size(); }
+
+  // Queues `task`. After Stop() the task runs inline on the caller's thread.
+  void Schedule(std::function<void()> task);
+
+  // Runs fn(begin, end) over [0, n) split into at most num_threads() chunks of
+  // at least `min_chunk` items and waits for all of them. The calling thread
+  // runs one chunk itself, so this never deadlocks on a busy pool.
+  void ParallelFor(size_t n, size_t min_chunk, const std::function<void(size_t, size_t)>& fn);
+
+  // Finishes queued tasks and joins the threads. Idempotent.
+  void Stop();
+
+ private:
+  void Loop();
+
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace herald
