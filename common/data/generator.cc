@@ -14,7 +14,8 @@ constexpr uint64_t kStreamTeacherWeight = 4;
 constexpr uint64_t kStreamTeacherVector = 5;
 
 constexpr int kInteractionDim = 4;
-constexpr double kTeacherBias = -1.2;
+// Samples used to calibrate the teacher's bias to the target click rate.
+constexpr size_t kCalibrationSamples = 4000;
 
 }  // namespace
 
@@ -70,6 +71,25 @@ SyntheticGenerator::SyntheticGenerator(GeneratorOptions options)
   for (uint32_t a = 0; a + 1 < nt && interactions_.size() < 4; a += 2) {
     interactions_.push_back({a, a + 1});
   }
+  CalibrateBias();
+}
+
+void SyntheticGenerator::CalibrateBias() {
+  // Choose the bias so the mean click probability over a pilot sample is the
+  // target rate (bisection; the mean is monotone in the bias).
+  teacher_bias_ = 0.0;
+  SampleBlock pilot(schema_);
+  Generate(0, kCalibrationSamples, &pilot);
+  std::vector<double> logits;
+  for (size_t s = 0; s < pilot.size(); ++s) logits.push_back(TeacherLogit(pilot, s));
+  double lo = -20, hi = 20;
+  for (int it = 0; it < 60; ++it) {
+    double mid = 0.5 * (lo + hi), mean = 0;
+    for (double l : logits) mean += 1.0 / (1.0 + std::exp(-(l + mid)));
+    mean /= static_cast<double>(logits.size());
+    (mean < options_.target_click_rate ? lo : hi) = mid;
+  }
+  teacher_bias_ = 0.5 * (lo + hi);
 }
 
 uint64_t SyntheticGenerator::KeyOfRank(uint32_t t, uint64_t rank) const {
@@ -129,7 +149,7 @@ void SyntheticGenerator::Generate(uint64_t first, size_t count, SampleBlock* out
 }
 
 double SyntheticGenerator::TeacherLogit(const SampleBlock& block, size_t s) const {
-  double logit = kTeacherBias;
+  double logit = teacher_bias_;
   for (uint32_t i = 0; i < schema_.num_dense; ++i) {
     if (block.DenseMissing(s, i)) continue;
     double x = std::log1p(std::max(0, block.Dense(s, i)));

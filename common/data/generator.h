@@ -35,6 +35,8 @@ struct GeneratorOptions {
   // Multiplies every cardinality (result at least 2); < 1 gives small tables
   // for tests and laptops.
   double cardinality_scale = 1.0;
+  // Mean click probability the teacher's bias is calibrated to (Criteo: ~0.256).
+  double target_click_rate = 0.25;
 };
 
 // Immutable after construction; thread-safe.
@@ -68,6 +70,7 @@ class SyntheticGenerator {
   struct Interaction {
     uint32_t a, b;
   };
+  void CalibrateBias();
   uint64_t DrawKey(uint32_t t, const uint64_t entity_rank[3], CounterRng& rng) const;
   uint64_t KeyOfRank(uint32_t t, uint64_t rank) const;
 
@@ -78,6 +81,7 @@ class SyntheticGenerator {
   std::vector<ZipfDistribution> entity_zipf_;  // user, item, context
   std::vector<double> dense_mu_, dense_sigma_, dense_missing_, dense_weight_;
   std::vector<Interaction> interactions_;
+  double teacher_bias_ = 0.0;
 };
 
 // Exact bijection on 32-bit values (used to turn ranks into scattered ids).

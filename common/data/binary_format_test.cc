@@ -1,0 +1,157 @@
+#include "common/data/binary_format.h"
+
+#include "common/data/criteo_tsv.h"
+#include "common/data/generator.h"
+#include "common/data/test_util.h"
+#include "gtest/gtest.h"
+
+namespace herald::data {
+namespace {
+
+using testing::DiffBlocks;
+using testing::ReadFileOrDie;
+using testing::TempDir;
+using testing::WriteFile;
+
+SampleBlock Generated(size_t n) {
+  GeneratorOptions go;
+  go.cardinality_scale = 0.001;
+  SyntheticGenerator gen(go);
+  SampleBlock b(gen.schema());
+  gen.Generate(0, n, &b);
+  return b;
+}
+
+absl::StatusOr<SampleBlock> ReadAll(const std::string& path, OnMalformed policy,
+                                    uint64_t* malformed = nullptr) {
+  ReaderOptions o;
+  o.on_malformed = policy;
+  auto reader = BinaryReader::Open({path}, o);
+  if (!reader.ok()) return reader.status();
+  SampleBlock out;
+  while (true) {
+    auto n = (*reader)->Read(777, &out);
+    if (!n.ok()) return n.status();
+    if (*n == 0) break;
+  }
+  if (malformed) *malformed = (*reader)->malformed().count();
+  return out;
+}
+
+void WriteBlocks(const std::string& path, const SampleBlock& b, size_t per_block) {
+  auto w = BinaryWriter::Create(path, b.schema, per_block);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Write(b).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+}
+
+TEST(BinaryFormat, RoundTripsGeneratedSamples) {
+  TempDir dir;
+  SampleBlock b = Generated(3000);
+  WriteBlocks(dir.File("a.bin"), b, 1000);
+  auto back = ReadAll(dir.File("a.bin"), OnMalformed::kFail);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(DiffBlocks(b, *back), "");
+  auto schema = ReadBinarySchema(dir.File("a.bin"));
+  ASSERT_TRUE(schema.ok());
+  EXPECT_EQ(schema->num_sparse, 26u);
+}
+
+TEST(BinaryFormat, WideKeysAndLongBagsUseWideEncoding) {
+  TempDir dir;
+  SampleBlock b(DataSchema{1, 2});
+  b.labels = {1.0f, 0.0f};
+  b.dense = {7, -7};
+  b.dense_missing = {0, 1};
+  b.offsets = {0, 300, 301, 301, 302};
+  for (int i = 0; i < 300; ++i) b.keys.push_back(i);
+  b.keys.push_back(~uint64_t{0});
+  b.keys.push_back(uint64_t{1} << 40);
+  WriteBlocks(dir.File("w.bin"), b, 10);
+  ReaderOptions o;
+  o.schema = b.schema;
+  auto reader = BinaryReader::Open({dir.File("w.bin")}, o);
+  ASSERT_TRUE(reader.ok());
+  SampleBlock out(b.schema);
+  EXPECT_EQ(*(*reader)->Read(10, &out), 2u);
+  EXPECT_EQ(DiffBlocks(b, out), "");
+}
+
+TEST(BinaryFormat, TruncatedFileIsDataLossNamingTheFile) {
+  TempDir dir;
+  WriteBlocks(dir.File("t.bin"), Generated(2000), 500);
+  std::string bytes = ReadFileOrDie(dir.File("t.bin"));
+  WriteFile(dir.File("cut.bin"), bytes.substr(0, bytes.size() - 100));
+  for (OnMalformed policy : {OnMalformed::kSkip, OnMalformed::kFail}) {
+    auto r = ReadAll(dir.File("cut.bin"), policy);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_NE(r.status().message().find("cut.bin"), std::string::npos);
+    EXPECT_NE(r.status().message().find("truncated"), std::string::npos) << r.status();
+  }
+}
+
+TEST(BinaryFormat, MissingEndMarkerIsTruncation) {
+  TempDir dir;
+  {
+    auto w = BinaryWriter::Create(dir.File("open.bin"), kCriteoSchema, 100);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Write(Generated(100)).ok());  // one full block flushed, no Close()
+  }
+  auto r = ReadAll(dir.File("open.bin"), OnMalformed::kSkip);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("truncated file: block header"), std::string::npos)
+      << r.status();
+}
+
+TEST(BinaryFormat, CorruptPayloadIsSkippedOrFailsByPolicy) {
+  TempDir dir;
+  SampleBlock b = Generated(300);
+  WriteBlocks(dir.File("c.bin"), b, 100);
+  std::string bytes = ReadFileOrDie(dir.File("c.bin"));
+  // Flip a byte inside the first block's payload (after the two headers).
+  bytes[kBinaryHeaderBytes + kBinaryBlockHeaderBytes + 10] ^= 0x5A;
+  WriteFile(dir.File("c.bin"), bytes);
+
+  uint64_t malformed = 0;
+  auto skipped = ReadAll(dir.File("c.bin"), OnMalformed::kSkip, &malformed);
+  ASSERT_TRUE(skipped.ok()) << skipped.status();
+  EXPECT_EQ(skipped->size(), 200u);
+  EXPECT_EQ(malformed, 1u);
+
+  auto failed = ReadAll(dir.File("c.bin"), OnMalformed::kFail);
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(failed.status().message().find("c.bin:1: block 0 at offset 32 (100 samples): checksum mismatch"),
+            std::string::npos)
+      << failed.status();
+}
+
+TEST(BinaryFormat, RejectsForeignFilesAndWrongSchema) {
+  TempDir dir;
+  WriteFile(dir.File("x.bin"), std::string(64, 'x'));
+  auto r = ReadAll(dir.File("x.bin"), OnMalformed::kSkip);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("not a Herald binary file"), std::string::npos);
+
+  SampleBlock small(DataSchema{1, 1});
+  small.labels = {1};
+  small.dense = {1};
+  small.dense_missing = {0};
+  small.offsets = {0, 1};
+  small.keys = {5};
+  WriteBlocks(dir.File("s.bin"), small, 10);
+  auto wrong = ReadAll(dir.File("s.bin"), OnMalformed::kSkip);  // reader expects Criteo
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong.status().message().find("1 dense and 1 categorical"), std::string::npos);
+}
+
+TEST(BinaryFormat, SmallerThanTsv) {
+  TempDir dir;
+  SampleBlock b = Generated(2000);
+  WriteBlocks(dir.File("b.bin"), b, 4096);
+  std::string text;
+  for (size_t s = 0; s < b.size(); ++s) AppendCriteoLine(b, s, &text);
+  EXPECT_LT(ReadFileOrDie(dir.File("b.bin")).size(), text.size());
+}
+
+}  // namespace
+}  // namespace herald::data
