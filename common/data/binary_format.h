@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/input_stream.h"
 #include "common/data/reader.h"
+#include "common/data/writer.h"
 
 namespace herald::data {
 
@@ -33,15 +34,15 @@ inline constexpr size_t kBinaryBlockHeaderBytes = 32;
 // Writes samples into a binary file. Not thread-safe. Samples are buffered and
 // written as blocks of `samples_per_block`. Close() writes the end marker; a
 // writer destroyed without Close() leaves a file readers report as truncated.
-class BinaryWriter {
+class BinaryWriter final : public SampleWriter {
  public:
   static absl::StatusOr<std::unique_ptr<BinaryWriter>> Create(const std::string& path,
                                                               DataSchema schema,
                                                               size_t samples_per_block = 4096);
-  ~BinaryWriter();
+  ~BinaryWriter() override;
   // Appends every sample of `block`. REQUIRES: block.schema equals the writer's.
-  absl::Status Write(const SampleBlock& block);
-  absl::Status Close();
+  absl::Status Write(const SampleBlock& block) override;
+  absl::Status Close() override;
   uint64_t samples_written() const { return total_; }
 
  private:
@@ -69,6 +70,7 @@ class BinaryReader final : public SampleReader {
 
   absl::StatusOr<size_t> Read(size_t max_samples, SampleBlock* out) override;
   const MalformedLog& malformed() const override { return malformed_; }
+  DataSchema schema() const override { return options_.schema; }
 
  private:
   absl::Status OpenNext();

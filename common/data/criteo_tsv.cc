@@ -282,3 +282,35 @@ void AppendCriteoLine(const SampleBlock& block, size_t s, std::string* out) {
 }
 
 }  // namespace herald::data
+
+namespace herald::data {
+
+absl::StatusOr<std::unique_ptr<CriteoTsvWriter>> CriteoTsvWriter::Create(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return absl::UnavailableError(absl::StrCat("cannot create ", path));
+  return std::unique_ptr<CriteoTsvWriter>(new CriteoTsvWriter(f, path));
+}
+
+CriteoTsvWriter::~CriteoTsvWriter() {
+  if (f_ != nullptr) std::fclose(f_);
+}
+
+absl::Status CriteoTsvWriter::Write(const SampleBlock& block) {
+  if (f_ == nullptr) return absl::FailedPreconditionError("TSV writer is closed");
+  buffer_.clear();
+  for (size_t s = 0; s < block.size(); ++s) AppendCriteoLine(block, s, &buffer_);
+  if (std::fwrite(buffer_.data(), 1, buffer_.size(), f_) != buffer_.size()) {
+    return absl::UnavailableError(absl::StrCat("write to ", path_, " failed"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CriteoTsvWriter::Close() {
+  if (f_ == nullptr) return absl::OkStatus();
+  bool ok = std::fclose(f_) == 0;
+  f_ = nullptr;
+  if (!ok) return absl::UnavailableError(absl::StrCat("closing ", path_, " failed"));
+  return absl::OkStatus();
+}
+
+}  // namespace herald::data

@@ -7,6 +7,7 @@
 // separated by ',' (e.g. "a1,b2,c3"). A trailing '\r' is ignored.
 // Full description: docs/data-formats.md.
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -15,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/input_stream.h"
 #include "common/data/reader.h"
+#include "common/data/writer.h"
 
 namespace herald::data {
 
@@ -35,6 +37,7 @@ class CriteoTsvReader final : public SampleReader {
 
   absl::StatusOr<size_t> Read(size_t max_samples, SampleBlock* out) override;
   const MalformedLog& malformed() const override { return malformed_; }
+  DataSchema schema() const override { return options_.schema; }
 
  private:
   // Fills buf_ so that at least one full line (or the file's tail) is in
@@ -52,6 +55,21 @@ class CriteoTsvReader final : public SampleReader {
   std::vector<char> buf_;
   size_t pos_ = 0, end_ = 0;
   bool input_eof_ = true;
+};
+
+// Writes samples as Criteo TSV lines. Not thread-safe.
+class CriteoTsvWriter final : public SampleWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<CriteoTsvWriter>> Create(const std::string& path);
+  ~CriteoTsvWriter() override;
+  absl::Status Write(const SampleBlock& block) override;
+  absl::Status Close() override;
+
+ private:
+  CriteoTsvWriter(std::FILE* f, std::string path) : f_(f), path_(std::move(path)) {}
+  std::FILE* f_;
+  std::string path_;
+  std::string buffer_;
 };
 
 // Appends the TSV line of sample `s` of `block` (with '\n') to `out`.

@@ -26,6 +26,9 @@ class SampleReader {
   virtual absl::StatusOr<size_t> Read(size_t max_samples, SampleBlock* out) = 0;
 
   virtual const MalformedLog& malformed() const = 0;
+
+  // The schema of the samples this reader produces.
+  virtual DataSchema schema() const = 0;
 };
 
 struct ReaderOptions {

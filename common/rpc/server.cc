@@ -72,6 +72,8 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(
   builder.AddListeningPort(options.listen_address, creds, &bound_port);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // Without this, gRPC sets SO_REUSEPORT and a second server silently shares the port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   for (grpc::Service* s : services) builder.RegisterService(s);

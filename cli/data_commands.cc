@@ -1,0 +1,178 @@
+#include "cli/data_commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/data/data_stats.h"
+#include "common/data/generator.h"
+#include "common/data/open_reader.h"
+#include "common/data/writer.h"
+#include "common/math/auc.h"
+#include "common/status.h"
+#include "common/thread_pool.h"
+
+namespace herald::cli {
+
+using data::SampleBlock;
+
+namespace {
+absl::Status RenameInto(const std::string& tmp, const std::string& path) {
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot rename ", tmp, " to ", path));
+  }
+  return absl::OkStatus();
+}
+}  // namespace
+
+absl::Status RunGenData(const GenDataOptions& o) {
+  if (o.rows == 0) return absl::InvalidArgumentError("--rows: must be at least 1");
+  if (o.out.empty()) return absl::InvalidArgumentError("--out: an output file is required");
+  if (!(o.cardinality_scale > 0)) {
+    return absl::InvalidArgumentError("--cardinality_scale: must be > 0");
+  }
+  data::GeneratorOptions go;
+  go.seed = o.seed;
+  go.cardinality_scale = o.cardinality_scale;
+  if (o.correlation == "entities") {
+    go.correlation = data::Correlation::kEntities;
+  } else if (o.correlation == "none") {
+    go.correlation = data::Correlation::kNone;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--correlation: unknown value '", o.correlation, "' (entities|none)"));
+  }
+  data::SyntheticGenerator gen(go);
+  // Written under a temporary name and renamed when complete.
+  const std::string tmp = o.out + ".partial";
+  HERALD_ASSIGN_OR_RETURN(auto writer, data::OpenWriter(o.format, tmp, gen.schema()));
+
+  const size_t threads =
+      o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  const size_t chunk = 16384;
+  ThreadPool pool(threads);
+  std::vector<SampleBlock> wave(threads, SampleBlock(gen.schema()));
+  std::vector<double> teacher_scores;
+  std::vector<float> teacher_labels;
+  uint64_t positives = 0;
+  for (uint64_t first = 0; first < o.rows; first += chunk * threads) {
+    // Generate a wave of chunks in parallel, then write them in order.
+    pool.ParallelFor(threads, 1, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) {
+        wave[i].Clear();
+        uint64_t start = first + i * chunk;
+        if (start < o.rows) gen.Generate(start, std::min<uint64_t>(chunk, o.rows - start), &wave[i]);
+      }
+    });
+    for (const SampleBlock& block : wave) {
+      HERALD_RETURN_IF_ERROR(writer->Write(block));
+      for (size_t s = 0; s < block.size(); ++s) {
+        positives += block.labels[s] > 0.5f;
+        if (teacher_scores.size() < o.teacher_auc_rows) {
+          teacher_scores.push_back(gen.TeacherLogit(block, s));
+          teacher_labels.push_back(block.labels[s]);
+        }
+      }
+    }
+  }
+  HERALD_RETURN_IF_ERROR(writer->Close());
+  HERALD_RETURN_IF_ERROR(RenameInto(tmp, o.out));
+  std::printf("wrote %llu rows to %s (%s, correlation=%s, seed=%llu)\n",
+              static_cast<unsigned long long>(o.rows), o.out.c_str(), o.format.c_str(),
+              o.correlation.c_str(), static_cast<unsigned long long>(o.seed));
+  std::printf("click rate %.4f; teacher AUC %.4f on the first %zu rows\n",
+              static_cast<double>(positives) / o.rows,
+              math::ExactAuc(teacher_scores, teacher_labels), teacher_scores.size());
+  return absl::OkStatus();
+}
+
+absl::Status RunDataStats(const DataStatsOptions& o) {
+  if (o.paths.empty()) return absl::InvalidArgumentError("data stats: no FILE given");
+  HERALD_ASSIGN_OR_RETURN(data::FileFormat format, data::ParseFileFormat(o.format));
+  data::ReaderOptions ro;
+  ro.on_malformed = data::OnMalformed::kSkip;
+  ro.max_malformed_kept = o.max_malformed_shown;
+  HERALD_ASSIGN_OR_RETURN(auto reader, data::OpenReader(format, o.paths, ro));
+  data::DataStatsCollector stats(reader->schema());
+  SampleBlock block(reader->schema());
+  while (true) {
+    block.Clear();
+    HERALD_ASSIGN_OR_RETURN(size_t n, reader->Read(65536, &block));
+    if (n == 0) break;
+    stats.Add(block);
+  }
+  data::DatasetSummary s = stats.Summarize();
+  const data::MalformedLog& bad = reader->malformed();
+  if (o.json) {
+    std::string out = absl::StrCat("{\"rows\":", s.rows, ",\"positives\":", s.positives,
+                                   ",\"malformed\":", bad.count(), ",\"tables\":[");
+    for (size_t t = 0; t < s.tables.size(); ++t) {
+      const auto& ts = s.tables[t];
+      absl::StrAppend(&out, t ? "," : "", "{\"table\":", t, ",\"distinct_keys\":", ts.distinct_keys,
+                      ",\"accesses\":", ts.accesses, ",\"missing\":", ts.missing,
+                      absl::StrFormat(",\"top1_share\":%.6f,\"top10_share\":%.6f}", ts.top1_share,
+                                      ts.top10_share));
+    }
+    absl::StrAppend(&out, "],\"malformed_lines\":[");
+    for (size_t i = 0; i < bad.kept().size(); ++i) {
+      std::string line = bad.kept()[i].ToString();
+      std::string escaped;
+      for (char c : line) {
+        if (c == '"' || c == '\\') escaped.push_back('\\');
+        escaped.push_back(c);
+      }
+      absl::StrAppend(&out, i ? "," : "", "\"", escaped, "\"");
+    }
+    absl::StrAppend(&out, "]}\n");
+    std::fputs(out.c_str(), stdout);
+    return absl::OkStatus();
+  }
+  std::printf("rows %llu  positives %llu (%.4f)  malformed %llu\n",
+              static_cast<unsigned long long>(s.rows), static_cast<unsigned long long>(s.positives),
+              s.rows ? static_cast<double>(s.positives) / s.rows : 0.0,
+              static_cast<unsigned long long>(bad.count()));
+  std::printf("%-6s %14s %14s %9s %9s %9s\n", "table", "distinct_keys", "accesses", "missing",
+              "top1%", "top10%");
+  for (size_t t = 0; t < s.tables.size(); ++t) {
+    const auto& ts = s.tables[t];
+    std::printf("C%-5zu %14llu %14llu %9.4f %9.4f %9.4f\n", t + 1,
+                static_cast<unsigned long long>(ts.distinct_keys),
+                static_cast<unsigned long long>(ts.accesses),
+                s.rows ? static_cast<double>(ts.missing) / s.rows : 0.0, ts.top1_share,
+                ts.top10_share);
+  }
+  if (bad.count() > 0) {
+    std::printf("malformed lines:\n%s", bad.Summary().c_str());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunConvert(const ConvertOptions& o) {
+  if (o.inputs.empty()) return absl::InvalidArgumentError("convert: no INPUT given");
+  if (o.out.empty()) return absl::InvalidArgumentError("--out: an output file is required");
+  HERALD_ASSIGN_OR_RETURN(data::FileFormat from, data::ParseFileFormat(o.from));
+  data::ReaderOptions ro;
+  ro.on_malformed = o.skip_malformed ? data::OnMalformed::kSkip : data::OnMalformed::kFail;
+  HERALD_ASSIGN_OR_RETURN(auto reader, data::OpenReader(from, o.inputs, ro));
+  const std::string tmp = o.out + ".partial";
+  HERALD_ASSIGN_OR_RETURN(auto writer, data::OpenWriter(o.to, tmp, reader->schema()));
+  SampleBlock block(reader->schema());
+  uint64_t rows = 0;
+  while (true) {
+    block.Clear();
+    HERALD_ASSIGN_OR_RETURN(size_t n, reader->Read(65536, &block));
+    if (n == 0) break;
+    HERALD_RETURN_IF_ERROR(writer->Write(block));
+    rows += n;
+  }
+  HERALD_RETURN_IF_ERROR(writer->Close());
+  HERALD_RETURN_IF_ERROR(RenameInto(tmp, o.out));
+  std::printf("converted %llu rows to %s (%s); %llu malformed skipped\n",
+              static_cast<unsigned long long>(rows), o.out.c_str(), o.to.c_str(),
+              static_cast<unsigned long long>(reader->malformed().count()));
+  return absl::OkStatus();
+}
+
+}  // namespace herald::cli

@@ -1,0 +1,45 @@
+// herald_ps: one parameter-server shard.
+//
+// Current state (see README): the process starts, serves the standard gRPC
+// health service on --listen, writes its port to --port_file and shuts down
+// cleanly on SIGTERM/SIGINT. Its domain service is not built yet.
+
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "common/logging.h"
+#include "common/rpc/server_process.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
+ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");
+ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
+ABSL_FLAG(int, rank, -1, "rank shown in log lines (-1: none)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate; with --tls_key, serve TLS only");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key");
+
+int main(int argc, char** argv) {
+  herald::rpc::BlockTerminationSignals();
+  absl::SetProgramUsageMessage("herald_ps: one parameter-server shard");
+  absl::ParseCommandLine(argc, argv);
+  absl::Status s = herald::InitLogging("ps", absl::GetFlag(FLAGS_rank),
+                                       absl::GetFlag(FLAGS_log_level));
+  if (!s.ok()) {
+    std::fprintf(stderr, "herald_ps: --log_level: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  herald::rpc::ServeOptions options;
+  options.role = "herald_ps";
+  options.server.listen_address = absl::GetFlag(FLAGS_listen);
+  options.server.tls_cert_path = absl::GetFlag(FLAGS_tls_cert);
+  options.server.tls_key_path = absl::GetFlag(FLAGS_tls_key);
+  options.port_file = absl::GetFlag(FLAGS_port_file);
+  s = herald::rpc::ServeUntilSignal(options, {});
+  if (!s.ok()) {
+    HLOG_ERROR("herald_ps: {}", std::string(s.message()));
+    return 1;
+  }
+  return 0;
+}
