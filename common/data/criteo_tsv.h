@@ -25,6 +25,11 @@ namespace herald::data {
 // unchanged.
 absl::Status ParseCriteoLine(absl::string_view line, SampleBlock* out);
 
+// The same contract, always through the field-by-field validating parser that
+// ParseCriteoLine falls back to for unusual lines. Exposed so tests and the
+// fuzz target can check that both parsers agree.
+absl::Status ParseCriteoLineValidating(absl::string_view line, SampleBlock* out);
+
 // Reader over several inputs (files in order). See SampleReader.
 class CriteoTsvReader final : public SampleReader {
  public:
