@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# README command 2: the full test suite. Installs dependencies, builds every
+# target and runs every test. Where nvcc exists (/usr/local/cuda) the CUDA
+# targets are compiled too (--config=cuda); GPU tests skip visibly without a
+# device. Ends with a line "N passed, N failed, N skipped".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash deploy/install_deps.sh
+
+config=()
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+  config=(--config=cuda)
+  echo "run_all: nvcc found: CUDA targets are compiled (--config=cuda)"
+else
+  echo "run_all: SKIPPED CUDA compilation: /usr/local/cuda/bin/nvcc not found"
+fi
+
+log=$(mktemp)
+set +e
+bazel test "${config[@]}" --test_summary=short //... 2>&1 | grep --line-buffered -v 'linux-sandbox' | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+
+# Tests that skipped themselves for missing hardware say so in their logs.
+testlogs=$(bazel info "${config[@]}" bazel-testlogs 2>/dev/null)
+skipped=0
+if [ -d "$testlogs" ]; then
+  while IFS= read -r line; do
+    echo "run_all: $line"
+    skipped=$((skipped + 1))
+  done < <(grep -rhoE "SKIPPED \((no GPU|no RDMA device)\): .*" "$testlogs" --include=test.log | sort | uniq -c | sed 's/^ *//')
+fi
+
+passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
+failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log" || true)
+rm -f "$log"
+echo "${passed} passed, ${failed} failed, ${skipped} skipped"
+exit "$status"
