@@ -22,17 +22,22 @@ bazel test "${config[@]}" --test_summary=short //... 2>&1 | grep --line-buffered
 status=${PIPESTATUS[0]}
 set -e
 
-# Tests that skipped themselves for missing hardware say so in their logs.
+# Test targets that skipped themselves for missing hardware say so in their
+# logs; they are reported here and counted as skipped, not passed.
 testlogs=$(bazel info "${config[@]}" bazel-testlogs 2>/dev/null)
 skipped=0
 if [ -d "$testlogs" ]; then
-  while IFS= read -r line; do
-    echo "run_all: $line"
+  while IFS= read -r file; do
+    target=${file#"$testlogs"/}
+    target=//${target%/test.log}
+    reason=$(grep -hoE "SKIPPED \((no GPU|no RDMA device)\): .*" "$file" | head -1)
+    echo "run_all: ${target%/*}:${target##*/} ${reason}"
     skipped=$((skipped + 1))
-  done < <(grep -rhoE "SKIPPED \((no GPU|no RDMA device)\): .*" "$testlogs" --include=test.log | sort | uniq -c | sed 's/^ *//')
+  done < <(grep -rlE "SKIPPED \((no GPU|no RDMA device)\)" "$testlogs" --include=test.log | sort)
 fi
 
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
+passed=$((passed - skipped))
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log" || true)
 rm -f "$log"
 echo "${passed} passed, ${failed} failed, ${skipped} skipped"
