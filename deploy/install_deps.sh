@@ -17,6 +17,8 @@ PACKAGES=(
   libibverbs-dev librdmacm-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev
+  # Fuzzing with libFuzzer + ASan (--config=fuzz).
+  clang-14 libclang-rt-14-dev
   # Deployment checks (systemd-analyze verify).
   systemd
 )
