@@ -140,11 +140,11 @@ void SyntheticGenerator::Generate(uint64_t first, size_t count, SampleBlock* out
       if (!missing) out->keys.push_back(key);
       out->offsets.push_back(static_cast<uint32_t>(out->keys.size()));
     }
-    out->labels.push_back(0.0f);  // placeholder so TeacherLogit sees the sample
-    size_t s = out->size() - 1;
-    double logit = TeacherLogit(*out, s);
-    double prob = 1.0 / (1.0 + std::exp(-logit));
-    out->labels[s] = rng.NextDouble() < prob ? 1.0f : 0.0f;
+    // The sample's features are in place (index = labels.size()); TeacherLogit
+    // reads features only, so the label is appended once it is drawn.
+    const double logit = TeacherLogit(*out, out->labels.size());
+    const double prob = 1.0 / (1.0 + std::exp(-logit));
+    out->labels.push_back(rng.NextDouble() < prob ? 1.0f : 0.0f);
   }
 }
 

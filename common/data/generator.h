@@ -63,7 +63,8 @@ class SyntheticGenerator {
   void Generate(uint64_t first, size_t count, SampleBlock* out) const;
 
   // The hidden teacher's logit for sample `s` of `block`; the label was drawn
-  // as Bernoulli(sigmoid(logit)).
+  // as Bernoulli(sigmoid(logit)). Reads only the sample's features (dense and
+  // keys), never its label.
   double TeacherLogit(const SampleBlock& block, size_t s) const;
 
  private:
