@@ -1,22 +1,27 @@
 #pragma once
-// One dynamic embedding table of a parameter-server shard: 64-bit keys, rows
-// created on first touch with the deterministic initializer, rows stored in
-// large slabs (not one allocation per row).
+// One dynamic embedding table (or one stripe of one, see ShardTable): 64-bit
+// keys, rows created on first touch with the deterministic initializer, rows
+// stored in large slabs (not one allocation per row).
 //
 // A row is RowFloats(optimizer, dim) floats: `dim` values then the optimizer
 // state (common/math/sparse_optimizer.h), plus a version counting committed
 // updates. Row indices are stable for the table's life.
+//
+// Memory per row: the row floats, 16 bytes of key + version, and about 5 to
+// 10 bytes of hash index (a 4-byte row index per bucket plus a control byte;
+// the key lives with the row, not in the index).
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
 #include "common/ids.h"
 #include "common/math/sparse_optimizer.h"
+#include "ps_server/store/slab_array.h"
 
 namespace herald::ps {
 
@@ -35,31 +40,29 @@ struct TableOptions {
   uint32_t rows_per_slab = 16384;
 };
 
-// Not thread-safe: the shard serialises access to a table.
+// Not thread-safe: the owner serialises access.
 class EmbeddingTable {
  public:
   explicit EmbeddingTable(TableOptions options);
+  EmbeddingTable(const EmbeddingTable&) = delete;
+  EmbeddingTable& operator=(const EmbeddingTable&) = delete;
 
   const TableOptions& options() const { return options_; }
   uint32_t row_floats() const { return row_floats_; }
-  uint64_t size() const { return versions_.size(); }
+  uint64_t size() const { return meta_.size(); }
 
   // Index of `key`'s row, creating and initialising it if absent.
   // Errors: RESOURCE_EXHAUSTED naming the table and its cap.
   absl::StatusOr<uint32_t> FindOrCreate(Key key);
   std::optional<uint32_t> Find(Key key) const;
 
-  float* Row(uint32_t index) {
-    return slabs_[index / options_.rows_per_slab].get() +
-           static_cast<size_t>(index % options_.rows_per_slab) * row_floats_;
-  }
-  const float* Row(uint32_t index) const {
-    return const_cast<EmbeddingTable*>(this)->Row(index);
-  }
-  uint64_t version(uint32_t index) const { return versions_[index]; }
-  void set_version(uint32_t index, uint64_t v) { versions_[index] = v; }
+  float* Row(uint32_t index) { return rows_.Item(index); }
+  const float* Row(uint32_t index) const { return rows_.Item(index); }
+  Key key(uint32_t index) const { return meta_.Item(index)->key; }
+  uint64_t version(uint32_t index) const { return meta_.Item(index)->version; }
+  void set_version(uint32_t index, uint64_t v) { meta_.Item(index)->version = v; }
 
-  // Bytes this table holds (slabs, versions, hash index).
+  // Bytes this table holds (slabs, keys and versions, hash index).
   uint64_t MemoryBytes() const;
   // Bytes of the rows' values and optimizer state alone (the lower bound).
   uint64_t RawRowBytes() const { return size() * row_floats_ * sizeof(float); }
@@ -68,18 +71,44 @@ class EmbeddingTable {
   // output for checkpoints and exports).
   template <typename Fn>
   void ForEachSortedByKey(Fn fn) const {
-    std::vector<std::pair<Key, uint32_t>> entries(index_.begin(), index_.end());
+    std::vector<std::pair<Key, uint32_t>> entries;
+    entries.reserve(size());
+    for (uint32_t i = 0; i < size(); ++i) entries.emplace_back(key(i), i);
     std::sort(entries.begin(), entries.end());
-    for (const auto& [key, index] : entries) fn(key, index);
+    for (const auto& [k, index] : entries) fn(k, index);
   }
 
  private:
+  struct RowMeta {
+    Key key;
+    uint64_t version;
+  };
+  // The index stores row indices; hashing and equality look the key up in
+  // meta_. Lookups by key go through KeyProbe (heterogeneous lookup).
+  struct KeyProbe {
+    Key key;
+  };
+  struct IndexHash {
+    using is_transparent = void;
+    const SlabArray<RowMeta>* meta;
+    size_t operator()(uint32_t i) const { return absl::Hash<Key>()(meta->Item(i)->key); }
+    size_t operator()(KeyProbe p) const { return absl::Hash<Key>()(p.key); }
+  };
+  struct IndexEq {
+    using is_transparent = void;
+    const SlabArray<RowMeta>* meta;
+    Key KeyOf(uint32_t i) const { return meta->Item(i)->key; }
+    Key KeyOf(KeyProbe p) const { return p.key; }
+    template <typename A, typename B>
+    bool operator()(A a, B b) const { return KeyOf(a) == KeyOf(b); }
+  };
+
   TableOptions options_;
   uint32_t row_floats_;
   float init_scale_;
-  absl::flat_hash_map<Key, uint32_t> index_;
-  std::vector<std::unique_ptr<float[]>> slabs_;
-  std::vector<uint64_t> versions_;
+  SlabArray<float> rows_;
+  SlabArray<RowMeta> meta_;
+  absl::flat_hash_set<uint32_t, IndexHash, IndexEq> index_;
 };
 
 }  // namespace herald::ps

@@ -54,6 +54,26 @@ TEST(EmbeddingTable, RowsSurviveSlabGrowth) {
   EXPECT_EQ(t.size(), 500u);
 }
 
+TEST(EmbeddingTable, FirstSlabGrowsWithoutLosingRows) {
+  TableOptions o = Adagrad(3);
+  o.rows_per_slab = 1000;  // the first slab doubles 16, 32, ... 1000, then full slabs
+  EmbeddingTable t(o);
+  for (Key k = 0; k < 2500; ++k) {
+    uint32_t i = *t.FindOrCreate(k + 100);
+    t.Row(i)[0] = static_cast<float>(k);
+    t.set_version(i, k);
+  }
+  for (Key k = 0; k < 2500; ++k) {
+    auto i = t.Find(k + 100);
+    ASSERT_TRUE(i.has_value());
+    EXPECT_EQ(t.Row(*i)[0], static_cast<float>(k));
+    EXPECT_EQ(t.version(*i), k);
+    EXPECT_EQ(t.key(*i), k + 100);
+  }
+  // 3 slabs of 1000 rows of 6 floats, plus 16 bytes of key+version per row.
+  EXPECT_GE(t.MemoryBytes(), 3000u * (6 * 4 + 16));
+}
+
 TEST(EmbeddingTable, CapRefusesNewRowsAndKeepsOldOnes) {
   TableOptions o = Adagrad(4);
   o.max_rows = 2;

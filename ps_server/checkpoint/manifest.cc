@@ -1,0 +1,120 @@
+#include "ps_server/checkpoint/manifest.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
+#include "google/protobuf/text_format.h"
+
+namespace herald::ps {
+
+std::string CheckpointIterationDir(const std::string& dir, const std::string& job_id,
+                                   uint64_t iteration) {
+  return absl::StrFormat("%s/%s/iter-%012d", dir, job_id, iteration);
+}
+
+std::string ShardFileName(uint32_t shard, uint32_t num_shards) {
+  return absl::StrFormat("shard-%05d-of-%05d.hsf", shard, num_shards);
+}
+
+std::string ManifestPath(const std::string& dir, const std::string& job_id, uint64_t iteration) {
+  return CheckpointIterationDir(dir, job_id, iteration) + "/MANIFEST";
+}
+
+std::string ManifestDir(const std::string& manifest_path) {
+  const size_t slash = manifest_path.rfind('/');
+  return slash == std::string::npos ? "." : manifest_path.substr(0, slash);
+}
+
+absl::Status MakeDirs(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    const std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::InternalError(
+          absl::StrCat("cannot create directory ", prefix, ": ", std::strerror(errno)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> WriteManifest(const std::string& dir,
+                                          const proto::CheckpointManifest& manifest) {
+  const std::string path = ManifestPath(dir, manifest.job_id(), manifest.iteration());
+  absl::Status s = MakeDirs(ManifestDir(path));
+  if (!s.ok()) return s;
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(manifest, &text);
+  const std::string temp = absl::StrCat(path, ".tmp-", ::getpid());
+  std::FILE* f = std::fopen(temp.c_str(), "wb");
+  if (f == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create ", temp, ": ", std::strerror(errno)));
+  }
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() &&
+                  std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  std::fclose(f);
+  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  return path;
+}
+
+absl::StatusOr<proto::CheckpointManifest> ReadManifest(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open manifest ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  proto::CheckpointManifest m;
+  if (!google::protobuf::TextFormat::ParseFromString(text.str(), &m)) {
+    return absl::DataLossError(absl::StrCat(path, ": not a checkpoint manifest (text proto)"));
+  }
+  if (m.num_shards() == 0 || m.shards_size() != static_cast<int>(m.num_shards())) {
+    return absl::DataLossError(absl::StrCat(path, ": lists ", m.shards_size(), " shard files for ",
+                                            m.num_shards(), " shards"));
+  }
+  for (int i = 0; i < m.shards_size(); ++i) {
+    if (m.shards(i).shard() != static_cast<uint32_t>(i) || m.shards(i).file().empty() ||
+        absl::StrContains(m.shards(i).file(), "/")) {
+      return absl::DataLossError(absl::StrCat(path, ": shards[", i, "] is not shard ", i,
+                                              " with a plain file name"));
+    }
+  }
+  return m;
+}
+
+absl::StatusOr<std::string> FindLatestManifest(const std::string& dir, const std::string& job_id) {
+  const std::string job_dir = absl::StrCat(dir, "/", job_id);
+  DIR* d = ::opendir(job_dir.c_str());
+  if (d == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no checkpoints of job ", job_id, " under ", dir));
+  }
+  bool found = false;
+  uint64_t best = 0;
+  while (struct dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    uint64_t it;
+    if (!absl::StartsWith(name, "iter-") || !absl::SimpleAtoi(name.substr(5), &it)) continue;
+    struct stat st;
+    if (::stat(ManifestPath(dir, job_id, it).c_str(), &st) != 0) continue;  // unfinished
+    if (!found || it > best) best = it;
+    found = true;
+  }
+  ::closedir(d);
+  if (!found) {
+    return absl::NotFoundError(absl::StrCat("no complete checkpoint of job ", job_id, " under ", dir));
+  }
+  return ManifestPath(dir, job_id, best);
+}
+
+}  // namespace herald::ps

@@ -1,0 +1,56 @@
+#pragma once
+// What a shard has received for one iteration that is not yet committed:
+// gradients per (row, worker), absolute rows written back, and which workers
+// reported the iteration done. Applied to the tables at commit.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "common/ids.h"
+
+namespace herald::ps {
+
+// One worker's gradient for one row: `grad` indexes PendingStripe::grad_arena
+// in units of `dim` floats.
+struct Contribution {
+  uint32_t worker;
+  uint32_t grad;
+};
+
+struct PendingGrad {
+  uint32_t row;  // row index in the stripe's EmbeddingTable
+  absl::InlinedVector<Contribution, 2> contributions;
+};
+
+struct PendingWriteBack {
+  uint32_t row;
+  uint64_t version;
+  uint32_t data;  // index into PendingStripe::write_back_arena, in rows
+};
+
+// Pending changes of one stripe of one table.
+struct PendingStripe {
+  absl::flat_hash_map<Key, uint32_t> grad_index;  // key -> grads[i]
+  std::vector<PendingGrad> grads;
+  std::vector<float> grad_arena;
+  absl::flat_hash_map<Key, PendingWriteBack> write_backs;
+  std::vector<float> write_back_arena;
+
+  bool Changes(Key key) const { return grad_index.contains(key) || write_backs.contains(key); }
+};
+
+struct IterationBuffer {
+  IterationBuffer(size_t num_tables, uint32_t stripes_per_table, uint32_t num_workers)
+      : tables(num_tables, std::vector<PendingStripe>(stripes_per_table)),
+        done(num_workers, false) {}
+
+  std::vector<std::vector<PendingStripe>> tables;  // [table][stripe]
+  std::vector<bool> done;                          // [worker]
+  uint32_t done_count = 0;
+
+  bool complete() const { return done_count == done.size(); }
+};
+
+}  // namespace herald::ps

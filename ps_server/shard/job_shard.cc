@@ -1,0 +1,732 @@
+#include "ps_server/shard/job_shard.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/math/sparse_optimizer.h"
+#include "common/status.h"
+#include "ps_server/checkpoint/manifest.h"
+#include "ps_server/checkpoint/shard_file.h"
+
+namespace herald::ps {
+namespace {
+
+std::vector<Key> LoadKeys(const std::string& bytes) {
+  std::vector<Key> keys(bytes.size() / sizeof(Key));
+  if (!keys.empty()) std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(Key));
+  return keys;
+}
+
+bool AllFinite(const std::string& float_bytes, size_t* first_bad) {
+  const size_t n = float_bytes.size() / sizeof(float);
+  for (size_t i = 0; i < n; ++i) {
+    float f;
+    std::memcpy(&f, float_bytes.data() + i * sizeof(float), sizeof(float));
+    if (!std::isfinite(f)) {
+      *first_bad = i;
+      return false;
+    }
+  }
+  return true;
+}
+
+// One unit of parallel work: the keys of one request block in one stripe.
+struct WorkItem {
+  size_t block;
+  uint32_t stripe;
+};
+
+// Runs fn(item_index) for every item on the pool; returns the error of the
+// lowest-numbered failing item (deterministic), or OK.
+absl::Status RunItems(ThreadPool* pool, size_t n, const std::function<absl::Status(size_t)>& fn) {
+  std::vector<absl::Status> status(n);
+  pool->ParallelFor(n, 1, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) status[i] = fn(i);
+  });
+  for (auto& s : status) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<JobShard>> JobShard::Create(JobShardOptions options,
+                                                          ThreadPool* pool) {
+  if (options.job_id.empty()) return absl::InvalidArgumentError("job_id: must not be empty");
+  if (options.num_shards == 0 || options.shard >= options.num_shards) {
+    return absl::InvalidArgumentError(absl::StrCat("shard ", options.shard, " is outside [0, ",
+                                                   options.num_shards, ")"));
+  }
+  if (options.num_workers == 0 || options.num_workers > 65536) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_workers: must be in [1, 65536], got ", options.num_workers));
+  }
+  if (options.tables.empty()) return absl::InvalidArgumentError("tables: none");
+  for (size_t i = 0; i < options.tables.size(); ++i) {
+    if (options.tables[i].id.value() != i) {
+      return absl::InvalidArgumentError(absl::StrCat("tables[", i, "] has id ",
+                                                     options.tables[i].id.value()));
+    }
+  }
+  options.iterations_ahead = std::max<uint32_t>(options.iterations_ahead, 1);
+  auto router = KeyRouter::Create(options.num_shards);
+  if (!router.ok()) return router.status();
+  return std::unique_ptr<JobShard>(new JobShard(std::move(options), pool, *std::move(router)));
+}
+
+JobShard::JobShard(JobShardOptions options, ThreadPool* pool, KeyRouter router)
+    : options_(std::move(options)),
+      pool_(pool),
+      router_(std::move(router)),
+      open_(options_.first_iteration),
+      committed_(options_.first_iteration) {
+  for (const TableOptions& t : options_.tables) {
+    tables_.push_back(std::make_unique<ShardTable>(t, options_.stripes_per_table));
+  }
+}
+
+void JobShard::Count(const std::function<void(Counters&)>& fn) {
+  absl::MutexLock lock(&stats_mu_);
+  fn(counters_);
+}
+
+absl::Status JobShard::DecodeKeys(uint32_t table_id, const std::string& key_bytes,
+                                  const std::string& where, std::vector<bool>* seen_tables,
+                                  Block* out) const {
+  if (table_id >= tables_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": table ", table_id,
+                                                   " does not exist in job ", options_.job_id,
+                                                   " (", tables_.size(), " tables)"));
+  }
+  if ((*seen_tables)[table_id]) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": table ", table_id, " appears twice in one request"));
+  }
+  (*seen_tables)[table_id] = true;
+  if (key_bytes.size() % sizeof(Key) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": keys are ", key_bytes.size(),
+                                                   " bytes, not a multiple of 8"));
+  }
+  out->table = table_id;
+  out->keys = LoadKeys(key_bytes);
+  for (Key key : out->keys) {
+    const ShardId owner = router_.ShardOf(TableId(table_id), key);
+    if (owner.value() != options_.shard) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": key ", key, " of table ", table_id, " belongs to shard ",
+                       owner.value(), ", not shard ", options_.shard));
+    }
+  }
+  return absl::OkStatus();
+}
+
+IterationBuffer& JobShard::Buffer(uint64_t iteration) {
+  auto& slot = pending_[iteration];
+  if (slot == nullptr) {
+    slot = std::make_unique<IterationBuffer>(tables_.size(), options_.stripes_per_table,
+                                             options_.num_workers);
+  }
+  return *slot;
+}
+
+absl::Status JobShard::CheckIterationOpen(uint64_t iteration, uint32_t worker, const char* what) {
+  if (worker >= options_.num_workers) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": worker_rank ", worker,
+                                                   " is outside the job's ",
+                                                   options_.num_workers, " workers"));
+  }
+  if (iteration < open_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " for iteration ", iteration, ": already committed on shard ",
+                     options_.shard, " (next iteration ", open_, ")"));
+  }
+  if (iteration >= open_ + options_.iterations_ahead) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " for iteration ", iteration, ": too far ahead of iteration ", open_,
+                     " (at most ", options_.iterations_ahead - 1, " ahead)"));
+  }
+  auto it = pending_.find(iteration);
+  if (it != pending_.end() && it->second->done[worker]) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, " for iteration ", iteration, ": worker ", worker, " already reported it done"));
+  }
+  return absl::OkStatus();
+}
+
+std::string JobShard::MissingWorkers(uint64_t iteration) {
+  auto it = pending_.find(iteration);
+  std::vector<uint32_t> missing;
+  for (uint32_t w = 0; w < options_.num_workers; ++w) {
+    if (it == pending_.end() || !it->second->done[w]) missing.push_back(w);
+  }
+  if (missing.size() > 16) {
+    return absl::StrCat(missing.size(), " workers (", missing.front(), ", ", missing[1], ", ...)");
+  }
+  return absl::StrCat("workers ", absl::StrJoin(missing, ","));
+}
+
+bool JobShard::UnchangedIn(uint64_t iteration, const std::vector<Block>& blocks) {
+  auto it = pending_.find(iteration);
+  if (it == pending_.end()) return true;
+  for (const Block& b : blocks) {
+    const ShardTable& table = *tables_[b.table];
+    for (Key key : b.keys) {
+      if (it->second->tables[b.table][table.StripeOf(key)].Changes(key)) return false;
+    }
+  }
+  return true;
+}
+
+absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time deadline,
+                             proto::FetchResponse* response) {
+  auto reject = [&](absl::Status s) {
+    Count([](Counters& c) { ++c.rejected_requests; });
+    return s;
+  };
+  std::vector<Block> blocks(request.keys_size());
+  std::vector<bool> seen(tables_.size(), false);
+  for (int i = 0; i < request.keys_size(); ++i) {
+    absl::Status s = DecodeKeys(request.keys(i).table_id(), request.keys(i).keys(),
+                                absl::StrCat("keys[", i, "]"), &seen, &blocks[i]);
+    if (!s.ok()) return reject(s);
+  }
+  const uint64_t t = request.iteration();
+  mu_.Lock();
+  if (t < committed_) {
+    const uint64_t next = committed_;
+    mu_.Unlock();
+    return reject(absl::FailedPreconditionError(absl::StrCat(
+        "fetch for iteration ", t, ": iteration ", t, " is already committed on shard ",
+        options_.shard, " (next iteration ", next, "); its starting rows no longer exist")));
+  }
+  const bool early_ok = request.early() && t == committed_ + 1 && open_ == committed_ &&
+                        UnchangedIn(committed_, blocks);
+  if (!early_ok) {
+    auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return committed_ >= t; };
+    if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) {
+      std::string missing = MissingWorkers(t - 1);
+      mu_.Unlock();
+      return reject(absl::DeadlineExceededError(
+          absl::StrCat("fetch for iteration ", t, ": iteration ", t - 1,
+                       " was not committed on shard ", options_.shard,
+                       " before the deadline; not reported: ", missing)));
+    }
+    if (committed_ > t) {
+      mu_.Unlock();
+      return reject(absl::FailedPreconditionError(
+          absl::StrCat("fetch for iteration ", t, ": iteration ", t,
+                       " committed while the fetch waited")));
+    }
+  }
+  rows_mu_.ReaderLock();
+  mu_.Unlock();
+
+  std::vector<StripeGroups> groups;
+  std::vector<WorkItem> items;
+  uint64_t total_keys = 0;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const ShardTable& table = *tables_[blocks[b].table];
+    groups.push_back(GroupByStripe(table, blocks[b].keys.data(), blocks[b].keys.size()));
+    for (uint32_t s = 0; s < table.num_stripes(); ++s) {
+      if (groups[b].begin[s + 1] > groups[b].begin[s]) items.push_back({b, s});
+    }
+    proto::RowBlock* out = response->add_rows();
+    out->set_table_id(blocks[b].table);
+    *out->mutable_keys() = request.keys(b).keys();
+    out->set_row_floats(table.row_floats());
+    out->mutable_rows()->resize(blocks[b].keys.size() * table.row_floats() * sizeof(float));
+    out->mutable_versions()->resize(blocks[b].keys.size() * sizeof(uint64_t));
+    total_keys += blocks[b].keys.size();
+  }
+  absl::Status status = RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
+    const Block& block = blocks[items[i].block];
+    ShardTable& table = *tables_[block.table];
+    ShardTable::Stripe& stripe = table.stripe(items[i].stripe);
+    const StripeGroups& g = groups[items[i].block];
+    proto::RowBlock* out = response->mutable_rows(static_cast<int>(items[i].block));
+    char* rows = out->mutable_rows()->data();
+    char* versions = out->mutable_versions()->data();
+    const size_t row_bytes = table.row_floats() * sizeof(float);
+    absl::MutexLock lock(&stripe.mu);
+    for (uint32_t j = g.begin[items[i].stripe]; j < g.begin[items[i].stripe + 1]; ++j) {
+      const uint32_t pos = g.order[j];
+      auto row = table.FindOrCreate(stripe, block.keys[pos]);
+      if (!row.ok()) return row.status();
+      std::memcpy(rows + pos * row_bytes, stripe.table.Row(*row), row_bytes);
+      const uint64_t v = stripe.table.version(*row);
+      std::memcpy(versions + pos * sizeof(uint64_t), &v, sizeof(v));
+    }
+    return absl::OkStatus();
+  });
+  rows_mu_.ReaderUnlock();
+  if (!status.ok()) {
+    response->Clear();
+    return reject(status);
+  }
+  Count([&](Counters& c) {
+    ++c.fetch_requests;
+    c.rows_fetched += total_keys;
+  });
+  return absl::OkStatus();
+}
+
+absl::Status JobShard::PushGradients(const proto::PushGradientsRequest& request) {
+  auto reject = [&](absl::Status s) {
+    Count([](Counters& c) { ++c.rejected_requests; });
+    return s;
+  };
+  std::vector<Block> blocks(request.grads_size());
+  std::vector<bool> seen(tables_.size(), false);
+  uint64_t total_keys = 0;
+  for (int i = 0; i < request.grads_size(); ++i) {
+    const proto::GradientBlock& g = request.grads(i);
+    const std::string where = absl::StrCat("grads[", i, "]");
+    absl::Status s = DecodeKeys(g.table_id(), g.keys(), where, &seen, &blocks[i]);
+    if (!s.ok()) return reject(s);
+    const uint32_t dim = tables_[g.table_id()]->dim();
+    if (g.dim() != dim) {
+      return reject(absl::InvalidArgumentError(absl::StrCat(
+          where, ": dim ", g.dim(), " does not match table ", g.table_id(), " (dim ", dim, ")")));
+    }
+    const size_t expect = blocks[i].keys.size() * dim * sizeof(float);
+    if (g.grads().size() != expect) {
+      return reject(absl::InvalidArgumentError(
+          absl::StrCat(where, ": grads are ", g.grads().size(), " bytes, expected ", expect,
+                       " (", blocks[i].keys.size(), " keys x dim ", dim, " x 4)")));
+    }
+    size_t bad;
+    if (!AllFinite(g.grads(), &bad)) {
+      return reject(absl::InvalidArgumentError(absl::StrCat(
+          where, ": gradient of key ", blocks[i].keys[bad / dim], " is not finite")));
+    }
+    total_keys += blocks[i].keys.size();
+  }
+  const uint64_t t = request.iteration();
+  const uint32_t worker = request.worker_rank();
+  absl::MutexLock lock(&mu_);
+  absl::Status s = CheckIterationOpen(t, worker, "push");
+  if (!s.ok()) return reject(s);
+  IterationBuffer& buffer = Buffer(t);
+
+  std::vector<StripeGroups> groups;
+  std::vector<WorkItem> items;
+  std::vector<std::vector<uint32_t>> row_of(blocks.size());
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const ShardTable& table = *tables_[blocks[b].table];
+    groups.push_back(GroupByStripe(table, blocks[b].keys.data(), blocks[b].keys.size()));
+    row_of[b].resize(blocks[b].keys.size());
+    for (uint32_t st = 0; st < table.num_stripes(); ++st) {
+      if (groups[b].begin[st + 1] > groups[b].begin[st]) items.push_back({b, st});
+    }
+  }
+  rows_mu_.ReaderLock();
+  // Phase 1: check everything and make sure every row exists (row cap), so
+  // that phase 2 and the commit cannot fail.
+  s = RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
+    const Block& block = blocks[items[i].block];
+    ShardTable& table = *tables_[block.table];
+    ShardTable::Stripe& stripe = table.stripe(items[i].stripe);
+    const PendingStripe& pending = buffer.tables[block.table][items[i].stripe];
+    const StripeGroups& g = groups[items[i].block];
+    absl::flat_hash_set<Key> in_request;
+    absl::MutexLock stripe_lock(&stripe.mu);
+    for (uint32_t j = g.begin[items[i].stripe]; j < g.begin[items[i].stripe + 1]; ++j) {
+      const uint32_t pos = g.order[j];
+      const Key key = block.keys[pos];
+      bool duplicate = !in_request.insert(key).second;
+      if (auto it = pending.grad_index.find(key); it != pending.grad_index.end()) {
+        for (const Contribution& c : pending.grads[it->second].contributions) {
+          duplicate |= c.worker == worker;
+        }
+      }
+      if (duplicate) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "grads[", items[i].block, "]: worker ", worker, " already pushed key ", key,
+            " of table ", block.table, " for iteration ", t));
+      }
+      auto row = table.FindOrCreate(stripe, key);
+      if (!row.ok()) return row.status();
+      row_of[items[i].block][pos] = *row;
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) {
+    rows_mu_.ReaderUnlock();
+    return reject(s);
+  }
+  // Phase 2: buffer the gradients.
+  RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
+    const Block& block = blocks[items[i].block];
+    const uint32_t dim = tables_[block.table]->dim();
+    PendingStripe& pending = buffer.tables[block.table][items[i].stripe];
+    const StripeGroups& g = groups[items[i].block];
+    const char* grads = request.grads(static_cast<int>(items[i].block)).grads().data();
+    for (uint32_t j = g.begin[items[i].stripe]; j < g.begin[items[i].stripe + 1]; ++j) {
+      const uint32_t pos = g.order[j];
+      auto [it, inserted] = pending.grad_index.try_emplace(block.keys[pos], pending.grads.size());
+      if (inserted) pending.grads.push_back({row_of[items[i].block][pos], {}});
+      const uint32_t slot = static_cast<uint32_t>(pending.grad_arena.size() / dim);
+      pending.grads[it->second].contributions.push_back({worker, slot});
+      pending.grad_arena.resize(pending.grad_arena.size() + dim);
+      std::memcpy(pending.grad_arena.data() + static_cast<size_t>(slot) * dim,
+                  grads + static_cast<size_t>(pos) * dim * sizeof(float), dim * sizeof(float));
+    }
+    return absl::OkStatus();
+  }).IgnoreError();
+  rows_mu_.ReaderUnlock();
+  Count([&](Counters& c) {
+    ++c.push_requests;
+    c.gradients_pushed += total_keys;
+  });
+  return absl::OkStatus();
+}
+
+absl::Status JobShard::WriteBack(const proto::WriteBackRequest& request) {
+  auto reject = [&](absl::Status s) {
+    Count([](Counters& c) { ++c.rejected_requests; });
+    return s;
+  };
+  std::vector<Block> blocks(request.rows_size());
+  std::vector<bool> seen(tables_.size(), false);
+  uint64_t total_keys = 0;
+  for (int i = 0; i < request.rows_size(); ++i) {
+    const proto::RowBlock& r = request.rows(i);
+    const std::string where = absl::StrCat("rows[", i, "]");
+    absl::Status s = DecodeKeys(r.table_id(), r.keys(), where, &seen, &blocks[i]);
+    if (!s.ok()) return reject(s);
+    const uint32_t rf = tables_[r.table_id()]->row_floats();
+    const size_t n = blocks[i].keys.size();
+    if (r.row_floats() != rf) {
+      return reject(absl::InvalidArgumentError(
+          absl::StrCat(where, ": row_floats ", r.row_floats(), " does not match table ",
+                       r.table_id(), " (", rf, " floats: values + optimizer state)")));
+    }
+    if (r.rows().size() != n * rf * sizeof(float) || r.versions().size() != n * sizeof(uint64_t)) {
+      return reject(absl::InvalidArgumentError(absl::StrCat(
+          where, ": ", n, " keys need ", n * rf * sizeof(float), " bytes of rows and ",
+          n * sizeof(uint64_t), " bytes of versions, got ", r.rows().size(), " and ",
+          r.versions().size())));
+    }
+    size_t bad;
+    if (!AllFinite(r.rows(), &bad)) {
+      return reject(absl::InvalidArgumentError(
+          absl::StrCat(where, ": row of key ", blocks[i].keys[bad / rf], " is not finite")));
+    }
+    total_keys += n;
+  }
+  const uint64_t t = request.iteration();
+  const uint32_t worker = request.worker_rank();
+  absl::MutexLock lock(&mu_);
+  absl::Status s = CheckIterationOpen(t, worker, "write-back");
+  if (!s.ok()) return reject(s);
+  IterationBuffer& buffer = Buffer(t);
+
+  std::vector<StripeGroups> groups;
+  std::vector<WorkItem> items;
+  std::vector<std::vector<uint32_t>> row_of(blocks.size());
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const ShardTable& table = *tables_[blocks[b].table];
+    groups.push_back(GroupByStripe(table, blocks[b].keys.data(), blocks[b].keys.size()));
+    row_of[b].resize(blocks[b].keys.size());
+    for (uint32_t st = 0; st < table.num_stripes(); ++st) {
+      if (groups[b].begin[st + 1] > groups[b].begin[st]) items.push_back({b, st});
+    }
+  }
+  auto version_at = [&](size_t b, uint32_t pos) {
+    uint64_t v;
+    std::memcpy(&v, request.rows(static_cast<int>(b)).versions().data() + pos * sizeof(v),
+                sizeof(v));
+    return v;
+  };
+  rows_mu_.ReaderLock();
+  s = RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
+    const Block& block = blocks[items[i].block];
+    ShardTable& table = *tables_[block.table];
+    ShardTable::Stripe& stripe = table.stripe(items[i].stripe);
+    const PendingStripe& pending = buffer.tables[block.table][items[i].stripe];
+    const StripeGroups& g = groups[items[i].block];
+    absl::flat_hash_set<Key> in_request;
+    absl::MutexLock stripe_lock(&stripe.mu);
+    for (uint32_t j = g.begin[items[i].stripe]; j < g.begin[items[i].stripe + 1]; ++j) {
+      const uint32_t pos = g.order[j];
+      const Key key = block.keys[pos];
+      if (!in_request.insert(key).second || pending.write_backs.contains(key)) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("rows[", items[i].block, "]: key ", key, " of table ", block.table,
+                         " was already written back for iteration ", t));
+      }
+      auto row = table.FindOrCreate(stripe, key);
+      if (!row.ok()) return row.status();
+      const uint64_t stored = stripe.table.version(*row);
+      const uint64_t v = version_at(items[i].block, pos);
+      if (v < stored) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "rows[", items[i].block, "]: stale write-back of key ", key, " of table ",
+            block.table, ": version ", v, " is older than the stored version ", stored));
+      }
+      row_of[items[i].block][pos] = *row;
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) {
+    rows_mu_.ReaderUnlock();
+    return reject(s);
+  }
+  RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
+    const Block& block = blocks[items[i].block];
+    const uint32_t rf = tables_[block.table]->row_floats();
+    PendingStripe& pending = buffer.tables[block.table][items[i].stripe];
+    const StripeGroups& g = groups[items[i].block];
+    const char* rows = request.rows(static_cast<int>(items[i].block)).rows().data();
+    for (uint32_t j = g.begin[items[i].stripe]; j < g.begin[items[i].stripe + 1]; ++j) {
+      const uint32_t pos = g.order[j];
+      const uint32_t slot = static_cast<uint32_t>(pending.write_back_arena.size() / rf);
+      pending.write_back_arena.resize(pending.write_back_arena.size() + rf);
+      std::memcpy(pending.write_back_arena.data() + static_cast<size_t>(slot) * rf,
+                  rows + static_cast<size_t>(pos) * rf * sizeof(float), rf * sizeof(float));
+      pending.write_backs.emplace(
+          block.keys[pos],
+          PendingWriteBack{row_of[items[i].block][pos], version_at(items[i].block, pos), slot});
+    }
+    return absl::OkStatus();
+  }).IgnoreError();
+  rows_mu_.ReaderUnlock();
+  Count([&](Counters& c) {
+    ++c.write_back_requests;
+    c.rows_written_back += total_keys;
+  });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> JobShard::IterationDone(const proto::IterationDoneRequest& request) {
+  const uint64_t t = request.iteration();
+  const uint32_t worker = request.worker_rank();
+  absl::MutexLock lock(&mu_);
+  absl::Status s;
+  if (request.num_workers() != options_.num_workers) {
+    s = absl::InvalidArgumentError(absl::StrCat("iteration done: num_workers ",
+                                                request.num_workers(), " does not match the job's ",
+                                                options_.num_workers));
+  } else if (auto it = pending_.find(t);
+             it != pending_.end() && worker < options_.num_workers && it->second->done[worker]) {
+    s = absl::AlreadyExistsError(absl::StrCat("iteration done: worker ", worker,
+                                              " already reported iteration ", t));
+  } else {
+    s = CheckIterationOpen(t, worker, "iteration done");
+  }
+  if (!s.ok()) {
+    Count([](Counters& c) { ++c.rejected_requests; });
+    return s;
+  }
+  IterationBuffer& buffer = Buffer(t);
+  buffer.done[worker] = true;
+  ++buffer.done_count;
+  CommitReadyIterations();
+  return committed_ > t;
+}
+
+void JobShard::CommitReadyIterations() {
+  while (true) {
+    auto it = pending_.find(open_);
+    if (it == pending_.end() || !it->second->complete()) return;
+    std::unique_ptr<IterationBuffer> buffer = std::move(it->second);
+    pending_.erase(it);
+    const uint64_t t = open_++;
+    const absl::Time start = absl::Now();
+    // Taken before mu_ is released, so commits apply in iteration order.
+    rows_mu_.WriterLock();
+    mu_.Unlock();
+    Apply(*buffer);
+    rows_mu_.WriterUnlock();
+    const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+    buffer.reset();
+    mu_.Lock();
+    committed_ = std::max(committed_, t + 1);
+    Count([ms](Counters& c) {
+      ++c.iterations_committed;
+      c.commit_ms_total += ms;
+      c.commit_ms_max = std::max(c.commit_ms_max, ms);
+    });
+  }
+}
+
+void JobShard::Apply(IterationBuffer& buffer) {
+  std::vector<std::pair<uint32_t, uint32_t>> items;  // (table, stripe)
+  for (uint32_t t = 0; t < tables_.size(); ++t) {
+    for (uint32_t s = 0; s < tables_[t]->num_stripes(); ++s) {
+      const PendingStripe& p = buffer.tables[t][s];
+      if (!p.grads.empty() || !p.write_backs.empty()) items.emplace_back(t, s);
+    }
+  }
+  pool_->ParallelFor(items.size(), 1, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      ShardTable& table = *tables_[items[i].first];
+      ShardTable::Stripe& stripe = table.stripe(items[i].second);
+      PendingStripe& pending = buffer.tables[items[i].first][items[i].second];
+      const uint32_t dim = table.dim();
+      const uint32_t rf = table.row_floats();
+      const math::SparseOptimizerConfig& opt = table.options().optimizer;
+      absl::MutexLock lock(&stripe.mu);
+      // Write-backs first: the owner's row as it was before this
+      // iteration's aggregated gradients.
+      for (const auto& [key, wb] : pending.write_backs) {
+        std::memcpy(stripe.table.Row(wb.row),
+                    pending.write_back_arena.data() + static_cast<size_t>(wb.data) * rf,
+                    rf * sizeof(float));
+        stripe.table.set_version(wb.row, wb.version);
+      }
+      std::vector<float> sum(dim);
+      for (PendingGrad& g : pending.grads) {
+        std::sort(g.contributions.begin(), g.contributions.end(),
+                  [](const Contribution& a, const Contribution& b) { return a.worker < b.worker; });
+        const float* first = pending.grad_arena.data() + size_t{g.contributions[0].grad} * dim;
+        std::copy(first, first + dim, sum.begin());
+        for (size_t c = 1; c < g.contributions.size(); ++c) {
+          const float* next = pending.grad_arena.data() + size_t{g.contributions[c].grad} * dim;
+          for (uint32_t d = 0; d < dim; ++d) sum[d] += next[d];
+        }
+        float* row = stripe.table.Row(g.row);
+        math::ApplySparseUpdate(opt, dim, sum.data(), row, row + dim);
+        stripe.table.set_version(g.row, stripe.table.version(g.row) + 1);
+      }
+    }
+  });
+}
+
+absl::Status JobShard::Checkpoint(const proto::CheckpointRequest& request, absl::Time deadline,
+                                  proto::CheckpointResponse* response,
+                                  const CheckpointMidwayHook& midway) {
+  if (request.dir().empty()) return absl::InvalidArgumentError("checkpoint: dir is empty");
+  const uint64_t t = request.iteration();
+  mu_.Lock();
+  auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return committed_ > t && open_ == committed_;
+  };
+  if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) {
+    std::string missing = MissingWorkers(t);
+    mu_.Unlock();
+    return absl::DeadlineExceededError(absl::StrCat(
+        "checkpoint of iteration ", t, ": not committed before the deadline; not reported: ",
+        missing));
+  }
+  if (committed_ != t + 1) {
+    const uint64_t latest = committed_ - 1;
+    mu_.Unlock();
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint of iteration ", t, ": shard ", options_.shard,
+                     " has already committed iteration ", latest,
+                     "; a checkpoint captures the latest committed iteration"));
+  }
+  rows_mu_.ReaderLock();
+  mu_.Unlock();
+  absl::Status status = [&]() -> absl::Status {
+    const std::string dir = CheckpointIterationDir(request.dir(), options_.job_id, t);
+    HERALD_RETURN_IF_ERROR(MakeDirs(dir));
+    ShardFileHeader header{options_.job_id, options_.shard, options_.num_shards, t,
+                           static_cast<uint32_t>(tables_.size())};
+    HERALD_ASSIGN_OR_RETURN(auto writer,
+                            ShardFileWriter::Create(
+                                dir + "/" + ShardFileName(options_.shard, options_.num_shards),
+                                header));
+    uint64_t total = 0, written = 0;
+    for (auto& table : tables_) total += table->rows();
+    bool midway_done = false;
+    auto maybe_midway = [&] {
+      if (midway && !midway_done && written * 2 >= total) {
+        midway_done = true;
+        midway();
+      }
+    };
+    for (auto& table : tables_) {
+      struct Entry {
+        Key key;
+        uint32_t stripe, row;
+        bool operator<(const Entry& o) const { return key < o.key; }
+      };
+      std::vector<Entry> entries;
+      entries.reserve(table->rows());
+      for (uint32_t s = 0; s < table->num_stripes(); ++s) {
+        ShardTable::Stripe& stripe = table->stripe(s);
+        absl::MutexLock lock(&stripe.mu);
+        for (uint32_t r = 0; r < stripe.table.size(); ++r) {
+          entries.push_back({stripe.table.key(r), s, r});
+        }
+      }
+      std::sort(entries.begin(), entries.end());
+      const TableOptions& o = table->options();
+      HERALD_RETURN_IF_ERROR(writer->BeginTable({o.id.value(), o.dim, table->row_floats(),
+                                                 static_cast<uint32_t>(o.optimizer.kind),
+                                                 entries.size()}));
+      for (const Entry& e : entries) {
+        maybe_midway();
+        ShardTable::Stripe& stripe = table->stripe(e.stripe);
+        absl::MutexLock lock(&stripe.mu);
+        HERALD_RETURN_IF_ERROR(
+            writer->AppendRow(e.key, stripe.table.version(e.row), stripe.table.Row(e.row)));
+        ++written;
+      }
+    }
+    maybe_midway();
+    HERALD_ASSIGN_OR_RETURN(ShardFileInfo info, writer->Finish());
+    response->set_path(info.path);
+    response->set_bytes(info.bytes);
+    response->set_checksum(absl::StrFormat("%08x", info.crc32));
+    response->set_rows(info.rows);
+    return absl::OkStatus();
+  }();
+  rows_mu_.ReaderUnlock();
+  return status;
+}
+
+absl::Status JobShard::RestoreRow(TableId table_id, Key key, uint64_t version, const float* row) {
+  if (table_id.value() >= tables_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("table ", table_id.value(), " does not exist"));
+  }
+  ShardTable& table = *tables_[table_id.value()];
+  ShardTable::Stripe& stripe = table.stripe(table.StripeOf(key));
+  absl::MutexLock lock(&stripe.mu);
+  HERALD_ASSIGN_OR_RETURN(uint32_t index, table.FindOrCreate(stripe, key));
+  std::memcpy(stripe.table.Row(index), row, table.row_floats() * sizeof(float));
+  stripe.table.set_version(index, version);
+  return absl::OkStatus();
+}
+
+uint64_t JobShard::next_iteration() {
+  absl::MutexLock lock(&mu_);
+  return committed_;
+}
+
+void JobShard::Stats(proto::PsStatsResponse* response) {
+  uint64_t memory = 0;
+  for (auto& table : tables_) {
+    proto::TableStats* ts = response->add_tables();
+    ts->set_table_id(table->options().id.value());
+    ts->set_rows(table->rows());
+    ts->set_bytes(table->MemoryBytes());
+    ts->set_raw_bytes(table->RawRowBytes());
+    memory += ts->bytes();
+  }
+  response->set_memory_bytes(memory);
+  response->set_next_iteration(next_iteration());
+  absl::MutexLock lock(&stats_mu_);
+  const Counters& c = counters_;
+  response->set_rows_fetched(c.rows_fetched);
+  response->set_gradients_pushed(c.gradients_pushed);
+  response->set_rows_written_back(c.rows_written_back);
+  response->set_iterations_committed(c.iterations_committed);
+  response->set_fetch_requests(c.fetch_requests);
+  response->set_push_requests(c.push_requests);
+  response->set_write_back_requests(c.write_back_requests);
+  response->set_rejected_requests(c.rejected_requests);
+  response->set_commit_latency_ms_mean(
+      c.iterations_committed ? c.commit_ms_total / c.iterations_committed : 0.0);
+  response->set_commit_latency_ms_max(c.commit_ms_max);
+}
+
+}  // namespace herald::ps

@@ -1,0 +1,140 @@
+#pragma once
+// One job's tables on one parameter-server shard and the exact BSP iteration
+// protocol (docs/protocol.md, "Parameter server"):
+//
+//   Fetch(t)          rows as of the end of iteration t-1; waits (up to a
+//                     deadline) until t-1 is committed.
+//   PushGradients(t)  buffers one worker's gradients for iteration t.
+//   WriteBack(t)      buffers absolute rows (values + state + version) that a
+//                     worker owned; stored at t's commit, before gradients.
+//   IterationDone(t)  when every worker reported t, commits it: write-backs,
+//                     then per row the pushed gradients summed in worker-rank
+//                     order, one optimizer step, version + 1.
+//
+// The tables change only at commits, so a fetch sees one committed state.
+// Every request is validated as a whole before anything is buffered: a
+// rejected request changes nothing. Thread-safe.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/router.h"
+#include "common/thread_pool.h"
+#include "proto/ps.pb.h"
+#include "ps_server/shard/iteration_buffer.h"
+#include "ps_server/shard/shard_table.h"
+
+namespace herald::ps {
+
+struct JobShardOptions {
+  std::string job_id;
+  uint32_t shard = 0;
+  uint32_t num_shards = 1;
+  uint32_t num_workers = 1;
+  std::vector<TableOptions> tables;  // tables[i].id == i
+  // Stripes per table: parallelism within one request.
+  uint32_t stripes_per_table = 16;
+  // First iteration to run (0, or a restored checkpoint's iteration + 1).
+  uint64_t first_iteration = 0;
+  // Pushes, write-backs and reports are accepted for iterations
+  // [open, open + iterations_ahead): a worker may finish its part of the next
+  // iteration before the shard commits the current one.
+  uint32_t iterations_ahead = 4;
+};
+
+// Called by Checkpoint after half of the rows are written (test hook for
+// crash-in-the-middle tests; empty in production).
+using CheckpointMidwayHook = std::function<void()>;
+
+class JobShard {
+ public:
+  // Errors: InvalidArgument for an inconsistent configuration.
+  static absl::StatusOr<std::unique_ptr<JobShard>> Create(JobShardOptions options,
+                                                          ThreadPool* pool);
+
+  const JobShardOptions& options() const { return options_; }
+
+  // Errors: InvalidArgument (malformed block, unknown table, key of another
+  // shard), FailedPrecondition (iteration already committed),
+  // DeadlineExceeded (t-1 not committed by `deadline`), ResourceExhausted
+  // (row cap).
+  absl::Status Fetch(const proto::FetchRequest& request, absl::Time deadline,
+                     proto::FetchResponse* response);
+  // Errors as Fetch, plus AlreadyExists (this worker already pushed a key for
+  // this iteration) and FailedPrecondition (worker already reported done).
+  absl::Status PushGradients(const proto::PushGradientsRequest& request);
+  // Errors as PushGradients; AlreadyExists if the key was already written
+  // back for this iteration; FailedPrecondition for a version older than the
+  // stored one (a stale owner).
+  absl::Status WriteBack(const proto::WriteBackRequest& request);
+  // Returns true if this report completed (and committed) the iteration.
+  // Errors: InvalidArgument (worker rank, worker count), FailedPrecondition
+  // (already committed, too far ahead), AlreadyExists (reported twice).
+  absl::StatusOr<bool> IterationDone(const proto::IterationDoneRequest& request);
+  // Writes the committed state after `request.iteration` to
+  // `<dir>/<job>/iter-<iteration>/shard-<i>-of-<n>.hsf` (temp file + rename).
+  // Waits (up to `deadline`) for that iteration to commit. Errors:
+  // FailedPrecondition if a later iteration already committed.
+  absl::Status Checkpoint(const proto::CheckpointRequest& request, absl::Time deadline,
+                          proto::CheckpointResponse* response,
+                          const CheckpointMidwayHook& midway = {});
+  // Loads one row before serving starts (checkpoint restore).
+  absl::Status RestoreRow(TableId table, Key key, uint64_t version, const float* row);
+
+  void Stats(proto::PsStatsResponse* response);
+  // First iteration not yet committed.
+  uint64_t next_iteration();
+
+ private:
+  JobShard(JobShardOptions options, ThreadPool* pool, KeyRouter router);
+
+  struct Block {
+    uint32_t table;
+    std::vector<Key> keys;
+  };
+  // Decodes and checks block headers: table known and not repeated, key
+  // bytes a multiple of 8, keys owned by this shard. `field` like "keys".
+  absl::Status DecodeKeys(uint32_t table_id, const std::string& key_bytes,
+                          const std::string& where, std::vector<bool>* seen_tables,
+                          Block* out) const;
+  absl::Status CheckIterationOpen(uint64_t iteration, uint32_t worker, const char* what)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  IterationBuffer& Buffer(uint64_t iteration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool UnchangedIn(uint64_t iteration, const std::vector<Block>& blocks)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CommitReadyIterations() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Apply(IterationBuffer& buffer);
+  std::string MissingWorkers(uint64_t iteration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const JobShardOptions options_;
+  ThreadPool* const pool_;
+  const KeyRouter router_;
+  std::vector<std::unique_ptr<ShardTable>> tables_;
+
+  // Lock order: mu_, then rows_mu_. rows_mu_ is held shared while rows are
+  // read or created, exclusively while a commit writes them.
+  absl::Mutex mu_;
+  absl::Mutex rows_mu_;
+  uint64_t open_ ABSL_GUARDED_BY(mu_);       // first iteration still accepting reports
+  uint64_t committed_ ABSL_GUARDED_BY(mu_);  // first iteration whose commit has not finished
+  std::map<uint64_t, std::unique_ptr<IterationBuffer>> pending_ ABSL_GUARDED_BY(mu_);
+
+  struct Counters {
+    uint64_t rows_fetched = 0, gradients_pushed = 0, rows_written_back = 0;
+    uint64_t fetch_requests = 0, push_requests = 0, write_back_requests = 0;
+    uint64_t rejected_requests = 0, iterations_committed = 0;
+    double commit_ms_total = 0, commit_ms_max = 0;
+  };
+  absl::Mutex stats_mu_;
+  Counters counters_ ABSL_GUARDED_BY(stats_mu_);
+  void Count(const std::function<void(Counters&)>& fn);
+};
+
+}  // namespace herald::ps
