@@ -1,0 +1,83 @@
+#pragma once
+// Everything a worker or the scheduler needs from the parameter servers, for
+// a whole cluster of shards: keys are routed to their shard by the job's
+// KeyRouter, deduplicated, split into requests that fit a message, sent to
+// the shards in parallel, and the answers put back in the caller's order.
+//
+// Implementations: MakeGrpcPsClient (real herald_ps processes) and
+// InProcessPsCluster (the same server code in this process, for tests).
+// Thread-safe.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/ids.h"
+#include "proto/job.pb.h"
+#include "proto/ps.pb.h"
+
+namespace herald::ps {
+
+struct TableKeys {
+  TableId table;
+  std::vector<Key> keys;
+};
+
+// Rows of one table in the order of `keys`: row i is
+// rows[i * row_floats, (i + 1) * row_floats) (values then optimizer state).
+struct TableRows {
+  TableId table;
+  std::vector<Key> keys;
+  uint32_t row_floats = 0;
+  std::vector<float> rows;
+  std::vector<uint64_t> versions;
+};
+
+// Gradients of one table: `dim` floats per key.
+struct TableGrads {
+  TableId table;
+  std::vector<Key> keys;
+  uint32_t dim = 0;
+  std::vector<float> grads;
+};
+
+class PsClient {
+ public:
+  virtual ~PsClient() = default;
+
+  virtual uint32_t num_shards() const = 0;
+
+  // Installs the job on every shard (restoring every shard from
+  // `restore_manifest` if set). Returns the job's next iteration.
+  virtual absl::StatusOr<uint64_t> StartJob(const std::string& job_id, const proto::JobSpec& spec,
+                                            uint32_t num_workers,
+                                            const std::string& restore_manifest = "") = 0;
+  virtual absl::Status EndJob(const std::string& job_id) = 0;
+
+  // Rows as of the end of iteration - 1 (see JobShard::Fetch). Duplicate keys
+  // are fetched once and returned at every position.
+  virtual absl::StatusOr<std::vector<TableRows>> Fetch(const std::string& job_id,
+                                                       uint64_t iteration,
+                                                       const std::vector<TableKeys>& keys,
+                                                       bool early = false) = 0;
+  // Duplicate keys of one table are summed in the order given before sending.
+  virtual absl::Status PushGradients(const std::string& job_id, uint64_t iteration,
+                                     uint32_t worker, const std::vector<TableGrads>& grads) = 0;
+  // Errors: InvalidArgument for a key given twice.
+  virtual absl::Status WriteBack(const std::string& job_id, uint64_t iteration, uint32_t worker,
+                                 const std::vector<TableRows>& rows) = 0;
+  // Reports to every shard. Returns true if every shard has now committed
+  // the iteration.
+  virtual absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration,
+                                             uint32_t worker, uint32_t num_workers) = 0;
+  // Checkpoints every shard at `iteration` (waiting for its commit), then
+  // writes the manifest. Returns the manifest path. The job must have been
+  // started through this client (the manifest records its spec).
+  virtual absl::StatusOr<std::string> Checkpoint(const std::string& job_id, uint64_t iteration,
+                                                 const std::string& dir) = 0;
+  // One entry per shard.
+  virtual absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) = 0;
+};
+
+}  // namespace herald::ps

@@ -1,0 +1,435 @@
+#include "ps_server/client/sharded_ps_client.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "ps_server/checkpoint/manifest.h"
+#include "ps_server/client/grpc_shard_stub.h"
+
+namespace herald::ps {
+namespace {
+
+template <typename T>
+std::string Bytes(const T* data, size_t n) {
+  return std::string(reinterpret_cast<const char*>(data), n * sizeof(T));
+}
+
+// Unique keys of one table and, for every input position, its unique index.
+struct Dedup {
+  std::vector<Key> unique;
+  std::vector<uint32_t> index_of;  // per input position
+};
+
+Dedup Deduplicate(const std::vector<Key>& keys) {
+  Dedup d;
+  absl::flat_hash_map<Key, uint32_t> seen;
+  seen.reserve(keys.size());
+  d.index_of.reserve(keys.size());
+  for (Key k : keys) {
+    auto [it, inserted] = seen.try_emplace(k, static_cast<uint32_t>(d.unique.size()));
+    if (inserted) d.unique.push_back(k);
+    d.index_of.push_back(it->second);
+  }
+  return d;
+}
+
+// One block of one shard request: positions (into a table's unique keys)
+// of the keys it carries.
+struct Piece {
+  size_t table;  // index into the caller's table list
+  std::vector<uint32_t> positions;
+};
+
+// Splits every table's keys by shard and into pieces of at most
+// `max_keys(table)` keys, grouped into requests of at most `budget` bytes.
+// Result: [shard][request] -> pieces.
+std::vector<std::vector<std::vector<Piece>>> Plan(
+    const KeyRouter& router, uint32_t num_shards, const std::vector<TableId>& tables,
+    const std::vector<const std::vector<Key>*>& keys, const std::vector<size_t>& bytes_per_key,
+    size_t budget) {
+  std::vector<std::vector<std::vector<Piece>>> plan(num_shards);
+  std::vector<size_t> used(num_shards, budget);  // bytes in each shard's last request
+  for (size_t t = 0; t < tables.size(); ++t) {
+    std::vector<std::vector<uint32_t>> by_shard(num_shards);
+    for (uint32_t i = 0; i < keys[t]->size(); ++i) {
+      by_shard[router.ShardOf(tables[t], (*keys[t])[i]).value()].push_back(i);
+    }
+    const size_t per_piece = std::max<size_t>(1, budget / std::max<size_t>(bytes_per_key[t], 1));
+    for (uint32_t s = 0; s < num_shards; ++s) {
+      for (size_t begin = 0; begin < by_shard[s].size(); begin += per_piece) {
+        const size_t end = std::min(by_shard[s].size(), begin + per_piece);
+        const size_t bytes = (end - begin) * bytes_per_key[t];
+        if (used[s] + bytes > budget) {
+          plan[s].emplace_back();
+          used[s] = 0;
+        }
+        plan[s].back().push_back(
+            {t, std::vector<uint32_t>(by_shard[s].begin() + begin, by_shard[s].begin() + end)});
+        used[s] += bytes;
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+ShardedPsClient::ShardedPsClient(std::vector<std::unique_ptr<ShardStub>> stubs,
+                                 PsClientOptions options)
+    : stubs_(std::move(stubs)),
+      options_(std::move(options)),
+      router_(*KeyRouter::Create(std::max<uint32_t>(stubs_.size(), 1))),
+      pool_(std::max<size_t>(stubs_.size(), 1)) {}
+
+absl::Status ShardedPsClient::ForEachShard(const std::function<absl::Status(uint32_t)>& fn) {
+  std::vector<absl::Status> status(stubs_.size());
+  pool_.ParallelFor(stubs_.size(), 1, [&](size_t begin, size_t end) {
+    for (size_t s = begin; s < end; ++s) status[s] = fn(static_cast<uint32_t>(s));
+  });
+  for (size_t s = 0; s < status.size(); ++s) {
+    if (!status[s].ok()) {
+      return Annotate(status[s], absl::StrCat("ps shard ", s, " (", stubs_[s]->name(), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ShardedPsClient::StartJob(const std::string& job_id,
+                                                   const proto::JobSpec& spec,
+                                                   uint32_t num_workers,
+                                                   const std::string& restore_manifest) {
+  std::vector<uint64_t> next(stubs_.size());
+  HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
+    proto::PsStartJobRequest r;
+    r.set_job_id(job_id);
+    *r.mutable_spec() = spec;
+    r.set_shard(s);
+    r.set_num_shards(num_shards());
+    r.set_num_workers(num_workers);
+    r.set_restore_manifest(restore_manifest);
+    proto::PsStartJobResponse out;
+    absl::Status st = stubs_[s]->StartJob(r, &out, options_.data_timeout);
+    next[s] = out.next_iteration();
+    return st;
+  }));
+  for (uint64_t n : next) {
+    if (n != next[0]) {
+      return absl::DataLossError(absl::StrCat("job ", job_id, ": shards start at different "
+                                              "iterations (", next[0], " and ", n, ")"));
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  jobs_[job_id] = JobInfo{spec, num_workers};
+  return next.empty() ? 0 : next[0];
+}
+
+absl::Status ShardedPsClient::EndJob(const std::string& job_id) {
+  {
+    absl::MutexLock lock(&mu_);
+    jobs_.erase(job_id);
+  }
+  return ForEachShard([&](uint32_t s) {
+    proto::PsEndJobRequest r;
+    r.set_job_id(job_id);
+    return stubs_[s]->EndJob(r, options_.control_timeout);
+  });
+}
+
+absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string& job_id,
+                                                              uint64_t iteration,
+                                                              const std::vector<TableKeys>& keys,
+                                                              bool early) {
+  std::vector<Dedup> dedup;
+  std::vector<TableId> tables;
+  std::vector<const std::vector<Key>*> unique;
+  for (const TableKeys& t : keys) {
+    dedup.push_back(Deduplicate(t.keys));
+    tables.push_back(t.table);
+  }
+  for (const Dedup& d : dedup) unique.push_back(&d.unique);
+  // An answer row is at most 8 (key) + 8 (version) + 4 * (4096 dim * 3) bytes;
+  // assume a generous 1 KiB per key for planning and let the budget split.
+  const std::vector<size_t> bytes_per_key(keys.size(), 1024);
+  auto plan = Plan(router_, num_shards(), tables, unique, bytes_per_key,
+                   options_.max_request_bytes);
+
+  // Unique rows per table, filled by the shards.
+  std::vector<std::vector<float>> rows(keys.size());
+  std::vector<std::vector<uint64_t>> versions(keys.size());
+  std::vector<uint32_t> row_floats(keys.size(), 0);
+  absl::Mutex fill_mu;
+  absl::Status status = ForEachShard([&](uint32_t s) -> absl::Status {
+    for (const std::vector<Piece>& request_pieces : plan[s]) {
+      proto::FetchRequest r;
+      r.set_job_id(job_id);
+      r.set_iteration(iteration);
+      r.set_early(early);
+      for (const Piece& p : request_pieces) {
+        std::vector<Key> k;
+        for (uint32_t pos : p.positions) k.push_back(dedup[p.table].unique[pos]);
+        proto::KeyBlock* block = r.add_keys();
+        block->set_table_id(tables[p.table].value());
+        block->set_keys(Bytes(k.data(), k.size()));
+      }
+      proto::FetchResponse out;
+      HERALD_RETURN_IF_ERROR(stubs_[s]->Fetch(r, &out, options_.data_timeout));
+      if (out.rows_size() != static_cast<int>(request_pieces.size())) {
+        return absl::DataLossError(absl::StrCat("answer has ", out.rows_size(), " blocks for ",
+                                                request_pieces.size(), " asked"));
+      }
+      absl::MutexLock lock(&fill_mu);
+      for (size_t b = 0; b < request_pieces.size(); ++b) {
+        const Piece& p = request_pieces[b];
+        const proto::RowBlock& block = out.rows(static_cast<int>(b));
+        const uint32_t rf = block.row_floats();
+        const size_t n = p.positions.size();
+        if (rf == 0 || block.rows().size() != n * rf * sizeof(float) ||
+            block.versions().size() != n * sizeof(uint64_t) ||
+            (row_floats[p.table] != 0 && row_floats[p.table] != rf)) {
+          return absl::DataLossError(absl::StrCat("malformed rows of table ", block.table_id()));
+        }
+        if (row_floats[p.table] == 0) {
+          row_floats[p.table] = rf;
+          rows[p.table].resize(dedup[p.table].unique.size() * size_t{rf});
+          versions[p.table].resize(dedup[p.table].unique.size());
+        }
+        for (size_t i = 0; i < n; ++i) {
+          std::memcpy(rows[p.table].data() + size_t{p.positions[i]} * rf,
+                      block.rows().data() + i * rf * sizeof(float), rf * sizeof(float));
+          std::memcpy(&versions[p.table][p.positions[i]],
+                      block.versions().data() + i * sizeof(uint64_t), sizeof(uint64_t));
+        }
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  std::vector<TableRows> result(keys.size());
+  for (size_t t = 0; t < keys.size(); ++t) {
+    TableRows& out = result[t];
+    out.table = keys[t].table;
+    out.keys = keys[t].keys;
+    out.row_floats = row_floats[t];
+    if (dedup[t].unique.size() == keys[t].keys.size()) {
+      out.rows = std::move(rows[t]);
+      out.versions = std::move(versions[t]);
+      continue;
+    }
+    const uint32_t rf = row_floats[t];
+    out.rows.resize(keys[t].keys.size() * size_t{rf});
+    out.versions.resize(keys[t].keys.size());
+    for (size_t i = 0; i < keys[t].keys.size(); ++i) {
+      const uint32_t u = dedup[t].index_of[i];
+      std::memcpy(out.rows.data() + i * rf, rows[t].data() + size_t{u} * rf, rf * sizeof(float));
+      out.versions[i] = versions[t][u];
+    }
+  }
+  return result;
+}
+
+absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t iteration,
+                                            uint32_t worker,
+                                            const std::vector<TableGrads>& grads) {
+  std::vector<TableId> tables;
+  std::vector<Dedup> dedup;
+  std::vector<std::vector<float>> sums(grads.size());
+  std::vector<const std::vector<Key>*> unique;
+  std::vector<size_t> bytes_per_key;
+  for (size_t t = 0; t < grads.size(); ++t) {
+    const TableGrads& g = grads[t];
+    if (g.dim == 0 || g.grads.size() != g.keys.size() * g.dim) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "push of table ", g.table.value(), ": ", g.grads.size(), " gradient floats for ",
+          g.keys.size(), " keys of dim ", g.dim));
+    }
+    tables.push_back(g.table);
+    dedup.push_back(Deduplicate(g.keys));
+    bytes_per_key.push_back(sizeof(Key) + g.dim * sizeof(float));
+    if (dedup.back().unique.size() == g.keys.size()) continue;
+    // Sum duplicates in the order given (deterministic).
+    std::vector<float>& sum = sums[t];
+    sum.assign(dedup.back().unique.size() * g.dim, 0.0f);
+    std::vector<bool> first(dedup.back().unique.size(), true);
+    for (size_t i = 0; i < g.keys.size(); ++i) {
+      const uint32_t u = dedup.back().index_of[i];
+      for (uint32_t d = 0; d < g.dim; ++d) {
+        float& s = sum[size_t{u} * g.dim + d];
+        s = first[u] ? g.grads[i * g.dim + d] : s + g.grads[i * g.dim + d];
+      }
+      first[u] = false;
+    }
+  }
+  for (const Dedup& d : dedup) unique.push_back(&d.unique);
+  auto plan = Plan(router_, num_shards(), tables, unique, bytes_per_key,
+                   options_.max_request_bytes);
+  return ForEachShard([&](uint32_t s) -> absl::Status {
+    for (const std::vector<Piece>& request_pieces : plan[s]) {
+      proto::PushGradientsRequest r;
+      r.set_job_id(job_id);
+      r.set_iteration(iteration);
+      r.set_worker_rank(worker);
+      for (const Piece& p : request_pieces) {
+        const TableGrads& g = grads[p.table];
+        const float* src = sums[p.table].empty() ? g.grads.data() : sums[p.table].data();
+        std::vector<Key> k;
+        std::vector<float> v;
+        v.reserve(p.positions.size() * g.dim);
+        for (uint32_t pos : p.positions) {
+          k.push_back(dedup[p.table].unique[pos]);
+          v.insert(v.end(), src + size_t{pos} * g.dim, src + size_t{pos + 1} * g.dim);
+        }
+        proto::GradientBlock* block = r.add_grads();
+        block->set_table_id(g.table.value());
+        block->set_keys(Bytes(k.data(), k.size()));
+        block->set_dim(g.dim);
+        block->set_grads(Bytes(v.data(), v.size()));
+      }
+      HERALD_RETURN_IF_ERROR(stubs_[s]->PushGradients(r, options_.data_timeout));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iteration,
+                                        uint32_t worker, const std::vector<TableRows>& rows) {
+  std::vector<TableId> tables;
+  std::vector<const std::vector<Key>*> keys;
+  std::vector<size_t> bytes_per_key;
+  for (const TableRows& t : rows) {
+    if (t.row_floats == 0 || t.rows.size() != t.keys.size() * t.row_floats ||
+        t.versions.size() != t.keys.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "write-back of table ", t.table.value(), ": ", t.rows.size(), " floats and ",
+          t.versions.size(), " versions for ", t.keys.size(), " keys of ", t.row_floats,
+          " floats"));
+    }
+    if (Deduplicate(t.keys).unique.size() != t.keys.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("write-back of table ", t.table.value(), " names a key twice"));
+    }
+    tables.push_back(t.table);
+    keys.push_back(&t.keys);
+    bytes_per_key.push_back(2 * sizeof(uint64_t) + t.row_floats * sizeof(float));
+  }
+  auto plan = Plan(router_, num_shards(), tables, keys, bytes_per_key,
+                   options_.max_request_bytes);
+  return ForEachShard([&](uint32_t s) -> absl::Status {
+    for (const std::vector<Piece>& request_pieces : plan[s]) {
+      proto::WriteBackRequest r;
+      r.set_job_id(job_id);
+      r.set_iteration(iteration);
+      r.set_worker_rank(worker);
+      for (const Piece& p : request_pieces) {
+        const TableRows& t = rows[p.table];
+        std::vector<Key> k;
+        std::vector<float> v;
+        std::vector<uint64_t> ver;
+        for (uint32_t pos : p.positions) {
+          k.push_back(t.keys[pos]);
+          ver.push_back(t.versions[pos]);
+          v.insert(v.end(), t.rows.begin() + size_t{pos} * t.row_floats,
+                   t.rows.begin() + size_t{pos + 1} * t.row_floats);
+        }
+        proto::RowBlock* block = r.add_rows();
+        block->set_table_id(t.table.value());
+        block->set_keys(Bytes(k.data(), k.size()));
+        block->set_row_floats(t.row_floats);
+        block->set_rows(Bytes(v.data(), v.size()));
+        block->set_versions(Bytes(ver.data(), ver.size()));
+      }
+      HERALD_RETURN_IF_ERROR(stubs_[s]->WriteBack(r, options_.data_timeout));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id,
+                                                    uint64_t iteration, uint32_t worker,
+                                                    uint32_t num_workers) {
+  std::vector<char> committed(stubs_.size(), 0);
+  HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
+    proto::IterationDoneRequest r;
+    r.set_job_id(job_id);
+    r.set_iteration(iteration);
+    r.set_worker_rank(worker);
+    r.set_num_workers(num_workers);
+    proto::IterationDoneResponse out;
+    absl::Status st = stubs_[s]->IterationDone(r, &out, options_.data_timeout);
+    committed[s] = out.committed();
+    return st;
+  }));
+  return std::all_of(committed.begin(), committed.end(), [](char c) { return c != 0; });
+}
+
+absl::StatusOr<std::string> ShardedPsClient::Checkpoint(const std::string& job_id,
+                                                        uint64_t iteration,
+                                                        const std::string& dir) {
+  JobInfo info;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint of job ", job_id, ": not started through this client"));
+    }
+    info = it->second;
+  }
+  std::vector<proto::CheckpointResponse> out(stubs_.size());
+  HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
+    proto::CheckpointRequest r;
+    r.set_job_id(job_id);
+    r.set_iteration(iteration);
+    r.set_dir(dir);
+    return stubs_[s]->Checkpoint(r, &out[s], options_.data_timeout);
+  }));
+  proto::CheckpointManifest manifest;
+  manifest.set_job_id(job_id);
+  manifest.set_iteration(iteration);
+  manifest.set_num_shards(num_shards());
+  manifest.set_num_workers(info.num_workers);
+  *manifest.mutable_spec() = info.spec;
+  for (uint32_t s = 0; s < num_shards(); ++s) {
+    proto::CheckpointShard* e = manifest.add_shards();
+    e->set_shard(s);
+    e->set_file(ShardFileName(s, num_shards()));
+    e->set_bytes(out[s].bytes());
+    e->set_checksum(out[s].checksum());
+    e->set_rows(out[s].rows());
+  }
+  return WriteManifest(dir, manifest);
+}
+
+absl::StatusOr<std::vector<proto::PsStatsResponse>> ShardedPsClient::Stats(
+    const std::string& job_id) {
+  std::vector<proto::PsStatsResponse> out(stubs_.size());
+  HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
+    proto::PsStatsRequest r;
+    r.set_job_id(job_id);
+    return stubs_[s]->Stats(r, &out[s], options_.control_timeout);
+  }));
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(const std::vector<std::string>& addresses,
+                                                           const PsClientOptions& options) {
+  if (addresses.empty()) return absl::InvalidArgumentError("no parameter-server addresses");
+  std::vector<std::unique_ptr<ShardStub>> stubs;
+  for (const std::string& a : addresses) {
+    HERALD_ASSIGN_OR_RETURN(auto stub, MakeGrpcShardStub(a, options.channel));
+    stubs.push_back(std::move(stub));
+  }
+  return std::unique_ptr<PsClient>(new ShardedPsClient(std::move(stubs), options));
+}
+
+InProcessPsCluster::InProcessPsCluster(uint32_t num_shards, PsCoreOptions core_options,
+                                       PsClientOptions client_options) {
+  std::vector<std::unique_ptr<ShardStub>> stubs;
+  for (uint32_t s = 0; s < num_shards; ++s) {
+    cores_.push_back(std::make_unique<PsCore>(core_options));
+    stubs.push_back(MakeInProcessShardStub(cores_.back().get(), absl::StrCat("in-process ", s)));
+  }
+  client_ = std::make_unique<ShardedPsClient>(std::move(stubs), client_options);
+}
+
+}  // namespace herald::ps

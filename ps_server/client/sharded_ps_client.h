@@ -1,0 +1,89 @@
+#pragma once
+// The PsClient implementation: routes, deduplicates, splits and reassembles
+// over one ShardStub per shard (shard i = stubs[i]).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/router.h"
+#include "common/rpc/channel.h"
+#include "common/thread_pool.h"
+#include "ps_server/client/ps_client.h"
+#include "ps_server/client/shard_stub.h"
+#include "ps_server/service/ps_core.h"
+
+namespace herald::ps {
+
+struct PsClientOptions {
+  // Deadline of data calls (a fetch may wait for the previous commit).
+  absl::Duration data_timeout = absl::Seconds(60);
+  // Deadline of control calls (start, end, stats, iteration done).
+  absl::Duration control_timeout = absl::Seconds(10);
+  // A request (or a fetch's answer) larger than this is split.
+  size_t max_request_bytes = 64 << 20;
+  rpc::ChannelOptions channel;
+};
+
+class ShardedPsClient final : public PsClient {
+ public:
+  ShardedPsClient(std::vector<std::unique_ptr<ShardStub>> stubs, PsClientOptions options);
+
+  uint32_t num_shards() const override { return static_cast<uint32_t>(stubs_.size()); }
+  absl::StatusOr<uint64_t> StartJob(const std::string& job_id, const proto::JobSpec& spec,
+                                    uint32_t num_workers,
+                                    const std::string& restore_manifest) override;
+  absl::Status EndJob(const std::string& job_id) override;
+  absl::StatusOr<std::vector<TableRows>> Fetch(const std::string& job_id, uint64_t iteration,
+                                               const std::vector<TableKeys>& keys,
+                                               bool early) override;
+  absl::Status PushGradients(const std::string& job_id, uint64_t iteration, uint32_t worker,
+                             const std::vector<TableGrads>& grads) override;
+  absl::Status WriteBack(const std::string& job_id, uint64_t iteration, uint32_t worker,
+                         const std::vector<TableRows>& rows) override;
+  absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration,
+                                     uint32_t worker, uint32_t num_workers) override;
+  absl::StatusOr<std::string> Checkpoint(const std::string& job_id, uint64_t iteration,
+                                         const std::string& dir) override;
+  absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;
+
+ private:
+  // Runs fn(shard) for every shard in parallel; the first failing shard's
+  // error, annotated with the shard, or OK.
+  absl::Status ForEachShard(const std::function<absl::Status(uint32_t)>& fn);
+
+  struct JobInfo {
+    proto::JobSpec spec;
+    uint32_t num_workers;
+  };
+
+  std::vector<std::unique_ptr<ShardStub>> stubs_;
+  PsClientOptions options_;
+  KeyRouter router_;
+  ThreadPool pool_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, JobInfo> jobs_ ABSL_GUARDED_BY(mu_);
+};
+
+// A client of real herald_ps processes; addresses[i] is shard i.
+absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(const std::vector<std::string>& addresses,
+                                                           const PsClientOptions& options = {});
+
+// `num_shards` PsCores in this process behind a ShardedPsClient: the real
+// server code without sockets, for tests of the worker and the scheduler.
+class InProcessPsCluster {
+ public:
+  explicit InProcessPsCluster(uint32_t num_shards, PsCoreOptions core_options = {},
+                              PsClientOptions client_options = {});
+  PsClient& client() { return *client_; }
+  PsCore& core(uint32_t shard) { return *cores_[shard]; }
+
+ private:
+  std::vector<std::unique_ptr<PsCore>> cores_;
+  std::unique_ptr<PsClient> client_;
+};
+
+}  // namespace herald::ps

@@ -1,0 +1,134 @@
+#include "ps_server/client/sharded_ps_client.h"
+
+#include "common/data/test_util.h"
+#include "gtest/gtest.h"
+#include "ps_server/client/testing/ps_scenario.h"
+
+namespace herald::ps {
+namespace {
+
+using testing::FetchAll;
+using testing::RunIterations;
+using testing::ScenarioOptions;
+using testing::ScenarioSpec;
+
+std::vector<TableRows> Reference(uint64_t iterations) {
+  InProcessPsCluster one(1);
+  ScenarioOptions o;
+  EXPECT_TRUE(one.client().StartJob(o.job_id, ScenarioSpec(), o.num_workers).ok());
+  absl::Status s = RunIterations(one.client(), o, 0, iterations - 1);
+  EXPECT_TRUE(s.ok()) << s;
+  return *FetchAll(one.client(), o, iterations);
+}
+
+void ExpectSameRows(const std::vector<TableRows>& a, const std::vector<TableRows>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t t = 0; t < a.size(); ++t) {
+    EXPECT_EQ(a[t].keys, b[t].keys);
+    EXPECT_EQ(a[t].row_floats, b[t].row_floats);
+    EXPECT_EQ(a[t].versions, b[t].versions) << "table " << t;
+    EXPECT_TRUE(a[t].rows == b[t].rows) << "table " << t << " differs";
+  }
+}
+
+TEST(ShardedPsClient, AnyShardCountGivesTheSingleShardBits) {
+  const std::vector<TableRows> reference = Reference(6);
+  // Rows really moved: the versions count committed updates.
+  EXPECT_GT(reference[0].versions[0] + reference[0].versions[1], 0u);
+  for (uint32_t shards : {2u, 3u}) {
+    PsClientOptions small;
+    small.max_request_bytes = 4096;  // forces split requests
+    InProcessPsCluster cluster(shards, {}, small);
+    ScenarioOptions o;
+    ASSERT_TRUE(cluster.client().StartJob(o.job_id, ScenarioSpec(), o.num_workers).ok());
+    ASSERT_TRUE(RunIterations(cluster.client(), o, 0, 5).ok());
+    auto rows = FetchAll(cluster.client(), o, 6);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    ExpectSameRows(*rows, reference);
+    auto stats = cluster.client().Stats(o.job_id);
+    ASSERT_TRUE(stats.ok());
+    uint64_t pushed = 0;
+    for (const auto& s : *stats) {
+      EXPECT_EQ(s.iterations_committed(), 6u);
+      EXPECT_EQ(s.next_iteration(), 6u);
+      EXPECT_GT(s.tables(0).rows(), 0u);
+      pushed += s.gradients_pushed();
+    }
+    EXPECT_GT(pushed, 0u);
+  }
+}
+
+TEST(ShardedPsClient, RestoredCheckpointContinuesToTheSameBitsEvenResharded) {
+  const std::vector<TableRows> reference = Reference(8);
+  data::testing::TempDir dir;
+  ScenarioOptions o;
+  std::string manifest;
+  {
+    InProcessPsCluster cluster(2);
+    ASSERT_TRUE(cluster.client().StartJob(o.job_id, ScenarioSpec(), o.num_workers).ok());
+    ASSERT_TRUE(RunIterations(cluster.client(), o, 0, 3).ok());
+    auto m = cluster.client().Checkpoint(o.job_id, 3, dir.path());
+    ASSERT_TRUE(m.ok()) << m.status();
+    manifest = *m;
+  }
+  for (uint32_t shards : {2u, 3u}) {
+    InProcessPsCluster restored(shards);
+    auto next = restored.client().StartJob(o.job_id, ScenarioSpec(), o.num_workers, manifest);
+    ASSERT_TRUE(next.ok()) << next.status();
+    EXPECT_EQ(*next, 4u);
+    ASSERT_TRUE(RunIterations(restored.client(), o, 4, 7).ok());
+    auto rows = FetchAll(restored.client(), o, 8);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    ExpectSameRows(*rows, reference);
+  }
+}
+
+TEST(ShardedPsClient, DuplicateKeysAreFetchedOnceAndGradientsSummed) {
+  InProcessPsCluster cluster(2);
+  proto::JobSpec spec = ScenarioSpec();
+  ASSERT_TRUE(cluster.client().StartJob("j", spec, 1).ok());
+  auto rows = cluster.client().Fetch("j", 0, {{TableId(1), {5, 9, 5}}});
+  ASSERT_TRUE(rows.ok());
+  const TableRows& r = (*rows)[0];
+  ASSERT_EQ(r.row_floats, 4u + 4 + 4 + 1);
+  EXPECT_TRUE(std::equal(r.rows.begin(), r.rows.begin() + 13, r.rows.begin() + 26));
+  auto stats = cluster.client().Stats("j");
+  EXPECT_EQ((*stats)[0].rows_fetched() + (*stats)[1].rows_fetched(), 2u);
+
+  // Pushing key 5 twice equals pushing the sum once.
+  ASSERT_TRUE(cluster.client()
+                  .PushGradients("j", 0, 0, {{TableId(0), {5, 5}, 8, std::vector<float>(16, 0.25f)}})
+                  .ok());
+  ASSERT_TRUE(*cluster.client().IterationDone("j", 0, 0, 1));
+  InProcessPsCluster other(1);
+  ASSERT_TRUE(other.client().StartJob("j", spec, 1).ok());
+  ASSERT_TRUE(other.client()
+                  .PushGradients("j", 0, 0, {{TableId(0), {5}, 8, std::vector<float>(8, 0.5f)}})
+                  .ok());
+  ASSERT_TRUE(*other.client().IterationDone("j", 0, 0, 1));
+  EXPECT_EQ((*cluster.client().Fetch("j", 1, {{TableId(0), {5}}}))[0].rows,
+            (*other.client().Fetch("j", 1, {{TableId(0), {5}}}))[0].rows);
+}
+
+TEST(ShardedPsClient, ErrorsNameTheShardAndTheProblem) {
+  InProcessPsCluster cluster(2);
+  auto missing = cluster.client().Fetch("nope", 0, {{TableId(0), {1, 2, 3}}});
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("ps shard"), std::string::npos) << missing.status();
+  EXPECT_NE(missing.status().message().find("job 'nope' is not running"), std::string::npos);
+  ASSERT_TRUE(cluster.client().StartJob("j", ScenarioSpec(), 1).ok());
+  EXPECT_EQ(cluster.client().StartJob("j", ScenarioSpec(), 3).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(cluster.client().StartJob("j", ScenarioSpec(), 1).ok());  // retry: no-op
+  EXPECT_EQ(cluster.client()
+                .WriteBack("j", 0, 0, {{TableId(0), {1, 1}, 16, std::vector<float>(32), {0, 0}}})
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(cluster.client().Checkpoint("other", 0, "/tmp").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(cluster.client().EndJob("j").ok());
+  EXPECT_EQ(cluster.client().Stats("j").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace herald::ps

@@ -1,0 +1,94 @@
+// herald_ps: one parameter-server shard. Serves the ParameterServer gRPC
+// service (and gRPC health) until SIGTERM/SIGINT. Jobs are installed by the
+// scheduler (StartJob) or, with --restore, from a checkpoint at start.
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "common/rpc/server_process.h"
+#include "ps_server/service/ps_core.h"
+#include "ps_server/service/ps_service.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
+ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");
+ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate; with --tls_key, serve TLS only");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key");
+ABSL_FLAG(int, threads, 0, "threads serving one request's keys and commits (0: one per core)");
+ABSL_FLAG(int, stripes, 16, "stripes per table (lock granularity within a request)");
+ABSL_FLAG(std::string, restore, "",
+          "checkpoint MANIFEST to load at start (the job, its spec and rows)");
+ABSL_FLAG(int, shard, 0, "with --restore: this process's shard index");
+ABSL_FLAG(int, num_shards, 0, "with --restore: shard count (0: the checkpoint's)");
+ABSL_FLAG(std::string, testing_checkpoint_stall_file, "",
+          "TESTS ONLY: halfway through writing a checkpoint, create this file and stall "
+          "(up to 120 s) so a test can kill the writer mid-checkpoint");
+
+namespace {
+
+// Test hook: announce the stall, then hold the checkpoint half written.
+void StallCheckpoint(const std::string& marker) {
+  std::ofstream(marker) << "stalled\n";
+  HLOG_WARN("checkpoint stalled on purpose (--testing_checkpoint_stall_file)");
+  absl::SleepFor(absl::Seconds(120));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  herald::rpc::BlockTerminationSignals();
+  absl::SetProgramUsageMessage("herald_ps: one parameter-server shard");
+  absl::ParseCommandLine(argc, argv);
+  const int shard = absl::GetFlag(FLAGS_shard);
+  absl::Status s = herald::InitLogging("ps", shard, absl::GetFlag(FLAGS_log_level));
+  if (!s.ok()) {
+    std::fprintf(stderr, "herald_ps: --log_level: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_threads) < 0 || absl::GetFlag(FLAGS_stripes) < 1 || shard < 0 ||
+      absl::GetFlag(FLAGS_num_shards) < 0) {
+    std::fprintf(stderr, "herald_ps: --threads, --shard and --num_shards must be >= 0, "
+                         "--stripes >= 1\n");
+    return 2;
+  }
+  herald::ps::PsCoreOptions core_options;
+  core_options.threads = absl::GetFlag(FLAGS_threads) > 0
+                             ? absl::GetFlag(FLAGS_threads)
+                             : std::max(1u, std::thread::hardware_concurrency());
+  core_options.stripes_per_table = absl::GetFlag(FLAGS_stripes);
+  if (const std::string marker = absl::GetFlag(FLAGS_testing_checkpoint_stall_file);
+      !marker.empty()) {
+    core_options.checkpoint_midway = [marker] { StallCheckpoint(marker); };
+  }
+  herald::ps::PsCore core(core_options);
+  if (const std::string manifest = absl::GetFlag(FLAGS_restore); !manifest.empty()) {
+    herald::proto::PsStartJobResponse restored;
+    s = core.RestoreAtStart(manifest, shard, absl::GetFlag(FLAGS_num_shards), &restored);
+    if (!s.ok()) {
+      HLOG_ERROR("herald_ps: cannot restore {}: {}", manifest, std::string(s.message()));
+      return 1;
+    }
+  }
+  herald::ps::PsService service(&core);
+  herald::rpc::ServeOptions options;
+  options.role = "herald_ps";
+  options.server.listen_address = absl::GetFlag(FLAGS_listen);
+  options.server.tls_cert_path = absl::GetFlag(FLAGS_tls_cert);
+  options.server.tls_key_path = absl::GetFlag(FLAGS_tls_key);
+  options.port_file = absl::GetFlag(FLAGS_port_file);
+  s = herald::rpc::ServeUntilSignal(options, {&service});
+  if (!s.ok()) {
+    HLOG_ERROR("herald_ps: {}", std::string(s.message()));
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,154 @@
+#include "ps_server/service/ps_core.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "ps_server/checkpoint/manifest.h"
+#include "ps_server/shard/job_tables.h"
+#include "ps_server/shard/restore.h"
+
+namespace herald::ps {
+
+PsCore::PsCore(PsCoreOptions options)
+    : options_(std::move(options)), pool_(std::max<uint32_t>(options_.threads, 1)) {}
+
+absl::Time PsCore::Bound(absl::Time deadline) const {
+  return deadline == absl::InfiniteFuture() ? absl::Now() + options_.default_wait : deadline;
+}
+
+absl::StatusOr<std::shared_ptr<JobShard>> PsCore::Find(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it != jobs_.end()) return it->second.shard;
+  std::vector<std::string> names;
+  for (const auto& [name, job] : jobs_) names.push_back(name);
+  return absl::NotFoundError(absl::StrCat("job '", job_id, "' is not running on this shard",
+                                          names.empty() ? " (no jobs)" : " (jobs: ",
+                                          absl::StrJoin(names, ", "), names.empty() ? "" : ")"));
+}
+
+absl::Status PsCore::StartJob(const proto::PsStartJobRequest& request,
+                              proto::PsStartJobResponse* response) {
+  if (request.restore_manifest().empty()) return Install(request, nullptr, "", response);
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
+                          ReadManifest(request.restore_manifest()));
+  if (manifest.job_id() != request.job_id()) {
+    return absl::InvalidArgumentError(absl::StrCat("restore_manifest ", request.restore_manifest(),
+                                                   " is a checkpoint of job ", manifest.job_id(),
+                                                   ", not ", request.job_id()));
+  }
+  return Install(request, &manifest, ManifestDir(request.restore_manifest()), response);
+}
+
+absl::Status PsCore::RestoreAtStart(const std::string& manifest_path, uint32_t shard,
+                                    uint32_t num_shards, proto::PsStartJobResponse* response) {
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest, ReadManifest(manifest_path));
+  proto::PsStartJobRequest request;
+  request.set_job_id(manifest.job_id());
+  *request.mutable_spec() = manifest.spec();
+  request.set_shard(shard);
+  request.set_num_shards(num_shards == 0 ? manifest.num_shards() : num_shards);
+  request.set_num_workers(manifest.num_workers());
+  request.set_restore_manifest(manifest_path);
+  return Install(request, &manifest, ManifestDir(manifest_path), response);
+}
+
+absl::Status PsCore::Install(const proto::PsStartJobRequest& request,
+                             const proto::CheckpointManifest* manifest,
+                             const std::string& manifest_dir,
+                             proto::PsStartJobResponse* response) {
+  if (request.job_id().empty()) return absl::InvalidArgumentError("job_id: must not be empty");
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(request.job_id());
+    if (it != jobs_.end()) {
+      const proto::PsStartJobRequest& had = it->second.start;
+      if (had.shard() == request.shard() && had.num_shards() == request.num_shards() &&
+          had.num_workers() == request.num_workers() &&
+          had.restore_manifest() == request.restore_manifest() &&
+          google::protobuf::util::MessageDifferencer::Equals(had.spec(), request.spec())) {
+        response->set_next_iteration(it->second.shard->next_iteration());
+        return absl::OkStatus();
+      }
+      return absl::AlreadyExistsError(absl::StrCat(
+          "job '", request.job_id(), "' is already running on this shard with another ",
+          "configuration; end it first"));
+    }
+  }
+  HERALD_ASSIGN_OR_RETURN(std::vector<TableOptions> tables,
+                          TableOptionsFromSpec(request.spec(), request.num_shards()));
+  JobShardOptions o;
+  o.job_id = request.job_id();
+  o.shard = request.shard();
+  o.num_shards = request.num_shards();
+  o.num_workers = request.num_workers();
+  o.tables = std::move(tables);
+  o.stripes_per_table = options_.stripes_per_table;
+  o.first_iteration = manifest == nullptr ? 0 : manifest->iteration() + 1;
+  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<JobShard> shard, JobShard::Create(o, &pool_));
+  uint64_t restored = 0;
+  if (manifest != nullptr) {
+    HERALD_ASSIGN_OR_RETURN(restored, RestoreShard(*manifest, manifest_dir, shard.get()));
+  }
+  absl::MutexLock lock(&mu_);
+  if (jobs_.count(request.job_id())) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("job '", request.job_id(), "' was started concurrently"));
+  }
+  response->set_next_iteration(o.first_iteration);
+  response->set_rows_restored(restored);
+  HLOG_INFO("job {}: shard {}/{}, {} tables, {} workers, next iteration {}{}", o.job_id, o.shard,
+            o.num_shards, o.tables.size(), o.num_workers, o.first_iteration,
+            manifest ? absl::StrCat(", ", restored, " rows restored") : std::string());
+  jobs_[request.job_id()] = Job{request, std::move(shard)};
+  return absl::OkStatus();
+}
+
+absl::Status PsCore::EndJob(const proto::PsEndJobRequest& request) {
+  HERALD_RETURN_IF_ERROR(Find(request.job_id()).status());
+  absl::MutexLock lock(&mu_);
+  jobs_.erase(request.job_id());
+  HLOG_INFO("job {}: ended", request.job_id());
+  return absl::OkStatus();
+}
+
+absl::Status PsCore::Fetch(const proto::FetchRequest& request, absl::Time deadline,
+                           proto::FetchResponse* response) {
+  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  return shard->Fetch(request, Bound(deadline), response);
+}
+
+absl::Status PsCore::PushGradients(const proto::PushGradientsRequest& request) {
+  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  return shard->PushGradients(request);
+}
+
+absl::Status PsCore::WriteBack(const proto::WriteBackRequest& request) {
+  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  return shard->WriteBack(request);
+}
+
+absl::Status PsCore::IterationDone(const proto::IterationDoneRequest& request,
+                                   proto::IterationDoneResponse* response) {
+  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(bool committed, shard->IterationDone(request));
+  response->set_committed(committed);
+  return absl::OkStatus();
+}
+
+absl::Status PsCore::Checkpoint(const proto::CheckpointRequest& request, absl::Time deadline,
+                                proto::CheckpointResponse* response) {
+  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  return shard->Checkpoint(request, Bound(deadline), response, options_.checkpoint_midway);
+}
+
+absl::Status PsCore::Stats(const proto::PsStatsRequest& request,
+                           proto::PsStatsResponse* response) {
+  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  shard->Stats(response);
+  return absl::OkStatus();
+}
+
+}  // namespace herald::ps

@@ -1,0 +1,74 @@
+#pragma once
+// Everything one herald_ps process does, independent of gRPC: the jobs it
+// holds and the dispatch of each request to its JobShard. The gRPC service
+// (ps_service.h) and the in-process client (ps_server/client) both call it,
+// so tests without sockets run the same code as the server.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/thread_pool.h"
+#include "proto/checkpoint.pb.h"
+#include "proto/ps.pb.h"
+#include "ps_server/shard/job_shard.h"
+
+namespace herald::ps {
+
+struct PsCoreOptions {
+  // Threads serving the keys of one request (and commits).
+  uint32_t threads = 4;
+  uint32_t stripes_per_table = 16;
+  // Longest a fetch or checkpoint waits for a commit when the caller set no deadline.
+  absl::Duration default_wait = absl::Seconds(60);
+  // Test hook, see CheckpointMidwayHook.
+  CheckpointMidwayHook checkpoint_midway;
+};
+
+class PsCore {
+ public:
+  explicit PsCore(PsCoreOptions options);
+
+  // Installs a job (or restores it from request.restore_manifest). Starting
+  // a job that is already there with the same shard layout, worker count and
+  // restore manifest is a no-op (retries are safe).
+  absl::Status StartJob(const proto::PsStartJobRequest& request,
+                        proto::PsStartJobResponse* response);
+  // Loads the job described by a checkpoint manifest as shard `shard` of
+  // `num_shards` (0: the manifest's count) at process start.
+  absl::Status RestoreAtStart(const std::string& manifest_path, uint32_t shard,
+                              uint32_t num_shards, proto::PsStartJobResponse* response);
+  absl::Status EndJob(const proto::PsEndJobRequest& request);
+
+  // `deadline`: absl::InfiniteFuture() means options.default_wait from now.
+  absl::Status Fetch(const proto::FetchRequest& request, absl::Time deadline,
+                     proto::FetchResponse* response);
+  absl::Status PushGradients(const proto::PushGradientsRequest& request);
+  absl::Status WriteBack(const proto::WriteBackRequest& request);
+  absl::Status IterationDone(const proto::IterationDoneRequest& request,
+                             proto::IterationDoneResponse* response);
+  absl::Status Checkpoint(const proto::CheckpointRequest& request, absl::Time deadline,
+                          proto::CheckpointResponse* response);
+  absl::Status Stats(const proto::PsStatsRequest& request, proto::PsStatsResponse* response);
+
+ private:
+  struct Job {
+    proto::PsStartJobRequest start;  // spec, layout, workers, restore manifest
+    std::shared_ptr<JobShard> shard;
+  };
+  absl::StatusOr<std::shared_ptr<JobShard>> Find(const std::string& job_id);
+  absl::Time Bound(absl::Time deadline) const;
+  absl::Status Install(const proto::PsStartJobRequest& request,
+                       const proto::CheckpointManifest* manifest, const std::string& manifest_dir,
+                       proto::PsStartJobResponse* response);
+
+  const PsCoreOptions options_;
+  ThreadPool pool_;
+  absl::Mutex mu_;
+  std::map<std::string, Job> jobs_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace herald::ps
