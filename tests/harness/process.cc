@@ -97,6 +97,21 @@ absl::StatusOr<int> ChildProcess::WaitForPortFile(const std::string& port_file,
                                                   " ms; log:\n", LogTail()));
 }
 
+absl::Status ChildProcess::WaitForFile(const std::string& path, int64_t timeout_ms) {
+  absl::Time deadline = absl::Now() + absl::Milliseconds(timeout_ms);
+  while (absl::Now() < deadline) {
+    if (std::ifstream(path).good()) return absl::OkStatus();
+    if (TryReap()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "process exited with code ", exit_code_, " before creating ", path, "; log:\n",
+          LogTail()));
+    }
+    absl::SleepFor(absl::Milliseconds(5));  // polling interval, bounded by the deadline
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat(path, " not created after ", timeout_ms, " ms; log:\n", LogTail()));
+}
+
 absl::Status ChildProcess::Signal(int sig) {
   if (exited_) return absl::FailedPreconditionError("process already exited");
   if (kill(pid_, sig) != 0) return absl::InternalError(std::strerror(errno));

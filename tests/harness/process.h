@@ -35,6 +35,10 @@ class ChildProcess {
   // FailedPrecondition if the process exits first (with its log tail).
   absl::StatusOr<int> WaitForPortFile(const std::string& port_file, int64_t timeout_ms);
 
+  // Waits until `path` exists (a file the process creates to announce a
+  // state). Errors: DeadlineExceeded, FailedPrecondition if it exits first.
+  absl::Status WaitForFile(const std::string& path, int64_t timeout_ms);
+
   absl::Status Signal(int sig);
 
   // Waits for the process to exit. Returns its exit code, or 128 + signal if a
