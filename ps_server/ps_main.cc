@@ -2,8 +2,6 @@
 // service (and gRPC health) until SIGTERM/SIGINT. Jobs are installed by the
 // scheduler (StartJob) or, with --restore, from a checkpoint at start.
 
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <fstream>
 #include <string>

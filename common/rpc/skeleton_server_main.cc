@@ -1,5 +1,5 @@
-// Placeholder main shared by herald_ps, herald_worker and herald_scheduler until
-// their services are built (each BUILD sets HERALD_ROLE to ps, worker or scheduler).
+// Placeholder main shared by herald_worker and herald_scheduler until
+// their services are built (each BUILD sets HERALD_ROLE to worker or scheduler).
 //
 // Current state (see README): the process starts, serves the standard gRPC
 // health service on --listen, writes its port to --port_file and shuts down
@@ -29,7 +29,6 @@ constexpr char kRole[] = HERALD_STRINGIFY(HERALD_ROLE);
 
 std::string Description() {
   const std::string role = kRole;
-  if (role == "ps") return "one parameter-server shard";
   if (role == "worker") return "one trainer (dense model replica + embedding cache)";
   return "cluster coordinator, data loader and embedding scheduler";
 }

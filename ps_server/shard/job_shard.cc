@@ -35,12 +35,6 @@ bool AllFinite(const std::string& float_bytes, size_t* first_bad) {
   return true;
 }
 
-// One unit of parallel work: the keys of one request block in one stripe.
-struct WorkItem {
-  size_t block;
-  uint32_t stripe;
-};
-
 // Runs fn(item_index) for every item on the pool; returns the error of the
 // lowest-numbered failing item (deterministic), or OK.
 absl::Status RunItems(ThreadPool* pool, size_t n, const std::function<absl::Status(size_t)>& fn) {
@@ -126,6 +120,23 @@ absl::Status JobShard::DecodeKeys(uint32_t table_id, const std::string& key_byte
   return absl::OkStatus();
 }
 
+absl::Status JobShard::Reject(absl::Status status) {
+  Count([](Counters& c) { ++c.rejected_requests; });
+  return status;
+}
+
+StripePlan JobShard::PlanByStripe(const std::vector<Block>& blocks) const {
+  StripePlan plan;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const ShardTable& table = *tables_[blocks[b].table];
+    plan.groups.push_back(GroupByStripe(table, blocks[b].keys.data(), blocks[b].keys.size()));
+    for (uint32_t s = 0; s < table.num_stripes(); ++s) {
+      if (plan.groups[b].begin[s + 1] > plan.groups[b].begin[s]) plan.items.push_back({b, s});
+    }
+  }
+  return plan;
+}
+
 IterationBuffer& JobShard::Buffer(uint64_t iteration) {
   auto& slot = pending_[iteration];
   if (slot == nullptr) {
@@ -185,23 +196,19 @@ bool JobShard::UnchangedIn(uint64_t iteration, const std::vector<Block>& blocks)
 
 absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time deadline,
                              proto::FetchResponse* response) {
-  auto reject = [&](absl::Status s) {
-    Count([](Counters& c) { ++c.rejected_requests; });
-    return s;
-  };
   std::vector<Block> blocks(request.keys_size());
   std::vector<bool> seen(tables_.size(), false);
   for (int i = 0; i < request.keys_size(); ++i) {
     absl::Status s = DecodeKeys(request.keys(i).table_id(), request.keys(i).keys(),
                                 absl::StrCat("keys[", i, "]"), &seen, &blocks[i]);
-    if (!s.ok()) return reject(s);
+    if (!s.ok()) return Reject(s);
   }
   const uint64_t t = request.iteration();
   mu_.Lock();
   if (t < committed_) {
     const uint64_t next = committed_;
     mu_.Unlock();
-    return reject(absl::FailedPreconditionError(absl::StrCat(
+    return Reject(absl::FailedPreconditionError(absl::StrCat(
         "fetch for iteration ", t, ": iteration ", t, " is already committed on shard ",
         options_.shard, " (next iteration ", next, "); its starting rows no longer exist")));
   }
@@ -212,14 +219,14 @@ absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time dead
     if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) {
       std::string missing = MissingWorkers(t - 1);
       mu_.Unlock();
-      return reject(absl::DeadlineExceededError(
+      return Reject(absl::DeadlineExceededError(
           absl::StrCat("fetch for iteration ", t, ": iteration ", t - 1,
                        " was not committed on shard ", options_.shard,
                        " before the deadline; not reported: ", missing)));
     }
     if (committed_ > t) {
       mu_.Unlock();
-      return reject(absl::FailedPreconditionError(
+      return Reject(absl::FailedPreconditionError(
           absl::StrCat("fetch for iteration ", t, ": iteration ", t,
                        " committed while the fetch waited")));
     }
@@ -227,15 +234,12 @@ absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time dead
   rows_mu_.ReaderLock();
   mu_.Unlock();
 
-  std::vector<StripeGroups> groups;
-  std::vector<WorkItem> items;
+  const StripePlan plan = PlanByStripe(blocks);
+  const std::vector<StripeGroups>& groups = plan.groups;
+  const std::vector<StripeWork>& items = plan.items;
   uint64_t total_keys = 0;
   for (size_t b = 0; b < blocks.size(); ++b) {
     const ShardTable& table = *tables_[blocks[b].table];
-    groups.push_back(GroupByStripe(table, blocks[b].keys.data(), blocks[b].keys.size()));
-    for (uint32_t s = 0; s < table.num_stripes(); ++s) {
-      if (groups[b].begin[s + 1] > groups[b].begin[s]) items.push_back({b, s});
-    }
     proto::RowBlock* out = response->add_rows();
     out->set_table_id(blocks[b].table);
     *out->mutable_keys() = request.keys(b).keys();
@@ -267,7 +271,7 @@ absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time dead
   rows_mu_.ReaderUnlock();
   if (!status.ok()) {
     response->Clear();
-    return reject(status);
+    return Reject(status);
   }
   Count([&](Counters& c) {
     ++c.fetch_requests;
@@ -277,10 +281,6 @@ absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time dead
 }
 
 absl::Status JobShard::PushGradients(const proto::PushGradientsRequest& request) {
-  auto reject = [&](absl::Status s) {
-    Count([](Counters& c) { ++c.rejected_requests; });
-    return s;
-  };
   std::vector<Block> blocks(request.grads_size());
   std::vector<bool> seen(tables_.size(), false);
   uint64_t total_keys = 0;
@@ -288,21 +288,21 @@ absl::Status JobShard::PushGradients(const proto::PushGradientsRequest& request)
     const proto::GradientBlock& g = request.grads(i);
     const std::string where = absl::StrCat("grads[", i, "]");
     absl::Status s = DecodeKeys(g.table_id(), g.keys(), where, &seen, &blocks[i]);
-    if (!s.ok()) return reject(s);
+    if (!s.ok()) return Reject(s);
     const uint32_t dim = tables_[g.table_id()]->dim();
     if (g.dim() != dim) {
-      return reject(absl::InvalidArgumentError(absl::StrCat(
+      return Reject(absl::InvalidArgumentError(absl::StrCat(
           where, ": dim ", g.dim(), " does not match table ", g.table_id(), " (dim ", dim, ")")));
     }
     const size_t expect = blocks[i].keys.size() * dim * sizeof(float);
     if (g.grads().size() != expect) {
-      return reject(absl::InvalidArgumentError(
+      return Reject(absl::InvalidArgumentError(
           absl::StrCat(where, ": grads are ", g.grads().size(), " bytes, expected ", expect,
                        " (", blocks[i].keys.size(), " keys x dim ", dim, " x 4)")));
     }
     size_t bad;
     if (!AllFinite(g.grads(), &bad)) {
-      return reject(absl::InvalidArgumentError(absl::StrCat(
+      return Reject(absl::InvalidArgumentError(absl::StrCat(
           where, ": gradient of key ", blocks[i].keys[bad / dim], " is not finite")));
     }
     total_keys += blocks[i].keys.size();
@@ -311,20 +311,15 @@ absl::Status JobShard::PushGradients(const proto::PushGradientsRequest& request)
   const uint32_t worker = request.worker_rank();
   absl::MutexLock lock(&mu_);
   absl::Status s = CheckIterationOpen(t, worker, "push");
-  if (!s.ok()) return reject(s);
+  if (!s.ok()) return Reject(s);
   IterationBuffer& buffer = Buffer(t);
 
-  std::vector<StripeGroups> groups;
-  std::vector<WorkItem> items;
+  const StripePlan plan = PlanByStripe(blocks);
+  const std::vector<StripeGroups>& groups = plan.groups;
+  const std::vector<StripeWork>& items = plan.items;
+  // Row index of every key, found (or created) in phase 1.
   std::vector<std::vector<uint32_t>> row_of(blocks.size());
-  for (size_t b = 0; b < blocks.size(); ++b) {
-    const ShardTable& table = *tables_[blocks[b].table];
-    groups.push_back(GroupByStripe(table, blocks[b].keys.data(), blocks[b].keys.size()));
-    row_of[b].resize(blocks[b].keys.size());
-    for (uint32_t st = 0; st < table.num_stripes(); ++st) {
-      if (groups[b].begin[st + 1] > groups[b].begin[st]) items.push_back({b, st});
-    }
-  }
+  for (size_t b = 0; b < blocks.size(); ++b) row_of[b].resize(blocks[b].keys.size());
   rows_mu_.ReaderLock();
   // Phase 1: check everything and make sure every row exists (row cap), so
   // that phase 2 and the commit cannot fail.
@@ -358,7 +353,7 @@ absl::Status JobShard::PushGradients(const proto::PushGradientsRequest& request)
   });
   if (!s.ok()) {
     rows_mu_.ReaderUnlock();
-    return reject(s);
+    return Reject(s);
   }
   // Phase 2: buffer the gradients.
   RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
@@ -388,10 +383,6 @@ absl::Status JobShard::PushGradients(const proto::PushGradientsRequest& request)
 }
 
 absl::Status JobShard::WriteBack(const proto::WriteBackRequest& request) {
-  auto reject = [&](absl::Status s) {
-    Count([](Counters& c) { ++c.rejected_requests; });
-    return s;
-  };
   std::vector<Block> blocks(request.rows_size());
   std::vector<bool> seen(tables_.size(), false);
   uint64_t total_keys = 0;
@@ -399,23 +390,23 @@ absl::Status JobShard::WriteBack(const proto::WriteBackRequest& request) {
     const proto::RowBlock& r = request.rows(i);
     const std::string where = absl::StrCat("rows[", i, "]");
     absl::Status s = DecodeKeys(r.table_id(), r.keys(), where, &seen, &blocks[i]);
-    if (!s.ok()) return reject(s);
+    if (!s.ok()) return Reject(s);
     const uint32_t rf = tables_[r.table_id()]->row_floats();
     const size_t n = blocks[i].keys.size();
     if (r.row_floats() != rf) {
-      return reject(absl::InvalidArgumentError(
+      return Reject(absl::InvalidArgumentError(
           absl::StrCat(where, ": row_floats ", r.row_floats(), " does not match table ",
                        r.table_id(), " (", rf, " floats: values + optimizer state)")));
     }
     if (r.rows().size() != n * rf * sizeof(float) || r.versions().size() != n * sizeof(uint64_t)) {
-      return reject(absl::InvalidArgumentError(absl::StrCat(
+      return Reject(absl::InvalidArgumentError(absl::StrCat(
           where, ": ", n, " keys need ", n * rf * sizeof(float), " bytes of rows and ",
           n * sizeof(uint64_t), " bytes of versions, got ", r.rows().size(), " and ",
           r.versions().size())));
     }
     size_t bad;
     if (!AllFinite(r.rows(), &bad)) {
-      return reject(absl::InvalidArgumentError(
+      return Reject(absl::InvalidArgumentError(
           absl::StrCat(where, ": row of key ", blocks[i].keys[bad / rf], " is not finite")));
     }
     total_keys += n;
@@ -424,20 +415,15 @@ absl::Status JobShard::WriteBack(const proto::WriteBackRequest& request) {
   const uint32_t worker = request.worker_rank();
   absl::MutexLock lock(&mu_);
   absl::Status s = CheckIterationOpen(t, worker, "write-back");
-  if (!s.ok()) return reject(s);
+  if (!s.ok()) return Reject(s);
   IterationBuffer& buffer = Buffer(t);
 
-  std::vector<StripeGroups> groups;
-  std::vector<WorkItem> items;
+  const StripePlan plan = PlanByStripe(blocks);
+  const std::vector<StripeGroups>& groups = plan.groups;
+  const std::vector<StripeWork>& items = plan.items;
+  // Row index of every key, found (or created) in phase 1.
   std::vector<std::vector<uint32_t>> row_of(blocks.size());
-  for (size_t b = 0; b < blocks.size(); ++b) {
-    const ShardTable& table = *tables_[blocks[b].table];
-    groups.push_back(GroupByStripe(table, blocks[b].keys.data(), blocks[b].keys.size()));
-    row_of[b].resize(blocks[b].keys.size());
-    for (uint32_t st = 0; st < table.num_stripes(); ++st) {
-      if (groups[b].begin[st + 1] > groups[b].begin[st]) items.push_back({b, st});
-    }
-  }
+  for (size_t b = 0; b < blocks.size(); ++b) row_of[b].resize(blocks[b].keys.size());
   auto version_at = [&](size_t b, uint32_t pos) {
     uint64_t v;
     std::memcpy(&v, request.rows(static_cast<int>(b)).versions().data() + pos * sizeof(v),
@@ -476,7 +462,7 @@ absl::Status JobShard::WriteBack(const proto::WriteBackRequest& request) {
   });
   if (!s.ok()) {
     rows_mu_.ReaderUnlock();
-    return reject(s);
+    return Reject(s);
   }
   RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
     const Block& block = blocks[items[i].block];
@@ -520,10 +506,7 @@ absl::StatusOr<bool> JobShard::IterationDone(const proto::IterationDoneRequest& 
   } else {
     s = CheckIterationOpen(t, worker, "iteration done");
   }
-  if (!s.ok()) {
-    Count([](Counters& c) { ++c.rejected_requests; });
-    return s;
-  }
+  if (!s.ok()) return Reject(s);
   IterationBuffer& buffer = Buffer(t);
   buffer.done[worker] = true;
   ++buffer.done_count;

@@ -104,6 +104,9 @@ class JobShard {
   absl::Status DecodeKeys(uint32_t table_id, const std::string& key_bytes,
                           const std::string& where, std::vector<bool>* seen_tables,
                           Block* out) const;
+  StripePlan PlanByStripe(const std::vector<Block>& blocks) const;
+  // Counts a rejected request and returns its error.
+  absl::Status Reject(absl::Status status);
   absl::Status CheckIterationOpen(uint64_t iteration, uint32_t worker, const char* what)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   IterationBuffer& Buffer(uint64_t iteration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

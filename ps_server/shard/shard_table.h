@@ -61,4 +61,17 @@ struct StripeGroups {
 };
 StripeGroups GroupByStripe(const ShardTable& table, const Key* keys, size_t n);
 
+// One unit of parallel work of a request: the keys of one block in one stripe.
+struct StripeWork {
+  size_t block;
+  uint32_t stripe;
+};
+
+// A multi-block request split by stripe: groups[b] for block b, and the
+// (block, stripe) pairs that hold at least one key.
+struct StripePlan {
+  std::vector<StripeGroups> groups;
+  std::vector<StripeWork> items;
+};
+
 }  // namespace herald::ps
