@@ -3,29 +3,42 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <new>
 
-namespace herald::worker {
+// The same float operations as written (no contraction into fused
+// multiply-add), so the CUDA device (built with --fmad=false) can match.
+#pragma GCC optimize("fp-contract=off")
 
-float* CpuDevice::Allocate(size_t floats) {
-  if (floats == 0) return nullptr;
-  // 64-byte alignment for vector loads; zero-initialised as documented.
-  float* p = static_cast<float*>(::operator new[](floats * sizeof(float), std::align_val_t(64)));
-  std::memset(p, 0, floats * sizeof(float));
+namespace herald::worker {
+namespace {
+
+size_t At(int row, int stride) { return static_cast<size_t>(row) * stride; }
+
+}  // namespace
+
+void* CpuDevice::AllocateBytes(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* p = ::operator new[](bytes, std::align_val_t(64));
+  std::memset(p, 0, bytes);
   return p;
 }
 
-void CpuDevice::Free(float* p) {
+void CpuDevice::FreeBytes(void* p) {
   if (p != nullptr) ::operator delete[](p, std::align_val_t(64));
 }
 
-void CpuDevice::CopyToDevice(const float* host, float* device, size_t floats) {
-  if (floats) std::memcpy(device, host, floats * sizeof(float));
+void CpuDevice::CopyToDevice(const void* host, void* device, size_t bytes) {
+  if (bytes) std::memcpy(device, host, bytes);
 }
 
-void CpuDevice::CopyToHost(const float* device, float* host, size_t floats) {
-  if (floats) std::memcpy(host, device, floats * sizeof(float));
+void CpuDevice::CopyToHost(const void* device, void* host, size_t bytes) {
+  if (bytes) std::memcpy(host, device, bytes);
+}
+
+void CpuDevice::CopyOnDevice(const void* from, void* to, size_t bytes) {
+  if (bytes) std::memmove(to, from, bytes);
 }
 
 void CpuDevice::Fill(float* x, size_t n, float value) { std::fill(x, x + n, value); }
@@ -34,6 +47,11 @@ void CpuDevice::Gemm(bool transpose_a, bool transpose_b, int m, int n, int k, fl
                      const float* a, int lda, const float* b, int ldb, float beta, float* c,
                      int ldc) {
   if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) c[At(i, ldc) + j] *= beta;
+    return;
+  }
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
               transpose_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
               ldc);
@@ -45,7 +63,7 @@ void CpuDevice::Axpy(size_t n, float alpha, const float* x, float* y) {
 
 void CpuDevice::AddRowVector(const float* bias, int rows, int cols, float* y) {
   for (int r = 0; r < rows; ++r) {
-    float* row = y + static_cast<size_t>(r) * cols;
+    float* row = y + At(r, cols);
     for (int c = 0; c < cols; ++c) row[c] += bias[c];
   }
 }
@@ -53,8 +71,24 @@ void CpuDevice::AddRowVector(const float* bias, int rows, int cols, float* y) {
 void CpuDevice::SumRows(const float* x, int rows, int cols, float* out) {
   std::fill(out, out + cols, 0.0f);
   for (int r = 0; r < rows; ++r) {
-    const float* row = x + static_cast<size_t>(r) * cols;
+    const float* row = x + At(r, cols);
     for (int c = 0; c < cols; ++c) out[c] += row[c];
+  }
+}
+
+void CpuDevice::Copy2D(const float* from, int from_stride, int rows, int cols, float* to,
+                       int to_stride) {
+  for (int r = 0; r < rows; ++r) {
+    std::memcpy(to + At(r, to_stride), from + At(r, from_stride), cols * sizeof(float));
+  }
+}
+
+void CpuDevice::Add2D(const float* from, int from_stride, int rows, int cols, float* to,
+                      int to_stride) {
+  for (int r = 0; r < rows; ++r) {
+    const float* src = from + At(r, from_stride);
+    float* dst = to + At(r, to_stride);
+    for (int c = 0; c < cols; ++c) dst[c] += src[c];
   }
 }
 
@@ -62,24 +96,194 @@ void CpuDevice::Relu(const float* x, size_t n, float* y) {
   for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
-void CpuDevice::ReluBackward(const float* x, const float* dy, size_t n, float* dx) {
-  for (size_t i = 0; i < n; ++i) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+void CpuDevice::ReluBackward(const float* y, const float* dy, size_t n, float* dx) {
+  for (size_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
-void CpuDevice::GatherRows(const float* rows, int row_stride, const int32_t* slots, int n, int dim,
-                           float* out) {
+void CpuDevice::Sigmoid(const float* x, size_t n, float* y) {
+  for (size_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+}
+
+void CpuDevice::SigmoidCrossEntropy(const float* logits, const float* labels, int n,
+                                    float grad_scale, float* losses, float* dlogits) {
   for (int i = 0; i < n; ++i) {
-    std::memcpy(out + static_cast<size_t>(i) * dim,
-                rows + static_cast<size_t>(slots[i]) * row_stride, dim * sizeof(float));
+    const float z = logits[i];
+    const float y = labels[i];
+    // max(z, 0) − z·y + log(1 + exp(−|z|)): no overflow for any z.
+    losses[i] = std::max(z, 0.0f) - z * y + std::log1p(std::exp(-std::fabs(z)));
+    const float p = 1.0f / (1.0f + std::exp(-z));
+    dlogits[i] = (p - y) * grad_scale;
   }
 }
 
-void CpuDevice::ScatterAddRows(const float* in, const int32_t* slots, int n, int dim,
-                               int row_stride, float* rows) {
+void CpuDevice::Multiply2D(const float* a, int a_stride, const float* b, int b_stride, int rows,
+                           int cols, float* out, int out_stride, bool accumulate) {
+  for (int r = 0; r < rows; ++r) {
+    const float* ar = a + At(r, a_stride);
+    const float* br = b + At(r, b_stride);
+    float* o = out + At(r, out_stride);
+    for (int c = 0; c < cols; ++c) o[c] = (accumulate ? o[c] : 0.0f) + ar[c] * br[c];
+  }
+}
+
+void CpuDevice::AddScaledRows(const float* s, const float* x, int x_stride, int rows, int cols,
+                              float* y, int y_stride) {
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + At(r, x_stride);
+    float* yr = y + At(r, y_stride);
+    for (int c = 0; c < cols; ++c) yr[c] += s[r] * xr[c];
+  }
+}
+
+void CpuDevice::RowDots(const float* a, int a_stride, const float* b, int b_stride, int rows,
+                        int cols, float* out) {
+  for (int r = 0; r < rows; ++r) {
+    const float* ar = a + At(r, a_stride);
+    const float* br = b + At(r, b_stride);
+    float s = 0.0f;
+    for (int c = 0; c < cols; ++c) s += ar[c] * br[c];
+    out[r] = s;
+  }
+}
+
+void CpuDevice::FmForward(const float* x, int x_stride, int rows, int fields, int dim,
+                          float* out) {
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + At(r, x_stride);
+    float total = 0.0f;
+    for (int k = 0; k < dim; ++k) {
+      float sum = 0.0f, sum_sq = 0.0f;
+      for (int f = 0; f < fields; ++f) {
+        const float v = xr[f * dim + k];
+        sum += v;
+        sum_sq += v * v;
+      }
+      total += sum * sum - sum_sq;
+    }
+    out[r] = 0.5f * total;
+  }
+}
+
+void CpuDevice::FmBackward(const float* x, int x_stride, const float* dout, int rows, int fields,
+                           int dim, float* dx, int dx_stride) {
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + At(r, x_stride);
+    float* dr = dx + At(r, dx_stride);
+    for (int k = 0; k < dim; ++k) {
+      float sum = 0.0f;
+      for (int f = 0; f < fields; ++f) sum += xr[f * dim + k];
+      for (int f = 0; f < fields; ++f) dr[f * dim + k] += dout[r] * (sum - xr[f * dim + k]);
+    }
+  }
+}
+
+void CpuDevice::DotInteractionForward(const float* x, int x_stride, int rows, int fields, int dim,
+                                      float* out, int out_stride) {
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + At(r, x_stride);
+    float* o = out + At(r, out_stride);
+    int p = 0;
+    for (int a = 1; a < fields; ++a) {
+      for (int b = 0; b < a; ++b) {
+        float s = 0.0f;
+        for (int k = 0; k < dim; ++k) s += xr[a * dim + k] * xr[b * dim + k];
+        o[p++] = s;
+      }
+    }
+  }
+}
+
+void CpuDevice::DotInteractionBackward(const float* x, int x_stride, const float* dout,
+                                       int dout_stride, int rows, int fields, int dim, float* dx,
+                                       int dx_stride) {
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + At(r, x_stride);
+    const float* g = dout + At(r, dout_stride);
+    float* dr = dx + At(r, dx_stride);
+    int p = 0;
+    for (int a = 1; a < fields; ++a) {
+      for (int b = 0; b < a; ++b) {
+        const float gp = g[p++];
+        for (int k = 0; k < dim; ++k) {
+          dr[a * dim + k] += gp * xr[b * dim + k];
+          dr[b * dim + k] += gp * xr[a * dim + k];
+        }
+      }
+    }
+  }
+}
+
+void CpuDevice::EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
+                                    const uint32_t* slots, int n, int dim, bool mean, float* out,
+                                    int out_stride) {
+  for (int i = 0; i < n; ++i) {
+    float* o = out + At(i, out_stride);
+    std::fill(o, o + dim, 0.0f);
+    const uint32_t begin = offsets[i], end = offsets[i + 1];
+    for (uint32_t j = begin; j < end; ++j) {
+      const float* row = rows + static_cast<size_t>(slots[j]) * row_stride;
+      for (int d = 0; d < dim; ++d) o[d] += row[d];
+    }
+    if (mean && end > begin) {
+      const float inv = 1.0f / static_cast<float>(end - begin);
+      for (int d = 0; d < dim; ++d) o[d] *= inv;
+    }
+  }
+}
+
+void CpuDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
+                                     const uint32_t* slots, int n, int dim, bool mean,
+                                     float* grads, int grad_stride) {
+  for (int i = 0; i < n; ++i) {
+    const float* g = dout + At(i, dout_stride);
+    const uint32_t begin = offsets[i], end = offsets[i + 1];
+    const float scale = mean && end > begin ? 1.0f / static_cast<float>(end - begin) : 1.0f;
+    for (uint32_t j = begin; j < end; ++j) {
+      float* dst = grads + static_cast<size_t>(slots[j]) * grad_stride;
+      if (mean) {
+        for (int d = 0; d < dim; ++d) dst[d] += g[d] * scale;
+      } else {
+        for (int d = 0; d < dim; ++d) dst[d] += g[d];
+      }
+    }
+  }
+}
+
+void CpuDevice::GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n,
+                           int width, float* out) {
+  for (int i = 0; i < n; ++i) {
+    std::memcpy(out + At(i, width), rows + static_cast<size_t>(slots[i]) * row_stride,
+                width * sizeof(float));
+  }
+}
+
+void CpuDevice::ScatterRows(const float* in, const uint32_t* slots, int n, int width,
+                            int row_stride, float* rows) {
+  for (int i = 0; i < n; ++i) {
+    std::memcpy(rows + static_cast<size_t>(slots[i]) * row_stride, in + At(i, width),
+                width * sizeof(float));
+  }
+}
+
+void CpuDevice::ZeroRows(const uint32_t* slots, int n, int width, int row_stride, float* rows) {
   for (int i = 0; i < n; ++i) {
     float* row = rows + static_cast<size_t>(slots[i]) * row_stride;
-    const float* src = in + static_cast<size_t>(i) * dim;
-    for (int d = 0; d < dim; ++d) row[d] += src[d];
+    std::fill(row, row + width, 0.0f);
+  }
+}
+
+void CpuDevice::ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t n,
+                               const float* grad, float* values, float* state) {
+  math::ApplySparseUpdate(config, static_cast<uint32_t>(n), grad, values, state);
+}
+
+void CpuDevice::ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim,
+                                const uint32_t* slots, int n, const float* grads,
+                                int grad_stride, float* rows, int row_stride) {
+  for (int i = 0; i < n; ++i) {
+    float* row = rows + static_cast<size_t>(slots[i]) * row_stride;
+    math::ApplySparseUpdate(config, dim, grads + static_cast<size_t>(slots[i]) * grad_stride,
+                            row, row + dim);
   }
 }
 

@@ -1,8 +1,10 @@
 #include "worker/device/cpu_device.h"
 
+#include <cmath>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "worker/device/device_array.h"
 
 namespace herald::worker {
 namespace {
@@ -47,38 +49,101 @@ TEST(CpuDevice, GemmMatchesNaiveProductForEveryTransposition) {
 
 TEST(CpuDevice, ElementwiseAndReductions) {
   CpuDevice dev;
-  float* x = dev.Allocate(6);
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(x[i], 0.0f);  // zero-initialised
+  DeviceArray<float> x(&dev, 6);
+  for (float v : x.ToHost()) EXPECT_EQ(v, 0.0f);  // zero-initialised
   const std::vector<float> host = {-1, 2, -3, 4, 0, 6};
-  dev.CopyToDevice(host.data(), x, 6);
-  std::vector<float> y(6), dx(6), sum(3), back(6);
-  dev.Relu(x, 6, y.data());
+  x.CopyFromHost(host);
+  std::vector<float> y(6), dx(6), sum(3);
+  dev.Relu(x.data(), 6, y.data());
   EXPECT_EQ(y, (std::vector<float>{0, 2, 0, 4, 0, 6}));
   const std::vector<float> dy = {1, 1, 1, 1, 1, 1};
-  dev.ReluBackward(x, dy.data(), 6, dx.data());
+  dev.ReluBackward(y.data(), dy.data(), 6, dx.data());
   EXPECT_EQ(dx, (std::vector<float>{0, 1, 0, 1, 0, 1}));
-  dev.SumRows(x, 2, 3, sum.data());  // rows {-1,2,-3} and {4,0,6}
+  dev.SumRows(x.data(), 2, 3, sum.data());  // rows {-1,2,-3} and {4,0,6}
   EXPECT_EQ(sum, (std::vector<float>{3, 2, 3}));
   const float bias[3] = {10, 20, 30};
-  dev.AddRowVector(bias, 2, 3, x);
-  dev.Axpy(6, 2.0f, host.data(), x);
-  dev.CopyToHost(x, back.data(), 6);
-  EXPECT_EQ(back, (std::vector<float>{7, 26, 21, 22, 20, 48}));
-  dev.Free(x);
+  dev.AddRowVector(bias, 2, 3, x.data());
+  dev.Axpy(6, 2.0f, host.data(), x.data());
+  EXPECT_EQ(x.ToHost(), (std::vector<float>{7, 26, 21, 22, 20, 48}));
 }
 
-TEST(CpuDevice, GatherAndScatterAddUseSlotsWithAStride) {
+TEST(CpuDevice, StridedCopyAddMultiplyAndRowDots) {
+  CpuDevice dev;
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6};  // 2×3
+  std::vector<float> wide(2 * 5, 0.0f);
+  dev.Copy2D(a.data(), 3, 2, 3, wide.data() + 1, 5);
+  EXPECT_EQ(wide, (std::vector<float>{0, 1, 2, 3, 0, 0, 4, 5, 6, 0}));
+  dev.Add2D(a.data(), 3, 2, 2, wide.data(), 5);
+  EXPECT_EQ(wide, (std::vector<float>{1, 3, 2, 3, 0, 4, 9, 5, 6, 0}));
+  std::vector<float> prod(6, 1.0f), dots(2);
+  dev.Multiply2D(a.data(), 3, a.data(), 3, 2, 3, prod.data(), 3, /*accumulate=*/true);
+  EXPECT_EQ(prod, (std::vector<float>{2, 5, 10, 17, 26, 37}));
+  dev.RowDots(a.data(), 3, a.data(), 3, 2, 3, dots.data());
+  EXPECT_EQ(dots, (std::vector<float>{14, 77}));
+  const float s[2] = {2, -1};
+  std::vector<float> y(6, 0.0f);
+  dev.AddScaledRows(s, a.data(), 3, 2, 3, y.data(), 3);
+  EXPECT_EQ(y, (std::vector<float>{2, 4, 6, -4, -5, -6}));
+}
+
+TEST(CpuDevice, SigmoidCrossEntropyIsStableForLargeLogits) {
+  CpuDevice dev;
+  const float logits[3] = {0.0f, 100.0f, -100.0f};
+  const float labels[3] = {1.0f, 1.0f, 1.0f};
+  float loss[3], grad[3];
+  dev.SigmoidCrossEntropy(logits, labels, 3, 0.5f, loss, grad);
+  EXPECT_NEAR(loss[0], std::log(2.0f), 1e-6);
+  EXPECT_NEAR(loss[1], 0.0f, 1e-6);
+  EXPECT_NEAR(loss[2], 100.0f, 1e-4);  // no inf from exp(100)
+  EXPECT_NEAR(grad[0], -0.25f, 1e-6);
+  EXPECT_NEAR(grad[2], -0.5f, 1e-6);
+}
+
+TEST(CpuDevice, EmbeddingBagPoolsSlotsWithAStrideAndScattersGradientsInOrder) {
   CpuDevice dev;
   // 3 slots of stride 4 (2 values + 2 optimizer-state floats).
-  std::vector<float> rows = {1, 2, 90, 91, 3, 4, 92, 93, 5, 6, 94, 95};
-  const int32_t slots[4] = {2, 0, 2, 1};
-  std::vector<float> out(8);
-  dev.GatherRows(rows.data(), 4, slots, 4, 2, out.data());
-  EXPECT_EQ(out, (std::vector<float>{5, 6, 1, 2, 5, 6, 3, 4}));
-  const std::vector<float> grads = {1, 1, 2, 2, 3, 3, 4, 4};
-  dev.ScatterAddRows(grads.data(), slots, 4, 2, 4, rows.data());
-  // Slot 2 received 1 and 3; the state floats are untouched.
-  EXPECT_EQ(rows, (std::vector<float>{3, 4, 90, 91, 7, 8, 92, 93, 9, 10, 94, 95}));
+  const std::vector<float> rows = {1, 2, 90, 91, 3, 4, 92, 93, 5, 6, 94, 95};
+  // Bags: {2, 0}, {}, {2, 1, 2}.
+  const uint32_t offsets[4] = {0, 2, 2, 5};
+  const uint32_t slots[5] = {2, 0, 2, 1, 2};
+  std::vector<float> sum(6), mean(6);
+  dev.EmbeddingBagForward(rows.data(), 4, offsets, slots, 3, 2, false, sum.data(), 2);
+  EXPECT_EQ(sum, (std::vector<float>{6, 8, 0, 0, 13, 16}));
+  dev.EmbeddingBagForward(rows.data(), 4, offsets, slots, 3, 2, true, mean.data(), 2);
+  EXPECT_FLOAT_EQ(mean[0], 3.0f);
+  EXPECT_FLOAT_EQ(mean[5], 16.0f / 3.0f);
+  const std::vector<float> dout = {1, 1, 7, 7, 3, 6};
+  std::vector<float> grads(3 * 2, 0.0f);
+  dev.EmbeddingBagBackward(dout.data(), 2, offsets, slots, 3, 2, true, grads.data(), 2);
+  // Slot 2: 1/2 from bag 0, 2·(1/3)·{3,6} from bag 2; slot 1: (1/3)·{3,6}.
+  EXPECT_FLOAT_EQ(grads[4], 0.5f + 2.0f);
+  EXPECT_FLOAT_EQ(grads[5], 0.5f + 4.0f);
+  EXPECT_FLOAT_EQ(grads[2], 1.0f);
+  EXPECT_FLOAT_EQ(grads[0], 0.5f);
+  std::vector<float> gathered(2 * 4);
+  const uint32_t pick[2] = {1, 2};
+  dev.GatherRows(rows.data(), 4, pick, 2, 4, gathered.data());
+  EXPECT_EQ(gathered, (std::vector<float>{3, 4, 92, 93, 5, 6, 94, 95}));
+  std::vector<float> target(12, 0.0f);
+  dev.ScatterRows(gathered.data(), pick, 2, 4, 4, target.data());
+  EXPECT_EQ(target, (std::vector<float>{0, 0, 0, 0, 3, 4, 92, 93, 5, 6, 94, 95}));
+  dev.ZeroRows(pick, 1, 2, 4, target.data());
+  EXPECT_EQ(target[4], 0.0f);
+  EXPECT_EQ(target[6], 92.0f);
+}
+
+TEST(CpuDevice, RowUpdatesEqualTheSharedOptimizerMath) {
+  CpuDevice dev;
+  math::SparseOptimizerConfig adagrad{math::SparseOptimizerKind::kAdagrad, 0.1f};
+  // 2 slots, dim 2, row = 2 values + 2 accumulators; gradient stride 2.
+  std::vector<float> rows = {1, 2, 0, 0, 3, 4, 0, 0};
+  const std::vector<float> grads = {0.5f, -1, 2, 0.25f};
+  const uint32_t slots[1] = {1};
+  dev.ApplyRowUpdates(adagrad, 2, slots, 1, grads.data(), 2, rows.data(), 4);
+  std::vector<float> want = {3, 4, 0, 0};
+  math::ApplySparseUpdate(adagrad, 2, grads.data() + 2, want.data(), want.data() + 2);
+  EXPECT_EQ(std::vector<float>(rows.begin() + 4, rows.end()), want);
+  EXPECT_EQ(rows[0], 1.0f);  // slot 0 untouched
 }
 
 }  // namespace

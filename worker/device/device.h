@@ -2,15 +2,23 @@
 // The small compute interface the model code is written against, so that one
 // model implementation runs on the CPU (OpenBLAS) and on a CUDA GPU.
 //
-// All matrices are row-major float32. Pointers returned by Allocate() live in
-// the device's memory; the host reaches them only through CopyToDevice /
-// CopyToHost. Operations are issued in order; Synchronize() waits for them.
-// Results are deterministic: the same inputs give the same bits on the same
-// device (no atomics in reductions).
+// All matrices are row-major float32 with an explicit row stride where a
+// caller may pass a column block of a wider matrix. Pointers returned by
+// AllocateBytes() live in the device's memory; the host reaches them only
+// through CopyToDevice / CopyToHost. Index arrays (slots, offsets) passed to
+// operations live in device memory too. Operations are issued in order;
+// Synchronize() waits for them. Results are deterministic: the same inputs
+// give the same bits on the same device (no atomics in reductions; scatters
+// add in index order).
+//
+// Backward operations named "...Backward" ACCUMULATE into their input
+// gradient (dx += ...), so a tensor read by several layers gets the sum.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "common/math/sparse_optimizer.h"
 
 namespace herald::worker {
 
@@ -21,38 +29,111 @@ class Device {
   // e.g. "cpu", "cuda:0".
   virtual std::string name() const = 0;
 
-  // Zero-initialised buffer of `floats` floats; nullptr for 0.
-  virtual float* Allocate(size_t floats) = 0;
-  virtual void Free(float* p) = 0;
-  virtual void CopyToDevice(const float* host, float* device, size_t floats) = 0;
-  virtual void CopyToHost(const float* device, float* host, size_t floats) = 0;
+  // Zero-initialised, 64-byte aligned; nullptr for 0 bytes.
+  virtual void* AllocateBytes(size_t bytes) = 0;
+  virtual void FreeBytes(void* p) = 0;
+  virtual void CopyToDevice(const void* host, void* device, size_t bytes) = 0;
+  virtual void CopyToHost(const void* device, void* host, size_t bytes) = 0;
+  virtual void CopyOnDevice(const void* from, void* to, size_t bytes) = 0;
   virtual void Fill(float* x, size_t n, float value) = 0;
   virtual void Synchronize() = 0;
+
+  // ------------------------------------------------------------ dense algebra
 
   // C[m×n] = alpha · op(A) · op(B) + beta · C, op(X) = X or Xᵀ. A is m×k after
   // op, B is k×n after op; lda/ldb/ldc are row strides as stored.
   virtual void Gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
                     const float* a, int lda, const float* b, int ldb, float beta, float* c,
                     int ldc) = 0;
-
   // y += alpha · x
   virtual void Axpy(size_t n, float alpha, const float* x, float* y) = 0;
   // y[r, c] += bias[c] for every row r of y[rows×cols].
   virtual void AddRowVector(const float* bias, int rows, int cols, float* y) = 0;
   // out[c] = Σ_r x[r, c] (rows summed in ascending order).
   virtual void SumRows(const float* x, int rows, int cols, float* out) = 0;
+  // to[r, 0..cols) = from[r, 0..cols) with row strides (concatenation, split).
+  virtual void Copy2D(const float* from, int from_stride, int rows, int cols, float* to,
+                      int to_stride) = 0;
+  // to[r, c] += from[r, c] with row strides.
+  virtual void Add2D(const float* from, int from_stride, int rows, int cols, float* to,
+                     int to_stride) = 0;
+
+  // ------------------------------------------------------------ elementwise
+
   // y = max(x, 0)
   virtual void Relu(const float* x, size_t n, float* y) = 0;
-  // dx = dy where x > 0, else 0.
-  virtual void ReluBackward(const float* x, const float* dy, size_t n, float* dx) = 0;
+  // dx = dy where y > 0, else 0 (y is the forward output).
+  virtual void ReluBackward(const float* y, const float* dy, size_t n, float* dx) = 0;
+  // y = 1 / (1 + exp(-x))
+  virtual void Sigmoid(const float* x, size_t n, float* y) = 0;
+  // losses[i] = BCE(sigmoid(logits[i]), labels[i]) computed stably from the
+  // logit; dlogits[i] = (sigmoid(logits[i]) - labels[i]) · grad_scale.
+  virtual void SigmoidCrossEntropy(const float* logits, const float* labels, int n,
+                                   float grad_scale, float* losses, float* dlogits) = 0;
+  // out[r, c] (+)= a[r, c] · b[r, c] with row strides; `accumulate` adds.
+  virtual void Multiply2D(const float* a, int a_stride, const float* b, int b_stride, int rows,
+                          int cols, float* out, int out_stride, bool accumulate) = 0;
+  // y[r, c] += s[r] · x[r, c] with row strides.
+  virtual void AddScaledRows(const float* s, const float* x, int x_stride, int rows, int cols,
+                             float* y, int y_stride) = 0;
+  // out[r] = Σ_c a[r, c] · b[r, c] (columns in ascending order).
+  virtual void RowDots(const float* a, int a_stride, const float* b, int b_stride, int rows,
+                       int cols, float* out) = 0;
 
-  // out[i, :] = rows[slots[i] · row_stride + (0..dim)], i < n.
-  virtual void GatherRows(const float* rows, int row_stride, const int32_t* slots, int n, int dim,
-                          float* out) = 0;
-  // rows[slots[i] · row_stride + (0..dim)] += in[i, :], in order of i (a slot
-  // may repeat; the additions happen in index order).
-  virtual void ScatterAddRows(const float* in, const int32_t* slots, int n, int dim, int row_stride,
-                              float* rows) = 0;
+  // ------------------------------------------------------------ interactions
+  // x is rows × (fields · dim) with row stride x_stride; field f of row r is
+  // x[r·x_stride + f·dim, +dim).
+
+  // Factorisation-machine second-order term:
+  // out[r] = ½ Σ_k ((Σ_f x_fk)² − Σ_f x_fk²).
+  virtual void FmForward(const float* x, int x_stride, int rows, int fields, int dim,
+                         float* out) = 0;
+  // dx_fk += dout[r] · (Σ_f' x_f'k − x_fk).
+  virtual void FmBackward(const float* x, int x_stride, const float* dout, int rows, int fields,
+                          int dim, float* dx, int dx_stride) = 0;
+  // Pairwise dot products of the fields, lower triangle, pairs ordered
+  // (1,0), (2,0), (2,1), (3,0), …: out is rows × fields·(fields−1)/2.
+  virtual void DotInteractionForward(const float* x, int x_stride, int rows, int fields, int dim,
+                                     float* out, int out_stride) = 0;
+  virtual void DotInteractionBackward(const float* x, int x_stride, const float* dout,
+                                      int dout_stride, int rows, int fields, int dim, float* dx,
+                                      int dx_stride) = 0;
+
+  // ------------------------------------------------------------ embeddings
+  // Embedding rows live in a slot array: slot s is rows[s·row_stride, +dim)
+  // (values; the optimizer state follows up to row_stride).
+
+  // Embedding bag: out[i, 0..dim) = pool of the rows of slots[offsets[i] ..
+  // offsets[i+1]) (sum, or mean when `mean`; an empty bag gives zeros).
+  virtual void EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
+                                   const uint32_t* slots, int n, int dim, bool mean, float* out,
+                                   int out_stride) = 0;
+  // grads[slot, 0..dim) += dout[i] (÷ bag size when `mean`), bags in order
+  // of i and slots in order within a bag. grads has row stride grad_stride.
+  virtual void EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
+                                    const uint32_t* slots, int n, int dim, bool mean, float* grads,
+                                    int grad_stride) = 0;
+  // out[i, 0..width) = rows[slots[i]·row_stride, +width).
+  virtual void GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n,
+                          int width, float* out) = 0;
+  // rows[slots[i]·row_stride, +width) = in[i, 0..width).
+  virtual void ScatterRows(const float* in, const uint32_t* slots, int n, int width,
+                           int row_stride, float* rows) = 0;
+  // rows[slots[i]·row_stride, +width) = 0.
+  virtual void ZeroRows(const uint32_t* slots, int n, int width, int row_stride,
+                        float* rows) = 0;
+
+  // ------------------------------------------------------------ optimizers
+
+  // One step of `config` on a flat parameter vector (values n floats, state
+  // StateFloats(kind, n) floats): the same math as common/math.
+  virtual void ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t n,
+                              const float* grad, float* values, float* state) = 0;
+  // One step on each listed row: row = rows[slots[i]·row_stride, +RowFloats),
+  // gradient = grads[slots[i]·grad_stride, +dim). Slots are distinct.
+  virtual void ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim,
+                               const uint32_t* slots, int n, const float* grads,
+                               int grad_stride, float* rows, int row_stride) = 0;
 };
 
 }  // namespace herald::worker
