@@ -97,7 +97,9 @@ void CpuDevice::Relu(const float* x, size_t n, float* y) {
 }
 
 void CpuDevice::ReluBackward(const float* y, const float* dy, size_t n, float* dx) {
-  for (size_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    if (y[i] > 0.0f) dx[i] += dy[i];
+  }
 }
 
 void CpuDevice::Sigmoid(const float* x, size_t n, float* y) {

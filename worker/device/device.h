@@ -62,7 +62,7 @@ class Device {
 
   // y = max(x, 0)
   virtual void Relu(const float* x, size_t n, float* y) = 0;
-  // dx = dy where y > 0, else 0 (y is the forward output).
+  // dx += dy where y > 0 (y is the forward output).
   virtual void ReluBackward(const float* y, const float* dy, size_t n, float* dx) = 0;
   // y = 1 / (1 + exp(-x))
   virtual void Sigmoid(const float* x, size_t n, float* y) = 0;

@@ -1,0 +1,24 @@
+#pragma once
+// Job spec -> model, with field-level errors for every shape the models
+// cannot take. Dense parameters are initialised from the job seed, so every
+// worker and the reference trainer build bit-identical models.
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "proto/job.pb.h"
+#include "worker/model/rec_model.h"
+
+namespace herald::worker {
+
+// The model's input shape from the spec (num_dense, table dims and pooling).
+ModelShape ShapeFromSpec(const proto::JobSpec& spec);
+
+// Errors: InvalidArgument naming the field (e.g. "model.bottom_mlp: last
+// width 32 must equal the embedding dim 16 (DLRM)").
+absl::Status ValidateModelSpec(const proto::JobSpec& spec);
+
+absl::StatusOr<std::unique_ptr<RecModel>> CreateModel(const proto::JobSpec& spec,
+                                                      Device* device);
+
+}  // namespace herald::worker

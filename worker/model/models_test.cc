@@ -1,0 +1,189 @@
+// Whole-model checks: finite-difference gradients of every model w.r.t. its
+// dense parameters and the embedding rows it reads, deterministic
+// initialisation, and field-level spec errors.
+#include <memory>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "worker/device/cpu_device.h"
+#include "worker/model/dense_optimizer.h"
+#include "worker/model/gradient_check.h"
+#include "worker/model/model_factory.h"
+
+namespace herald::worker {
+namespace {
+
+using testing::ExpectGradientMatches;
+using testing::TestValues;
+
+constexpr int kDim = 4;
+constexpr int kRowStride = kDim + 2;  // values + 2 floats standing in for optimizer state
+constexpr int kSlots = 5;
+constexpr int kRows = 4;
+
+proto::JobSpec Spec(proto::ModelKind kind) {
+  proto::JobSpec spec;
+  spec.set_seed(42);
+  spec.set_num_dense(3);
+  spec.mutable_model()->set_kind(kind);
+  spec.mutable_model()->add_top_mlp(6);
+  spec.mutable_model()->add_top_mlp(5);
+  spec.mutable_model()->add_bottom_mlp(5);
+  spec.mutable_model()->add_bottom_mlp(kDim);
+  spec.mutable_model()->set_cross_layers(2);
+  for (int t = 0; t < 3; ++t) {
+    auto* table = spec.add_tables();
+    table->set_dim(kDim);
+    table->set_pooling(t == 2 ? proto::POOLING_MEAN : proto::POOLING_SUM);
+  }
+  return spec;
+}
+
+// A batch with multi-hot, repeated and empty bags over a kSlots slot array.
+struct Batch {
+  std::vector<float> dense = TestValues(kRows * 3, 20);
+  std::vector<float> labels = {1, 0, 0, 1};
+  std::vector<std::vector<uint32_t>> offsets = {
+      {0, 1, 2, 3, 4}, {0, 2, 3, 3, 5}, {0, 3, 4, 5, 6}};
+  std::vector<std::vector<uint32_t>> slots = {
+      {0, 1, 0, 4}, {2, 3, 3, 0, 1}, {1, 2, 2, 4, 0, 3}};
+  std::vector<std::vector<float>> cache;
+  std::vector<std::vector<float>> grads;
+
+  Batch() {
+    for (int t = 0; t < 3; ++t) {
+      cache.push_back(TestValues(kSlots * kRowStride, 30 + t, 0.5f));
+      grads.emplace_back(kSlots * kDim, 0.0f);
+    }
+  }
+
+  ModelInput Input(std::vector<std::vector<float>>* grad_arrays) {
+    ModelInput in;
+    in.rows = kRows;
+    in.dense = dense.data();
+    in.labels = labels.data();
+    for (int t = 0; t < 3; ++t) {
+      in.tables.push_back({offsets[t].data(), slots[t].data(), cache[t].data(), kRowStride,
+                           (*grad_arrays)[t].data()});
+    }
+    return in;
+  }
+};
+
+class ModelGradients : public ::testing::TestWithParam<proto::ModelKind> {};
+
+TEST_P(ModelGradients, MatchFiniteDifferences) {
+  CpuDevice dev;
+  auto model = CreateModel(Spec(GetParam()), &dev);
+  ASSERT_TRUE(model.ok()) << model.status();
+  Batch batch;
+  ModelInput in = batch.Input(&batch.grads);
+  const double loss0 = (*model)->TrainStep(in, 1.0f);
+  EXPECT_GT(loss0, 0.0);
+  DenseParameters& params = (*model)->params();
+  const std::vector<float> dense_grads = params.grads().ToHost();
+
+  std::vector<std::vector<float>> scratch = batch.grads;
+  ModelInput probe = batch.Input(&scratch);
+  auto loss = [&] { return (*model)->TrainStep(probe, 1.0f); };
+  testing::GradientCheckOptions options;
+  options.max_coordinates = 200;
+  ExpectGradientMatches(loss, params.value(0), dense_grads, "dense", options);
+  for (int t = 0; t < 3; ++t) {
+    std::vector<float> analytic(batch.cache[t].size(), 0.0f);
+    for (int s = 0; s < kSlots; ++s)
+      for (int d = 0; d < kDim; ++d) analytic[s * kRowStride + d] = batch.grads[t][s * kDim + d];
+    ExpectGradientMatches(loss, batch.cache[t].data(), analytic, "table " + std::to_string(t),
+                          options);
+  }
+  // Predict agrees with the training forward pass.
+  const std::vector<float> p = (*model)->Predict(in);
+  double bce = 0;
+  for (int i = 0; i < kRows; ++i) {
+    bce += batch.labels[i] ? -std::log(double(p[i])) : -std::log(1.0 - p[i]);
+  }
+  EXPECT_NEAR(bce, loss0, 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModels, ModelGradients,
+                         ::testing::Values(proto::MODEL_WIDE_AND_DEEP, proto::MODEL_DEEPFM,
+                                           proto::MODEL_DCN, proto::MODEL_NCF,
+                                           proto::MODEL_DLRM),
+                         [](const auto& info) { return proto::ModelKind_Name(info.param); });
+
+TEST(ModelFactory, SameSeedSameBitsOtherSeedOtherValues) {
+  CpuDevice dev;
+  proto::JobSpec spec = Spec(proto::MODEL_DLRM);
+  auto a = CreateModel(spec, &dev);
+  auto b = CreateModel(spec, &dev);
+  spec.set_seed(43);
+  auto c = CreateModel(spec, &dev);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ((*a)->params().values().ToHost(), (*b)->params().values().ToHost());
+  EXPECT_NE((*a)->params().values().ToHost(), (*c)->params().values().ToHost());
+}
+
+TEST(ModelFactory, RejectsShapesTheModelsCannotTakeNamingTheField) {
+  CpuDevice dev;
+  auto expect_error = [&](proto::JobSpec spec, const std::string& field) {
+    auto model = CreateModel(spec, &dev);
+    ASSERT_FALSE(model.ok()) << field;
+    EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(model.status().message().find(field), std::string::npos) << model.status();
+  };
+  proto::JobSpec spec = Spec(proto::MODEL_DLRM);
+  spec.mutable_model()->set_bottom_mlp(1, 8);
+  expect_error(spec, "model.bottom_mlp: last width 8 must equal the embedding dim 4");
+  spec = Spec(proto::MODEL_DEEPFM);
+  spec.mutable_tables(2)->set_dim(8);
+  expect_error(spec, "tables[2].dim");
+  spec = Spec(proto::MODEL_NCF);
+  spec.mutable_tables()->DeleteSubrange(1, 2);
+  expect_error(spec, "tables: NCF needs");
+  spec = Spec(proto::MODEL_DCN);
+  spec.mutable_model()->set_cross_layers(0);
+  expect_error(spec, "model.cross_layers");
+  spec = Spec(proto::MODEL_WIDE_AND_DEEP);
+  spec.mutable_model()->set_top_mlp(0, 0);
+  expect_error(spec, "model.top_mlp[0]");
+  spec = Spec(proto::MODEL_WIDE_AND_DEEP);
+  spec.mutable_model()->set_kind(proto::MODEL_KIND_UNSPECIFIED);
+  expect_error(spec, "model.kind");
+  spec = Spec(proto::MODEL_WIDE_AND_DEEP);
+  spec.mutable_tables(0)->set_dim(0);
+  expect_error(spec, "tables[0].dim");
+}
+
+TEST(DenseOptimizer, StepEqualsTheSharedMathOnTheFlatVector) {
+  CpuDevice dev;
+  auto model = CreateModel(Spec(proto::MODEL_WIDE_AND_DEEP), &dev);
+  ASSERT_TRUE(model.ok());
+  DenseParameters& params = (*model)->params();
+  proto::OptimizerSpec spec;
+  spec.set_kind(proto::OPTIMIZER_ADAM);
+  spec.set_learning_rate(0.01f);
+  auto opt = DenseOptimizer::Create(spec, &dev, params.size());
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  const std::vector<float> g = TestValues(params.size(), 50);
+  params.grads().CopyFromHost(g);
+  std::vector<float> want = params.values().ToHost();
+  std::vector<float> state = opt->state().ToHost();
+  math::ApplySparseUpdate(opt->config(), params.size(), g.data(), want.data(), state.data());
+  opt->Step(params);
+  EXPECT_EQ(params.values().ToHost(), want);
+
+  spec.set_kind(proto::OPTIMIZER_ROWWISE_ADAGRAD);
+  auto rowwise = DenseOptimizer::Create(spec, &dev, params.size());
+  ASSERT_FALSE(rowwise.ok());
+  EXPECT_NE(rowwise.status().message().find("dense_optimizer.kind"), std::string::npos);
+  spec.set_kind(proto::OPTIMIZER_SGD);
+  spec.set_learning_rate(-1);
+  auto negative = DenseOptimizer::Create(spec, &dev, params.size());
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("dense_optimizer.learning_rate"),
+            std::string::npos)
+      << negative.status();
+}
+
+}  // namespace
+}  // namespace herald::worker

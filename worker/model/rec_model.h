@@ -1,0 +1,74 @@
+#pragma once
+// A recommendation model: embedding bags of every table and the dense
+// features form one feature matrix X = [dense | bag_0 | bag_1 | …] per batch;
+// a model-specific head maps X to one logit per sample; the loss is sigmoid
+// binary cross-entropy. Built from the job spec by CreateModel()
+// (model_factory.h), written once against the Device interface.
+
+#include <memory>
+#include <vector>
+
+#include "worker/device/device.h"
+#include "worker/device/device_array.h"
+#include "worker/model/bce_loss.h"
+#include "worker/model/dense_parameters.h"
+#include "worker/model/embedding_bag.h"
+
+namespace herald::worker {
+
+struct TableShape {
+  int dim = 0;
+  bool mean_pooling = false;
+};
+
+struct ModelShape {
+  int num_dense = 0;
+  std::vector<TableShape> tables;
+
+  int width() const;           // columns of X
+  int column(size_t t) const;  // first column of table t's bag in X
+};
+
+// One batch on the device.
+struct ModelInput {
+  int rows = 0;
+  const float* dense = nullptr;   // rows × num_dense
+  const float* labels = nullptr;  // rows (unused by Predict)
+  std::vector<EmbeddingBagInput> tables;
+};
+
+class RecModel {
+ public:
+  virtual ~RecModel() = default;
+
+  // Forward and backward on one batch. Writes every dense gradient into
+  // params().grads() and ADDS the embedding gradients into each table's
+  // slot_grads. Gradients are of Σ loss · grad_scale. Returns Σ loss.
+  double TrainStep(const ModelInput& in, float grad_scale);
+  // Click probabilities of the batch, on the host.
+  std::vector<float> Predict(const ModelInput& in);
+
+  DenseParameters& params() { return params_; }
+  const ModelShape& shape() const { return shape_; }
+
+ protected:
+  RecModel(Device* device, ModelShape shape);
+
+  // x: rows × shape().width(), contiguous. Returns the logits (rows).
+  virtual const float* ForwardHead(const float* x, int rows) = 0;
+  // Adds the head's gradient w.r.t. x into dx given ∂loss/∂logits.
+  virtual void BackwardHead(const float* dlogits, float* dx) = 0;
+
+  Device* device_;
+  ModelShape shape_;
+  DenseParameters params_;
+
+ private:
+  const float* BuildFeatures(const ModelInput& in);
+
+  std::vector<EmbeddingBag> bags_;
+  BceLoss loss_;
+  DeviceArray<float> x_, dx_, dlogits_, probabilities_;
+};
+
+}  // namespace herald::worker
