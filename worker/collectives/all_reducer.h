@@ -1,0 +1,31 @@
+#pragma once
+// Sum all-reduce of the dense gradients over the job's workers. Contract:
+// every rank ends with the same bits (each element reduced once, then
+// copied), so dense replicas never drift apart. Implementations: GlooAllReducer (CPU workers, TCP),
+// SingleRankAllReducer (one worker), and the NCCL one on GPU workers.
+
+#include <cstddef>
+
+#include "absl/status/status.h"
+
+namespace herald::worker {
+
+class DenseAllReducer {
+ public:
+  virtual ~DenseAllReducer() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // data[0..n) ← Σ_ranks data[0..n). `data` is device memory of the
+  // implementation's device kind. Every rank must call with the same n.
+  // Errors: Unavailable / DeadlineExceeded when a peer is gone.
+  virtual absl::Status AllReduceSum(float* data, size_t n) = 0;
+};
+
+class SingleRankAllReducer final : public DenseAllReducer {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  absl::Status AllReduceSum(float*, size_t) override { return absl::OkStatus(); }
+};
+
+}  // namespace herald::worker
