@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/rng.h"
 
 namespace herald::math {
 
@@ -43,6 +44,29 @@ absl::StatusOr<SparseOptimizerConfig> SparseOptimizerFromSpec(const proto::Optim
   }
   c.initial_accumulator = spec.initial_accumulator();
   return c;
+}
+
+}  // namespace herald::math
+
+namespace herald::math {
+
+absl::StatusOr<SparseOptimizerConfig> TableOptimizerFromSpec(const proto::JobSpec& spec,
+                                                             int table) {
+  const proto::TableSpec& t = spec.tables(table);
+  const bool own = t.has_optimizer() && t.optimizer().kind() != proto::OPTIMIZER_KIND_UNSPECIFIED;
+  return own ? SparseOptimizerFromSpec(t.optimizer(),
+                                       "tables[" + std::to_string(table) + "].optimizer")
+             : SparseOptimizerFromSpec(spec.sparse_optimizer(), "sparse_optimizer");
+}
+
+float EffectiveInitScale(float init_scale, uint32_t dim) {
+  return init_scale > 0 ? init_scale : 1.0f / std::sqrt(static_cast<float>(dim));
+}
+
+void InitialRow(uint64_t seed, uint32_t table, uint64_t key, uint32_t dim, float init_scale,
+                const SparseOptimizerConfig& optimizer, float* row) {
+  InitEmbeddingRow(seed, table, key, EffectiveInitScale(init_scale, dim), row, dim);
+  InitOptimizerState(optimizer, dim, row + dim);
 }
 
 }  // namespace herald::math

@@ -17,3 +17,20 @@ absl::StatusOr<SparseOptimizerConfig> SparseOptimizerFromSpec(const proto::Optim
                                                               const std::string& field);
 
 }  // namespace herald::math
+
+namespace herald::math {
+
+// The sparse optimizer of table `table` of the job: the table's own if its
+// kind is set, else the job's sparse_optimizer. Errors name the field used.
+absl::StatusOr<SparseOptimizerConfig> TableOptimizerFromSpec(const proto::JobSpec& spec,
+                                                             int table);
+
+// A row's initial values scale: `init_scale` if > 0, else 1/sqrt(dim).
+float EffectiveInitScale(float init_scale, uint32_t dim);
+
+// The row every table starts with for `key` (values, then optimizer state):
+// a pure function of (seed, table, key), identical on PS and workers.
+void InitialRow(uint64_t seed, uint32_t table, uint64_t key, uint32_t dim, float init_scale,
+                const SparseOptimizerConfig& optimizer, float* row);
+
+}  // namespace herald::math

@@ -25,10 +25,7 @@ absl::StatusOr<std::vector<TableOptions>> TableOptionsFromSpec(const proto::JobS
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".init_scale: must be a finite number >= 0"));
     }
-    const bool own = t.has_optimizer() && t.optimizer().kind() != proto::OPTIMIZER_KIND_UNSPECIFIED;
-    auto optimizer = own ? math::SparseOptimizerFromSpec(t.optimizer(), field + ".optimizer")
-                         : math::SparseOptimizerFromSpec(spec.sparse_optimizer(),
-                                                         "sparse_optimizer");
+    auto optimizer = math::TableOptimizerFromSpec(spec, i);
     if (!optimizer.ok()) return optimizer.status();
     TableOptions o;
     o.id = TableId(static_cast<uint32_t>(i));

@@ -3,15 +3,14 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "common/rng.h"
+#include "common/math/optimizer_spec.h"
 
 namespace herald::ps {
 
 EmbeddingTable::EmbeddingTable(TableOptions options)
     : options_(options),
       row_floats_(math::RowFloats(options.optimizer.kind, options.dim)),
-      init_scale_(options.init_scale > 0 ? options.init_scale
-                                         : 1.0f / std::sqrt(static_cast<float>(options.dim))),
+      init_scale_(math::EffectiveInitScale(options.init_scale, options.dim)),
       rows_(row_floats_, options.rows_per_slab),
       meta_(1, options.rows_per_slab),
       index_(0, IndexHash{&meta_}, IndexEq{&meta_}) {}
@@ -36,8 +35,8 @@ absl::StatusOr<uint32_t> EmbeddingTable::FindOrCreate(Key key) {
   *meta_.Item(index) = RowMeta{key, 0};
   index_.insert(index);
   float* row = Row(index);
-  InitEmbeddingRow(options_.seed, options_.id.value(), key, init_scale_, row, options_.dim);
-  math::InitOptimizerState(options_.optimizer, options_.dim, row + options_.dim);
+  math::InitialRow(options_.seed, options_.id.value(), key, options_.dim, options_.init_scale,
+                   options_.optimizer, row);
   return index;
 }
 
