@@ -1,5 +1,7 @@
 #include "ps_server/client/sharded_ps_client.h"
 
+#include <thread>
+
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -79,14 +81,22 @@ ShardedPsClient::ShardedPsClient(std::vector<std::unique_ptr<ShardStub>> stubs,
                                  PsClientOptions options)
     : stubs_(std::move(stubs)),
       options_(std::move(options)),
-      router_(*KeyRouter::Create(std::max<uint32_t>(stubs_.size(), 1))),
-      pool_(std::max<size_t>(stubs_.size(), 1)) {}
+      router_(*KeyRouter::Create(std::max<uint32_t>(stubs_.size(), 1))) {}
 
 absl::Status ShardedPsClient::ForEachShard(const std::function<absl::Status(uint32_t)>& fn) {
+  // One thread per extra shard, not a shared pool: calls block (a fetch
+  // waits for the previous commit), and concurrent callers of this client
+  // (worker threads) must never queue behind each other's blocked calls —
+  // with a bounded pool, the IterationDone that would unblock a waiting
+  // fetch could itself wait for a pool thread.
+  if (stubs_.empty()) return absl::FailedPreconditionError("ps client has no shards");
   std::vector<absl::Status> status(stubs_.size());
-  pool_.ParallelFor(stubs_.size(), 1, [&](size_t begin, size_t end) {
-    for (size_t s = begin; s < end; ++s) status[s] = fn(static_cast<uint32_t>(s));
-  });
+  std::vector<std::thread> helpers;
+  for (size_t s = 1; s < stubs_.size(); ++s) {
+    helpers.emplace_back([&, s] { status[s] = fn(static_cast<uint32_t>(s)); });
+  }
+  status[0] = fn(0);
+  for (std::thread& t : helpers) t.join();
   for (size_t s = 0; s < status.size(); ++s) {
     if (!status[s].ok()) {
       return Annotate(status[s], absl::StrCat("ps shard ", s, " (", stubs_[s]->name(), ")"));

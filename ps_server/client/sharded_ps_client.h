@@ -11,7 +11,6 @@
 #include "absl/time/time.h"
 #include "common/router.h"
 #include "common/rpc/channel.h"
-#include "common/thread_pool.h"
 #include "ps_server/client/ps_client.h"
 #include "ps_server/client/shard_stub.h"
 #include "ps_server/service/ps_core.h"
@@ -63,7 +62,6 @@ class ShardedPsClient final : public PsClient {
   std::vector<std::unique_ptr<ShardStub>> stubs_;
   PsClientOptions options_;
   KeyRouter router_;
-  ThreadPool pool_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, JobInfo> jobs_ ABSL_GUARDED_BY(mu_);
 };

@@ -1,0 +1,59 @@
+#include "worker/cache/embedding_cache.h"
+
+namespace herald::worker {
+
+const char* SlotStateName(SlotState state) {
+  switch (state) {
+    case SlotState::kEmpty:
+      return "empty";
+    case SlotState::kClean:
+      return "clean";
+    case SlotState::kDirty:
+      return "dirty";
+    case SlotState::kStale:
+      return "stale";
+  }
+  return "?";
+}
+
+EmbeddingCache::EmbeddingCache(Device* device, const std::vector<CacheTableConfig>& tables) {
+  tables_.resize(tables.size());
+  for (size_t t = 0; t < tables.size(); ++t) {
+    Table& table = tables_[t];
+    table.dim = tables[t].dim;
+    table.row_floats = math::RowFloats(tables[t].optimizer.kind, tables[t].dim);
+    table.capacity = tables[t].slots;
+    table.optimizer = tables[t].optimizer;
+    table.rows = DeviceArray<float>(device, static_cast<size_t>(table.capacity) * table.row_floats);
+    table.grads = DeviceArray<float>(device, static_cast<size_t>(table.capacity) * table.dim);
+    table.keys.assign(table.capacity, 0);
+    table.states.assign(table.capacity, SlotState::kEmpty);
+    table.versions.assign(table.capacity, 0);
+  }
+}
+
+void EmbeddingCache::Evict(size_t t, uint32_t slot) {
+  Table& table = tables_[t];
+  table.slot_of.erase(table.keys[slot]);
+  table.states[slot] = SlotState::kEmpty;
+}
+
+void EmbeddingCache::Load(size_t t, uint32_t slot, Key key, uint64_t version) {
+  Table& table = tables_[t];
+  table.keys[slot] = key;
+  table.states[slot] = SlotState::kClean;
+  table.versions[slot] = version;
+  table.slot_of[key] = slot;
+}
+
+void EmbeddingCache::SetState(size_t t, uint32_t slot, SlotState state) {
+  tables_[t].states[slot] = state;
+}
+
+uint64_t EmbeddingCache::DeviceBytes() const {
+  uint64_t bytes = 0;
+  for (const Table& t : tables_) bytes += (t.rows.size() + t.grads.size()) * sizeof(float);
+  return bytes;
+}
+
+}  // namespace herald::worker

@@ -1,0 +1,242 @@
+#include "worker/cache/plan_check.h"
+
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace herald::worker {
+namespace {
+
+// A table's slots as the plan leaves them: the cache plus the plan's changes.
+class SlotView {
+ public:
+  explicit SlotView(const EmbeddingCache::Table& table) : table_(table) {}
+
+  struct Slot {
+    Key key;
+    SlotState state;
+  };
+
+  Slot At(uint32_t slot) const {
+    auto it = slots_.find(slot);
+    if (it != slots_.end()) return it->second;
+    return {table_.keys[slot], table_.states[slot]};
+  }
+  // The slot holding `key`, if any.
+  std::optional<uint32_t> SlotOf(Key key) const {
+    auto it = keys_.find(key);
+    if (it != keys_.end()) return it->second;
+    auto base = table_.slot_of.find(key);
+    if (base == table_.slot_of.end()) return std::nullopt;
+    return base->second;
+  }
+  void Set(uint32_t slot, Key key, SlotState state) {
+    const Slot old = At(slot);
+    if (old.state != SlotState::kEmpty) keys_[old.key] = std::nullopt;
+    slots_[slot] = {key, state};
+    if (state != SlotState::kEmpty) keys_[key] = slot;
+  }
+
+ private:
+  const EmbeddingCache::Table& table_;
+  absl::flat_hash_map<uint32_t, Slot> slots_;
+  absl::flat_hash_map<Key, std::optional<uint32_t>> keys_;
+};
+
+class TableCheck {
+ public:
+  TableCheck(size_t t, const EmbeddingCache::Table& table, const TablePlan& plan,
+             const TableSamples& samples)
+      : t_(t), table_(table), plan_(plan), samples_(samples), view_(table) {}
+
+  absl::Status Run() {
+    if (auto s = Evictions(); !s.ok()) return s;
+    if (auto s = Fetches(); !s.ok()) return s;
+    if (auto s = Training(); !s.ok()) return s;
+    return WriteBacks();
+  }
+
+ private:
+  absl::Status Error(const std::string& list, size_t i, const std::string& what) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan for table ", t_, ": ", list, "[", i, "]: ", what));
+  }
+  bool InRange(uint32_t slot) const { return slot < table_.capacity; }
+  std::string OutOfRange(uint32_t slot) const {
+    return absl::StrCat("slot ", slot, " out of range (", table_.capacity, " slots)");
+  }
+
+  absl::Status Evictions() {
+    absl::flat_hash_set<uint32_t> seen;
+    for (size_t i = 0; i < plan_.evict_slots.size(); ++i) {
+      const uint32_t slot = plan_.evict_slots[i];
+      const Key key = plan_.evict_keys[i];
+      if (!InRange(slot)) return Error("evict_slots", i, OutOfRange(slot));
+      if (!seen.insert(slot).second) {
+        return Error("evict_slots", i, absl::StrCat("slot ", slot, " evicted twice"));
+      }
+      const SlotView::Slot s = view_.At(slot);
+      if (s.state == SlotState::kEmpty || s.key != key) {
+        return Error("evict_slots", i,
+                     absl::StrCat("slot ", slot, " does not hold key ", key,
+                                  s.state == SlotState::kEmpty ? " (empty)"
+                                                               : absl::StrCat(" (holds ", s.key, ")")));
+      }
+      if (s.state == SlotState::kDirty) evicted_dirty_.insert(key);
+      view_.Set(slot, key, SlotState::kEmpty);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Fetches() {
+    absl::flat_hash_set<uint32_t> slots;
+    absl::flat_hash_set<Key> keys;
+    for (size_t i = 0; i < plan_.fetch_slots.size(); ++i) {
+      const uint32_t slot = plan_.fetch_slots[i];
+      const Key key = plan_.fetch_keys[i];
+      if (!InRange(slot)) return Error("fetch_slots", i, OutOfRange(slot));
+      if (!slots.insert(slot).second) {
+        return Error("fetch_slots", i, absl::StrCat("slot ", slot, " used twice"));
+      }
+      if (!keys.insert(key).second) {
+        return Error("fetch_keys", i, absl::StrCat("key ", key, " fetched twice"));
+      }
+      if (evicted_dirty_.contains(key)) {
+        return Error("fetch_keys", i,
+                     absl::StrCat("key ", key,
+                                  " is evicted dirty by this plan; fetching it in the same "
+                                  "iteration would read the PS before the write-back lands"));
+      }
+      const SlotView::Slot s = view_.At(slot);
+      const std::optional<uint32_t> held = view_.SlotOf(key);
+      if (held.has_value() && *held != slot) {
+        return Error("fetch_keys", i,
+                     absl::StrCat("key ", key, " is already resident in slot ", *held));
+      }
+      if (s.state != SlotState::kEmpty) {
+        if (s.key != key) {
+          return Error("fetch_slots", i,
+                       absl::StrCat("slot ", slot, " holds key ", s.key,
+                                    "; the plan must evict it before fetching key ", key));
+        }
+        if (s.state == SlotState::kDirty) {
+          return Error("fetch_slots", i,
+                       absl::StrCat("slot ", slot, " holds the newest (dirty) copy of key ", key,
+                                    "; a fetch would lose it"));
+        }
+      }
+      view_.Set(slot, key, SlotState::kClean);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckTrained(const std::vector<uint32_t>& list, const char* name,
+                            const std::vector<Key>* keys) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      const uint32_t slot = list[i];
+      if (!InRange(slot)) return Error(name, i, OutOfRange(slot));
+      if (!trained_.insert(slot).second) {
+        return Error(name, i, absl::StrCat("slot ", slot, " listed twice as owned/shared"));
+      }
+      const SlotView::Slot s = view_.At(slot);
+      if (s.state == SlotState::kEmpty || s.state == SlotState::kStale) {
+        return Error(name, i,
+                     absl::StrCat("slot ", slot, " is ", SlotStateName(s.state),
+                                  "; training needs a fetched or owned row"));
+      }
+      if (keys != nullptr && (*keys)[i] != s.key) {
+        return Error(name, i, absl::StrCat("slot ", slot, " holds key ", s.key, ", not ",
+                                           (*keys)[i]));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Training() {
+    if (auto s = CheckTrained(plan_.owned_slots, "owned_slots", nullptr); !s.ok()) return s;
+    if (auto s = CheckTrained(plan_.shared_slots, "shared_slots", &plan_.shared_keys); !s.ok()) {
+      return s;
+    }
+    absl::flat_hash_set<uint32_t> used;
+    for (size_t j = 0; j < samples_.slots.size(); ++j) {
+      const uint32_t slot = samples_.slots[j];
+      if (!trained_.contains(slot)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "samples of table ", t_, ": slots[", j, "] = ", slot,
+            InRange(slot) ? " is neither owned nor shared by the plan" : " is out of range"));
+      }
+      used.insert(slot);
+    }
+    for (size_t i = 0; i < plan_.owned_slots.size(); ++i) {
+      if (!used.contains(plan_.owned_slots[i])) {
+        return Error("owned_slots", i, absl::StrCat("slot ", plan_.owned_slots[i],
+                                                    " is used by no sample"));
+      }
+      const uint32_t slot = plan_.owned_slots[i];
+      view_.Set(slot, view_.At(slot).key, SlotState::kDirty);
+    }
+    for (size_t i = 0; i < plan_.shared_slots.size(); ++i) {
+      if (!used.contains(plan_.shared_slots[i])) {
+        return Error("shared_slots", i, absl::StrCat("slot ", plan_.shared_slots[i],
+                                                     " is used by no sample"));
+      }
+      shared_.insert(plan_.shared_slots[i]);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status WriteBacks() {
+    absl::flat_hash_set<uint32_t> seen;
+    for (size_t i = 0; i < plan_.writeback_slots.size(); ++i) {
+      const uint32_t slot = plan_.writeback_slots[i];
+      const Key key = plan_.writeback_keys[i];
+      if (!InRange(slot)) return Error("writeback_slots", i, OutOfRange(slot));
+      if (!seen.insert(slot).second) {
+        return Error("writeback_slots", i, absl::StrCat("slot ", slot, " written back twice"));
+      }
+      const SlotView::Slot s = view_.At(slot);
+      if (s.state == SlotState::kEmpty || s.key != key) {
+        return Error("writeback_slots", i, absl::StrCat("slot ", slot, " does not hold key ", key));
+      }
+      if (shared_.contains(slot)) {
+        return Error("writeback_slots", i,
+                     absl::StrCat("slot ", slot, " (key ", key,
+                                  ") is shared this iteration; the PS holds its newest copy"));
+      }
+      if (s.state != SlotState::kDirty) {
+        return Error("writeback_slots", i,
+                     absl::StrCat("slot ", slot, " (key ", key, ") is ", SlotStateName(s.state),
+                                  "; only rows this worker owns are written back"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  size_t t_;
+  const EmbeddingCache::Table& table_;
+  const TablePlan& plan_;
+  const TableSamples& samples_;
+  SlotView view_;
+  absl::flat_hash_set<Key> evicted_dirty_;
+  absl::flat_hash_set<uint32_t> trained_;
+  absl::flat_hash_set<uint32_t> shared_;
+};
+
+}  // namespace
+
+absl::Status ValidatePlan(const EmbeddingCache& cache, const Step& step) {
+  if (step.plan.size() != cache.num_tables() || step.samples.size() != cache.num_tables()) {
+    return absl::InvalidArgumentError(absl::StrCat("step has ", step.plan.size(), " plans and ",
+                                                   step.samples.size(), " sample tables; the job has ",
+                                                   cache.num_tables(), " tables"));
+  }
+  for (size_t t = 0; t < cache.num_tables(); ++t) {
+    TableCheck check(t, cache.table(t), step.plan[t], step.samples[t]);
+    if (auto s = check.Run(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace herald::worker

@@ -1,0 +1,27 @@
+#pragma once
+// Checks a whole step (samples + cache plan) against the cache before any of
+// it runs, so a plan that does not fit is rejected, never executed half-way.
+// Per table, with the plan's effects applied in execution order:
+//   evict:     slot in range, listed once, holds the named key;
+//   fetch:     slot in range and listed once; the key fetched once, not held
+//              in another slot, not evicted dirty by this same plan (the
+//              fetch would read the PS before that write-back lands); the
+//              slot empty, or holding that key clean/stale (a refresh) —
+//              never over a dirty row (its newest copy would be lost);
+//   train:     owned and shared slots in range, distinct, holding a usable
+//              (clean or dirty) row, shared keys match; every slot a sample
+//              uses is owned or shared, and every owned or shared slot is
+//              used by some sample;
+//   write-back: slot listed once, holds the named key, is dirty after
+//              training (owned now or before), and is not shared.
+// Errors: InvalidArgument naming table, list, index, slot and key.
+
+#include "absl/status/status.h"
+#include "worker/cache/embedding_cache.h"
+#include "worker/cache/step.h"
+
+namespace herald::worker {
+
+absl::Status ValidatePlan(const EmbeddingCache& cache, const Step& step);
+
+}  // namespace herald::worker

@@ -1,0 +1,167 @@
+#include "worker/cache/step.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace herald::worker {
+namespace {
+
+template <typename T>
+absl::Status Unpack(const std::string& bytes, const std::string& field, std::vector<T>* out) {
+  if (bytes.size() % sizeof(T) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", bytes.size(),
+                                                   " bytes is not a multiple of ", sizeof(T)));
+  }
+  out->resize(bytes.size() / sizeof(T));
+  if (!bytes.empty()) std::memcpy(out->data(), bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
+
+template <typename T>
+std::string Pack(const std::vector<T>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+absl::Status SameCount(size_t a, size_t b, const std::string& field_a, const std::string& field_b) {
+  if (a == b) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field_a, " has ", a, " entries but ", field_b, " has ", b));
+}
+
+}  // namespace
+
+absl::StatusOr<Step> DecodeWorkerStep(const proto::WorkerStep& in, uint32_t num_tables,
+                                      uint32_t num_dense) {
+  Step step;
+  step.job_id = in.job_id();
+  step.iteration = in.iteration();
+  step.global_batch_size = in.global_batch_size();
+  const proto::StepSamples& s = in.samples();
+  const uint32_t n = s.num_samples();
+  step.num_samples = n;
+  if (step.global_batch_size < n || step.global_batch_size == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("global_batch_size: ", step.global_batch_size,
+                                                   " must be >= num_samples ", n, " and > 0"));
+  }
+  HERALD_RETURN_IF_ERROR(Unpack(s.labels(), "samples.labels", &step.labels));
+  HERALD_RETURN_IF_ERROR(SameCount(step.labels.size(), n, "samples.labels", "samples.num_samples"));
+  for (float label : step.labels) {
+    if (!(label == 0.0f || label == 1.0f)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("samples.labels: ", label, " is not 0 or 1"));
+    }
+  }
+  HERALD_RETURN_IF_ERROR(Unpack(s.dense(), "samples.dense", &step.dense));
+  if (step.dense.size() != static_cast<size_t>(n) * num_dense) {
+    return absl::InvalidArgumentError(absl::StrCat("samples.dense: ", step.dense.size(),
+                                                   " floats, want num_samples × num_dense = ",
+                                                   static_cast<size_t>(n) * num_dense));
+  }
+  for (float v : step.dense) {
+    if (!std::isfinite(v)) return absl::InvalidArgumentError("samples.dense: non-finite value");
+  }
+  step.samples.resize(num_tables);
+  std::vector<bool> seen(num_tables, false);
+  for (int i = 0; i < s.tables_size(); ++i) {
+    const auto& t = s.tables(i);
+    const std::string field = absl::StrCat("samples.tables[", i, "]");
+    if (t.table_id() >= num_tables || seen[t.table_id()]) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".table_id: ", t.table_id(),
+                                                     " is unknown or repeated (job has ",
+                                                     num_tables, " tables)"));
+    }
+    seen[t.table_id()] = true;
+    TableSamples& out = step.samples[t.table_id()];
+    HERALD_RETURN_IF_ERROR(Unpack(t.offsets(), field + ".offsets", &out.offsets));
+    HERALD_RETURN_IF_ERROR(Unpack(t.slots(), field + ".slots", &out.slots));
+    if (out.offsets.size() != n + 1 || out.offsets[0] != 0 || out.offsets[n] != out.slots.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".offsets: want num_samples + 1 = ", n + 1,
+          " offsets from 0 to the number of slots ", out.slots.size()));
+    }
+    for (uint32_t j = 0; j < n; ++j) {
+      if (out.offsets[j] > out.offsets[j + 1]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".offsets: decreasing at sample ", j));
+      }
+    }
+  }
+  for (uint32_t t = 0; t < num_tables; ++t) {
+    if (!seen[t]) {
+      return absl::InvalidArgumentError(absl::StrCat("samples.tables: table ", t, " is missing"));
+    }
+  }
+  step.plan.resize(num_tables);
+  std::vector<bool> planned(num_tables, false);
+  for (int i = 0; i < in.plan().tables_size(); ++i) {
+    const auto& ops = in.plan().tables(i);
+    const std::string field = absl::StrCat("plan.tables[", i, "]");
+    if (ops.table_id() >= num_tables || planned[ops.table_id()]) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".table_id: ", ops.table_id(),
+                                                     " is unknown or repeated"));
+    }
+    planned[ops.table_id()] = true;
+    TablePlan& p = step.plan[ops.table_id()];
+    HERALD_RETURN_IF_ERROR(Unpack(ops.evict_slots(), field + ".evict_slots", &p.evict_slots));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.evict_keys(), field + ".evict_keys", &p.evict_keys));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.fetch_keys(), field + ".fetch_keys", &p.fetch_keys));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.fetch_slots(), field + ".fetch_slots", &p.fetch_slots));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.fetch_early(), field + ".fetch_early", &p.fetch_early));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.owned_slots(), field + ".owned_slots", &p.owned_slots));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.shared_slots(), field + ".shared_slots", &p.shared_slots));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.shared_keys(), field + ".shared_keys", &p.shared_keys));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.writeback_slots(), field + ".writeback_slots", &p.writeback_slots));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.writeback_keys(), field + ".writeback_keys", &p.writeback_keys));
+    HERALD_RETURN_IF_ERROR(SameCount(p.evict_slots.size(), p.evict_keys.size(), field + ".evict_slots",
+                            field + ".evict_keys"));
+    HERALD_RETURN_IF_ERROR(SameCount(p.fetch_slots.size(), p.fetch_keys.size(), field + ".fetch_slots",
+                            field + ".fetch_keys"));
+    if (!p.fetch_early.empty()) {
+      HERALD_RETURN_IF_ERROR(SameCount(p.fetch_early.size(), p.fetch_keys.size(), field + ".fetch_early",
+                              field + ".fetch_keys"));
+    }
+    HERALD_RETURN_IF_ERROR(SameCount(p.shared_slots.size(), p.shared_keys.size(),
+                            field + ".shared_slots", field + ".shared_keys"));
+    HERALD_RETURN_IF_ERROR(SameCount(p.writeback_slots.size(), p.writeback_keys.size(),
+                            field + ".writeback_slots", field + ".writeback_keys"));
+  }
+  return step;
+}
+
+proto::WorkerStep EncodeWorkerStep(const Step& step) {
+  proto::WorkerStep out;
+  out.set_job_id(step.job_id);
+  out.set_iteration(step.iteration);
+  out.set_global_batch_size(step.global_batch_size);
+  proto::StepSamples* s = out.mutable_samples();
+  s->set_num_samples(step.num_samples);
+  s->set_labels(Pack(step.labels));
+  s->set_dense(Pack(step.dense));
+  for (size_t t = 0; t < step.samples.size(); ++t) {
+    auto* table = s->add_tables();
+    table->set_table_id(static_cast<uint32_t>(t));
+    table->set_offsets(Pack(step.samples[t].offsets));
+    table->set_slots(Pack(step.samples[t].slots));
+  }
+  for (size_t t = 0; t < step.plan.size(); ++t) {
+    const TablePlan& p = step.plan[t];
+    auto* ops = out.mutable_plan()->add_tables();
+    ops->set_table_id(static_cast<uint32_t>(t));
+    ops->set_evict_slots(Pack(p.evict_slots));
+    ops->set_evict_keys(Pack(p.evict_keys));
+    ops->set_fetch_keys(Pack(p.fetch_keys));
+    ops->set_fetch_slots(Pack(p.fetch_slots));
+    ops->set_fetch_early(Pack(p.fetch_early));
+    ops->set_owned_slots(Pack(p.owned_slots));
+    ops->set_shared_slots(Pack(p.shared_slots));
+    ops->set_shared_keys(Pack(p.shared_keys));
+    ops->set_writeback_slots(Pack(p.writeback_slots));
+    ops->set_writeback_keys(Pack(p.writeback_keys));
+  }
+  return out;
+}
+
+}  // namespace herald::worker

@@ -1,0 +1,244 @@
+#include "worker/cache/step_executor.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/status.h"
+#include "worker/cache/plan_check.h"
+
+namespace herald::worker {
+namespace {
+
+double MillisSince(absl::Time start) { return absl::ToDoubleMilliseconds(absl::Now() - start); }
+
+bool NeedsPs(const Step& step) {
+  for (const TablePlan& p : step.plan) {
+    if (!p.fetch_keys.empty() || !p.shared_slots.empty() || !p.writeback_slots.empty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dense_optimizer,
+                           DenseAllReducer* all_reducer, ps::PsClient* ps, EmbeddingCache* cache,
+                           ExecutorOptions options)
+    : device_(device),
+      model_(model),
+      dense_optimizer_(dense_optimizer),
+      all_reducer_(all_reducer),
+      ps_(ps),
+      cache_(cache),
+      options_(options) {
+  for (auto* a : {&staging_, &labels_, &dense_}) a->Bind(device);
+  slots_.Bind(device);
+  offsets_.resize(cache->num_tables());
+  sample_slots_.resize(cache->num_tables());
+  for (size_t t = 0; t < cache->num_tables(); ++t) {
+    offsets_[t].Bind(device);
+    sample_slots_[t].Bind(device);
+  }
+}
+
+void StepExecutor::UploadSlots(const std::vector<uint32_t>& slots) { slots_.CopyFromHost(slots); }
+
+absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
+  HERALD_RETURN_IF_ERROR(ValidatePlan(*cache_, step));
+  if (!options_.use_ps && NeedsPs(step)) {
+    return absl::FailedPreconditionError(
+        "step needs the parameter servers (fetch, push or write-back) but this executor runs "
+        "without them");
+  }
+  StepResult result;
+  result.num_samples = step.num_samples;
+  auto phase = [&](const char* name, absl::Status s) {
+    return s.ok() ? s
+                  : Annotate(s, absl::StrCat("iteration ", step.iteration, " ", name));
+  };
+  HERALD_RETURN_IF_ERROR(phase("evict", WriteBackSlots(step, /*evictions=*/true, &result)));
+  HERALD_RETURN_IF_ERROR(phase("fetch", Fetch(step, &result)));
+  HERALD_RETURN_IF_ERROR(phase("train", Train(step, &result)));
+  HERALD_RETURN_IF_ERROR(phase("push", PushShared(step, &result)));
+  HERALD_RETURN_IF_ERROR(phase("write-back", WriteBackSlots(step, /*evictions=*/false, &result)));
+  if (options_.use_ps) {
+    const absl::Time start = absl::Now();
+    auto done = ps_->IterationDone(step.job_id, step.iteration, options_.rank,
+                                   options_.num_workers);
+    HERALD_RETURN_IF_ERROR(phase("iteration done", done.status()));
+    result.times.push_ms += MillisSince(start);
+  }
+  return result;
+}
+
+absl::Status StepExecutor::WriteBackSlots(const Step& step, bool evictions, StepResult* result) {
+  const absl::Time start = absl::Now();
+  std::vector<ps::TableRows> rows;
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    EmbeddingCache::Table& table = cache_->table(t);
+    const TablePlan& plan = step.plan[t];
+    const std::vector<uint32_t>& listed = evictions ? plan.evict_slots : plan.writeback_slots;
+    std::vector<uint32_t> slots;
+    ps::TableRows out;
+    out.table = TableId(static_cast<uint32_t>(t));
+    out.row_floats = table.row_floats;
+    for (uint32_t slot : listed) {
+      if (table.states[slot] != SlotState::kDirty) continue;  // clean evictions just drop
+      slots.push_back(slot);
+      out.keys.push_back(table.keys[slot]);
+      out.versions.push_back(table.versions[slot]);
+    }
+    if (!slots.empty()) {
+      UploadSlots(slots);
+      staging_.Resize(slots.size() * table.row_floats);
+      device_->GatherRows(table.rows.data(), table.row_floats, slots_.data(),
+                          static_cast<int>(slots.size()), table.row_floats, staging_.data());
+      out.rows = staging_.ToHost();
+      result->rows_written_back += slots.size();
+      result->bytes_moved += slots.size() * (table.row_floats * sizeof(float) + 16);
+      rows.push_back(std::move(out));
+    }
+    for (uint32_t slot : listed) {
+      if (evictions) {
+        cache_->Evict(t, slot);
+      } else {
+        cache_->SetState(t, slot, SlotState::kClean);  // the PS now holds this version
+      }
+    }
+  }
+  if (!rows.empty()) {
+    HERALD_RETURN_IF_ERROR(ps_->WriteBack(step.job_id, step.iteration, options_.rank, rows));
+  }
+  result->times.writeback_ms += MillisSince(start);
+  return absl::OkStatus();
+}
+
+absl::Status StepExecutor::Fetch(const Step& step, StepResult* result) {
+  const absl::Time start = absl::Now();
+  for (bool early : {true, false}) {
+    std::vector<ps::TableKeys> request;
+    std::vector<std::vector<uint32_t>> slots;  // parallel to request
+    std::vector<size_t> tables;
+    for (size_t t = 0; t < cache_->num_tables(); ++t) {
+      const TablePlan& plan = step.plan[t];
+      ps::TableKeys keys{TableId(static_cast<uint32_t>(t)), {}};
+      std::vector<uint32_t> table_slots;
+      for (size_t i = 0; i < plan.fetch_keys.size(); ++i) {
+        const bool is_early = !plan.fetch_early.empty() && plan.fetch_early[i] != 0;
+        if (is_early != early) continue;
+        keys.keys.push_back(plan.fetch_keys[i]);
+        table_slots.push_back(plan.fetch_slots[i]);
+      }
+      if (keys.keys.empty()) continue;
+      request.push_back(std::move(keys));
+      slots.push_back(std::move(table_slots));
+      tables.push_back(t);
+    }
+    if (request.empty()) continue;
+    HERALD_ASSIGN_OR_RETURN(std::vector<ps::TableRows> rows,
+                            ps_->Fetch(step.job_id, step.iteration, request, early));
+    if (rows.size() != request.size()) {
+      return absl::InternalError("PS client answered a different number of tables");
+    }
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const size_t t = tables[r];
+      EmbeddingCache::Table& table = cache_->table(t);
+      if (rows[r].row_floats != table.row_floats || rows[r].keys.size() != slots[r].size()) {
+        return absl::InternalError(absl::StrCat("table ", t, ": PS rows have ",
+                                                rows[r].row_floats, " floats, cache expects ",
+                                                table.row_floats));
+      }
+      staging_.CopyFromHost(rows[r].rows);
+      UploadSlots(slots[r]);
+      device_->ScatterRows(staging_.data(), slots_.data(), static_cast<int>(slots[r].size()),
+                           table.row_floats, table.row_floats, table.rows.data());
+      for (size_t i = 0; i < slots[r].size(); ++i) {
+        cache_->Load(t, slots[r][i], rows[r].keys[i], rows[r].versions[i]);
+      }
+      result->rows_fetched += slots[r].size();
+      result->bytes_moved += slots[r].size() * (table.row_floats * sizeof(float) + 16);
+    }
+  }
+  result->times.fetch_ms += MillisSince(start);
+  return absl::OkStatus();
+}
+
+absl::Status StepExecutor::Train(const Step& step, StepResult* result) {
+  absl::Time start = absl::Now();
+  ModelInput in;
+  in.rows = static_cast<int>(step.num_samples);
+  labels_.CopyFromHost(step.labels);
+  dense_.CopyFromHost(step.dense);
+  in.labels = labels_.data();
+  in.dense = dense_.data();
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    EmbeddingCache::Table& table = cache_->table(t);
+    offsets_[t].CopyFromHost(step.samples[t].offsets);
+    sample_slots_[t].CopyFromHost(step.samples[t].slots);
+    in.tables.push_back({offsets_[t].data(), sample_slots_[t].data(), table.rows.data(),
+                         static_cast<int>(table.row_floats), table.grads.data()});
+  }
+  result->loss_sum = model_->TrainStep(in, 1.0f / static_cast<float>(step.global_batch_size));
+  device_->Synchronize();
+  result->times.compute_ms += MillisSince(start);
+
+  start = absl::Now();
+  DenseParameters& params = model_->params();
+  HERALD_RETURN_IF_ERROR(all_reducer_->AllReduceSum(params.grads().data(), params.size()));
+  result->times.allreduce_ms += MillisSince(start);
+
+  start = absl::Now();
+  dense_optimizer_->Step(params);
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    EmbeddingCache::Table& table = cache_->table(t);
+    const std::vector<uint32_t>& owned = step.plan[t].owned_slots;
+    if (owned.empty()) continue;
+    UploadSlots(owned);
+    const int n = static_cast<int>(owned.size());
+    device_->ApplyRowUpdates(table.optimizer, static_cast<int>(table.dim), slots_.data(), n,
+                             table.grads.data(), static_cast<int>(table.dim), table.rows.data(),
+                             static_cast<int>(table.row_floats));
+    device_->ZeroRows(slots_.data(), n, static_cast<int>(table.dim), static_cast<int>(table.dim),
+                      table.grads.data());
+    for (uint32_t slot : owned) {
+      cache_->SetState(t, slot, SlotState::kDirty);
+      cache_->BumpVersion(t, slot);
+    }
+  }
+  device_->Synchronize();
+  result->times.compute_ms += MillisSince(start);
+  return absl::OkStatus();
+}
+
+absl::Status StepExecutor::PushShared(const Step& step, StepResult* result) {
+  const absl::Time start = absl::Now();
+  std::vector<ps::TableGrads> grads;
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    EmbeddingCache::Table& table = cache_->table(t);
+    const TablePlan& plan = step.plan[t];
+    if (plan.shared_slots.empty()) continue;
+    const int n = static_cast<int>(plan.shared_slots.size());
+    const int dim = static_cast<int>(table.dim);
+    UploadSlots(plan.shared_slots);
+    staging_.Resize(static_cast<size_t>(n) * dim);
+    device_->GatherRows(table.grads.data(), dim, slots_.data(), n, dim, staging_.data());
+    device_->ZeroRows(slots_.data(), n, dim, dim, table.grads.data());
+    ps::TableGrads g;
+    g.table = TableId(static_cast<uint32_t>(t));
+    g.keys = plan.shared_keys;
+    g.dim = table.dim;
+    g.grads = staging_.ToHost();
+    grads.push_back(std::move(g));
+    for (uint32_t slot : plan.shared_slots) cache_->SetState(t, slot, SlotState::kStale);
+    result->rows_pushed += n;
+    result->bytes_moved += static_cast<uint64_t>(n) * (dim * sizeof(float) + 8);
+  }
+  if (!grads.empty()) {
+    HERALD_RETURN_IF_ERROR(
+        ps_->PushGradients(step.job_id, step.iteration, options_.rank, grads));
+  }
+  result->times.push_ms += MillisSince(start);
+  return absl::OkStatus();
+}
+
+}  // namespace herald::worker

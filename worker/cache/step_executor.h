@@ -1,0 +1,87 @@
+#pragma once
+// Executes one worker step, phases in the order of the BSP protocol
+// (docs/worker.md):
+//   1 write back the dirty rows of evicted slots     (write-back)
+//   2 fetch missing rows into their slots            (fetch)
+//   3 forward + backward                             (compute)
+//   4 all-reduce the dense gradients                 (all-reduce)
+//   5 dense optimizer step                           (compute)
+//   6 owned rows: sparse optimizer in the cache      (compute)
+//   7 shared rows: push gradients to the PS          (push)
+//   8 write back the rows the plan names             (write-back)
+//   9 report the iteration done to every PS shard    (push)
+// The whole step is validated first (plan_check.h); a step that does not fit
+// changes nothing. A failure after validation (a PS or peer error) fails the
+// step with the phase named; the cache is then unusable for this job.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ps_server/client/ps_client.h"
+#include "worker/cache/embedding_cache.h"
+#include "worker/cache/step.h"
+#include "worker/collectives/all_reducer.h"
+#include "worker/model/dense_optimizer.h"
+#include "worker/model/rec_model.h"
+
+namespace herald::worker {
+
+struct PhaseTimes {
+  double fetch_ms = 0;
+  double compute_ms = 0;
+  double allreduce_ms = 0;
+  double push_ms = 0;
+  double writeback_ms = 0;
+};
+
+struct StepResult {
+  double loss_sum = 0;
+  uint32_t num_samples = 0;
+  PhaseTimes times;
+  uint64_t rows_fetched = 0;
+  uint64_t rows_pushed = 0;       // gradient rows sent to the PS
+  uint64_t rows_written_back = 0;
+  uint64_t bytes_moved = 0;       // payload bytes of the three above
+};
+
+struct ExecutorOptions {
+  uint32_t rank = 0;
+  uint32_t num_workers = 1;
+  // false: skip the PS entirely (warm-cache benchmarks; the plan must not
+  // fetch, push or write back).
+  bool use_ps = true;
+};
+
+class StepExecutor {
+ public:
+  // Nothing is owned; everything must outlive the executor.
+  StepExecutor(Device* device, RecModel* model, DenseOptimizer* dense_optimizer,
+               DenseAllReducer* all_reducer, ps::PsClient* ps, EmbeddingCache* cache,
+               ExecutorOptions options);
+
+  absl::StatusOr<StepResult> Run(const Step& step);
+
+ private:
+  absl::Status WriteBackSlots(const Step& step, bool evictions, StepResult* result);
+  absl::Status Fetch(const Step& step, StepResult* result);
+  absl::Status Train(const Step& step, StepResult* result);
+  absl::Status PushShared(const Step& step, StepResult* result);
+  void UploadSlots(const std::vector<uint32_t>& slots);
+
+  Device* device_;
+  RecModel* model_;
+  DenseOptimizer* dense_optimizer_;
+  DenseAllReducer* all_reducer_;
+  ps::PsClient* ps_;
+  EmbeddingCache* cache_;
+  ExecutorOptions options_;
+
+  // Device staging, reused between steps.
+  DeviceArray<uint32_t> slots_;
+  DeviceArray<float> staging_;
+  DeviceArray<float> labels_, dense_;
+  std::vector<DeviceArray<uint32_t>> offsets_, sample_slots_;
+};
+
+}  // namespace herald::worker

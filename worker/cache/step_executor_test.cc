@@ -1,0 +1,381 @@
+// The executor against the real PS code (in-process shards) and real Gloo:
+// partitioned training with caching, ownership, pushes and write-backs
+// equals the single-process reference; bad plans are rejected whole.
+#include "worker/cache/step_executor.h"
+
+#include <cmath>
+#include <memory>
+#include <thread>
+
+#include "common/math/optimizer_spec.h"
+#include "common/rng.h"
+#include "gtest/gtest.h"
+#include "ps_server/client/sharded_ps_client.h"
+#include "worker/collectives/gloo_all_reducer.h"
+#include "worker/device/cpu_device.h"
+#include "worker/model/model_factory.h"
+#include "worker/reference/reference_trainer.h"
+#include "worker/testing/bsp_test_planner.h"
+
+namespace herald::worker {
+namespace {
+
+constexpr uint32_t kNumDense = 2;
+
+proto::JobSpec Spec(proto::ModelKind kind) {
+  proto::JobSpec spec;
+  spec.set_seed(7);
+  spec.set_num_dense(kNumDense);
+  spec.mutable_model()->set_kind(kind);
+  spec.mutable_model()->add_top_mlp(8);
+  spec.mutable_model()->add_bottom_mlp(4);
+  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
+  spec.mutable_dense_optimizer()->set_learning_rate(0.01f);
+  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
+  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
+  for (int t = 0; t < 3; ++t) {
+    auto* table = spec.add_tables();
+    table->set_dim(4);
+    if (t == 1) {
+      table->set_pooling(proto::POOLING_MEAN);
+      table->mutable_optimizer()->set_kind(proto::OPTIMIZER_SGD);
+      table->mutable_optimizer()->set_learning_rate(0.1f);
+    }
+  }
+  return spec;
+}
+
+// Skewed keys over small key spaces, so rows are shared, owned, evicted and
+// moved between workers; table 2 is multi-hot.
+std::vector<KeyBatch> Batches(size_t iterations, uint32_t batch_size) {
+  CounterRng rng(99, 1, 2);
+  std::vector<KeyBatch> out;
+  for (size_t it = 0; it < iterations; ++it) {
+    KeyBatch b;
+    b.num_samples = batch_size;
+    b.tables.resize(3);
+    for (uint32_t i = 0; i < batch_size; ++i) {
+      b.labels.push_back(rng.NextFloat() < 0.3f ? 1.0f : 0.0f);
+      for (uint32_t d = 0; d < kNumDense; ++d) b.dense.push_back(rng.NextFloat());
+      for (int t = 0; t < 3; ++t) {
+        const int hots = t == 2 ? 1 + static_cast<int>(rng.NextBelow(3)) : 1;
+        for (int h = 0; h < hots; ++h) {
+          const double u = rng.NextDouble();
+          b.tables[t].keys.push_back(static_cast<Key>(40 * u * u * u) + 1000 * t);
+        }
+        b.tables[t].offsets.push_back(static_cast<uint32_t>(b.tables[t].keys.size()));
+      }
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// One worker: its own device, model, optimizer, cache and all-reducer.
+struct Worker {
+  CpuDevice device;
+  std::unique_ptr<RecModel> model;
+  std::optional<DenseOptimizer> optimizer;
+  std::unique_ptr<EmbeddingCache> cache;
+  std::unique_ptr<DenseAllReducer> reducer;
+  std::unique_ptr<StepExecutor> executor;
+
+  absl::Status Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers, uint32_t slots,
+                    ps::PsClient* ps, KvStore* store) {
+    auto m = CreateModel(spec, &device);
+    if (!m.ok()) return m.status();
+    model = std::move(*m);
+    auto o = DenseOptimizer::Create(spec.dense_optimizer(), &device, model->params().size());
+    if (!o.ok()) return o.status();
+    optimizer.emplace(std::move(*o));
+    std::vector<CacheTableConfig> tables;
+    for (int t = 0; t < spec.tables_size(); ++t) {
+      auto opt = math::TableOptimizerFromSpec(spec, t);
+      if (!opt.ok()) return opt.status();
+      tables.push_back({spec.tables(t).dim(), *opt, slots});
+    }
+    cache = std::make_unique<EmbeddingCache>(&device, tables);
+    if (workers > 1) {
+      GlooOptions gloo;
+      gloo.prefix = spec.name();
+      auto r = GlooAllReducer::Connect(store, static_cast<int>(rank), static_cast<int>(workers),
+                                       gloo);
+      if (!r.ok()) return r.status();
+      reducer = std::move(*r);
+    } else {
+      reducer = std::make_unique<SingleRankAllReducer>();
+    }
+    executor = std::make_unique<StepExecutor>(&device, model.get(), &*optimizer, reducer.get(), ps,
+                                              cache.get(), ExecutorOptions{rank, workers, true});
+    return absl::OkStatus();
+  }
+};
+
+struct Outcome {
+  std::vector<float> dense;
+  std::vector<double> losses;  // Σ over workers, per iteration
+  std::vector<StepResult> results;  // of worker 0
+};
+
+// Trains `batches` on `workers` workers against 2 in-process PS shards.
+Outcome TrainDistributed(proto::JobSpec spec, const std::vector<KeyBatch>& batches,
+                         uint32_t workers, uint32_t slots, ps::InProcessPsCluster* cluster) {
+  spec.set_name("job-w" + std::to_string(workers));
+  testing::TestPlannerOptions planner;
+  planner.job_id = spec.name();
+  planner.num_workers = workers;
+  planner.cache_slots = slots;
+  planner.num_dense = kNumDense;
+  auto steps = testing::PlanAll(batches, planner);
+  EXPECT_TRUE(steps.ok()) << steps.status();
+  auto next = cluster->client().StartJob(spec.name(), spec, workers);
+  EXPECT_TRUE(next.ok()) << next.status();
+  InProcessKvStore store;
+  std::vector<std::unique_ptr<Worker>> pool(workers);
+  std::vector<std::vector<double>> losses(workers);
+  std::vector<std::vector<StepResult>> results(workers);
+  std::vector<absl::Status> status(workers);
+  std::vector<std::thread> threads;
+  for (uint32_t w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      pool[w] = std::make_unique<Worker>();
+      status[w] = pool[w]->Init(spec, w, workers, slots, &cluster->client(), &store);
+      for (size_t t = 0; t < batches.size() && status[w].ok(); ++t) {
+        auto r = pool[w]->executor->Run((*steps)[t][w]);
+        if (!r.ok()) {
+          status[w] = r.status();
+          break;
+        }
+        losses[w].push_back(r->loss_sum);
+        results[w].push_back(*r);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  Outcome out;
+  for (uint32_t w = 0; w < workers; ++w) EXPECT_TRUE(status[w].ok()) << "worker " << w << ": " << status[w];
+  if (!status[0].ok()) return out;
+  out.dense = pool[0]->model->params().values().ToHost();
+  for (uint32_t w = 1; w < workers; ++w) {
+    EXPECT_EQ(pool[w]->model->params().values().ToHost(), out.dense) << "replica " << w;
+  }
+  for (size_t t = 0; t < batches.size(); ++t) {
+    double sum = 0;
+    for (uint32_t w = 0; w < workers; ++w) sum += losses[w][t];
+    out.losses.push_back(sum);
+  }
+  out.results = results[0];
+  return out;
+}
+
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want,
+                 const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 2e-5 + 1e-4 * std::fabs(want[i])) << what << "[" << i << "]";
+  }
+}
+
+class PartitionedTraining : public ::testing::TestWithParam<proto::ModelKind> {};
+
+TEST_P(PartitionedTraining, EqualsTheReferenceForOneTwoAndThreeWorkers) {
+  const proto::JobSpec spec = Spec(GetParam());
+  const std::vector<KeyBatch> batches = Batches(/*iterations=*/6, /*batch_size=*/24);
+  CpuDevice ref_device;
+  auto reference = ReferenceTrainer::Create(spec, &ref_device);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  std::vector<double> ref_losses;
+  for (const KeyBatch& b : batches) {
+    auto loss = (*reference)->Train(b);
+    ASSERT_TRUE(loss.ok());
+    ref_losses.push_back(*loss);
+  }
+  for (uint32_t workers : {1u, 2u, 3u}) {
+    ps::InProcessPsCluster cluster(2);
+    // 48 slots: every worker's keys of an iteration fit, older rows get evicted.
+    Outcome out = TrainDistributed(spec, batches, workers, 48, &cluster);
+    ASSERT_FALSE(out.dense.empty());
+    const std::string tag = "workers=" + std::to_string(workers);
+    ExpectClose(out.dense, (*reference)->DenseValues(), tag + " dense");
+    for (size_t t = 0; t < batches.size(); ++t) {
+      EXPECT_NEAR(out.losses[t], ref_losses[t], 1e-4 * ref_losses[t]) << tag << " loss " << t;
+    }
+    // Every row the job touched, read from the PS after the final flush.
+    std::vector<ps::TableKeys> keys(3);
+    for (uint32_t t = 0; t < 3; ++t) {
+      keys[t].table = TableId(t);
+      for (Key k = 0; k < 40; ++k) keys[t].keys.push_back(k + 1000 * t);
+    }
+    auto rows = cluster.client().Fetch("job-w" + std::to_string(workers), batches.size(), keys,
+                                       false);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    for (uint32_t t = 0; t < 3; ++t) {
+      const auto& r = (*rows)[t];
+      for (size_t i = 0; i < r.keys.size(); ++i) {
+        const std::vector<float> got(r.rows.begin() + i * r.row_floats,
+                                     r.rows.begin() + (i + 1) * r.row_floats);
+        ExpectClose(got, (*reference)->Row(t, r.keys[i]),
+                    tag + " table " + std::to_string(t) + " key " + std::to_string(r.keys[i]));
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, PartitionedTraining,
+                         ::testing::Values(proto::MODEL_WIDE_AND_DEEP, proto::MODEL_DLRM),
+                         [](const auto& info) { return proto::ModelKind_Name(info.param); });
+
+TEST(StepExecutor, SameRunTwiceGivesTheSameBitsAndCountsTraffic) {
+  const proto::JobSpec spec = Spec(proto::MODEL_WIDE_AND_DEEP);
+  const std::vector<KeyBatch> batches = Batches(4, 24);
+  ps::InProcessPsCluster a(2), b(2);
+  Outcome first = TrainDistributed(spec, batches, 2, 48, &a);
+  Outcome second = TrainDistributed(spec, batches, 2, 48, &b);
+  EXPECT_EQ(first.dense, second.dense);
+  EXPECT_EQ(first.losses, second.losses);
+  ASSERT_EQ(first.results.size(), 4u);
+  EXPECT_GT(first.results[0].rows_fetched, 0u);  // cold cache
+  uint64_t pushed = 0, written = 0;
+  for (const StepResult& r : first.results) {
+    pushed += r.rows_pushed;
+    written += r.rows_written_back;
+    EXPECT_GT(r.bytes_moved, 0u);
+    EXPECT_GE(r.times.compute_ms, 0.0);
+  }
+  EXPECT_GT(pushed, 0u);
+  EXPECT_GT(written, 0u);  // at least the final flush
+}
+
+// ---------------------------------------------------------------- bad plans
+
+class BadPlans : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spec_ = Spec(proto::MODEL_WIDE_AND_DEEP);
+    spec_.set_name("bad");
+    ASSERT_TRUE(cluster_.client().StartJob("bad", spec_, 1).ok());
+    ASSERT_TRUE(worker_.Init(spec_, 0, 1, 8, &cluster_.client(), nullptr).ok());
+    // Iteration 0: fetch keys 1, 2 of every table into slots 0, 1; one
+    // sample per key, both owned.
+    for (int t = 0; t < 3; ++t) {
+      good_.plan.resize(3);
+      good_.samples.resize(3);
+      TablePlan& p = good_.plan[t];
+      p.fetch_keys = {Key(1), Key(2)};
+      p.fetch_slots = {0, 1};
+      p.owned_slots = {0, 1};
+      good_.samples[t].offsets = {0, 1, 2};
+      good_.samples[t].slots = {0, 1};
+    }
+    good_.job_id = "bad";
+    good_.num_samples = 2;
+    good_.global_batch_size = 2;
+    good_.labels = {1, 0};
+    good_.dense = {0.5f, 0.25f, 1, 0};
+  }
+
+  void ExpectRejected(const Step& step, const std::string& message) {
+    const std::vector<float> dense = worker_.model->params().values().ToHost();
+    auto r = worker_.executor->Run(step);
+    ASSERT_FALSE(r.ok()) << message;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(message), std::string::npos) << r.status();
+    // Nothing ran: the model and the cache are as before.
+    EXPECT_EQ(worker_.model->params().values().ToHost(), dense);
+  }
+
+  proto::JobSpec spec_;
+  ps::InProcessPsCluster cluster_{1};
+  Worker worker_;
+  Step good_;
+};
+
+TEST_F(BadPlans, AreRejectedWholeAndTheGoodPlanStillRuns) {
+  Step s = good_;
+  s.plan[1].fetch_slots[1] = 8;
+  ExpectRejected(s, "plan for table 1: fetch_slots[1]: slot 8 out of range (8 slots)");
+  s = good_;
+  s.plan[0].fetch_slots = {3, 3};
+  ExpectRejected(s, "fetch_slots[1]: slot 3 used twice");
+  s = good_;
+  s.plan[2].owned_slots = {0};
+  ExpectRejected(s, "samples of table 2: slots[1] = 1 is neither owned nor shared");
+  s = good_;
+  s.plan[0].writeback_slots = {0};
+  s.plan[0].writeback_keys = {Key(2)};
+  ExpectRejected(s, "writeback_slots[0]: slot 0 does not hold key 2");
+  s = good_;
+  s.plan[0].evict_slots = {5};
+  s.plan[0].evict_keys = {Key(9)};
+  ExpectRejected(s, "evict_slots[0]: slot 5 does not hold key 9 (empty)");
+  for (int t = 0; t < 3; ++t) EXPECT_EQ(worker_.cache->Resident(t), 0u);
+
+  auto r = worker_.executor->Run(good_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rows_fetched, 6u);
+  // Iteration 1: key 1 is resident (and dirty) in slot 0.
+  Step next = good_;
+  next.iteration = 1;
+  next.plan[0].fetch_keys = {Key(1)};
+  next.plan[0].fetch_slots = {4};
+  ExpectRejected(next, "fetch_keys[0]: key 1 is already resident in slot 0");
+  next = good_;
+  next.iteration = 1;
+  for (auto& p : next.plan) p.fetch_keys.clear(), p.fetch_slots.clear();
+  next.plan[0].fetch_keys = {Key(1)};
+  next.plan[0].fetch_slots = {0};
+  ExpectRejected(next, "slot 0 holds the newest (dirty) copy of key 1; a fetch would lose it");
+  next.plan[0].fetch_keys = {};
+  next.plan[0].fetch_slots = {};
+  next.plan[0].evict_slots = {0};
+  next.plan[0].evict_keys = {Key(1)};
+  next.plan[0].fetch_keys = {Key(1)};
+  next.plan[0].fetch_slots = {2};
+  ExpectRejected(next, "key 1 is evicted dirty by this plan");
+}
+
+TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
+  Step step;
+  step.job_id = "j";
+  step.iteration = 3;
+  step.num_samples = 2;
+  step.global_batch_size = 4;
+  step.labels = {1, 0};
+  step.dense = {1, 2, 3, 4};
+  step.samples.resize(1);
+  step.samples[0].offsets = {0, 1, 3};
+  step.samples[0].slots = {5, 6, 7};
+  step.plan.resize(1);
+  step.plan[0].fetch_keys = {Key(11), Key(12)};
+  step.plan[0].fetch_slots = {6, 7};
+  step.plan[0].owned_slots = {5, 6, 7};
+  proto::WorkerStep wire = EncodeWorkerStep(step);
+  auto back = DecodeWorkerStep(wire, 1, 2);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->samples[0].slots, step.samples[0].slots);
+  EXPECT_EQ(back->plan[0].fetch_keys, step.plan[0].fetch_keys);
+
+  proto::WorkerStep bad = wire;
+  bad.mutable_samples()->mutable_tables(0)->mutable_offsets()->resize(8);
+  auto e = DecodeWorkerStep(bad, 1, 2);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("samples.tables[0].offsets"), std::string::npos);
+  bad = wire;
+  bad.mutable_plan()->mutable_tables(0)->mutable_fetch_slots()->resize(4);
+  e = DecodeWorkerStep(bad, 1, 2);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("plan.tables[0].fetch_slots has 1 entries but"),
+            std::string::npos)
+      << e.status();
+  bad = wire;
+  bad.mutable_samples()->mutable_dense()->resize(12);
+  e = DecodeWorkerStep(bad, 1, 2);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("samples.dense"), std::string::npos);
+  e = DecodeWorkerStep(wire, 2, 2);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("table 1 is missing"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace herald::worker

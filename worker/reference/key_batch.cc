@@ -1,0 +1,22 @@
+#include "worker/reference/key_batch.h"
+
+namespace herald::worker {
+
+KeyBatch KeyBatch::Slice(uint32_t begin, uint32_t end, uint32_t num_dense) const {
+  KeyBatch out;
+  out.num_samples = end - begin;
+  out.labels.assign(labels.begin() + begin, labels.begin() + end);
+  out.dense.assign(dense.begin() + static_cast<size_t>(begin) * num_dense,
+                   dense.begin() + static_cast<size_t>(end) * num_dense);
+  for (const Table& t : tables) {
+    Table s;
+    for (uint32_t i = begin; i < end; ++i) {
+      s.keys.insert(s.keys.end(), t.keys.begin() + t.offsets[i], t.keys.begin() + t.offsets[i + 1]);
+      s.offsets.push_back(static_cast<uint32_t>(s.keys.size()));
+    }
+    out.tables.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace herald::worker

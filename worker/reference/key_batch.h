@@ -1,0 +1,26 @@
+#pragma once
+// A batch with categorical features as raw keys (before any cache slot is
+// assigned): the input of the reference trainer and of test planners.
+
+#include <cstdint>
+#include <vector>
+
+#include "common/ids.h"
+
+namespace herald::worker {
+
+struct KeyBatch {
+  uint32_t num_samples = 0;
+  std::vector<float> labels;  // num_samples
+  std::vector<float> dense;   // num_samples × num_dense
+  struct Table {
+    std::vector<uint32_t> offsets{0};  // num_samples + 1
+    std::vector<Key> keys;
+  };
+  std::vector<Table> tables;
+
+  // Samples [begin, end) as a batch of their own.
+  KeyBatch Slice(uint32_t begin, uint32_t end, uint32_t num_dense) const;
+};
+
+}  // namespace herald::worker

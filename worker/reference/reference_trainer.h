@@ -1,0 +1,70 @@
+#pragma once
+// The single-process yardstick: trains the model on the whole global batch
+// with local embedding tables and no PS, with the same layers, optimizer
+// math and row initialisation as the distributed system. Partitioning the
+// global batch over workers (any policy, any worker count) must give the
+// same model as this trainer up to float rounding (tests/ exactness tests).
+//
+// Each iteration: the batch's distinct keys get slots in a scratch slot
+// array (first-touch rows initialised exactly as the PS does), forward and
+// backward over the whole batch (gradient scale 1/batch), dense step, then
+// one sparse optimizer step per touched row.
+
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "proto/job.pb.h"
+#include "worker/device/device.h"
+#include "worker/model/dense_optimizer.h"
+#include "worker/model/rec_model.h"
+#include "worker/reference/key_batch.h"
+
+namespace herald::worker {
+
+class ReferenceTrainer {
+ public:
+  static absl::StatusOr<std::unique_ptr<ReferenceTrainer>> Create(const proto::JobSpec& spec,
+                                                                  Device* device);
+
+  // One iteration on `batch`. Returns Σ loss.
+  absl::StatusOr<double> Train(const KeyBatch& batch);
+  // Click probabilities with the current model (rows are not created).
+  std::vector<float> Predict(const KeyBatch& batch);
+
+  // Row (values + optimizer state) of `key`, initialised if never touched.
+  std::vector<float> Row(uint32_t table, Key key) const;
+  std::vector<float> DenseValues() { return model_->params().values().ToHost(); }
+  RecModel& model() { return *model_; }
+
+ private:
+  struct Table {
+    uint32_t dim;
+    uint32_t row_floats;
+    float init_scale;
+    math::SparseOptimizerConfig optimizer;
+    absl::flat_hash_map<Key, std::vector<float>> rows;
+  };
+
+  ReferenceTrainer(const proto::JobSpec& spec, Device* device, std::unique_ptr<RecModel> model,
+                   DenseOptimizer dense_optimizer, std::vector<Table> tables);
+  std::vector<float> InitialRow(uint32_t table, Key key) const;
+  // Builds slot arrays on the device for the batch's keys; fills `input`.
+  void Stage(const KeyBatch& batch, bool create_rows, ModelInput* input);
+
+  proto::JobSpec spec_;
+  Device* device_;
+  std::unique_ptr<RecModel> model_;
+  DenseOptimizer dense_optimizer_;
+  std::vector<Table> tables_;
+
+  // Per-iteration staging (per table): distinct keys in first-use order.
+  std::vector<std::vector<Key>> batch_keys_;
+  std::vector<DeviceArray<float>> rows_, grads_;
+  std::vector<DeviceArray<uint32_t>> offsets_, slots_;
+  DeviceArray<uint32_t> all_slots_;
+  DeviceArray<float> labels_, dense_;
+};
+
+}  // namespace herald::worker
