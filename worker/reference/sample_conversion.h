@@ -1,0 +1,15 @@
+#pragma once
+// data::SampleBlock -> KeyBatch: dense features transformed as log(1 + x)
+// for x > 0 and 0 otherwise (missing counts as 0), keys copied per table.
+// The scheduler's data loader applies the same transform.
+
+#include "common/data/sample_block.h"
+#include "worker/reference/key_batch.h"
+
+namespace herald::worker {
+
+float TransformDense(int32_t value);
+
+KeyBatch ToKeyBatch(const data::SampleBlock& block, size_t begin, size_t end);
+
+}  // namespace herald::worker
