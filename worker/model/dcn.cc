@@ -25,12 +25,8 @@ class Dcn final : public RecModel {
   const float* ForwardHead(const float* x, int rows) override {
     const int width = shape_.width();
     rows_ = rows;
-    const float* xl = x;
-    int xl_stride = width;
-    for (auto& layer : cross_) {
-      xl = layer->Forward(x, width, xl, xl_stride, rows);
-      xl_stride = width;
-    }
+    const float* xl = x;  // every cross output has the input's width
+    for (auto& layer : cross_) xl = layer->Forward(x, width, xl, width, rows);
     deep_.Forward(x, width, rows);
     concat_.Forward({{xl, width}, {deep_.output(), deep_.out()}}, rows);
     return output_.Forward(concat_.output(), concat_.out(), rows);

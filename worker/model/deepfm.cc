@@ -6,18 +6,13 @@
 namespace herald::worker {
 namespace {
 
-std::vector<int> WithOutput(std::vector<int> widths) {
-  widths.push_back(1);
-  return widths;
-}
-
 class DeepFm final : public RecModel {
  public:
   DeepFm(Device* device, ModelShape shape, const std::vector<int>& hidden)
       : RecModel(device, std::move(shape)),
         first_order_(device, &params_, shape_.width(), 1),
         fm_(device, static_cast<int>(shape_.tables.size()), shape_.tables[0].dim),
-        deep_(device, &params_, shape_.width(), WithOutput(hidden), false) {
+        deep_(device, &params_, shape_.width(), HiddenThenLogit(hidden), false) {
     logits_.Bind(device);
   }
 

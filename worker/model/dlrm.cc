@@ -6,11 +6,6 @@
 namespace herald::worker {
 namespace {
 
-std::vector<int> WithOutput(std::vector<int> widths) {
-  widths.push_back(1);
-  return widths;
-}
-
 class Dlrm final : public RecModel {
  public:
   Dlrm(Device* device, ModelShape shape, const std::vector<int>& bottom,
@@ -21,7 +16,7 @@ class Dlrm final : public RecModel {
         bottom_(device, &params_, shape_.num_dense, bottom, true),
         interaction_(device, fields_, dim_),
         concat_(device, {dim_, interaction_.out()}),
-        top_(device, &params_, dim_ + interaction_.out(), WithOutput(hidden), false) {
+        top_(device, &params_, dim_ + interaction_.out(), HiddenThenLogit(hidden), false) {
     z_.Bind(device);
     dz_.Bind(device);
   }

@@ -10,16 +10,11 @@ class WideAndDeep final : public RecModel {
   WideAndDeep(Device* device, ModelShape shape, const std::vector<int>& hidden)
       : RecModel(device, std::move(shape)),
         wide_(device, &params_, shape_.width(), 1),
-        deep_(device, &params_, shape_.width(), WithOutput(hidden), false) {
+        deep_(device, &params_, shape_.width(), HiddenThenLogit(hidden), false) {
     logits_.Bind(device);
   }
 
  private:
-  static std::vector<int> WithOutput(std::vector<int> widths) {
-    widths.push_back(1);
-    return widths;
-  }
-
   const float* ForwardHead(const float* x, int rows) override {
     const int width = shape_.width();
     wide_.Forward(x, width, rows);
