@@ -47,11 +47,11 @@ proto::JobSpec Spec(proto::ModelKind kind) {
 
 // Skewed keys over small key spaces, so rows are shared, owned, evicted and
 // moved between workers; table 2 is multi-hot.
-std::vector<KeyBatch> Batches(size_t iterations, uint32_t batch_size) {
+std::vector<data::KeyBatch> Batches(size_t iterations, uint32_t batch_size) {
   CounterRng rng(99, 1, 2);
-  std::vector<KeyBatch> out;
+  std::vector<data::KeyBatch> out;
   for (size_t it = 0; it < iterations; ++it) {
-    KeyBatch b;
+    data::KeyBatch b;
     b.num_samples = batch_size;
     b.tables.resize(3);
     for (uint32_t i = 0; i < batch_size; ++i) {
@@ -118,7 +118,7 @@ struct Outcome {
 };
 
 // Trains `batches` on `workers` workers against 2 in-process PS shards.
-Outcome TrainDistributed(proto::JobSpec spec, const std::vector<KeyBatch>& batches,
+Outcome TrainDistributed(proto::JobSpec spec, const std::vector<data::KeyBatch>& batches,
                          uint32_t workers, uint32_t slots, ps::InProcessPsCluster* cluster) {
   spec.set_name("job-w" + std::to_string(workers));
   testing::TestPlannerOptions planner;
@@ -180,12 +180,12 @@ class PartitionedTraining : public ::testing::TestWithParam<proto::ModelKind> {}
 
 TEST_P(PartitionedTraining, EqualsTheReferenceForOneTwoAndThreeWorkers) {
   const proto::JobSpec spec = Spec(GetParam());
-  const std::vector<KeyBatch> batches = Batches(/*iterations=*/6, /*batch_size=*/24);
+  const std::vector<data::KeyBatch> batches = Batches(/*iterations=*/6, /*batch_size=*/24);
   CpuDevice ref_device;
   auto reference = ReferenceTrainer::Create(spec, &ref_device);
   ASSERT_TRUE(reference.ok()) << reference.status();
   std::vector<double> ref_losses;
-  for (const KeyBatch& b : batches) {
+  for (const data::KeyBatch& b : batches) {
     auto loss = (*reference)->Train(b);
     ASSERT_TRUE(loss.ok());
     ref_losses.push_back(*loss);
@@ -227,7 +227,7 @@ INSTANTIATE_TEST_SUITE_P(Models, PartitionedTraining,
 
 TEST(StepExecutor, SameRunTwiceGivesTheSameBitsAndCountsTraffic) {
   const proto::JobSpec spec = Spec(proto::MODEL_WIDE_AND_DEEP);
-  const std::vector<KeyBatch> batches = Batches(4, 24);
+  const std::vector<data::KeyBatch> batches = Batches(4, 24);
   ps::InProcessPsCluster a(2), b(2);
   Outcome first = TrainDistributed(spec, batches, 2, 48, &a);
   Outcome second = TrainDistributed(spec, batches, 2, 48, &b);

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
-#include "worker/reference/sample_conversion.h"
+#include "common/data/key_batch_conversion.h"
 
 namespace herald::worker {
 namespace {
@@ -53,14 +53,14 @@ TEST(ReferenceTrainer, LearnsTheTeacherOnHeldOutData) {
   auto evaluate = [&] {
     Evaluator eval;
     for (size_t s = train; s < block.size(); s += 1000) {
-      const KeyBatch b = ToKeyBatch(block, s, std::min(block.size(), s + 1000));
+      const data::KeyBatch b = data::ToKeyBatch(block, s, std::min(block.size(), s + 1000));
       eval.Add((*trainer)->Predict(b), b.labels);
     }
     return eval.Compute();
   };
   const EvalMetrics before = evaluate();
   for (size_t s = 0; s + batch <= train; s += batch) {
-    ASSERT_TRUE((*trainer)->Train(ToKeyBatch(block, s, s + batch)).ok());
+    ASSERT_TRUE((*trainer)->Train(data::ToKeyBatch(block, s, s + batch)).ok());
   }
   const EvalMetrics after = evaluate();
   EXPECT_EQ(after.samples, 4000u);

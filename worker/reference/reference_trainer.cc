@@ -66,7 +66,7 @@ std::vector<float> ReferenceTrainer::Row(uint32_t table, Key key) const {
   return it != tables_[table].rows.end() ? it->second : InitialRow(table, key);
 }
 
-void ReferenceTrainer::Stage(const KeyBatch& batch, bool create_rows, ModelInput* input) {
+void ReferenceTrainer::Stage(const data::KeyBatch& batch, bool create_rows, ModelInput* input) {
   input->rows = static_cast<int>(batch.num_samples);
   labels_.CopyFromHost(batch.labels);
   dense_.CopyFromHost(batch.dense);
@@ -104,7 +104,7 @@ void ReferenceTrainer::Stage(const KeyBatch& batch, bool create_rows, ModelInput
   }
 }
 
-absl::StatusOr<double> ReferenceTrainer::Train(const KeyBatch& batch) {
+absl::StatusOr<double> ReferenceTrainer::Train(const data::KeyBatch& batch) {
   if (batch.tables.size() != tables_.size() || batch.num_samples == 0) {
     return absl::InvalidArgumentError("reference trainer: batch does not match the job");
   }
@@ -132,7 +132,7 @@ absl::StatusOr<double> ReferenceTrainer::Train(const KeyBatch& batch) {
   return loss;
 }
 
-std::vector<float> ReferenceTrainer::Predict(const KeyBatch& batch) {
+std::vector<float> ReferenceTrainer::Predict(const data::KeyBatch& batch) {
   ModelInput input;
   Stage(batch, /*create_rows=*/false, &input);
   return model_->Predict(input);

@@ -19,7 +19,7 @@
 #include "worker/device/device.h"
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/rec_model.h"
-#include "worker/reference/key_batch.h"
+#include "common/data/key_batch.h"
 
 namespace herald::worker {
 
@@ -29,9 +29,9 @@ class ReferenceTrainer {
                                                                   Device* device);
 
   // One iteration on `batch`. Returns Σ loss.
-  absl::StatusOr<double> Train(const KeyBatch& batch);
+  absl::StatusOr<double> Train(const data::KeyBatch& batch);
   // Click probabilities with the current model (rows are not created).
-  std::vector<float> Predict(const KeyBatch& batch);
+  std::vector<float> Predict(const data::KeyBatch& batch);
 
   // Row (values + optimizer state) of `key`, initialised if never touched.
   std::vector<float> Row(uint32_t table, Key key) const;
@@ -51,7 +51,7 @@ class ReferenceTrainer {
                    DenseOptimizer dense_optimizer, std::vector<Table> tables);
   std::vector<float> InitialRow(uint32_t table, Key key) const;
   // Builds slot arrays on the device for the batch's keys; fills `input`.
-  void Stage(const KeyBatch& batch, bool create_rows, ModelInput* input);
+  void Stage(const data::KeyBatch& batch, bool create_rows, ModelInput* input);
 
   proto::JobSpec spec_;
   Device* device_;

@@ -35,7 +35,7 @@ uint64_t Version(const GlobalTable& g, Key key) {
 }
 
 // Distinct keys of a worker's slice of table `t`, in first-use order.
-std::vector<Key> DistinctKeys(const KeyBatch& slice, size_t t) {
+std::vector<Key> DistinctKeys(const data::KeyBatch& slice, size_t t) {
   std::vector<Key> out;
   absl::flat_hash_set<Key> seen;
   for (Key k : slice.tables[t].keys) {
@@ -46,13 +46,13 @@ std::vector<Key> DistinctKeys(const KeyBatch& slice, size_t t) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::vector<Step>>> PlanAll(const std::vector<KeyBatch>& batches,
+absl::StatusOr<std::vector<std::vector<Step>>> PlanAll(const std::vector<data::KeyBatch>& batches,
                                                        const TestPlannerOptions& options) {
   const uint32_t W = options.num_workers;
   const size_t T = batches.size();
   const size_t num_tables = batches.empty() ? 0 : batches[0].tables.size();
   // slices[t][w]
-  std::vector<std::vector<KeyBatch>> slices(T);
+  std::vector<std::vector<data::KeyBatch>> slices(T);
   for (size_t t = 0; t < T; ++t) {
     const uint32_t n = batches[t].num_samples;
     for (uint32_t w = 0; w < W; ++w) {

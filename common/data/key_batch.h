@@ -7,7 +7,7 @@
 
 #include "common/ids.h"
 
-namespace herald::worker {
+namespace herald::data {
 
 struct KeyBatch {
   uint32_t num_samples = 0;
@@ -23,4 +23,4 @@ struct KeyBatch {
   KeyBatch Slice(uint32_t begin, uint32_t end, uint32_t num_dense) const;
 };
 
-}  // namespace herald::worker
+}  // namespace herald::data

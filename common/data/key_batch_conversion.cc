@@ -1,15 +1,15 @@
-#include "worker/reference/sample_conversion.h"
+#include "common/data/key_batch_conversion.h"
 
 #include <cmath>
 
-namespace herald::worker {
+namespace herald::data {
 
 float TransformDense(int32_t value) {
   return value > 0 ? std::log1p(static_cast<float>(value)) : 0.0f;
 }
 
-KeyBatch ToKeyBatch(const data::SampleBlock& block, size_t begin, size_t end) {
-  const data::DataSchema& schema = block.schema;
+KeyBatch ToKeyBatch(const SampleBlock& block, size_t begin, size_t end) {
+  const DataSchema& schema = block.schema;
   KeyBatch out;
   out.num_samples = static_cast<uint32_t>(end - begin);
   out.tables.resize(schema.num_sparse);
@@ -26,4 +26,4 @@ KeyBatch ToKeyBatch(const data::SampleBlock& block, size_t begin, size_t end) {
   return out;
 }
 
-}  // namespace herald::worker
+}  // namespace herald::data

@@ -1,6 +1,6 @@
-#include "worker/reference/key_batch.h"
+#include "common/data/key_batch.h"
 
-namespace herald::worker {
+namespace herald::data {
 
 KeyBatch KeyBatch::Slice(uint32_t begin, uint32_t end, uint32_t num_dense) const {
   KeyBatch out;
@@ -19,4 +19,4 @@ KeyBatch KeyBatch::Slice(uint32_t begin, uint32_t end, uint32_t num_dense) const
   return out;
 }
 
-}  // namespace herald::worker
+}  // namespace herald::data

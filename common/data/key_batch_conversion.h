@@ -4,12 +4,12 @@
 // The scheduler's data loader applies the same transform.
 
 #include "common/data/sample_block.h"
-#include "worker/reference/key_batch.h"
+#include "common/data/key_batch.h"
 
-namespace herald::worker {
+namespace herald::data {
 
 float TransformDense(int32_t value);
 
-KeyBatch ToKeyBatch(const data::SampleBlock& block, size_t begin, size_t end);
+KeyBatch ToKeyBatch(const SampleBlock& block, size_t begin, size_t end);
 
-}  // namespace herald::worker
+}  // namespace herald::data
