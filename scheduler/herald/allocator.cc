@@ -1,0 +1,94 @@
+#include "scheduler/herald/allocator.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace herald::scheduler {
+
+void Allocator::Allocate(const BatchIndex& index, const std::vector<RowDirectory>& directory,
+                         CounterRng* rng, std::vector<uint32_t>* worker_of) {
+  const uint32_t n = index.num_samples();
+  worker_of->resize(n);
+  if (kind_ == Allocation::kLocality) {
+    Locality(index, directory, rng, worker_of);
+    return;
+  }
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  if (kind_ == Allocation::kRandom) {
+    for (uint32_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng->NextBelow(i)]);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    (*worker_of)[order[i]] = static_cast<uint32_t>(uint64_t{i} * num_workers_ / n);
+  }
+}
+
+void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory>& directory,
+                         CounterRng* rng, std::vector<uint32_t>* worker_of) {
+  const uint32_t W = num_workers_;
+  const uint32_t num_ids = index.num_ids();
+  users_.assign(num_ids, WorkerSet());
+  newest_.assign(num_ids, WorkerSet());
+  holder_.assign(num_ids, kPsHolder);
+  for (uint32_t t = 0; t < index.num_tables(); ++t) {
+    const RowDirectory& dir = directory[t];
+    if (dir.empty()) continue;
+    for (uint32_t id = index.begin(t); id < index.begin(t + 1); ++id) {
+      auto it = dir.find(index.key(id));
+      if (it == dir.end()) continue;
+      newest_[id] = it->second.newest;
+      holder_[id] = it->second.holder;
+    }
+  }
+  load_.assign(W, 0);
+  cost_.resize(W);
+  const bool ownership = sync_ == SyncMode::kOwnership;
+  for (uint32_t s = 0; s < index.num_samples(); ++s) {
+    std::fill(cost_.begin(), cost_.end(), 0);
+    for (uint32_t t = 0; t < index.num_tables(); ++t) {
+      const std::vector<uint32_t>& offsets = index.offsets(t);
+      const std::vector<uint32_t>& ids = index.ids(t);
+      for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {
+        const uint32_t id = ids[i];
+        const WorkerSet& users = users_[id];
+        const uint32_t count = users.Count();
+        const int64_t sync = !ownership ? 1 : count == 0 ? 0 : count == 1 ? 2 : 1;
+        const int32_t h = holder_[id];
+        // Costs are relative to a base every worker pays (1 + sync + writeback);
+        // only the differences between workers matter. The write-back is
+        // already paid when someone other than the dirty holder trains the row.
+        const bool dirty_elsewhere =
+            h != kPsHolder && (count == 0 || (count == 1 && users.IsOnly(static_cast<uint32_t>(h))));
+        const int64_t writeback = dirty_elsewhere ? 1 : 0;
+        newest_[id].ForEach([&](uint32_t w) {
+          if (!users.Has(w)) cost_[w] -= 1;  // a hit: no fetch
+        });
+        if (writeback != 0 && !users.Has(static_cast<uint32_t>(h))) cost_[h] -= writeback;
+        users.ForEach([&](uint32_t w) {
+          // Already trains the row: nothing new. Undo what base charged.
+          cost_[w] -= 1 + sync + writeback;
+        });
+      }
+    }
+    uint32_t best = W;
+    uint32_t ties = 0;
+    for (uint32_t w = 0; w < W; ++w) {
+      if (load_[w] >= Quota(index.num_samples(), w)) continue;
+      if (best == W || cost_[w] < cost_[best]) {
+        best = w;
+        ties = 1;
+      } else if (cost_[w] == cost_[best] && rng->NextBelow(++ties) == 0) {
+        best = w;
+      }
+    }
+    ++load_[best];
+    (*worker_of)[s] = best;
+    for (uint32_t t = 0; t < index.num_tables(); ++t) {
+      const std::vector<uint32_t>& offsets = index.offsets(t);
+      const std::vector<uint32_t>& ids = index.ids(t);
+      for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) users_[ids[i]].Add(best);
+    }
+  }
+}
+
+}  // namespace herald::scheduler

@@ -1,0 +1,56 @@
+#pragma once
+// Input allocation: which worker trains each sample of a global batch. Every
+// worker gets an equal share (B·(w+1)/W − B·w/W samples).
+//
+// kLocality is Herald's location-aware allocation, with the paper's score
+// (rows of the sample whose newest version the worker caches) extended to the
+// whole cost of a choice: for each row of sample s given to worker w,
+//   fetch   1 unless w caches the newest version or already trains the row in
+//           this batch,
+//   sync    ownership: 0 if no other worker trains the row in this batch
+//           (w may own it), 2 if exactly one other does (both must now push),
+//           1 if several do; through-PS: 1 per (row, worker) pair,
+//   write-back 1 if another worker holds the row dirty and no other worker
+//           already forces that write-back.
+// Samples are taken in batch order and given to the cheapest worker with room;
+// ties are broken uniformly at random (seeded, so the same job plans the same).
+
+#include <cstdint>
+#include <vector>
+
+#include "common/rng.h"
+#include "scheduler/herald/batch_index.h"
+#include "scheduler/herald/policy.h"
+#include "scheduler/herald/row_state.h"
+
+namespace herald::scheduler {
+
+class Allocator {
+ public:
+  Allocator(Allocation kind, SyncMode sync, uint32_t num_workers)
+      : kind_(kind), sync_(sync), num_workers_(num_workers) {}
+
+  // worker_of[s] for every sample of the indexed batch. `directory` (one per
+  // table) is the state the batch will be trained from.
+  void Allocate(const BatchIndex& index, const std::vector<RowDirectory>& directory,
+                CounterRng* rng, std::vector<uint32_t>* worker_of);
+
+ private:
+  void Locality(const BatchIndex& index, const std::vector<RowDirectory>& directory,
+                CounterRng* rng, std::vector<uint32_t>* worker_of);
+  uint32_t Quota(uint32_t num_samples, uint32_t w) const {
+    return static_cast<uint32_t>(uint64_t{num_samples} * (w + 1) / num_workers_ -
+                                 uint64_t{num_samples} * w / num_workers_);
+  }
+
+  Allocation kind_;
+  SyncMode sync_;
+  uint32_t num_workers_;
+  // Scratch reused across batches, per batch-local id.
+  std::vector<WorkerSet> users_, newest_;
+  std::vector<int32_t> holder_;
+  std::vector<int64_t> cost_;
+  std::vector<uint32_t> load_;
+};
+
+}  // namespace herald::scheduler

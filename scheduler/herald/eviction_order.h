@@ -1,0 +1,70 @@
+#pragma once
+// The order in which one worker's cache gives up its rows. LRU: least
+// recently used first. LFU: fewest uses since the row entered the cache
+// first, least recently used among equals. Slots used at the current
+// iteration are never offered (a plan never evicts a row it trains).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/btree_set.h"
+#include "absl/status/statusor.h"
+
+namespace herald::scheduler {
+
+enum class EvictionKind { kLru, kLfu };
+
+// "lru" or "lfu". Errors: InvalidArgument naming the value.
+absl::StatusOr<EvictionKind> ParseEvictionKind(const std::string& name);
+const char* EvictionKindName(EvictionKind kind);
+
+class EvictionOrder {
+ public:
+  virtual ~EvictionOrder() = default;
+  // `slot` (resident) was used at `iteration`; a new row counts as a use.
+  virtual void Use(uint32_t slot, uint64_t iteration) = 0;
+  // `slot` left the cache.
+  virtual void Remove(uint32_t slot) = 0;
+  // The coldest resident slot not used at `iteration`, or -1 when none.
+  virtual int64_t Coldest(uint64_t iteration) const = 0;
+};
+
+std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slots);
+
+// O(1) per operation: a doubly-linked list over slot indices.
+class LruOrder : public EvictionOrder {
+ public:
+  explicit LruOrder(uint32_t slots);
+  void Use(uint32_t slot, uint64_t iteration) override;
+  void Remove(uint32_t slot) override;
+  int64_t Coldest(uint64_t iteration) const override;
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  void Unlink(uint32_t slot);
+  std::vector<uint32_t> prev_, next_;
+  std::vector<uint64_t> last_use_;
+  std::vector<bool> linked_;
+  uint32_t head_ = kNone;  // most recent
+  uint32_t tail_ = kNone;  // least recent
+};
+
+// O(log n) per operation: an ordered set of (uses, last use, slot).
+class LfuOrder : public EvictionOrder {
+ public:
+  explicit LfuOrder(uint32_t slots);
+  void Use(uint32_t slot, uint64_t iteration) override;
+  void Remove(uint32_t slot) override;
+  int64_t Coldest(uint64_t iteration) const override;
+
+ private:
+  using Entry = std::tuple<uint64_t, uint64_t, uint32_t>;
+  std::vector<uint64_t> uses_, last_use_;
+  std::vector<bool> tracked_;
+  absl::btree_set<Entry> order_;
+};
+
+}  // namespace herald::scheduler

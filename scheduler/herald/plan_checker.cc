@@ -1,0 +1,299 @@
+#include "scheduler/herald/plan_checker.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace herald::scheduler {
+
+PlanChecker::PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots)
+    : num_workers_(num_workers),
+      truth_(slots.size()),
+      written_back_at_start_(slots.size()),
+      fetched_(num_workers, std::vector<absl::flat_hash_set<Key>>(slots.size())) {
+  caches_.resize(num_workers);
+  for (auto& tables : caches_) {
+    for (uint32_t n : slots) {
+      CacheTable table;
+      table.slots.resize(n);
+      tables.push_back(std::move(table));
+    }
+  }
+}
+
+absl::Status PlanChecker::Violation(uint32_t w, uint32_t t, const std::string& what) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat("plan check failed at iteration ", iteration_, ", worker ", w, ", table ", t,
+                   ": ", what));
+}
+
+absl::Status PlanChecker::Drop(uint32_t w, uint32_t t, Key key) {
+  auto it = truth_[t].find(key);
+  if (it->second.copies > 0) return absl::OkStatus();
+  if (it->second.ps_version != it->second.version) {
+    return Violation(w, t, absl::StrCat("key ", key, " left every cache while its newest version (",
+                                        it->second.version, ") never reached the PS (",
+                                        it->second.ps_version, "): an update is lost"));
+  }
+  truth_[t].erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan& plan,
+                                std::vector<PlanCounts>* counts) {
+  if (plan.workers.size() != num_workers_) {
+    return Violation(0, 0, absl::StrCat(plan.workers.size(), " worker plans for ", num_workers_,
+                                        " workers"));
+  }
+  counts->assign(num_workers_, PlanCounts());
+  for (auto& tables : fetched_) {
+    for (auto& keys : tables) keys.clear();
+  }
+  for (auto& keys : written_back_at_start_) keys.clear();
+  for (uint32_t w = 0; w < num_workers_; ++w) {
+    if (auto s = Evictions(w, plan, counts); !s.ok()) return s;
+  }
+  for (uint32_t w = 0; w < num_workers_; ++w) {
+    if (auto s = Fetches(w, plan, counts); !s.ok()) return s;
+  }
+  if (auto s = Training(batch, plan, counts); !s.ok()) return s;
+  for (uint32_t w = 0; w < num_workers_; ++w) {
+    if (auto s = WriteBacks(w, plan, counts); !s.ok()) return s;
+  }
+  ++iteration_;
+  return absl::OkStatus();
+}
+
+absl::Status PlanChecker::Evictions(uint32_t w, const IterationPlan& plan,
+                                    std::vector<PlanCounts>* counts) {
+  for (uint32_t t = 0; t < truth_.size(); ++t) {
+    const worker::TablePlan& tp = plan.workers[w].tables[t];
+    CacheTable& cache = caches_[w][t];
+    for (size_t i = 0; i < tp.evict_slots.size(); ++i) {
+      const uint32_t slot = tp.evict_slots[i];
+      const Key key = tp.evict_keys[i];
+      if (slot >= cache.slots.size() || cache.slots[slot].state == State::kEmpty ||
+          cache.slots[slot].key != key) {
+        return Violation(w, t, absl::StrCat("evicts slot ", slot, " as key ", key,
+                                            " but the slot does not hold it"));
+      }
+      Copy& copy = cache.slots[slot];
+      Truth& truth = truth_[t][key];
+      if (copy.state == State::kDirty) {
+        if (copy.version != truth.version) {
+          return Violation(w, t, absl::StrCat("dirty copy of key ", key, " is outdated"));
+        }
+        truth.ps_version = copy.version;
+        written_back_at_start_[t][key] = w;
+        ++(*counts)[w].written_back;
+      }
+      copy.state = State::kEmpty;
+      cache.slot_of.erase(key);
+      --truth.copies;
+      if (auto s = Drop(w, t, key); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
+                                  std::vector<PlanCounts>* counts) {
+  for (uint32_t t = 0; t < truth_.size(); ++t) {
+    const worker::TablePlan& tp = plan.workers[w].tables[t];
+    CacheTable& cache = caches_[w][t];
+    for (size_t i = 0; i < tp.fetch_slots.size(); ++i) {
+      const uint32_t slot = tp.fetch_slots[i];
+      const Key key = tp.fetch_keys[i];
+      if (slot >= cache.slots.size()) {
+        return Violation(w, t, absl::StrCat("fetch into slot ", slot, " out of range"));
+      }
+      Copy& copy = cache.slots[slot];
+      if (copy.state != State::kEmpty && copy.key != key) {
+        return Violation(w, t, absl::StrCat("fetches key ", key, " into slot ", slot,
+                                            " which holds key ", copy.key));
+      }
+      if (copy.state == State::kDirty) {
+        return Violation(w, t, absl::StrCat("fetch of key ", key, " overwrites its dirty copy"));
+      }
+      auto held = cache.slot_of.find(key);
+      if (held != cache.slot_of.end() && held->second != slot) {
+        return Violation(w, t, absl::StrCat("fetches key ", key, " into slot ", slot,
+                                            " while slot ", held->second, " holds it"));
+      }
+      auto racing = written_back_at_start_[t].find(key);
+      if (racing != written_back_at_start_[t].end()) {
+        return Violation(w, t, absl::StrCat("fetch of key ", key, " races the write-back of ",
+                                            "its dirty copy evicted by worker ", racing->second));
+      }
+      if (!fetched_[w][t].insert(key).second) {
+        return Violation(w, t, absl::StrCat("fetches key ", key, " twice"));
+      }
+      Truth& truth = truth_[t][key];
+      if (copy.state == State::kEmpty) {
+        ++truth.copies;
+        cache.slot_of[key] = slot;
+      }
+      copy = Copy{key, State::kClean, truth.ps_version};
+      ++(*counts)[w].fetched;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationPlan& plan,
+                                   std::vector<PlanCounts>* counts) {
+  // Every sample trained exactly once.
+  std::vector<uint8_t> seen(batch.num_samples, 0);
+  for (uint32_t w = 0; w < num_workers_; ++w) {
+    for (uint32_t s : plan.workers[w].samples) {
+      if (s >= batch.num_samples || seen[s]++) {
+        return Violation(w, 0, absl::StrCat("sample ", s, " out of range or given twice"));
+      }
+    }
+  }
+  for (uint32_t s = 0; s < batch.num_samples; ++s) {
+    if (!seen[s]) return Violation(0, 0, absl::StrCat("sample ", s, " given to no worker"));
+  }
+  for (uint32_t t = 0; t < truth_.size(); ++t) {
+    struct Trainer {
+      uint32_t worker, slot;
+      bool owned;
+    };
+    absl::flat_hash_map<Key, std::vector<Trainer>> trainers;
+    std::vector<Key> order;  // keys in first-training order, for deterministic messages
+    for (uint32_t w = 0; w < num_workers_; ++w) {
+      const WorkerPlan& wp = plan.workers[w];
+      const worker::TablePlan& tp = wp.tables[t];
+      const worker::TableSamples& ts = wp.slots[t];
+      CacheTable& cache = caches_[w][t];
+      const data::KeyBatch::Table& keys = batch.tables[t];
+      if (ts.offsets.size() != wp.samples.size() + 1) {
+        return Violation(w, t, "sample slot offsets do not match the samples");
+      }
+      absl::flat_hash_set<uint32_t> referenced;
+      for (size_t j = 0; j < wp.samples.size(); ++j) {
+        const uint32_t s = wp.samples[j];
+        const uint32_t n = keys.offsets[s + 1] - keys.offsets[s];
+        if (ts.offsets[j + 1] - ts.offsets[j] != n || ts.offsets[j + 1] > ts.slots.size()) {
+          return Violation(w, t, absl::StrCat("sample ", s, " has ", n, " keys but ",
+                                              ts.offsets[j + 1] - ts.offsets[j], " slots"));
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+          const uint32_t slot = ts.slots[ts.offsets[j] + i];
+          const Key key = keys.keys[keys.offsets[s] + i];
+          if (slot >= cache.slots.size() || cache.slots[slot].state == State::kEmpty ||
+              cache.slots[slot].key != key) {
+            return Violation(w, t, absl::StrCat("sample ", s, " reads key ", key, " from slot ",
+                                                slot, " which does not hold it"));
+          }
+          referenced.insert(slot);
+        }
+      }
+      size_t listed = 0;
+      auto list = [&](const std::vector<uint32_t>& slots, bool owned) -> absl::Status {
+        for (size_t i = 0; i < slots.size(); ++i) {
+          const uint32_t slot = slots[i];
+          if (!referenced.contains(slot)) {
+            return Violation(w, t, absl::StrCat("slot ", slot, " listed as ",
+                                                owned ? "owned" : "shared",
+                                                " but no sample of the worker uses it"));
+          }
+          if (!owned && tp.shared_keys[i] != cache.slots[slot].key) {
+            return Violation(w, t, absl::StrCat("shared_keys[", i, "] does not match its slot"));
+          }
+          const Key key = cache.slots[slot].key;
+          auto [it, inserted] = trainers.try_emplace(key);
+          if (inserted) order.push_back(key);
+          for (const Trainer& other : it->second) {
+            if (other.worker == w) {
+              return Violation(w, t, absl::StrCat("key ", key, " listed twice"));
+            }
+          }
+          it->second.push_back(Trainer{w, slot, owned});
+          ++listed;
+        }
+        return absl::OkStatus();
+      };
+      if (tp.shared_keys.size() != tp.shared_slots.size()) {
+        return Violation(w, t, "shared_keys and shared_slots differ in length");
+      }
+      if (auto s = list(tp.owned_slots, true); !s.ok()) return s;
+      if (auto s = list(tp.shared_slots, false); !s.ok()) return s;
+      if (listed != referenced.size()) {
+        return Violation(w, t, absl::StrCat(referenced.size() - listed,
+                                            " used slots are neither owned nor shared"));
+      }
+    }
+    for (Key key : order) {
+      const std::vector<Trainer>& list = trainers[key];
+      Truth& truth = truth_[t][key];
+      for (const Trainer& tr : list) {
+        const Copy& copy = caches_[tr.worker][t].slots[tr.slot];
+        if (copy.state == State::kStale || copy.version != truth.version) {
+          return Violation(tr.worker, t,
+                           absl::StrCat("trains key ", key, " on an outdated copy (version ",
+                                        copy.version, ", newest ", truth.version, ", PS has ",
+                                        truth.ps_version, ")"));
+        }
+        ++(*counts)[tr.worker].uses;
+        if (!fetched_[tr.worker][t].contains(key)) ++(*counts)[tr.worker].hits;
+        if (tr.owned && list.size() > 1) {
+          return Violation(tr.worker, t, absl::StrCat("owns key ", key, " which ", list.size(),
+                                                      " workers train: updates would be lost"));
+        }
+      }
+      if (list.size() == 1 && list[0].owned) {
+        Copy& copy = caches_[list[0].worker][t].slots[list[0].slot];
+        copy.version = ++truth.version;
+        copy.state = State::kDirty;
+        continue;
+      }
+      if (truth.ps_version != truth.version) {
+        return Violation(list[0].worker, t,
+                         absl::StrCat("gradients of key ", key, " go to the PS whose copy is ",
+                                      "outdated (the newest is dirty in a cache)"));
+      }
+      truth.ps_version = ++truth.version;
+      for (const Trainer& tr : list) {
+        caches_[tr.worker][t].slots[tr.slot].state = State::kStale;
+        ++(*counts)[tr.worker].pushed;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanChecker::WriteBacks(uint32_t w, const IterationPlan& plan,
+                                     std::vector<PlanCounts>* counts) {
+  for (uint32_t t = 0; t < truth_.size(); ++t) {
+    const worker::TablePlan& tp = plan.workers[w].tables[t];
+    CacheTable& cache = caches_[w][t];
+    for (size_t i = 0; i < tp.writeback_slots.size(); ++i) {
+      const uint32_t slot = tp.writeback_slots[i];
+      const Key key = tp.writeback_keys[i];
+      if (slot >= cache.slots.size() || cache.slots[slot].key != key ||
+          cache.slots[slot].state != State::kDirty) {
+        return Violation(w, t, absl::StrCat("writes back key ", key, " from slot ", slot,
+                                            " which does not hold it dirty"));
+      }
+      Copy& copy = cache.slots[slot];
+      truth_[t][key].ps_version = copy.version;
+      copy.state = State::kClean;
+      ++(*counts)[w].written_back;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanChecker::CheckFinal() const {
+  for (uint32_t t = 0; t < truth_.size(); ++t) {
+    for (const auto& [key, truth] : truth_[t]) {
+      if (truth.ps_version != truth.version) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "after the last iteration, table ", t, " key ", key,
+            " has its newest version only in a cache: it was never written back"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace herald::scheduler

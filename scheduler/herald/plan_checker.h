@@ -1,0 +1,74 @@
+#pragma once
+// An independent replay of plans, used by the simulator and tests to prove a
+// policy's accounting: it executes each iteration's plans as the workers and
+// PS shards would (evictions with write-back of dirty rows → fetches →
+// training → pushes → write-backs → commit), tracks the true version of
+// every cached row and where its newest copy is, and fails loudly on any plan
+// under which a worker would train on an outdated row, a row's update would
+// be lost (two owners, a dirty copy overwritten or dropped, gradients applied
+// to an outdated PS copy), a fetch would race a write-back, or the slots do
+// not match the batch. It shares no state or code with the planner; the rows
+// moved it counts are the figures the simulator reports.
+//
+// Not thread-safe. Memory: one entry per row some cache holds.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "common/data/key_batch.h"
+#include "common/ids.h"
+#include "scheduler/herald/planner.h"
+
+namespace herald::scheduler {
+
+class PlanChecker {
+ public:
+  // slots: per table, every worker's slot array size.
+  PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots);
+
+  // Replays `plan` (for `batch`) and fills counts[w] with what worker w
+  // moved. Errors: FailedPrecondition describing the first violation
+  // (iteration, worker, table, key, slot).
+  absl::Status Check(const data::KeyBatch& batch, const IterationPlan& plan,
+                     std::vector<PlanCounts>* counts);
+
+  // After the last iteration: the PS holds every row's newest version.
+  absl::Status CheckFinal() const;
+
+ private:
+  enum class State : uint8_t { kEmpty, kClean, kDirty, kStale };
+  struct Copy {
+    Key key = 0;
+    State state = State::kEmpty;
+    uint64_t version = 0;
+  };
+  struct CacheTable {
+    std::vector<Copy> slots;
+    absl::flat_hash_map<Key, uint32_t> slot_of;
+  };
+  struct Truth {
+    uint64_t version = 0;     // trainings since the entry was created
+    uint64_t ps_version = 0;  // the PS copy's version
+    uint32_t copies = 0;      // caches holding the row
+  };
+
+  absl::Status Evictions(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
+  absl::Status Fetches(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
+  absl::Status Training(const data::KeyBatch& batch, const IterationPlan& plan,
+                        std::vector<PlanCounts>* counts);
+  absl::Status WriteBacks(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
+  absl::Status Drop(uint32_t w, uint32_t t, Key key);
+  absl::Status Violation(uint32_t w, uint32_t t, const std::string& what) const;
+
+  uint32_t num_workers_;
+  uint64_t iteration_ = 0;
+  std::vector<std::vector<CacheTable>> caches_;          // [worker][table]
+  std::vector<absl::flat_hash_map<Key, Truth>> truth_;   // [table]
+  std::vector<absl::flat_hash_map<Key, uint32_t>> written_back_at_start_;  // [table] key -> worker
+  std::vector<std::vector<absl::flat_hash_set<Key>>> fetched_;  // [worker][table], this iteration
+};
+
+}  // namespace herald::scheduler

@@ -1,0 +1,305 @@
+#include "scheduler/herald/planner.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace herald::scheduler {
+
+absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options) {
+  if (options.num_workers == 0 || options.num_workers > WorkerSet::kMaxWorkers) {
+    return absl::InvalidArgumentError(absl::StrCat("num_workers: ", options.num_workers,
+                                                   ", want 1..", WorkerSet::kMaxWorkers));
+  }
+  if (options.capacity.empty()) {
+    return absl::InvalidArgumentError("capacity: one entry per table needed, got none");
+  }
+  if (options.slots.size() != options.capacity.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("slots: ", options.slots.size(),
+                                                   " entries for ", options.capacity.size(),
+                                                   " tables"));
+  }
+  for (size_t t = 0; t < options.slots.size(); ++t) {
+    if (options.slots[t] == 0 || options.slots[t] < options.capacity[t]) {
+      return absl::InvalidArgumentError(absl::StrCat("slots[", t, "]: ", options.slots[t],
+                                                     ", want ≥ max(1, capacity ",
+                                                     options.capacity[t], ")"));
+    }
+  }
+  return std::unique_ptr<Planner>(new Planner(std::move(options)));
+}
+
+Planner::Planner(PlannerOptions options)
+    : options_(std::move(options)),
+      num_tables_(static_cast<uint32_t>(options_.capacity.size())),
+      allocator_(options_.policy.allocation, options_.policy.sync, options_.num_workers),
+      directory_(num_tables_),
+      ps_changed_previous_(num_tables_),
+      ps_changed_now_(num_tables_),
+      needed_(options_.num_workers, std::vector<std::vector<uint32_t>>(num_tables_)) {
+  caches_.resize(options_.num_workers);
+  for (auto& tables : caches_) {
+    for (uint32_t t = 0; t < num_tables_; ++t) {
+      tables.emplace_back(options_.slots[t], options_.eviction);
+    }
+  }
+}
+
+void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>& worker_of,
+                           std::vector<WorkerSet>* users, bool fill_needed) {
+  users->assign(index.num_ids(), WorkerSet());
+  if (fill_needed) {
+    for (auto& tables : needed_) {
+      for (auto& ids : tables) ids.clear();
+    }
+  }
+  for (uint32_t t = 0; t < index.num_tables(); ++t) {
+    const std::vector<uint32_t>& offsets = index.offsets(t);
+    const std::vector<uint32_t>& ids = index.ids(t);
+    for (uint32_t s = 0; s < index.num_samples(); ++s) {
+      const uint32_t w = worker_of[s];
+      for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {
+        WorkerSet& u = (*users)[ids[i]];
+        if (u.Has(w)) continue;
+        u.Add(w);
+        if (fill_needed) needed_[w][t].push_back(ids[i]);
+      }
+    }
+  }
+}
+
+absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
+                                            const data::KeyBatch* next) {
+  for (const data::KeyBatch* b : {&batch, next}) {
+    if (b == nullptr) continue;
+    if (b->tables.size() != num_tables_) {
+      return absl::InvalidArgumentError(absl::StrCat("batch has ", b->tables.size(),
+                                                     " tables, the planner ", num_tables_));
+    }
+    if (b->num_samples < options_.num_workers) {
+      return absl::InvalidArgumentError(absl::StrCat("batch of ", b->num_samples,
+                                                     " samples for ", options_.num_workers,
+                                                     " workers: every worker needs one"));
+    }
+  }
+  CounterRng rng(options_.seed, iteration_, 0);
+  if (have_next_) {
+    if (next_.num_samples() != batch.num_samples) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "batch of ", batch.num_samples, " samples is not the read-ahead batch given before (",
+          next_.num_samples(), " samples)"));
+    }
+    std::swap(current_, next_);
+    std::swap(worker_of_, next_worker_of_);
+  } else {
+    current_.Build(batch);
+    allocator_.Allocate(current_, directory_, &rng, &worker_of_);
+  }
+
+  const uint32_t W = options_.num_workers;
+  IterationPlan plan;
+  plan.iteration = iteration_;
+  plan.last = next == nullptr;
+  plan.workers.resize(W);
+  for (WorkerPlan& wp : plan.workers) {
+    wp.tables.resize(num_tables_);
+    wp.slots.resize(num_tables_);
+  }
+  for (uint32_t s = 0; s < batch.num_samples; ++s) plan.workers[worker_of_[s]].samples.push_back(s);
+
+  if (!options_.policy.keep_cache) {
+    for (uint32_t w = 0; w < W; ++w) {
+      for (uint32_t t = 0; t < num_tables_; ++t) {
+        std::vector<uint32_t> resident;
+        caches_[w][t].ForEachResident([&](uint32_t slot, Key) { resident.push_back(slot); });
+        for (uint32_t slot : resident) Evict(t, w, slot, &plan.workers[w]);
+      }
+    }
+  }
+  ComputeUsers(current_, worker_of_, &users_, /*fill_needed=*/true);
+  slot_of_id_.assign(current_.num_ids(), 0);
+  for (uint32_t t = 0; t < num_tables_; ++t) {
+    for (uint32_t w = 0; w < W; ++w) {
+      if (auto s = PlanTable(t, w, &plan); !s.ok()) return s;
+      FillSampleSlots(t, &plan.workers[w]);
+    }
+    ApplyTraining(t);
+  }
+
+  if (next != nullptr) {
+    next_.Build(*next);
+    allocator_.Allocate(next_, directory_, &rng, &next_worker_of_);
+    have_next_ = true;
+    if (options_.policy.sync == SyncMode::kOwnership) CommunicationPlan(&plan);
+  } else {
+    have_next_ = false;
+    FlushDirty(&plan);
+  }
+  std::swap(ps_changed_previous_, ps_changed_now_);
+  for (auto& keys : ps_changed_now_) keys.clear();
+  ++iteration_;
+  return plan;
+}
+
+absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
+  CacheLayout& cache = caches_[w][t];
+  RowDirectory& dir = directory_[t];
+  WorkerPlan& wp = plan->workers[w];
+  worker::TablePlan& tp = wp.tables[t];
+  const absl::flat_hash_set<Key>& changed = ps_changed_previous_[t];
+  auto fetch = [&](Key key, uint32_t slot) {
+    tp.fetch_keys.push_back(key);
+    tp.fetch_slots.push_back(slot);
+    tp.fetch_early.push_back(changed.contains(key) ? 0 : 1);
+    ++wp.counts.fetched;
+  };
+  auto not_at_ps = [&](Key key, const RowState& row) {
+    return absl::InternalError(absl::StrCat(
+        "planner invariant broken at iteration ", iteration_, ": worker ", w, " table ", t,
+        " must fetch key ", key, " whose newest version is dirty at worker ", row.holder));
+  };
+
+  const std::vector<uint32_t>& needed = needed_[w][t];
+  missing_.clear();
+  for (uint32_t id : needed) {
+    const Key key = current_.key(id);
+    ++wp.counts.uses;
+    const int64_t slot = cache.Find(key);
+    if (slot == CacheLayout::kAbsent) {
+      missing_.push_back(id);
+      continue;
+    }
+    cache.Use(static_cast<uint32_t>(slot), iteration_);
+    slot_of_id_[id] = static_cast<uint32_t>(slot);
+    RowState& row = dir[key];
+    if (row.newest.Has(w)) {
+      ++wp.counts.hits;
+      continue;
+    }
+    if (row.holder != kPsHolder) return not_at_ps(key, row);
+    fetch(key, static_cast<uint32_t>(slot));  // refresh an outdated copy in place
+    row.newest.Add(w);
+  }
+  while (!missing_.empty() &&
+         (cache.resident() + missing_.size() > options_.capacity[t] || !cache.HasFree())) {
+    const int64_t victim = cache.Victim(iteration_);
+    if (victim == CacheLayout::kAbsent) break;
+    Evict(t, w, static_cast<uint32_t>(victim), &wp);
+  }
+  if (cache.slots() - cache.resident() < missing_.size()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "iteration ", iteration_, ": worker ", w, " trains ", needed.size(), " rows of table ",
+        t, " but its cache has ", cache.slots(), " slots"));
+  }
+  for (uint32_t id : missing_) {
+    const Key key = current_.key(id);
+    RowState& row = dir[key];
+    if (row.holder != kPsHolder) return not_at_ps(key, row);
+    const uint32_t slot = cache.Insert(key, iteration_);
+    row.resident.Add(w);
+    row.newest.Add(w);
+    slot_of_id_[id] = slot;
+    fetch(key, slot);
+  }
+  const bool ownership = options_.policy.sync == SyncMode::kOwnership;
+  for (uint32_t id : needed) {
+    const uint32_t slot = slot_of_id_[id];
+    if (ownership && users_[id].Count() == 1) {
+      tp.owned_slots.push_back(slot);
+    } else {
+      tp.shared_slots.push_back(slot);
+      tp.shared_keys.push_back(current_.key(id));
+      ++wp.counts.pushed;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Planner::FillSampleSlots(uint32_t t, WorkerPlan* wp) {
+  worker::TableSamples& out = wp->slots[t];
+  const std::vector<uint32_t>& offsets = current_.offsets(t);
+  const std::vector<uint32_t>& ids = current_.ids(t);
+  out.offsets.assign(1, 0);
+  for (uint32_t s : wp->samples) {
+    for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) out.slots.push_back(slot_of_id_[ids[i]]);
+    out.offsets.push_back(static_cast<uint32_t>(out.slots.size()));
+  }
+}
+
+void Planner::ApplyTraining(uint32_t t) {
+  RowDirectory& dir = directory_[t];
+  const bool ownership = options_.policy.sync == SyncMode::kOwnership;
+  for (uint32_t id = current_.begin(t); id < current_.begin(t + 1); ++id) {
+    const WorkerSet& users = users_[id];
+    const Key key = current_.key(id);
+    RowState& row = dir[key];
+    row.newest.Clear();
+    if (ownership && users.Count() == 1) {
+      users.ForEach([&](uint32_t w) {
+        row.holder = static_cast<int32_t>(w);
+        row.newest.Add(w);
+      });
+    } else {
+      row.holder = kPsHolder;  // the PS applies the summed gradients at commit
+      ps_changed_now_[t].insert(key);
+    }
+  }
+}
+
+void Planner::WriteBack(uint32_t t, Key key, RowState* row, WorkerPlan* wp) {
+  row->holder = kPsHolder;  // the worker's copy stays, clean and still the newest
+  ps_changed_now_[t].insert(key);
+  ++wp->counts.written_back;
+}
+
+void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
+  CacheLayout& cache = caches_[w][t];
+  const Key key = cache.KeyAt(slot);
+  wp->tables[t].evict_slots.push_back(slot);
+  wp->tables[t].evict_keys.push_back(key);
+  RowDirectory& dir = directory_[t];
+  auto it = dir.find(key);
+  RowState& row = it->second;
+  if (row.holder == static_cast<int32_t>(w)) WriteBack(t, key, &row, wp);  // before the slot is reused
+  row.resident.Remove(w);
+  row.newest.Remove(w);
+  if (row.resident.Empty() && row.holder == kPsHolder) dir.erase(it);
+  cache.Remove(slot);
+}
+
+void Planner::CommunicationPlan(IterationPlan* plan) {
+  ComputeUsers(next_, next_worker_of_, &next_users_, /*fill_needed=*/false);
+  for (uint32_t t = 0; t < num_tables_; ++t) {
+    RowDirectory& dir = directory_[t];
+    for (uint32_t id = next_.begin(t); id < next_.begin(t + 1); ++id) {
+      const Key key = next_.key(id);
+      auto it = dir.find(key);
+      if (it == dir.end() || it->second.holder == kPsHolder) continue;
+      const uint32_t h = static_cast<uint32_t>(it->second.holder);
+      if (next_users_[id].IsOnly(h)) continue;  // the holder alone trains it next: keep it dirty
+      WorkerPlan& wp = plan->workers[h];
+      wp.tables[t].writeback_slots.push_back(static_cast<uint32_t>(caches_[h][t].Find(key)));
+      wp.tables[t].writeback_keys.push_back(key);
+      WriteBack(t, key, &it->second, &wp);
+    }
+  }
+}
+
+void Planner::FlushDirty(IterationPlan* plan) {
+  for (uint32_t w = 0; w < options_.num_workers; ++w) {
+    for (uint32_t t = 0; t < num_tables_; ++t) {
+      RowDirectory& dir = directory_[t];
+      WorkerPlan& wp = plan->workers[w];
+      caches_[w][t].ForEachResident([&](uint32_t slot, Key key) {
+        auto it = dir.find(key);
+        if (it == dir.end() || it->second.holder != static_cast<int32_t>(w)) return;
+        wp.tables[t].writeback_slots.push_back(slot);
+        wp.tables[t].writeback_keys.push_back(key);
+        WriteBack(t, key, &it->second, &wp);
+      });
+    }
+  }
+}
+
+}  // namespace herald::scheduler

@@ -1,0 +1,129 @@
+#pragma once
+// The embedding scheduler's core: for each global batch it decides which
+// worker trains which sample (allocator.h) and emits, per worker and table,
+// the cache operations in terms of slots (worker::TablePlan) and the slot of
+// every sample's row (worker::TableSamples). It owns every worker's cache
+// layout and knows where each cached row's newest version is (row_state.h).
+//
+// Invariants of every emitted plan (checked independently by PlanChecker):
+//  * a worker trains only rows whose newest version is in its cache when its
+//    iteration starts (held dirty, fetched this iteration, or a copy nobody
+//    changed since it was fetched);
+//  * a row trained by one worker under SyncMode::kOwnership stays with it,
+//    dirty; a row trained by several goes through the PS (gradients pushed);
+//  * after iteration t, a worker writes back exactly the dirty rows that
+//    another worker trains at t + 1 (the communication plan), and at the last
+//    iteration every dirty row;
+//  * an evicted dirty row is written back first; a plan never evicts a row it
+//    trains in the same iteration; a dirty row is never overwritten;
+//  * fetch_early[i] = 1 when the row's PS copy did not change during the
+//    previous iteration, so the fetch may be issued before that iteration
+//    commits.
+//
+// Not thread-safe. Memory: the caches' size plus one batch index per batch
+// in flight; independent of the dataset.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "common/data/key_batch.h"
+#include "common/rng.h"
+#include "scheduler/herald/allocator.h"
+#include "scheduler/herald/batch_index.h"
+#include "scheduler/herald/cache_layout.h"
+#include "scheduler/herald/eviction_order.h"
+#include "scheduler/herald/policy.h"
+#include "scheduler/herald/row_state.h"
+#include "worker/cache/step.h"
+
+namespace herald::scheduler {
+
+struct PlannerOptions {
+  Policy policy;
+  uint32_t num_workers = 1;
+  // Per table: rows a worker's cache keeps between iterations.
+  std::vector<uint32_t> capacity;
+  // Per table: the worker's slot array size, ≥ capacity. An iteration may
+  // need more rows than `capacity` (they stay until evicted); it fails with
+  // ResourceExhausted only when they do not fit `slots`.
+  std::vector<uint32_t> slots;
+  EvictionKind eviction = EvictionKind::kLru;
+  uint64_t seed = 1;  // tie-breaks and random splits
+};
+
+// Rows one worker moves in one iteration. uses: distinct rows it trains;
+// hits: of those, the ones already newest in its cache.
+struct PlanCounts {
+  uint64_t uses = 0;
+  uint64_t hits = 0;
+  uint64_t fetched = 0;
+  uint64_t pushed = 0;        // gradients of shared rows
+  uint64_t written_back = 0;  // dirty evictions + communication plan + final flush
+};
+
+struct WorkerPlan {
+  std::vector<uint32_t> samples;               // indices into the global batch, increasing
+  std::vector<worker::TablePlan> tables;       // one per table
+  std::vector<worker::TableSamples> slots;     // one per table, CSR over `samples`
+  PlanCounts counts;
+};
+
+struct IterationPlan {
+  uint64_t iteration = 0;
+  bool last = false;  // every dirty row is written back after this iteration
+  std::vector<WorkerPlan> workers;
+};
+
+class Planner {
+ public:
+  // Errors: InvalidArgument naming the option.
+  static absl::StatusOr<std::unique_ptr<Planner>> Create(PlannerOptions options);
+
+  // Plans the next iteration for `batch`. `next` is the following global
+  // batch (the read-ahead the communication plan needs), or nullptr when
+  // `batch` is the last. The batch passed here must be the `next` of the
+  // previous call. Errors: InvalidArgument (batch shape), ResourceExhausted
+  // (a worker's rows of one iteration do not fit its slots), Internal (a
+  // broken invariant: a planner bug).
+  absl::StatusOr<IterationPlan> Plan(const data::KeyBatch& batch, const data::KeyBatch* next);
+
+  uint64_t iteration() const { return iteration_; }
+  const PlannerOptions& options() const { return options_; }
+
+ private:
+  explicit Planner(PlannerOptions options);
+
+  void ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>& worker_of,
+                    std::vector<WorkerSet>* users, bool fill_needed);
+  absl::Status PlanTable(uint32_t t, uint32_t w, IterationPlan* plan);
+  void ApplyTraining(uint32_t t);
+  void Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* plan);
+  void WriteBack(uint32_t t, Key key, RowState* row, WorkerPlan* plan);
+  void CommunicationPlan(IterationPlan* plan);
+  void FlushDirty(IterationPlan* plan);
+  void FillSampleSlots(uint32_t t, WorkerPlan* plan);
+
+  PlannerOptions options_;
+  uint32_t num_tables_;
+  uint64_t iteration_ = 0;
+  Allocator allocator_;
+  std::vector<std::vector<CacheLayout>> caches_;  // [worker][table]
+  std::vector<RowDirectory> directory_;           // [table]
+  std::vector<absl::flat_hash_set<Key>> ps_changed_previous_, ps_changed_now_;  // [table]
+
+  // The batch being planned and the read-ahead batch, with their allocation.
+  BatchIndex current_, next_;
+  std::vector<uint32_t> worker_of_, next_worker_of_;
+  bool have_next_ = false;
+
+  // Per-iteration scratch.
+  std::vector<WorkerSet> users_, next_users_;              // per batch-local id
+  std::vector<std::vector<std::vector<uint32_t>>> needed_;  // [worker][table] ids
+  std::vector<uint32_t> slot_of_id_;
+  std::vector<uint32_t> missing_;
+};
+
+}  // namespace herald::scheduler

@@ -1,0 +1,325 @@
+#include "scheduler/herald/planner.h"
+
+#include <algorithm>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "scheduler/herald/plan_checker.h"
+
+namespace herald::scheduler {
+namespace {
+
+// samples[s][t]: the keys of sample s in table t.
+data::KeyBatch MakeBatch(const std::vector<std::vector<std::vector<Key>>>& samples) {
+  data::KeyBatch b;
+  b.num_samples = static_cast<uint32_t>(samples.size());
+  b.tables.resize(samples.empty() ? 0 : samples[0].size());
+  for (const auto& sample : samples) {
+    b.labels.push_back(0.0f);
+    for (size_t t = 0; t < sample.size(); ++t) {
+      b.tables[t].keys.insert(b.tables[t].keys.end(), sample[t].begin(), sample[t].end());
+      b.tables[t].offsets.push_back(static_cast<uint32_t>(b.tables[t].keys.size()));
+    }
+  }
+  return b;
+}
+
+data::KeyBatch OneTable(const std::vector<Key>& keys) {
+  std::vector<std::vector<std::vector<Key>>> samples;
+  for (Key k : keys) samples.push_back({{k}});
+  return MakeBatch(samples);
+}
+
+PlannerOptions Options(const std::string& policy, uint32_t workers, uint32_t tables,
+                       uint32_t capacity, uint32_t slots) {
+  PlannerOptions o;
+  o.policy = *PolicyByName(policy);
+  o.num_workers = workers;
+  o.capacity.assign(tables, capacity);
+  o.slots.assign(tables, slots);
+  return o;
+}
+
+PlanCounts Sum(const std::vector<PlanCounts>& per_worker) {
+  PlanCounts s;
+  for (const PlanCounts& c : per_worker) {
+    s.uses += c.uses;
+    s.hits += c.hits;
+    s.fetched += c.fetched;
+    s.pushed += c.pushed;
+    s.written_back += c.written_back;
+  }
+  return s;
+}
+
+// Plans every batch, replays each plan through the checker, and checks the
+// planner's own counts against the checker's. Returns per-iteration totals.
+std::vector<PlanCounts> RunChecked(const PlannerOptions& options,
+                                   const std::vector<data::KeyBatch>& batches,
+                                   std::vector<IterationPlan>* plans = nullptr) {
+  auto planner = Planner::Create(options);
+  EXPECT_TRUE(planner.ok()) << planner.status();
+  PlanChecker checker(options.num_workers, options.slots);
+  std::vector<PlanCounts> totals;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const data::KeyBatch* next = i + 1 < batches.size() ? &batches[i + 1] : nullptr;
+    auto plan = (*planner)->Plan(batches[i], next);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    if (!plan.ok()) return totals;
+    std::vector<PlanCounts> counts;
+    const absl::Status checked = checker.Check(batches[i], *plan, &counts);
+    EXPECT_TRUE(checked.ok()) << options.policy.name << ": " << checked;
+    if (!checked.ok()) return totals;
+    for (uint32_t w = 0; w < options.num_workers; ++w) {
+      const PlanCounts& a = plan->workers[w].counts;
+      const PlanCounts& b = counts[w];
+      EXPECT_EQ(a.uses, b.uses);
+      EXPECT_EQ(a.hits, b.hits);
+      EXPECT_EQ(a.fetched, b.fetched);
+      EXPECT_EQ(a.pushed, b.pushed);
+      EXPECT_EQ(a.written_back, b.written_back) << "iteration " << i << " worker " << w;
+    }
+    totals.push_back(Sum(counts));
+    if (plans != nullptr) plans->push_back(*std::move(plan));
+  }
+  const absl::Status final_check = checker.CheckFinal();
+  EXPECT_TRUE(final_check.ok()) << final_check;
+  return totals;
+}
+
+TEST(PlannerTest, NocacheFetchesAndPushesEveryRowEveryIteration) {
+  const std::vector<data::KeyBatch> batches = {OneTable({1, 2, 1, 3}), OneTable({1, 2, 1, 3})};
+  const auto totals = RunChecked(Options("nocache", 2, 1, 8, 8), batches);
+  ASSERT_EQ(totals.size(), 2u);
+  for (const PlanCounts& c : totals) {
+    EXPECT_EQ(c.fetched, c.uses);
+    EXPECT_EQ(c.pushed, c.uses);
+    EXPECT_EQ(c.hits, 0u);
+    EXPECT_EQ(c.written_back, 0u);
+  }
+}
+
+TEST(PlannerTest, VanillaPushesEveryTrainedRowAndRefetchesChangedOnes) {
+  // One worker: everything it trains changes, so every reuse is a refetch.
+  const std::vector<data::KeyBatch> batches = {OneTable({1, 2}), OneTable({1, 2}),
+                                               OneTable({1, 2})};
+  const auto totals = RunChecked(Options("vanilla", 1, 1, 8, 8), batches);
+  ASSERT_EQ(totals.size(), 3u);
+  for (const PlanCounts& c : totals) {
+    EXPECT_EQ(c.uses, 2u);
+    EXPECT_EQ(c.pushed, 2u);
+    EXPECT_EQ(c.fetched, 2u);
+    EXPECT_EQ(c.written_back, 0u);
+  }
+}
+
+TEST(PlannerTest, HeraldKeepsRowsWithTheirTrainerAndFollowsThemWithItsSamples) {
+  // Iteration 0: keys 10 and 20 on different workers (one sample each).
+  // Iteration 1: the same keys in swapped sample order: location-aware
+  // allocation must send each to the worker that owns it, so nothing moves.
+  const std::vector<data::KeyBatch> batches = {OneTable({10, 20}), OneTable({20, 10}),
+                                               OneTable({10, 20})};
+  std::vector<IterationPlan> plans;
+  const auto totals = RunChecked(Options("herald", 2, 1, 8, 8), batches, &plans);
+  ASSERT_EQ(totals.size(), 3u);
+  EXPECT_EQ(totals[0].fetched, 2u);
+  EXPECT_EQ(totals[0].pushed, 0u);
+  EXPECT_EQ(totals[1].fetched, 0u);
+  EXPECT_EQ(totals[1].pushed, 0u);
+  EXPECT_EQ(totals[1].written_back, 0u);
+  EXPECT_EQ(totals[1].hits, 2u);
+  EXPECT_EQ(totals[2].written_back, 2u);  // the final flush
+  // Sample 0 of iteration 1 (key 20) goes where sample 1 of iteration 0 went.
+  auto worker_of = [&](size_t it, uint32_t s) {
+    for (uint32_t w = 0; w < 2; ++w) {
+      const auto& ss = plans[it].workers[w].samples;
+      if (std::find(ss.begin(), ss.end(), s) != ss.end()) return w;
+    }
+    return 99u;
+  };
+  EXPECT_EQ(worker_of(1, 0), worker_of(0, 1));
+  EXPECT_EQ(worker_of(1, 1), worker_of(0, 0));
+}
+
+TEST(PlannerTest, CommunicationPlanWritesBackExactlyTheRowsOthersTrainNext) {
+  // Iteration 0: key 7 on one worker, key 8 on the other (owned, dirty).
+  // Iteration 1: both samples hold key 7, so it is shared: its owner writes
+  // it back after iteration 0; key 8 is not used again and stays dirty.
+  const std::vector<data::KeyBatch> batches = {
+      MakeBatch({{{7}}, {{8}}}),
+      MakeBatch({{{7}}, {{7}}}),
+      MakeBatch({{{9}}, {{9}}}),
+  };
+  std::vector<IterationPlan> plans;
+  const auto totals = RunChecked(Options("herald", 2, 1, 8, 8), batches, &plans);
+  ASSERT_EQ(totals.size(), 3u);
+  EXPECT_EQ(totals[0].written_back, 1u);
+  size_t writebacks_of_7 = 0;
+  for (const WorkerPlan& wp : plans[0].workers) {
+    for (Key k : wp.tables[0].writeback_keys) writebacks_of_7 += k == 7;
+  }
+  EXPECT_EQ(writebacks_of_7, 1u);
+  EXPECT_EQ(totals[1].pushed, 2u);   // key 7 by both workers
+  EXPECT_EQ(totals[1].fetched, 1u);  // the worker without key 7 fetches it
+  // Last iteration: key 9 shared (2 pushes); key 8 still dirty: flushed.
+  EXPECT_EQ(totals[2].written_back, 1u);
+}
+
+TEST(PlannerTest, LruEvictsTheLeastRecentlyUsedRowAndWritesItBackWhenDirty) {
+  // One worker, capacity 2: keys 1, 2, then 3 evicts 1 (dirty: written back).
+  const std::vector<data::KeyBatch> batches = {OneTable({1}), OneTable({2}), OneTable({3}),
+                                               OneTable({2})};
+  std::vector<IterationPlan> plans;
+  const auto totals = RunChecked(Options("herald", 1, 1, 2, 4), batches, &plans);
+  ASSERT_EQ(totals.size(), 4u);
+  ASSERT_EQ(plans[2].workers[0].tables[0].evict_keys.size(), 1u);
+  EXPECT_EQ(plans[2].workers[0].tables[0].evict_keys[0], 1u);
+  EXPECT_EQ(totals[2].written_back, 1u);
+  EXPECT_EQ(totals[3].hits, 1u);  // key 2 stayed, dirty, owned by the only worker
+  EXPECT_EQ(totals[3].fetched, 0u);
+}
+
+TEST(PlannerTest, LfuKeepsTheMostUsedRow) {
+  // Key 1 used three times, key 2 once; key 3 must evict key 2 under LFU.
+  const std::vector<data::KeyBatch> batches = {OneTable({1}), OneTable({1}), OneTable({2}),
+                                               OneTable({1}), OneTable({3})};
+  PlannerOptions o = Options("vanilla", 1, 1, 2, 4);
+  o.eviction = EvictionKind::kLfu;
+  std::vector<IterationPlan> plans;
+  RunChecked(o, batches, &plans);
+  ASSERT_EQ(plans.size(), 5u);
+  ASSERT_EQ(plans[4].workers[0].tables[0].evict_keys.size(), 1u);
+  EXPECT_EQ(plans[4].workers[0].tables[0].evict_keys[0], 2u);
+}
+
+TEST(PlannerTest, RowsOfOneIterationThatDoNotFitTheSlotsAreResourceExhausted) {
+  auto planner = Planner::Create(Options("herald", 1, 1, 2, 2));
+  ASSERT_TRUE(planner.ok());
+  auto plan = (*planner)->Plan(OneTable({1, 2, 3}), nullptr);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(plan.status().message().find("3 rows of table 0"), std::string::npos)
+      << plan.status();
+}
+
+TEST(PlannerTest, BadOptionsAndBatchesAreRejectedByName) {
+  PlannerOptions o = Options("herald", 0, 1, 2, 2);
+  EXPECT_NE(Planner::Create(o).status().message().find("num_workers"), std::string::npos);
+  o = Options("herald", 2, 2, 4, 2);
+  EXPECT_NE(Planner::Create(o).status().message().find("slots[0]"), std::string::npos);
+  auto planner = Planner::Create(Options("herald", 2, 2, 4, 4));
+  ASSERT_TRUE(planner.ok());
+  EXPECT_NE((*planner)->Plan(OneTable({1, 2}), nullptr).status().message().find("1 tables"),
+            std::string::npos);
+  EXPECT_EQ(PolicyByName("fastest").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(PlannerTest, FetchesOfRowsUnchangedSinceTheLastIterationMayGoEarly) {
+  // Worker plans with one worker: key 1 trained (pushed) at 0 then refetched
+  // at 1: not early. Key 5 only fetched at 2 after nobody touched it: early.
+  const std::vector<data::KeyBatch> batches = {OneTable({1}), OneTable({1}), OneTable({5})};
+  std::vector<IterationPlan> plans;
+  RunChecked(Options("vanilla", 1, 1, 4, 4), batches, &plans);
+  ASSERT_EQ(plans.size(), 3u);
+  EXPECT_EQ(plans[1].workers[0].tables[0].fetch_early, std::vector<uint8_t>{0});
+  EXPECT_EQ(plans[2].workers[0].tables[0].fetch_early, std::vector<uint8_t>{1});
+}
+
+// Property test: random multi-hot batches over small skewed key spaces, every
+// policy, LRU and LFU, 1-5 workers, tight caches. The checker must accept
+// every plan and count what the planner counted.
+TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
+  std::mt19937_64 rng(42);
+  for (const std::string& policy : PolicyNames()) {
+    for (uint32_t workers : {1u, 2u, 3u, 5u}) {
+      for (EvictionKind eviction : {EvictionKind::kLru, EvictionKind::kLfu}) {
+        const uint32_t tables = 3, batch = 4 * workers + 3, max_hot = 3;
+        std::vector<data::KeyBatch> batches;
+        for (int it = 0; it < 12; ++it) {
+          std::vector<std::vector<std::vector<Key>>> samples(batch);
+          for (auto& sample : samples) {
+            sample.resize(tables);
+            for (uint32_t t = 0; t < tables; ++t) {
+              const uint64_t space = 4 + 20 * t;
+              const uint32_t hot = static_cast<uint32_t>(rng() % (max_hot + 1));  // 0: missing
+              for (uint32_t h = 0; h < hot; ++h) {
+                const uint64_t r = rng() % space;
+                sample[t].push_back((r * r) / space);  // skewed towards small keys
+              }
+            }
+          }
+          batches.push_back(MakeBatch(samples));
+        }
+        PlannerOptions o = Options(policy, workers, tables, 6, batch * max_hot + 6);
+        o.eviction = eviction;
+        o.seed = rng();
+        SCOPED_TRACE(policy + " workers=" + std::to_string(workers));
+        const auto totals = RunChecked(o, batches);
+        EXPECT_EQ(totals.size(), batches.size());
+      }
+    }
+  }
+}
+
+TEST(PlannerTest, SamePlansForTheSameSeed) {
+  const std::vector<data::KeyBatch> batches = {OneTable({1, 2, 3, 4, 1, 2}),
+                                               OneTable({4, 3, 2, 1, 5, 6})};
+  std::vector<IterationPlan> a, b;
+  RunChecked(Options("herald", 3, 1, 4, 8), batches, &a);
+  RunChecked(Options("herald", 3, 1, 4, 8), batches, &b);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    for (size_t w = 0; w < 3; ++w) {
+      EXPECT_EQ(a[i].workers[w].samples, b[i].workers[w].samples);
+      EXPECT_EQ(a[i].workers[w].slots[0].slots, b[i].workers[w].slots[0].slots);
+      EXPECT_EQ(a[i].workers[w].tables[0].fetch_keys, b[i].workers[w].tables[0].fetch_keys);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace herald::scheduler
+
+namespace herald::scheduler {
+namespace {
+
+// The checker is only worth its figures if it rejects broken plans.
+TEST(PlanCheckerTest, RejectsAMissingWriteBackAndAFalseOwner) {
+  const std::vector<data::KeyBatch> batches = {MakeBatch({{{7}}, {{8}}}),
+                                               MakeBatch({{{7}}, {{7}}})};
+  const PlannerOptions o = Options("herald", 2, 1, 8, 8);
+  auto plan_all = [&](auto tamper) {
+    auto planner = *Planner::Create(o);
+    PlanChecker checker(2, o.slots);
+    std::vector<PlanCounts> counts;
+    absl::Status status;
+    for (size_t i = 0; i < batches.size() && status.ok(); ++i) {
+      IterationPlan plan = *planner->Plan(batches[i], i + 1 < batches.size() ? &batches[1] : nullptr);
+      tamper(i, &plan);
+      status = checker.Check(batches[i], plan, &counts);
+    }
+    return status;
+  };
+  EXPECT_TRUE(plan_all([](size_t, IterationPlan*) {}).ok());
+  const absl::Status no_writeback = plan_all([](size_t i, IterationPlan* plan) {
+    if (i != 0) return;
+    for (WorkerPlan& wp : plan->workers) {
+      wp.tables[0].writeback_slots.clear();
+      wp.tables[0].writeback_keys.clear();
+    }
+  });
+  EXPECT_NE(no_writeback.message().find("outdated"), std::string::npos) << no_writeback;
+  const absl::Status two_owners = plan_all([](size_t i, IterationPlan* plan) {
+    if (i != 1) return;
+    for (WorkerPlan& wp : plan->workers) {
+      auto& tp = wp.tables[0];
+      tp.owned_slots.insert(tp.owned_slots.end(), tp.shared_slots.begin(), tp.shared_slots.end());
+      tp.shared_slots.clear();
+      tp.shared_keys.clear();
+    }
+  });
+  EXPECT_NE(two_owners.message().find("updates would be lost"), std::string::npos) << two_owners;
+}
+
+}  // namespace
+}  // namespace herald::scheduler

@@ -1,0 +1,52 @@
+#pragma once
+// A set of worker ranks (< kMaxWorkers) as a fixed bitset: cheap to copy,
+// iterate and test, used per row and per batch key by the planner.
+
+#include <cstdint>
+
+namespace herald::scheduler {
+
+class WorkerSet {
+ public:
+  static constexpr uint32_t kMaxWorkers = 256;
+
+  void Add(uint32_t w) { words_[w >> 6] |= uint64_t{1} << (w & 63); }
+  void Remove(uint32_t w) { words_[w >> 6] &= ~(uint64_t{1} << (w & 63)); }
+  bool Has(uint32_t w) const { return (words_[w >> 6] >> (w & 63)) & 1; }
+  void Clear() {
+    for (uint64_t& word : words_) word = 0;
+  }
+  bool Empty() const { return (words_[0] | words_[1] | words_[2] | words_[3]) == 0; }
+  uint32_t Count() const {
+    uint32_t n = 0;
+    for (uint64_t word : words_) n += static_cast<uint32_t>(__builtin_popcountll(word));
+    return n;
+  }
+  // True when the set is exactly {w}.
+  bool IsOnly(uint32_t w) const {
+    WorkerSet single;
+    single.Add(w);
+    return *this == single;
+  }
+  bool operator==(const WorkerSet& o) const {
+    for (int i = 0; i < kWords; ++i) {
+      if (words_[i] != o.words_[i]) return false;
+    }
+    return true;
+  }
+  // Calls fn(w) for every member in increasing order.
+  template <typename Fn>
+  void ForEach(Fn fn) const {
+    for (int i = 0; i < kWords; ++i) {
+      for (uint64_t word = words_[i]; word != 0; word &= word - 1) {
+        fn(static_cast<uint32_t>(i * 64 + __builtin_ctzll(word)));
+      }
+    }
+  }
+
+ private:
+  static constexpr int kWords = kMaxWorkers / 64;
+  uint64_t words_[kWords] = {};
+};
+
+}  // namespace herald::scheduler
