@@ -43,13 +43,34 @@ void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory
   load_.assign(W, 0);
   cost_.resize(W);
   const bool ownership = sync_ == SyncMode::kOwnership;
-  for (uint32_t s = 0; s < index.num_samples(); ++s) {
+  // Rows used by more samples of the batch than there are workers end up on
+  // most workers whatever the allocation does; they only add noise.
+  const uint32_t hot_uses = W;
+  std::vector<uint32_t> order(index.num_samples());
+  std::iota(order.begin(), order.end(), 0);
+  {
+    // Samples with the most cached rows choose first, before quotas fill.
+    std::vector<uint32_t> cached(index.num_samples(), 0);
+    for (uint32_t t = 0; t < index.num_tables(); ++t) {
+      const std::vector<uint32_t>& offsets = index.offsets(t);
+      const std::vector<uint32_t>& ids = index.ids(t);
+      for (uint32_t s = 0; s < index.num_samples(); ++s) {
+        for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {
+          if (index.uses(ids[i]) <= hot_uses && !newest_[ids[i]].Empty()) ++cached[s];
+        }
+      }
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return cached[a] > cached[b]; });
+  }
+  for (uint32_t s : order) {
     std::fill(cost_.begin(), cost_.end(), 0);
     for (uint32_t t = 0; t < index.num_tables(); ++t) {
       const std::vector<uint32_t>& offsets = index.offsets(t);
       const std::vector<uint32_t>& ids = index.ids(t);
       for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {
         const uint32_t id = ids[i];
+        if (index.uses(id) > hot_uses) continue;  // on (almost) every worker whatever we do
         const WorkerSet& users = users_[id];
         const uint32_t count = users.Count();
         const int64_t sync = !ownership ? 1 : count == 0 ? 0 : count == 1 ? 2 : 1;

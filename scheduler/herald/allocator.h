@@ -12,8 +12,12 @@
 //           1 if several do; through-PS: 1 per (row, worker) pair,
 //   write-back 1 if another worker holds the row dirty and no other worker
 //           already forces that write-back.
-// Samples are taken in batch order and given to the cheapest worker with room;
-// ties are broken uniformly at random (seeded, so the same job plans the same).
+// Rows used by more than W samples of the batch are left out of the cost (they
+// land on most workers whatever the choice). Samples are taken in decreasing
+// order of their rows cached anywhere (batch order among equals), each given
+// to the cheapest worker with room; ties are broken uniformly at random
+// (seeded, so the same job plans the same). Measured against the paper's
+// plain score in docs/benchmarks.md.
 
 #include <cstdint>
 #include <vector>

@@ -22,6 +22,8 @@ class BatchIndex {
   uint32_t num_ids() const { return static_cast<uint32_t>(keys_.size()); }
   uint32_t begin(uint32_t table) const { return begin_[table]; }
   Key key(uint32_t id) const { return keys_[id]; }
+  // Uses of the key in the batch (a multi-hot sample may count twice).
+  uint32_t uses(uint32_t id) const { return uses_[id]; }
   // Ids parallel to batch.tables[t].keys (use the batch's offsets per sample).
   const std::vector<uint32_t>& ids(uint32_t table) const { return ids_[table]; }
   const std::vector<uint32_t>& offsets(uint32_t table) const { return offsets_[table]; }
@@ -29,6 +31,7 @@ class BatchIndex {
  private:
   uint32_t num_samples_ = 0;
   std::vector<Key> keys_;
+  std::vector<uint32_t> uses_;
   std::vector<uint32_t> begin_;
   std::vector<std::vector<uint32_t>> ids_;
   std::vector<std::vector<uint32_t>> offsets_;

@@ -1,0 +1,107 @@
+#include "scheduler/herald/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "scheduler/herald/plan_checker.h"
+
+namespace herald::scheduler {
+
+CacheSizing SizeCaches(const std::vector<uint64_t>& distinct_keys,
+                       const std::vector<uint32_t>& max_keys_per_sample, double cache_ratio,
+                       uint32_t batch_per_worker) {
+  CacheSizing sizing;
+  for (size_t t = 0; t < distinct_keys.size(); ++t) {
+    const uint32_t capacity = static_cast<uint32_t>(
+        std::max<double>(1.0, std::llround(cache_ratio * static_cast<double>(distinct_keys[t]))));
+    const uint32_t needed = batch_per_worker * std::max<uint32_t>(1, max_keys_per_sample[t]);
+    sizing.capacity.push_back(capacity);
+    sizing.slots.push_back(std::max(capacity, needed));
+  }
+  return sizing;
+}
+
+void UpdateMaxKeysPerSample(const data::SampleBlock& block, std::vector<uint32_t>* max) {
+  const uint32_t tables = block.schema.num_sparse;
+  max->resize(std::max<size_t>(max->size(), tables), 0);
+  for (size_t s = 0; s < block.size(); ++s) {
+    for (uint32_t t = 0; t < tables; ++t) {
+      (*max)[t] = std::max((*max)[t], static_cast<uint32_t>(block.Keys(s, t).size()));
+    }
+  }
+}
+
+namespace {
+
+// The smallest value with at least a share q of the values at or below it.
+double Percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
+  return values[std::max<size_t>(rank, 1) - 1];
+}
+
+void Add(const PlanCounts& c, PlanCounts* into) {
+  into->uses += c.uses;
+  into->hits += c.hits;
+  into->fetched += c.fetched;
+  into->pushed += c.pushed;
+  into->written_back += c.written_back;
+}
+
+}  // namespace
+
+absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, BatchSource source) {
+  auto planner = Planner::Create(options.planner);
+  if (!planner.ok()) return planner.status();
+  PlanChecker checker(options.planner.num_workers, options.planner.slots);
+  SimulationResult result;
+  std::vector<double> times;
+  data::KeyBatch current, next;
+  auto has_current = source(&current);
+  if (!has_current.ok()) return has_current.status();
+  bool more = *has_current;
+  uint64_t iteration = 0;
+  while (more) {
+    const bool room = options.max_iterations == 0 || iteration + 1 < options.max_iterations;
+    bool has_next = false;
+    if (room) {
+      auto got = source(&next);
+      if (!got.ok()) return got.status();
+      has_next = *got;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    auto plan = (*planner)->Plan(current, has_next ? &next : nullptr);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!plan.ok()) return plan.status();
+    IterationRecord record;
+    record.sched_ms = ms;
+    std::vector<PlanCounts> counts;
+    if (options.check) {
+      if (auto s = checker.Check(current, *plan, &counts); !s.ok()) return s;
+    } else {
+      for (const WorkerPlan& wp : plan->workers) counts.push_back(wp.counts);
+    }
+    for (const PlanCounts& c : counts) {
+      Add(c, &record.total);
+      record.max_worker_rows = std::max(record.max_worker_rows, c.fetched + c.pushed + c.written_back);
+    }
+    Add(record.total, &result.total);
+    result.sum_max_worker_rows += record.max_worker_rows;
+    result.iterations.push_back(record);
+    times.push_back(ms);
+    std::swap(current, next);
+    more = has_next;
+    ++iteration;
+  }
+  if (options.check) {
+    if (auto s = checker.CheckFinal(); !s.ok()) return s;
+  }
+  result.sched_ms_median = Percentile(times, 0.5);
+  result.sched_ms_p99 = Percentile(times, 0.99);
+  return result;
+}
+
+}  // namespace herald::scheduler
