@@ -5,6 +5,10 @@
 //   heraldctl data stats FILE... [--format auto|tsv|bin] [--json]
 //   heraldctl convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin]
 //                     [--skip_malformed]
+//   heraldctl simulate --data FILE --workers N --batch-per-worker B --cache-ratio R
+//                      --policy P [--iterations K] [--json] ...
+//
+// Flag names accept '-' and '_' alike (--batch-per-worker = --batch_per_worker).
 //
 // Exit codes: 0 success, 1 the command failed, 2 usage error.
 
@@ -17,6 +21,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "cli/data_commands.h"
+#include "cli/simulate_command.h"
 
 ABSL_FLAG(uint64_t, rows, 0, "gen-data: number of samples to generate");
 ABSL_FLAG(uint64_t, seed, 1, "gen-data: generator seed (same seed, same data)");
@@ -33,6 +38,20 @@ ABSL_FLAG(uint32_t, threads, 0, "gen-data: generator threads (0: all cores)");
 ABSL_FLAG(bool, json, false, "read commands: print JSON instead of a table");
 ABSL_FLAG(std::string, from, "auto", "convert: input format auto|tsv|bin");
 ABSL_FLAG(std::string, to, "bin", "convert: output format bin|tsv");
+ABSL_FLAG(std::vector<std::string>, data, {},
+          "simulate: data files or directories (comma-separated)");
+ABSL_FLAG(uint32_t, workers, 0, "simulate: number of workers");
+ABSL_FLAG(uint32_t, batch_per_worker, 0, "simulate: samples per worker per iteration");
+ABSL_FLAG(double, cache_ratio, 0.1,
+          "simulate: per-worker cache capacity as a fraction of the distinct keys of the data, "
+          "table by table (0.1: each worker caches 10% of each table's distinct keys)");
+ABSL_FLAG(std::string, policy, "herald",
+          "simulate: nocache | vanilla | herald | herald-alloc-only | herald-comm-only");
+ABSL_FLAG(uint64_t, iterations, 0, "simulate: iterations to run (0: every full global batch)");
+ABSL_FLAG(std::string, eviction, "lru", "simulate: cache eviction lru | lfu");
+ABSL_FLAG(uint32_t, dim, 64, "simulate: embedding dimension for the byte figures");
+ABSL_FLAG(bool, check, true,
+          "simulate: replay every plan through the plan checker (--nocheck to skip)");
 ABSL_FLAG(bool, skip_malformed, false,
           "convert: skip and count malformed records instead of failing on the first");
 
@@ -64,11 +83,29 @@ int Usage(const std::string& message) {
   return 2;
 }
 
+// "--batch-per-worker=8" -> "--batch_per_worker=8": flag names accept dashes.
+std::vector<std::string> UnderscoreFlagNames(int argc, char** argv) {
+  std::vector<std::string> out(argv, argv + argc);
+  for (size_t i = 1; i < out.size(); ++i) {
+    std::string& a = out[i];
+    if (a == "--") break;
+    if (a.size() < 3 || a[0] != '-' || a[1] != '-') continue;
+    for (size_t j = 2; j < a.size() && a[j] != '='; ++j) {
+      if (a[j] == '-') a[j] = '_';
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> renamed = UnderscoreFlagNames(argc, argv);
+  std::vector<char*> renamed_argv;
+  for (std::string& a : renamed) renamed_argv.push_back(a.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(renamed_argv.size()), renamed_argv.data());
   std::vector<std::string> args(positional.begin() + 1, positional.end());
   if (args.empty()) return Usage("no command given");
   const std::string command = args[0];
@@ -107,6 +144,24 @@ int main(int argc, char** argv) {
     o.to = absl::GetFlag(FLAGS_to);
     o.skip_malformed = absl::GetFlag(FLAGS_skip_malformed);
     absl::Status s = herald::cli::RunConvert(o);
+    return s.ok() ? 0 : Fail(s);
+  }
+  if (command == "simulate") {
+    if (args.size() != 1) return Usage("simulate takes no positional arguments (use --data)");
+    herald::cli::SimulateOptions o;
+    o.data = absl::GetFlag(FLAGS_data);
+    o.format = absl::GetFlag(FLAGS_format).empty() ? "auto" : absl::GetFlag(FLAGS_format);
+    o.policy = absl::GetFlag(FLAGS_policy);
+    o.workers = absl::GetFlag(FLAGS_workers);
+    o.batch_per_worker = absl::GetFlag(FLAGS_batch_per_worker);
+    o.cache_ratio = absl::GetFlag(FLAGS_cache_ratio);
+    o.iterations = absl::GetFlag(FLAGS_iterations);
+    o.eviction = absl::GetFlag(FLAGS_eviction);
+    o.dim = absl::GetFlag(FLAGS_dim);
+    o.seed = absl::GetFlag(FLAGS_seed);
+    o.check = absl::GetFlag(FLAGS_check);
+    o.json = absl::GetFlag(FLAGS_json);
+    absl::Status s = herald::cli::RunSimulate(o);
     return s.ok() ? 0 : Fail(s);
   }
   return Usage(absl::StrCat("unknown command '", command, "'"));

@@ -1,0 +1,172 @@
+#include "cli/simulate_command.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/data_stats.h"
+#include "common/data/key_batch_conversion.h"
+#include "common/data/open_reader.h"
+#include "common/status.h"
+#include "scheduler/herald/simulator.h"
+
+namespace herald::cli {
+namespace {
+
+absl::Status Validate(const SimulateOptions& o) {
+  if (o.data.empty()) return absl::InvalidArgumentError("--data: required (files or directories)");
+  if (o.workers == 0 || o.workers > scheduler::WorkerSet::kMaxWorkers) {
+    return absl::InvalidArgumentError(absl::StrCat("--workers: ", o.workers, ", want 1..",
+                                                   scheduler::WorkerSet::kMaxWorkers));
+  }
+  if (o.batch_per_worker == 0) return absl::InvalidArgumentError("--batch-per-worker: must be ≥ 1");
+  if (!(o.cache_ratio > 0 && o.cache_ratio <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("--cache-ratio: ", o.cache_ratio,
+                                                   ", want a fraction in (0, 1]"));
+  }
+  if (o.dim == 0) return absl::InvalidArgumentError("--dim: must be ≥ 1");
+  return absl::OkStatus();
+}
+
+double Megabytes(uint64_t rows, uint32_t dim) { return rows * 4.0 * dim / 1e6; }
+
+void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
+               uint64_t cache_rows, uint64_t distinct) {
+  std::printf("policy %s: %u workers x %u samples per iteration, %zu iterations, eviction %s\n",
+              o.policy.c_str(), o.workers, o.batch_per_worker, r.iterations.size(),
+              o.eviction.c_str());
+  std::printf("cache ratio %.4g = per-worker capacity as a fraction of the data's distinct keys, "
+              "table by table: %llu rows per worker (data: %llu distinct keys)\n",
+              o.cache_ratio, static_cast<unsigned long long>(cache_rows),
+              static_cast<unsigned long long>(distinct));
+  std::printf("%9s %10s %10s %13s %11s %9s %9s\n", "iteration", "fetched", "pushed",
+              "written_back", "max/worker", "hit_rate", "sched_ms");
+  for (size_t i = 0; i < r.iterations.size(); ++i) {
+    const scheduler::IterationRecord& it = r.iterations[i];
+    std::printf("%9zu %10llu %10llu %13llu %11llu %9.3f %9.3f\n", i,
+                static_cast<unsigned long long>(it.total.fetched),
+                static_cast<unsigned long long>(it.total.pushed),
+                static_cast<unsigned long long>(it.total.written_back),
+                static_cast<unsigned long long>(it.max_worker_rows),
+                it.total.uses == 0 ? 0.0 : static_cast<double>(it.total.hits) / it.total.uses,
+                it.sched_ms);
+  }
+  const scheduler::PlanCounts& t = r.total;
+  std::printf("total: %llu rows fetched, %llu gradients pushed, %llu rows written back "
+              "(%llu rows moved)\n",
+              static_cast<unsigned long long>(t.fetched), static_cast<unsigned long long>(t.pushed),
+              static_cast<unsigned long long>(t.written_back),
+              static_cast<unsigned long long>(t.fetched + t.pushed + t.written_back));
+  std::printf("bytes at dim %u (float32 values, optimizer state not counted): fetched %.2f MB, "
+              "pushed %.2f MB, written back %.2f MB\n",
+              o.dim, Megabytes(t.fetched, o.dim), Megabytes(t.pushed, o.dim),
+              Megabytes(t.written_back, o.dim));
+  std::printf("max per worker per iteration, summed over iterations: %llu rows\n",
+              static_cast<unsigned long long>(r.sum_max_worker_rows));
+  std::printf("cache hit rate %.4f; scheduling time per global batch: median %.3f ms, p99 %.3f ms\n",
+              r.hit_rate(), r.sched_ms_median, r.sched_ms_p99);
+  std::printf(o.check ? "every plan replayed by the plan checker: exact BSP, no stale training, "
+                        "no lost update\n"
+                      : "plans NOT checked (--nocheck)\n");
+}
+
+void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
+               uint64_t cache_rows) {
+  const scheduler::PlanCounts& t = r.total;
+  std::string out = absl::StrCat(
+      "{\"policy\":\"", o.policy, "\",\"workers\":", o.workers,
+      ",\"batch_per_worker\":", o.batch_per_worker, ",\"iterations\":", r.iterations.size(),
+      ",\"cache_ratio\":", o.cache_ratio, ",\"cache_rows_per_worker\":", cache_rows,
+      ",\"eviction\":\"", o.eviction, "\",\"dim\":", o.dim, ",\"rows_fetched\":", t.fetched,
+      ",\"rows_pushed\":", t.pushed, ",\"rows_written_back\":", t.written_back,
+      ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
+      ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
+      ",\"max_worker_rows_sum\":", r.sum_max_worker_rows, ",\"hit_rate\":", r.hit_rate(),
+      ",\"sched_ms_median\":", r.sched_ms_median, ",\"sched_ms_p99\":", r.sched_ms_p99,
+      ",\"checked\":", o.check ? "true" : "false", ",\"per_iteration\":[");
+  for (size_t i = 0; i < r.iterations.size(); ++i) {
+    const scheduler::IterationRecord& it = r.iterations[i];
+    absl::StrAppend(&out, i == 0 ? "" : ",", "{\"fetched\":", it.total.fetched,
+                    ",\"pushed\":", it.total.pushed, ",\"written_back\":", it.total.written_back,
+                    ",\"max_worker_rows\":", it.max_worker_rows, ",\"hits\":", it.total.hits,
+                    ",\"uses\":", it.total.uses, ",\"sched_ms\":", it.sched_ms, "}");
+  }
+  out += "]}";
+  std::printf("%s\n", out.c_str());
+}
+
+}  // namespace
+
+absl::Status RunSimulate(const SimulateOptions& o) {
+  HERALD_RETURN_IF_ERROR(Validate(o));
+  HERALD_ASSIGN_OR_RETURN(scheduler::Policy policy, scheduler::PolicyByName(o.policy));
+  HERALD_ASSIGN_OR_RETURN(scheduler::EvictionKind eviction,
+                          scheduler::ParseEvictionKind(o.eviction));
+  HERALD_ASSIGN_OR_RETURN(data::FileFormat format, data::ParseFileFormat(o.format));
+  const uint64_t batch = uint64_t{o.workers} * o.batch_per_worker;
+  const uint64_t limit = o.iterations == 0 ? UINT64_MAX : o.iterations * batch;
+
+  // Pass 1: distinct keys and multi-hot width per table over the samples simulated.
+  data::ReaderOptions ro;
+  HERALD_ASSIGN_OR_RETURN(auto reader, data::OpenReader(format, o.data, ro));
+  data::DataStatsCollector stats(reader->schema());
+  std::vector<uint32_t> max_keys;
+  data::SampleBlock block(reader->schema());
+  for (uint64_t seen = 0; seen < limit;) {
+    block.Clear();
+    HERALD_ASSIGN_OR_RETURN(size_t n, reader->Read(std::min<uint64_t>(65536, limit - seen), &block));
+    if (n == 0) break;
+    stats.Add(block);
+    scheduler::UpdateMaxKeysPerSample(block, &max_keys);
+    seen += n;
+  }
+  const data::DatasetSummary summary = stats.Summarize();
+  if (summary.rows < batch) {
+    return absl::InvalidArgumentError(absl::StrCat("--data: ", summary.rows,
+                                                   " samples, fewer than one global batch (",
+                                                   batch, ")"));
+  }
+  std::vector<uint64_t> distinct;
+  uint64_t distinct_total = 0;
+  for (const auto& t : summary.tables) {
+    distinct.push_back(t.distinct_keys);
+    distinct_total += t.distinct_keys;
+  }
+  max_keys.resize(distinct.size(), 1);
+  const scheduler::CacheSizing sizing =
+      scheduler::SizeCaches(distinct, max_keys, o.cache_ratio, o.batch_per_worker);
+  uint64_t cache_rows = 0;
+  for (uint32_t c : sizing.capacity) cache_rows += c;
+
+  // Pass 2: global batches, planned one ahead.
+  HERALD_ASSIGN_OR_RETURN(auto batches_reader, data::OpenReader(format, o.data, ro));
+  uint64_t batches_read = 0;
+  auto source = [&](data::KeyBatch* out) -> absl::StatusOr<bool> {
+    if (batches_read * batch >= limit) return false;
+    block.Clear();
+    while (block.size() < batch) {
+      HERALD_ASSIGN_OR_RETURN(size_t n, batches_reader->Read(batch - block.size(), &block));
+      if (n == 0) return false;  // a partial last batch is not simulated
+    }
+    *out = data::ToKeyBatch(block, 0, block.size());
+    ++batches_read;
+    return true;
+  };
+  scheduler::SimulationOptions so;
+  so.planner.policy = policy;
+  so.planner.num_workers = o.workers;
+  so.planner.capacity = sizing.capacity;
+  so.planner.slots = sizing.slots;
+  so.planner.eviction = eviction;
+  so.planner.seed = o.seed;
+  so.max_iterations = o.iterations;
+  so.check = o.check;
+  HERALD_ASSIGN_OR_RETURN(scheduler::SimulationResult result, scheduler::Simulate(so, source));
+  if (o.json) {
+    PrintJson(o, result, cache_rows);
+  } else {
+    PrintText(o, result, cache_rows, distinct_total);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace herald::cli

@@ -1,0 +1,33 @@
+#pragma once
+// heraldctl simulate: runs a scheduling policy over a dataset without any PS
+// or worker and reports the embedding rows it would move.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace herald::cli {
+
+struct SimulateOptions {
+  std::vector<std::string> data;  // files or directories
+  std::string format = "auto";    // auto | tsv | bin
+  std::string policy = "herald";
+  uint32_t workers = 0;
+  uint32_t batch_per_worker = 0;
+  // Per-worker cache capacity as a fraction of the data's distinct keys, per table.
+  double cache_ratio = 0.1;
+  uint64_t iterations = 0;  // 0: every full global batch of the data
+  std::string eviction = "lru";
+  uint32_t dim = 64;  // embedding dimension for the byte figures
+  uint64_t seed = 1;
+  bool check = true;  // replay every plan through the PlanChecker
+  bool json = false;
+};
+
+// Errors: InvalidArgument for a bad option (named), the reader's errors for
+// bad data, FailedPrecondition when the checker rejects a plan.
+absl::Status RunSimulate(const SimulateOptions& options);
+
+}  // namespace herald::cli

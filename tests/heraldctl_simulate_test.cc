@@ -1,0 +1,124 @@
+// heraldctl simulate, run as a user would, on generated data.
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "gtest/gtest.h"
+#include "tests/harness/process.h"
+
+namespace herald {
+namespace {
+
+using testing::ChildProcess;
+using testing::MakeTestDir;
+using testing::RunfilePath;
+
+struct Result {
+  int code = -1;
+  std::string output;
+};
+
+Result Heraldctl(const std::string& dir, const std::vector<std::string>& args) {
+  static int n = 0;
+  std::string log = dir + "/heraldctl_" + std::to_string(n++) + ".log";
+  auto child = ChildProcess::Start(RunfilePath("cli/heraldctl"), args, log);
+  if (!child.ok()) return {};
+  auto code = (*child)->WaitForExit(120000);
+  return {code.ok() ? *code : -1, (*child)->LogTail(1000000)};
+}
+
+// The number after "\"field\":" in a one-line JSON object.
+double JsonNumber(const std::string& json, const std::string& field) {
+  const std::string tag = "\"" + field + "\":";
+  const size_t at = json.find(tag);
+  if (at == std::string::npos) return -1;
+  const size_t begin = at + tag.size();
+  const size_t end = json.find_first_of(",}", begin);
+  double value = -1;
+  if (!absl::SimpleAtod(json.substr(begin, end - begin), &value)) return -1;
+  return value;
+}
+
+class HeraldctlSimulate : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(MakeTestDir("simulate"));
+    Result gen = Heraldctl(*dir_, {"gen-data", "--rows=12000", "--seed=9",
+                                   "--out=" + *dir_ + "/d.bin", "--format=bin",
+                                   "--cardinality_scale=0.01"});
+    ASSERT_EQ(gen.code, 0) << gen.output;
+  }
+  static std::string* dir_;
+};
+std::string* HeraldctlSimulate::dir_ = nullptr;
+
+TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanilla) {
+  auto run = [&](const std::string& policy) {
+    return Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers", "4",
+                             "--batch-per-worker", "64", "--cache-ratio", "0.1", "--policy",
+                             policy, "--iterations=30", "--json"});
+  };
+  const Result herald = run("herald");
+  const Result vanilla = run("vanilla");
+  ASSERT_EQ(herald.code, 0) << herald.output;
+  ASSERT_EQ(vanilla.code, 0) << vanilla.output;
+  for (const char* field : {"workers", "iterations", "cache_rows_per_worker", "rows_fetched",
+                            "rows_pushed", "rows_written_back", "hit_rate", "sched_ms_median",
+                            "sched_ms_p99"}) {
+    EXPECT_GE(JsonNumber(herald.output, field), 0) << field << " in " << herald.output.substr(0, 400);
+  }
+  EXPECT_NE(herald.output.find("\"policy\":\"herald\""), std::string::npos);
+  EXPECT_EQ(JsonNumber(herald.output, "iterations"), 30);
+  EXPECT_EQ(JsonNumber(herald.output, "workers"), 4);
+  auto moved = [](const std::string& json) {
+    return JsonNumber(json, "rows_fetched") + JsonNumber(json, "rows_pushed") +
+           JsonNumber(json, "rows_written_back");
+  };
+  EXPECT_GT(moved(vanilla.output), 0);
+  EXPECT_LT(moved(herald.output), moved(vanilla.output));
+  // Vanilla synchronises every trained row through the PS: it never writes back.
+  EXPECT_EQ(JsonNumber(vanilla.output, "rows_written_back"), 0);
+  EXPECT_EQ(JsonNumber(vanilla.output, "rows_pushed"), JsonNumber(vanilla.output, "rows_fetched"));
+}
+
+TEST_F(HeraldctlSimulate, TextOutputStatesTheCacheRatioAndTheCheck) {
+  const Result r = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=2",
+                                     "--batch_per_worker=32", "--policy=herald-comm-only",
+                                     "--iterations=3", "--eviction=lfu"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("fraction of the data's distinct keys"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("replayed by the plan checker"), std::string::npos);
+  EXPECT_NE(r.output.find("median"), std::string::npos);
+}
+
+TEST_F(HeraldctlSimulate, BadOptionsNameTheFlagAndExitTwo) {
+  const std::string data = "--data=" + *dir_ + "/d.bin";
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"simulate", "--workers=2", "--batch-per-worker=8"}, "--data"},
+      {{"simulate", data, "--workers=0", "--batch-per-worker=8"}, "--workers"},
+      {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--cache-ratio=1.5"},
+       "--cache-ratio"},
+      {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--policy=fast"},
+       "unknown policy 'fast'"},
+      {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--eviction=mru"},
+       "unknown eviction 'mru'"},
+      {{"simulate", data, "--workers=4", "--batch-per-worker=4000"}, "fewer than one global batch"},
+  };
+  for (const Case& c : cases) {
+    const Result r = Heraldctl(*dir_, c.args);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << r.output;
+  }
+  const Result missing = Heraldctl(*dir_, {"simulate", "--data=/nonexistent/x.tsv", "--workers=2",
+                                           "--batch-per-worker=8"});
+  EXPECT_NE(missing.code, 0);
+  EXPECT_NE(missing.output.find("/nonexistent/x.tsv"), std::string::npos) << missing.output;
+}
+
+}  // namespace
+}  // namespace herald
