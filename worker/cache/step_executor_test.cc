@@ -16,6 +16,7 @@
 #include "worker/model/model_factory.h"
 #include "worker/reference/reference_trainer.h"
 #include "worker/testing/bsp_test_planner.h"
+#include "worker/testing/in_process_training.h"
 
 namespace herald::worker {
 namespace {
@@ -71,51 +72,9 @@ std::vector<data::KeyBatch> Batches(size_t iterations, uint32_t batch_size) {
   return out;
 }
 
-// One worker: its own device, model, optimizer, cache and all-reducer.
-struct Worker {
-  CpuDevice device;
-  std::unique_ptr<RecModel> model;
-  std::optional<DenseOptimizer> optimizer;
-  std::unique_ptr<EmbeddingCache> cache;
-  std::unique_ptr<DenseAllReducer> reducer;
-  std::unique_ptr<StepExecutor> executor;
+using Worker = testing::TestWorker;
 
-  absl::Status Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers, uint32_t slots,
-                    ps::PsClient* ps, KvStore* store) {
-    auto m = CreateModel(spec, &device);
-    if (!m.ok()) return m.status();
-    model = std::move(*m);
-    auto o = DenseOptimizer::Create(spec.dense_optimizer(), &device, model->params().size());
-    if (!o.ok()) return o.status();
-    optimizer.emplace(std::move(*o));
-    std::vector<CacheTableConfig> tables;
-    for (int t = 0; t < spec.tables_size(); ++t) {
-      auto opt = math::TableOptimizerFromSpec(spec, t);
-      if (!opt.ok()) return opt.status();
-      tables.push_back({spec.tables(t).dim(), *opt, slots});
-    }
-    cache = std::make_unique<EmbeddingCache>(&device, tables);
-    if (workers > 1) {
-      GlooOptions gloo;
-      gloo.prefix = spec.name();
-      auto r = GlooAllReducer::Connect(store, static_cast<int>(rank), static_cast<int>(workers),
-                                       gloo);
-      if (!r.ok()) return r.status();
-      reducer = std::move(*r);
-    } else {
-      reducer = std::make_unique<SingleRankAllReducer>();
-    }
-    executor = std::make_unique<StepExecutor>(&device, model.get(), &*optimizer, reducer.get(), ps,
-                                              cache.get(), ExecutorOptions{rank, workers, true});
-    return absl::OkStatus();
-  }
-};
-
-struct Outcome {
-  std::vector<float> dense;
-  std::vector<double> losses;  // Σ over workers, per iteration
-  std::vector<StepResult> results;  // of worker 0
-};
+using Outcome = testing::TrainingOutcome;
 
 // Trains `batches` on `workers` workers against 2 in-process PS shards.
 Outcome TrainDistributed(proto::JobSpec spec, const std::vector<data::KeyBatch>& batches,
@@ -128,44 +87,12 @@ Outcome TrainDistributed(proto::JobSpec spec, const std::vector<data::KeyBatch>&
   planner.num_dense = kNumDense;
   auto steps = testing::PlanAll(batches, planner);
   EXPECT_TRUE(steps.ok()) << steps.status();
+  if (!steps.ok()) return {};
   auto next = cluster->client().StartJob(spec.name(), spec, workers);
   EXPECT_TRUE(next.ok()) << next.status();
-  InProcessKvStore store;
-  std::vector<std::unique_ptr<Worker>> pool(workers);
-  std::vector<std::vector<double>> losses(workers);
-  std::vector<std::vector<StepResult>> results(workers);
-  std::vector<absl::Status> status(workers);
-  std::vector<std::thread> threads;
-  for (uint32_t w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      pool[w] = std::make_unique<Worker>();
-      status[w] = pool[w]->Init(spec, w, workers, slots, &cluster->client(), &store);
-      for (size_t t = 0; t < batches.size() && status[w].ok(); ++t) {
-        auto r = pool[w]->executor->Run((*steps)[t][w]);
-        if (!r.ok()) {
-          status[w] = r.status();
-          break;
-        }
-        losses[w].push_back(r->loss_sum);
-        results[w].push_back(*r);
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  Outcome out;
-  for (uint32_t w = 0; w < workers; ++w) EXPECT_TRUE(status[w].ok()) << "worker " << w << ": " << status[w];
-  if (!status[0].ok()) return out;
-  out.dense = pool[0]->model->params().values().ToHost();
-  for (uint32_t w = 1; w < workers; ++w) {
-    EXPECT_EQ(pool[w]->model->params().values().ToHost(), out.dense) << "replica " << w;
-  }
-  for (size_t t = 0; t < batches.size(); ++t) {
-    double sum = 0;
-    for (uint32_t w = 0; w < workers; ++w) sum += losses[w][t];
-    out.losses.push_back(sum);
-  }
-  out.results = results[0];
-  return out;
+  auto out = testing::TrainSteps(spec, *steps, workers, slots, &cluster->client());
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *std::move(out) : Outcome{};
 }
 
 void ExpectClose(const std::vector<float>& got, const std::vector<float>& want,

@@ -1,0 +1,52 @@
+#pragma once
+// Trains precomputed steps on W in-process workers (threads, each with its
+// own CPU device, model, dense optimizer, cache and Gloo rank over an
+// in-process store) against a PsClient (testonly). Tests use it to compare
+// planned, partitioned training with the single-process reference.
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/job.pb.h"
+#include "ps_server/client/ps_client.h"
+#include "worker/cache/embedding_cache.h"
+#include "worker/cache/step.h"
+#include "worker/cache/step_executor.h"
+#include "worker/collectives/all_reducer.h"
+#include "worker/collectives/kv_store.h"
+#include "worker/device/cpu_device.h"
+#include "worker/model/dense_optimizer.h"
+#include "worker/model/rec_model.h"
+
+namespace herald::worker::testing {
+
+// One worker: its own device, model, optimizer, cache and all-reducer.
+struct TestWorker {
+  CpuDevice device;
+  std::unique_ptr<RecModel> model;
+  std::optional<DenseOptimizer> optimizer;
+  std::unique_ptr<EmbeddingCache> cache;
+  std::unique_ptr<DenseAllReducer> reducer;
+  std::unique_ptr<StepExecutor> executor;
+
+  // `slots`: every table's slot array size.
+  absl::Status Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers, uint32_t slots,
+                    ps::PsClient* ps, KvStore* store);
+};
+
+struct TrainingOutcome {
+  std::vector<float> dense;          // worker 0's dense parameters
+  std::vector<double> losses;        // Σ over workers, per iteration
+  std::vector<StepResult> results;   // of worker 0
+};
+
+// steps[t][w]: worker w's step at iteration t. The job must be started on
+// the PS. Errors: the first worker's error, or Internal when the replicas'
+// dense parameters differ in any bit.
+absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
+                                           const std::vector<std::vector<Step>>& steps,
+                                           uint32_t workers, uint32_t slots, ps::PsClient* ps);
+
+}  // namespace herald::worker::testing
