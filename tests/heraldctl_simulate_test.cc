@@ -5,27 +5,18 @@
 
 #include "absl/strings/numbers.h"
 #include "gtest/gtest.h"
+#include "tests/harness/heraldctl.h"
 #include "tests/harness/process.h"
 
 namespace herald {
 namespace {
 
-using testing::ChildProcess;
 using testing::MakeTestDir;
-using testing::RunfilePath;
 
-struct Result {
-  int code = -1;
-  std::string output;
-};
+using Result = testing::CommandResult;
 
 Result Heraldctl(const std::string& dir, const std::vector<std::string>& args) {
-  static int n = 0;
-  std::string log = dir + "/heraldctl_" + std::to_string(n++) + ".log";
-  auto child = ChildProcess::Start(RunfilePath("cli/heraldctl"), args, log);
-  if (!child.ok()) return {};
-  auto code = (*child)->WaitForExit(120000);
-  return {code.ok() ? *code : -1, (*child)->LogTail(1000000)};
+  return testing::RunHeraldctl(dir, args);
 }
 
 // The number after "\"field\":" in a one-line JSON object.

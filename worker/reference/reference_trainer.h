@@ -35,7 +35,7 @@ class ReferenceTrainer {
 
   // Row (values + optimizer state) of `key`, initialised if never touched.
   std::vector<float> Row(uint32_t table, Key key) const;
-  std::vector<float> DenseValues() { return model_->params().values().ToHost(); }
+  std::vector<float> DenseValues() const { return model_->params().values().ToHost(); }
   RecModel& model() { return *model_; }
 
  private:

@@ -1,5 +1,6 @@
 #include "worker/testing/in_process_training.h"
 
+#include <cmath>
 #include <string>
 #include <thread>
 
@@ -84,6 +85,57 @@ absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
   }
   out.results = results[0];
   return out;
+}
+
+namespace {
+
+absl::Status CompareValues(const std::vector<float>& got, const std::vector<float>& want,
+                           const std::string& what) {
+  if (got.size() != want.size()) {
+    return absl::InternalError(absl::StrCat(what, ": ", got.size(), " values, reference ",
+                                            want.size()));
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(std::fabs(got[i] - want[i]) <= 2e-5 + 1e-4 * std::fabs(want[i]))) {
+      return absl::InternalError(
+          absl::StrCat(what, "[", i, "]: ", got[i], ", reference ", want[i]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CompareWithReference(const TrainingOutcome& outcome, const ReferenceTrainer& reference,
+                                  const std::vector<double>& reference_losses, ps::PsClient* ps,
+                                  const std::string& job, uint64_t iterations,
+                                  const std::vector<ps::TableKeys>& keys) {
+  if (auto s = CompareValues(outcome.dense, reference.DenseValues(), "dense"); !s.ok()) return s;
+  if (outcome.losses.size() != reference_losses.size()) {
+    return absl::InternalError(absl::StrCat(outcome.losses.size(), " losses, reference ",
+                                            reference_losses.size()));
+  }
+  for (size_t t = 0; t < reference_losses.size(); ++t) {
+    if (!(std::fabs(outcome.losses[t] - reference_losses[t]) <= 1e-4 * reference_losses[t])) {
+      return absl::InternalError(absl::StrCat("loss at iteration ", t, ": ", outcome.losses[t],
+                                              ", reference ", reference_losses[t]));
+    }
+  }
+  auto rows = ps->Fetch(job, iterations, keys, false);
+  if (!rows.ok()) return rows.status();
+  for (size_t t = 0; t < rows->size(); ++t) {
+    const auto& r = (*rows)[t];
+    for (size_t i = 0; i < r.keys.size(); ++i) {
+      const std::vector<float> got(r.rows.begin() + i * r.row_floats,
+                                   r.rows.begin() + (i + 1) * r.row_floats);
+      if (auto s = CompareValues(got, reference.Row(static_cast<uint32_t>(t), r.keys[i]),
+                                 absl::StrCat("table ", t, " key ", r.keys[i]));
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace herald::worker::testing

@@ -19,6 +19,7 @@
 #include "worker/device/cpu_device.h"
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/rec_model.h"
+#include "worker/reference/reference_trainer.h"
 
 namespace herald::worker::testing {
 
@@ -48,5 +49,14 @@ struct TrainingOutcome {
 absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
                                            const std::vector<std::vector<Step>>& steps,
                                            uint32_t workers, uint32_t slots, ps::PsClient* ps);
+
+// Checks a distributed run against the single-process reference: dense
+// parameters, per-iteration losses, and every row (values + optimizer state)
+// of `keys` as the PS holds it for `job` after `iterations`. Tolerance
+// 2e-5 + 1e-4·|reference|. Errors: Internal naming the first mismatch.
+absl::Status CompareWithReference(const TrainingOutcome& outcome, const ReferenceTrainer& reference,
+                                  const std::vector<double>& reference_losses, ps::PsClient* ps,
+                                  const std::string& job, uint64_t iterations,
+                                  const std::vector<ps::TableKeys>& keys);
 
 }  // namespace herald::worker::testing
