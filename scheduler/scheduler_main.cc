@@ -1,0 +1,81 @@
+// herald_scheduler: the cluster's coordinator (registration, heartbeats,
+// rendezvous), job service (queue, lifecycle) and embedding scheduler (data
+// loader + planner feeding each worker's step stream). Serves until
+// SIGTERM/SIGINT; a running job is then cancelled.
+
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "common/logging.h"
+#include "common/rpc/cluster_token.h"
+#include "common/rpc/server_process.h"
+#include "scheduler/service/coordinator_service.h"
+#include "scheduler/service/job_manager.h"
+#include "scheduler/service/job_service.h"
+#include "scheduler/service/worker_service.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
+ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");
+ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate; with --tls_key, serve TLS only");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key");
+ABSL_FLAG(std::string, token_file, "",
+          "cluster token file; when set every call must carry the token (x-herald-token)");
+ABSL_FLAG(int, heartbeat_ms, 1000, "heartbeat interval asked of the nodes");
+ABSL_FLAG(int, liveness_timeout_ms, 10000,
+          "a node silent for longer is dead (its running job fails)");
+ABSL_FLAG(int, step_queue, 4, "steps queued per worker ahead of it (back-pressure bound)");
+
+int main(int argc, char** argv) {
+  herald::rpc::BlockTerminationSignals();
+  absl::SetProgramUsageMessage(
+      "herald_scheduler: coordinator, job service and embedding scheduler");
+  absl::ParseCommandLine(argc, argv);
+  absl::Status s = herald::InitLogging("scheduler", 0, absl::GetFlag(FLAGS_log_level));
+  if (!s.ok()) {
+    std::fprintf(stderr, "herald_scheduler: --log_level: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_heartbeat_ms) < 1 ||
+      absl::GetFlag(FLAGS_liveness_timeout_ms) <= absl::GetFlag(FLAGS_heartbeat_ms) ||
+      absl::GetFlag(FLAGS_step_queue) < 1) {
+    std::fprintf(stderr, "herald_scheduler: need --heartbeat_ms >= 1, --liveness_timeout_ms > "
+                         "--heartbeat_ms and --step_queue >= 1\n");
+    return 2;
+  }
+  std::string token;
+  if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
+    absl::StatusOr<std::string> t = herald::rpc::ReadTokenFile(path);
+    if (!t.ok()) {
+      std::fprintf(stderr, "herald_scheduler: --token_file: %s\n",
+                   std::string(t.status().message()).c_str());
+      return 2;
+    }
+    token = *t;
+  }
+  herald::scheduler::NodeRegistry registry(
+      absl::Milliseconds(absl::GetFlag(FLAGS_liveness_timeout_ms)));
+  herald::scheduler::KvRendezvous rendezvous;
+  herald::scheduler::JobManagerOptions job_options;
+  job_options.run.step_queue_capacity = absl::GetFlag(FLAGS_step_queue);
+  herald::scheduler::JobManager jobs(&registry, &rendezvous, job_options);
+  herald::scheduler::CoordinatorService coordinator(&registry, &rendezvous, token,
+                                                    absl::GetFlag(FLAGS_heartbeat_ms));
+  herald::scheduler::JobServiceImpl job_service(&jobs, &registry, token);
+  herald::scheduler::WorkerServiceImpl worker_service(&jobs, token);
+  herald::rpc::ServeOptions options;
+  options.role = "herald_scheduler";
+  options.server.listen_address = absl::GetFlag(FLAGS_listen);
+  options.server.tls_cert_path = absl::GetFlag(FLAGS_tls_cert);
+  options.server.tls_key_path = absl::GetFlag(FLAGS_tls_key);
+  options.port_file = absl::GetFlag(FLAGS_port_file);
+  s = herald::rpc::ServeUntilSignal(options, {&coordinator, &job_service, &worker_service});
+  if (!s.ok()) {
+    HLOG_ERROR("herald_scheduler: {}", std::string(s.message()));
+    return 1;
+  }
+  return 0;
+}

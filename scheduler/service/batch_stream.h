@@ -1,0 +1,100 @@
+#pragma once
+// The job's training (or held-out) samples as a deterministic stream of
+// global batches, read from TSV files, binary files or the generator with
+// bounded memory (never the whole dataset):
+//   - Held-out split: sample i of an epoch's input (0-based, in input order)
+//     is held out iff IsHeldOut(seed, i, eval_fraction); the same samples in
+//     every epoch. The training stream skips them, the eval stream has only
+//     them (one pass, input order).
+//   - Shuffle buffer of S samples (DataSpec.shuffle_buffer; 0: input order):
+//     each emitted sample is drawn uniformly, with a seeded generator, from
+//     the S buffered ones, and its place refilled from the input; samples
+//     flow across epoch boundaries as in a repeated-then-shuffled stream.
+//   - Length: `iterations` global batches (cycling epochs as needed), or
+//     `epochs` passes when iterations is 0. A partial last batch is dropped
+//     and counted.
+//   - Malformed input follows DataSpec.on_malformed (skip and count, or fail
+//     naming file:line).
+// Same options + same input => the same batches, bit for bit. Not
+// thread-safe (ReadAhead runs one on its own thread).
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/key_batch.h"
+#include "common/data/reader.h"
+#include "common/data/sample_block.h"
+#include "proto/job.pb.h"
+
+namespace herald::scheduler {
+
+// True iff sample `index` of an epoch's input belongs to the held-out split.
+bool IsHeldOut(uint64_t seed, uint64_t index, double eval_fraction);
+
+// Opens the data source of `data` (files or the generator) for `schema`.
+// Errors: InvalidArgument naming the field (data.format, data.paths,
+// data.generator.rows), NotFound for a missing path.
+absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(const proto::DataSpec& data,
+                                                                   data::DataSchema schema);
+
+enum class Split { kTrain, kHeldOut };
+
+struct BatchStreamOptions {
+  proto::DataSpec data;
+  data::DataSchema schema;
+  uint32_t global_batch_size = 0;
+  uint64_t iterations = 0;  // 0: `epochs` passes
+  uint32_t epochs = 1;      // 0 counts as 1
+  uint64_t seed = 1;
+  Split split = Split::kTrain;
+};
+
+// BatchStreamOptions from a job spec (schema from num_dense and tables).
+BatchStreamOptions StreamOptionsFromSpec(const proto::JobSpec& spec, Split split);
+
+class BatchStream {
+ public:
+  // Errors: as OpenDataSource; InvalidArgument for a zero batch size.
+  static absl::StatusOr<std::unique_ptr<BatchStream>> Open(BatchStreamOptions options);
+
+  // The next global batch (dense features transformed, see
+  // key_batch_conversion.h); false when the stream is done.
+  absl::StatusOr<bool> Next(data::KeyBatch* out);
+
+  uint64_t batches() const { return batches_; }
+  uint32_t epoch() const { return epoch_; }
+  uint64_t malformed() const { return malformed_before_ + (reader_ ? reader_->malformed().count() : 0); }
+  uint64_t dropped_tail_samples() const { return dropped_tail_; }
+
+ private:
+  explicit BatchStream(BatchStreamOptions options);
+  // Tops the shuffle pool up to its size from the input; false at the end
+  // of the last epoch.
+  absl::StatusOr<bool> Refill();
+  // Moves one buffered sample to `out`: a uniformly drawn one, or the
+  // oldest (input order).
+  void TakeFromPool(bool random, data::SampleBlock* out);
+  uint64_t MaxBatches() const;
+
+  BatchStreamOptions options_;
+  std::unique_ptr<data::SampleReader> reader_;
+  uint32_t epoch_ = 0;
+  uint64_t index_in_epoch_ = 0;  // input samples read this epoch
+  uint64_t added_in_epoch_ = 0;  // of them, in this stream's split
+  uint64_t batches_ = 0;
+  uint64_t malformed_before_ = 0;  // of earlier epochs' readers
+  uint64_t dropped_tail_ = 0;
+  bool input_done_ = false;
+  uint64_t rng_state_ = 0;
+
+  data::SampleBlock read_block_;
+  data::SampleBlock pool_;         // buffered samples, some already taken
+  std::deque<uint32_t> live_;      // indices into pool_ not yet emitted
+  data::SampleBlock batch_block_;
+};
+
+}  // namespace herald::scheduler

@@ -1,0 +1,204 @@
+#include "scheduler/service/job_manager.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "scheduler/service/job_spec_check.h"
+
+namespace herald::scheduler {
+
+JobManager::JobManager(NodeRegistry* registry, KvRendezvous* rendezvous,
+                       JobManagerOptions options)
+    : registry_(registry), rendezvous_(rendezvous), options_(options) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+JobManager::~JobManager() {
+  std::shared_ptr<JobRun> running;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    running = running_;
+  }
+  if (running) running->Cancel("the scheduler is shutting down");
+  thread_.join();
+}
+
+bool JobManager::IsTerminal(proto::JobState state) {
+  return state == proto::JOB_SUCCEEDED || state == proto::JOB_FAILED ||
+         state == proto::JOB_CANCELLED;
+}
+
+absl::StatusOr<std::string> JobManager::Submit(const proto::JobSpec& spec) {
+  if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  auto job = std::make_unique<Job>();
+  job->id = absl::StrCat("job-", next_id_++);
+  job->spec = spec;
+  job->submitted_ms = absl::ToUnixMillis(absl::Now());
+  const std::string id = job->id;
+  HLOG_INFO("job {} ({}) queued", id, spec.name());
+  jobs_[id] = std::move(job);
+  order_.push_back(id);
+  queue_.push_back(id);
+  ++version_;
+  return id;
+}
+
+proto::JobStatus JobManager::StatusLocked(const Job& job) const {
+  proto::JobStatus s;
+  s.set_job_id(job.id);
+  s.set_name(job.spec.name());
+  s.set_state(job.state);
+  s.set_reason(job.reason);
+  s.set_submitted_unix_ms(job.submitted_ms);
+  s.set_finished_unix_ms(job.finished_ms);
+  *s.mutable_progress() = job.run && job.state == proto::JOB_RUNNING ? job.run->Progress()
+                                                                     : job.final_progress;
+  return s;
+}
+
+absl::StatusOr<std::vector<proto::JobStatus>> JobManager::Status(const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<proto::JobStatus> out;
+  if (!job_id.empty()) {
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
+    out.push_back(StatusLocked(*it->second));
+    return out;
+  }
+  for (const auto& id : order_) out.push_back(StatusLocked(*jobs_.at(id)));
+  return out;
+}
+
+absl::Status JobManager::Cancel(const std::string& job_id) {
+  std::shared_ptr<JobRun> run;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
+    Job& job = *it->second;
+    if (IsTerminal(job.state)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job ", job_id, " already ended (", proto::JobState_Name(job.state), ")"));
+    }
+    if (job.state == proto::JOB_QUEUED) {
+      queue_.erase(std::remove(queue_.begin(), queue_.end(), job_id), queue_.end());
+      Finish(&job, absl::CancelledError("cancelled while queued"));
+      return absl::OkStatus();
+    }
+    run = job.run;
+  }
+  run->Cancel("cancelled by the user");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<proto::JobStatus> JobManager::WaitForUpdate(const std::string& job_id,
+                                                           uint64_t* version,
+                                                           absl::Duration wait) {
+  absl::MutexLock lock(&mu_);
+  const uint64_t seen = *version;
+  auto changed = [this, seen]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return version_ != seen; };
+  mu_.AwaitWithTimeout(absl::Condition(&changed), wait);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
+  *version = version_;
+  return StatusLocked(*it->second);
+}
+
+void JobManager::Finish(Job* job, const absl::Status& outcome) {
+  job->state = outcome.ok()                            ? proto::JOB_SUCCEEDED
+               : absl::IsCancelled(outcome)            ? proto::JOB_CANCELLED
+                                                       : proto::JOB_FAILED;
+  job->reason = std::string(outcome.message());
+  job->finished_ms = absl::ToUnixMillis(absl::Now());
+  if (job->run) job->final_progress = job->run->Progress();
+  ++version_;
+  HLOG_INFO("job {} {}{}{}", job->id, proto::JobState_Name(job->state),
+            job->reason.empty() ? "" : ": ", job->reason);
+}
+
+bool JobManager::PickNodes(const proto::JobSpec& spec, std::vector<NodeInfo>* ps,
+                           std::vector<NodeInfo>* workers) const {
+  *ps = registry_->Alive(proto::NODE_ROLE_PS);
+  if (ps->empty()) return false;
+  for (size_t i = 0; i < ps->size(); ++i) {
+    if ((*ps)[i].rank != i) return false;  // a shard is missing
+  }
+  *workers = registry_->Alive(proto::NODE_ROLE_WORKER);
+  const size_t want = spec.num_workers() > 0 ? spec.num_workers() : std::max<size_t>(1, workers->size());
+  if (workers->size() < want) return false;
+  workers->resize(want);
+  return true;
+}
+
+void JobManager::Loop() {
+  for (;;) {
+    Job* job = nullptr;
+    std::vector<NodeInfo> ps, workers;
+    std::shared_ptr<JobRun> previous;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return stopping_ || (!queue_.empty() && PickNodes(jobs_.at(queue_.front())->spec, &ps,
+                                                          &workers));
+      };
+      if (!mu_.AwaitWithTimeout(absl::Condition(&ready), options_.poll)) continue;
+      if (stopping_) return;
+      job = jobs_.at(queue_.front()).get();
+      queue_.pop_front();
+      job->run = std::make_shared<JobRun>(job->id, job->spec, ps, workers, registry_,
+                                          options_.run);
+      job->state = proto::JOB_RUNNING;
+      running_ = job->run;
+      previous = std::move(kept_on_ps_);
+      ++version_;
+      HLOG_INFO("job {} running on {} PS shard(s) and {} worker(s)", job->id, ps.size(),
+                workers.size());
+    }
+    if (previous) previous->EndOnPs();
+    const absl::Status outcome = job->run->Run();
+    rendezvous_->DropScope(job->id);
+    absl::MutexLock lock(&mu_);
+    Finish(job, outcome);
+    running_.reset();
+    if (outcome.ok()) kept_on_ps_ = job->run;
+  }
+}
+
+absl::StatusOr<proto::JoinJobResponse> JobManager::Join(const std::string& node_id,
+                                                        absl::Duration wait) {
+  std::shared_ptr<JobRun> run;
+  {
+    absl::MutexLock lock(&mu_);
+    auto has_job = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return stopping_ || (running_ && running_->HasWorker(node_id));
+    };
+    if (!mu_.AwaitWithTimeout(absl::Condition(&has_job), wait) || stopping_) {
+      return absl::NotFoundError(absl::StrCat("no running job includes ", node_id));
+    }
+    run = running_;
+  }
+  return run->Join(node_id, wait);
+}
+
+absl::StatusOr<std::shared_ptr<JobRun>> JobManager::RunOfWorker(const std::string& node_id) const {
+  absl::MutexLock lock(&mu_);
+  if (running_ && running_->HasWorker(node_id)) return running_;
+  return absl::NotFoundError(absl::StrCat("no running job includes ", node_id));
+}
+
+absl::Status JobManager::Report(const proto::StepReport& report) {
+  std::shared_ptr<JobRun> run;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!running_ || running_->job_id() != report.job_id()) {
+      return absl::NotFoundError(absl::StrCat("job ", report.job_id(), " is not running"));
+    }
+    run = running_;
+  }
+  return run->Report(report);
+}
+
+}  // namespace herald::scheduler

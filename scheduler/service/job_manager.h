@@ -1,0 +1,92 @@
+#pragma once
+// Job lifecycle: submitted jobs queue (QUEUED) and run one at a time
+// (RUNNING) once enough live nodes are registered: every live PS shard
+// (ranks 0..N-1 without gaps) and num_workers live workers (0: every live
+// worker, at least one). A job ends SUCCEEDED, FAILED (with the reason) or
+// CANCELLED. The last succeeded job stays installed on the PS shards (for
+// export) until the next job starts. State lives in memory: a restarted
+// scheduler forgets its jobs. Thread-safe.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "scheduler/service/job_run.h"
+#include "scheduler/service/kv_rendezvous.h"
+#include "scheduler/service/node_registry.h"
+
+namespace herald::scheduler {
+
+struct JobManagerOptions {
+  JobRunOptions run;
+  absl::Duration poll = absl::Milliseconds(200);  // wake-up to re-check nodes
+};
+
+class JobManager {
+ public:
+  JobManager(NodeRegistry* registry, KvRendezvous* rendezvous, JobManagerOptions options);
+  // Cancels the running job and stops.
+  ~JobManager();
+
+  // Errors: the spec's validation error (nothing is queued).
+  absl::StatusOr<std::string> Submit(const proto::JobSpec& spec);
+  // One job, or every job when `job_id` is empty. Errors: NotFound.
+  absl::StatusOr<std::vector<proto::JobStatus>> Status(const std::string& job_id) const;
+  // Errors: NotFound; FailedPrecondition for a job that already ended.
+  absl::Status Cancel(const std::string& job_id);
+  // Waits up to `wait` for any job state change after `*version`, then
+  // returns the job's status and sets *version to the current one.
+  absl::StatusOr<proto::JobStatus> WaitForUpdate(const std::string& job_id, uint64_t* version,
+                                                 absl::Duration wait);
+
+  // Worker side. Join waits up to `wait` for a job that includes the worker.
+  // Errors: NotFound when there is none yet.
+  absl::StatusOr<proto::JoinJobResponse> Join(const std::string& node_id, absl::Duration wait);
+  // The running job that includes the worker. Errors: NotFound.
+  absl::StatusOr<std::shared_ptr<JobRun>> RunOfWorker(const std::string& node_id) const;
+  absl::Status Report(const proto::StepReport& report);
+
+  static bool IsTerminal(proto::JobState state);
+
+ private:
+  struct Job {
+    std::string id;
+    proto::JobSpec spec;
+    proto::JobState state = proto::JOB_QUEUED;
+    std::string reason;
+    int64_t submitted_ms = 0;
+    int64_t finished_ms = 0;
+    std::shared_ptr<JobRun> run;
+    proto::JobProgress final_progress;
+  };
+
+  void Loop();
+  // The nodes the job runs on, or nothing yet.
+  bool PickNodes(const proto::JobSpec& spec, std::vector<NodeInfo>* ps,
+                 std::vector<NodeInfo>* workers) const;
+  proto::JobStatus StatusLocked(const Job& job) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void Finish(Job* job, const absl::Status& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  NodeRegistry* registry_;
+  KvRendezvous* rendezvous_;
+  const JobManagerOptions options_;
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> order_ ABSL_GUARDED_BY(mu_);  // submission order
+  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<JobRun> running_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<JobRun> kept_on_ps_ ABSL_GUARDED_BY(mu_);  // last succeeded job
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace herald::scheduler

@@ -1,0 +1,345 @@
+#include "scheduler/service/job_run.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "ps_server/client/sharded_ps_client.h"
+#include "scheduler/herald/planner.h"
+#include "scheduler/herald/simulator.h"
+#include "scheduler/herald/step_builder.h"
+#include "scheduler/service/batch_stream.h"
+#include "scheduler/service/job_spec_check.h"
+#include "scheduler/service/read_ahead.h"
+#include "worker/cache/step.h"
+
+namespace herald::scheduler {
+
+absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers) {
+  // One pass over the batches the job trains (at most one epoch): distinct
+  // keys and the widest multi-hot feature per table.
+  BatchStreamOptions o = StreamOptionsFromSpec(spec, Split::kTrain);
+  o.epochs = 1;
+  o.data.set_shuffle_buffer(0);
+  HERALD_ASSIGN_OR_RETURN(auto stream, BatchStream::Open(o));
+  const size_t tables = spec.tables_size();
+  std::vector<absl::flat_hash_set<Key>> distinct(tables);
+  std::vector<uint32_t> max_keys(tables, 1);
+  const bool need_distinct = spec.scheduling().cache_rows_per_worker() == 0;
+  data::KeyBatch batch;
+  for (;;) {
+    HERALD_ASSIGN_OR_RETURN(bool more, stream->Next(&batch));
+    if (!more) break;
+    for (size_t t = 0; t < tables; ++t) {
+      const auto& table = batch.tables[t];
+      for (uint32_t s = 0; s < batch.num_samples; ++s) {
+        max_keys[t] = std::max(max_keys[t], table.offsets[s + 1] - table.offsets[s]);
+      }
+      if (need_distinct) distinct[t].insert(table.keys.begin(), table.keys.end());
+    }
+  }
+  if (stream->batches() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data: fewer training samples than one global batch (", spec.global_batch_size(), ")"));
+  }
+  const uint32_t per_worker = (spec.global_batch_size() + num_workers - 1) / num_workers;
+  std::vector<uint64_t> counts(tables);
+  for (size_t t = 0; t < tables; ++t) counts[t] = distinct[t].size();
+  const double fraction = spec.scheduling().cache_fraction();
+  CacheSizing sizing = SizeCaches(counts, max_keys, need_distinct ? fraction : 0, per_worker);
+  if (!need_distinct) {
+    const uint64_t rows = spec.scheduling().cache_rows_per_worker();
+    for (size_t t = 0; t < tables; ++t) {
+      sizing.capacity[t] = static_cast<uint32_t>(std::min<uint64_t>(rows, UINT32_MAX));
+      sizing.slots[t] = std::max(sizing.capacity[t], per_worker * max_keys[t]);
+    }
+  }
+  return JobCacheSizing{sizing.capacity, sizing.slots};
+}
+
+JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps,
+               std::vector<NodeInfo> workers, const NodeRegistry* registry,
+               JobRunOptions options)
+    : job_id_(std::move(job_id)),
+      spec_(std::move(spec)),
+      ps_nodes_(std::move(ps)),
+      workers_(std::move(workers)),
+      registry_(registry),
+      options_(options) {
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    queues_.push_back(std::make_unique<StepQueue>(options_.step_queue_capacity));
+  }
+  next_report_.assign(workers_.size(), 0);
+  total_iterations_ = spec_.iterations();
+  started_ = absl::Now();
+}
+
+int JobRun::WorkerIndex(const std::string& node_id) const {
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    if (workers_[w].node_id == node_id) return static_cast<int>(w);
+  }
+  return -1;
+}
+
+bool JobRun::HasWorker(const std::string& node_id) const { return WorkerIndex(node_id) >= 0; }
+
+void JobRun::Fail(absl::Status status) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!failure_.ok()) return;
+    failure_ = status;
+  }
+  for (auto& q : queues_) q->Close(status);
+}
+
+void JobRun::Cancel(const std::string& reason) { Fail(absl::CancelledError(reason)); }
+
+absl::Status JobRun::Health() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!failure_.ok()) return failure_;
+  }
+  for (const auto& group : {&workers_, &ps_nodes_}) {
+    for (const NodeInfo& node : *group) {
+      if (!registry_->IsAlive(node.node_id)) {
+        absl::Status dead = absl::UnavailableError(absl::StrCat(
+            node.node_id, " (", node.registration.address(), ") stopped heartbeating for ",
+            absl::FormatDuration(registry_->liveness_timeout())));
+        Fail(dead);
+        return dead;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobRun::Prepare() {
+  HERALD_ASSIGN_OR_RETURN(JobCacheSizing sizing,
+                          SizeJobCaches(spec_, static_cast<uint32_t>(workers_.size())));
+  std::vector<std::string> addresses;
+  for (const NodeInfo& n : ps_nodes_) addresses.push_back(n.registration.address());
+  HERALD_ASSIGN_OR_RETURN(ps_, ps::MakeGrpcPsClient(addresses));
+  absl::StatusOr<uint64_t> next =
+      ps_->StartJob(job_id_, spec_, static_cast<uint32_t>(workers_.size()));
+  if (!next.ok()) {
+    return absl::Status(next.status().code(),
+                        absl::StrCat("starting the job on the PS: ", next.status().message()));
+  }
+  absl::MutexLock lock(&mu_);
+  sizing_ = std::move(sizing);
+  sized_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<proto::JoinJobResponse> JobRun::Join(const std::string& node_id,
+                                                    absl::Duration wait) {
+  const int w = WorkerIndex(node_id);
+  if (w < 0) return absl::NotFoundError(absl::StrCat(node_id, " is not a worker of ", job_id_));
+  absl::MutexLock lock(&mu_);
+  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return sized_ || !failure_.ok(); };
+  if (!mu_.AwaitWithTimeout(absl::Condition(&ready), wait)) {
+    return absl::UnavailableError(absl::StrCat("job ", job_id_, " is still preparing"));
+  }
+  if (!failure_.ok()) return failure_;
+  proto::JoinJobResponse r;
+  r.set_job_id(job_id_);
+  *r.mutable_spec() = spec_;
+  r.set_rank(static_cast<uint32_t>(w));
+  r.set_num_workers(static_cast<uint32_t>(workers_.size()));
+  for (const NodeInfo& n : ps_nodes_) r.add_ps_addresses(n.registration.address());
+  uint64_t largest = 0;
+  for (uint32_t s : sizing_.slots) {
+    r.add_table_slots(s);
+    largest = std::max<uint64_t>(largest, s);
+  }
+  r.set_cache_slots(largest);
+  return r;
+}
+
+absl::StatusOr<StepQueue*> JobRun::QueueOf(const std::string& node_id) {
+  const int w = WorkerIndex(node_id);
+  if (w < 0) return absl::NotFoundError(absl::StrCat(node_id, " is not a worker of ", job_id_));
+  return queues_[w].get();
+}
+
+absl::Status JobRun::PushStep(uint32_t w, std::shared_ptr<const proto::WorkerStep> step) {
+  for (;;) {
+    HERALD_RETURN_IF_ERROR(Health());
+    HERALD_ASSIGN_OR_RETURN(bool queued, queues_[w]->Push(step, options_.poll));
+    if (queued) return absl::OkStatus();
+  }
+}
+
+absl::Status JobRun::Plan() {
+  JobCacheSizing sizing;
+  {
+    absl::MutexLock lock(&mu_);
+    sizing = sizing_;
+  }
+  HERALD_ASSIGN_OR_RETURN(Policy policy, PolicyOfSpec(spec_));
+  PlannerOptions po;
+  po.policy = policy;
+  po.num_workers = static_cast<uint32_t>(workers_.size());
+  po.capacity = sizing.capacity;
+  po.slots = sizing.slots;
+  po.eviction = spec_.scheduling().eviction() == proto::EVICTION_LFU ? EvictionKind::kLfu
+                                                                     : EvictionKind::kLru;
+  po.seed = spec_.seed();
+  HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
+  HERALD_ASSIGN_OR_RETURN(auto stream,
+                          BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
+  const uint32_t window = spec_.data().read_ahead_batches() > 0 ? spec_.data().read_ahead_batches()
+                                                                : 2;
+  ReadAhead loader(std::move(stream), window);
+  data::KeyBatch current, next;
+  HERALD_ASSIGN_OR_RETURN(bool have_current, loader.Next(&current));
+  if (!have_current) return absl::InvalidArgumentError("data: no complete global batch");
+  for (;;) {
+    HERALD_RETURN_IF_ERROR(Health());
+    HERALD_ASSIGN_OR_RETURN(bool have_next, loader.Next(&next));
+    absl::StatusOr<IterationPlan> plan = planner->Plan(current, have_next ? &next : nullptr);
+    if (!plan.ok()) {
+      return absl::Status(plan.status().code(), absl::StrCat("planning iteration ",
+                                                             planner->iteration(), ": ",
+                                                             plan.status().message()));
+    }
+    PlanCounts total;
+    for (uint32_t w = 0; w < workers_.size(); ++w) {
+      worker::Step step = BuildStep(current, spec_.num_dense(), *plan, w, job_id_);
+      auto encoded = std::make_shared<proto::WorkerStep>(worker::EncodeWorkerStep(step));
+      encoded->set_last(!have_next);
+      const PlanCounts& c = plan->workers[w].counts;
+      total.uses += c.uses;
+      total.hits += c.hits;
+      total.fetched += c.fetched;
+      total.pushed += c.pushed;
+      total.written_back += c.written_back;
+      HERALD_RETURN_IF_ERROR(PushStep(w, std::move(encoded)));
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      ++planned_;
+      progress_.set_iterations_planned(planned_);
+      progress_.set_rows_fetched(progress_.rows_fetched() + total.fetched);
+      progress_.set_rows_pushed(progress_.rows_pushed() + total.pushed);
+      progress_.set_rows_written_back(progress_.rows_written_back() + total.written_back);
+      progress_.set_rows_moved(progress_.rows_fetched() + progress_.rows_pushed() +
+                               progress_.rows_written_back());
+      // Vanilla under exact BSP moves every used row both ways (docs/scheduler.md).
+      rows_vanilla_ += 2 * total.uses;
+      progress_.set_rows_moved_vanilla(rows_vanilla_);
+      progress_.set_malformed_lines(loader.malformed());
+      uses_ += total.uses;
+      hits_ += total.hits;
+      progress_.set_cache_hit_rate(uses_ == 0 ? 0.0 : static_cast<double>(hits_) / uses_);
+      if (!have_next) {
+        planning_done_ = true;
+        total_iterations_ = planned_;
+      }
+    }
+    if (!have_next) break;
+    std::swap(current, next);
+  }
+  for (auto& q : queues_) q->Finish();
+  return absl::OkStatus();
+}
+
+absl::Status JobRun::Report(const proto::StepReport& report) {
+  const int w = WorkerIndex(report.node_id());
+  if (w < 0) {
+    return absl::NotFoundError(absl::StrCat(report.node_id(), " is not a worker of ", job_id_));
+  }
+  if (!report.error().empty()) {
+    Fail(absl::AbortedError(absl::StrCat("worker ", w, " (", report.node_id(), ") at iteration ",
+                                         report.iteration(), ": ", report.error())));
+    return absl::OkStatus();
+  }
+  absl::MutexLock lock(&mu_);
+  if (report.iteration() != next_report_[w] || report.iteration() >= planned_) {
+    return absl::InvalidArgumentError(absl::StrCat("report of iteration ", report.iteration(),
+                                                   " from worker ", w, ": expected iteration ",
+                                                   next_report_[w]));
+  }
+  ++next_report_[w];
+  Pending& p = pending_[report.iteration()];
+  ++p.reports;
+  p.loss_sum += report.loss_sum();
+  // Iterations complete in order: every worker reports them in order.
+  while (!pending_.empty() && pending_.begin()->second.reports == workers_.size()) {
+    const uint64_t iteration = pending_.begin()->first;
+    const double loss = pending_.begin()->second.loss_sum / spec_.global_batch_size();
+    pending_.erase(pending_.begin());
+    losses_.push_back(loss);
+    progress_.set_iteration(iteration + 1);
+    progress_.set_loss(loss);
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - started_);
+    const double rate = seconds > 0 ? (iteration + 1) * spec_.global_batch_size() / seconds : 0;
+    progress_.set_samples_per_second(rate);
+    if (total_iterations_ > 0 && rate > 0) {
+      progress_.set_eta_seconds((total_iterations_ - iteration - 1) *
+                                spec_.global_batch_size() / rate);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobRun::WaitForReports() {
+  for (;;) {
+    HERALD_RETURN_IF_ERROR(Health());
+    absl::MutexLock lock(&mu_);
+    auto done = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return !failure_.ok() || (planning_done_ && progress_.iteration() == planned_);
+    };
+    if (mu_.AwaitWithTimeout(absl::Condition(&done), options_.poll) && failure_.ok()) {
+      return absl::OkStatus();
+    }
+  }
+}
+
+absl::Status JobRun::Run() {
+  absl::Status s = Prepare();
+  if (s.ok()) s = Plan();
+  if (s.ok()) s = WaitForReports();
+  if (s.ok() && !spec_.checkpoint().dir().empty()) {
+    absl::StatusOr<std::string> manifest =
+        ps_->Checkpoint(job_id_, total_iterations_ - 1, spec_.checkpoint().dir());
+    if (manifest.ok()) {
+      HLOG_INFO("job {}: checkpoint {}", job_id_, *manifest);
+    } else {
+      s = absl::Status(manifest.status().code(),
+                       absl::StrCat("final checkpoint: ", manifest.status().message()));
+    }
+  }
+  if (s.ok()) return s;
+  Fail(s);
+  {
+    absl::MutexLock lock(&mu_);
+    s = failure_;
+  }
+  EndOnPs();  // frees the shards and releases any worker waiting on them
+  return s;
+}
+
+void JobRun::EndOnPs() {
+  if (ps_ == nullptr) return;
+  if (absl::Status end = ps_->EndJob(job_id_); !end.ok()) {
+    HLOG_WARN("job {}: EndJob on the PS: {}", job_id_, std::string(end.message()));
+  }
+}
+
+proto::JobProgress JobRun::Progress() const {
+  absl::MutexLock lock(&mu_);
+  proto::JobProgress p = progress_;
+  p.set_total_iterations(total_iterations_);
+  return p;
+}
+
+std::vector<double> JobRun::Losses() const {
+  absl::MutexLock lock(&mu_);
+  return losses_;
+}
+
+}  // namespace herald::scheduler

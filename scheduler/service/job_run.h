@@ -1,0 +1,125 @@
+#pragma once
+// One running job: sizes the caches from the data, installs the job on the
+// PS shards, plans every global batch (read ahead by the data loader) and
+// feeds each worker's bounded step queue, then follows the workers' reports
+// until every worker has reported the last iteration. Fails the job (with
+// the reason) on a planning or data error, a worker error report, a worker
+// or PS shard that stops heartbeating, or Cancel().
+//
+// Thread model: Run() on the job manager's thread; Join/Queue/Report/
+// Progress from RPC threads.
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "proto/job.pb.h"
+#include "proto/scheduler.pb.h"
+#include "ps_server/client/ps_client.h"
+#include "scheduler/service/node_registry.h"
+#include "scheduler/service/step_queue.h"
+
+namespace herald::scheduler {
+
+struct JobRunOptions {
+  size_t step_queue_capacity = 4;  // steps queued per worker (back-pressure)
+  // How often waits wake to check cancellation and node liveness.
+  absl::Duration poll = absl::Milliseconds(200);
+  // Time for every worker to join and open its step stream.
+  absl::Duration join_timeout = absl::Seconds(120);
+};
+
+// The cache sizes a job's planner uses, from a pass over its training data.
+struct JobCacheSizing {
+  std::vector<uint32_t> capacity;  // per table, rows kept between iterations
+  std::vector<uint32_t> slots;     // per table, slot array size
+};
+
+// Errors: the data source's.
+absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers);
+
+class JobRun {
+ public:
+  // `ps` are the live PS shards (by rank = shard index), `workers` the live
+  // workers taking part (rank = position). `registry` must outlive the run.
+  JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps,
+         std::vector<NodeInfo> workers, const NodeRegistry* registry, JobRunOptions options);
+
+  // Runs the job to its end. OK: succeeded. Cancelled: Cancel() was called.
+  // Any other error: the job failed, the message says why.
+  absl::Status Run();
+
+  // Fails the job with Cancelled(reason); safe from any thread, any time.
+  void Cancel(const std::string& reason);
+  // Fails the job with `status` (not OK); safe from any thread, any time.
+  void Abort(absl::Status status) { Fail(std::move(status)); }
+
+  // Removes the job from the PS shards (after a success, when the next job
+  // starts). Call after Run() returned.
+  void EndOnPs();
+
+  const std::string& job_id() const { return job_id_; }
+  bool HasWorker(const std::string& node_id) const;
+
+  // The JoinJob answer for a worker of this job. Waits (up to `wait`) until
+  // the caches are sized. Errors: NotFound (not a worker of this job),
+  // Unavailable (not ready yet), the job's failure.
+  absl::StatusOr<proto::JoinJobResponse> Join(const std::string& node_id, absl::Duration wait);
+  // The worker's step queue. Errors: NotFound.
+  absl::StatusOr<StepQueue*> QueueOf(const std::string& node_id);
+  // Errors: NotFound (not this job's worker), InvalidArgument (an iteration
+  // not sent to it). A report carrying an error fails the job.
+  absl::Status Report(const proto::StepReport& report);
+
+  proto::JobProgress Progress() const;
+  // Losses of the completed iterations (Σ over workers / global batch).
+  std::vector<double> Losses() const;
+
+ private:
+  absl::Status Prepare();
+  absl::Status Plan();
+  absl::Status WaitForReports();
+  // Pushes to worker w's queue, waking every `poll` to check the job.
+  absl::Status PushStep(uint32_t w, std::shared_ptr<const proto::WorkerStep> step);
+  // The failure (cancel, a dead node, an error report), or OK.
+  absl::Status Health();
+  void Fail(absl::Status status);
+  int WorkerIndex(const std::string& node_id) const;
+
+  const std::string job_id_;
+  const proto::JobSpec spec_;
+  const std::vector<NodeInfo> ps_nodes_;
+  const std::vector<NodeInfo> workers_;
+  const NodeRegistry* registry_;
+  const JobRunOptions options_;
+  std::unique_ptr<ps::PsClient> ps_;
+  std::vector<std::unique_ptr<StepQueue>> queues_;
+
+  mutable absl::Mutex mu_;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  bool sized_ ABSL_GUARDED_BY(mu_) = false;
+  JobCacheSizing sizing_ ABSL_GUARDED_BY(mu_);
+  uint64_t total_iterations_ ABSL_GUARDED_BY(mu_) = 0;  // 0 until known (epochs)
+  uint64_t planned_ ABSL_GUARDED_BY(mu_) = 0;
+  bool planning_done_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<uint64_t> next_report_ ABSL_GUARDED_BY(mu_);  // per worker
+  struct Pending {
+    uint32_t reports = 0;
+    double loss_sum = 0;
+  };
+  std::map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
+  std::vector<double> losses_ ABSL_GUARDED_BY(mu_);
+  proto::JobProgress progress_ ABSL_GUARDED_BY(mu_);
+  absl::Time started_ ABSL_GUARDED_BY(mu_);
+  uint64_t rows_vanilla_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t uses_ ABSL_GUARDED_BY(mu_) = 0;  // planned row uses and cache hits
+  uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace herald::scheduler

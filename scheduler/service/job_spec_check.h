@@ -1,0 +1,18 @@
+#pragma once
+// Validation of a submitted job spec before anything starts: every error
+// names the field and the reason (e.g. "global_batch_size: must be > 0").
+
+#include "absl/status/status.h"
+#include "proto/job.pb.h"
+#include "scheduler/herald/policy.h"
+
+namespace herald::scheduler {
+
+// Errors: InvalidArgument naming the field; Unimplemented for a policy that
+// is not built (herald-adaptive).
+absl::Status ValidateJobSpec(const proto::JobSpec& spec);
+
+// The planner policy of the spec (UNSPECIFIED means herald).
+absl::StatusOr<Policy> PolicyOfSpec(const proto::JobSpec& spec);
+
+}  // namespace herald::scheduler

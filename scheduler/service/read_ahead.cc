@@ -1,0 +1,70 @@
+#include "scheduler/service/read_ahead.h"
+
+namespace herald::scheduler {
+
+ReadAhead::ReadAhead(std::unique_ptr<BatchStream> stream, uint32_t window)
+    : window_(window), stream_(std::move(stream)) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+ReadAhead::~ReadAhead() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+void ReadAhead::Run() {
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto room = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return stopping_ || ready_.size() < window_;
+      };
+      mu_.Await(absl::Condition(&room));
+      if (stopping_) return;
+    }
+    data::KeyBatch batch;
+    absl::StatusOr<bool> more = stream_->Next(&batch);
+    absl::MutexLock lock(&mu_);
+    malformed_ = stream_->malformed();
+    dropped_tail_ = stream_->dropped_tail_samples();
+    if (!more.ok() || !*more) {
+      if (!more.ok()) error_ = more.status();
+      done_ = true;
+      return;
+    }
+    ready_.push_back(std::move(batch));
+  }
+}
+
+absl::StatusOr<bool> ReadAhead::Next(data::KeyBatch* out) {
+  absl::MutexLock lock(&mu_);
+  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !ready_.empty() || done_; };
+  mu_.Await(absl::Condition(&ready));
+  if (!ready_.empty()) {
+    *out = std::move(ready_.front());
+    ready_.pop_front();
+    return true;
+  }
+  if (!error_.ok()) return error_;
+  return false;
+}
+
+size_t ReadAhead::buffered() const {
+  absl::MutexLock lock(&mu_);
+  return ready_.size();
+}
+
+uint64_t ReadAhead::malformed() const {
+  absl::MutexLock lock(&mu_);
+  return malformed_;
+}
+
+uint64_t ReadAhead::dropped_tail_samples() const {
+  absl::MutexLock lock(&mu_);
+  return dropped_tail_;
+}
+
+}  // namespace herald::scheduler

@@ -1,0 +1,52 @@
+#include "scheduler/service/worker_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/rpc/cluster_token.h"
+#include "common/rpc/status_convert.h"
+
+namespace herald::scheduler {
+
+WorkerServiceImpl::WorkerServiceImpl(JobManager* jobs, std::string token)
+    : jobs_(jobs), token_(std::move(token)) {}
+
+grpc::Status WorkerServiceImpl::JoinJob(grpc::ServerContext* context,
+                                        const proto::JoinJobRequest* request,
+                                        proto::JoinJobResponse* response) {
+  if (auto s = rpc::CheckToken(context, token_, "JoinJob"); !s.ok()) return s;
+  absl::StatusOr<proto::JoinJobResponse> r = jobs_->Join(request->node_id(), absl::Seconds(5));
+  if (!r.ok()) return rpc::ToGrpcStatus(r.status());
+  *response = std::move(*r);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::WorkerSteps(grpc::ServerContext* context,
+                                            const proto::WorkerStepsRequest* request,
+                                            grpc::ServerWriter<proto::WorkerStep>* writer) {
+  if (auto s = rpc::CheckToken(context, token_, "WorkerSteps"); !s.ok()) return s;
+  auto run = jobs_->RunOfWorker(request->node_id());
+  if (!run.ok()) return rpc::ToGrpcStatus(run.status());
+  auto queue = (*run)->QueueOf(request->node_id());
+  if (!queue.ok()) return rpc::ToGrpcStatus(queue.status());
+  while (!context->IsCancelled()) {
+    auto step = (*queue)->Pop(absl::Milliseconds(200));
+    if (!step.ok()) return rpc::ToGrpcStatus(step.status());
+    if (*step == nullptr) {
+      if ((*queue)->finished_and_drained()) return grpc::Status::OK;
+      continue;
+    }
+    if (!writer->Write(**step)) break;
+  }
+  // A step may be lost with the stream: the job cannot go on exactly.
+  (*run)->Abort(absl::UnavailableError(
+      absl::StrCat(request->node_id(), " closed its step stream before the job's end")));
+  return grpc::Status(grpc::StatusCode::CANCELLED, "step stream closed by the worker");
+}
+
+grpc::Status WorkerServiceImpl::ReportStep(grpc::ServerContext* context,
+                                           const proto::StepReport* request,
+                                           proto::StepReportResponse*) {
+  if (auto s = rpc::CheckToken(context, token_, "ReportStep"); !s.ok()) return s;
+  return rpc::ToGrpcStatus(jobs_->Report(*request));
+}
+
+}  // namespace herald::scheduler
