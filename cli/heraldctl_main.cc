@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "cli/data_commands.h"
 #include "cli/simulate_command.h"
+#include "common/command_line.h"
 
 ABSL_FLAG(uint64_t, rows, 0, "gen-data: number of samples to generate");
 ABSL_FLAG(uint64_t, seed, 1, "gen-data: generator seed (same seed, same data)");
@@ -83,30 +83,12 @@ int Usage(const std::string& message) {
   return 2;
 }
 
-// "--batch-per-worker=8" -> "--batch_per_worker=8": flag names accept dashes.
-std::vector<std::string> UnderscoreFlagNames(int argc, char** argv) {
-  std::vector<std::string> out(argv, argv + argc);
-  for (size_t i = 1; i < out.size(); ++i) {
-    std::string& a = out[i];
-    if (a == "--") break;
-    if (a.size() < 3 || a[0] != '-' || a[1] != '-') continue;
-    for (size_t j = 2; j < a.size() && a[j] != '='; ++j) {
-      if (a[j] == '-') a[j] = '_';
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  std::vector<std::string> renamed = UnderscoreFlagNames(argc, argv);
-  std::vector<char*> renamed_argv;
-  for (std::string& a : renamed) renamed_argv.push_back(a.data());
-  std::vector<char*> positional =
-      absl::ParseCommandLine(static_cast<int>(renamed_argv.size()), renamed_argv.data());
-  std::vector<std::string> args(positional.begin() + 1, positional.end());
+  // Flag names accept dashes: "--batch-per-worker=8".
+  std::vector<std::string> args = herald::ParseCommandLine(argc, argv);
   if (args.empty()) return Usage("no command given");
   const std::string command = args[0];
 

@@ -4,17 +4,21 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/time/clock.h"
+#include "common/command_line.h"
 #include "common/logging.h"
+#include "common/rpc/cluster_token.h"
 #include "common/rpc/server_process.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
+#include "scheduler/client/node_membership.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
 ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");
@@ -27,6 +31,10 @@ ABSL_FLAG(std::string, restore, "",
           "checkpoint MANIFEST to load at start (the job, its spec and rows)");
 ABSL_FLAG(int, shard, 0, "with --restore: this process's shard index");
 ABSL_FLAG(int, num_shards, 0, "with --restore: shard count (0: the checkpoint's)");
+ABSL_FLAG(std::string, scheduler, "",
+          "herald_scheduler host:port to register with (as shard --shard) and heartbeat; "
+          "empty: standalone");
+ABSL_FLAG(std::string, token_file, "", "cluster token file (when the scheduler requires one)");
 ABSL_FLAG(std::string, testing_checkpoint_stall_file, "",
           "TESTS ONLY: halfway through writing a checkpoint, create this file and stall "
           "(up to 120 s) so a test can kill the writer mid-checkpoint");
@@ -45,7 +53,11 @@ void StallCheckpoint(const std::string& marker) {
 int main(int argc, char** argv) {
   herald::rpc::BlockTerminationSignals();
   absl::SetProgramUsageMessage("herald_ps: one parameter-server shard");
-  absl::ParseCommandLine(argc, argv);
+  const std::vector<std::string> positional = herald::ParseCommandLine(argc, argv);
+  if (!positional.empty()) {
+    std::fprintf(stderr, "unexpected argument '%s'\n", positional[0].c_str());
+    return 2;
+  }
   const int shard = absl::GetFlag(FLAGS_shard);
   absl::Status s = herald::InitLogging("ps", shard, absl::GetFlag(FLAGS_log_level));
   if (!s.ok()) {
@@ -83,6 +95,30 @@ int main(int argc, char** argv) {
   options.server.tls_cert_path = absl::GetFlag(FLAGS_tls_cert);
   options.server.tls_key_path = absl::GetFlag(FLAGS_tls_key);
   options.port_file = absl::GetFlag(FLAGS_port_file);
+  std::unique_ptr<herald::scheduler::NodeMembership> membership;
+  if (const std::string scheduler = absl::GetFlag(FLAGS_scheduler); !scheduler.empty()) {
+    herald::scheduler::MembershipOptions m;
+    m.scheduler_address = scheduler;
+    if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
+      absl::StatusOr<std::string> token = herald::rpc::ReadTokenFile(path);
+      if (!token.ok()) {
+        std::fprintf(stderr, "herald_ps: --token_file: %s\n",
+                     std::string(token.status().message()).c_str());
+        return 2;
+      }
+      m.token = *token;
+    }
+    m.registration.set_role(herald::proto::NODE_ROLE_PS);
+    m.registration.set_requested_rank(shard);
+    options.on_serving = [&membership, m](const std::string& address) mutable -> absl::Status {
+      m.registration.set_address(address);
+      absl::StatusOr<std::unique_ptr<herald::scheduler::NodeMembership>> started =
+          herald::scheduler::NodeMembership::Start(m);
+      if (!started.ok()) return started.status();
+      membership = std::move(*started);
+      return absl::OkStatus();
+    };
+  }
   s = herald::rpc::ServeUntilSignal(options, {&service});
   if (!s.ok()) {
     HLOG_ERROR("herald_ps: {}", std::string(s.message()));

@@ -5,10 +5,11 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "common/command_line.h"
 #include "common/logging.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/server_process.h"
@@ -33,7 +34,11 @@ int main(int argc, char** argv) {
   herald::rpc::BlockTerminationSignals();
   absl::SetProgramUsageMessage(
       "herald_scheduler: coordinator, job service and embedding scheduler");
-  absl::ParseCommandLine(argc, argv);
+  const std::vector<std::string> positional = herald::ParseCommandLine(argc, argv);
+  if (!positional.empty()) {
+    std::fprintf(stderr, "unexpected argument '%s'\n", positional[0].c_str());
+    return 2;
+  }
   absl::Status s = herald::InitLogging("scheduler", 0, absl::GetFlag(FLAGS_log_level));
   if (!s.ok()) {
     std::fprintf(stderr, "herald_scheduler: --log_level: %s\n", std::string(s.message()).c_str());

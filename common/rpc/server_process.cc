@@ -38,8 +38,10 @@ absl::Status ServeUntilSignal(const ServeOptions& options,
   if (!options.port_file.empty()) {
     HERALD_RETURN_IF_ERROR(WritePortFile(options.port_file, server->port()));
   }
+  if (options.on_serving) HERALD_RETURN_IF_ERROR(options.on_serving(server->address()));
   int sig = WaitForTerminationSignal();
   HLOG_INFO("{} received signal {}, shutting down", options.role, sig);
+  if (options.on_stopping) options.on_stopping();
   server->Shutdown();
   HLOG_INFO("{} stopped", options.role);
   return absl::OkStatus();

@@ -2,6 +2,7 @@
 // The life of a server process: serve until SIGTERM or SIGINT, then shut down
 // cleanly. Used by the herald_* mains.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,12 @@ struct ServeOptions {
   std::string port_file;
   // Role name for log lines, e.g. "herald_ps".
   std::string role;
+  // Called once serving, with the dialable address (e.g. to register with
+  // the scheduler); an error stops the server and is returned.
+  std::function<absl::Status(const std::string& address)> on_serving;
+  // Called on the termination signal, before the server shuts down (e.g.
+  // to cancel long-running calls).
+  std::function<void()> on_stopping;
 };
 
 // Starts `services`, logs the address, writes the port file, waits for a

@@ -36,6 +36,7 @@ grpc::Status WorkerServiceImpl::WorkerSteps(grpc::ServerContext* context,
     }
     if (!writer->Write(**step)) break;
   }
+  if ((*queue)->finished_and_drained()) return grpc::Status::OK;
   // A step may be lost with the stream: the job cannot go on exactly.
   (*run)->Abort(absl::UnavailableError(
       absl::StrCat(request->node_id(), " closed its step stream before the job's end")));

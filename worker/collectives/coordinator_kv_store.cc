@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/rpc/channel.h"
+#include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
 #include "common/status.h"
 
@@ -15,12 +16,13 @@ constexpr int64_t kGetMarginMs = 5000;
 }  // namespace
 
 CoordinatorKvStore::CoordinatorKvStore(std::shared_ptr<proto::Coordinator::StubInterface> stub,
-                                       std::string scope)
-    : stub_(std::move(stub)), scope_(std::move(scope)) {}
+                                       std::string scope, std::string token)
+    : stub_(std::move(stub)), scope_(std::move(scope)), token_(std::move(token)) {}
 
 absl::Status CoordinatorKvStore::Set(const std::string& key, const std::string& value) {
   grpc::ClientContext context;
   rpc::SetDeadline(&context, kSetTimeoutMs);
+  rpc::AttachToken(&context, token_);
   proto::KvSetRequest request;
   request.set_scope(scope_);
   request.set_key(key);
@@ -35,6 +37,7 @@ absl::StatusOr<std::vector<std::string>> CoordinatorKvStore::Get(
   const int64_t wait_ms = absl::ToInt64Milliseconds(timeout);
   grpc::ClientContext context;
   rpc::SetDeadline(&context, wait_ms + kGetMarginMs);
+  rpc::AttachToken(&context, token_);
   proto::KvGetRequest request;
   request.set_scope(scope_);
   for (const auto& k : keys) request.add_keys(k);

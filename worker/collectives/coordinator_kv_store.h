@@ -14,7 +14,9 @@ namespace herald::worker {
 
 class CoordinatorKvStore final : public KvStore {
  public:
-  CoordinatorKvStore(std::shared_ptr<proto::Coordinator::StubInterface> stub, std::string scope);
+  // `token`: the cluster token sent with every call (empty: none).
+  CoordinatorKvStore(std::shared_ptr<proto::Coordinator::StubInterface> stub, std::string scope,
+                     std::string token = "");
 
   absl::Status Set(const std::string& key, const std::string& value) override;
   absl::StatusOr<std::vector<std::string>> Get(const std::vector<std::string>& keys,
@@ -23,6 +25,7 @@ class CoordinatorKvStore final : public KvStore {
  private:
   std::shared_ptr<proto::Coordinator::StubInterface> stub_;
   std::string scope_;
+  std::string token_;
 };
 
 }  // namespace herald::worker

@@ -5,40 +5,15 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/math/optimizer_spec.h"
-#include "worker/collectives/gloo_all_reducer.h"
-#include "worker/model/model_factory.h"
 
 namespace herald::worker::testing {
 
 absl::Status TestWorker::Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers,
                               uint32_t slots, ps::PsClient* ps, KvStore* store) {
-  auto m = CreateModel(spec, &device);
-  if (!m.ok()) return m.status();
-  model = std::move(*m);
-  auto o = DenseOptimizer::Create(spec.dense_optimizer(), &device, model->params().size());
-  if (!o.ok()) return o.status();
-  optimizer.emplace(std::move(*o));
-  std::vector<CacheTableConfig> tables;
-  for (int t = 0; t < spec.tables_size(); ++t) {
-    auto opt = math::TableOptimizerFromSpec(spec, t);
-    if (!opt.ok()) return opt.status();
-    tables.push_back({spec.tables(t).dim(), *opt, slots});
-  }
-  cache = std::make_unique<EmbeddingCache>(&device, tables);
-  if (workers > 1) {
-    GlooOptions gloo;
-    gloo.prefix = spec.name();
-    auto r = GlooAllReducer::Connect(store, static_cast<int>(rank), static_cast<int>(workers),
-                                     gloo);
-    if (!r.ok()) return r.status();
-    reducer = std::move(*r);
-  } else {
-    reducer = std::make_unique<SingleRankAllReducer>();
-  }
-  executor = std::make_unique<StepExecutor>(&device, model.get(), &*optimizer, reducer.get(), ps,
-                                            cache.get(), ExecutorOptions{rank, workers, true});
-  return absl::OkStatus();
+  GlooOptions gloo;
+  gloo.prefix = spec.name();
+  return WorkerReplica::Init(spec, rank, workers,
+                             std::vector<uint32_t>(spec.tables_size(), slots), ps, store, gloo);
 }
 
 absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,

@@ -20,19 +20,13 @@
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/rec_model.h"
 #include "worker/reference/reference_trainer.h"
+#include "worker/runtime/worker_replica.h"
 
 namespace herald::worker::testing {
 
 // One worker: its own device, model, optimizer, cache and all-reducer.
-struct TestWorker {
-  CpuDevice device;
-  std::unique_ptr<RecModel> model;
-  std::optional<DenseOptimizer> optimizer;
-  std::unique_ptr<EmbeddingCache> cache;
-  std::unique_ptr<DenseAllReducer> reducer;
-  std::unique_ptr<StepExecutor> executor;
-
-  // `slots`: every table's slot array size.
+struct TestWorker : WorkerReplica {
+  // `slots`: every table's slot array size; Gloo keys under the job name.
   absl::Status Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers, uint32_t slots,
                     ps::PsClient* ps, KvStore* store);
 };

@@ -1,0 +1,24 @@
+#include "common/command_line.h"
+
+#include "absl/flags/parse.h"
+
+namespace herald {
+
+std::vector<std::string> ParseCommandLine(int argc, char** argv) {
+  std::vector<std::string> renamed(argv, argv + argc);
+  for (size_t i = 1; i < renamed.size(); ++i) {
+    std::string& a = renamed[i];
+    if (a == "--") break;
+    if (a.size() < 3 || a[0] != '-' || a[1] != '-') continue;
+    for (size_t j = 2; j < a.size() && a[j] != '='; ++j) {
+      if (a[j] == '-') a[j] = '_';
+    }
+  }
+  std::vector<char*> renamed_argv;
+  for (std::string& a : renamed) renamed_argv.push_back(a.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(renamed_argv.size()), renamed_argv.data());
+  return std::vector<std::string>(positional.begin() + 1, positional.end());
+}
+
+}  // namespace herald

@@ -1,0 +1,14 @@
+#pragma once
+// absl::ParseCommandLine for every herald binary, accepting dashes in flag
+// names ("--token-file=F" is "--token_file=F").
+
+#include <string>
+#include <vector>
+
+namespace herald {
+
+// Parses the flags (exits on an unknown flag or --help, like absl) and
+// returns the positional arguments, without the program name.
+std::vector<std::string> ParseCommandLine(int argc, char** argv);
+
+}  // namespace herald

@@ -1,0 +1,197 @@
+#include "worker/runtime/worker_agent.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/rpc/channel.h"
+#include "common/rpc/cluster_token.h"
+#include "common/rpc/status_convert.h"
+#include "common/status.h"
+#include "ps_server/client/sharded_ps_client.h"
+#include "worker/cache/step.h"
+#include "worker/collectives/coordinator_kv_store.h"
+#include "worker/runtime/worker_replica.h"
+
+namespace herald::worker {
+namespace {
+
+constexpr int64_t kJoinTimeoutMs = 15000;  // the scheduler holds JoinJob up to 5 s
+constexpr int64_t kReportTimeoutMs = 10000;
+
+}  // namespace
+
+WorkerAgent::WorkerAgent(scheduler::NodeMembership* membership, WorkerAgentOptions options)
+    : membership_(membership),
+      options_(std::move(options)),
+      workers_(proto::WorkerService::NewStub(membership->channel())),
+      coordinator_(proto::Coordinator::NewStub(membership->channel())) {}
+
+void WorkerAgent::Stop() {
+  absl::MutexLock lock(&mu_);
+  stopping_ = true;
+  if (stream_context_ != nullptr) stream_context_->TryCancel();
+}
+
+bool WorkerAgent::stopping() const {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
+int WorkerAgent::jobs_finished() const {
+  absl::MutexLock lock(&mu_);
+  return jobs_finished_;
+}
+
+bool WorkerAgent::PauseOrStop(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  auto stop = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
+  return mu_.AwaitWithTimeout(absl::Condition(&stop), d);
+}
+
+absl::Status WorkerAgent::Run() {
+  while (!stopping()) {
+    absl::StatusOr<proto::RegisterResponse> reg = membership_->WaitRegistered(absl::Seconds(1));
+    if (!reg.ok()) continue;
+    const std::string node_id = membership_->node_id();
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, kJoinTimeoutMs);
+    rpc::AttachToken(&context, options_.token);
+    proto::JoinJobRequest request;
+    request.set_node_id(node_id);
+    proto::JoinJobResponse join;
+    const absl::Status s = rpc::FromGrpcStatus(workers_->JoinJob(&context, request, &join));
+    if (absl::IsNotFound(s)) continue;  // no job for us yet (the server waited)
+    if (!s.ok()) {
+      HLOG_WARN("JoinJob: {}", s.ToString());
+      PauseOrStop(absl::Seconds(1));
+      continue;
+    }
+    HLOG_INFO("joined {} as rank {} of {}", join.job_id(), join.rank(), join.num_workers());
+    const absl::Status outcome = RunJob(join, node_id);
+    if (outcome.ok()) {
+      HLOG_INFO("job {}: every step done", join.job_id());
+    } else {
+      HLOG_WARN("job {} stopped: {}", join.job_id(), outcome.ToString());
+    }
+    absl::MutexLock lock(&mu_);
+    ++jobs_finished_;
+  }
+  return absl::OkStatus();
+}
+
+void WorkerAgent::ReportError(const std::string& node_id, const std::string& job_id,
+                              uint64_t iteration, const std::string& error) {
+  grpc::ClientContext context;
+  rpc::SetDeadline(&context, kReportTimeoutMs);
+  rpc::AttachToken(&context, options_.token);
+  proto::StepReport report;
+  report.set_node_id(node_id);
+  report.set_job_id(job_id);
+  report.set_iteration(iteration);
+  report.set_error(error);
+  proto::StepReportResponse response;
+  const grpc::Status s = workers_->ReportStep(&context, report, &response);
+  if (!s.ok()) HLOG_WARN("reporting the error to the scheduler: {}", s.error_message());
+}
+
+absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::string& node_id) {
+  const proto::JobSpec& spec = join.spec();
+  std::vector<uint32_t> slots;
+  for (uint64_t s : join.table_slots()) slots.push_back(static_cast<uint32_t>(s));
+  if (slots.empty()) slots.assign(spec.tables_size(), static_cast<uint32_t>(join.cache_slots()));
+  std::vector<std::string> ps_addresses(join.ps_addresses().begin(), join.ps_addresses().end());
+  uint64_t iteration = 0;  // the next iteration this worker expects
+  auto fail = [&](const absl::Status& s) {
+    ReportError(node_id, join.job_id(), iteration, s.ToString());
+    return s;
+  };
+  absl::StatusOr<std::unique_ptr<ps::PsClient>> ps = ps::MakeGrpcPsClient(ps_addresses);
+  if (!ps.ok()) return fail(ps.status());
+  CoordinatorKvStore store(coordinator_, join.job_id(), options_.token);
+  GlooOptions gloo;
+  gloo.hostname = options_.gloo_host;
+  gloo.prefix = "gloo";
+  WorkerReplica replica;
+  if (absl::Status s = replica.Init(spec, join.rank(), join.num_workers(), slots, ps->get(), &store,
+                                    gloo);
+      !s.ok()) {
+    return fail(s);
+  }
+
+  grpc::ClientContext context;
+  rpc::AttachToken(&context, options_.token);
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return fail(absl::CancelledError("the worker is shutting down"));
+    stream_context_ = &context;
+  }
+  proto::WorkerStepsRequest request;
+  request.set_node_id(node_id);
+  std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> reader =
+      workers_->WorkerSteps(&context, request);
+  proto::WorkerStep wire;
+  bool last = false;
+  absl::Status outcome;
+  while (!last && reader->Read(&wire)) {
+    if (wire.iteration() != iteration) {
+      outcome = absl::InternalError(absl::StrCat("step for iteration ", wire.iteration(),
+                                                 ", expected ", iteration));
+      break;
+    }
+    absl::StatusOr<Step> step = DecodeWorkerStep(wire, spec.tables_size(), spec.num_dense());
+    absl::StatusOr<StepResult> result =
+        step.ok() ? replica.executor->Run(*step) : absl::StatusOr<StepResult>(step.status());
+    if (!result.ok()) {
+      outcome = result.status();
+      break;
+    }
+    grpc::ClientContext report_context;
+    rpc::SetDeadline(&report_context, kReportTimeoutMs);
+    rpc::AttachToken(&report_context, options_.token);
+    proto::StepReport report;
+    report.set_node_id(node_id);
+    report.set_job_id(join.job_id());
+    report.set_iteration(iteration);
+    report.set_loss_sum(result->loss_sum);
+    report.set_num_samples(result->num_samples);
+    report.set_fetch_ms(result->times.fetch_ms);
+    report.set_compute_ms(result->times.compute_ms);
+    report.set_allreduce_ms(result->times.allreduce_ms);
+    report.set_push_ms(result->times.push_ms);
+    report.set_writeback_ms(result->times.writeback_ms);
+    report.set_bytes_moved(result->bytes_moved);
+    proto::StepReportResponse response;
+    const absl::Status r =
+        rpc::FromGrpcStatus(workers_->ReportStep(&report_context, report, &response));
+    if (!r.ok()) {
+      outcome = Annotate(r, "reporting the step");
+      break;
+    }
+    last = wire.last();
+    ++iteration;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    stream_context_ = nullptr;
+  }
+  if (!outcome.ok()) {
+    context.TryCancel();
+    reader->Finish();
+    return fail(outcome);
+  }
+  if (last) {
+    // The scheduler ends the stream once it has sent the last step.
+    const absl::Status stream = rpc::FromGrpcStatus(reader->Finish());
+    if (!stream.ok()) HLOG_WARN("job {}: step stream after the last step: {}", join.job_id(),
+                                stream.ToString());
+    return absl::OkStatus();
+  }
+  const absl::Status stream = rpc::FromGrpcStatus(reader->Finish());
+  if (stopping()) {
+    return fail(absl::CancelledError(absl::StrCat("the worker shut down before iteration ",
+                                                  iteration, " (SIGTERM)")));
+  }
+  // The scheduler ended the stream: the job failed or was cancelled there.
+  return stream.ok() ? absl::InternalError("the step stream ended before the last step") : stream;
+}
+
+}  // namespace herald::worker

@@ -1,0 +1,60 @@
+#pragma once
+// The herald_worker loop: asks the scheduler for a job that includes this
+// worker (JoinJob), builds a WorkerReplica for it (PS client, model, cache,
+// Gloo through the scheduler's rendezvous), executes its step stream in
+// order and reports every iteration (loss, phase times, bytes) or the error
+// that stopped it; then waits for the next job.
+//
+// Shutdown (Stop, e.g. on SIGTERM): the step being executed finishes; the
+// worker then reports the next iteration as abandoned, so the scheduler
+// fails the job and frees the PS shards instead of leaving them waiting.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/scheduler.grpc.pb.h"
+#include "scheduler/client/node_membership.h"
+
+namespace herald::worker {
+
+struct WorkerAgentOptions {
+  std::string token;                      // cluster token (empty: none)
+  std::string gloo_host = "127.0.0.1";    // interface the Gloo rank listens on
+};
+
+class WorkerAgent {
+ public:
+  // `membership` (not owned) registers this worker and gives its node id.
+  WorkerAgent(scheduler::NodeMembership* membership, WorkerAgentOptions options);
+
+  // Runs jobs until Stop(). Returns OK after a clean stop.
+  absl::Status Run();
+  // Thread-safe; returns at once (Run returns once the current step ends).
+  void Stop();
+
+  int jobs_finished() const;
+
+ private:
+  // One job from JoinJob to its last step (or failure). Errors are the
+  // job's; they are reported to the scheduler and logged.
+  absl::Status RunJob(const proto::JoinJobResponse& join, const std::string& node_id);
+  void ReportError(const std::string& node_id, const std::string& job_id, uint64_t iteration,
+                   const std::string& error);
+  bool stopping() const;
+  // Waits up to `d` unless stopping. True if stopping.
+  bool PauseOrStop(absl::Duration d);
+
+  scheduler::NodeMembership* membership_;
+  const WorkerAgentOptions options_;
+  std::unique_ptr<proto::WorkerService::Stub> workers_;
+  std::shared_ptr<proto::Coordinator::Stub> coordinator_;
+  mutable absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  int jobs_finished_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace herald::worker

@@ -1,0 +1,42 @@
+#pragma once
+// Everything one worker holds for one job: its device, its replica of the
+// dense model and optimizer, its embedding cache (per-table slot arrays),
+// its rank in the dense all-reduce and the step executor over them. Used by
+// herald_worker and by in-process multi-worker tests.
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "proto/job.pb.h"
+#include "ps_server/client/ps_client.h"
+#include "worker/cache/embedding_cache.h"
+#include "worker/cache/step_executor.h"
+#include "worker/collectives/all_reducer.h"
+#include "worker/collectives/gloo_all_reducer.h"
+#include "worker/collectives/kv_store.h"
+#include "worker/device/cpu_device.h"
+#include "worker/model/dense_optimizer.h"
+#include "worker/model/rec_model.h"
+
+namespace herald::worker {
+
+struct WorkerReplica {
+  CpuDevice device;
+  std::unique_ptr<RecModel> model;
+  std::optional<DenseOptimizer> optimizer;
+  std::unique_ptr<EmbeddingCache> cache;
+  std::unique_ptr<DenseAllReducer> reducer;
+  std::unique_ptr<StepExecutor> executor;
+
+  // `table_slots`: each table's slot array size. With workers > 1 the ranks
+  // meet through `store` (Gloo); blocks until all have connected. `ps` and
+  // `store` must outlive the replica (store: only during the call).
+  // Errors: the spec's (model, optimizers), Gloo's.
+  absl::Status Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers,
+                    const std::vector<uint32_t>& table_slots, ps::PsClient* ps, KvStore* store,
+                    const GlooOptions& gloo);
+};
+
+}  // namespace herald::worker

@@ -1,0 +1,112 @@
+// herald_worker: one training worker. Registers with the scheduler (rank,
+// device, cache memory), heartbeats, joins the jobs that include it,
+// executes their steps and reports each iteration; serves gRPC health.
+// SIGTERM/SIGINT: the current step finishes, the job is told this worker
+// abandons it, and the process exits 0.
+
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/command_line.h"
+#include "common/logging.h"
+#include "common/rpc/cluster_token.h"
+#include "common/rpc/server.h"
+#include "common/rpc/server_process.h"
+#include "scheduler/client/node_membership.h"
+#include "worker/runtime/worker_agent.h"
+
+ABSL_FLAG(std::string, scheduler, "", "herald_scheduler address host:port (required)");
+ABSL_FLAG(std::string, token_file, "", "cluster token file (when the scheduler requires one)");
+ABSL_FLAG(std::string, device, "cpu", "cpu, or cuda:N (needs a CUDA build; see docs/worker.md)");
+ABSL_FLAG(int, rank, -1, "worker rank to ask for (-1: the scheduler picks)");
+ABSL_FLAG(uint64_t, cache_memory_mb, 4096, "memory this worker offers its embedding cache, MiB");
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "health service address (host:port; port 0 picks)");
+ABSL_FLAG(std::string, port_file, "", "write the bound health port to this file once serving");
+ABSL_FLAG(std::string, gloo_host, "127.0.0.1", "interface address the Gloo all-reduce listens on");
+ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
+
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "herald_worker: %s\n", message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  herald::rpc::BlockTerminationSignals();
+  absl::SetProgramUsageMessage(
+      "herald_worker --scheduler HOST:PORT [--token_file F] [--device cpu]: one training worker");
+  const std::vector<std::string> positional = herald::ParseCommandLine(argc, argv);
+  if (!positional.empty()) return Fail("unexpected argument '" + positional[0] + "'");
+  const int rank = absl::GetFlag(FLAGS_rank);
+  absl::Status s = herald::InitLogging("worker", rank < 0 ? 0 : rank, absl::GetFlag(FLAGS_log_level));
+  if (!s.ok()) return Fail("--log_level: " + std::string(s.message()));
+  if (absl::GetFlag(FLAGS_scheduler).empty()) return Fail("--scheduler is required");
+  const std::string device = absl::GetFlag(FLAGS_device);
+  if (device != "cpu") {
+    if (absl::StartsWith(device, "cuda:")) {
+      return Fail("--device " + device + ": this build has no CUDA device (issue 7); use cpu");
+    }
+    return Fail("--device " + device + ": expected cpu or cuda:N");
+  }
+  std::string token;
+  if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
+    absl::StatusOr<std::string> t = herald::rpc::ReadTokenFile(path);
+    if (!t.ok()) return Fail("--token_file: " + std::string(t.status().message()));
+    token = *t;
+  }
+
+  // Health first, so supervisors see the process up while it registers.
+  herald::rpc::ServerOptions server_options;
+  server_options.listen_address = absl::GetFlag(FLAGS_listen);
+  auto server = herald::rpc::StartServer(server_options, {});
+  if (!server.ok()) {
+    HLOG_ERROR("herald_worker: {}", std::string(server.status().message()));
+    return 1;
+  }
+  HLOG_INFO("herald_worker health on {}", (*server)->address());
+  if (const std::string pf = absl::GetFlag(FLAGS_port_file); !pf.empty()) {
+    if (absl::Status w = herald::rpc::WritePortFile(pf, (*server)->port()); !w.ok()) {
+      HLOG_ERROR("herald_worker: {}", std::string(w.message()));
+      return 1;
+    }
+  }
+
+  herald::scheduler::MembershipOptions membership_options;
+  membership_options.scheduler_address = absl::GetFlag(FLAGS_scheduler);
+  membership_options.token = token;
+  herald::proto::RegisterRequest& reg = membership_options.registration;
+  reg.set_role(herald::proto::NODE_ROLE_WORKER);
+  reg.set_address((*server)->address());
+  reg.set_requested_rank(rank);
+  reg.set_device(herald::proto::DEVICE_KIND_CPU);
+  reg.set_cache_memory_bytes(absl::GetFlag(FLAGS_cache_memory_mb) << 20);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  reg.set_hostname(host);
+  auto membership = herald::scheduler::NodeMembership::Start(membership_options);
+  if (!membership.ok()) return Fail("--scheduler: " + std::string(membership.status().message()));
+
+  herald::worker::WorkerAgentOptions agent_options;
+  agent_options.token = token;
+  agent_options.gloo_host = absl::GetFlag(FLAGS_gloo_host);
+  herald::worker::WorkerAgent agent(membership->get(), agent_options);
+  std::thread signals([&agent] {
+    const int sig = herald::rpc::WaitForTerminationSignal();
+    HLOG_INFO("herald_worker: signal {}, shutting down after the current step", sig);
+    agent.Stop();
+  });
+  s = agent.Run();
+  signals.join();
+  (*server)->Shutdown();
+  HLOG_INFO("herald_worker: shutting down");
+  return s.ok() ? 0 : 1;
+}
