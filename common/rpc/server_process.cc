@@ -15,19 +15,34 @@ sigset_t TerminationSignals() {
   sigaddset(&set, SIGINT);
   return set;
 }
+// Set by the handler when a termination signal reaches a thread that does
+// not block it: threads started before main() (OpenBLAS's pool) never saw
+// BlockTerminationSignals(), and without a handler the default action
+// would kill the process there.
+volatile std::sig_atomic_t g_caught_signal = 0;
+
+void RecordSignal(int sig) { g_caught_signal = sig; }
+
 }  // namespace
 
 void BlockTerminationSignals() {
+  struct sigaction action = {};
+  action.sa_handler = RecordSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
   sigset_t set = TerminationSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
 int WaitForTerminationSignal() {
   sigset_t set = TerminationSignals();
-  int sig = 0;
-  while (sigwait(&set, &sig) != 0) {
+  const struct timespec tick = {0, 100 * 1000 * 1000};
+  for (;;) {
+    const int sig = sigtimedwait(&set, nullptr, &tick);
+    if (sig > 0) return sig;
+    if (g_caught_signal != 0) return g_caught_signal;
   }
-  return sig;
 }
 
 absl::Status ServeUntilSignal(const ServeOptions& options,

@@ -12,11 +12,14 @@
 namespace herald::rpc {
 
 // Blocks SIGTERM and SIGINT in the calling thread and every thread it starts
-// afterwards, so WaitForTerminationSignal() can receive them synchronously.
+// afterwards, so WaitForTerminationSignal() can receive them synchronously,
+// and installs a handler that records them when they reach a thread started
+// before main() (library thread pools), instead of the default kill.
 // Call first thing in main().
 void BlockTerminationSignals();
 
-// Waits for SIGTERM or SIGINT and returns its number.
+// Waits for SIGTERM or SIGINT (checking every 100 ms for one the handler
+// recorded) and returns its number.
 // REQUIRES: BlockTerminationSignals() was called before any thread started.
 int WaitForTerminationSignal();
 

@@ -139,8 +139,10 @@ absl::StatusOr<bool> BatchStream::Refill() {
     HERALD_ASSIGN_OR_RETURN(size_t n, reader_->Read(kReadChunk, &read_block_));
     if (n == 0) {
       // End of this epoch's input.
-      const bool more_epochs = options_.split == Split::kTrain &&
-                               (options_.iterations > 0 || epoch_ + 1 < options_.epochs);
+      const bool more_epochs =
+          options_.split == Split::kTrain &&
+          (options_.iterations > 0 || epoch_ + 1 < options_.epochs) &&
+          (options_.max_epochs == 0 || epoch_ + 1 < options_.max_epochs);
       if (!more_epochs || added_in_epoch_ == 0) {
         input_done_ = true;
         break;

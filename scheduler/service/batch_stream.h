@@ -49,6 +49,7 @@ struct BatchStreamOptions {
   uint32_t global_batch_size = 0;
   uint64_t iterations = 0;  // 0: `epochs` passes
   uint32_t epochs = 1;      // 0 counts as 1
+  uint32_t max_epochs = 0;  // stop after this many passes even with iterations (0: no cap)
   uint64_t seed = 1;
   Split split = Split::kTrain;
 };

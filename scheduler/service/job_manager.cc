@@ -173,7 +173,7 @@ absl::StatusOr<proto::JoinJobResponse> JobManager::Join(const std::string& node_
   {
     absl::MutexLock lock(&mu_);
     auto has_job = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return stopping_ || (running_ && running_->HasWorker(node_id));
+      return stopping_ || (running_ && running_->Joinable(node_id));
     };
     if (!mu_.AwaitWithTimeout(absl::Condition(&has_job), wait) || stopping_) {
       return absl::NotFoundError(absl::StrCat("no running job includes ", node_id));

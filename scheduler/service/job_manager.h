@@ -45,7 +45,8 @@ class JobManager {
   absl::StatusOr<proto::JobStatus> WaitForUpdate(const std::string& job_id, uint64_t* version,
                                                  absl::Duration wait);
 
-  // Worker side. Join waits up to `wait` for a job that includes the worker.
+  // Worker side. Join waits up to `wait` for a running job that includes
+  // the worker and that it has not joined yet.
   // Errors: NotFound when there is none yet.
   absl::StatusOr<proto::JoinJobResponse> Join(const std::string& node_id, absl::Duration wait);
   // The running job that includes the worker. Errors: NotFound.

@@ -22,7 +22,7 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
   // One pass over the batches the job trains (at most one epoch): distinct
   // keys and the widest multi-hot feature per table.
   BatchStreamOptions o = StreamOptionsFromSpec(spec, Split::kTrain);
-  o.epochs = 1;
+  o.max_epochs = 1;
   o.data.set_shuffle_buffer(0);
   HERALD_ASSIGN_OR_RETURN(auto stream, BatchStream::Open(o));
   const size_t tables = spec.tables_size();
@@ -73,6 +73,7 @@ JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps
     queues_.push_back(std::make_unique<StepQueue>(options_.step_queue_capacity));
   }
   next_report_.assign(workers_.size(), 0);
+  joined_.assign(workers_.size(), false);
   total_iterations_ = spec_.iterations();
   started_ = absl::Now();
 }
@@ -85,6 +86,12 @@ int JobRun::WorkerIndex(const std::string& node_id) const {
 }
 
 bool JobRun::HasWorker(const std::string& node_id) const { return WorkerIndex(node_id) >= 0; }
+
+bool JobRun::Joinable(const std::string& node_id) const {
+  const int w = WorkerIndex(node_id);
+  absl::MutexLock lock(&mu_);
+  return w >= 0 && !joined_[w];
+}
 
 void JobRun::Fail(absl::Status status) {
   {
@@ -144,6 +151,10 @@ absl::StatusOr<proto::JoinJobResponse> JobRun::Join(const std::string& node_id,
     return absl::UnavailableError(absl::StrCat("job ", job_id_, " is still preparing"));
   }
   if (!failure_.ok()) return failure_;
+  if (joined_[w]) {
+    return absl::FailedPreconditionError(absl::StrCat(node_id, " joined ", job_id_, " already"));
+  }
+  joined_[w] = true;
   proto::JoinJobResponse r;
   r.set_job_id(job_id_);
   *r.mutable_spec() = spec_;

@@ -66,10 +66,13 @@ class JobRun {
 
   const std::string& job_id() const { return job_id_; }
   bool HasWorker(const std::string& node_id) const;
+  // A worker of this job that has not joined it yet.
+  bool Joinable(const std::string& node_id) const;
 
   // The JoinJob answer for a worker of this job. Waits (up to `wait`) until
-  // the caches are sized. Errors: NotFound (not a worker of this job),
-  // Unavailable (not ready yet), the job's failure.
+  // the caches are sized. A worker joins once. Errors: NotFound (not a
+  // worker of this job), FailedPrecondition (joined already), Unavailable
+  // (not ready yet), the job's failure.
   absl::StatusOr<proto::JoinJobResponse> Join(const std::string& node_id, absl::Duration wait);
   // The worker's step queue. Errors: NotFound.
   absl::StatusOr<StepQueue*> QueueOf(const std::string& node_id);
@@ -109,6 +112,7 @@ class JobRun {
   uint64_t planned_ ABSL_GUARDED_BY(mu_) = 0;
   bool planning_done_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<uint64_t> next_report_ ABSL_GUARDED_BY(mu_);  // per worker
+  std::vector<bool> joined_ ABSL_GUARDED_BY(mu_);           // per worker
   struct Pending {
     uint32_t reports = 0;
     double loss_sum = 0;

@@ -25,6 +25,11 @@ grpc::Status WorkerServiceImpl::WorkerSteps(grpc::ServerContext* context,
   if (auto s = rpc::CheckToken(context, token_, "WorkerSteps"); !s.ok()) return s;
   auto run = jobs_->RunOfWorker(request->node_id());
   if (!run.ok()) return rpc::ToGrpcStatus(run.status());
+  if ((*run)->job_id() != request->job_id()) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        absl::StrCat("steps of ", request->job_id(), ": the running job is ",
+                                     (*run)->job_id()));
+  }
   auto queue = (*run)->QueueOf(request->node_id());
   if (!queue.ok()) return rpc::ToGrpcStatus(queue.status());
   while (!context->IsCancelled()) {

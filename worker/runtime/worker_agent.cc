@@ -26,8 +26,30 @@ WorkerAgent::WorkerAgent(scheduler::NodeMembership* membership, WorkerAgentOptio
       coordinator_(proto::Coordinator::NewStub(membership->channel())) {}
 
 void WorkerAgent::Stop() {
+  uint64_t iteration = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    // A step being executed finishes first; the loop abandons after it.
+    if (stream_context_ == nullptr || executing_) return;
+    iteration = next_iteration_;
+  }
+  Abandon(iteration);
+}
+
+void WorkerAgent::Abandon(uint64_t iteration) {
+  std::string node_id, job_id;
+  {
+    absl::MutexLock lock(&mu_);
+    if (abandoned_ || stream_context_ == nullptr) return;
+    abandoned_ = true;
+    node_id = node_id_;
+    job_id = job_id_;
+  }
+  // Report before closing the stream, so the job fails with this reason.
+  ReportError(node_id, job_id, iteration,
+              absl::StrCat("the worker shut down before iteration ", iteration, " (SIGTERM)"));
   absl::MutexLock lock(&mu_);
-  stopping_ = true;
   if (stream_context_ != nullptr) stream_context_->TryCancel();
 }
 
@@ -123,15 +145,27 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     absl::MutexLock lock(&mu_);
     if (stopping_) return fail(absl::CancelledError("the worker is shutting down"));
     stream_context_ = &context;
+    node_id_ = node_id;
+    job_id_ = join.job_id();
+    next_iteration_ = 0;
+    executing_ = false;
+    abandoned_ = false;
   }
   proto::WorkerStepsRequest request;
   request.set_node_id(node_id);
+  request.set_job_id(join.job_id());
   std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> reader =
       workers_->WorkerSteps(&context, request);
   proto::WorkerStep wire;
   bool last = false;
   absl::Status outcome;
-  while (!last && reader->Read(&wire)) {
+  bool stop_after_step = false;
+  while (!last && !stop_after_step && reader->Read(&wire)) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) break;  // Stop() abandons this iteration
+      executing_ = true;
+    }
     if (wire.iteration() != iteration) {
       outcome = absl::InternalError(absl::StrCat("step for iteration ", wire.iteration(),
                                                  ", expected ", iteration));
@@ -168,15 +202,29 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     }
     last = wire.last();
     ++iteration;
+    absl::MutexLock lock(&mu_);
+    executing_ = false;
+    next_iteration_ = iteration;
+    stop_after_step = stopping_ && !last;
   }
+  if (!last && (stop_after_step || stopping())) Abandon(iteration);
+  bool abandoned;
   {
     absl::MutexLock lock(&mu_);
     stream_context_ = nullptr;
+    executing_ = false;
+    abandoned = abandoned_;
+  }
+  if (abandoned) {
+    reader->Finish();
+    return absl::CancelledError(absl::StrCat("the worker shut down before iteration ", iteration));
   }
   if (!outcome.ok()) {
+    // Report first: the job fails with this reason, not with the closed stream.
+    ReportError(node_id, join.job_id(), iteration, outcome.ToString());
     context.TryCancel();
     reader->Finish();
-    return fail(outcome);
+    return outcome;
   }
   if (last) {
     // The scheduler ends the stream once it has sent the last step.
@@ -186,10 +234,6 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     return absl::OkStatus();
   }
   const absl::Status stream = rpc::FromGrpcStatus(reader->Finish());
-  if (stopping()) {
-    return fail(absl::CancelledError(absl::StrCat("the worker shut down before iteration ",
-                                                  iteration, " (SIGTERM)")));
-  }
   // The scheduler ended the stream: the job failed or was cancelled there.
   return stream.ok() ? absl::InternalError("the step stream ended before the last step") : stream;
 }

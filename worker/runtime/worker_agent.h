@@ -5,9 +5,10 @@
 // order and reports every iteration (loss, phase times, bytes) or the error
 // that stopped it; then waits for the next job.
 //
-// Shutdown (Stop, e.g. on SIGTERM): the step being executed finishes; the
-// worker then reports the next iteration as abandoned, so the scheduler
-// fails the job and frees the PS shards instead of leaving them waiting.
+// Shutdown (Stop, e.g. on SIGTERM): a step being executed finishes; the
+// worker then reports the next iteration as abandoned (at once when it was
+// waiting for a step), so the scheduler fails the job with that reason and
+// frees the PS shards instead of leaving them waiting.
 
 #include <memory>
 #include <string>
@@ -44,6 +45,8 @@ class WorkerAgent {
   void ReportError(const std::string& node_id, const std::string& job_id, uint64_t iteration,
                    const std::string& error);
   bool stopping() const;
+  // Reports `iteration` abandoned (once per job) and cancels the stream.
+  void Abandon(uint64_t iteration);
   // Waits up to `d` unless stopping. True if stopping.
   bool PauseOrStop(absl::Duration d);
 
@@ -53,7 +56,14 @@ class WorkerAgent {
   std::shared_ptr<proto::Coordinator::Stub> coordinator_;
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // The job being run: its stream, whether a step is executing, whether
+  // the abandonment was reported.
   grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::string node_id_ ABSL_GUARDED_BY(mu_);
+  std::string job_id_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_iteration_ ABSL_GUARDED_BY(mu_) = 0;
+  bool executing_ ABSL_GUARDED_BY(mu_) = false;
+  bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
   int jobs_finished_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

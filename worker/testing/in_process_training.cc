@@ -96,6 +96,12 @@ absl::Status CompareWithReference(const TrainingOutcome& outcome, const Referenc
                                               ", reference ", reference_losses[t]));
     }
   }
+  return CompareRowsWithReference(reference, ps, job, iterations, keys);
+}
+
+absl::Status CompareRowsWithReference(const ReferenceTrainer& reference, ps::PsClient* ps,
+                                      const std::string& job, uint64_t iterations,
+                                      const std::vector<ps::TableKeys>& keys) {
   auto rows = ps->Fetch(job, iterations, keys, false);
   if (!rows.ok()) return rows.status();
   for (size_t t = 0; t < rows->size(); ++t) {

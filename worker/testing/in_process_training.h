@@ -53,4 +53,10 @@ absl::Status CompareWithReference(const TrainingOutcome& outcome, const Referenc
                                   const std::string& job, uint64_t iterations,
                                   const std::vector<ps::TableKeys>& keys);
 
+// The rows part of CompareWithReference (for runs whose dense parameters
+// stay in other processes).
+absl::Status CompareRowsWithReference(const ReferenceTrainer& reference, ps::PsClient* ps,
+                                      const std::string& job, uint64_t iterations,
+                                      const std::vector<ps::TableKeys>& keys);
+
 }  // namespace herald::worker::testing

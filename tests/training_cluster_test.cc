@@ -1,0 +1,282 @@
+// Real processes on 127.0.0.1: herald_scheduler, two herald_ps shards and
+// two herald_worker, all sharing a cluster token. Jobs are submitted over
+// the JobService API; the trained embedding rows on the PS must equal the
+// single-process reference trainer's on the same batches.
+
+#include <signal.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/rpc/channel.h"
+#include "common/rpc/cluster_token.h"
+#include "gtest/gtest.h"
+#include "proto/scheduler.grpc.pb.h"
+#include "ps_server/client/sharded_ps_client.h"
+#include "scheduler/service/batch_stream.h"
+#include "tests/harness/process.h"
+#include "worker/device/cpu_device.h"
+#include "worker/reference/reference_trainer.h"
+#include "worker/testing/in_process_training.h"
+
+namespace herald {
+namespace {
+
+using testing::ChildProcess;
+
+constexpr char kToken[] = "cluster-secret-42";
+
+proto::JobSpec TrainingSpec(const std::string& name, proto::PolicyKind policy,
+                            uint64_t iterations) {
+  proto::JobSpec spec;
+  spec.set_name(name);
+  spec.set_seed(5);
+  spec.set_num_dense(13);
+  spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
+  spec.mutable_model()->add_top_mlp(8);
+  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
+  spec.mutable_dense_optimizer()->set_learning_rate(0.01f);
+  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
+  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
+  for (int t = 0; t < 26; ++t) {
+    auto* table = spec.add_tables();
+    table->set_name(absl::StrCat("C", t + 1));
+    table->set_dim(4);
+  }
+  proto::DataSpec* data = spec.mutable_data();
+  data->set_format(proto::DATA_FORMAT_GENERATED);
+  data->mutable_generator()->set_rows(4000);
+  data->mutable_generator()->set_seed(9);
+  data->mutable_generator()->set_cardinality_scale(0.002);
+  data->set_eval_fraction(0.1f);
+  data->set_shuffle_buffer(256);
+  spec.mutable_scheduling()->set_policy(policy);
+  spec.mutable_scheduling()->set_cache_fraction(0.2f);
+  spec.set_global_batch_size(64);
+  spec.set_iterations(iterations);
+  spec.set_num_workers(2);
+  return spec;
+}
+
+class TrainingCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTestDir("cluster");
+    token_file_ = dir_ + "/token";
+    std::ofstream(token_file_) << kToken << "\n";
+    scheduler_ = Start("scheduler/herald_scheduler", "scheduler",
+                       {"--heartbeat_ms=200", "--liveness_timeout_ms=3000",
+                        "--token-file=" + token_file_});
+    auto port = scheduler_->WaitForPortFile(dir_ + "/scheduler.port", 20000);
+    ASSERT_TRUE(port.ok()) << port.status();
+    address_ = absl::StrCat("127.0.0.1:", *port);
+    for (int s = 0; s < 2; ++s) {
+      ps_.push_back(Start("ps_server/herald_ps", absl::StrCat("ps", s),
+                          {"--scheduler=" + address_, absl::StrCat("--shard=", s),
+                           "--token_file=" + token_file_, "--threads=1"}));
+    }
+    for (int w = 0; w < 2; ++w) {
+      workers_.push_back(Start("worker/herald_worker", absl::StrCat("worker", w),
+                               {"--scheduler=" + address_, "--token_file=" + token_file_}));
+    }
+    auto channel = rpc::MakeChannel(address_, {});
+    ASSERT_TRUE(channel.ok());
+    jobs_ = proto::JobService::NewStub(*channel);
+    ASSERT_TRUE(WaitForNodes(4)) << scheduler_->LogTail();
+  }
+
+  std::unique_ptr<ChildProcess> Start(const std::string& binary, const std::string& name,
+                                      std::vector<std::string> args) {
+    args.push_back("--port_file=" + dir_ + "/" + name + ".port");
+    auto child = ChildProcess::Start(testing::RunfilePath(binary), args, dir_ + "/" + name + ".log");
+    EXPECT_TRUE(child.ok()) << child.status();
+    return child.ok() ? std::move(*child) : nullptr;
+  }
+
+  void Authorize(grpc::ClientContext* context, int64_t timeout_ms = 10000) {
+    rpc::SetDeadline(context, timeout_ms);
+    rpc::AttachToken(context, kToken);
+  }
+
+  // Polls ListNodes (bounded) until `count` live nodes are registered.
+  bool WaitForNodes(int count) {
+    for (int attempt = 0; attempt < 400; ++attempt) {
+      grpc::ClientContext context;
+      Authorize(&context);
+      proto::ListNodesResponse nodes;
+      if (jobs_->ListNodes(&context, {}, &nodes).ok()) {
+        int alive = 0;
+        for (const auto& n : nodes.nodes()) alive += n.alive();
+        if (alive >= count) return true;
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return false;
+  }
+
+  std::string Submit(const proto::JobSpec& spec) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    proto::SubmitJobRequest request;
+    *request.mutable_spec() = spec;
+    proto::SubmitJobResponse response;
+    grpc::Status s = jobs_->SubmitJob(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return response.job_id();
+  }
+
+  // Follows WatchJob until the job ends (or `until` says stop); returns the
+  // last status seen.
+  proto::JobStatus Watch(const std::string& job_id,
+                         const std::function<bool(const proto::JobStatus&)>& until = nullptr) {
+    grpc::ClientContext context;
+    Authorize(&context, 180000);
+    proto::WatchJobRequest request;
+    request.set_job_id(job_id);
+    auto reader = jobs_->WatchJob(&context, request);
+    proto::JobStatus status, last;
+    while (reader->Read(&status)) {
+      last = status;
+      if (until && until(status)) {
+        context.TryCancel();
+        break;
+      }
+    }
+    reader->Finish();
+    return last;
+  }
+
+  // Every process's log tail, for failure messages.
+  std::string Logs() {
+    std::string out = "--- scheduler\n" + scheduler_->LogTail(4000);
+    for (size_t w = 0; w < workers_.size(); ++w) {
+      out += absl::StrCat("--- worker ", w, "\n", workers_[w]->LogTail(4000));
+    }
+    return out;
+  }
+
+  std::vector<std::string> PsAddresses() {
+    std::vector<std::string> out;
+    for (int s = 0; s < 2; ++s) {
+      std::ifstream in(absl::StrCat(dir_, "/ps", s, ".port"));
+      int port = 0;
+      in >> port;
+      out.push_back(absl::StrCat("127.0.0.1:", port));
+    }
+    return out;
+  }
+
+  // Trains the reference on the job's batches and compares every trained row
+  // the PS holds for `job_id`, and the final loss.
+  void ExpectEqualsReference(const proto::JobSpec& spec, const std::string& job_id,
+                             double final_loss) {
+    worker::CpuDevice device;
+    auto reference = worker::ReferenceTrainer::Create(spec, &device);
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    auto stream = scheduler::BatchStream::Open(
+        scheduler::StreamOptionsFromSpec(spec, scheduler::Split::kTrain));
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    std::vector<absl::flat_hash_set<Key>> keys(spec.tables_size());
+    data::KeyBatch batch;
+    double loss = 0;
+    uint64_t iterations = 0;
+    for (;;) {
+      auto more = (*stream)->Next(&batch);
+      ASSERT_TRUE(more.ok()) << more.status();
+      if (!*more) break;
+      auto l = (*reference)->Train(batch);
+      ASSERT_TRUE(l.ok()) << l.status();
+      loss = *l / spec.global_batch_size();
+      ++iterations;
+      for (size_t t = 0; t < keys.size(); ++t) {
+        keys[t].insert(batch.tables[t].keys.begin(), batch.tables[t].keys.end());
+      }
+    }
+    ASSERT_EQ(iterations, spec.iterations());
+    EXPECT_NEAR(final_loss, loss, 1e-4 * loss);
+    std::vector<ps::TableKeys> table_keys;
+    for (size_t t = 0; t < keys.size(); ++t) {
+      table_keys.push_back({static_cast<TableId>(t), {keys[t].begin(), keys[t].end()}});
+    }
+    auto ps = ps::MakeGrpcPsClient(PsAddresses());
+    ASSERT_TRUE(ps.ok());
+    EXPECT_TRUE(worker::testing::CompareRowsWithReference(**reference, ps->get(), job_id,
+                                                          iterations, table_keys)
+                    .ok());
+  }
+
+  std::string dir_, token_file_, address_;
+  std::unique_ptr<ChildProcess> scheduler_;
+  std::vector<std::unique_ptr<ChildProcess>> ps_, workers_;
+  std::unique_ptr<proto::JobService::Stub> jobs_;
+};
+
+TEST_F(TrainingCluster, JobsUnderHeraldThenVanillaEqualTheReference) {
+  for (proto::PolicyKind policy : {proto::POLICY_HERALD, proto::POLICY_VANILLA}) {
+    SCOPED_TRACE(proto::PolicyKind_Name(policy));
+    const proto::JobSpec spec = TrainingSpec(proto::PolicyKind_Name(policy), policy, 12);
+    const std::string job = Submit(spec);
+    const proto::JobStatus done = Watch(job);
+    ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED)
+        << done.reason() << "\n" << Logs();
+    EXPECT_EQ(done.progress().iteration(), 12u);
+    EXPECT_EQ(done.progress().iterations_planned(), 12u);
+    EXPECT_GT(done.progress().rows_fetched(), 0u);
+    ExpectEqualsReference(spec, job, done.progress().loss());
+  }
+}
+
+TEST_F(TrainingCluster, RefusesCallsWithoutTheTokenAndBadSpecs) {
+  grpc::ClientContext no_token;
+  rpc::SetDeadline(&no_token, 10000);
+  proto::SubmitJobRequest request;
+  *request.mutable_spec() = TrainingSpec("x", proto::POLICY_HERALD, 4);
+  proto::SubmitJobResponse response;
+  EXPECT_EQ(jobs_->SubmitJob(&no_token, request, &response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  grpc::ClientContext context;
+  Authorize(&context);
+  request.mutable_spec()->set_global_batch_size(0);
+  grpc::Status bad = jobs_->SubmitJob(&context, request, &response);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(bad.error_message().find("global_batch_size"), std::string::npos)
+      << bad.error_message();
+}
+
+TEST_F(TrainingCluster, AWorkerStoppedMidJobFailsItWithTheReasonAndCancelWorks) {
+  const proto::JobSpec spec = TrainingSpec("long", proto::POLICY_HERALD, 100000);
+  // Cancel a running job: it ends CANCELLED and the workers take the next job.
+  const std::string cancelled = Submit(spec);
+  Watch(cancelled, [](const proto::JobStatus& s) { return s.progress().iteration() >= 2; });
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    proto::CancelJobRequest request;
+    request.set_job_id(cancelled);
+    proto::CancelJobResponse response;
+    ASSERT_TRUE(jobs_->CancelJob(&context, request, &response).ok());
+  }
+  const proto::JobStatus c = Watch(cancelled);
+  EXPECT_EQ(c.state(), proto::JOB_CANCELLED) << c.reason();
+
+  // SIGTERM a worker mid-job: it finishes its step, abandons the job
+  // explicitly and exits 0; the job fails naming it.
+  const std::string job = Submit(spec);
+  Watch(job, [](const proto::JobStatus& s) { return s.progress().iteration() >= 2; });
+  ASSERT_TRUE(workers_[1]->Signal(SIGTERM).ok());
+  auto code = workers_[1]->WaitForExit(60000);
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 0) << workers_[1]->LogTail();
+  const proto::JobStatus failed = Watch(job);
+  EXPECT_EQ(failed.state(), proto::JOB_FAILED);
+  EXPECT_NE(failed.reason().find("shut down"), std::string::npos) << failed.reason();
+}
+
+}  // namespace
+}  // namespace herald
