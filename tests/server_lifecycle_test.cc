@@ -49,13 +49,22 @@ int HealthStatus(int port) {
   return bytes.empty() ? 0 : -1;
 }
 
-class ServerLifecycle : public ::testing::TestWithParam<std::string> {};
+class ServerLifecycle : public ::testing::TestWithParam<std::string> {
+ protected:
+  // `args` plus what the binary needs to start: herald_worker must name a
+  // scheduler; nothing listens on 127.0.0.1:1, so it keeps retrying its
+  // registration while it serves health.
+  std::vector<std::string> Args(std::vector<std::string> args) const {
+    if (GetParam() == "worker/herald_worker") args.push_back("--scheduler=127.0.0.1:1");
+    return args;
+  }
+};
 
 TEST_P(ServerLifecycle, ServesHealthOnPortZeroAndStopsOnSigterm) {
   std::string dir = MakeTestDir("lifecycle");
   std::string port_file = dir + "/port";
   auto child = ChildProcess::Start(RunfilePath(GetParam()),
-                                   {"--listen=127.0.0.1:0", "--port_file=" + port_file},
+                                   Args({"--listen=127.0.0.1:0", "--port_file=" + port_file}),
                                    dir + "/log");
   ASSERT_TRUE(child.ok()) << child.status();
   auto port = (*child)->WaitForPortFile(port_file, 20000);
@@ -72,12 +81,13 @@ TEST_P(ServerLifecycle, ServesHealthOnPortZeroAndStopsOnSigterm) {
 TEST_P(ServerLifecycle, RefusesAPortAlreadyInUse) {
   std::string dir = MakeTestDir("busy");
   auto first = ChildProcess::Start(RunfilePath(GetParam()),
-                                   {"--port_file=" + dir + "/port1"}, dir + "/log1");
+                                   Args({"--port_file=" + dir + "/port1"}), dir + "/log1");
   ASSERT_TRUE(first.ok());
   auto port = (*first)->WaitForPortFile(dir + "/port1", 20000);
   ASSERT_TRUE(port.ok()) << port.status();
   auto second = ChildProcess::Start(
-      RunfilePath(GetParam()), {"--listen=127.0.0.1:" + std::to_string(*port)}, dir + "/log2");
+      RunfilePath(GetParam()), Args({"--listen=127.0.0.1:" + std::to_string(*port)}),
+      dir + "/log2");
   ASSERT_TRUE(second.ok());
   auto code = (*second)->WaitForExit(20000);
   ASSERT_TRUE(code.ok()) << code.status();
@@ -87,12 +97,33 @@ TEST_P(ServerLifecycle, RefusesAPortAlreadyInUse) {
 
 TEST_P(ServerLifecycle, BadFlagIsAUsageError) {
   std::string dir = MakeTestDir("badflag");
-  auto child = ChildProcess::Start(RunfilePath(GetParam()), {"--log_level=loud"}, dir + "/log");
+  auto child =
+      ChildProcess::Start(RunfilePath(GetParam()), Args({"--log_level=loud"}), dir + "/log");
   ASSERT_TRUE(child.ok());
   auto code = (*child)->WaitForExit(20000);
   ASSERT_TRUE(code.ok());
   EXPECT_EQ(*code, 2);
   EXPECT_NE((*child)->LogTail().find("unknown log level 'loud'"), std::string::npos);
+}
+
+TEST(WorkerProcess, NeedsASchedulerAndRefusesAnUnbuiltDevice) {
+  std::string dir = MakeTestDir("worker_flags");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{}, "--scheduler is required"},
+      {{"--scheduler=127.0.0.1:1", "--device=cuda:0"}, "no CUDA device"},
+      {{"--scheduler=127.0.0.1:1", "--device=tpu"}, "expected cpu or cuda:N"},
+      {{"--scheduler=127.0.0.1:1", "--token-file=" + dir + "/missing"}, "cannot read"},
+  };
+  int i = 0;
+  for (const auto& [args, message] : cases) {
+    auto child = ChildProcess::Start(RunfilePath("worker/herald_worker"), args,
+                                     dir + "/log" + std::to_string(i++));
+    ASSERT_TRUE(child.ok());
+    auto code = (*child)->WaitForExit(20000);
+    ASSERT_TRUE(code.ok());
+    EXPECT_EQ(*code, 2) << message;
+    EXPECT_NE((*child)->LogTail().find(message), std::string::npos) << (*child)->LogTail();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Binaries, ServerLifecycle,

@@ -1,0 +1,181 @@
+#include "scheduler/service/batch_stream.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/test_util.h"
+#include "gtest/gtest.h"
+#include "scheduler/service/read_ahead.h"
+
+namespace herald::scheduler {
+namespace {
+
+// A small schema so tests can write TSV by hand: 1 dense, 2 tables.
+constexpr data::DataSchema kSchema{1, 2};
+
+// Sample i: label i%2, dense i, keys (i, 1000 + i) — the first key names it.
+std::string TsvLines(int first, int count) {
+  std::string out;
+  for (int i = first; i < first + count; ++i) {
+    absl::StrAppend(&out, i % 2, "\t", i, "\t", absl::Hex(i), "\t", absl::Hex(1000 + i), "\n");
+  }
+  return out;
+}
+
+BatchStreamOptions Options(const std::string& path, uint32_t batch) {
+  BatchStreamOptions o;
+  o.data.set_format(proto::DATA_FORMAT_CRITEO_TSV);
+  o.data.add_paths(path);
+  o.schema = kSchema;
+  o.global_batch_size = batch;
+  o.seed = 3;
+  return o;
+}
+
+// The sample ids (first key of table 0) of every batch, in order.
+std::vector<std::vector<Key>> Drain(BatchStreamOptions o) {
+  auto stream = BatchStream::Open(o);
+  EXPECT_TRUE(stream.ok()) << stream.status();
+  std::vector<std::vector<Key>> out;
+  data::KeyBatch batch;
+  for (;;) {
+    auto more = (*stream)->Next(&batch);
+    EXPECT_TRUE(more.ok()) << more.status();
+    if (!more.ok() || !*more) break;
+    EXPECT_EQ(batch.num_samples, o.global_batch_size);
+    out.push_back(batch.tables[0].keys);
+  }
+  return out;
+}
+
+std::vector<Key> Flatten(const std::vector<std::vector<Key>>& batches) {
+  std::vector<Key> out;
+  for (const auto& b : batches) out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+class BatchStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.File("data.tsv");
+    data::testing::WriteFile(path_, TsvLines(0, 100));
+  }
+  data::testing::TempDir dir_;
+  std::string path_;
+};
+
+TEST_F(BatchStreamTest, InputOrderDropsThePartialTailAndCountsIt) {
+  BatchStreamOptions o = Options(path_, 16);
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok());
+  data::KeyBatch batch;
+  std::vector<Key> seen;
+  while (*(*stream)->Next(&batch)) seen.insert(seen.end(), batch.tables[0].keys.begin(),
+                                               batch.tables[0].keys.end());
+  ASSERT_EQ(seen.size(), 96u);  // 6 batches of 16; 4 samples dropped
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], i);
+  EXPECT_EQ((*stream)->dropped_tail_samples(), 4u);
+  EXPECT_EQ(batch.dense.size(), 16u);  // transformed: log1p of the raw value
+}
+
+TEST_F(BatchStreamTest, HeldOutSplitIsTheExactComplementAndStableAcrossEpochs) {
+  BatchStreamOptions train = Options(path_, 1);
+  train.data.set_eval_fraction(0.25f);
+  train.epochs = 2;
+  BatchStreamOptions held = train;
+  held.split = Split::kHeldOut;
+  std::vector<Key> t = Flatten(Drain(train));
+  std::vector<Key> h = Flatten(Drain(held));
+  ASSERT_FALSE(h.empty());
+  ASSERT_EQ(t.size() % 2, 0u);
+  std::vector<Key> epoch0(t.begin(), t.begin() + t.size() / 2);
+  std::vector<Key> epoch1(t.begin() + t.size() / 2, t.end());
+  EXPECT_EQ(epoch0, epoch1);  // the same held-out samples every epoch
+  std::vector<Key> all = epoch0;
+  all.insert(all.end(), h.begin(), h.end());
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(all.size(), 100u);
+  for (Key k = 0; k < 100; ++k) EXPECT_EQ(all[k], k);
+  EXPECT_NEAR(static_cast<double>(h.size()) / 100, 0.25, 0.12);
+}
+
+TEST_F(BatchStreamTest, ShuffleIsSeededAPermutationAndReproducible) {
+  BatchStreamOptions o = Options(path_, 10);
+  o.data.set_shuffle_buffer(32);
+  const std::vector<Key> a = Flatten(Drain(o));
+  EXPECT_EQ(a, Flatten(Drain(o)));  // same options, same bits
+  std::vector<Key> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_EQ(sorted.size(), 100u);
+  for (Key k = 0; k < 100; ++k) EXPECT_EQ(sorted[k], k);
+  std::vector<Key> in_order(100);
+  for (Key k = 0; k < 100; ++k) in_order[k] = k;
+  EXPECT_NE(a, in_order);
+  o.seed = 4;
+  EXPECT_NE(a, Flatten(Drain(o)));
+}
+
+TEST_F(BatchStreamTest, IterationsCycleEpochs) {
+  BatchStreamOptions o = Options(path_, 30);
+  o.iterations = 7;  // 210 samples: 2.1 passes over 100
+  const auto batches = Drain(o);
+  ASSERT_EQ(batches.size(), 7u);
+  EXPECT_EQ(batches[3][10], 0u);  // sample 100 of the stream is sample 0 again
+  o.max_epochs = 1;  // the sizing pass: at most one epoch
+  EXPECT_EQ(Drain(o).size(), 3u);
+}
+
+TEST_F(BatchStreamTest, MalformedLinesFollowThePolicy) {
+  const std::string bad = dir_.File("bad.tsv");
+  data::testing::WriteFile(bad, TsvLines(0, 5) + "1\tnot-a-number\t1\t2\n" + TsvLines(5, 5));
+  BatchStreamOptions o = Options(bad, 5);
+  auto skip = BatchStream::Open(o);
+  ASSERT_TRUE(skip.ok());
+  data::KeyBatch batch;
+  EXPECT_TRUE(*(*skip)->Next(&batch));
+  EXPECT_TRUE(*(*skip)->Next(&batch));
+  EXPECT_EQ((*skip)->malformed(), 1u);
+
+  o.data.set_on_malformed(proto::MALFORMED_FAIL);
+  auto fail = BatchStream::Open(o);
+  ASSERT_TRUE(fail.ok());
+  absl::StatusOr<bool> r = (*fail)->Next(&batch);  // input is read in chunks
+  if (r.ok()) r = (*fail)->Next(&batch);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bad.tsv:6"), std::string::npos) << r.status();
+}
+
+TEST_F(BatchStreamTest, BadSourcesAreNamed) {
+  BatchStreamOptions o = Options(dir_.File("missing.tsv"), 4);
+  EXPECT_FALSE(BatchStream::Open(o).ok());
+  o = Options(path_, 0);
+  EXPECT_NE(BatchStream::Open(o).status().message().find("global_batch_size"), std::string::npos);
+  o = Options(path_, 4);
+  o.data.set_format(proto::DATA_FORMAT_GENERATED);
+  EXPECT_NE(BatchStream::Open(o).status().message().find("data.generator.rows"),
+            std::string::npos);
+  o.data.mutable_generator()->set_rows(10);
+  EXPECT_NE(BatchStream::Open(o).status().message().find("26 categorical"), std::string::npos);
+}
+
+TEST_F(BatchStreamTest, ReadAheadYieldsTheSameBatchesWithinItsWindow) {
+  BatchStreamOptions o = Options(path_, 8);
+  o.data.set_shuffle_buffer(16);
+  const auto direct = Drain(o);
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok());
+  ReadAhead loader(std::move(*stream), 2);
+  std::vector<std::vector<Key>> ahead;
+  data::KeyBatch batch;
+  while (*loader.Next(&batch)) {
+    EXPECT_LE(loader.buffered(), 2u);
+    ahead.push_back(batch.tables[0].keys);
+  }
+  EXPECT_EQ(ahead, direct);
+  EXPECT_EQ(loader.dropped_tail_samples(), 4u);
+}
+
+}  // namespace
+}  // namespace herald::scheduler
