@@ -1,0 +1,263 @@
+// The scheduler's gRPC services in this process on loopback, one real PS
+// shard (PsService) on another port, and fake workers: plain gRPC clients
+// that register, join, read their step streams and report.
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/rpc/channel.h"
+#include "common/rpc/server.h"
+#include "gtest/gtest.h"
+#include "ps_server/service/ps_core.h"
+#include "ps_server/service/ps_service.h"
+#include "scheduler/service/coordinator_service.h"
+#include "scheduler/service/job_manager.h"
+#include "scheduler/service/job_service.h"
+#include "scheduler/service/worker_service.h"
+#include "worker/cache/step.h"
+
+namespace herald::scheduler {
+namespace {
+
+constexpr size_t kQueue = 3;
+
+proto::JobSpec Spec(uint64_t iterations) {
+  proto::JobSpec spec;
+  spec.set_name("fake");
+  spec.set_seed(2);
+  spec.set_num_dense(13);
+  spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
+  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_SGD);
+  spec.mutable_dense_optimizer()->set_learning_rate(0.1f);
+  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_SGD);
+  spec.mutable_sparse_optimizer()->set_learning_rate(0.1f);
+  for (int t = 0; t < 26; ++t) spec.add_tables()->set_dim(2);
+  spec.mutable_data()->set_format(proto::DATA_FORMAT_GENERATED);
+  spec.mutable_data()->mutable_generator()->set_rows(2000);
+  spec.mutable_data()->mutable_generator()->set_cardinality_scale(0.001);
+  spec.mutable_scheduling()->set_policy(proto::POLICY_HERALD);
+  spec.mutable_scheduling()->set_cache_fraction(0.2f);
+  spec.set_global_batch_size(32);
+  spec.set_iterations(iterations);
+  spec.set_num_workers(2);
+  return spec;
+}
+
+class SchedulerServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    JobManagerOptions options;
+    options.run.step_queue_capacity = kQueue;
+    options.poll = absl::Milliseconds(20);
+    options.run.poll = absl::Milliseconds(20);
+    jobs_ = std::make_unique<JobManager>(&registry_, &kv_, options);
+    coordinator_ = std::make_unique<CoordinatorService>(&registry_, &kv_, "", 1000);
+    job_service_ = std::make_unique<JobServiceImpl>(jobs_.get(), &registry_, "");
+    worker_service_ = std::make_unique<WorkerServiceImpl>(jobs_.get(), "");
+    auto server = rpc::StartServer({}, {coordinator_.get(), job_service_.get(),
+                                        worker_service_.get()});
+    ASSERT_TRUE(server.ok());
+    server_ = std::move(*server);
+    auto ps_server = rpc::StartServer({}, {&ps_service_});
+    ASSERT_TRUE(ps_server.ok());
+    ps_server_ = std::move(*ps_server);
+    auto channel = rpc::MakeChannel(server_->address(), {});
+    ASSERT_TRUE(channel.ok());
+    coordinator_stub_ = proto::Coordinator::NewStub(*channel);
+    jobs_stub_ = proto::JobService::NewStub(*channel);
+    workers_stub_ = proto::WorkerService::NewStub(*channel);
+    ASSERT_FALSE(Register(proto::NODE_ROLE_PS, ps_server_->address()).empty());
+    for (int w = 0; w < 2; ++w) {
+      node_.push_back(Register(proto::NODE_ROLE_WORKER, "127.0.0.1:" + std::to_string(9000 + w)));
+    }
+  }
+  void TearDown() override {
+    jobs_.reset();
+    server_->Shutdown();
+  }
+
+  std::string Register(proto::NodeRole role, const std::string& address) {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 5000);
+    proto::RegisterRequest request;
+    request.set_role(role);
+    request.set_address(address);
+    request.set_requested_rank(-1);
+    proto::RegisterResponse response;
+    EXPECT_TRUE(coordinator_stub_->Register(&context, request, &response).ok());
+    return response.node_id();
+  }
+
+  std::string Submit(const proto::JobSpec& spec) {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 5000);
+    proto::SubmitJobRequest request;
+    *request.mutable_spec() = spec;
+    proto::SubmitJobResponse response;
+    EXPECT_TRUE(jobs_stub_->SubmitJob(&context, request, &response).ok());
+    return response.job_id();
+  }
+
+  proto::JoinJobResponse Join(int w) {
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      grpc::ClientContext context;
+      rpc::SetDeadline(&context, 15000);
+      proto::JoinJobRequest request;
+      request.set_node_id(node_[w]);
+      proto::JoinJobResponse response;
+      if (workers_stub_->JoinJob(&context, request, &response).ok()) return response;
+    }
+    ADD_FAILURE() << "worker " << w << " never joined";
+    return {};
+  }
+
+  // Waits (bounded) for the job to leave QUEUED/RUNNING.
+  proto::JobStatus WaitForEnd(const std::string& job) {
+    uint64_t version = 0;
+    proto::JobStatus s = *jobs_->WaitForUpdate(job, &version, absl::ZeroDuration());
+    for (int i = 0; i < 300 && !JobManager::IsTerminal(s.state()); ++i) {
+      s = *jobs_->WaitForUpdate(job, &version, absl::Milliseconds(100));
+    }
+    return s;
+  }
+
+  proto::JobStatus Status(const std::string& job) {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 5000);
+    proto::JobStatusRequest request;
+    request.set_job_id(job);
+    proto::JobStatusResponse response;
+    EXPECT_TRUE(jobs_stub_->GetJobStatus(&context, request, &response).ok());
+    return response.jobs_size() == 1 ? response.jobs(0) : proto::JobStatus();
+  }
+
+  // Reads worker w's whole stream, checking and reporting each step.
+  // Returns the iterations received.
+  uint64_t FakeWorker(int w, const proto::JoinJobResponse& join) {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 60000);
+    proto::WorkerStepsRequest request;
+    request.set_node_id(node_[w]);
+    request.set_job_id(join.job_id());
+    auto reader = workers_stub_->WorkerSteps(&context, request);
+    proto::WorkerStep step;
+    uint64_t received = 0;
+    while (reader->Read(&step)) {
+      EXPECT_EQ(step.iteration(), received);
+      auto decoded = worker::DecodeWorkerStep(step, 26, 13);
+      EXPECT_TRUE(decoded.ok()) << decoded.status();
+      samples_[w] += step.samples().num_samples();
+      grpc::ClientContext report_context;
+      rpc::SetDeadline(&report_context, 5000);
+      proto::StepReport report;
+      report.set_node_id(node_[w]);
+      report.set_job_id(join.job_id());
+      report.set_iteration(step.iteration());
+      report.set_loss_sum(1.0 + w);
+      proto::StepReportResponse response;
+      EXPECT_TRUE(workers_stub_->ReportStep(&report_context, report, &response).ok());
+      ++received;
+      last_[w] = step.last();
+    }
+    EXPECT_TRUE(reader->Finish().ok());
+    return received;
+  }
+
+  NodeRegistry registry_{absl::Seconds(30)};
+  KvRendezvous kv_;
+  ps::PsCore ps_core_{ps::PsCoreOptions{}};
+  ps::PsService ps_service_{&ps_core_};
+  std::unique_ptr<JobManager> jobs_;
+  std::unique_ptr<CoordinatorService> coordinator_;
+  std::unique_ptr<JobServiceImpl> job_service_;
+  std::unique_ptr<WorkerServiceImpl> worker_service_;
+  std::unique_ptr<rpc::RunningServer> server_, ps_server_;
+  std::unique_ptr<proto::Coordinator::Stub> coordinator_stub_;
+  std::unique_ptr<proto::JobService::Stub> jobs_stub_;
+  std::unique_ptr<proto::WorkerService::Stub> workers_stub_;
+  std::vector<std::string> node_;
+  uint64_t samples_[2] = {0, 0};
+  bool last_[2] = {false, false};
+};
+
+TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds) {
+  const std::string job = Submit(Spec(10));
+  proto::JoinJobResponse joins[2] = {Join(0), Join(1)};
+  EXPECT_EQ(joins[0].rank() + joins[1].rank(), 1u);
+  EXPECT_EQ(joins[0].table_slots_size(), 26);
+  // A worker joins once.
+  {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 10000);
+    proto::JoinJobRequest request;
+    request.set_node_id(node_[0]);
+    proto::JoinJobResponse response;
+    EXPECT_FALSE(workers_stub_->JoinJob(&context, request, &response).ok());
+  }
+  uint64_t received[2];
+  std::thread other([&] { received[1] = FakeWorker(1, joins[1]); });
+  received[0] = FakeWorker(0, joins[0]);
+  other.join();
+  EXPECT_EQ(received[0], 10u);
+  EXPECT_EQ(received[1], 10u);
+  EXPECT_EQ(samples_[0] + samples_[1], 10u * 32);
+  EXPECT_TRUE(last_[0] && last_[1]);
+  proto::JobStatus s = WaitForEnd(job);
+  EXPECT_EQ(s.state(), proto::JOB_SUCCEEDED) << s.reason();
+  EXPECT_EQ(s.progress().iteration(), 10u);
+  EXPECT_DOUBLE_EQ(s.progress().loss(), 3.0 / 32);  // (1 + 2) / global batch
+}
+
+TEST_F(SchedulerServiceTest, ASlowWorkerHoldsThePlannerAtItsQueueBound) {
+  const std::string job = Submit(Spec(50));
+  proto::JoinJobResponse join0 = Join(0), join1 = Join(1);
+  // Worker 0 reads without reporting, worker 1 reads nothing: the planner
+  // stops once worker 1's queue holds kQueue steps.
+  grpc::ClientContext context;
+  rpc::SetDeadline(&context, 2000);
+  proto::WorkerStepsRequest request;
+  request.set_node_id(node_[0]);
+  request.set_job_id(join0.job_id());
+  auto reader = workers_stub_->WorkerSteps(&context, request);
+  proto::WorkerStep step;
+  uint64_t read = 0;
+  while (reader->Read(&step)) ++read;  // ends at the 2 s deadline
+  // Iteration kQueue went to worker 0 before the push to worker 1 blocked.
+  EXPECT_EQ(read, kQueue + 1);
+  EXPECT_EQ(Status(job).progress().iterations_planned(), kQueue);
+  // Worker 0's stream closed before the end: the job cannot go on exactly.
+  proto::JobStatus s = WaitForEnd(job);
+  EXPECT_EQ(s.state(), proto::JOB_FAILED);
+  EXPECT_NE(s.reason().find("closed its step stream"), std::string::npos) << s.reason();
+  (void)join1;
+}
+
+TEST_F(SchedulerServiceTest, AnErrorReportFailsTheJobAndTheOtherStreamEnds) {
+  const std::string job = Submit(Spec(50));
+  proto::JoinJobResponse join0 = Join(0), join1 = Join(1);
+  grpc::ClientContext report_context;
+  rpc::SetDeadline(&report_context, 5000);
+  proto::StepReport report;
+  report.set_node_id(node_[1]);
+  report.set_job_id(join1.job_id());
+  report.set_error("device on fire");
+  proto::StepReportResponse response;
+  ASSERT_TRUE(workers_stub_->ReportStep(&report_context, report, &response).ok());
+  grpc::ClientContext context;
+  rpc::SetDeadline(&context, 20000);
+  proto::WorkerStepsRequest request;
+  request.set_node_id(node_[0]);
+  request.set_job_id(join0.job_id());
+  auto reader = workers_stub_->WorkerSteps(&context, request);
+  proto::WorkerStep step;
+  while (reader->Read(&step)) {
+  }
+  grpc::Status end = reader->Finish();
+  EXPECT_EQ(end.error_code(), grpc::StatusCode::ABORTED) << end.error_message();
+  EXPECT_NE(end.error_message().find("device on fire"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace herald::scheduler
