@@ -74,6 +74,7 @@ JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps
   }
   next_report_.assign(workers_.size(), 0);
   joined_.assign(workers_.size(), false);
+  sent_.assign(workers_.size(), 0);
   total_iterations_ = spec_.iterations();
   started_ = absl::Now();
 }
@@ -177,6 +178,11 @@ absl::StatusOr<StepQueue*> JobRun::QueueOf(const std::string& node_id) {
 }
 
 absl::Status JobRun::PushStep(uint32_t w, std::shared_ptr<const proto::WorkerStep> step) {
+  {
+    // Counted before it can reach the worker, so its report is never early.
+    absl::MutexLock lock(&mu_);
+    ++sent_[w];
+  }
   for (;;) {
     HERALD_RETURN_IF_ERROR(Health());
     HERALD_ASSIGN_OR_RETURN(bool queued, queues_[w]->Push(step, options_.poll));
@@ -269,7 +275,7 @@ absl::Status JobRun::Report(const proto::StepReport& report) {
     return absl::OkStatus();
   }
   absl::MutexLock lock(&mu_);
-  if (report.iteration() != next_report_[w] || report.iteration() >= planned_) {
+  if (report.iteration() != next_report_[w] || report.iteration() >= sent_[w]) {
     return absl::InvalidArgumentError(absl::StrCat("report of iteration ", report.iteration(),
                                                    " from worker ", w, ": expected iteration ",
                                                    next_report_[w]));

@@ -113,6 +113,7 @@ class JobRun {
   bool planning_done_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<uint64_t> next_report_ ABSL_GUARDED_BY(mu_);  // per worker
   std::vector<bool> joined_ ABSL_GUARDED_BY(mu_);           // per worker
+  std::vector<uint64_t> sent_ ABSL_GUARDED_BY(mu_);         // steps queued, per worker
   struct Pending {
     uint32_t reports = 0;
     double loss_sum = 0;

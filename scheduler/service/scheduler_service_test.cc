@@ -165,7 +165,8 @@ class SchedulerServiceTest : public ::testing::Test {
     return received;
   }
 
-  NodeRegistry registry_{absl::Seconds(30)};
+  // Fake workers do not heartbeat; liveness is membership_test's subject.
+  NodeRegistry registry_{absl::Hours(1)};
   KvRendezvous kv_;
   ps::PsCore ps_core_{ps::PsCoreOptions{}};
   ps::PsService ps_service_{&ps_core_};
