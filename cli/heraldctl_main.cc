@@ -10,6 +10,9 @@
 //
 // Flag names accept '-' and '_' alike (--batch-per-worker = --batch_per_worker).
 //
+//   heraldctl submit SPEC | status [JOB] | watch JOB | cancel JOB | nodes
+//                      [--scheduler H:P] [--token-file F] [--json]
+//
 // Exit codes: 0 success, 1 the command failed, 2 usage error.
 
 #include <cstdio>
@@ -20,6 +23,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "cli/data_commands.h"
+#include "cli/job_commands.h"
 #include "cli/simulate_command.h"
 #include "common/command_line.h"
 
@@ -52,6 +56,9 @@ ABSL_FLAG(std::string, eviction, "lru", "simulate: cache eviction lru | lfu");
 ABSL_FLAG(uint32_t, dim, 64, "simulate: embedding dimension for the byte figures");
 ABSL_FLAG(bool, check, true,
           "simulate: replay every plan through the plan checker (--nocheck to skip)");
+ABSL_FLAG(std::string, scheduler, "127.0.0.1:7000",
+          "submit, status, watch, cancel, nodes: herald_scheduler address host:port");
+ABSL_FLAG(std::string, token_file, "", "job commands: cluster token file");
 ABSL_FLAG(bool, skip_malformed, false,
           "convert: skip and count malformed records instead of failing on the first");
 
@@ -69,6 +76,13 @@ Commands:
       malformed lines found (file:line: reason).
   convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin] [--skip_malformed]
       Convert between Criteo TSV and the Herald binary format.
+
+  submit SPEC [--scheduler H:P] [--token-file F]
+      Submit a JobSpec (text-format protobuf, or JSON when it starts with '{'); prints
+      the job id. An invalid spec is refused naming the field (exit 2).
+  status [JOB] [--json]   watch JOB [--json]   cancel JOB   nodes [--json]
+      Job state and progress; live progress until the job ends (exit 0 only if it
+      succeeded); cancel; registered PS shards and workers with their health.
 
 Exit codes: 0 success, 1 the command failed, 2 usage error.
 Run 'heraldctl --helpfull' for every flag.)";
@@ -145,6 +159,26 @@ int main(int argc, char** argv) {
     o.json = absl::GetFlag(FLAGS_json);
     absl::Status s = herald::cli::RunSimulate(o);
     return s.ok() ? 0 : Fail(s);
+  }
+  const herald::cli::SchedulerConnection connection{absl::GetFlag(FLAGS_scheduler),
+                                                    absl::GetFlag(FLAGS_token_file)};
+  const bool json = absl::GetFlag(FLAGS_json);
+  if (command == "submit") {
+    if (args.size() != 2) return Usage("expected 'submit SPEC_FILE'");
+    return herald::cli::RunSubmit(connection, args[1]);
+  }
+  if (command == "status") {
+    if (args.size() > 2) return Usage("expected 'status [JOB]'");
+    return herald::cli::RunStatus(connection, args.size() == 2 ? args[1] : "", json);
+  }
+  if (command == "watch" || command == "cancel") {
+    if (args.size() != 2) return Usage(absl::StrCat("expected '", command, " JOB'"));
+    return command == "watch" ? herald::cli::RunWatch(connection, args[1], json)
+                              : herald::cli::RunCancel(connection, args[1]);
+  }
+  if (command == "nodes") {
+    if (args.size() != 1) return Usage("'nodes' takes no arguments");
+    return herald::cli::RunNodes(connection, json);
   }
   return Usage(absl::StrCat("unknown command '", command, "'"));
 }

@@ -11,14 +11,17 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/rpc/channel.h"
 #include "common/rpc/cluster_token.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "proto/scheduler.grpc.pb.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/service/batch_stream.h"
+#include "tests/harness/heraldctl.h"
 #include "tests/harness/process.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
@@ -276,6 +279,52 @@ TEST_F(TrainingCluster, AWorkerStoppedMidJobFailsItWithTheReasonAndCancelWorks) 
   const proto::JobStatus failed = Watch(job);
   EXPECT_EQ(failed.state(), proto::JOB_FAILED);
   EXPECT_NE(failed.reason().find("shut down"), std::string::npos) << failed.reason();
+}
+
+TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
+  auto run = [&](std::vector<std::string> args, bool with_token = true) {
+    args.push_back("--scheduler=" + address_);
+    if (with_token) args.push_back("--token-file=" + token_file_);
+    return testing::RunHeraldctl(dir_, args);
+  };
+  const std::string spec_file = dir_ + "/job.txt";
+  std::string text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(
+      TrainingSpec("ctl", proto::POLICY_HERALD, 6), &text));
+  std::ofstream(spec_file) << text;
+
+  testing::CommandResult nodes = run({"nodes", "--json"});
+  EXPECT_EQ(nodes.code, 0) << nodes.output;
+  size_t alive = 0;
+  for (size_t at = 0; (at = nodes.output.find("\"alive\":true", at)) != std::string::npos; ++at) {
+    ++alive;
+  }
+  EXPECT_EQ(alive, 4u) << nodes.output;
+
+  testing::CommandResult refused = run({"submit", spec_file}, /*with_token=*/false);
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.output.find("UNAUTHENTICATED"), std::string::npos) << refused.output;
+
+  const std::string bad_file = dir_ + "/bad.txt";
+  std::ofstream(bad_file) << text << "global_batch_size: 0\n";
+  testing::CommandResult bad = run({"submit", bad_file});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("global_batch_size"), std::string::npos) << bad.output;
+  std::ofstream(dir_ + "/garbled.txt") << "name: \"x\"\nno_such_field: 3\n";
+  testing::CommandResult garbled = run({"submit", dir_ + "/garbled.txt"});
+  EXPECT_EQ(garbled.code, 2);
+  EXPECT_NE(garbled.output.find("line 2"), std::string::npos) << garbled.output;
+
+  testing::CommandResult submitted = run({"submit", spec_file});
+  ASSERT_EQ(submitted.code, 0) << submitted.output;
+  const std::string job(absl::StripAsciiWhitespace(submitted.output));
+  testing::CommandResult watched = run({"watch", job});
+  EXPECT_EQ(watched.code, 0) << watched.output << Logs();
+  EXPECT_NE(watched.output.find("JOB_SUCCEEDED"), std::string::npos) << watched.output;
+  testing::CommandResult status = run({"status", job, "--json"});
+  EXPECT_EQ(status.code, 0);
+  EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos)
+      << status.output;
 }
 
 }  // namespace

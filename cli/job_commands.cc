@@ -1,0 +1,195 @@
+#include "cli/job_commands.h"
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/rpc/channel.h"
+#include "common/rpc/cluster_token.h"
+#include "common/rpc/status_convert.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "proto/scheduler.grpc.pb.h"
+
+namespace herald::cli {
+namespace {
+
+constexpr int64_t kCallTimeoutMs = 30000;
+
+int Fail(const std::string& what, const absl::Status& s) {
+  std::fprintf(stderr, "heraldctl: %s: %s\n", what.c_str(), s.ToString().c_str());
+  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+struct Client {
+  std::unique_ptr<proto::JobService::Stub> stub;
+  std::string token;
+};
+
+absl::Status Connect(const SchedulerConnection& c, Client* out) {
+  if (c.address.empty()) return absl::InvalidArgumentError("--scheduler: required (host:port)");
+  if (!c.token_file.empty()) {
+    absl::StatusOr<std::string> token = rpc::ReadTokenFile(c.token_file);
+    if (!token.ok()) return token.status();
+    out->token = *token;
+  }
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = rpc::MakeChannel(c.address, {});
+  if (!channel.ok()) return channel.status();
+  out->stub = proto::JobService::NewStub(*channel);
+  return absl::OkStatus();
+}
+
+void Prepare(const Client& client, grpc::ClientContext* context, int64_t timeout_ms) {
+  if (timeout_ms > 0) rpc::SetDeadline(context, timeout_ms);
+  rpc::AttachToken(context, client.token);
+}
+
+std::string Json(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, options);
+  return out;
+}
+
+std::string Line(const proto::JobStatus& s) {
+  const proto::JobProgress& p = s.progress();
+  std::string total = p.total_iterations() > 0 ? absl::StrCat("/", p.total_iterations()) : "";
+  std::string line = absl::StrFormat(
+      "%s %-10s %-14s iter %d%s  %.0f samples/s  loss %.5f  hit %.1f%%  rows moved %d "
+      "(vanilla est. %d)",
+      s.job_id(), s.name(), proto::JobState_Name(s.state()), p.iteration(), total,
+      p.samples_per_second(), p.loss(), 100 * p.cache_hit_rate(), p.rows_moved(),
+      p.rows_moved_vanilla());
+  if (p.eta_seconds() > 0 && s.state() == proto::JOB_RUNNING) {
+    absl::StrAppendFormat(&line, "  ETA %.0fs", p.eta_seconds());
+  }
+  if (!s.reason().empty()) absl::StrAppend(&line, "  (", s.reason(), ")");
+  return line;
+}
+
+}  // namespace
+
+absl::Status ReadJobSpecFile(const std::string& path, std::string* text, bool* json) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read"));
+  std::stringstream content;
+  content << in.rdbuf();
+  *text = content.str();
+  const size_t first = text->find_first_not_of(" \t\r\n");
+  *json = first != std::string::npos && (*text)[first] == '{';
+  return absl::OkStatus();
+}
+
+int RunSubmit(const SchedulerConnection& c, const std::string& spec_path) {
+  std::string text;
+  bool json = false;
+  if (absl::Status s = ReadJobSpecFile(spec_path, &text, &json); !s.ok()) {
+    return Fail("submit", s);
+  }
+  proto::SubmitJobRequest request;
+  if (json) {
+    auto s = google::protobuf::util::JsonStringToMessage(text, request.mutable_spec());
+    if (!s.ok()) {
+      return Fail("submit", absl::InvalidArgumentError(
+                                absl::StrCat(spec_path, ": not a JobSpec in JSON: ",
+                                             std::string(s.message()))));
+    }
+  } else {
+    struct Collector : google::protobuf::io::ErrorCollector {
+      std::string first;
+      void AddError(int line, int column, const std::string& message) override {
+        if (first.empty()) first = absl::StrCat("line ", line + 1, ":", column + 1, ": ", message);
+      }
+    } errors;
+    google::protobuf::TextFormat::Parser parser;
+    parser.RecordErrorsTo(&errors);
+    if (!parser.ParseFromString(text, request.mutable_spec())) {
+      return Fail("submit", absl::InvalidArgumentError(absl::StrCat(spec_path, ":", errors.first)));
+    }
+  }
+  Client client;
+  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("submit", s);
+  grpc::ClientContext context;
+  Prepare(client, &context, kCallTimeoutMs);
+  proto::SubmitJobResponse response;
+  absl::Status s = rpc::FromGrpcStatus(client.stub->SubmitJob(&context, request, &response));
+  if (!s.ok()) return Fail("submit", s);
+  std::printf("%s\n", response.job_id().c_str());
+  return 0;
+}
+
+int RunStatus(const SchedulerConnection& c, const std::string& job_id, bool json) {
+  Client client;
+  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("status", s);
+  grpc::ClientContext context;
+  Prepare(client, &context, kCallTimeoutMs);
+  proto::JobStatusRequest request;
+  request.set_job_id(job_id);
+  proto::JobStatusResponse response;
+  absl::Status s = rpc::FromGrpcStatus(client.stub->GetJobStatus(&context, request, &response));
+  if (!s.ok()) return Fail("status", s);
+  if (json) {
+    std::printf("%s\n", Json(response).c_str());
+  } else {
+    for (const auto& j : response.jobs()) std::printf("%s\n", Line(j).c_str());
+  }
+  return 0;
+}
+
+int RunWatch(const SchedulerConnection& c, const std::string& job_id, bool json) {
+  Client client;
+  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("watch", s);
+  grpc::ClientContext context;
+  Prepare(client, &context, 0);  // as long as the job runs
+  proto::WatchJobRequest request;
+  request.set_job_id(job_id);
+  auto reader = client.stub->WatchJob(&context, request);
+  proto::JobStatus status, last;
+  while (reader->Read(&status)) {
+    std::printf("%s\n", json ? Json(status).c_str() : Line(status).c_str());
+    std::fflush(stdout);
+    last = status;
+  }
+  absl::Status s = rpc::FromGrpcStatus(reader->Finish());
+  if (!s.ok()) return Fail("watch", s);
+  return last.state() == proto::JOB_SUCCEEDED ? 0 : 1;
+}
+
+int RunCancel(const SchedulerConnection& c, const std::string& job_id) {
+  Client client;
+  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("cancel", s);
+  grpc::ClientContext context;
+  Prepare(client, &context, kCallTimeoutMs);
+  proto::CancelJobRequest request;
+  request.set_job_id(job_id);
+  proto::CancelJobResponse response;
+  absl::Status s = rpc::FromGrpcStatus(client.stub->CancelJob(&context, request, &response));
+  return s.ok() ? 0 : Fail("cancel", s);
+}
+
+int RunNodes(const SchedulerConnection& c, bool json) {
+  Client client;
+  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("nodes", s);
+  grpc::ClientContext context;
+  Prepare(client, &context, kCallTimeoutMs);
+  proto::ListNodesResponse response;
+  absl::Status s = rpc::FromGrpcStatus(client.stub->ListNodes(&context, {}, &response));
+  if (!s.ok()) return Fail("nodes", s);
+  if (json) {
+    std::printf("%s\n", Json(response).c_str());
+    return 0;
+  }
+  for (const auto& n : response.nodes()) {
+    std::printf("%-14s %-6s rank %-3u %-22s %s\n", n.node_id().c_str(),
+                n.role() == proto::NODE_ROLE_PS ? "ps" : "worker", n.rank(), n.address().c_str(),
+                n.alive() ? "alive" : "DEAD");
+  }
+  return 0;
+}
+
+}  // namespace herald::cli

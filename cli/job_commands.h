@@ -1,0 +1,29 @@
+#pragma once
+// heraldctl commands that talk to herald_scheduler's JobService: submit,
+// status, watch, cancel, nodes. Exit codes: 0 success (watch: the job
+// succeeded), 1 the call or the job failed, 2 usage / invalid spec.
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace herald::cli {
+
+struct SchedulerConnection {
+  std::string address;     // host:port
+  std::string token_file;  // cluster token (empty: none)
+};
+
+// Reads a job spec in text-format protobuf (.txt/.pbtxt) or JSON (.json, or
+// any file starting with '{'). Errors: InvalidArgument naming file and
+// position.
+absl::Status ReadJobSpecFile(const std::string& path, std::string* text_or_json, bool* json);
+
+// Each prints its result (JSON with `json`) and returns the exit code.
+int RunSubmit(const SchedulerConnection& c, const std::string& spec_path);
+int RunStatus(const SchedulerConnection& c, const std::string& job_id, bool json);
+int RunWatch(const SchedulerConnection& c, const std::string& job_id, bool json);
+int RunCancel(const SchedulerConnection& c, const std::string& job_id);
+int RunNodes(const SchedulerConnection& c, bool json);
+
+}  // namespace herald::cli
