@@ -133,15 +133,23 @@ class SchedulerServiceTest : public ::testing::Test {
     return response.jobs_size() == 1 ? response.jobs(0) : proto::JobStatus();
   }
 
+  // Opens worker w's step stream for `job_id` with a deadline.
+  std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> OpenSteps(grpc::ClientContext* context,
+                                                                   int w,
+                                                                   const std::string& job_id,
+                                                                   int64_t timeout_ms) {
+    rpc::SetDeadline(context, timeout_ms);
+    proto::WorkerStepsRequest request;
+    request.set_node_id(node_[w]);
+    request.set_job_id(job_id);
+    return workers_stub_->WorkerSteps(context, request);
+  }
+
   // Reads worker w's whole stream, checking and reporting each step.
   // Returns the iterations received.
   uint64_t FakeWorker(int w, const proto::JoinJobResponse& join) {
     grpc::ClientContext context;
-    rpc::SetDeadline(&context, 60000);
-    proto::WorkerStepsRequest request;
-    request.set_node_id(node_[w]);
-    request.set_job_id(join.job_id());
-    auto reader = workers_stub_->WorkerSteps(&context, request);
+    auto reader = OpenSteps(&context, w, join.job_id(), 60000);
     proto::WorkerStep step;
     uint64_t received = 0;
     while (reader->Read(&step)) {
@@ -217,11 +225,7 @@ TEST_F(SchedulerServiceTest, ASlowWorkerHoldsThePlannerAtItsQueueBound) {
   // Worker 0 reads without reporting, worker 1 reads nothing: the planner
   // stops once worker 1's queue holds kQueue steps.
   grpc::ClientContext context;
-  rpc::SetDeadline(&context, 2000);
-  proto::WorkerStepsRequest request;
-  request.set_node_id(node_[0]);
-  request.set_job_id(join0.job_id());
-  auto reader = workers_stub_->WorkerSteps(&context, request);
+  auto reader = OpenSteps(&context, 0, join0.job_id(), 2000);
   proto::WorkerStep step;
   uint64_t read = 0;
   while (reader->Read(&step)) ++read;  // ends at the 2 s deadline
@@ -247,11 +251,7 @@ TEST_F(SchedulerServiceTest, AnErrorReportFailsTheJobAndTheOtherStreamEnds) {
   proto::StepReportResponse response;
   ASSERT_TRUE(workers_stub_->ReportStep(&report_context, report, &response).ok());
   grpc::ClientContext context;
-  rpc::SetDeadline(&context, 20000);
-  proto::WorkerStepsRequest request;
-  request.set_node_id(node_[0]);
-  request.set_job_id(join0.job_id());
-  auto reader = workers_stub_->WorkerSteps(&context, request);
+  auto reader = OpenSteps(&context, 0, join0.job_id(), 20000);
   proto::WorkerStep step;
   while (reader->Read(&step)) {
   }
