@@ -11,7 +11,8 @@
 // Flag names accept '-' and '_' alike (--batch-per-worker = --batch_per_worker).
 //
 //   heraldctl submit SPEC | status [JOB] | watch JOB | cancel JOB | nodes
-//                      [--scheduler H:P] [--token-file F] [--json]
+//             | export JOB --out DIR     [--scheduler H:P] [--token-file F] [--json]
+//   heraldctl evaluate --model DIR [--batch N] [--json]
 //
 // Exit codes: 0 success, 1 the command failed, 2 usage error.
 
@@ -23,13 +24,16 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "cli/data_commands.h"
+#include "cli/evaluate_command.h"
 #include "cli/job_commands.h"
 #include "cli/simulate_command.h"
 #include "common/command_line.h"
 
 ABSL_FLAG(uint64_t, rows, 0, "gen-data: number of samples to generate");
 ABSL_FLAG(uint64_t, seed, 1, "gen-data: generator seed (same seed, same data)");
-ABSL_FLAG(std::string, out, "", "gen-data, convert: output file");
+ABSL_FLAG(std::string, out, "", "gen-data, convert: output file; export: output directory");
+ABSL_FLAG(std::string, model, "", "evaluate: directory of an exported model");
+ABSL_FLAG(uint32_t, batch, 4096, "evaluate: samples per forward pass");
 ABSL_FLAG(std::string, format, "",
           "gen-data: output format tsv|bin (default tsv); data stats: input format "
           "auto|tsv|bin (default auto)");
@@ -83,6 +87,13 @@ Commands:
   status [JOB] [--json]   watch JOB [--json]   cancel JOB   nodes [--json]
       Job state and progress; live progress until the job ends (exit 0 only if it
       succeeded); cancel; registered PS shards and workers with their health.
+  export JOB --out DIR [--json]
+      Write a succeeded job's model (embedding tables + dense weights + MODEL manifest,
+      docs/export.md) to DIR, which the scheduler and PS shards write (shared or local
+      disk). Only the most recent succeeded job can be exported.
+  evaluate --model DIR [--batch N] [--json]
+      Exact held-out AUC and log loss of an exported model on its job's held-out split
+      (data.eval_fraction), computed here on the CPU.
 
 Exit codes: 0 success, 1 the command failed, 2 usage error.
 Run 'heraldctl --helpfull' for every flag.)";
@@ -160,6 +171,17 @@ int main(int argc, char** argv) {
     absl::Status s = herald::cli::RunSimulate(o);
     return s.ok() ? 0 : Fail(s);
   }
+  if (command == "evaluate") {
+    if (args.size() != 1) return Usage("evaluate takes no positional arguments (use --model)");
+    herald::cli::EvaluateOptions o;
+    o.model_dir = absl::GetFlag(FLAGS_model);
+    o.batch = absl::GetFlag(FLAGS_batch);
+    o.json = absl::GetFlag(FLAGS_json);
+    if (o.model_dir.empty()) return Usage("evaluate: --model DIR is required");
+    if (o.batch == 0) return Usage("evaluate: --batch must be > 0");
+    absl::Status s = herald::cli::RunEvaluate(o);
+    return s.ok() ? 0 : Fail(s);
+  }
   const herald::cli::SchedulerConnection connection{absl::GetFlag(FLAGS_scheduler),
                                                     absl::GetFlag(FLAGS_token_file)};
   const bool json = absl::GetFlag(FLAGS_json);
@@ -175,6 +197,10 @@ int main(int argc, char** argv) {
     if (args.size() != 2) return Usage(absl::StrCat("expected '", command, " JOB'"));
     return command == "watch" ? herald::cli::RunWatch(connection, args[1], json)
                               : herald::cli::RunCancel(connection, args[1]);
+  }
+  if (command == "export") {
+    if (args.size() != 2) return Usage("expected 'export JOB --out DIR'");
+    return herald::cli::RunExport(connection, args[1], absl::GetFlag(FLAGS_out), json);
   }
   if (command == "nodes") {
     if (args.size() != 1) return Usage("'nodes' takes no arguments");

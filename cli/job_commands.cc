@@ -1,6 +1,7 @@
 #include "cli/job_commands.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -19,6 +20,7 @@ namespace herald::cli {
 namespace {
 
 constexpr int64_t kCallTimeoutMs = 30000;
+constexpr int64_t kExportTimeoutMs = 3600 * 1000;  // writes every embedding row
 
 int Fail(const std::string& what, const absl::Status& s) {
   std::fprintf(stderr, "heraldctl: %s: %s\n", what.c_str(), s.ToString().c_str());
@@ -170,6 +172,31 @@ int RunCancel(const SchedulerConnection& c, const std::string& job_id) {
   proto::CancelJobResponse response;
   absl::Status s = rpc::FromGrpcStatus(client.stub->CancelJob(&context, request, &response));
   return s.ok() ? 0 : Fail("cancel", s);
+}
+
+int RunExport(const SchedulerConnection& c, const std::string& job_id, const std::string& out_dir,
+              bool json) {
+  if (out_dir.empty()) return Fail("export", absl::InvalidArgumentError("--out: required"));
+  Client client;
+  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("export", s);
+  grpc::ClientContext context;
+  Prepare(client, &context, kExportTimeoutMs);
+  proto::ExportJobRequest request;
+  request.set_job_id(job_id);
+  // The scheduler and the PS shards write it: they need an absolute path.
+  request.set_out_dir(std::filesystem::absolute(out_dir).lexically_normal().string());
+  proto::ExportJobResponse response;
+  absl::Status s = rpc::FromGrpcStatus(client.stub->ExportJob(&context, request, &response));
+  if (!s.ok()) return Fail("export", s);
+  if (json) {
+    std::printf("%s\n", Json(response).c_str());
+  } else {
+    std::printf("exported %s: %llu embedding rows, %llu dense parameters -> %s\n",
+                job_id.c_str(), static_cast<unsigned long long>(response.rows()),
+                static_cast<unsigned long long>(response.dense_floats()),
+                response.manifest_path().c_str());
+  }
+  return 0;
 }
 
 int RunNodes(const SchedulerConnection& c, bool json) {

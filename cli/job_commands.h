@@ -1,6 +1,6 @@
 #pragma once
 // heraldctl commands that talk to herald_scheduler's JobService: submit,
-// status, watch, cancel, nodes. Exit codes: 0 success (watch: the job
+// status, watch, cancel, export, nodes. Exit codes: 0 success (watch: the job
 // succeeded), 1 the call or the job failed, 2 usage / invalid spec.
 
 #include <string>
@@ -25,5 +25,9 @@ int RunStatus(const SchedulerConnection& c, const std::string& job_id, bool json
 int RunWatch(const SchedulerConnection& c, const std::string& job_id, bool json);
 int RunCancel(const SchedulerConnection& c, const std::string& job_id);
 int RunNodes(const SchedulerConnection& c, bool json);
+// Exports a succeeded job's model to `out_dir` (made absolute; written by
+// the scheduler and the PS shards, see docs/export.md).
+int RunExport(const SchedulerConnection& c, const std::string& job_id, const std::string& out_dir,
+              bool json);
 
 }  // namespace herald::cli

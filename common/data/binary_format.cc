@@ -1,10 +1,9 @@
 #include "common/data/binary_format.h"
 
-#include <zlib.h>
-
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/crc32.h"
 #include "common/status.h"
 
 namespace herald::data {
@@ -15,18 +14,6 @@ constexpr char kBlockMagic[4] = {'B', 'L', 'K', '1'};
 constexpr char kEndMagic[4] = {'E', 'N', 'D', '1'};
 constexpr uint32_t kFlagLengths8 = 1;
 constexpr uint32_t kFlagKeys32 = 2;
-
-uint32_t Crc32(const void* data, size_t n) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  const Bytef* p = static_cast<const Bytef*>(data);
-  while (n > 0) {
-    uInt chunk = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
-    crc = crc32(crc, p, chunk);
-    p += chunk;
-    n -= chunk;
-  }
-  return static_cast<uint32_t>(crc);
-}
 
 template <typename T>
 void Put(std::string* out, T v) {

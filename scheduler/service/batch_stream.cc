@@ -198,8 +198,11 @@ absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
     TakeFromPool(shuffle, &batch_block_);
   }
   if (batch_block_.size() < options_.global_batch_size) {
-    dropped_tail_ += batch_block_.size();
-    return false;
+    // Training drops a partial last batch; evaluation uses every sample.
+    if (options_.split == Split::kTrain || batch_block_.size() == 0) {
+      dropped_tail_ += batch_block_.size();
+      return false;
+    }
   }
   *out = data::ToKeyBatch(batch_block_, 0, batch_block_.size());
   ++batches_;

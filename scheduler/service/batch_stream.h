@@ -11,8 +11,8 @@
 //     the S buffered ones, and its place refilled from the input; samples
 //     flow across epoch boundaries as in a repeated-then-shuffled stream.
 //   - Length: `iterations` global batches (cycling epochs as needed), or
-//     `epochs` passes when iterations is 0. A partial last batch is dropped
-//     and counted.
+//     `epochs` passes when iterations is 0. A partial last training batch is
+//     dropped and counted; the held-out stream ends with its partial batch.
 //   - Malformed input follows DataSpec.on_malformed (skip and count, or fail
 //     naming file:line).
 // Same options + same input => the same batches, bit for bit. Not

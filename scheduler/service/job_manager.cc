@@ -201,4 +201,35 @@ absl::Status JobManager::Report(const proto::StepReport& report) {
   return run->Report(report);
 }
 
+absl::Status JobManager::AcceptDense(const std::string& node_id, const std::string& job_id,
+                                     std::vector<float> values) {
+  std::shared_ptr<JobRun> run;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!running_ || running_->job_id() != job_id) {
+      return absl::NotFoundError(absl::StrCat("job ", job_id, " is not running"));
+    }
+    run = running_;
+  }
+  return run->AcceptDense(node_id, std::move(values));
+}
+
+absl::StatusOr<proto::ExportJobResponse> JobManager::Export(const std::string& job_id,
+                                                            const std::string& out_dir) {
+  std::shared_ptr<JobRun> run;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
+    const Job& job = *it->second;
+    if (job.state != proto::JOB_SUCCEEDED) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job ", job_id, " is ", proto::JobState_Name(job.state), ": only a succeeded job can be "
+          "exported"));
+    }
+    run = job.run;
+  }
+  return run->Export(out_dir);
+}
+
 }  // namespace herald::scheduler

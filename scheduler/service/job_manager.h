@@ -52,6 +52,15 @@ class JobManager {
   // The running job that includes the worker. Errors: NotFound.
   absl::StatusOr<std::shared_ptr<JobRun>> RunOfWorker(const std::string& node_id) const;
   absl::Status Report(const proto::StepReport& report);
+  // Rank 0's trained dense parameters for the running job `job_id`.
+  // Errors: NotFound (not running), JobRun::AcceptDense's.
+  absl::Status AcceptDense(const std::string& node_id, const std::string& job_id,
+                           std::vector<float> values);
+  // Writes the model of `job_id` to `out_dir` (model_export.h). Errors:
+  // NotFound; FailedPrecondition for a job that did not succeed or whose
+  // tables left the PS shards (a later job started); the export's.
+  absl::StatusOr<proto::ExportJobResponse> Export(const std::string& job_id,
+                                                  const std::string& out_dir);
 
   static bool IsTerminal(proto::JobState state);
 

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/crc32.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "ps_server/client/sharded_ps_client.h"
@@ -13,6 +14,7 @@
 #include "scheduler/herald/step_builder.h"
 #include "scheduler/service/batch_stream.h"
 #include "scheduler/service/job_spec_check.h"
+#include "scheduler/service/model_export.h"
 #include "scheduler/service/read_ahead.h"
 #include "worker/cache/step.h"
 
@@ -75,6 +77,7 @@ JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps
   next_report_.assign(workers_.size(), 0);
   joined_.assign(workers_.size(), false);
   sent_.assign(workers_.size(), 0);
+  final_crc_.assign(workers_.size(), 0);
   total_iterations_ = spec_.iterations();
   started_ = absl::Now();
 }
@@ -281,6 +284,7 @@ absl::Status JobRun::Report(const proto::StepReport& report) {
                                                    next_report_[w]));
   }
   ++next_report_[w];
+  final_crc_[w] = report.dense_crc32();  // the last report's is the one kept
   Pending& p = pending_[report.iteration()];
   ++p.reports;
   p.loss_sum += report.loss_sum();
@@ -320,6 +324,7 @@ absl::Status JobRun::Run() {
   absl::Status s = Prepare();
   if (s.ok()) s = Plan();
   if (s.ok()) s = WaitForReports();
+  if (s.ok()) s = CheckDenseReplicas();
   if (s.ok() && !spec_.checkpoint().dir().empty()) {
     absl::StatusOr<std::string> manifest =
         ps_->Checkpoint(job_id_, total_iterations_ - 1, spec_.checkpoint().dir());
@@ -340,7 +345,61 @@ absl::Status JobRun::Run() {
   return s;
 }
 
+absl::Status JobRun::AcceptDense(const std::string& node_id, std::vector<float> values) {
+  const int w = WorkerIndex(node_id);
+  if (w < 0) return absl::NotFoundError(absl::StrCat(node_id, " is not a worker of ", job_id_));
+  if (w != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("worker ", w, " (", node_id, ") uploaded dense parameters: only rank 0 does"));
+  }
+  if (values.empty()) return absl::InvalidArgumentError("no dense parameters");
+  absl::MutexLock lock(&mu_);
+  dense_ = std::move(values);
+  return absl::OkStatus();
+}
+
+absl::Status JobRun::CheckDenseReplicas() {
+  absl::MutexLock lock(&mu_);
+  if (dense_.empty()) {
+    return absl::InternalError("worker 0 did not upload the trained dense parameters");
+  }
+  const uint32_t uploaded = Crc32(dense_.data(), dense_.size() * sizeof(float));
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    if (final_crc_[w] != uploaded) {
+      return absl::DataLossError(absl::StrCat(
+          "dense replicas differ after the last iteration: worker ", w, " (",
+          workers_[w].node_id, ") reported CRC ", Crc32Hex(final_crc_[w]),
+          ", worker 0 uploaded parameters with CRC ", Crc32Hex(uploaded)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<proto::ExportJobResponse> JobRun::Export(const std::string& out_dir) {
+  TrainedModel model;
+  model.job_id = job_id_;
+  model.spec = spec_;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!failure_.ok() || !planning_done_ || progress_.iteration() != planned_) {
+      return absl::FailedPreconditionError(absl::StrCat("job ", job_id_, " did not succeed"));
+    }
+    model.iterations = progress_.iteration();
+    model.dense = dense_;
+  }
+  absl::MutexLock lock(&ps_mu_);
+  if (ended_on_ps_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job_id_, "'s tables were dropped from the PS shards when a later job started; "
+        "only the most recent succeeded job can be exported"));
+  }
+  return WriteModelExport(model, ps_.get(), out_dir);
+}
+
 void JobRun::EndOnPs() {
+  absl::MutexLock lock(&ps_mu_);
+  if (ended_on_ps_) return;
+  ended_on_ps_ = true;
   if (ps_ == nullptr) return;
   if (absl::Status end = ps_->EndJob(job_id_); !end.ok()) {
     HLOG_WARN("job {}: EndJob on the PS: {}", job_id_, std::string(end.message()));

@@ -61,8 +61,18 @@ class JobRun {
   void Abort(absl::Status status) { Fail(std::move(status)); }
 
   // Removes the job from the PS shards (after a success, when the next job
-  // starts). Call after Run() returned.
+  // starts). Call after Run() returned. Waits for an export in progress.
   void EndOnPs();
+
+  // The trained dense parameters from worker rank 0 (UploadDense), before
+  // its last report. Run() checks every replica's reported CRC against them.
+  // Errors: NotFound (not this job's worker), PermissionDenied (not rank 0),
+  // InvalidArgument (empty).
+  absl::Status AcceptDense(const std::string& node_id, std::vector<float> values);
+  // Writes the trained model to `out_dir` (model_export.h). Errors:
+  // FailedPrecondition once EndOnPs() ran (the tables are gone), the
+  // export's.
+  absl::StatusOr<proto::ExportJobResponse> Export(const std::string& out_dir);
 
   const std::string& job_id() const { return job_id_; }
   bool HasWorker(const std::string& node_id) const;
@@ -94,6 +104,9 @@ class JobRun {
   absl::Status Health();
   void Fail(absl::Status status);
   int WorkerIndex(const std::string& node_id) const;
+  // Every worker's final CRC equals the uploaded parameters'. Errors:
+  // DataLoss naming the worker that differs, Internal when none was uploaded.
+  absl::Status CheckDenseReplicas();
 
   const std::string job_id_;
   const proto::JobSpec spec_;
@@ -125,6 +138,12 @@ class JobRun {
   uint64_t rows_vanilla_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t uses_ ABSL_GUARDED_BY(mu_) = 0;  // planned row uses and cache hits
   uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<float> dense_ ABSL_GUARDED_BY(mu_);          // from rank 0, at the end
+  std::vector<uint32_t> final_crc_ ABSL_GUARDED_BY(mu_);   // per worker, last report
+
+  // Serialises Export and EndOnPs (which drops the tables an export reads).
+  absl::Mutex ps_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  bool ended_on_ps_ ABSL_GUARDED_BY(ps_mu_) = false;
 };
 
 }  // namespace herald::scheduler

@@ -56,12 +56,13 @@ grpc::Status JobServiceImpl::CancelJob(grpc::ServerContext* context,
 }
 
 grpc::Status JobServiceImpl::ExportJob(grpc::ServerContext* context,
-                                       const proto::ExportJobRequest*,
-                                       proto::ExportJobResponse*) {
+                                       const proto::ExportJobRequest* request,
+                                       proto::ExportJobResponse* response) {
   if (auto s = rpc::CheckToken(context, token_, "ExportJob"); !s.ok()) return s;
-  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                      "ExportJob: not built yet (set checkpoint.dir in the job spec: the final "
-                      "checkpoint holds every embedding row)");
+  absl::StatusOr<proto::ExportJobResponse> r = jobs_->Export(request->job_id(), request->out_dir());
+  if (!r.ok()) return rpc::ToGrpcStatus(r.status());
+  *response = std::move(*r);
+  return grpc::Status::OK;
 }
 
 grpc::Status JobServiceImpl::ListNodes(grpc::ServerContext* context,

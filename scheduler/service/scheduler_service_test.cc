@@ -2,6 +2,8 @@
 // shard (PsService) on another port, and fake workers: plain gRPC clients
 // that register, join, read their step streams and report.
 
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,12 +18,17 @@
 #include "scheduler/service/job_manager.h"
 #include "scheduler/service/job_service.h"
 #include "scheduler/service/worker_service.h"
+#include "ps_server/checkpoint/manifest.h"
+#include "ps_server/client/sharded_ps_client.h"
+#include "scheduler/service/model_export.h"
 #include "worker/cache/step.h"
+#include "worker/runtime/dense_upload.h"
 
 namespace herald::scheduler {
 namespace {
 
 constexpr size_t kQueue = 3;
+const std::vector<float> kDense = {0.5f, -1.0f, 2.0f, 3.5f, 4.0f, 5.0f, -6.25f, 7.0f, 8.0f, 9.0f};
 
 proto::JobSpec Spec(uint64_t iterations) {
   proto::JobSpec spec;
@@ -133,6 +140,16 @@ class SchedulerServiceTest : public ::testing::Test {
     return response.jobs_size() == 1 ? response.jobs(0) : proto::JobStatus();
   }
 
+  grpc::Status Export(const std::string& job, const std::string& dir,
+                      proto::ExportJobResponse* response) {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 30000);
+    proto::ExportJobRequest request;
+    request.set_job_id(job);
+    request.set_out_dir(dir);
+    return jobs_stub_->ExportJob(&context, request, response);
+  }
+
   // Opens worker w's step stream for `job_id` with a deadline.
   std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> OpenSteps(grpc::ClientContext* context,
                                                                    int w,
@@ -145,11 +162,16 @@ class SchedulerServiceTest : public ::testing::Test {
     return workers_stub_->WorkerSteps(context, request);
   }
 
-  // Reads worker w's whole stream, checking and reporting each step.
-  // Returns the iterations received.
-  uint64_t FakeWorker(int w, const proto::JoinJobResponse& join) {
+  // Reads worker w's whole stream, checking and reporting each step (and
+  // reporting it done to the PS shard, which commits it). At the last step
+  // rank 0 uploads `kDense` and every worker reports the CRC of
+  // `dense` (kDense unless a test makes the replicas differ).
+  uint64_t FakeWorker(int w, const proto::JoinJobResponse& join,
+                      const std::vector<float>& dense = kDense) {
     grpc::ClientContext context;
     auto reader = OpenSteps(&context, w, join.job_id(), 60000);
+    auto ps = ps::MakeGrpcPsClient({ps_server_->address()});
+    EXPECT_TRUE(ps.ok());
     proto::WorkerStep step;
     uint64_t received = 0;
     while (reader->Read(&step)) {
@@ -157,9 +179,19 @@ class SchedulerServiceTest : public ::testing::Test {
       auto decoded = worker::DecodeWorkerStep(step, 26, 13);
       EXPECT_TRUE(decoded.ok()) << decoded.status();
       samples_[w] += step.samples().num_samples();
+      EXPECT_TRUE((*ps)->IterationDone(join.job_id(), step.iteration(), join.rank(), 2).ok());
+      proto::StepReport report;
+      if (step.last()) {
+        if (join.rank() == 0) {
+          // Chunks of 3 floats: the upload is reassembled in order.
+          EXPECT_TRUE(worker::UploadDense(workers_stub_.get(), "", node_[w], join.job_id(),
+                                          kDense, 3)
+                          .ok());
+        }
+        report.set_dense_crc32(worker::DenseCrc32(dense));
+      }
       grpc::ClientContext report_context;
       rpc::SetDeadline(&report_context, 5000);
-      proto::StepReport report;
       report.set_node_id(node_[w]);
       report.set_job_id(join.job_id());
       report.set_iteration(step.iteration());
@@ -217,6 +249,47 @@ TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds
   EXPECT_EQ(s.state(), proto::JOB_SUCCEEDED) << s.reason();
   EXPECT_EQ(s.progress().iteration(), 10u);
   EXPECT_DOUBLE_EQ(s.progress().loss(), 3.0 / 32);  // (1 + 2) / global batch
+
+  // Export: the uploaded dense parameters and every shard's rows.
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/export";
+  proto::ExportJobResponse exported;
+  ASSERT_TRUE(Export(job, dir, &exported).ok());
+  EXPECT_EQ(exported.manifest_path(), dir + "/MODEL");
+  EXPECT_EQ(exported.dense_floats(), kDense.size());
+  std::ifstream dense_file(dir + "/dense.f32", std::ios::binary);
+  std::vector<float> dense(kDense.size() + 1);
+  dense_file.read(reinterpret_cast<char*>(dense.data()), (kDense.size() + 1) * sizeof(float));
+  EXPECT_EQ(static_cast<size_t>(dense_file.gcount()), kDense.size() * sizeof(float));
+  dense.resize(kDense.size());
+  EXPECT_EQ(dense, kDense);
+  auto manifest = ps::FindLatestManifest(dir, job);
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  EXPECT_EQ(ps::ReadManifest(*manifest)->iteration(), 9u);
+  // Never over an existing export; never a relative path; never a job that
+  // did not succeed.
+  grpc::Status again = Export(job, dir, &exported);
+  EXPECT_EQ(again.error_code(), grpc::StatusCode::ALREADY_EXISTS) << again.error_message();
+  grpc::Status relative = Export(job, "relative/dir", &exported);
+  EXPECT_EQ(relative.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(relative.error_message().find("out_dir"), std::string::npos);
+  EXPECT_EQ(Export("job-999", dir + "2", &exported).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(SchedulerServiceTest, ReplicasWhoseDenseParametersDifferFailTheJob) {
+  const std::string job = Submit(Spec(4));
+  proto::JoinJobResponse joins[2] = {Join(0), Join(1)};
+  std::vector<float> diverged = kDense;
+  diverged[3] += 1e-6f;
+  const int rank1 = joins[0].rank() == 1 ? 0 : 1;  // which fake worker has rank 1
+  std::thread other([&] { FakeWorker(rank1, joins[rank1], diverged); });
+  FakeWorker(1 - rank1, joins[1 - rank1]);
+  other.join();
+  proto::JobStatus s = WaitForEnd(job);
+  EXPECT_EQ(s.state(), proto::JOB_FAILED);
+  EXPECT_NE(s.reason().find("dense replicas differ"), std::string::npos) << s.reason();
+  proto::ExportJobResponse exported;
+  EXPECT_EQ(Export(job, "/tmp/never", &exported).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
 }
 
 TEST_F(SchedulerServiceTest, ASlowWorkerHoldsThePlannerAtItsQueueBound) {

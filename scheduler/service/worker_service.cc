@@ -1,5 +1,7 @@
 #include "scheduler/service/worker_service.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
@@ -53,6 +55,52 @@ grpc::Status WorkerServiceImpl::ReportStep(grpc::ServerContext* context,
                                            proto::StepReportResponse*) {
   if (auto s = rpc::CheckToken(context, token_, "ReportStep"); !s.ok()) return s;
   return rpc::ToGrpcStatus(jobs_->Report(*request));
+}
+
+grpc::Status WorkerServiceImpl::UploadDense(grpc::ServerContext* context,
+                                            grpc::ServerReader<proto::DenseChunk>* reader,
+                                            proto::UploadDenseResponse*) {
+  if (auto s = rpc::CheckToken(context, token_, "UploadDense"); !s.ok()) return s;
+  constexpr uint64_t kMaxFloats = uint64_t{1} << 32;  // 16 GiB
+  proto::DenseChunk chunk;
+  std::vector<float> values;
+  std::string node_id, job_id;
+  uint64_t total = 0;
+  bool first = true;
+  auto invalid = [](const std::string& what) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("UploadDense: ", what));
+  };
+  while (reader->Read(&chunk)) {
+    if (first) {
+      node_id = chunk.node_id();
+      job_id = chunk.job_id();
+      total = chunk.total_floats();
+      if (total == 0 || total > kMaxFloats) {
+        return invalid(absl::StrCat("total_floats ", total, " not in [1, 2^32]"));
+      }
+      if (!jobs_->RunOfWorker(node_id).ok()) {
+        return invalid(absl::StrCat(node_id, " is not a worker of a running job"));
+      }
+      values.reserve(total);
+      first = false;
+    }
+    if (chunk.node_id() != node_id || chunk.job_id() != job_id || chunk.total_floats() != total) {
+      return invalid("node_id, job_id and total_floats must be the same in every chunk");
+    }
+    if (chunk.offset() != values.size() || chunk.values().size() % sizeof(float) != 0 ||
+        values.size() + chunk.values().size() / sizeof(float) > total) {
+      return invalid(absl::StrCat("chunk at offset ", chunk.offset(), " with ",
+                                  chunk.values().size(), " bytes does not continue ",
+                                  values.size(), " of ", total, " floats"));
+    }
+    const size_t at = values.size();
+    values.resize(at + chunk.values().size() / sizeof(float));
+    std::memcpy(values.data() + at, chunk.values().data(), chunk.values().size());
+  }
+  if (first || values.size() != total) {
+    return invalid(absl::StrCat("received ", values.size(), " of ", total, " floats"));
+  }
+  return rpc::ToGrpcStatus(jobs_->AcceptDense(node_id, job_id, std::move(values)));
 }
 
 }  // namespace herald::scheduler

@@ -24,6 +24,10 @@ class WorkerServiceImpl final : public proto::WorkerService::Service {
                            grpc::ServerWriter<proto::WorkerStep>* writer) override;
   grpc::Status ReportStep(grpc::ServerContext* context, const proto::StepReport* request,
                           proto::StepReportResponse* response) override;
+  // Chunks must be in order and cover [0, total_floats) exactly.
+  grpc::Status UploadDense(grpc::ServerContext* context,
+                           grpc::ServerReader<proto::DenseChunk>* reader,
+                           proto::UploadDenseResponse* response) override;
 
  private:
   JobManager* jobs_;

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "absl/strings/str_cat.h"
+
 #include "common/math/optimizer_spec.h"
 #include "common/status.h"
 #include "worker/model/model_factory.h"
@@ -59,6 +61,26 @@ std::vector<float> ReferenceTrainer::InitialRow(uint32_t table, Key key) const {
   std::vector<float> row(t.row_floats);
   math::InitialRow(spec_.seed(), table, key, t.dim, t.init_scale, t.optimizer, row.data());
   return row;
+}
+
+absl::Status ReferenceTrainer::LoadDense(const std::vector<float>& values) {
+  if (values.size() != model_->params().size()) {
+    return absl::InvalidArgumentError(absl::StrCat("dense parameters: ", values.size(),
+                                                   " values, the model has ",
+                                                   model_->params().size()));
+  }
+  model_->params().SetValues(values);
+  return absl::OkStatus();
+}
+
+absl::Status ReferenceTrainer::LoadRow(uint32_t table, Key key, const float* row,
+                                       uint32_t row_floats) {
+  if (table >= tables_.size() || row_floats != tables_[table].row_floats) {
+    return absl::InvalidArgumentError(absl::StrCat("row of table ", table, " with ", row_floats,
+                                                   " floats does not fit the model"));
+  }
+  tables_[table].rows[key].assign(row, row + row_floats);
+  return absl::OkStatus();
 }
 
 std::vector<float> ReferenceTrainer::Row(uint32_t table, Key key) const {

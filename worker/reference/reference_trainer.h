@@ -33,6 +33,12 @@ class ReferenceTrainer {
   // Click probabilities with the current model (rows are not created).
   std::vector<float> Predict(const data::KeyBatch& batch);
 
+  // Replaces the model by a trained one (e.g. an export). Errors:
+  // InvalidArgument when `values` is not the model's size, or a row has the
+  // wrong width or table.
+  absl::Status LoadDense(const std::vector<float>& values);
+  absl::Status LoadRow(uint32_t table, Key key, const float* row, uint32_t row_floats);
+
   // Row (values + optimizer state) of `key`, initialised if never touched.
   std::vector<float> Row(uint32_t table, Key key) const;
   std::vector<float> DenseValues() const { return model_->params().values().ToHost(); }

@@ -9,6 +9,7 @@
 #include "ps_server/client/sharded_ps_client.h"
 #include "worker/cache/step.h"
 #include "worker/collectives/coordinator_kv_store.h"
+#include "worker/runtime/dense_upload.h"
 #include "worker/runtime/worker_replica.h"
 
 namespace herald::worker {
@@ -178,6 +179,21 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       outcome = result.status();
       break;
     }
+    uint32_t dense_crc = 0;
+    if (wire.last()) {
+      // The model is final: rank 0 uploads it (for export) before reporting,
+      // every rank reports its CRC (the scheduler checks they agree).
+      const std::vector<float> dense = replica.model->params().values().ToHost();
+      dense_crc = DenseCrc32(dense);
+      if (join.rank() == 0) {
+        const absl::Status up =
+            UploadDense(workers_.get(), options_.token, node_id, join.job_id(), dense);
+        if (!up.ok()) {
+          outcome = Annotate(up, "uploading the dense parameters");
+          break;
+        }
+      }
+    }
     grpc::ClientContext report_context;
     rpc::SetDeadline(&report_context, kReportTimeoutMs);
     rpc::AttachToken(&report_context, options_.token);
@@ -193,6 +209,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     report.set_push_ms(result->times.push_ms);
     report.set_writeback_ms(result->times.writeback_ms);
     report.set_bytes_moved(result->bytes_moved);
+    report.set_dense_crc32(dense_crc);
     proto::StepReportResponse response;
     const absl::Status r =
         rpc::FromGrpcStatus(workers_->ReportStep(&report_context, report, &response));

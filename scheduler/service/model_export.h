@@ -1,0 +1,41 @@
+#pragma once
+// Writes a trained model in the export format (docs/export.md):
+//
+//   <out_dir>/MODEL                                 text-format proto::ModelExport
+//   <out_dir>/dense.f32                             dense parameters, float32 LE
+//   <out_dir>/<job_id>/iter-<N>/shard-<i>-of-<n>.hsf  embedding rows (checkpoint format)
+//   <out_dir>/<job_id>/iter-<N>/MANIFEST
+//
+// The shard files are written by the PS shards themselves (PS Checkpoint),
+// so `out_dir` must be a path they can write too. MODEL is written last via
+// a temporary file and a rename: a directory with MODEL is a complete export.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/job.pb.h"
+#include "proto/scheduler.pb.h"
+#include "ps_server/client/ps_client.h"
+
+namespace herald::scheduler {
+
+inline constexpr char kModelExportFile[] = "MODEL";
+inline constexpr char kDenseExportFile[] = "dense.f32";
+
+struct TrainedModel {
+  std::string job_id;
+  proto::JobSpec spec;
+  uint64_t iterations = 0;  // iterations trained (the PS committed 0..iterations-1)
+  std::vector<float> dense;
+};
+
+// Errors: InvalidArgument (relative out_dir, no iterations, no dense
+// parameters), AlreadyExists (out_dir already holds an export), the PS
+// checkpoint's, Internal for a file that cannot be written.
+absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& model,
+                                                          ps::PsClient* ps,
+                                                          const std::string& out_dir);
+
+}  // namespace herald::scheduler

@@ -1,0 +1,45 @@
+#pragma once
+// Reads a model exported by `heraldctl export` (format: docs/export.md) into
+// memory: the MODEL manifest, the dense parameter vector (CRC checked) and
+// every embedding row of every table (each shard file's CRC checked).
+//
+//   absl::StatusOr<herald::tools::ExportedModel> m = herald::tools::ReadModelExport(dir);
+//   const float* row = m->tables[t].Find(key);   // nullptr: never trained
+//   // embedding = row[0 .. dim), optimizer state = row[dim .. row_floats)
+//
+// A key missing from a table was never trained; the trained system gives it
+// its initial row, math::InitialRow(spec.seed, table, key, ...).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "common/ids.h"
+#include "proto/scheduler.pb.h"
+
+namespace herald::tools {
+
+struct ExportedTable {
+  uint32_t dim = 0;
+  uint32_t row_floats = 0;  // dim + optimizer state
+  std::vector<Key> keys;    // in file order
+  std::vector<float> rows;  // keys.size() × row_floats
+  absl::flat_hash_map<Key, uint64_t> index;  // key -> position in `keys`
+
+  // The row of `key` (row_floats values), or nullptr.
+  const float* Find(Key key) const;
+};
+
+struct ExportedModel {
+  proto::ModelExport manifest;
+  std::vector<float> dense;
+  std::vector<ExportedTable> tables;  // by table id
+};
+
+// Errors: NotFound (no MODEL), DataLoss naming the file and the problem
+// (bad manifest, CRC mismatch, short dense file, unknown table, duplicate key).
+absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir);
+
+}  // namespace herald::tools

@@ -1,0 +1,46 @@
+#include "worker/runtime/dense_upload.h"
+
+#include <algorithm>
+
+#include "common/crc32.h"
+#include "common/rpc/channel.h"
+#include "common/rpc/cluster_token.h"
+#include "common/rpc/status_convert.h"
+
+namespace herald::worker {
+namespace {
+
+constexpr int64_t kUploadTimeoutMs = 120000;
+
+}  // namespace
+
+uint32_t DenseCrc32(const std::vector<float>& values) {
+  return Crc32(values.data(), values.size() * sizeof(float));
+}
+
+absl::Status UploadDense(proto::WorkerService::Stub* stub, const std::string& token,
+                         const std::string& node_id, const std::string& job_id,
+                         const std::vector<float>& values, size_t chunk_floats) {
+  grpc::ClientContext context;
+  rpc::SetDeadline(&context, kUploadTimeoutMs);
+  rpc::AttachToken(&context, token);
+  proto::UploadDenseResponse response;
+  std::unique_ptr<grpc::ClientWriter<proto::DenseChunk>> writer =
+      stub->UploadDense(&context, &response);
+  size_t offset = 0;
+  do {
+    const size_t n = std::min(chunk_floats, values.size() - offset);
+    proto::DenseChunk chunk;
+    chunk.set_node_id(node_id);
+    chunk.set_job_id(job_id);
+    chunk.set_total_floats(values.size());
+    chunk.set_offset(offset);
+    chunk.set_values(values.data() + offset, n * sizeof(float));
+    if (!writer->Write(chunk)) break;  // Finish() gives the reason
+    offset += n;
+  } while (offset < values.size());
+  writer->WritesDone();
+  return rpc::FromGrpcStatus(writer->Finish());
+}
+
+}  // namespace herald::worker
