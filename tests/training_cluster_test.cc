@@ -22,6 +22,7 @@
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/service/batch_stream.h"
 #include "tests/harness/heraldctl.h"
+#include "tests/harness/local_cluster.h"
 #include "tests/harness/process.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
@@ -30,9 +31,6 @@
 namespace herald {
 namespace {
 
-using testing::ChildProcess;
-
-constexpr char kToken[] = "cluster-secret-42";
 
 proto::JobSpec TrainingSpec(const std::string& name, proto::PolicyKind policy,
                             uint64_t iterations) {
@@ -69,110 +67,27 @@ proto::JobSpec TrainingSpec(const std::string& name, proto::PolicyKind policy,
 class TrainingCluster : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTestDir("cluster");
-    token_file_ = dir_ + "/token";
-    std::ofstream(token_file_) << kToken << "\n";
-    scheduler_ = Start("scheduler/herald_scheduler", "scheduler",
-                       {"--heartbeat_ms=200", "--liveness_timeout_ms=3000",
-                        "--token-file=" + token_file_});
-    auto port = scheduler_->WaitForPortFile(dir_ + "/scheduler.port", 20000);
-    ASSERT_TRUE(port.ok()) << port.status();
-    address_ = absl::StrCat("127.0.0.1:", *port);
-    for (int s = 0; s < 2; ++s) {
-      ps_.push_back(Start("ps_server/herald_ps", absl::StrCat("ps", s),
-                          {"--scheduler=" + address_, absl::StrCat("--shard=", s),
-                           "--token_file=" + token_file_, "--threads=1"}));
-    }
-    for (int w = 0; w < 2; ++w) {
-      workers_.push_back(Start("worker/herald_worker", absl::StrCat("worker", w),
-                               {"--scheduler=" + address_, "--token_file=" + token_file_}));
-    }
-    auto channel = rpc::MakeChannel(address_, {});
-    ASSERT_TRUE(channel.ok());
-    jobs_ = proto::JobService::NewStub(*channel);
-    ASSERT_TRUE(WaitForNodes(4)) << scheduler_->LogTail();
+    auto cluster = testing::LocalCluster::Start("cluster", 2, 2);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
+    dir_ = cluster_->dir();
+    address_ = cluster_->address();
+    token_file_ = cluster_->token_file();
+    jobs_ = cluster_->jobs();
   }
 
-  std::unique_ptr<ChildProcess> Start(const std::string& binary, const std::string& name,
-                                      std::vector<std::string> args) {
-    args.push_back("--port_file=" + dir_ + "/" + name + ".port");
-    auto child = ChildProcess::Start(testing::RunfilePath(binary), args, dir_ + "/" + name + ".log");
-    EXPECT_TRUE(child.ok()) << child.status();
-    return child.ok() ? std::move(*child) : nullptr;
-  }
-
-  void Authorize(grpc::ClientContext* context, int64_t timeout_ms = 10000) {
-    rpc::SetDeadline(context, timeout_ms);
-    rpc::AttachToken(context, kToken);
-  }
-
-  // Polls ListNodes (bounded) until `count` live nodes are registered.
-  bool WaitForNodes(int count) {
-    for (int attempt = 0; attempt < 400; ++attempt) {
-      grpc::ClientContext context;
-      Authorize(&context);
-      proto::ListNodesResponse nodes;
-      if (jobs_->ListNodes(&context, {}, &nodes).ok()) {
-        int alive = 0;
-        for (const auto& n : nodes.nodes()) alive += n.alive();
-        if (alive >= count) return true;
-      }
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-    return false;
-  }
-
+  void Authorize(grpc::ClientContext* context) { cluster_->Authorize(context); }
   std::string Submit(const proto::JobSpec& spec) {
-    grpc::ClientContext context;
-    Authorize(&context);
-    proto::SubmitJobRequest request;
-    *request.mutable_spec() = spec;
-    proto::SubmitJobResponse response;
-    grpc::Status s = jobs_->SubmitJob(&context, request, &response);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return response.job_id();
+    absl::StatusOr<std::string> job = cluster_->Submit(spec);
+    EXPECT_TRUE(job.ok()) << job.status();
+    return job.ok() ? *job : "";
   }
-
-  // Follows WatchJob until the job ends (or `until` says stop); returns the
-  // last status seen.
   proto::JobStatus Watch(const std::string& job_id,
                          const std::function<bool(const proto::JobStatus&)>& until = nullptr) {
-    grpc::ClientContext context;
-    Authorize(&context, 180000);
-    proto::WatchJobRequest request;
-    request.set_job_id(job_id);
-    auto reader = jobs_->WatchJob(&context, request);
-    proto::JobStatus status, last;
-    while (reader->Read(&status)) {
-      last = status;
-      if (until && until(status)) {
-        context.TryCancel();
-        break;
-      }
-    }
-    reader->Finish();
-    return last;
+    return cluster_->Watch(job_id, until);
   }
-
-  // Every process's log tail, for failure messages.
-  std::string Logs() {
-    std::string out = "--- scheduler\n" + scheduler_->LogTail(4000);
-    for (size_t w = 0; w < workers_.size(); ++w) {
-      out += absl::StrCat("--- worker ", w, "\n", workers_[w]->LogTail(4000));
-    }
-    return out;
-  }
-
-  std::vector<std::string> PsAddresses() {
-    std::vector<std::string> out;
-    for (int s = 0; s < 2; ++s) {
-      std::ifstream in(absl::StrCat(dir_, "/ps", s, ".port"));
-      int port = 0;
-      in >> port;
-      out.push_back(absl::StrCat("127.0.0.1:", port));
-    }
-    return out;
-  }
+  std::string Logs() { return cluster_->Logs(); }
+  std::vector<std::string> PsAddresses() { return cluster_->PsAddresses(); }
 
   // Trains the reference on the job's batches and compares every trained row
   // the PS holds for `job_id`, and the final loss.
@@ -213,10 +128,9 @@ class TrainingCluster : public ::testing::Test {
                     .ok());
   }
 
-  std::string dir_, token_file_, address_;
-  std::unique_ptr<ChildProcess> scheduler_;
-  std::vector<std::unique_ptr<ChildProcess>> ps_, workers_;
-  std::unique_ptr<proto::JobService::Stub> jobs_;
+  std::unique_ptr<testing::LocalCluster> cluster_;
+  std::string dir_, address_, token_file_;
+  proto::JobService::Stub* jobs_ = nullptr;
 };
 
 TEST_F(TrainingCluster, JobsUnderHeraldThenVanillaEqualTheReference) {
@@ -272,10 +186,10 @@ TEST_F(TrainingCluster, AWorkerStoppedMidJobFailsItWithTheReasonAndCancelWorks) 
   // explicitly and exits 0; the job fails naming it.
   const std::string job = Submit(spec);
   Watch(job, [](const proto::JobStatus& s) { return s.progress().iteration() >= 2; });
-  ASSERT_TRUE(workers_[1]->Signal(SIGTERM).ok());
-  auto code = workers_[1]->WaitForExit(60000);
+  ASSERT_TRUE(cluster_->worker(1).Signal(SIGTERM).ok());
+  auto code = cluster_->worker(1).WaitForExit(60000);
   ASSERT_TRUE(code.ok()) << code.status();
-  EXPECT_EQ(*code, 0) << workers_[1]->LogTail();
+  EXPECT_EQ(*code, 0) << cluster_->worker(1).LogTail();
   const proto::JobStatus failed = Watch(job);
   EXPECT_EQ(failed.state(), proto::JOB_FAILED);
   EXPECT_NE(failed.reason().find("shut down"), std::string::npos) << failed.reason();
@@ -325,6 +239,22 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
   EXPECT_EQ(status.code, 0);
   EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos)
       << status.output;
+
+  // Export and evaluate the model.
+  testing::CommandResult exported = run({"export", job, "--out=" + dir_ + "/model"});
+  EXPECT_EQ(exported.code, 0) << exported.output << Logs();
+  EXPECT_NE(exported.output.find("embedding rows"), std::string::npos) << exported.output;
+  testing::CommandResult again = run({"export", job, "--out=" + dir_ + "/model"});
+  EXPECT_EQ(again.code, 1);
+  EXPECT_NE(again.output.find("exists"), std::string::npos) << again.output;
+  testing::CommandResult eval =
+      testing::RunHeraldctl(dir_, {"evaluate", "--model=" + dir_ + "/model", "--json"});
+  EXPECT_EQ(eval.code, 0) << eval.output;
+  EXPECT_NE(eval.output.find("\"auc\":"), std::string::npos) << eval.output;
+  testing::CommandResult missing =
+      testing::RunHeraldctl(dir_, {"evaluate", "--model=" + dir_ + "/nothing"});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.output.find("nothing/MODEL"), std::string::npos) << missing.output;
 }
 
 }  // namespace

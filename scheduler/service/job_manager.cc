@@ -46,7 +46,7 @@ absl::StatusOr<std::string> JobManager::Submit(const proto::JobSpec& spec) {
   return id;
 }
 
-proto::JobStatus JobManager::StatusLocked(const Job& job) const {
+proto::JobStatus JobManager::StatusLocked(const Job& job, bool include_losses) const {
   proto::JobStatus s;
   s.set_job_id(job.id);
   s.set_name(job.spec.name());
@@ -56,19 +56,23 @@ proto::JobStatus JobManager::StatusLocked(const Job& job) const {
   s.set_finished_unix_ms(job.finished_ms);
   *s.mutable_progress() = job.run && job.state == proto::JOB_RUNNING ? job.run->Progress()
                                                                      : job.final_progress;
+  if (include_losses && job.run) {
+    for (double loss : job.run->Losses()) s.add_losses(loss);
+  }
   return s;
 }
 
-absl::StatusOr<std::vector<proto::JobStatus>> JobManager::Status(const std::string& job_id) const {
+absl::StatusOr<std::vector<proto::JobStatus>> JobManager::Status(const std::string& job_id,
+                                                                 bool include_losses) const {
   absl::MutexLock lock(&mu_);
   std::vector<proto::JobStatus> out;
   if (!job_id.empty()) {
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
-    out.push_back(StatusLocked(*it->second));
+    out.push_back(StatusLocked(*it->second, include_losses));
     return out;
   }
-  for (const auto& id : order_) out.push_back(StatusLocked(*jobs_.at(id)));
+  for (const auto& id : order_) out.push_back(StatusLocked(*jobs_.at(id), include_losses));
   return out;
 }
 

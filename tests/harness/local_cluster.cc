@@ -1,0 +1,155 @@
+#include "tests/harness/local_cluster.h"
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/rpc/channel.h"
+#include "common/rpc/cluster_token.h"
+#include "common/rpc/status_convert.h"
+#include "common/status.h"
+
+namespace herald::testing {
+
+absl::StatusOr<std::unique_ptr<ChildProcess>> LocalCluster::StartProcess(
+    const std::string& binary, const std::string& name, std::vector<std::string> args) {
+  args.push_back("--port_file=" + dir_ + "/" + name + ".port");
+  return ChildProcess::Start(RunfilePath(binary), args, dir_ + "/" + name + ".log");
+}
+
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const std::string& name,
+                                                                  int ps, int workers) {
+  std::unique_ptr<LocalCluster> c(new LocalCluster());
+  c->dir_ = MakeTestDir(name);
+  c->token_file_ = c->dir_ + "/token";
+  std::ofstream(c->token_file_) << kToken << "\n";
+  HERALD_ASSIGN_OR_RETURN(
+      c->scheduler_,
+      c->StartProcess("scheduler/herald_scheduler", "scheduler",
+                      {"--heartbeat_ms=200", "--liveness_timeout_ms=3000",
+                       "--token-file=" + c->token_file_}));
+  HERALD_ASSIGN_OR_RETURN(int port, c->scheduler_->WaitForPortFile(c->dir_ + "/scheduler.port",
+                                                                   20000));
+  c->address_ = absl::StrCat("127.0.0.1:", port);
+  for (int s = 0; s < ps; ++s) {
+    HERALD_ASSIGN_OR_RETURN(
+        std::unique_ptr<ChildProcess> p,
+        c->StartProcess("ps_server/herald_ps", absl::StrCat("ps", s),
+                        {"--scheduler=" + c->address_, absl::StrCat("--shard=", s),
+                         "--token_file=" + c->token_file_, "--threads=1"}));
+    c->ps_.push_back(std::move(p));
+  }
+  for (int w = 0; w < workers; ++w) {
+    HERALD_ASSIGN_OR_RETURN(
+        std::unique_ptr<ChildProcess> p,
+        c->StartProcess("worker/herald_worker", absl::StrCat("worker", w),
+                        {"--scheduler=" + c->address_, "--token_file=" + c->token_file_}));
+    c->workers_.push_back(std::move(p));
+  }
+  HERALD_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                          rpc::MakeChannel(c->address_, {}));
+  c->jobs_ = proto::JobService::NewStub(channel);
+  if (!c->WaitForNodes(ps + workers)) {
+    return absl::DeadlineExceededError(absl::StrCat("the cluster never had ", ps + workers,
+                                                    " live nodes\n", c->Logs()));
+  }
+  return c;
+}
+
+std::vector<std::string> LocalCluster::PsAddresses() const {
+  std::vector<std::string> out;
+  for (size_t s = 0; s < ps_.size(); ++s) {
+    std::ifstream in(absl::StrCat(dir_, "/ps", s, ".port"));
+    int port = 0;
+    in >> port;
+    out.push_back(absl::StrCat("127.0.0.1:", port));
+  }
+  return out;
+}
+
+void LocalCluster::Authorize(grpc::ClientContext* context, int64_t timeout_ms) const {
+  rpc::SetDeadline(context, timeout_ms);
+  rpc::AttachToken(context, kToken);
+}
+
+bool LocalCluster::WaitForNodes(int count) {
+  for (int attempt = 0; attempt < 400; ++attempt) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    proto::ListNodesResponse nodes;
+    if (jobs_->ListNodes(&context, {}, &nodes).ok()) {
+      int alive = 0;
+      for (const auto& n : nodes.nodes()) alive += n.alive();
+      if (alive >= count) return true;
+    }
+    absl::SleepFor(absl::Milliseconds(50));  // polling a remote state, bounded
+  }
+  return false;
+}
+
+absl::StatusOr<std::string> LocalCluster::Submit(const proto::JobSpec& spec) {
+  grpc::ClientContext context;
+  Authorize(&context);
+  proto::SubmitJobRequest request;
+  *request.mutable_spec() = spec;
+  proto::SubmitJobResponse response;
+  HERALD_RETURN_IF_ERROR(rpc::FromGrpcStatus(jobs_->SubmitJob(&context, request, &response)));
+  return response.job_id();
+}
+
+proto::JobStatus LocalCluster::Watch(const std::string& job_id,
+                                     const std::function<bool(const proto::JobStatus&)>& until) {
+  grpc::ClientContext context;
+  Authorize(&context, 300000);
+  proto::WatchJobRequest request;
+  request.set_job_id(job_id);
+  auto reader = jobs_->WatchJob(&context, request);
+  proto::JobStatus status, last;
+  while (reader->Read(&status)) {
+    last = status;
+    if (until && until(status)) {
+      context.TryCancel();
+      break;
+    }
+  }
+  reader->Finish();
+  return last;
+}
+
+absl::StatusOr<proto::JobStatus> LocalCluster::Status(const std::string& job_id,
+                                                      bool include_losses) {
+  grpc::ClientContext context;
+  Authorize(&context);
+  proto::JobStatusRequest request;
+  request.set_job_id(job_id);
+  request.set_include_losses(include_losses);
+  proto::JobStatusResponse response;
+  HERALD_RETURN_IF_ERROR(rpc::FromGrpcStatus(jobs_->GetJobStatus(&context, request, &response)));
+  if (response.jobs_size() != 1) return absl::InternalError("expected one job");
+  return response.jobs(0);
+}
+
+absl::StatusOr<proto::ExportJobResponse> LocalCluster::Export(const std::string& job_id,
+                                                              const std::string& out_dir) {
+  grpc::ClientContext context;
+  Authorize(&context, 120000);
+  proto::ExportJobRequest request;
+  request.set_job_id(job_id);
+  request.set_out_dir(out_dir);
+  proto::ExportJobResponse response;
+  HERALD_RETURN_IF_ERROR(rpc::FromGrpcStatus(jobs_->ExportJob(&context, request, &response)));
+  return response;
+}
+
+std::string LocalCluster::Logs() const {
+  std::string out = "--- scheduler\n" + scheduler_->LogTail(4000);
+  for (size_t s = 0; s < ps_.size(); ++s) {
+    out += absl::StrCat("--- ps ", s, "\n", ps_[s]->LogTail(2000));
+  }
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    out += absl::StrCat("--- worker ", w, "\n", workers_[w]->LogTail(4000));
+  }
+  return out;
+}
+
+}  // namespace herald::testing

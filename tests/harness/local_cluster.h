@@ -1,0 +1,64 @@
+#pragma once
+// A real Herald cluster on 127.0.0.1 for multi-process tests: one
+// herald_scheduler, `ps` herald_ps shards and `workers` herald_worker, all
+// sharing a cluster token, every port 0 (read from port files). Client
+// helpers call the JobService with the token. Every wait is bounded.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/scheduler.grpc.pb.h"
+#include "tests/harness/process.h"
+
+namespace herald::testing {
+
+class LocalCluster {
+ public:
+  static constexpr char kToken[] = "cluster-secret-42";
+
+  // Starts every process in a fresh test directory named `name` and waits
+  // until all of them are registered and alive. Errors: a process that did
+  // not come up (with its log tail).
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(const std::string& name, int ps,
+                                                             int workers);
+
+  const std::string& dir() const { return dir_; }
+  const std::string& address() const { return address_; }  // the scheduler's
+  const std::string& token_file() const { return token_file_; }
+  proto::JobService::Stub* jobs() { return jobs_.get(); }
+  ChildProcess& worker(int w) { return *workers_[w]; }
+  // Addresses of the PS shards, by shard index.
+  std::vector<std::string> PsAddresses() const;
+
+  // Deadline + token on a client context.
+  void Authorize(grpc::ClientContext* context, int64_t timeout_ms = 10000) const;
+  // Polls ListNodes until `count` live nodes (bounded). True if reached.
+  bool WaitForNodes(int count);
+  // Errors: the RPC's status.
+  absl::StatusOr<std::string> Submit(const proto::JobSpec& spec);
+  // Follows WatchJob until the job ends (or `until` says stop); returns the
+  // last status seen.
+  proto::JobStatus Watch(const std::string& job_id,
+                         const std::function<bool(const proto::JobStatus&)>& until = nullptr);
+  absl::StatusOr<proto::JobStatus> Status(const std::string& job_id, bool include_losses);
+  absl::StatusOr<proto::ExportJobResponse> Export(const std::string& job_id,
+                                                  const std::string& out_dir);
+  // The tail of every process's log, for failure messages.
+  std::string Logs() const;
+
+ private:
+  LocalCluster() = default;
+  absl::StatusOr<std::unique_ptr<ChildProcess>> StartProcess(const std::string& binary,
+                                                             const std::string& name,
+                                                             std::vector<std::string> args);
+
+  std::string dir_, token_file_, address_;
+  std::unique_ptr<ChildProcess> scheduler_;
+  std::vector<std::unique_ptr<ChildProcess>> ps_, workers_;
+  std::unique_ptr<proto::JobService::Stub> jobs_;
+};
+
+}  // namespace herald::testing
