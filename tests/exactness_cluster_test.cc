@@ -1,0 +1,208 @@
+// The proof that scheduling does not change the model: the same job under
+// `nocache`, `vanilla` and `herald`, with 2 and 4 real herald_worker
+// processes over 2 herald_ps shards, is exported and compared with the
+// single-process reference trainer on the same batches:
+//   - dense parameters: ‖x − ref‖₂ ≤ 1e-5 · ‖ref‖₂ over the whole vector;
+//   - embeddings: per table, the same trained keys, and ‖x − ref‖₂ ≤
+//     1e-5 · ‖ref‖₂ over all of the table's rows (values + optimizer state);
+//   - the loss of every iteration within 1e-5 relative.
+// Also: planner = executor (the rows the PS counted as fetched, pushed and
+// written back equal the planner's counts for the job) and the same job run
+// twice gives the same bits.
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ps_server/client/sharded_ps_client.h"
+#include "scheduler/service/batch_stream.h"
+#include "tests/harness/local_cluster.h"
+#include "tools/model_reader.h"
+#include "worker/device/cpu_device.h"
+#include "worker/reference/reference_trainer.h"
+
+namespace herald {
+namespace {
+
+constexpr uint64_t kIterations = 10;
+constexpr double kRelative = 1e-5;
+
+proto::JobSpec Spec(proto::PolicyKind policy, uint32_t workers) {
+  proto::JobSpec spec;
+  spec.set_name(absl::StrCat(proto::PolicyKind_Name(policy), "-", workers));
+  spec.set_seed(11);
+  spec.set_num_dense(13);
+  spec.mutable_model()->set_kind(proto::MODEL_DLRM);
+  spec.mutable_model()->add_bottom_mlp(8);
+  spec.mutable_model()->add_bottom_mlp(4);
+  spec.mutable_model()->add_top_mlp(8);
+  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
+  spec.mutable_dense_optimizer()->set_learning_rate(0.01f);
+  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
+  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
+  for (int t = 0; t < 26; ++t) spec.add_tables()->set_dim(4);
+  proto::DataSpec* data = spec.mutable_data();
+  data->set_format(proto::DATA_FORMAT_GENERATED);
+  data->mutable_generator()->set_rows(5000);
+  data->mutable_generator()->set_seed(3);
+  data->mutable_generator()->set_cardinality_scale(0.002);
+  data->set_eval_fraction(0.1f);
+  data->set_shuffle_buffer(512);
+  spec.mutable_scheduling()->set_policy(policy);
+  spec.mutable_scheduling()->set_cache_fraction(0.2f);
+  spec.set_global_batch_size(128);
+  spec.set_iterations(kIterations);
+  spec.set_num_workers(workers);
+  return spec;
+}
+
+// ‖a − b‖₂ / ‖b‖₂ (0 when both are zero).
+double RelativeError(const std::vector<double>& a, const std::vector<double>& b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (a[i] - b[i]) * (a[i] - b[i]);
+    norm += b[i] * b[i];
+  }
+  return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
+}
+
+struct Reference {
+  std::unique_ptr<worker::CpuDevice> device = std::make_unique<worker::CpuDevice>();
+  std::unique_ptr<worker::ReferenceTrainer> trainer;
+  std::vector<double> losses;
+  std::vector<absl::flat_hash_set<Key>> keys;  // trained keys per table
+};
+
+Reference TrainReference(const proto::JobSpec& spec) {
+  Reference r;
+  auto trainer = worker::ReferenceTrainer::Create(spec, r.device.get());
+  EXPECT_TRUE(trainer.ok()) << trainer.status();
+  r.trainer = std::move(*trainer);
+  r.keys.resize(spec.tables_size());
+  auto stream = scheduler::BatchStream::Open(
+      scheduler::StreamOptionsFromSpec(spec, scheduler::Split::kTrain));
+  EXPECT_TRUE(stream.ok()) << stream.status();
+  data::KeyBatch batch;
+  for (;;) {
+    auto more = (*stream)->Next(&batch);
+    EXPECT_TRUE(more.ok()) << more.status();
+    if (!more.ok() || !*more) break;
+    auto loss = r.trainer->Train(batch);
+    EXPECT_TRUE(loss.ok());
+    r.losses.push_back(*loss / spec.global_batch_size());
+    for (size_t t = 0; t < r.keys.size(); ++t) {
+      r.keys[t].insert(batch.tables[t].keys.begin(), batch.tables[t].keys.end());
+    }
+  }
+  return r;
+}
+
+class ExactnessCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cluster = testing::LocalCluster::Start("exactness", 2, 4);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
+  }
+
+  // Runs the job to success and exports it; returns the export directory.
+  std::string RunAndExport(const proto::JobSpec& spec, proto::JobStatus* done) {
+    auto job = cluster_->Submit(spec);
+    EXPECT_TRUE(job.ok()) << job.status();
+    *done = cluster_->Watch(*job);
+    EXPECT_EQ(done->state(), proto::JOB_SUCCEEDED) << done->reason() << cluster_->Logs();
+    auto with_losses = cluster_->Status(*job, /*include_losses=*/true);
+    EXPECT_TRUE(with_losses.ok());
+    *done = *with_losses;
+    ExpectPlannerEqualsExecutor(*job, done->progress());
+    const std::string dir = absl::StrCat(cluster_->dir(), "/export-", *job);
+    auto exported = cluster_->Export(*job, dir);
+    EXPECT_TRUE(exported.ok()) << exported.status();
+    return dir;
+  }
+
+  // The PS shards' counters for the job equal the planner's counts.
+  void ExpectPlannerEqualsExecutor(const std::string& job, const proto::JobProgress& planned) {
+    auto ps = ps::MakeGrpcPsClient(cluster_->PsAddresses());
+    ASSERT_TRUE(ps.ok());
+    auto stats = (*ps)->Stats(job);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    uint64_t fetched = 0, pushed = 0, written = 0;
+    for (const proto::PsStatsResponse& s : *stats) {
+      fetched += s.rows_fetched();
+      pushed += s.gradients_pushed();
+      written += s.rows_written_back();
+    }
+    EXPECT_EQ(fetched, planned.rows_fetched());
+    EXPECT_EQ(pushed, planned.rows_pushed());
+    EXPECT_EQ(written, planned.rows_written_back());
+  }
+
+  void ExpectEqualsReference(const std::string& dir, const proto::JobStatus& done,
+                             const Reference& ref) {
+    auto model = tools::ReadModelExport(dir);
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_EQ(model->manifest.iterations(), kIterations);
+    const std::vector<float> ref_dense = ref.trainer->DenseValues();
+    ASSERT_EQ(model->dense.size(), ref_dense.size());
+    EXPECT_LE(RelativeError({model->dense.begin(), model->dense.end()},
+                            {ref_dense.begin(), ref_dense.end()}),
+              kRelative);
+    for (size_t t = 0; t < model->tables.size(); ++t) {
+      const tools::ExportedTable& table = model->tables[t];
+      EXPECT_EQ(table.keys.size(), ref.keys[t].size()) << "table " << t;
+      std::vector<double> got, want;
+      for (size_t i = 0; i < table.keys.size(); ++i) {
+        EXPECT_TRUE(ref.keys[t].contains(table.keys[i])) << "table " << t << " key " << table.keys[i];
+        const std::vector<float> row = ref.trainer->Row(static_cast<uint32_t>(t), table.keys[i]);
+        ASSERT_EQ(row.size(), table.row_floats);
+        want.insert(want.end(), row.begin(), row.end());
+        got.insert(got.end(), table.rows.begin() + i * table.row_floats,
+                   table.rows.begin() + (i + 1) * table.row_floats);
+      }
+      EXPECT_LE(RelativeError(got, want), kRelative) << "table " << t;
+    }
+    ASSERT_EQ(static_cast<size_t>(done.losses_size()), ref.losses.size());
+    for (int i = 0; i < done.losses_size(); ++i) {
+      EXPECT_NEAR(done.losses(i), ref.losses[i], kRelative * std::abs(ref.losses[i]))
+          << "iteration " << i;
+    }
+  }
+
+  std::unique_ptr<testing::LocalCluster> cluster_;
+};
+
+TEST_F(ExactnessCluster, EveryPolicyAndWorkerCountGivesTheReferenceModel) {
+  const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  ASSERT_EQ(ref.losses.size(), kIterations);
+  for (uint32_t workers : {2u, 4u}) {
+    for (proto::PolicyKind policy :
+         {proto::POLICY_NOCACHE, proto::POLICY_VANILLA, proto::POLICY_HERALD}) {
+      SCOPED_TRACE(absl::StrCat(proto::PolicyKind_Name(policy), " with ", workers, " workers"));
+      proto::JobStatus done;
+      const std::string dir = RunAndExport(Spec(policy, workers), &done);
+      ExpectEqualsReference(dir, done, ref);
+      if (policy == proto::POLICY_NOCACHE) EXPECT_EQ(done.progress().cache_hit_rate(), 0.0);
+    }
+  }
+}
+
+TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
+  proto::JobStatus first, second;
+  auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &first));
+  auto b = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &second));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->manifest.dense_crc32(), b->manifest.dense_crc32());
+  EXPECT_EQ(a->dense, b->dense);
+  for (size_t t = 0; t < a->tables.size(); ++t) {
+    EXPECT_EQ(a->tables[t].keys, b->tables[t].keys) << "table " << t;
+    EXPECT_EQ(a->tables[t].rows, b->tables[t].rows) << "table " << t;
+  }
+  for (int i = 0; i < first.losses_size(); ++i) EXPECT_EQ(first.losses(i), second.losses(i));
+}
+
+}  // namespace
+}  // namespace herald
