@@ -1,9 +1,13 @@
 #include "cli/evaluate_command.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "common/data/generator.h"
 #include "common/status.h"
 #include "scheduler/service/batch_stream.h"
 #include "tools/model_reader.h"
@@ -12,6 +16,31 @@
 #include "worker/reference/reference_trainer.h"
 
 namespace herald::cli {
+namespace {
+
+// AUC of the generator's hidden teacher on the held-out samples: the best a
+// model can do on this data. One pass over the generated stream.
+double TeacherAuc(const proto::JobSpec& spec) {
+  const proto::GeneratorSpec& g = spec.data().generator();
+  data::SyntheticGenerator generator(scheduler::GeneratorOptionsFromSpec(g));
+  worker::Evaluator evaluator;
+  constexpr size_t kChunk = 4096;
+  for (uint64_t first = 0; first < g.rows(); first += kChunk) {
+    data::SampleBlock block(generator.schema());
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, g.rows() - first));
+    generator.Generate(first, n, &block);
+    std::vector<float> p, labels;
+    for (size_t s = 0; s < n; ++s) {
+      if (!scheduler::IsHeldOut(spec.seed(), first + s, spec.data().eval_fraction())) continue;
+      p.push_back(static_cast<float>(1.0 / (1.0 + std::exp(-generator.TeacherLogit(block, s)))));
+      labels.push_back(block.labels[s]);
+    }
+    evaluator.Add(p, labels);
+  }
+  return evaluator.Compute().auc;
+}
+
+}  // namespace
 
 absl::Status RunEvaluate(const EvaluateOptions& options) {
   const absl::Time start = absl::Now();
@@ -48,19 +77,26 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
     evaluator.Add(net->Predict(batch), batch.labels);
   }
   const worker::EvalMetrics m = evaluator.Compute();
+  const bool generated = spec.data().format() == proto::DATA_FORMAT_GENERATED;
+  const double teacher = generated ? TeacherAuc(spec) : 0;
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (options.json) {
+    std::string teacher_field = generated ? absl::StrFormat(",\"teacher_auc\":%.6f", teacher) : "";
     std::printf("{\"job_id\":\"%s\",\"iterations\":%llu,\"samples\":%llu,\"auc\":%.6f,"
-                "\"logloss\":%.6f,\"seconds\":%.3f}\n",
+                "\"logloss\":%.6f%s,\"seconds\":%.3f}\n",
                 model.manifest.job_id().c_str(),
                 static_cast<unsigned long long>(model.manifest.iterations()),
-                static_cast<unsigned long long>(m.samples), m.auc, m.logloss, seconds);
+                static_cast<unsigned long long>(m.samples), m.auc, m.logloss,
+                teacher_field.c_str(), seconds);
   } else {
     std::printf("job %s after %llu iterations: held-out AUC %.4f, log loss %.4f over %llu "
                 "samples (%.1f s)\n",
                 model.manifest.job_id().c_str(),
                 static_cast<unsigned long long>(model.manifest.iterations()), m.auc, m.logloss,
                 static_cast<unsigned long long>(m.samples), seconds);
+    if (generated) {
+      std::printf("the generator's hidden teacher scores AUC %.4f on the same samples\n", teacher);
+    }
   }
   return absl::OkStatus();
 }

@@ -195,6 +195,21 @@ TEST_F(TrainingCluster, AWorkerStoppedMidJobFailsItWithTheReasonAndCancelWorks) 
   EXPECT_NE(failed.reason().find("shut down"), std::string::npos) << failed.reason();
 }
 
+TEST_F(TrainingCluster, AKilledWorkerFailsTheJobNamingIt) {
+  const std::string job = Submit(TrainingSpec("killed", proto::POLICY_HERALD, 100000));
+  Watch(job, [](const proto::JobStatus& s) { return s.progress().iteration() >= 2; });
+  ASSERT_TRUE(cluster_->worker(0).Signal(SIGKILL).ok());
+  auto code = cluster_->worker(0).WaitForExit(60000);
+  ASSERT_TRUE(code.ok()) << code.status();
+  // Its stream breaks (or its heartbeats stop): the job fails naming the node.
+  const proto::JobStatus failed = Watch(job);
+  EXPECT_EQ(failed.state(), proto::JOB_FAILED);
+  EXPECT_NE(failed.reason().find("worker-"), std::string::npos) << failed.reason();
+  // The job cannot be exported.
+  auto exported = cluster_->Export(job, dir_ + "/never");
+  EXPECT_EQ(exported.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
   auto run = [&](std::vector<std::string> args, bool with_token = true) {
     args.push_back("--scheduler=" + address_);

@@ -45,17 +45,21 @@ bool IsHeldOut(uint64_t seed, uint64_t index, double eval_fraction) {
   return u < eval_fraction;
 }
 
+data::GeneratorOptions GeneratorOptionsFromSpec(const proto::GeneratorSpec& g) {
+  data::GeneratorOptions options;
+  options.seed = g.seed();
+  options.correlation =
+      g.independent_columns() ? data::Correlation::kNone : data::Correlation::kEntities;
+  options.cardinality_scale = g.cardinality_scale() > 0 ? g.cardinality_scale() : 1.0;
+  return options;
+}
+
 absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(const proto::DataSpec& spec,
                                                                    data::DataSchema schema) {
   if (spec.format() == proto::DATA_FORMAT_GENERATED) {
     const proto::GeneratorSpec& g = spec.generator();
     if (g.rows() == 0) return absl::InvalidArgumentError("data.generator.rows: must be > 0");
-    data::GeneratorOptions options;
-    options.seed = g.seed();
-    options.correlation =
-        g.independent_columns() ? data::Correlation::kNone : data::Correlation::kEntities;
-    options.cardinality_scale = g.cardinality_scale() > 0 ? g.cardinality_scale() : 1.0;
-    auto reader = std::make_unique<GeneratedReader>(options, g.rows());
+    auto reader = std::make_unique<GeneratedReader>(GeneratorOptionsFromSpec(g), g.rows());
     if (!(reader->schema() == schema)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "data.format: the generator makes ", reader->schema().num_dense, " dense and ",

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/data/generator.h"
 #include "common/data/key_batch.h"
 #include "common/data/reader.h"
 #include "common/data/sample_block.h"
@@ -34,6 +35,9 @@ namespace herald::scheduler {
 
 // True iff sample `index` of an epoch's input belongs to the held-out split.
 bool IsHeldOut(uint64_t seed, uint64_t index, double eval_fraction);
+
+// The generator a GENERATED data spec stands for.
+data::GeneratorOptions GeneratorOptionsFromSpec(const proto::GeneratorSpec& generator);
 
 // Opens the data source of `data` (files or the generator) for `schema`.
 // Errors: InvalidArgument naming the field (data.format, data.paths,
