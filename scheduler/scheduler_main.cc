@@ -4,6 +4,8 @@
 // SIGTERM/SIGINT; a running job is then cancelled.
 
 #include <cstdio>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "scheduler/service/coordinator_service.h"
 #include "scheduler/service/job_manager.h"
 #include "scheduler/service/job_service.h"
+#include "scheduler/service/metrics_http.h"
 #include "scheduler/service/worker_service.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
@@ -28,6 +31,9 @@ ABSL_FLAG(std::string, token_file, "",
 ABSL_FLAG(int, heartbeat_ms, 1000, "heartbeat interval asked of the nodes");
 ABSL_FLAG(int, liveness_timeout_ms, 10000,
           "a node silent for longer is dead (its running job fails)");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "serve Prometheus metrics on http://HOST:PORT/metrics (port 0 picks one; empty: off)");
+ABSL_FLAG(std::string, metrics_port_file, "", "write the bound metrics port to this file");
 ABSL_FLAG(int, step_queue, 4, "steps queued per worker ahead of it (back-pressure bound)");
 
 int main(int argc, char** argv) {
@@ -71,6 +77,21 @@ int main(int argc, char** argv) {
                                                     absl::GetFlag(FLAGS_heartbeat_ms));
   herald::scheduler::JobServiceImpl job_service(&jobs, &registry, token);
   herald::scheduler::WorkerServiceImpl worker_service(&jobs, token);
+  std::unique_ptr<herald::scheduler::MetricsHttpServer> metrics;
+  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
+    auto started = herald::scheduler::MetricsHttpServer::Start(listen, &jobs, &registry);
+    if (!started.ok()) {
+      HLOG_ERROR("herald_scheduler: {}", std::string(started.status().message()));
+      return started.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    }
+    metrics = std::move(*started);
+    HLOG_INFO("metrics on http://{}:{}/metrics", listen.substr(0, listen.rfind(':')),
+              metrics->port());
+    if (const std::string file = absl::GetFlag(FLAGS_metrics_port_file); !file.empty()) {
+      std::ofstream(file + ".tmp") << metrics->port() << "\n";
+      std::rename((file + ".tmp").c_str(), file.c_str());
+    }
+  }
   herald::rpc::ServeOptions options;
   options.role = "herald_scheduler";
   options.server.listen_address = absl::GetFlag(FLAGS_listen);
@@ -82,5 +103,6 @@ int main(int argc, char** argv) {
     HLOG_ERROR("herald_scheduler: {}", std::string(s.message()));
     return 1;
   }
+  metrics.reset();  // stops serving before the job manager goes away
   return 0;
 }

@@ -205,6 +205,22 @@ absl::Status JobManager::Report(const proto::StepReport& report) {
   return run->Report(report);
 }
 
+JobManager::Snapshot JobManager::TakeSnapshot() const {
+  Snapshot snapshot;
+  std::shared_ptr<JobRun> run;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& id : order_) snapshot.jobs.push_back(StatusLocked(*jobs_.at(id)));
+    run = running_;
+  }
+  if (run) {
+    snapshot.running_job = run->job_id();
+    snapshot.queue_depths = run->QueueDepths();
+    snapshot.ps_stats = run->PsStats();  // an RPC: outside mu_
+  }
+  return snapshot;
+}
+
 absl::Status JobManager::AcceptDense(const std::string& node_id, const std::string& job_id,
                                      std::vector<float> values) {
   std::shared_ptr<JobRun> run;

@@ -66,6 +66,16 @@ class JobManager {
 
   static bool IsTerminal(proto::JobState state);
 
+  // What the metrics endpoint shows: every job's status, and for the running
+  // job its step queue depths and PS shard statistics.
+  struct Snapshot {
+    std::vector<proto::JobStatus> jobs;
+    std::string running_job;  // empty: none
+    std::vector<size_t> queue_depths;
+    std::vector<proto::PsStatsResponse> ps_stats;
+  };
+  Snapshot TakeSnapshot() const;
+
  private:
   struct Job {
     std::string id;

@@ -132,7 +132,11 @@ absl::Status JobRun::Prepare() {
                           SizeJobCaches(spec_, static_cast<uint32_t>(workers_.size())));
   std::vector<std::string> addresses;
   for (const NodeInfo& n : ps_nodes_) addresses.push_back(n.registration.address());
-  HERALD_ASSIGN_OR_RETURN(ps_, ps::MakeGrpcPsClient(addresses));
+  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ps::PsClient> client, ps::MakeGrpcPsClient(addresses));
+  {
+    absl::MutexLock lock(&ps_mu_);  // PsStats() reads it from other threads
+    ps_ = std::move(client);
+  }
   absl::StatusOr<uint64_t> next =
       ps_->StartJob(job_id_, spec_, static_cast<uint32_t>(workers_.size()));
   if (!next.ok()) {
@@ -285,6 +289,12 @@ absl::Status JobRun::Report(const proto::StepReport& report) {
   }
   ++next_report_[w];
   final_crc_[w] = report.dense_crc32();  // the last report's is the one kept
+  progress_.set_worker_fetch_ms(progress_.worker_fetch_ms() + report.fetch_ms());
+  progress_.set_worker_compute_ms(progress_.worker_compute_ms() + report.compute_ms());
+  progress_.set_worker_allreduce_ms(progress_.worker_allreduce_ms() + report.allreduce_ms());
+  progress_.set_worker_push_ms(progress_.worker_push_ms() + report.push_ms());
+  progress_.set_worker_writeback_ms(progress_.worker_writeback_ms() + report.writeback_ms());
+  progress_.set_worker_bytes_moved(progress_.worker_bytes_moved() + report.bytes_moved());
   Pending& p = pending_[report.iteration()];
   ++p.reports;
   p.loss_sum += report.loss_sum();
@@ -343,6 +353,19 @@ absl::Status JobRun::Run() {
   }
   EndOnPs();  // frees the shards and releases any worker waiting on them
   return s;
+}
+
+std::vector<size_t> JobRun::QueueDepths() const {
+  std::vector<size_t> depths;
+  for (const auto& q : queues_) depths.push_back(q->size());
+  return depths;
+}
+
+std::vector<proto::PsStatsResponse> JobRun::PsStats() {
+  absl::MutexLock lock(&ps_mu_);
+  if (ps_ == nullptr || ended_on_ps_) return {};
+  absl::StatusOr<std::vector<proto::PsStatsResponse>> stats = ps_->Stats(job_id_);
+  return stats.ok() ? *stats : std::vector<proto::PsStatsResponse>{};
 }
 
 absl::Status JobRun::AcceptDense(const std::string& node_id, std::vector<float> values) {

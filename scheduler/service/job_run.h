@@ -91,6 +91,11 @@ class JobRun {
   absl::Status Report(const proto::StepReport& report);
 
   proto::JobProgress Progress() const;
+  // Steps waiting in each worker's queue (by rank).
+  std::vector<size_t> QueueDepths() const;
+  // Each PS shard's counters and memory for this job; empty before the job
+  // is installed, after EndOnPs() or when a shard does not answer.
+  std::vector<proto::PsStatsResponse> PsStats();
   // Losses of the completed iterations (Σ over workers / global batch).
   std::vector<double> Losses() const;
 
@@ -114,7 +119,7 @@ class JobRun {
   const std::vector<NodeInfo> workers_;
   const NodeRegistry* registry_;
   const JobRunOptions options_;
-  std::unique_ptr<ps::PsClient> ps_;
+  std::unique_ptr<ps::PsClient> ps_;  // set once by Prepare (under ps_mu_)
   std::vector<std::unique_ptr<StepQueue>> queues_;
 
   mutable absl::Mutex mu_;
