@@ -70,10 +70,10 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$run/token"
 chmod 600 "$run/token"
 auth=(--token-file "$run/token")
 
-start() {  # name binary args...
-  local name=$1
+start() {  # name binary args...  (own session: Ctrl-C reaches this script only,
+  local name=$1  # which then stops the servers in order)
   shift
-  "$@" > "$run/$name.log" 2>&1 &
+  setsid "$@" > "$run/$name.log" 2>&1 < /dev/null &
   pids+=($!)
 }
 
@@ -121,10 +121,11 @@ echo "quickstart: submitted $job ($spec); progress:"
   printf '\r%s\033[K' "$line"
 done
 echo
-"$ctl" status "$job" "${ctl_args[@]}" | grep -q JOB_SUCCEEDED || {
-  "$ctl" status "$job" "${ctl_args[@]}"
+if ! "$ctl" status "$job" "${ctl_args[@]}" | grep -q JOB_SUCCEEDED; then
+  "$ctl" status "$job" "${ctl_args[@]}" || true
+  echo "quickstart: the job did not succeed; logs in $run/" >&2
   exit 1
-}
+fi
 
 "$ctl" export "$job" --out "$run/model" "${ctl_args[@]}"
 "$ctl" evaluate --model "$run/model"
