@@ -4,7 +4,6 @@
 // SIGTERM/SIGINT; a running job is then cancelled.
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "common/command_line.h"
 #include "common/logging.h"
 #include "common/rpc/cluster_token.h"
+#include "common/rpc/server.h"
 #include "common/rpc/server_process.h"
 #include "scheduler/service/coordinator_service.h"
 #include "scheduler/service/job_manager.h"
@@ -88,8 +88,10 @@ int main(int argc, char** argv) {
     HLOG_INFO("metrics on http://{}:{}/metrics", listen.substr(0, listen.rfind(':')),
               metrics->port());
     if (const std::string file = absl::GetFlag(FLAGS_metrics_port_file); !file.empty()) {
-      std::ofstream(file + ".tmp") << metrics->port() << "\n";
-      std::rename((file + ".tmp").c_str(), file.c_str());
+      if (absl::Status w = herald::rpc::WritePortFile(file, metrics->port()); !w.ok()) {
+        HLOG_ERROR("herald_scheduler: {}", std::string(w.message()));
+        return 1;
+      }
     }
   }
   herald::rpc::ServeOptions options;
