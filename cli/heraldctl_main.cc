@@ -12,6 +12,7 @@
 //
 //   heraldctl submit SPEC | status [JOB] | watch JOB | cancel JOB | nodes
 //             | export JOB --out DIR     [--scheduler H:P] [--token-file F] [--json]
+//                                        [--tls-ca PEM] [--tls-server-name NAME]
 //   heraldctl evaluate --model DIR [--batch N] [--json]
 //
 // Exit codes: 0 success, 1 the command failed, 2 usage error.
@@ -28,6 +29,7 @@
 #include "cli/job_commands.h"
 #include "cli/simulate_command.h"
 #include "common/command_line.h"
+#include "common/rpc/client_tls_flags.h"
 
 ABSL_FLAG(uint64_t, rows, 0, "gen-data: number of samples to generate");
 ABSL_FLAG(uint64_t, seed, 1, "gen-data: generator seed (same seed, same data)");
@@ -81,7 +83,10 @@ Commands:
   convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin] [--skip_malformed]
       Convert between Criteo TSV and the Herald binary format.
 
-  submit SPEC [--scheduler H:P] [--token-file F]
+  Job commands (submit, status, watch, cancel, nodes, export) take
+  [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS
+  cluster, [--tls-ca PEM] [--tls-server-name NAME] (docs/operations.md).
+  submit SPEC
       Submit a JobSpec (text-format protobuf, or JSON when it starts with '{'); prints
       the job id. An invalid spec is refused naming the field (exit 2).
   status [JOB] [--json]   watch JOB [--json]   cancel JOB   nodes [--json]
@@ -182,8 +187,11 @@ int main(int argc, char** argv) {
     absl::Status s = herald::cli::RunEvaluate(o);
     return s.ok() ? 0 : Fail(s);
   }
+  absl::StatusOr<herald::rpc::ChannelOptions> channel =
+      herald::rpc::ClientChannelOptionsFromFlags();
+  if (!channel.ok()) return Usage(std::string(channel.status().message()));
   const herald::cli::SchedulerConnection connection{absl::GetFlag(FLAGS_scheduler),
-                                                    absl::GetFlag(FLAGS_token_file)};
+                                                    absl::GetFlag(FLAGS_token_file), *channel};
   const bool json = absl::GetFlag(FLAGS_json);
   if (command == "submit") {
     if (args.size() != 2) return Usage("expected 'submit SPEC_FILE'");

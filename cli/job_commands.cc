@@ -39,7 +39,7 @@ absl::Status Connect(const SchedulerConnection& c, Client* out) {
     if (!token.ok()) return token.status();
     out->token = *token;
   }
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = rpc::MakeChannel(c.address, {});
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = rpc::MakeChannel(c.address, c.channel);
   if (!channel.ok()) return channel.status();
   out->stub = proto::JobService::NewStub(*channel);
   return absl::OkStatus();

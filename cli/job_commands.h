@@ -6,12 +6,14 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/rpc/channel.h"
 
 namespace herald::cli {
 
 struct SchedulerConnection {
   std::string address;     // host:port
   std::string token_file;  // cluster token (empty: none)
+  rpc::ChannelOptions channel;  // TLS settings (--tls_ca, --tls_server_name)
 };
 
 // Reads a job spec in text-format protobuf (.txt/.pbtxt) or JSON (.json, or

@@ -21,6 +21,8 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev
   # Deployment checks (systemd-analyze verify).
   systemd
+  # Test certificates for the TLS tests (tests/harness/test_certs).
+  openssl
 )
 
 missing=()

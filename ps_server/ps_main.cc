@@ -16,6 +16,8 @@
 #include "common/logging.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/server_process.h"
+#include "common/rpc/client_tls_flags.h"
+#include "common/rpc/server_tls_flags.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
 #include "scheduler/client/node_membership.h"
@@ -23,8 +25,6 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
 ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
-ABSL_FLAG(std::string, tls_cert, "", "PEM certificate; with --tls_key, serve TLS only");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key");
 ABSL_FLAG(int, threads, 0, "threads serving one request's keys and commits (0: one per core)");
 ABSL_FLAG(int, stripes, 16, "stripes per table (lock granularity within a request)");
 ABSL_FLAG(std::string, restore, "",
@@ -70,6 +70,15 @@ int main(int argc, char** argv) {
                          "--stripes >= 1\n");
     return 2;
   }
+  herald::rpc::ServerOptions server_options;
+  s = herald::rpc::ApplyServerTlsFlags(&server_options);
+  absl::StatusOr<herald::rpc::ChannelOptions> scheduler_channel =
+      herald::rpc::ClientChannelOptionsFromFlags();
+  if (!s.ok() || !scheduler_channel.ok()) {
+    std::fprintf(stderr, "herald_ps: %s\n",
+                 std::string((s.ok() ? scheduler_channel.status() : s).message()).c_str());
+    return 2;
+  }
   herald::ps::PsCoreOptions core_options;
   core_options.threads = absl::GetFlag(FLAGS_threads) > 0
                              ? absl::GetFlag(FLAGS_threads)
@@ -91,14 +100,14 @@ int main(int argc, char** argv) {
   herald::ps::PsService service(&core);
   herald::rpc::ServeOptions options;
   options.role = "herald_ps";
+  options.server = server_options;
   options.server.listen_address = absl::GetFlag(FLAGS_listen);
-  options.server.tls_cert_path = absl::GetFlag(FLAGS_tls_cert);
-  options.server.tls_key_path = absl::GetFlag(FLAGS_tls_key);
   options.port_file = absl::GetFlag(FLAGS_port_file);
   std::unique_ptr<herald::scheduler::NodeMembership> membership;
   if (const std::string scheduler = absl::GetFlag(FLAGS_scheduler); !scheduler.empty()) {
     herald::scheduler::MembershipOptions m;
     m.scheduler_address = scheduler;
+    m.channel = *scheduler_channel;
     if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
       absl::StatusOr<std::string> token = herald::rpc::ReadTokenFile(path);
       if (!token.ok()) {

@@ -15,6 +15,8 @@
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/server.h"
 #include "common/rpc/server_process.h"
+#include "common/rpc/client_tls_flags.h"
+#include "common/rpc/server_tls_flags.h"
 #include "scheduler/service/coordinator_service.h"
 #include "scheduler/service/job_manager.h"
 #include "scheduler/service/job_service.h"
@@ -24,8 +26,6 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
 ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
-ABSL_FLAG(std::string, tls_cert, "", "PEM certificate; with --tls_key, serve TLS only");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key");
 ABSL_FLAG(std::string, token_file, "",
           "cluster token file; when set every call must carry the token (x-herald-token)");
 ABSL_FLAG(int, heartbeat_ms, 1000, "heartbeat interval asked of the nodes");
@@ -67,11 +67,24 @@ int main(int argc, char** argv) {
     }
     token = *t;
   }
+  herald::rpc::ServeOptions options;
+  options.role = "herald_scheduler";
+  options.server.listen_address = absl::GetFlag(FLAGS_listen);
+  options.port_file = absl::GetFlag(FLAGS_port_file);
+  s = herald::rpc::ApplyServerTlsFlags(&options.server);
+  absl::StatusOr<herald::rpc::ChannelOptions> ps_channel =
+      herald::rpc::ClientChannelOptionsFromFlags();
+  if (!s.ok() || !ps_channel.ok()) {
+    std::fprintf(stderr, "herald_scheduler: %s\n",
+                 std::string((s.ok() ? ps_channel.status() : s).message()).c_str());
+    return 2;
+  }
   herald::scheduler::NodeRegistry registry(
       absl::Milliseconds(absl::GetFlag(FLAGS_liveness_timeout_ms)));
   herald::scheduler::KvRendezvous rendezvous;
   herald::scheduler::JobManagerOptions job_options;
   job_options.run.step_queue_capacity = absl::GetFlag(FLAGS_step_queue);
+  job_options.run.ps_channel = *ps_channel;
   herald::scheduler::JobManager jobs(&registry, &rendezvous, job_options);
   herald::scheduler::CoordinatorService coordinator(&registry, &rendezvous, token,
                                                     absl::GetFlag(FLAGS_heartbeat_ms));
@@ -94,12 +107,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  herald::rpc::ServeOptions options;
-  options.role = "herald_scheduler";
-  options.server.listen_address = absl::GetFlag(FLAGS_listen);
-  options.server.tls_cert_path = absl::GetFlag(FLAGS_tls_cert);
-  options.server.tls_key_path = absl::GetFlag(FLAGS_tls_key);
-  options.port_file = absl::GetFlag(FLAGS_port_file);
   s = herald::rpc::ServeUntilSignal(options, {&coordinator, &job_service, &worker_service});
   if (!s.ok()) {
     HLOG_ERROR("herald_scheduler: {}", std::string(s.message()));

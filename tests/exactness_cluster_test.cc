@@ -185,7 +185,9 @@ TEST_F(ExactnessCluster, EveryPolicyAndWorkerCountGivesTheReferenceModel) {
       proto::JobStatus done;
       const std::string dir = RunAndExport(Spec(policy, workers), &done);
       ExpectEqualsReference(dir, done, ref);
-      if (policy == proto::POLICY_NOCACHE) EXPECT_EQ(done.progress().cache_hit_rate(), 0.0);
+      if (policy == proto::POLICY_NOCACHE) {
+        EXPECT_EQ(done.progress().cache_hit_rate(), 0.0);
+      }
     }
   }
 }

@@ -18,6 +18,8 @@
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/server.h"
 #include "common/rpc/server_process.h"
+#include "common/rpc/client_tls_flags.h"
+#include "common/rpc/server_tls_flags.h"
 #include "scheduler/client/node_membership.h"
 #include "worker/runtime/worker_agent.h"
 
@@ -64,9 +66,15 @@ int main(int argc, char** argv) {
     token = *t;
   }
 
-  // Health first, so supervisors see the process up while it registers.
   herald::rpc::ServerOptions server_options;
   server_options.listen_address = absl::GetFlag(FLAGS_listen);
+  if (absl::Status t = herald::rpc::ApplyServerTlsFlags(&server_options); !t.ok()) {
+    return Fail(std::string(t.message()));
+  }
+  absl::StatusOr<herald::rpc::ChannelOptions> channel = herald::rpc::ClientChannelOptionsFromFlags();
+  if (!channel.ok()) return Fail(std::string(channel.status().message()));
+
+  // Health first, so supervisors see the process up while it registers.
   auto server = herald::rpc::StartServer(server_options, {});
   if (!server.ok()) {
     HLOG_ERROR("herald_worker: {}", std::string(server.status().message()));
@@ -83,6 +91,7 @@ int main(int argc, char** argv) {
   herald::scheduler::MembershipOptions membership_options;
   membership_options.scheduler_address = absl::GetFlag(FLAGS_scheduler);
   membership_options.token = token;
+  membership_options.channel = *channel;
   herald::proto::RegisterRequest& reg = membership_options.registration;
   reg.set_role(herald::proto::NODE_ROLE_WORKER);
   reg.set_address((*server)->address());
@@ -98,6 +107,7 @@ int main(int argc, char** argv) {
   herald::worker::WorkerAgentOptions agent_options;
   agent_options.token = token;
   agent_options.gloo_host = absl::GetFlag(FLAGS_gloo_host);
+  agent_options.ps_channel = *channel;
   herald::worker::WorkerAgent agent(membership->get(), agent_options);
   std::thread signals([&agent] {
     const int sig = herald::rpc::WaitForTerminationSignal();

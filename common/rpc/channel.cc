@@ -24,6 +24,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
     grpc::SslCredentialsOptions ssl;
     ssl.pem_root_certs = ss.str();
     creds = grpc::SslCredentials(ssl);
+    if (!options.tls_server_name.empty()) {
+      args.SetSslTargetNameOverride(options.tls_server_name);
+    }
   }
   return grpc::CreateCustomChannel(address, creds, args);
 }

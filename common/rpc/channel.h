@@ -12,8 +12,12 @@ namespace herald::rpc {
 
 struct ChannelOptions {
   int max_message_bytes = 256 << 20;
-  // PEM root certificate; when set the channel uses TLS.
+  // PEM root certificate; when set the channel uses TLS and verifies the
+  // server's certificate against it.
   std::string tls_root_cert_path;
+  // With TLS: the name the server's certificate must carry (empty: the host
+  // part of the address).
+  std::string tls_server_name;
 };
 
 // Creates a channel to "host:port". Errors: InvalidArgument for an unreadable

@@ -16,7 +16,7 @@ absl::StatusOr<std::unique_ptr<NodeMembership>> NodeMembership::Start(Membership
     return absl::InvalidArgumentError(
         absl::StrCat("scheduler address '", options.scheduler_address, "' is not host:port"));
   }
-  HERALD_ASSIGN_OR_RETURN(auto channel, rpc::MakeChannel(options.scheduler_address, {}));
+  HERALD_ASSIGN_OR_RETURN(auto channel, rpc::MakeChannel(options.scheduler_address, options.channel));
   std::unique_ptr<NodeMembership> m(new NodeMembership(std::move(options), std::move(channel)));
   m->thread_ = std::thread([p = m.get()] { p->Run(); });
   return m;

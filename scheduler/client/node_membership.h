@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/rpc/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/scheduler.grpc.pb.h"
 
@@ -20,6 +21,7 @@ namespace herald::scheduler {
 struct MembershipOptions {
   std::string scheduler_address;
   std::string token;  // cluster token (empty: none)
+  rpc::ChannelOptions channel;  // TLS settings for the scheduler channel
   proto::RegisterRequest registration;
   absl::Duration retry = absl::Seconds(1);  // between failed registrations
 };

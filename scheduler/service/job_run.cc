@@ -132,7 +132,10 @@ absl::Status JobRun::Prepare() {
                           SizeJobCaches(spec_, static_cast<uint32_t>(workers_.size())));
   std::vector<std::string> addresses;
   for (const NodeInfo& n : ps_nodes_) addresses.push_back(n.registration.address());
-  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ps::PsClient> client, ps::MakeGrpcPsClient(addresses));
+  ps::PsClientOptions ps_options;
+  ps_options.channel = options_.ps_channel;
+  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ps::PsClient> client,
+                          ps::MakeGrpcPsClient(addresses, ps_options));
   {
     absl::MutexLock lock(&ps_mu_);  // PsStats() reads it from other threads
     ps_ = std::move(client);

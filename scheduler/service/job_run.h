@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/rpc/channel.h"
 #include "proto/job.pb.h"
 #include "proto/scheduler.pb.h"
 #include "ps_server/client/ps_client.h"
@@ -33,6 +34,8 @@ struct JobRunOptions {
   absl::Duration poll = absl::Milliseconds(200);
   // Time for every worker to join and open its step stream.
   absl::Duration join_timeout = absl::Seconds(120);
+  // TLS settings for the scheduler's channels to the PS shards.
+  rpc::ChannelOptions ps_channel;
 };
 
 // The cache sizes a job's planner uses, from a pass over its training data.

@@ -14,12 +14,20 @@ namespace herald::testing {
 absl::StatusOr<std::unique_ptr<ChildProcess>> LocalCluster::StartProcess(
     const std::string& binary, const std::string& name, std::vector<std::string> args) {
   args.push_back("--port_file=" + dir_ + "/" + name + ".port");
+  args.insert(args.end(), tls_flags_.begin(), tls_flags_.end());
   return ChildProcess::Start(RunfilePath(binary), args, dir_ + "/" + name + ".log");
 }
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const std::string& name,
-                                                                  int ps, int workers) {
+                                                                  int ps, int workers,
+                                                                  const TestCerts* tls) {
   std::unique_ptr<LocalCluster> c(new LocalCluster());
+  rpc::ChannelOptions channel_options;
+  if (tls != nullptr) {
+    c->tls_flags_ = {"--tls_cert=" + tls->server_pem, "--tls_key=" + tls->server_key,
+                     "--tls_ca=" + tls->ca_pem};
+    channel_options.tls_root_cert_path = tls->ca_pem;
+  }
   c->dir_ = MakeTestDir(name);
   c->token_file_ = c->dir_ + "/token";
   std::ofstream(c->token_file_) << kToken << "\n";
@@ -47,7 +55,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const std::str
     c->workers_.push_back(std::move(p));
   }
   HERALD_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
-                          rpc::MakeChannel(c->address_, {}));
+                          rpc::MakeChannel(c->address_, channel_options));
   c->jobs_ = proto::JobService::NewStub(channel);
   if (!c->WaitForNodes(ps + workers)) {
     return absl::DeadlineExceededError(absl::StrCat("the cluster never had ", ps + workers,

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "proto/scheduler.grpc.pb.h"
 #include "tests/harness/process.h"
+#include "tests/harness/test_certs.h"
 
 namespace herald::testing {
 
@@ -20,10 +21,13 @@ class LocalCluster {
   static constexpr char kToken[] = "cluster-secret-42";
 
   // Starts every process in a fresh test directory named `name` and waits
-  // until all of them are registered and alive. Errors: a process that did
-  // not come up (with its log tail).
+  // until all of them are registered and alive. With `tls`, every server
+  // serves TLS with its certificate and every client (the processes' and
+  // this harness's) verifies with its CA. Errors: a process that did not come
+  // up (with its log tail).
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(const std::string& name, int ps,
-                                                             int workers);
+                                                             int workers,
+                                                             const TestCerts* tls = nullptr);
 
   const std::string& dir() const { return dir_; }
   const std::string& address() const { return address_; }  // the scheduler's
@@ -56,6 +60,7 @@ class LocalCluster {
                                                              std::vector<std::string> args);
 
   std::string dir_, token_file_, address_;
+  std::vector<std::string> tls_flags_;  // given to every process (empty: plaintext)
   std::unique_ptr<ChildProcess> scheduler_;
   std::vector<std::unique_ptr<ChildProcess>> ps_, workers_;
   std::unique_ptr<proto::JobService::Stub> jobs_;

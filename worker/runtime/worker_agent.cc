@@ -127,7 +127,9 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     ReportError(node_id, join.job_id(), iteration, s.ToString());
     return s;
   };
-  absl::StatusOr<std::unique_ptr<ps::PsClient>> ps = ps::MakeGrpcPsClient(ps_addresses);
+  ps::PsClientOptions ps_options;
+  ps_options.channel = options_.ps_channel;
+  absl::StatusOr<std::unique_ptr<ps::PsClient>> ps = ps::MakeGrpcPsClient(ps_addresses, ps_options);
   if (!ps.ok()) return fail(ps.status());
   CoordinatorKvStore store(coordinator_, join.job_id(), options_.token);
   GlooOptions gloo;

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
+#include "common/rpc/channel.h"
 #include "proto/scheduler.grpc.pb.h"
 #include "scheduler/client/node_membership.h"
 
@@ -24,6 +25,7 @@ namespace herald::worker {
 struct WorkerAgentOptions {
   std::string token;                      // cluster token (empty: none)
   std::string gloo_host = "127.0.0.1";    // interface the Gloo rank listens on
+  rpc::ChannelOptions ps_channel;         // TLS settings for the PS shards' channels
 };
 
 class WorkerAgent {
