@@ -25,6 +25,7 @@ ABSL_FLAG(uint32_t, batch_per_worker, 128, "samples per worker per iteration");
 ABSL_FLAG(double, cache_ratio, 0.1, "per-worker cache as a fraction of distinct keys");
 ABSL_FLAG(uint32_t, timing_iterations, 50, "iterations of the 8×128 and 80×256 timing runs");
 ABSL_FLAG(bool, large, true, "also time 80 workers × 256 samples");
+ABSL_FLAG(bool, quality, true, "run the quality tables (--noquality: timing only)");
 
 namespace herald {
 namespace {
@@ -127,8 +128,10 @@ void Timing(uint32_t workers, uint32_t bpw) {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  herald::Quality("entity-correlated", herald::data::Correlation::kEntities);
-  herald::Quality("independent-column", herald::data::Correlation::kNone);
+  if (absl::GetFlag(FLAGS_quality)) {
+    herald::Quality("entity-correlated", herald::data::Correlation::kEntities);
+    herald::Quality("independent-column", herald::data::Correlation::kNone);
+  }
   std::printf("\n== scheduling time\n");
   herald::Timing(8, 128);
   if (absl::GetFlag(FLAGS_large)) herald::Timing(80, 256);

@@ -32,64 +32,67 @@ void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory
   holder_.assign(num_ids, kPsHolder);
   for (uint32_t t = 0; t < index.num_tables(); ++t) {
     const RowDirectory& dir = directory[t];
-    if (dir.empty()) continue;
     for (uint32_t id = index.begin(t); id < index.begin(t + 1); ++id) {
-      auto it = dir.find(index.key(id));
-      if (it == dir.end()) continue;
-      newest_[id] = it->second.newest;
-      holder_[id] = it->second.holder;
+      const RowState& row = dir.at(index.row(id));
+      newest_[id] = row.newest;
+      holder_[id] = row.holder;
     }
   }
   load_.assign(W, 0);
   cost_.resize(W);
   const bool ownership = sync_ == SyncMode::kOwnership;
   // Rows used by more samples of the batch than there are workers end up on
-  // most workers whatever the allocation does; they only add noise.
+  // most workers whatever the allocation does; they only add noise. A row
+  // used once, cached nowhere and not dirty costs every worker the same.
+  // Each sample's remaining ("scored") ids, as CSR.
   const uint32_t hot_uses = W;
-  std::vector<uint32_t> order(index.num_samples());
-  std::iota(order.begin(), order.end(), 0);
-  {
-    // Samples with the most cached rows choose first, before quotas fill.
-    std::vector<uint32_t> cached(index.num_samples(), 0);
-    for (uint32_t t = 0; t < index.num_tables(); ++t) {
-      const std::vector<uint32_t>& offsets = index.offsets(t);
-      const std::vector<uint32_t>& ids = index.ids(t);
-      for (uint32_t s = 0; s < index.num_samples(); ++s) {
-        for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {
-          if (index.uses(ids[i]) <= hot_uses && !newest_[ids[i]].Empty()) ++cached[s];
-        }
-      }
-    }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](uint32_t a, uint32_t b) { return cached[a] > cached[b]; });
-  }
-  for (uint32_t s : order) {
-    std::fill(cost_.begin(), cost_.end(), 0);
+  const uint32_t n = index.num_samples();
+  std::vector<uint32_t> cached(n, 0);
+  scored_offsets_.assign(n + 1, 0);
+  scored_ids_.clear();
+  for (uint32_t s = 0; s < n; ++s) {
     for (uint32_t t = 0; t < index.num_tables(); ++t) {
       const std::vector<uint32_t>& offsets = index.offsets(t);
       const std::vector<uint32_t>& ids = index.ids(t);
       for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {
         const uint32_t id = ids[i];
-        if (index.uses(id) > hot_uses) continue;  // on (almost) every worker whatever we do
-        const WorkerSet& users = users_[id];
-        const uint32_t count = users.Count();
-        const int64_t sync = !ownership ? 1 : count == 0 ? 0 : count == 1 ? 2 : 1;
-        const int32_t h = holder_[id];
-        // Costs are relative to a base every worker pays (1 + sync + writeback);
-        // only the differences between workers matter. The write-back is
-        // already paid when someone other than the dirty holder trains the row.
-        const bool dirty_elsewhere =
-            h != kPsHolder && (count == 0 || (count == 1 && users.IsOnly(static_cast<uint32_t>(h))));
-        const int64_t writeback = dirty_elsewhere ? 1 : 0;
-        newest_[id].ForEach([&](uint32_t w) {
-          if (!users.Has(w)) cost_[w] -= 1;  // a hit: no fetch
-        });
-        if (writeback != 0 && !users.Has(static_cast<uint32_t>(h))) cost_[h] -= writeback;
-        users.ForEach([&](uint32_t w) {
-          // Already trains the row: nothing new. Undo what base charged.
-          cost_[w] -= 1 + sync + writeback;
-        });
+        const uint32_t uses = index.uses(id);
+        if (uses > hot_uses) continue;
+        const bool is_cached = !newest_[id].Empty();
+        if (uses == 1 && !is_cached && holder_[id] == kPsHolder) continue;
+        scored_ids_.push_back(id);
+        cached[s] += is_cached;
       }
+    }
+    scored_offsets_[s + 1] = static_cast<uint32_t>(scored_ids_.size());
+  }
+  // Samples with the most cached rows choose first, before quotas fill.
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return cached[a] > cached[b]; });
+  for (uint32_t s : order) {
+    std::fill(cost_.begin(), cost_.end(), 0);
+    for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
+      const uint32_t id = scored_ids_[i];
+      const WorkerSet& users = users_[id];
+      const uint32_t count = users.CountUpTo2();
+      const int64_t sync = !ownership ? 1 : count == 0 ? 0 : count == 1 ? 2 : 1;
+      const int32_t h = holder_[id];
+      // Costs are relative to a base every worker pays (1 + sync + writeback);
+      // only the differences between workers matter. The write-back is
+      // already paid when someone other than the dirty holder trains the row.
+      const bool dirty_elsewhere =
+          h != kPsHolder && (count == 0 || (count == 1 && users.IsOnly(static_cast<uint32_t>(h))));
+      const int64_t writeback = dirty_elsewhere ? 1 : 0;
+      newest_[id].ForEach([&](uint32_t w) {
+        if (!users.Has(w)) cost_[w] -= 1;  // a hit: no fetch
+      });
+      if (writeback != 0 && !users.Has(static_cast<uint32_t>(h))) cost_[h] -= writeback;
+      users.ForEach([&](uint32_t w) {
+        // Already trains the row: nothing new. Undo what base charged.
+        cost_[w] -= 1 + sync + writeback;
+      });
     }
     uint32_t best = W;
     uint32_t ties = 0;
@@ -104,10 +107,9 @@ void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory
     }
     ++load_[best];
     (*worker_of)[s] = best;
-    for (uint32_t t = 0; t < index.num_tables(); ++t) {
-      const std::vector<uint32_t>& offsets = index.offsets(t);
-      const std::vector<uint32_t>& ids = index.ids(t);
-      for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) users_[ids[i]].Add(best);
+    // Only scored ids' users are read.
+    for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
+      users_[scored_ids_[i]].Add(best);
     }
   }
 }

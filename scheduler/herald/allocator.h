@@ -25,7 +25,7 @@
 #include "common/rng.h"
 #include "scheduler/herald/batch_index.h"
 #include "scheduler/herald/policy.h"
-#include "scheduler/herald/row_state.h"
+#include "scheduler/herald/row_directory.h"
 
 namespace herald::scheduler {
 
@@ -55,6 +55,7 @@ class Allocator {
   std::vector<int32_t> holder_;
   std::vector<int64_t> cost_;
   std::vector<uint32_t> load_;
+  std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR
 };
 
 }  // namespace herald::scheduler

@@ -1,27 +1,34 @@
 #pragma once
-// Dense batch-local ids for the distinct keys of one global batch, so the
-// planner looks each key up in its maps once per batch, not once per use.
-// Ids of table t are [begin(t), begin(t + 1)), in first-use order.
+// Dense batch-local ids for the distinct keys of one global batch, each
+// resolved to its row-directory handle, so the planner looks each key up in
+// its maps once per batch, not once per use. Ids of table t are
+// [begin(t), begin(t + 1)), in first-use order.
 
 #include <cstdint>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "common/data/key_batch.h"
 #include "common/ids.h"
+#include "scheduler/herald/row_directory.h"
 
 namespace herald::scheduler {
 
 class BatchIndex {
  public:
-  // Rebuilds the index for `batch`, reusing this object's buffers.
-  void Build(const data::KeyBatch& batch);
+  // Rebuilds the index for `batch`, the batch of `iteration`, reusing this
+  // object's buffers: adds a directory entry for every key that has none
+  // and pins every entry until that iteration's plan is done.
+  // REQUIRES: directories->size() == batch.tables.size().
+  void Build(const data::KeyBatch& batch, uint64_t iteration,
+             std::vector<RowDirectory>* directories);
 
   uint32_t num_samples() const { return num_samples_; }
   uint32_t num_tables() const { return static_cast<uint32_t>(ids_.size()); }
   uint32_t num_ids() const { return static_cast<uint32_t>(keys_.size()); }
   uint32_t begin(uint32_t table) const { return begin_[table]; }
   Key key(uint32_t id) const { return keys_[id]; }
+  // The id's handle in its table's directory.
+  uint32_t row(uint32_t id) const { return rows_[id]; }
   // Uses of the key in the batch (a multi-hot sample may count twice).
   uint32_t uses(uint32_t id) const { return uses_[id]; }
   // Ids parallel to batch.tables[t].keys (use the batch's offsets per sample).
@@ -31,11 +38,12 @@ class BatchIndex {
  private:
   uint32_t num_samples_ = 0;
   std::vector<Key> keys_;
+  std::vector<uint32_t> rows_;
   std::vector<uint32_t> uses_;
   std::vector<uint32_t> begin_;
   std::vector<std::vector<uint32_t>> ids_;
   std::vector<std::vector<uint32_t>> offsets_;
-  absl::flat_hash_map<Key, uint32_t> scratch_;
+  std::vector<uint32_t> handles_;  // scratch: one table's handles per use
 };
 
 }  // namespace herald::scheduler

@@ -3,23 +3,22 @@
 namespace herald::scheduler {
 
 CacheLayout::CacheLayout(uint32_t slots, EvictionKind eviction)
-    : key_at_(slots, 0), occupied_(slots, false), order_(MakeEvictionOrder(eviction, slots)) {
+    : key_at_(slots, 0), row_at_(slots, 0), occupied_(slots, false), order_(MakeEvictionOrder(eviction, slots)) {
   free_.reserve(slots);
   for (uint32_t s = slots; s > 0; --s) free_.push_back(s - 1);
 }
 
-uint32_t CacheLayout::Insert(Key key, uint64_t iteration) {
+uint32_t CacheLayout::Insert(Key key, uint32_t row, uint64_t iteration) {
   const uint32_t slot = free_.back();
   free_.pop_back();
   key_at_[slot] = key;
+  row_at_[slot] = row;
   occupied_[slot] = true;
-  slot_of_[key] = slot;
   order_->Use(slot, iteration);
   return slot;
 }
 
 void CacheLayout::Remove(uint32_t slot) {
-  slot_of_.erase(key_at_[slot]);
   occupied_[slot] = false;
   order_->Remove(slot);
   free_.push_back(slot);

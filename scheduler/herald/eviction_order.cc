@@ -20,34 +20,36 @@ std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slo
   return std::make_unique<LruOrder>(slots);
 }
 
-LruOrder::LruOrder(uint32_t slots)
-    : prev_(slots, kNone), next_(slots, kNone), last_use_(slots, 0), linked_(slots, false) {}
-
-void LruOrder::Unlink(uint32_t slot) {
-  if (!linked_[slot]) return;
-  const uint32_t p = prev_[slot], n = next_[slot];
-  (p == kNone ? head_ : next_[p]) = n;
-  (n == kNone ? tail_ : prev_[n]) = p;
-  linked_[slot] = false;
-}
+LruOrder::LruOrder(uint32_t slots) : latest_use_(slots, 0), last_iteration_(slots, 0) {}
 
 void LruOrder::Use(uint32_t slot, uint64_t iteration) {
-  Unlink(slot);
-  prev_[slot] = kNone;
-  next_[slot] = head_;
-  if (head_ != kNone) prev_[head_] = slot;
-  head_ = slot;
-  if (tail_ == kNone) tail_ = slot;
-  linked_[slot] = true;
-  last_use_[slot] = iteration;
+  latest_use_[slot] = ++uses_;
+  last_iteration_[slot] = iteration;
+  queue_.push_back({slot, uses_});
+  if (queue_.size() - head_ > 2 * latest_use_.size() + 64) Compact();
 }
 
-void LruOrder::Remove(uint32_t slot) { Unlink(slot); }
+void LruOrder::Remove(uint32_t slot) { latest_use_[slot] = 0; }
+
+void LruOrder::Compact() {
+  size_t out = 0;
+  for (size_t i = head_; i < queue_.size(); ++i) {
+    if (latest_use_[queue_[i].slot] == queue_[i].use) queue_[out++] = queue_[i];
+  }
+  queue_.resize(out);
+  head_ = 0;
+}
 
 int64_t LruOrder::Coldest(uint64_t iteration) const {
-  // Every slot used at `iteration` is nearer the head than any other.
-  if (tail_ == kNone || last_use_[tail_] == iteration) return -1;
-  return tail_;
+  while (head_ < queue_.size() && latest_use_[queue_[head_].slot] != queue_[head_].use) ++head_;
+  if (head_ > 4096 && head_ * 2 > queue_.size()) {
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  if (head_ == queue_.size()) return -1;
+  // Every slot used at `iteration` is nearer the back than any other.
+  const uint32_t slot = queue_[head_].slot;
+  return last_iteration_[slot] == iteration ? -1 : static_cast<int64_t>(slot);
 }
 
 LfuOrder::LfuOrder(uint32_t slots) : uses_(slots, 0), last_use_(slots, 0), tracked_(slots, false) {}

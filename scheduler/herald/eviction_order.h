@@ -34,7 +34,11 @@ class EvictionOrder {
 
 std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slots);
 
-// O(1) per operation: a doubly-linked list over slot indices.
+// Amortised O(1) per operation, with sequential memory access: every use
+// appends (slot, use number) to a queue; an entry is live while it is its
+// slot's latest use and the slot is resident, so the oldest live entry is
+// the least recently used slot. Dead entries are dropped from the front as
+// Coldest() passes them and by compaction when they outnumber the slots.
 class LruOrder : public EvictionOrder {
  public:
   explicit LruOrder(uint32_t slots);
@@ -43,13 +47,16 @@ class LruOrder : public EvictionOrder {
   int64_t Coldest(uint64_t iteration) const override;
 
  private:
-  static constexpr uint32_t kNone = UINT32_MAX;
-  void Unlink(uint32_t slot);
-  std::vector<uint32_t> prev_, next_;
-  std::vector<uint64_t> last_use_;
-  std::vector<bool> linked_;
-  uint32_t head_ = kNone;  // most recent
-  uint32_t tail_ = kNone;  // least recent
+  struct Entry {
+    uint32_t slot;
+    uint64_t use;  // the use number; live iff latest_use_[slot] == use
+  };
+  void Compact();
+  std::vector<uint64_t> latest_use_;  // per slot; 0: not resident
+  std::vector<uint64_t> last_iteration_;
+  uint64_t uses_ = 0;
+  mutable std::vector<Entry> queue_;  // oldest first from head_
+  mutable size_t head_ = 0;
 };
 
 // O(log n) per operation: an ordered set of (uses, last use, slot).

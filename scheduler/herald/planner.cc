@@ -35,8 +35,6 @@ Planner::Planner(PlannerOptions options)
       num_tables_(static_cast<uint32_t>(options_.capacity.size())),
       allocator_(options_.policy.allocation, options_.policy.sync, options_.num_workers),
       directory_(num_tables_),
-      ps_changed_previous_(num_tables_),
-      ps_changed_now_(num_tables_),
       needed_(options_.num_workers, std::vector<std::vector<uint32_t>>(num_tables_)) {
   caches_.resize(options_.num_workers);
   for (auto& tables : caches_) {
@@ -93,7 +91,7 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
     std::swap(current_, next_);
     std::swap(worker_of_, next_worker_of_);
   } else {
-    current_.Build(batch);
+    current_.Build(batch, iteration_, &directory_);
     allocator_.Allocate(current_, directory_, &rng, &worker_of_);
   }
 
@@ -128,7 +126,7 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
   }
 
   if (next != nullptr) {
-    next_.Build(*next);
+    next_.Build(*next, iteration_ + 1, &directory_);
     allocator_.Allocate(next_, directory_, &rng, &next_worker_of_);
     have_next_ = true;
     if (options_.policy.sync == SyncMode::kOwnership) CommunicationPlan(&plan);
@@ -136,8 +134,7 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
     have_next_ = false;
     FlushDirty(&plan);
   }
-  std::swap(ps_changed_previous_, ps_changed_now_);
-  for (auto& keys : ps_changed_now_) keys.clear();
+  for (RowDirectory& dir : directory_) dir.Sweep(iteration_);
   ++iteration_;
   return plan;
 }
@@ -147,38 +144,37 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   RowDirectory& dir = directory_[t];
   WorkerPlan& wp = plan->workers[w];
   worker::TablePlan& tp = wp.tables[t];
-  const absl::flat_hash_set<Key>& changed = ps_changed_previous_[t];
-  auto fetch = [&](Key key, uint32_t slot) {
-    tp.fetch_keys.push_back(key);
+  auto fetch = [&](const RowState& row, uint32_t slot) {
+    tp.fetch_keys.push_back(row.key);
     tp.fetch_slots.push_back(slot);
-    tp.fetch_early.push_back(changed.contains(key) ? 0 : 1);
+    tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
     ++wp.counts.fetched;
   };
-  auto not_at_ps = [&](Key key, const RowState& row) {
+  auto not_at_ps = [&](const RowState& row) {
     return absl::InternalError(absl::StrCat(
         "planner invariant broken at iteration ", iteration_, ": worker ", w, " table ", t,
-        " must fetch key ", key, " whose newest version is dirty at worker ", row.holder));
+        " must fetch key ", row.key, " whose newest version is dirty at worker ", row.holder));
   };
 
   const std::vector<uint32_t>& needed = needed_[w][t];
   missing_.clear();
   for (uint32_t id : needed) {
-    const Key key = current_.key(id);
     ++wp.counts.uses;
-    const int64_t slot = cache.Find(key);
-    if (slot == CacheLayout::kAbsent) {
+    const uint32_t handle = current_.row(id);
+    RowState& row = dir.at(handle);
+    if (!row.resident.Has(w)) {
       missing_.push_back(id);
       continue;
     }
-    cache.Use(static_cast<uint32_t>(slot), iteration_);
-    slot_of_id_[id] = static_cast<uint32_t>(slot);
-    RowState& row = dir[key];
+    const uint32_t slot = dir.SlotOf(handle, w);
+    cache.Use(slot, iteration_);
+    slot_of_id_[id] = slot;
     if (row.newest.Has(w)) {
       ++wp.counts.hits;
       continue;
     }
-    if (row.holder != kPsHolder) return not_at_ps(key, row);
-    fetch(key, static_cast<uint32_t>(slot));  // refresh an outdated copy in place
+    if (row.holder != kPsHolder) return not_at_ps(row);
+    fetch(row, slot);  // refresh an outdated copy in place
     row.newest.Add(w);
   }
   while (!missing_.empty() &&
@@ -193,19 +189,20 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
         t, " but its cache has ", cache.slots(), " slots"));
   }
   for (uint32_t id : missing_) {
-    const Key key = current_.key(id);
-    RowState& row = dir[key];
-    if (row.holder != kPsHolder) return not_at_ps(key, row);
-    const uint32_t slot = cache.Insert(key, iteration_);
+    const uint32_t handle = current_.row(id);
+    RowState& row = dir.at(handle);
+    if (row.holder != kPsHolder) return not_at_ps(row);
+    const uint32_t slot = cache.Insert(row.key, handle, iteration_);
+    dir.SetSlot(handle, w, slot);
     row.resident.Add(w);
     row.newest.Add(w);
     slot_of_id_[id] = slot;
-    fetch(key, slot);
+    fetch(row, slot);
   }
   const bool ownership = options_.policy.sync == SyncMode::kOwnership;
   for (uint32_t id : needed) {
     const uint32_t slot = slot_of_id_[id];
-    if (ownership && users_[id].Count() == 1) {
+    if (ownership && users_[id].IsSingle()) {
       tp.owned_slots.push_back(slot);
     } else {
       tp.shared_slots.push_back(slot);
@@ -232,39 +229,38 @@ void Planner::ApplyTraining(uint32_t t) {
   const bool ownership = options_.policy.sync == SyncMode::kOwnership;
   for (uint32_t id = current_.begin(t); id < current_.begin(t + 1); ++id) {
     const WorkerSet& users = users_[id];
-    const Key key = current_.key(id);
-    RowState& row = dir[key];
+    RowState& row = dir.at(current_.row(id));
     row.newest.Clear();
-    if (ownership && users.Count() == 1) {
+    if (ownership && users.IsSingle()) {
       users.ForEach([&](uint32_t w) {
         row.holder = static_cast<int32_t>(w);
         row.newest.Add(w);
       });
     } else {
       row.holder = kPsHolder;  // the PS applies the summed gradients at commit
-      ps_changed_now_[t].insert(key);
+      row.MarkPsChanged(iteration_);
     }
   }
 }
 
-void Planner::WriteBack(uint32_t t, Key key, RowState* row, WorkerPlan* wp) {
+void Planner::WriteBack(RowState* row, WorkerPlan* wp) {
   row->holder = kPsHolder;  // the worker's copy stays, clean and still the newest
-  ps_changed_now_[t].insert(key);
+  row->MarkPsChanged(iteration_);
   ++wp->counts.written_back;
 }
 
 void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
   CacheLayout& cache = caches_[w][t];
-  const Key key = cache.KeyAt(slot);
-  wp->tables[t].evict_slots.push_back(slot);
-  wp->tables[t].evict_keys.push_back(key);
+  const uint32_t handle = cache.RowAt(slot);
   RowDirectory& dir = directory_[t];
-  auto it = dir.find(key);
-  RowState& row = it->second;
-  if (row.holder == static_cast<int32_t>(w)) WriteBack(t, key, &row, wp);  // before the slot is reused
+  RowState& row = dir.at(handle);
+  wp->tables[t].evict_slots.push_back(slot);
+  wp->tables[t].evict_keys.push_back(row.key);
+  if (row.holder == static_cast<int32_t>(w)) WriteBack(&row, wp);  // before the slot is reused
   row.resident.Remove(w);
   row.newest.Remove(w);
-  if (row.resident.Empty() && row.holder == kPsHolder) dir.erase(it);
+  dir.ClearSlot(handle, w);
+  if (row.resident.Empty() && row.holder == kPsHolder) dir.MaybeRelease(handle);
   cache.Remove(slot);
 }
 
@@ -273,15 +269,15 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
   for (uint32_t t = 0; t < num_tables_; ++t) {
     RowDirectory& dir = directory_[t];
     for (uint32_t id = next_.begin(t); id < next_.begin(t + 1); ++id) {
-      const Key key = next_.key(id);
-      auto it = dir.find(key);
-      if (it == dir.end() || it->second.holder == kPsHolder) continue;
-      const uint32_t h = static_cast<uint32_t>(it->second.holder);
+      const uint32_t handle = next_.row(id);
+      RowState& row = dir.at(handle);
+      if (row.holder == kPsHolder) continue;
+      const uint32_t h = static_cast<uint32_t>(row.holder);
       if (next_users_[id].IsOnly(h)) continue;  // the holder alone trains it next: keep it dirty
       WorkerPlan& wp = plan->workers[h];
-      wp.tables[t].writeback_slots.push_back(static_cast<uint32_t>(caches_[h][t].Find(key)));
-      wp.tables[t].writeback_keys.push_back(key);
-      WriteBack(t, key, &it->second, &wp);
+      wp.tables[t].writeback_slots.push_back(dir.SlotOf(handle, h));
+      wp.tables[t].writeback_keys.push_back(row.key);
+      WriteBack(&row, &wp);
     }
   }
 }
@@ -289,14 +285,15 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
 void Planner::FlushDirty(IterationPlan* plan) {
   for (uint32_t w = 0; w < options_.num_workers; ++w) {
     for (uint32_t t = 0; t < num_tables_; ++t) {
+      const CacheLayout& cache = caches_[w][t];
       RowDirectory& dir = directory_[t];
       WorkerPlan& wp = plan->workers[w];
-      caches_[w][t].ForEachResident([&](uint32_t slot, Key key) {
-        auto it = dir.find(key);
-        if (it == dir.end() || it->second.holder != static_cast<int32_t>(w)) return;
+      cache.ForEachResident([&](uint32_t slot, Key key) {
+        RowState& row = dir.at(cache.RowAt(slot));
+        if (row.holder != static_cast<int32_t>(w)) return;
         wp.tables[t].writeback_slots.push_back(slot);
         wp.tables[t].writeback_keys.push_back(key);
-        WriteBack(t, key, &it->second, &wp);
+        WriteBack(&row, &wp);
       });
     }
   }

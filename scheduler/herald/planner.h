@@ -3,7 +3,7 @@
 // worker trains which sample (allocator.h) and emits, per worker and table,
 // the cache operations in terms of slots (worker::TablePlan) and the slot of
 // every sample's row (worker::TableSamples). It owns every worker's cache
-// layout and knows where each cached row's newest version is (row_state.h).
+// layout and knows where each cached row's newest version is (row_directory.h).
 //
 // Invariants of every emitted plan (checked independently by PlanChecker):
 //  * a worker trains only rows whose newest version is in its cache when its
@@ -27,7 +27,6 @@
 #include <memory>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "common/data/key_batch.h"
 #include "common/rng.h"
@@ -36,7 +35,7 @@
 #include "scheduler/herald/cache_layout.h"
 #include "scheduler/herald/eviction_order.h"
 #include "scheduler/herald/policy.h"
-#include "scheduler/herald/row_state.h"
+#include "scheduler/herald/row_directory.h"
 #include "worker/cache/step.h"
 
 namespace herald::scheduler {
@@ -101,7 +100,7 @@ class Planner {
   absl::Status PlanTable(uint32_t t, uint32_t w, IterationPlan* plan);
   void ApplyTraining(uint32_t t);
   void Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* plan);
-  void WriteBack(uint32_t t, Key key, RowState* row, WorkerPlan* plan);
+  void WriteBack(RowState* row, WorkerPlan* plan);
   void CommunicationPlan(IterationPlan* plan);
   void FlushDirty(IterationPlan* plan);
   void FillSampleSlots(uint32_t t, WorkerPlan* plan);
@@ -112,7 +111,6 @@ class Planner {
   Allocator allocator_;
   std::vector<std::vector<CacheLayout>> caches_;  // [worker][table]
   std::vector<RowDirectory> directory_;           // [table]
-  std::vector<absl::flat_hash_set<Key>> ps_changed_previous_, ps_changed_now_;  // [table]
 
   // The batch being planned and the read-ahead batch, with their allocation.
   BatchIndex current_, next_;

@@ -22,11 +22,25 @@ class WorkerSet {
     for (uint64_t word : words_) n += static_cast<uint32_t>(__builtin_popcountll(word));
     return n;
   }
+  // min(Count(), 2), without a population count.
+  uint32_t CountUpTo2() const {
+    uint32_t n = 0;
+    for (uint64_t word : words_) {
+      if (word == 0) continue;
+      n += (word & (word - 1)) == 0 ? 1 : 2;
+      if (n >= 2) return 2;
+    }
+    return n;
+  }
+  // True when the set has exactly one member.
+  bool IsSingle() const { return CountUpTo2() == 1; }
   // True when the set is exactly {w}.
   bool IsOnly(uint32_t w) const {
-    WorkerSet single;
-    single.Add(w);
-    return *this == single;
+    for (int i = 0; i < kWords; ++i) {
+      const uint64_t want = i == static_cast<int>(w >> 6) ? uint64_t{1} << (w & 63) : 0;
+      if (words_[i] != want) return false;
+    }
+    return true;
   }
   bool operator==(const WorkerSet& o) const {
     for (int i = 0; i < kWords; ++i) {
