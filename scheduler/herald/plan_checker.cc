@@ -1,5 +1,7 @@
 #include "scheduler/herald/plan_checker.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 
 namespace herald::scheduler {
@@ -8,7 +10,9 @@ PlanChecker::PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots)
     : num_workers_(num_workers),
       truth_(slots.size()),
       written_back_at_start_(slots.size()),
-      fetched_(num_workers, std::vector<absl::flat_hash_set<Key>>(slots.size())) {
+      fetched_(num_workers, std::vector<absl::flat_hash_set<Key>>(slots.size())),
+      ps_changed_previous_(slots.size()),
+      ps_changed_now_(slots.size()) {
   caches_.resize(num_workers);
   for (auto& tables : caches_) {
     for (uint32_t n : slots) {
@@ -48,6 +52,8 @@ absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan
     for (auto& keys : tables) keys.clear();
   }
   for (auto& keys : written_back_at_start_) keys.clear();
+  std::swap(ps_changed_previous_, ps_changed_now_);
+  for (auto& keys : ps_changed_now_) keys.clear();
   for (uint32_t w = 0; w < num_workers_; ++w) {
     if (auto s = Evictions(w, plan, counts); !s.ok()) return s;
   }
@@ -83,6 +89,7 @@ absl::Status PlanChecker::Evictions(uint32_t w, const IterationPlan& plan,
         }
         truth.ps_version = copy.version;
         written_back_at_start_[t][key] = w;
+        ps_changed_now_[t].insert(key);
         ++(*counts)[w].written_back;
       }
       copy.state = State::kEmpty;
@@ -99,6 +106,10 @@ absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const worker::TablePlan& tp = plan.workers[w].tables[t];
     CacheTable& cache = caches_[w][t];
+    if (tp.fetch_keys.size() != tp.fetch_slots.size() ||
+        tp.fetch_early.size() != tp.fetch_slots.size()) {
+      return Violation(w, t, "fetch_keys, fetch_slots and fetch_early differ in length");
+    }
     for (size_t i = 0; i < tp.fetch_slots.size(); ++i) {
       const uint32_t slot = tp.fetch_slots[i];
       const Key key = tp.fetch_keys[i];
@@ -122,6 +133,10 @@ absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
       if (racing != written_back_at_start_[t].end()) {
         return Violation(w, t, absl::StrCat("fetch of key ", key, " races the write-back of ",
                                             "its dirty copy evicted by worker ", racing->second));
+      }
+      if (tp.fetch_early[i] != 0 && ps_changed_previous_[t].contains(key)) {
+        return Violation(w, t, absl::StrCat("fetch of key ", key, " is marked early, but the ",
+                                            "previous iteration changed its PS copy"));
       }
       if (!fetched_[w][t].insert(key).second) {
         return Violation(w, t, absl::StrCat("fetches key ", key, " twice"));
@@ -252,6 +267,7 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
                                       "outdated (the newest is dirty in a cache)"));
       }
       truth.ps_version = ++truth.version;
+      ps_changed_now_[t].insert(key);
       for (const Trainer& tr : list) {
         caches_[tr.worker][t].slots[tr.slot].state = State::kStale;
         ++(*counts)[tr.worker].pushed;
@@ -276,6 +292,7 @@ absl::Status PlanChecker::WriteBacks(uint32_t w, const IterationPlan& plan,
       }
       Copy& copy = cache.slots[slot];
       truth_[t][key].ps_version = copy.version;
+      ps_changed_now_[t].insert(key);
       copy.state = State::kClean;
       ++(*counts)[w].written_back;
     }

@@ -6,7 +6,8 @@
 // every cached row and where its newest copy is, and fails loudly on any plan
 // under which a worker would train on an outdated row, a row's update would
 // be lost (two owners, a dirty copy overwritten or dropped, gradients applied
-// to an outdated PS copy), a fetch would race a write-back, or the slots do
+// to an outdated PS copy), a fetch would race a write-back, a fetch marked
+// early would read a PS copy the previous iteration changed, or the slots do
 // not match the batch. It shares no state or code with the planner; the rows
 // moved it counts are the figures the simulator reports.
 //
@@ -69,6 +70,9 @@ class PlanChecker {
   std::vector<absl::flat_hash_map<Key, Truth>> truth_;   // [table]
   std::vector<absl::flat_hash_map<Key, uint32_t>> written_back_at_start_;  // [table] key -> worker
   std::vector<std::vector<absl::flat_hash_set<Key>>> fetched_;  // [worker][table], this iteration
+  // [table] keys whose PS copy changed (gradients applied or written back)
+  // during the previous / this iteration.
+  std::vector<absl::flat_hash_set<Key>> ps_changed_previous_, ps_changed_now_;
 };
 
 }  // namespace herald::scheduler

@@ -223,6 +223,19 @@ TEST(PlannerTest, FetchesOfRowsUnchangedSinceTheLastIterationMayGoEarly) {
   ASSERT_EQ(plans.size(), 3u);
   EXPECT_EQ(plans[1].workers[0].tables[0].fetch_early, std::vector<uint8_t>{0});
   EXPECT_EQ(plans[2].workers[0].tables[0].fetch_early, std::vector<uint8_t>{1});
+
+  // The checker refuses the refetch of key 1 at iteration 1 marked early:
+  // iteration 0's commit changed its PS copy.
+  const PlannerOptions o = Options("vanilla", 1, 1, 4, 4);
+  auto planner = *Planner::Create(o);
+  PlanChecker checker(1, o.slots);
+  std::vector<PlanCounts> counts;
+  IterationPlan first = *planner->Plan(batches[0], &batches[1]);
+  ASSERT_TRUE(checker.Check(batches[0], first, &counts).ok());
+  IterationPlan second = *planner->Plan(batches[1], &batches[2]);
+  second.workers[0].tables[0].fetch_early = {1};
+  const absl::Status early = checker.Check(batches[1], second, &counts);
+  EXPECT_NE(early.message().find("is marked early"), std::string::npos) << early;
 }
 
 // Property test: random multi-hot batches over small skewed key spaces, every
