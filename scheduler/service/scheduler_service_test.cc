@@ -7,8 +7,11 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/rpc/channel.h"
 #include "common/rpc/server.h"
 #include "gtest/gtest.h"
@@ -179,7 +182,15 @@ class SchedulerServiceTest : public ::testing::Test {
       auto decoded = worker::DecodeWorkerStep(step, 26, 13);
       EXPECT_TRUE(decoded.ok()) << decoded.status();
       samples_[w] += step.samples().num_samples();
+      // Real workers cannot get ahead of each other (the dense all-reduce
+      // joins them every iteration) and the PS shard refuses iterations too
+      // far ahead; fake workers wait for each other like the all-reduce.
+      WaitForOtherWorker(w, step.iteration());
       EXPECT_TRUE((*ps)->IterationDone(join.job_id(), step.iteration(), join.rank(), 2).ok());
+      {
+        absl::MutexLock lock(&pace_mu_);
+        iterations_done_[w] = step.iteration() + 1;
+      }
       proto::StepReport report;
       if (step.last()) {
         if (join.rank() == 0) {
@@ -205,6 +216,14 @@ class SchedulerServiceTest : public ::testing::Test {
     return received;
   }
 
+  // Waits (up to 30 s) until the other fake worker reported iteration - 1.
+  void WaitForOtherWorker(int w, uint64_t iteration) {
+    absl::MutexLock lock(&pace_mu_);
+    std::pair<const uint64_t*, uint64_t> wait(&iterations_done_[1 - w], iteration);
+    auto reached = +[](std::pair<const uint64_t*, uint64_t>* p) { return *p->first >= p->second; };
+    pace_mu_.AwaitWithTimeout(absl::Condition(reached, &wait), absl::Seconds(30));
+  }
+
   // Fake workers do not heartbeat; liveness is membership_test's subject.
   NodeRegistry registry_{absl::Hours(1)};
   KvRendezvous kv_;
@@ -221,6 +240,8 @@ class SchedulerServiceTest : public ::testing::Test {
   std::vector<std::string> node_;
   uint64_t samples_[2] = {0, 0};
   bool last_[2] = {false, false};
+  absl::Mutex pace_mu_;
+  uint64_t iterations_done_[2] ABSL_GUARDED_BY(pace_mu_) = {0, 0};
 };
 
 TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds) {
