@@ -17,6 +17,10 @@ class CacheLayout {
   static constexpr int64_t kAbsent = -1;
 
   CacheLayout(uint32_t slots, EvictionKind eviction);
+  CacheLayout(const CacheLayout& other);
+  CacheLayout& operator=(const CacheLayout& other);
+  CacheLayout(CacheLayout&&) = default;
+  CacheLayout& operator=(CacheLayout&&) = default;
 
   uint32_t slots() const { return static_cast<uint32_t>(key_at_.size()); }
   size_t resident() const { return key_at_.size() - free_.size(); }

@@ -30,6 +30,8 @@ class EvictionOrder {
   virtual void Remove(uint32_t slot) = 0;
   // The coldest resident slot not used at `iteration`, or -1 when none.
   virtual int64_t Coldest(uint64_t iteration) const = 0;
+  // An independent copy in the same state.
+  virtual std::unique_ptr<EvictionOrder> Clone() const = 0;
 };
 
 std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slots);
@@ -45,6 +47,9 @@ class LruOrder : public EvictionOrder {
   void Use(uint32_t slot, uint64_t iteration) override;
   void Remove(uint32_t slot) override;
   int64_t Coldest(uint64_t iteration) const override;
+  std::unique_ptr<EvictionOrder> Clone() const override {
+    return std::make_unique<LruOrder>(*this);
+  }
 
  private:
   struct Entry {
@@ -66,6 +71,9 @@ class LfuOrder : public EvictionOrder {
   void Use(uint32_t slot, uint64_t iteration) override;
   void Remove(uint32_t slot) override;
   int64_t Coldest(uint64_t iteration) const override;
+  std::unique_ptr<EvictionOrder> Clone() const override {
+    return std::make_unique<LfuOrder>(*this);
+  }
 
  private:
   using Entry = std::tuple<uint64_t, uint64_t, uint32_t>;

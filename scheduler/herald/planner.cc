@@ -67,6 +67,29 @@ void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>&
   }
 }
 
+absl::Status Planner::Allocate(const BatchIndex& index, CounterRng* rng,
+                              std::vector<uint32_t>* worker_of) {
+  if (forced_.empty()) {
+    allocator_.Allocate(index, directory_, rng, worker_of);
+    return absl::OkStatus();
+  }
+  *worker_of = std::move(forced_.front());
+  forced_.pop_front();
+  if (worker_of->size() != index.num_samples()) {
+    return absl::InvalidArgumentError(absl::StrCat("forced allocation of ", worker_of->size(),
+                                                   " samples for a batch of ",
+                                                   index.num_samples()));
+  }
+  for (size_t s = 0; s < worker_of->size(); ++s) {
+    if ((*worker_of)[s] >= options_.num_workers) {
+      return absl::InvalidArgumentError(absl::StrCat("forced allocation: sample ", s,
+                                                     " to worker ", (*worker_of)[s], " of ",
+                                                     options_.num_workers));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
                                             const data::KeyBatch* next) {
   for (const data::KeyBatch* b : {&batch, next}) {
@@ -92,7 +115,7 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
     std::swap(worker_of_, next_worker_of_);
   } else {
     current_.Build(batch, iteration_, &directory_);
-    allocator_.Allocate(current_, directory_, &rng, &worker_of_);
+    if (auto s = Allocate(current_, &rng, &worker_of_); !s.ok()) return s;
   }
 
   const uint32_t W = options_.num_workers;
@@ -127,7 +150,7 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
 
   if (next != nullptr) {
     next_.Build(*next, iteration_ + 1, &directory_);
-    allocator_.Allocate(next_, directory_, &rng, &next_worker_of_);
+    if (auto s = Allocate(next_, &rng, &next_worker_of_); !s.ok()) return s;
     have_next_ = true;
     if (options_.policy.sync == SyncMode::kOwnership) CommunicationPlan(&plan);
   } else {

@@ -24,6 +24,7 @@
 // in flight; independent of the dataset.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -89,11 +90,27 @@ class Planner {
   // broken invariant: a planner bug).
   absl::StatusOr<IterationPlan> Plan(const data::KeyBatch& batch, const data::KeyBatch* next);
 
+  // An independent planner in the same state (the exhaustive search explores
+  // allocations from copies).
+  std::unique_ptr<Planner> Clone() const { return std::unique_ptr<Planner>(new Planner(*this)); }
+
+  // The next batch this planner allocates (the first batch, then each
+  // read-ahead batch in order) is given `worker_of` (worker of each sample)
+  // instead of the policy's allocation. Several calls queue in order. Plan
+  // fails with InvalidArgument when a forced allocation does not fit its batch.
+  void ForceAllocation(std::vector<uint32_t> worker_of) {
+    forced_.push_back(std::move(worker_of));
+  }
+
   uint64_t iteration() const { return iteration_; }
   const PlannerOptions& options() const { return options_; }
 
  private:
   explicit Planner(PlannerOptions options);
+  Planner(const Planner&) = default;
+
+  // The policy's allocation of `index`, or the next forced one.
+  absl::Status Allocate(const BatchIndex& index, CounterRng* rng, std::vector<uint32_t>* worker_of);
 
   void ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>& worker_of,
                     std::vector<WorkerSet>* users, bool fill_needed);
@@ -116,6 +133,7 @@ class Planner {
   BatchIndex current_, next_;
   std::vector<uint32_t> worker_of_, next_worker_of_;
   bool have_next_ = false;
+  std::deque<std::vector<uint32_t>> forced_;
 
   // Per-iteration scratch.
   std::vector<WorkerSet> users_, next_users_;              // per batch-local id
