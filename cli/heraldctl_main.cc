@@ -6,7 +6,7 @@
 //   heraldctl convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin]
 //                     [--skip_malformed]
 //   heraldctl simulate --data FILE --workers N --batch-per-worker B --cache-ratio R
-//                      --policy P [--iterations K] [--json] ...
+//                      --policy P [--iterations K] [--top-k N] [--budget-ms MS] [--json] ...
 //
 // Flag names accept '-' and '_' alike (--batch-per-worker = --batch_per_worker).
 //
@@ -56,7 +56,14 @@ ABSL_FLAG(double, cache_ratio, 0.1,
           "simulate: per-worker cache capacity as a fraction of the distinct keys of the data, "
           "table by table (0.1: each worker caches 10% of each table's distinct keys)");
 ABSL_FLAG(std::string, policy, "herald",
-          "simulate: nocache | vanilla | herald | herald-alloc-only | herald-comm-only");
+          "simulate: nocache | vanilla | herald | herald-alloc-only | herald-comm-only | "
+          "herald-adaptive");
+ABSL_FLAG(uint32_t, top_k, 0,
+          "simulate, herald-adaptive: score only the N tables with the highest degree of "
+          "infrequency (0: as many as --budget-ms allows)");
+ABSL_FLAG(double, budget_ms, 0,
+          "simulate, herald-adaptive with --top-k 0: planning time per global batch to fit, "
+          "by the planner's cost model (docs/scheduler.md)");
 ABSL_FLAG(uint64_t, iterations, 0, "simulate: iterations to run (0: every full global batch)");
 ABSL_FLAG(std::string, eviction, "lru", "simulate: cache eviction lru | lfu");
 ABSL_FLAG(uint32_t, dim, 64, "simulate: embedding dimension for the byte figures");
@@ -82,6 +89,14 @@ Commands:
       malformed lines found (file:line: reason).
   convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin] [--skip_malformed]
       Convert between Criteo TSV and the Herald binary format.
+  simulate --data FILE --workers N --batch-per-worker B [--cache-ratio R] [--policy P]
+           [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
+           [--seed S] [--nocheck] [--json]
+      Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
+      herald-comm-only, herald-adaptive) without any PS or worker: rows fetched, pushed
+      and written back per iteration, cache hit rate, scheduling time per batch.
+      --cache-ratio: per-worker cache capacity as a fraction of the data's distinct keys,
+      table by table. herald-adaptive needs --top-k or --budget-ms.
 
   Job commands (submit, status, watch, cancel, nodes, export) take
   [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS
@@ -172,6 +187,8 @@ int main(int argc, char** argv) {
     o.dim = absl::GetFlag(FLAGS_dim);
     o.seed = absl::GetFlag(FLAGS_seed);
     o.check = absl::GetFlag(FLAGS_check);
+    o.top_k = absl::GetFlag(FLAGS_top_k);
+    o.budget_ms = absl::GetFlag(FLAGS_budget_ms);
     o.json = absl::GetFlag(FLAGS_json);
     absl::Status s = herald::cli::RunSimulate(o);
     return s.ok() ? 0 : Fail(s);

@@ -24,6 +24,17 @@ absl::Status Validate(const SimulateOptions& o) {
                                                    ", want a fraction in (0, 1]"));
   }
   if (o.dim == 0) return absl::InvalidArgumentError("--dim: must be ≥ 1");
+  if (o.budget_ms < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--budget-ms: ", o.budget_ms, ", want ≥ 0"));
+  }
+  const bool adaptive = o.policy == "herald-adaptive";
+  if (adaptive && o.top_k == 0 && o.budget_ms == 0) {
+    return absl::InvalidArgumentError("herald-adaptive needs --top-k N or --budget-ms MS");
+  }
+  if (!adaptive && (o.top_k != 0 || o.budget_ms != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--top-k and --budget-ms apply to --policy herald-adaptive only (not ", o.policy, ")"));
+  }
   return absl::OkStatus();
 }
 
@@ -64,6 +75,12 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
               static_cast<unsigned long long>(r.sum_max_worker_rows));
   std::printf("cache hit rate %.4f; scheduling time per global batch: median %.3f ms, p99 %.3f ms\n",
               r.hit_rate(), r.sched_ms_median, r.sched_ms_p99);
+  if (!r.iterations.empty() && r.iterations.back().scored_tables >= 0) {
+    std::printf("herald-adaptive (top-k %u, budget %.3g ms): tables scored, first/last "
+                "iteration: %d/%d\n",
+                o.top_k, o.budget_ms, r.iterations.front().scored_tables,
+                r.iterations.back().scored_tables);
+  }
   std::printf(o.check ? "every plan replayed by the plan checker: exact BSP, no stale training, "
                         "no lost update\n"
                       : "plans NOT checked (--nocheck)\n");
@@ -82,13 +99,19 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows, ",\"hit_rate\":", r.hit_rate(),
       ",\"sched_ms_median\":", r.sched_ms_median, ",\"sched_ms_p99\":", r.sched_ms_p99,
-      ",\"checked\":", o.check ? "true" : "false", ",\"per_iteration\":[");
+      ",\"checked\":", o.check ? "true" : "false");
+  if (o.policy == "herald-adaptive") {
+    absl::StrAppend(&out, ",\"top_k\":", o.top_k, ",\"budget_ms\":", o.budget_ms);
+  }
+  out += ",\"per_iteration\":[";
   for (size_t i = 0; i < r.iterations.size(); ++i) {
     const scheduler::IterationRecord& it = r.iterations[i];
     absl::StrAppend(&out, i == 0 ? "" : ",", "{\"fetched\":", it.total.fetched,
                     ",\"pushed\":", it.total.pushed, ",\"written_back\":", it.total.written_back,
                     ",\"max_worker_rows\":", it.max_worker_rows, ",\"hits\":", it.total.hits,
-                    ",\"uses\":", it.total.uses, ",\"sched_ms\":", it.sched_ms, "}");
+                    ",\"uses\":", it.total.uses, ",\"sched_ms\":", it.sched_ms);
+    if (it.scored_tables >= 0) absl::StrAppend(&out, ",\"scored_tables\":", it.scored_tables);
+    out += "}";
   }
   out += "]}";
   std::printf("%s\n", out.c_str());
@@ -158,6 +181,8 @@ absl::Status RunSimulate(const SimulateOptions& o) {
   so.planner.slots = sizing.slots;
   so.planner.eviction = eviction;
   so.planner.seed = o.seed;
+  so.planner.adaptive.top_k = o.top_k;
+  so.planner.adaptive.budget_ms = o.budget_ms;
   so.max_iterations = o.iterations;
   so.check = o.check;
   HERALD_ASSIGN_OR_RETURN(scheduler::SimulationResult result, scheduler::Simulate(so, source));

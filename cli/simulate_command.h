@@ -22,6 +22,10 @@ struct SimulateOptions {
   std::string eviction = "lru";
   uint32_t dim = 64;  // embedding dimension for the byte figures
   uint64_t seed = 1;
+  // herald-adaptive: score the top_k highest-DoI tables, or (top_k 0) as
+  // many as the planning-time budget allows.
+  uint32_t top_k = 0;
+  double budget_ms = 0;
   bool check = true;  // replay every plan through the PlanChecker
   bool json = false;
 };

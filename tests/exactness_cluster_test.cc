@@ -53,6 +53,7 @@ proto::JobSpec Spec(proto::PolicyKind policy, uint32_t workers) {
   data->set_shuffle_buffer(512);
   spec.mutable_scheduling()->set_policy(policy);
   spec.mutable_scheduling()->set_cache_fraction(0.2f);
+  if (policy == proto::POLICY_HERALD_ADAPTIVE) spec.mutable_scheduling()->set_adaptive_top_k(8);
   spec.set_global_batch_size(128);
   spec.set_iterations(kIterations);
   spec.set_num_workers(workers);
@@ -180,7 +181,8 @@ TEST_F(ExactnessCluster, EveryPolicyAndWorkerCountGivesTheReferenceModel) {
   ASSERT_EQ(ref.losses.size(), kIterations);
   for (uint32_t workers : {2u, 4u}) {
     for (proto::PolicyKind policy :
-         {proto::POLICY_NOCACHE, proto::POLICY_VANILLA, proto::POLICY_HERALD}) {
+         {proto::POLICY_NOCACHE, proto::POLICY_VANILLA, proto::POLICY_HERALD,
+          proto::POLICY_HERALD_ADAPTIVE}) {
       SCOPED_TRACE(absl::StrCat(proto::PolicyKind_Name(policy), " with ", workers, " workers"));
       proto::JobStatus done;
       const std::string dir = RunAndExport(Spec(policy, workers), &done);

@@ -73,6 +73,24 @@ TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanill
   EXPECT_EQ(JsonNumber(vanilla.output, "rows_pushed"), JsonNumber(vanilla.output, "rows_fetched"));
 }
 
+TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
+  const Result r = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
+                                     "--batch-per-worker=64", "--policy=herald-adaptive",
+                                     "--top-k=5", "--iterations=12", "--json"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"policy\":\"herald-adaptive\""), std::string::npos);
+  EXPECT_EQ(JsonNumber(r.output, "top_k"), 5);
+  // Every table is scored until the profiler's first ranking, 5 after it.
+  EXPECT_EQ(JsonNumber(r.output, "scored_tables"), 5) << r.output.substr(0, 600);
+  EXPECT_EQ(r.output.find("\"scored_tables\":26"), std::string::npos)
+      << "the first plan already allocates the read-ahead batch with the first ranking";
+  const Result budget = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
+                                          "--batch-per-worker=64", "--policy=herald-adaptive",
+                                          "--budget-ms=0.001", "--iterations=4", "--json"});
+  ASSERT_EQ(budget.code, 0) << budget.output;
+  EXPECT_EQ(JsonNumber(budget.output, "scored_tables"), 0) << "1 µs fits no table";
+}
+
 TEST_F(HeraldctlSimulate, TextOutputStatesTheCacheRatioAndTheCheck) {
   const Result r = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=2",
                                      "--batch_per_worker=32", "--policy=herald-comm-only",
@@ -99,6 +117,13 @@ TEST_F(HeraldctlSimulate, BadOptionsNameTheFlagAndExitTwo) {
       {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--eviction=mru"},
        "unknown eviction 'mru'"},
       {{"simulate", data, "--workers=4", "--batch-per-worker=4000"}, "fewer than one global batch"},
+      {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--policy=herald-adaptive"},
+       "herald-adaptive needs --top-k N or --budget-ms MS"},
+      {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--policy=vanilla", "--top-k=3"},
+       "apply to --policy herald-adaptive only"},
+      {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--policy=herald-adaptive",
+        "--budget-ms=-1"},
+       "--budget-ms: -1"},
   };
   for (const Case& c : cases) {
     const Result r = Heraldctl(*dir_, c.args);

@@ -138,6 +138,16 @@ TEST_F(TrainingCluster, RefusesCallsWithoutTheTokenAndBadSpecs) {
   EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(bad.error_message().find("global_batch_size"), std::string::npos)
       << bad.error_message();
+
+  grpc::ClientContext adaptive_context;
+  Authorize(&adaptive_context);
+  request.mutable_spec()->set_global_batch_size(64);
+  request.mutable_spec()->mutable_scheduling()->set_policy(proto::POLICY_HERALD_ADAPTIVE);
+  grpc::Status adaptive = jobs_->SubmitJob(&adaptive_context, request, &response);
+  EXPECT_EQ(adaptive.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(adaptive.error_message().find("adaptive_top_k > 0 or adaptive_budget_ms > 0"),
+            std::string::npos)
+      << adaptive.error_message();
 }
 
 TEST_F(TrainingCluster, AWorkerStoppedMidJobFailsItWithTheReasonAndCancelWorks) {

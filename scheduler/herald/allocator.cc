@@ -30,7 +30,9 @@ void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory
   users_.assign(num_ids, WorkerSet());
   newest_.assign(num_ids, WorkerSet());
   holder_.assign(num_ids, kPsHolder);
+  auto scored_table = [&](uint32_t t) { return scored_tables_.empty() || scored_tables_[t]; };
   for (uint32_t t = 0; t < index.num_tables(); ++t) {
+    if (!scored_table(t)) continue;
     const RowDirectory& dir = directory[t];
     for (uint32_t id = index.begin(t); id < index.begin(t + 1); ++id) {
       const RowState& row = dir.at(index.row(id));
@@ -52,6 +54,7 @@ void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory
   scored_ids_.clear();
   for (uint32_t s = 0; s < n; ++s) {
     for (uint32_t t = 0; t < index.num_tables(); ++t) {
+      if (!scored_table(t)) continue;
       const std::vector<uint32_t>& offsets = index.offsets(t);
       const std::vector<uint32_t>& ids = index.ids(t);
       for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {

@@ -20,6 +20,7 @@
 // plain score in docs/benchmarks.md.
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "common/rng.h"
@@ -39,6 +40,11 @@ class Allocator {
   void Allocate(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                 CounterRng* rng, std::vector<uint32_t>* worker_of);
 
+  // kLocality scores only the tables marked true (herald-adaptive); empty:
+  // every table. A sample whose scored tables give no worker an advantage
+  // goes to a random worker with room.
+  void SetScoredTables(std::vector<bool> scored) { scored_tables_ = std::move(scored); }
+
  private:
   void Locality(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                 CounterRng* rng, std::vector<uint32_t>* worker_of);
@@ -50,6 +56,7 @@ class Allocator {
   Allocation kind_;
   SyncMode sync_;
   uint32_t num_workers_;
+  std::vector<bool> scored_tables_;
   // Scratch reused across batches, per batch-local id.
   std::vector<WorkerSet> users_, newest_;
   std::vector<int32_t> holder_;

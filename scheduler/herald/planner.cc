@@ -27,6 +27,20 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
                                                      options.capacity[t], ")"));
     }
   }
+  if (options.policy.adaptive_tables) {
+    const AdaptiveOptions& a = options.adaptive;
+    if (a.top_k == 0 && !(a.budget_ms > 0)) {
+      return absl::InvalidArgumentError(
+          "adaptive: herald-adaptive needs top_k > 0 or budget_ms > 0");
+    }
+    if (a.profile_every == 0) {
+      return absl::InvalidArgumentError("adaptive.profile_every: 0, want ≥ 1");
+    }
+    if (a.sketch_width == 0 || (a.sketch_width & (a.sketch_width - 1)) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("adaptive.sketch_width: ", a.sketch_width, ", want a power of two"));
+    }
+  }
   return std::unique_ptr<Planner>(new Planner(std::move(options)));
 }
 
@@ -36,6 +50,9 @@ Planner::Planner(PlannerOptions options)
       allocator_(options_.policy.allocation, options_.policy.sync, options_.num_workers),
       directory_(num_tables_),
       needed_(options_.num_workers, std::vector<std::vector<uint32_t>>(num_tables_)) {
+  if (options_.policy.adaptive_tables) {
+    profiler_.emplace(num_tables_, options_.num_workers, options_.adaptive);
+  }
   caches_.resize(options_.num_workers);
   for (auto& tables : caches_) {
     for (uint32_t t = 0; t < num_tables_; ++t) {
@@ -69,6 +86,10 @@ void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>&
 
 absl::Status Planner::Allocate(const BatchIndex& index, CounterRng* rng,
                               std::vector<uint32_t>* worker_of) {
+  if (profiler_) {
+    profiler_->Observe(index, directory_);
+    allocator_.SetScoredTables(profiler_->scored());
+  }
   if (forced_.empty()) {
     allocator_.Allocate(index, directory_, rng, worker_of);
     return absl::OkStatus();

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,6 +38,7 @@
 #include "scheduler/herald/eviction_order.h"
 #include "scheduler/herald/policy.h"
 #include "scheduler/herald/row_directory.h"
+#include "scheduler/herald/table_profiler.h"
 #include "worker/cache/step.h"
 
 namespace herald::scheduler {
@@ -52,6 +54,9 @@ struct PlannerOptions {
   std::vector<uint32_t> slots;
   EvictionKind eviction = EvictionKind::kLru;
   uint64_t seed = 1;  // tie-breaks and random splits
+  // herald-adaptive (policy.adaptive_tables): the tables scored and the
+  // budget. Needs top_k > 0 or budget_ms > 0.
+  AdaptiveOptions adaptive;
 };
 
 // Rows one worker moves in one iteration. uses: distinct rows it trains;
@@ -103,6 +108,9 @@ class Planner {
   }
 
   uint64_t iteration() const { return iteration_; }
+  // herald-adaptive's profiler (the tables scored, their DoI); null for
+  // other policies.
+  const TableProfiler* profiler() const { return profiler_ ? &*profiler_ : nullptr; }
   const PlannerOptions& options() const { return options_; }
 
  private:
@@ -134,6 +142,7 @@ class Planner {
   std::vector<uint32_t> worker_of_, next_worker_of_;
   bool have_next_ = false;
   std::deque<std::vector<uint32_t>> forced_;
+  std::optional<TableProfiler> profiler_;
 
   // Per-iteration scratch.
   std::vector<WorkerSet> users_, next_users_;              // per batch-local id

@@ -266,6 +266,8 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
         PlannerOptions o = Options(policy, workers, tables, 6, batch * max_hot + 6);
         o.eviction = eviction;
         o.seed = rng();
+        o.adaptive.top_k = 2;  // herald-adaptive: 2 of the 3 tables scored
+        o.adaptive.profile_every = 3;
         SCOPED_TRACE(policy + " workers=" + std::to_string(workers));
         const auto totals = RunChecked(o, batches);
         EXPECT_EQ(totals.size(), batches.size());

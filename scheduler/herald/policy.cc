@@ -13,6 +13,7 @@ std::vector<Policy> AllPolicies() {
       {"herald", Allocation::kLocality, SyncMode::kOwnership, true},
       {"herald-alloc-only", Allocation::kLocality, SyncMode::kThroughPs, true},
       {"herald-comm-only", Allocation::kRandom, SyncMode::kOwnership, true},
+      {"herald-adaptive", Allocation::kLocality, SyncMode::kOwnership, true, true},
   };
 }
 

@@ -10,6 +10,8 @@
 //                      communication plans
 //   herald-alloc-only  location-aware allocation, synchronisation as vanilla
 //   herald-comm-only   random split, ownership + communication plans
+//   herald-adaptive    herald, scoring only the k tables with the highest
+//                      degree of infrequency (table_profiler.h)
 
 #include <string>
 #include <vector>
@@ -35,6 +37,7 @@ struct Policy {
   Allocation allocation = Allocation::kRandom;
   SyncMode sync = SyncMode::kThroughPs;
   bool keep_cache = true;  // false: every row is evicted after its iteration
+  bool adaptive_tables = false;  // kLocality scores the profiler's top-k tables
 };
 
 // Errors: InvalidArgument naming the value and the known policies.

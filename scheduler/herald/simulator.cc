@@ -78,6 +78,10 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     if (!plan.ok()) return plan.status();
     IterationRecord record;
     record.sched_ms = ms;
+    if (const TableProfiler* profiler = (*planner)->profiler()) {
+      record.scored_tables = static_cast<int32_t>(profiler->k());
+      record.predicted_ms = profiler->predicted_ms();
+    }
     std::vector<PlanCounts> counts;
     if (options.check) {
       if (auto s = checker.Check(current, *plan, &counts); !s.ok()) return s;

@@ -38,6 +38,10 @@ struct IterationRecord {
   PlanCounts total;              // all workers
   uint64_t max_worker_rows = 0;  // max over workers of fetched + pushed + written back
   double sched_ms = 0;           // Planner::Plan wall time
+  // herald-adaptive: tables the allocator scored for the read-ahead batch
+  // allocated during this iteration's plan; -1 for other policies.
+  int32_t scored_tables = -1;
+  double predicted_ms = 0;  // herald-adaptive: its cost model's planning time
 };
 
 struct SimulationResult {

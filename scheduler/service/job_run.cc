@@ -215,6 +215,8 @@ absl::Status JobRun::Plan() {
   po.eviction = spec_.scheduling().eviction() == proto::EVICTION_LFU ? EvictionKind::kLfu
                                                                      : EvictionKind::kLru;
   po.seed = spec_.seed();
+  po.adaptive.top_k = spec_.scheduling().adaptive_top_k();
+  po.adaptive.budget_ms = spec_.scheduling().adaptive_budget_ms();
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));

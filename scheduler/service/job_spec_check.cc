@@ -17,8 +17,7 @@ absl::StatusOr<Policy> PolicyOfSpec(const proto::JobSpec& spec) {
     case proto::POLICY_HERALD:
       return PolicyByName("herald");
     case proto::POLICY_HERALD_ADAPTIVE:
-      return absl::UnimplementedError(
-          "scheduling.policy: HERALD_ADAPTIVE is not built yet (use HERALD)");
+      return PolicyByName("herald-adaptive");
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("scheduling.policy: unknown value ", spec.scheduling().policy()));
@@ -80,6 +79,24 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("scheduling.cache_fraction: ", s.cache_fraction(),
                      " not in (0, 1] (or set scheduling.cache_rows_per_worker)"));
+  }
+  if (policy.adaptive_tables) {
+    if (s.adaptive_top_k() == 0 && !(s.adaptive_budget_ms() > 0)) {
+      return absl::InvalidArgumentError(
+          "scheduling: HERALD_ADAPTIVE needs adaptive_top_k > 0 or adaptive_budget_ms > 0");
+    }
+    if (s.adaptive_top_k() > static_cast<uint32_t>(spec.tables_size())) {
+      return absl::InvalidArgumentError(absl::StrCat("scheduling.adaptive_top_k: ",
+                                                     s.adaptive_top_k(), " for ",
+                                                     spec.tables_size(), " tables"));
+    }
+    if (s.adaptive_budget_ms() < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("scheduling.adaptive_budget_ms: ", s.adaptive_budget_ms(), ", want ≥ 0"));
+    }
+  } else if (s.adaptive_top_k() != 0 || s.adaptive_budget_ms() != 0) {
+    return absl::InvalidArgumentError(
+        "scheduling.adaptive_top_k / adaptive_budget_ms: set only with policy HERALD_ADAPTIVE");
   }
   if (s.warm_start()) {
     return absl::UnimplementedError("scheduling.warm_start: not built yet");
