@@ -61,6 +61,9 @@ ABSL_FLAG(std::string, policy, "herald",
 ABSL_FLAG(uint32_t, top_k, 0,
           "simulate, herald-adaptive: score only the N tables with the highest degree of "
           "infrequency (0: as many as --budget-ms allows)");
+ABSL_FLAG(bool, warm_start, false,
+          "simulate: frequency-aware warm start (the data's hottest keys fetched into every "
+          "cache at iteration 0)");
 ABSL_FLAG(double, budget_ms, 0,
           "simulate, herald-adaptive with --top-k 0: planning time per global batch to fit, "
           "by the planner's cost model (docs/scheduler.md)");
@@ -91,12 +94,13 @@ Commands:
       Convert between Criteo TSV and the Herald binary format.
   simulate --data FILE --workers N --batch-per-worker B [--cache-ratio R] [--policy P]
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
-           [--seed S] [--nocheck] [--json]
+           [--warm-start] [--seed S] [--nocheck] [--json]
       Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
       herald-comm-only, herald-adaptive) without any PS or worker: rows fetched, pushed
       and written back per iteration, cache hit rate, scheduling time per batch.
       --cache-ratio: per-worker cache capacity as a fraction of the data's distinct keys,
-      table by table. herald-adaptive needs --top-k or --budget-ms.
+      table by table. herald-adaptive needs --top-k or --budget-ms. --warm-start fetches
+      the data's hottest keys into every cache at iteration 0.
 
   Job commands (submit, status, watch, cancel, nodes, export) take
   [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS
@@ -188,6 +192,7 @@ int main(int argc, char** argv) {
     o.seed = absl::GetFlag(FLAGS_seed);
     o.check = absl::GetFlag(FLAGS_check);
     o.top_k = absl::GetFlag(FLAGS_top_k);
+    o.warm_start = absl::GetFlag(FLAGS_warm_start);
     o.budget_ms = absl::GetFlag(FLAGS_budget_ms);
     o.json = absl::GetFlag(FLAGS_json);
     absl::Status s = herald::cli::RunSimulate(o);

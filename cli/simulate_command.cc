@@ -1,5 +1,6 @@
 #include "cli/simulate_command.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -27,6 +28,9 @@ absl::Status Validate(const SimulateOptions& o) {
   if (o.budget_ms < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--budget-ms: ", o.budget_ms, ", want ≥ 0"));
   }
+  if (o.warm_start && o.policy == "nocache") {
+    return absl::InvalidArgumentError("--warm-start: policy nocache keeps no cache to warm");
+  }
   const bool adaptive = o.policy == "herald-adaptive";
   if (adaptive && o.top_k == 0 && o.budget_ms == 0) {
     return absl::InvalidArgumentError("herald-adaptive needs --top-k N or --budget-ms MS");
@@ -42,9 +46,9 @@ double Megabytes(uint64_t rows, uint32_t dim) { return rows * 4.0 * dim / 1e6; }
 
 void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
                uint64_t cache_rows, uint64_t distinct) {
-  std::printf("policy %s: %u workers x %u samples per iteration, %zu iterations, eviction %s\n",
+  std::printf("policy %s: %u workers x %u samples per iteration, %zu iterations, eviction %s%s\n",
               o.policy.c_str(), o.workers, o.batch_per_worker, r.iterations.size(),
-              o.eviction.c_str());
+              o.eviction.c_str(), o.warm_start ? ", warm start (hottest keys fetched at iteration 0)" : "");
   std::printf("cache ratio %.4g = per-worker capacity as a fraction of the data's distinct keys, "
               "table by table: %llu rows per worker (data: %llu distinct keys)\n",
               o.cache_ratio, static_cast<unsigned long long>(cache_rows),
@@ -99,7 +103,8 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows, ",\"hit_rate\":", r.hit_rate(),
       ",\"sched_ms_median\":", r.sched_ms_median, ",\"sched_ms_p99\":", r.sched_ms_p99,
-      ",\"checked\":", o.check ? "true" : "false");
+      ",\"checked\":", o.check ? "true" : "false", ",\"warm_start\":",
+      o.warm_start ? "true" : "false");
   if (o.policy == "herald-adaptive") {
     absl::StrAppend(&out, ",\"top_k\":", o.top_k, ",\"budget_ms\":", o.budget_ms);
   }
@@ -159,6 +164,15 @@ absl::Status RunSimulate(const SimulateOptions& o) {
       scheduler::SizeCaches(distinct, max_keys, o.cache_ratio, o.batch_per_worker);
   uint64_t cache_rows = 0;
   for (uint32_t c : sizing.capacity) cache_rows += c;
+  std::vector<std::vector<Key>> warm_keys;
+  if (o.warm_start) {  // the hottest keys of the simulated data, as `data stats` counts them
+    const uint32_t most = *std::max_element(sizing.capacity.begin(), sizing.capacity.end());
+    const data::DatasetSummary hot = stats.Summarize(most);
+    for (const auto& table : hot.tables) {
+      warm_keys.emplace_back();
+      for (const auto& [key, count] : table.hottest) warm_keys.back().push_back(key);
+    }
+  }
 
   // Pass 2: global batches, planned one ahead.
   HERALD_ASSIGN_OR_RETURN(auto batches_reader, data::OpenReader(format, o.data, ro));
@@ -181,6 +195,7 @@ absl::Status RunSimulate(const SimulateOptions& o) {
   so.planner.slots = sizing.slots;
   so.planner.eviction = eviction;
   so.planner.seed = o.seed;
+  so.planner.warm_keys = std::move(warm_keys);
   so.planner.adaptive.top_k = o.top_k;
   so.planner.adaptive.budget_ms = o.budget_ms;
   so.max_iterations = o.iterations;

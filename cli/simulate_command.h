@@ -25,6 +25,9 @@ struct SimulateOptions {
   // herald-adaptive: score the top_k highest-DoI tables, or (top_k 0) as
   // many as the planning-time budget allows.
   uint32_t top_k = 0;
+  // Frequency-aware warm start: the data's hottest keys (exact counts over
+  // the simulated samples) fetched into every cache at iteration 0.
+  bool warm_start = false;
   double budget_ms = 0;
   bool check = true;  // replay every plan through the PlanChecker
   bool json = false;

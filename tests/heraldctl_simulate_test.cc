@@ -91,6 +91,25 @@ TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
   EXPECT_EQ(JsonNumber(budget.output, "scored_tables"), 0) << "1 µs fits no table";
 }
 
+TEST_F(HeraldctlSimulate, WarmStartFetchesTheHottestKeysAtIterationZero) {
+  auto run = [&](bool warm) {
+    std::vector<std::string> args = {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
+                                     "--batch-per-worker=64", "--policy=herald",
+                                     "--iterations=6", "--json"};
+    if (warm) args.push_back("--warm-start");
+    return Heraldctl(*dir_, args);
+  };
+  const Result cold = run(false), warm = run(true);
+  ASSERT_EQ(cold.code, 0) << cold.output;
+  ASSERT_EQ(warm.code, 0) << warm.output;
+  EXPECT_NE(warm.output.find("\"warm_start\":true"), std::string::npos);
+  // The first per-iteration "fetched" is iteration 0's: the warm start adds
+  // the hottest rows each worker does not train then (its plans checked).
+  EXPECT_GT(JsonNumber(warm.output, "fetched"), JsonNumber(cold.output, "fetched"));
+  EXPECT_GT(JsonNumber(warm.output, "rows_fetched"), JsonNumber(cold.output, "rows_fetched"));
+  EXPECT_NE(warm.output.find("\"checked\":true"), std::string::npos);
+}
+
 TEST_F(HeraldctlSimulate, TextOutputStatesTheCacheRatioAndTheCheck) {
   const Result r = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=2",
                                      "--batch_per_worker=32", "--policy=herald-comm-only",
@@ -124,6 +143,9 @@ TEST_F(HeraldctlSimulate, BadOptionsNameTheFlagAndExitTwo) {
       {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--policy=herald-adaptive",
         "--budget-ms=-1"},
        "--budget-ms: -1"},
+      {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--policy=nocache",
+        "--warm-start"},
+       "keeps no cache to warm"},
   };
   for (const Case& c : cases) {
     const Result r = Heraldctl(*dir_, c.args);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
 namespace herald::scheduler {
@@ -26,6 +27,15 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
                                                      ", want ≥ max(1, capacity ",
                                                      options.capacity[t], ")"));
     }
+  }
+  if (!options.warm_keys.empty() && options.warm_keys.size() != options.capacity.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("warm_keys: ", options.warm_keys.size(),
+                                                   " tables, the planner ",
+                                                   options.capacity.size()));
+  }
+  if (!options.warm_keys.empty() && !options.policy.keep_cache) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("warm_keys: policy ", options.policy.name, " keeps no cache to warm"));
   }
   if (options.policy.adaptive_tables) {
     const AdaptiveOptions& a = options.adaptive;
@@ -160,6 +170,7 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
     }
   }
   ComputeUsers(current_, worker_of_, &users_, /*fill_needed=*/true);
+  if (iteration_ == 0 && !options_.warm_keys.empty()) WarmStart(&plan);
   slot_of_id_.assign(current_.num_ids(), 0);
   for (uint32_t t = 0; t < num_tables_; ++t) {
     for (uint32_t w = 0; w < W; ++w) {
@@ -255,6 +266,37 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     }
   }
   return absl::OkStatus();
+}
+
+void Planner::WarmStart(IterationPlan* plan) {
+  for (uint32_t t = 0; t < num_tables_; ++t) {
+    RowDirectory& dir = directory_[t];
+    for (uint32_t w = 0; w < options_.num_workers; ++w) {
+      const std::vector<uint32_t>& needed = needed_[w][t];
+      if (needed.size() >= options_.capacity[t]) continue;
+      absl::flat_hash_set<Key> trained;
+      for (uint32_t id : needed) trained.insert(current_.key(id));
+      size_t room = options_.capacity[t] - needed.size();
+      CacheLayout& cache = caches_[w][t];
+      worker::TablePlan& tp = plan->workers[w].tables[t];
+      for (Key key : options_.warm_keys[t]) {
+        if (room == 0) break;
+        if (trained.contains(key) || !cache.HasFree()) continue;
+        const uint32_t handle = dir.FindOrAdd(key);
+        RowState& row = dir.at(handle);
+        if (row.resident.Has(w)) continue;  // a duplicate in the list
+        const uint32_t slot = cache.Insert(key, handle, iteration_);
+        dir.SetSlot(handle, w, slot);
+        row.resident.Add(w);
+        row.newest.Add(w);
+        tp.fetch_keys.push_back(key);
+        tp.fetch_slots.push_back(slot);
+        tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
+        ++plan->workers[w].counts.fetched;
+        --room;
+      }
+    }
+  }
 }
 
 void Planner::FillSampleSlots(uint32_t t, WorkerPlan* wp) {

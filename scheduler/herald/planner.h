@@ -57,6 +57,12 @@ struct PlannerOptions {
   // herald-adaptive (policy.adaptive_tables): the tables scored and the
   // budget. Needs top_k > 0 or budget_ms > 0.
   AdaptiveOptions adaptive;
+  // Frequency-aware warm start: per table, keys hottest first (e.g. from
+  // `heraldctl data stats`). Iteration 0's plan also fetches, into every
+  // worker's cache, the hottest keys that worker does not train at
+  // iteration 0, as many as its capacity leaves room for after the rows it
+  // does train (so none is evicted in the same plan). Empty: no warm start.
+  std::vector<std::vector<Key>> warm_keys;
 };
 
 // Rows one worker moves in one iteration. uses: distinct rows it trains;
@@ -129,6 +135,7 @@ class Planner {
   void CommunicationPlan(IterationPlan* plan);
   void FlushDirty(IterationPlan* plan);
   void FillSampleSlots(uint32_t t, WorkerPlan* plan);
+  void WarmStart(IterationPlan* plan);
 
   PlannerOptions options_;
   uint32_t num_tables_;

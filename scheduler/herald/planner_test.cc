@@ -268,6 +268,9 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
         o.seed = rng();
         o.adaptive.top_k = 2;  // herald-adaptive: 2 of the 3 tables scored
         o.adaptive.profile_every = 3;
+        if (policy != "nocache" && eviction == EvictionKind::kLru) {
+          o.warm_keys = {{0, 1, 2, 3}, {0, 1, 2, 3, 4, 5}, {5, 1, 3}};  // warm start
+        }
         SCOPED_TRACE(policy + " workers=" + std::to_string(workers));
         const auto totals = RunChecked(o, batches);
         EXPECT_EQ(totals.size(), batches.size());
@@ -334,6 +337,59 @@ TEST(PlanCheckerTest, RejectsAMissingWriteBackAndAFalseOwner) {
     }
   });
   EXPECT_NE(two_owners.message().find("updates would be lost"), std::string::npos) << two_owners;
+}
+
+}  // namespace
+}  // namespace herald::scheduler
+
+namespace herald::scheduler {
+namespace {
+
+TEST(PlannerWarmStartTest, FetchesTheHottestKeysAtIterationZeroAndHitsThemLater) {
+  PlannerOptions o = Options("herald", 2, 1, 3, 4);
+  o.warm_keys = {{9, 8, 7, 1}};
+  auto planner = Planner::Create(o);
+  ASSERT_TRUE(planner.ok()) << planner.status();
+  (*planner)->ForceAllocation({0, 1});
+  (*planner)->ForceAllocation({0, 1});
+  const std::vector<data::KeyBatch> batches = {OneTable({1, 2}), OneTable({9, 8})};
+  PlanChecker checker(2, o.slots);
+  std::vector<PlanCounts> counts;
+
+  auto first = (*planner)->Plan(batches[0], &batches[1]);
+  ASSERT_TRUE(first.ok()) << first.status();
+  // Capacity 3, one row trained: room for the two hottest keys it does not train.
+  EXPECT_EQ(first->workers[0].tables[0].fetch_keys, (std::vector<Key>{9, 8, 1}));
+  EXPECT_EQ(first->workers[1].tables[0].fetch_keys, (std::vector<Key>{9, 8, 2}));
+  EXPECT_TRUE(first->workers[0].tables[0].evict_slots.empty());
+  EXPECT_EQ(first->workers[0].counts.fetched, 3u);
+  ASSERT_TRUE(checker.Check(batches[0], *first, &counts).ok());
+  EXPECT_EQ(counts[0].fetched, 3u);
+
+  auto second = (*planner)->Plan(batches[1], nullptr);
+  ASSERT_TRUE(second.ok()) << second.status();
+  for (uint32_t w = 0; w < 2; ++w) {
+    EXPECT_TRUE(second->workers[w].tables[0].fetch_keys.empty()) << "worker " << w;
+    EXPECT_EQ(second->workers[w].counts.hits, 1u);
+  }
+  ASSERT_TRUE(checker.Check(batches[1], *second, &counts).ok());
+  EXPECT_TRUE(checker.CheckFinal().ok());
+}
+
+TEST(PlannerWarmStartTest, AFullCacheWarmsNothingAndBadOptionsAreRefused) {
+  PlannerOptions o = Options("herald", 1, 1, 2, 4);
+  o.warm_keys = {{9, 8}};
+  auto planner = Planner::Create(o);
+  ASSERT_TRUE(planner.ok());
+  auto plan = (*planner)->Plan(OneTable({1, 2}), nullptr);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->workers[0].tables[0].fetch_keys, (std::vector<Key>{1, 2}));
+
+  o.warm_keys = {{9}, {8}};
+  EXPECT_NE(Planner::Create(o).status().message().find("warm_keys: 2 tables"), std::string::npos);
+  PlannerOptions nocache = Options("nocache", 1, 1, 2, 4);
+  nocache.warm_keys = {{9}};
+  EXPECT_NE(Planner::Create(nocache).status().message().find("keeps no cache"), std::string::npos);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/crc32.h"
 #include "common/logging.h"
@@ -20,16 +20,37 @@
 
 namespace herald::scheduler {
 
+namespace {
+
+// The `n` most used keys of `counts`, most used first (smaller key first
+// among equals, so the choice is deterministic).
+std::vector<Key> Hottest(const absl::flat_hash_map<Key, uint64_t>& counts, size_t n) {
+  std::vector<std::pair<uint64_t, Key>> all;
+  all.reserve(counts.size());
+  for (const auto& [key, count] : counts) all.emplace_back(count, key);
+  n = std::min(n, all.size());
+  std::partial_sort(all.begin(), all.begin() + n, all.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<Key> keys(n);
+  for (size_t i = 0; i < n; ++i) keys[i] = all[i].second;
+  return keys;
+}
+
+}  // namespace
+
 absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers) {
-  // One pass over the batches the job trains (at most one epoch): distinct
-  // keys and the widest multi-hot feature per table.
+  // One pass over the batches the job trains (at most one epoch): uses of
+  // each key (for the distinct counts and the warm start's hottest keys)
+  // and the widest multi-hot feature per table.
   BatchStreamOptions o = StreamOptionsFromSpec(spec, Split::kTrain);
   o.max_epochs = 1;
   o.data.set_shuffle_buffer(0);
   HERALD_ASSIGN_OR_RETURN(auto stream, BatchStream::Open(o));
   const size_t tables = spec.tables_size();
-  std::vector<absl::flat_hash_set<Key>> distinct(tables);
+  std::vector<absl::flat_hash_map<Key, uint64_t>> uses(tables);
   std::vector<uint32_t> max_keys(tables, 1);
+  const bool warm_start = spec.scheduling().warm_start();
   const bool need_distinct = spec.scheduling().cache_rows_per_worker() == 0;
   data::KeyBatch batch;
   for (;;) {
@@ -40,7 +61,9 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
       for (uint32_t s = 0; s < batch.num_samples; ++s) {
         max_keys[t] = std::max(max_keys[t], table.offsets[s + 1] - table.offsets[s]);
       }
-      if (need_distinct) distinct[t].insert(table.keys.begin(), table.keys.end());
+      if (need_distinct || warm_start) {
+        for (Key key : table.keys) ++uses[t][key];
+      }
     }
   }
   if (stream->batches() == 0) {
@@ -49,7 +72,7 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
   }
   const uint32_t per_worker = (spec.global_batch_size() + num_workers - 1) / num_workers;
   std::vector<uint64_t> counts(tables);
-  for (size_t t = 0; t < tables; ++t) counts[t] = distinct[t].size();
+  for (size_t t = 0; t < tables; ++t) counts[t] = uses[t].size();
   const double fraction = spec.scheduling().cache_fraction();
   CacheSizing sizing = SizeCaches(counts, max_keys, need_distinct ? fraction : 0, per_worker);
   if (!need_distinct) {
@@ -59,7 +82,13 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
       sizing.slots[t] = std::max(sizing.capacity[t], per_worker * max_keys[t]);
     }
   }
-  return JobCacheSizing{sizing.capacity, sizing.slots};
+  JobCacheSizing result{sizing.capacity, sizing.slots, {}};
+  if (warm_start) {
+    for (size_t t = 0; t < tables; ++t) {
+      result.warm_keys.push_back(Hottest(uses[t], sizing.capacity[t]));
+    }
+  }
+  return result;
 }
 
 JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps,
@@ -215,6 +244,7 @@ absl::Status JobRun::Plan() {
   po.eviction = spec_.scheduling().eviction() == proto::EVICTION_LFU ? EvictionKind::kLfu
                                                                      : EvictionKind::kLru;
   po.seed = spec_.seed();
+  po.warm_keys = sizing.warm_keys;
   po.adaptive.top_k = spec_.scheduling().adaptive_top_k();
   po.adaptive.budget_ms = spec_.scheduling().adaptive_budget_ms();
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));

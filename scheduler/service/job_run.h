@@ -42,6 +42,9 @@ struct JobRunOptions {
 struct JobCacheSizing {
   std::vector<uint32_t> capacity;  // per table, rows kept between iterations
   std::vector<uint32_t> slots;     // per table, slot array size
+  // scheduling.warm_start: per table, the `capacity` most used keys of the
+  // training data (one epoch), hottest first; empty otherwise.
+  std::vector<std::vector<Key>> warm_keys;
 };
 
 // Errors: the data source's.

@@ -98,8 +98,9 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
     return absl::InvalidArgumentError(
         "scheduling.adaptive_top_k / adaptive_budget_ms: set only with policy HERALD_ADAPTIVE");
   }
-  if (s.warm_start()) {
-    return absl::UnimplementedError("scheduling.warm_start: not built yet");
+  if (s.warm_start() && !policy.keep_cache) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduling.warm_start: policy ", policy.name, " keeps no cache to warm"));
   }
   if (spec.checkpoint().every_iterations() > 0) {
     // Needs the workers' dirty rows flushed first (docs/checkpoints.md).
