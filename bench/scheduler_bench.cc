@@ -1,5 +1,6 @@
 // Scheduler benchmark: rows moved per policy against vanilla (same data, same
-// run), and the planner's time per global batch.
+// run), herald-adaptive's tables scored vs savings and time (--noadaptive to
+// skip), and the planner's time per global batch.
 //
 //   bazel build -c opt //bench:scheduler_bench && ./bazel-bin/bench/scheduler_bench
 //
