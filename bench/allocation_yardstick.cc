@@ -44,17 +44,12 @@ ExhaustiveOptions Options(const std::string& policy, uint32_t workers, uint32_t 
 
 uint64_t PolicyCost(const std::string& policy, const TinyInstanceOptions& t,
                     const std::vector<data::KeyBatch>& batches) {
-  auto planner = scheduler::Planner::Create(Options(policy, t.workers, t.tables).planner);
-  uint64_t total = 0;
-  for (size_t b = 0; b < batches.size(); ++b) {
-    auto plan = (*planner)->Plan(batches[b], b + 1 < batches.size() ? &batches[b + 1] : nullptr);
-    if (!plan.ok()) {
-      std::fprintf(stderr, "%s: %s\n", policy.c_str(), std::string(plan.status().message()).c_str());
-      std::exit(1);
-    }
-    total += scheduler::Transmissions(*plan);
+  auto cost = scheduler::PolicyTransmissions(Options(policy, t.workers, t.tables).planner, batches);
+  if (!cost.ok()) {
+    std::fprintf(stderr, "%s: %s\n", policy.c_str(), std::string(cost.status().message()).c_str());
+    std::exit(1);
   }
-  return total;
+  return *cost;
 }
 
 void Run(TinyKind kind, const Config& c) {

@@ -110,8 +110,10 @@ class Search {
   uint64_t plans_ = 0;
 };
 
-absl::StatusOr<uint64_t> HeuristicCost(const PlannerOptions& options,
-                                       const std::vector<data::KeyBatch>& batches) {
+}  // namespace
+
+absl::StatusOr<uint64_t> PolicyTransmissions(const PlannerOptions& options,
+                                             const std::vector<data::KeyBatch>& batches) {
   auto planner = Planner::Create(options);
   if (!planner.ok()) return planner.status();
   uint64_t total = 0;
@@ -122,8 +124,6 @@ absl::StatusOr<uint64_t> HeuristicCost(const PlannerOptions& options,
   }
   return total;
 }
-
-}  // namespace
 
 absl::StatusOr<ExhaustiveResult> SearchOptimalAllocation(
     const ExhaustiveOptions& options, const std::vector<data::KeyBatch>& batches) {
@@ -141,7 +141,7 @@ absl::StatusOr<ExhaustiveResult> SearchOptimalAllocation(
     }
   }
   ExhaustiveResult result;
-  auto heuristic = HeuristicCost(options.planner, batches);
+  auto heuristic = PolicyTransmissions(options.planner, batches);
   if (!heuristic.ok()) return heuristic.status();
   result.heuristic = *heuristic;
 
@@ -155,6 +155,9 @@ absl::StatusOr<ExhaustiveResult> SearchOptimalAllocation(
   // The bound: the heuristic's cost + 1 so that an equal optimum is found.
   if (options.prune) search.set_bound(result.heuristic + 1);
   if (auto s = search.Explore(1, std::move(*root), 0); !s.ok()) return s;
+  if (search.best_allocation().empty()) {
+    return absl::InternalError("exhaustive search found no allocation as good as the policy's");
+  }
   result.optimum = search.best();
   result.allocation = search.best_allocation();
   result.plans = search.plans();

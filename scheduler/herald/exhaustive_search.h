@@ -61,4 +61,9 @@ absl::StatusOr<ExhaustiveResult> SearchOptimalAllocation(const ExhaustiveOptions
 // Transmissions of one plan: Σ over workers of fetched + pushed + written back.
 uint64_t Transmissions(const IterationPlan& plan);
 
+// Transmissions of the whole job under the options' own allocation (a fresh
+// planner over every batch). Errors: the planner's.
+absl::StatusOr<uint64_t> PolicyTransmissions(const PlannerOptions& options,
+                                             const std::vector<data::KeyBatch>& batches);
+
 }  // namespace herald::scheduler

@@ -8,8 +8,8 @@
 
 namespace herald::scheduler {
 
-// Errors: InvalidArgument naming the field; Unimplemented for a policy that
-// is not built (herald-adaptive).
+// Errors: InvalidArgument naming the field; Unimplemented for a feature that
+// is not built (checkpoint.every_iterations > 0).
 absl::Status ValidateJobSpec(const proto::JobSpec& spec);
 
 // The planner policy of the spec (UNSPECIFIED means herald).
