@@ -15,7 +15,7 @@ def cuda_compatible():
         "//conditions:default": ["//bazel:incompatible"],
     })
 
-def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], visibility = None, **kwargs):
+def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], host_copts = [], visibility = None, **kwargs):
     """A cc_library whose .cu sources are compiled by nvcc.
 
     Args:
@@ -24,6 +24,8 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], visibility = None
       hdrs: public headers (.h/.cuh).
       deps: cc deps (headers of these are visible to nvcc via -I.).
       copts: extra nvcc flags.
+      host_copts: extra flags of the host compiler for the .cc sources
+        (they see the toolkit's headers through @cuda_headers).
       visibility: visibility.
     """
     cu_srcs = [s for s in srcs if s.endswith(".cu")]
@@ -43,7 +45,8 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], visibility = None
         name = name,
         srcs = cc_srcs + objs,
         hdrs = hdrs,
-        deps = deps + ["//third_party:cuda"],
+        copts = host_copts,
+        deps = deps + ["//third_party:cuda", "@cuda_headers//:headers"],
         target_compatible_with = cuda_compatible(),
         visibility = visibility,
         **kwargs

@@ -53,6 +53,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
   StepResult result;
   result.num_samples = step.num_samples;
   auto phase = [&](const char* name, absl::Status s) {
+    if (s.ok()) s = device_->status();  // a GPU fault surfaces in the phase it happened
     return s.ok() ? s
                   : Annotate(s, absl::StrCat("iteration ", step.iteration, " ", name));
   };

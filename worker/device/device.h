@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "common/math/sparse_optimizer.h"
 
 namespace herald::worker {
@@ -37,6 +38,10 @@ class Device {
   virtual void CopyOnDevice(const void* from, void* to, size_t bytes) = 0;
   virtual void Fill(float* x, size_t n, float value) = 0;
   virtual void Synchronize() = 0;
+  // The first error the device met (a GPU fault, a failed allocation), OK
+  // if none. After an error a device skips every operation, so results are
+  // meaningless until the caller sees this: check it after Synchronize().
+  virtual absl::Status status() const { return absl::OkStatus(); }
 
   // ------------------------------------------------------------ dense algebra
 

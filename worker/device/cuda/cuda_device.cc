@@ -1,0 +1,456 @@
+#include "worker/device/cuda/cuda_device.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "worker/device/cuda/cuda_kernels.h"
+
+namespace herald::worker {
+namespace {
+
+cuda::OptimizerParams ToParams(const math::SparseOptimizerConfig& c) {
+  cuda::OptimizerParams p;
+  p.kind = static_cast<int>(c.kind);
+  p.learning_rate = c.learning_rate;
+  p.epsilon = c.epsilon;
+  p.beta1 = c.beta1;
+  p.beta2 = c.beta2;
+  return p;
+}
+
+bool Overlaps(const void* a, const void* b, size_t bytes) {
+  const char* x = static_cast<const char*>(a);
+  const char* y = static_cast<const char*>(b);
+  return x < y + bytes && y < x + bytes;
+}
+
+// Scratch buffer indices.
+enum Scratch { kBagOf, kIdentity, kSortedSlots, kSortedPositions, kSortTemp, kMoveTemp };
+
+}  // namespace
+
+int CudaDeviceCount(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    *why = absl::StrCat("cudaGetDeviceCount: ", cudaGetErrorString(e));
+    cudaGetLastError();  // not sticky: clear it
+    return 0;
+  }
+  if (n == 0) *why = "no CUDA device visible";
+  return n;
+}
+
+absl::StatusOr<int> ParseCudaOrdinal(const std::string& device) {
+  int ordinal = -1;
+  if (!absl::StartsWith(device, "cuda:") ||
+      !absl::SimpleAtoi(device.substr(5), &ordinal) || ordinal < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", device, "': expected cuda:N with N >= 0"));
+  }
+  return ordinal;
+}
+
+absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(const CudaDeviceOptions& options) {
+  std::string why;
+  const int count = CudaDeviceCount(&why);
+  if (options.ordinal < 0 || options.ordinal >= count) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cuda:", options.ordinal, " does not exist: ", count, " CUDA device(s) visible",
+        why.empty() ? "" : absl::StrCat(" (", why, ")")));
+  }
+  if (options.pinned_staging_bytes < 4096) {
+    return absl::InvalidArgumentError(absl::StrCat("pinned staging of ",
+                                                   options.pinned_staging_bytes,
+                                                   " bytes: at least 4096 needed"));
+  }
+  std::unique_ptr<CudaDevice> device(new CudaDevice(options));
+  if (absl::Status s = device->Init(); !s.ok()) return s;
+  return device;
+}
+
+CudaDevice::CudaDevice(const CudaDeviceOptions& options) : options_(options) {}
+
+absl::Status CudaDevice::Init() {
+  CheckCuda(cudaSetDevice(options_.ordinal), "cudaSetDevice");
+  size_t free_bytes = 0;
+  CheckCuda(cudaMemGetInfo(&free_bytes, &total_memory_), "cudaMemGetInfo");
+  CheckCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  CheckCublas(cublasCreate(&cublas_), "cublasCreate");
+  if (status_.ok()) {
+    CheckCublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
+    // Plain FP32: no TF32 or other reduced-precision shortcuts.
+    CheckCublas(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+  }
+  for (int i = 0; i < 2 && status_.ok(); ++i) {
+    CheckCuda(cudaMallocHost(&pinned_[i], options_.pinned_staging_bytes), "cudaMallocHost");
+    CheckCuda(cudaEventCreateWithFlags(&pinned_done_[i], cudaEventDisableTiming),
+              "cudaEventCreate");
+  }
+  return status_;
+}
+
+CudaDevice::~CudaDevice() {
+  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  for (void* p : scratch_) cudaFree(p);
+  for (int i = 0; i < 2; ++i) {
+    if (pinned_done_[i] != nullptr) cudaEventDestroy(pinned_done_[i]);
+    if (pinned_[i] != nullptr) cudaFreeHost(pinned_[i]);
+  }
+  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+bool CudaDevice::CheckCuda(int error, const char* call) {
+  if (error == cudaSuccess) return true;
+  if (status_.ok()) {
+    status_ = absl::InternalError(absl::StrCat(
+        name(), ": ", call, " failed: ", cudaGetErrorName(static_cast<cudaError_t>(error)), " (",
+        cudaGetErrorString(static_cast<cudaError_t>(error)), ")"));
+  }
+  return false;
+}
+
+bool CudaDevice::CheckCublas(int status, const char* call) {
+  if (status == CUBLAS_STATUS_SUCCESS) return true;
+  if (status_.ok()) {
+    status_ = absl::InternalError(absl::StrCat(
+        name(), ": ", call, " failed: ",
+        cublasGetStatusString(static_cast<cublasStatus_t>(status))));
+  }
+  return false;
+}
+
+std::string CudaDevice::name() const { return absl::StrCat("cuda:", options_.ordinal); }
+
+size_t CudaDevice::FreeMemory() {
+  size_t free_bytes = 0, total = 0;
+  CheckCuda(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+  return free_bytes;
+}
+
+void* CudaDevice::AllocateBytes(size_t bytes) {
+  if (bytes == 0 || !status_.ok()) return nullptr;
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // an out-of-memory error is not sticky
+    if (status_.ok()) {
+      status_ = absl::ResourceExhaustedError(absl::StrCat(
+          name(), ": cudaMalloc of ", bytes, " bytes failed: ", cudaGetErrorString(e), " (",
+          FreeMemory(), " of ", total_memory_, " bytes free)"));
+    }
+    return nullptr;
+  }
+  CheckCuda(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync");
+  return p;
+}
+
+void CudaDevice::FreeBytes(void* p) {
+  if (p == nullptr) return;
+  // Kernels queued on the stream may still read it.
+  CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  CheckCuda(cudaFree(p), "cudaFree");
+}
+
+void CudaDevice::CopyToDevice(const void* host, void* device, size_t bytes) {
+  const char* from = static_cast<const char*>(host);
+  char* to = static_cast<char*>(device);
+  while (bytes > 0 && status_.ok()) {
+    const size_t chunk = std::min(bytes, options_.pinned_staging_bytes);
+    const int b = next_pinned_;
+    next_pinned_ ^= 1;
+    // The buffer's previous transfer must have left it before it is refilled.
+    if (!CheckCuda(cudaEventSynchronize(pinned_done_[b]), "cudaEventSynchronize")) return;
+    std::memcpy(pinned_[b], from, chunk);
+    CheckCuda(cudaMemcpyAsync(to, pinned_[b], chunk, cudaMemcpyHostToDevice, stream_),
+              "cudaMemcpyAsync (host to device)");
+    CheckCuda(cudaEventRecord(pinned_done_[b], stream_), "cudaEventRecord");
+    from += chunk;
+    to += chunk;
+    bytes -= chunk;
+  }
+}
+
+void CudaDevice::CopyToHost(const void* device, void* host, size_t bytes) {
+  const char* from = static_cast<const char*>(device);
+  char* to = static_cast<char*>(host);
+  // Two chunks in flight: chunk i+1 is copied to pinned memory while chunk
+  // i is copied out of it by the host.
+  size_t pending = 0;  // bytes of the previous chunk, not yet copied out
+  int pending_buffer = 0;
+  char* pending_to = nullptr;
+  while ((bytes > 0 || pending > 0) && status_.ok()) {
+    int b = -1;
+    size_t chunk = 0;
+    if (bytes > 0) {
+      chunk = std::min(bytes, options_.pinned_staging_bytes);
+      b = next_pinned_;
+      next_pinned_ ^= 1;
+      if (!CheckCuda(cudaEventSynchronize(pinned_done_[b]), "cudaEventSynchronize")) return;
+      CheckCuda(cudaMemcpyAsync(pinned_[b], from, chunk, cudaMemcpyDeviceToHost, stream_),
+                "cudaMemcpyAsync (device to host)");
+      CheckCuda(cudaEventRecord(pinned_done_[b], stream_), "cudaEventRecord");
+    }
+    if (pending > 0) {
+      if (!CheckCuda(cudaEventSynchronize(pinned_done_[pending_buffer]), "cudaEventSynchronize")) {
+        return;
+      }
+      std::memcpy(pending_to, pinned_[pending_buffer], pending);
+    }
+    pending = chunk;
+    pending_buffer = b;
+    pending_to = to;
+    from += chunk;
+    to += chunk;
+    bytes -= chunk;
+  }
+}
+
+void CudaDevice::CopyOnDevice(const void* from, void* to, size_t bytes) {
+  if (bytes == 0 || !status_.ok()) return;
+  if (Overlaps(from, to, bytes)) {  // memmove semantics through scratch
+    void* temp = Scratch(kMoveTemp, bytes);
+    if (temp == nullptr) return;
+    CheckCuda(cudaMemcpyAsync(temp, from, bytes, cudaMemcpyDeviceToDevice, stream_),
+              "cudaMemcpyAsync (device to device)");
+    from = temp;
+  }
+  CheckCuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_),
+            "cudaMemcpyAsync (device to device)");
+}
+
+void CudaDevice::Synchronize() {
+  if (status_.ok()) CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+}
+
+void* CudaDevice::Scratch(int index, size_t bytes) {
+  if (scratch_bytes_[index] < bytes) {
+    const size_t grown = std::max(bytes, scratch_bytes_[index] * 2);
+    FreeBytes(scratch_[index]);
+    scratch_[index] = nullptr;
+    scratch_bytes_[index] = 0;
+    scratch_[index] = AllocateBytes(grown);
+    if (scratch_[index] == nullptr) return nullptr;
+    scratch_bytes_[index] = grown;
+  }
+  return scratch_[index];
+}
+
+void CudaDevice::Fill(float* x, size_t n, float value) {
+  if (status_.ok()) CheckCuda(cuda::Fill(stream_, x, n, value), "Fill kernel");
+}
+
+void CudaDevice::Gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+                      const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                      int ldc) {
+  if (m == 0 || n == 0 || !status_.ok()) return;
+  if (k == 0) {
+    CheckCuda(cuda::ScaleMatrix(stream_, c, m, n, ldc, beta), "ScaleMatrix kernel");
+    return;
+  }
+  // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ, and a
+  // row-major matrix read column-major is its transpose: so cuBLAS gets B
+  // first, with the same transposition flags, and the dimensions n, m.
+  CheckCublas(cublasSgemm(cublas_, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a,
+                          lda, &beta, c, ldc),
+              "cublasSgemm");
+}
+
+void CudaDevice::Axpy(size_t n, float alpha, const float* x, float* y) {
+  if (status_.ok()) CheckCuda(cuda::Axpy(stream_, n, alpha, x, y), "Axpy kernel");
+}
+
+void CudaDevice::AddRowVector(const float* bias, int rows, int cols, float* y) {
+  if (status_.ok()) {
+    CheckCuda(cuda::AddRowVector(stream_, bias, rows, cols, y), "AddRowVector kernel");
+  }
+}
+
+void CudaDevice::SumRows(const float* x, int rows, int cols, float* out) {
+  if (status_.ok()) CheckCuda(cuda::SumRows(stream_, x, rows, cols, out), "SumRows kernel");
+}
+
+void CudaDevice::Copy2D(const float* from, int from_stride, int rows, int cols, float* to,
+                        int to_stride) {
+  if (rows == 0 || cols == 0 || !status_.ok()) return;
+  CheckCuda(cudaMemcpy2DAsync(to, to_stride * sizeof(float), from, from_stride * sizeof(float),
+                              cols * sizeof(float), rows, cudaMemcpyDeviceToDevice, stream_),
+            "cudaMemcpy2DAsync");
+}
+
+void CudaDevice::Add2D(const float* from, int from_stride, int rows, int cols, float* to,
+                       int to_stride) {
+  if (status_.ok()) {
+    CheckCuda(cuda::Add2D(stream_, from, from_stride, rows, cols, to, to_stride), "Add2D kernel");
+  }
+}
+
+void CudaDevice::Relu(const float* x, size_t n, float* y) {
+  if (status_.ok()) CheckCuda(cuda::Relu(stream_, x, n, y), "Relu kernel");
+}
+
+void CudaDevice::ReluBackward(const float* y, const float* dy, size_t n, float* dx) {
+  if (status_.ok()) CheckCuda(cuda::ReluBackward(stream_, y, dy, n, dx), "ReluBackward kernel");
+}
+
+void CudaDevice::Sigmoid(const float* x, size_t n, float* y) {
+  if (status_.ok()) CheckCuda(cuda::Sigmoid(stream_, x, n, y), "Sigmoid kernel");
+}
+
+void CudaDevice::SigmoidCrossEntropy(const float* logits, const float* labels, int n,
+                                     float grad_scale, float* losses, float* dlogits) {
+  if (status_.ok()) {
+    CheckCuda(cuda::SigmoidCrossEntropy(stream_, logits, labels, n, grad_scale, losses, dlogits),
+              "SigmoidCrossEntropy kernel");
+  }
+}
+
+void CudaDevice::Multiply2D(const float* a, int a_stride, const float* b, int b_stride, int rows,
+                            int cols, float* out, int out_stride, bool accumulate) {
+  if (status_.ok()) {
+    CheckCuda(cuda::Multiply2D(stream_, a, a_stride, b, b_stride, rows, cols, out, out_stride,
+                               accumulate),
+              "Multiply2D kernel");
+  }
+}
+
+void CudaDevice::AddScaledRows(const float* s, const float* x, int x_stride, int rows, int cols,
+                               float* y, int y_stride) {
+  if (status_.ok()) {
+    CheckCuda(cuda::AddScaledRows(stream_, s, x, x_stride, rows, cols, y, y_stride),
+              "AddScaledRows kernel");
+  }
+}
+
+void CudaDevice::RowDots(const float* a, int a_stride, const float* b, int b_stride, int rows,
+                         int cols, float* out) {
+  if (status_.ok()) {
+    CheckCuda(cuda::RowDots(stream_, a, a_stride, b, b_stride, rows, cols, out),
+              "RowDots kernel");
+  }
+}
+
+void CudaDevice::FmForward(const float* x, int x_stride, int rows, int fields, int dim,
+                           float* out) {
+  if (status_.ok()) {
+    CheckCuda(cuda::FmForward(stream_, x, x_stride, rows, fields, dim, out), "FmForward kernel");
+  }
+}
+
+void CudaDevice::FmBackward(const float* x, int x_stride, const float* dout, int rows, int fields,
+                            int dim, float* dx, int dx_stride) {
+  if (status_.ok()) {
+    CheckCuda(cuda::FmBackward(stream_, x, x_stride, dout, rows, fields, dim, dx, dx_stride),
+              "FmBackward kernel");
+  }
+}
+
+void CudaDevice::DotInteractionForward(const float* x, int x_stride, int rows, int fields,
+                                       int dim, float* out, int out_stride) {
+  if (status_.ok()) {
+    CheckCuda(cuda::DotInteractionForward(stream_, x, x_stride, rows, fields, dim, out,
+                                          out_stride),
+              "DotInteractionForward kernel");
+  }
+}
+
+void CudaDevice::DotInteractionBackward(const float* x, int x_stride, const float* dout,
+                                        int dout_stride, int rows, int fields, int dim, float* dx,
+                                        int dx_stride) {
+  if (status_.ok()) {
+    CheckCuda(cuda::DotInteractionBackward(stream_, x, x_stride, dout, dout_stride, rows, fields,
+                                           dim, dx, dx_stride),
+              "DotInteractionBackward kernel");
+  }
+}
+
+void CudaDevice::EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
+                                     const uint32_t* slots, int n, int dim, bool mean, float* out,
+                                     int out_stride) {
+  if (status_.ok()) {
+    CheckCuda(cuda::EmbeddingBagForward(stream_, rows, row_stride, offsets, slots, n, dim, mean,
+                                        out, out_stride),
+              "EmbeddingBagForward kernel");
+  }
+}
+
+void CudaDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
+                                      const uint32_t* slots, int n, int dim, bool mean,
+                                      float* grads, int grad_stride) {
+  if (n == 0 || dim == 0 || !status_.ok()) return;
+  uint32_t entries = 0;  // offsets[n]: the one host read of this operation
+  CopyToHost(offsets + n, &entries, sizeof(entries));
+  if (entries == 0 || !status_.ok()) return;
+  const size_t index_bytes = static_cast<size_t>(entries) * sizeof(uint32_t);
+  auto* bag_of = static_cast<uint32_t*>(Scratch(kBagOf, index_bytes));
+  auto* identity = static_cast<uint32_t*>(Scratch(kIdentity, index_bytes));
+  auto* sorted_slots = static_cast<uint32_t*>(Scratch(kSortedSlots, index_bytes));
+  auto* sorted_positions = static_cast<uint32_t*>(Scratch(kSortedPositions, index_bytes));
+  size_t temp_bytes = 0;
+  if (!CheckCuda(cuda::SortBySlot(stream_, nullptr, &temp_bytes, slots, sorted_slots, identity,
+                                  sorted_positions, entries),
+                 "SortBySlot (sizing)")) {
+    return;
+  }
+  void* temp = Scratch(kSortTemp, std::max<size_t>(temp_bytes, 1));
+  if (!status_.ok()) return;
+  CheckCuda(cuda::BagPositions(stream_, offsets, n, bag_of, identity, entries),
+            "BagPositions kernel");
+  CheckCuda(cuda::SortBySlot(stream_, temp, &temp_bytes, slots, sorted_slots, identity,
+                             sorted_positions, entries),
+            "SortBySlot");
+  CheckCuda(cuda::AccumulateSortedBags(stream_, dout, dout_stride, offsets, sorted_slots,
+                                       sorted_positions, bag_of, entries, dim, mean, grads,
+                                       grad_stride),
+            "AccumulateSortedBags kernel");
+}
+
+void CudaDevice::GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n,
+                            int width, float* out) {
+  if (status_.ok()) {
+    CheckCuda(cuda::GatherRows(stream_, rows, row_stride, slots, n, width, out),
+              "GatherRows kernel");
+  }
+}
+
+void CudaDevice::ScatterRows(const float* in, const uint32_t* slots, int n, int width,
+                             int row_stride, float* rows) {
+  if (status_.ok()) {
+    CheckCuda(cuda::ScatterRows(stream_, in, slots, n, width, row_stride, rows),
+              "ScatterRows kernel");
+  }
+}
+
+void CudaDevice::ZeroRows(const uint32_t* slots, int n, int width, int row_stride, float* rows) {
+  if (status_.ok()) {
+    CheckCuda(cuda::ZeroRows(stream_, slots, n, width, row_stride, rows), "ZeroRows kernel");
+  }
+}
+
+void CudaDevice::ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t n,
+                                const float* grad, float* values, float* state) {
+  if (status_.ok()) {
+    CheckCuda(cuda::ApplyOptimizer(stream_, ToParams(config), n, grad, values, state),
+              "ApplyOptimizer kernel");
+  }
+}
+
+void CudaDevice::ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim,
+                                 const uint32_t* slots, int n, const float* grads,
+                                 int grad_stride, float* rows, int row_stride) {
+  if (status_.ok()) {
+    CheckCuda(cuda::ApplyRowUpdates(stream_, ToParams(config), dim, slots, n, grads, grad_stride,
+                                    rows, row_stride),
+              "ApplyRowUpdates kernel");
+  }
+}
+
+}  // namespace herald::worker

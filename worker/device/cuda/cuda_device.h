@@ -1,0 +1,148 @@
+#pragma once
+// Device on one CUDA GPU: memory from cudaMalloc, GEMM from cuBLAS (pedantic
+// FP32 math: no TF32), every other operation a kernel of cuda_kernels.cu,
+// all issued in order on one stream owned by the device. Results are
+// deterministic (no atomics; the embedding-bag backward sorts by slot and
+// adds each slot's entries in the CPU's order) and, except for cuBLAS's
+// summation order and CUDA's exp/log1p/pow, bitwise equal to CpuDevice.
+//
+// Host transfers go through two pinned staging buffers of
+// `pinned_staging_bytes` each (bounded memory): CopyToDevice copies the
+// caller's bytes into a pinned buffer and returns once the transfer is
+// queued; CopyToHost returns when the bytes are in the caller's memory.
+//
+// Errors: the Device interface returns nothing, so the first CUDA/cuBLAS
+// error (including a failed allocation) is kept; from then on every
+// operation is skipped and status() returns it, naming the call. Callers
+// check status() after Synchronize() (the step executor does, per phase).
+//
+// Not thread-safe: one thread drives a device (one worker replica).
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "worker/device/device.h"
+
+struct CUstream_st;
+struct CUevent_st;
+struct cublasContext;
+
+namespace herald::worker {
+
+struct CudaDeviceOptions {
+  int ordinal = 0;
+  // Size of each of the two pinned host staging buffers.
+  size_t pinned_staging_bytes = size_t{16} << 20;
+};
+
+// Number of CUDA devices visible; 0 with the reason in *why (no driver, no
+// device, CUDA_VISIBLE_DEVICES empty, ...).
+int CudaDeviceCount(std::string* why);
+
+// Parses "cuda:N" (N ≥ 0). Errors: InvalidArgument naming the text.
+absl::StatusOr<int> ParseCudaOrdinal(const std::string& device);
+
+class CudaDevice final : public Device {
+ public:
+  // Errors: FailedPrecondition when the ordinal does not exist (naming how
+  // many devices there are), or the CUDA/cuBLAS error of the setup.
+  static absl::StatusOr<std::unique_ptr<CudaDevice>> Create(const CudaDeviceOptions& options);
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  // The first error since creation (OK if none).
+  absl::Status status() const override { return status_; }
+  // The stream every operation is issued on (for NCCL).
+  CUstream_st* stream() const { return stream_; }
+  int ordinal() const { return options_.ordinal; }
+  // Total memory of the GPU and the part free now, in bytes.
+  size_t total_memory() const { return total_memory_; }
+  size_t FreeMemory();
+
+  std::string name() const override;
+  void* AllocateBytes(size_t bytes) override;
+  void FreeBytes(void* p) override;
+  void CopyToDevice(const void* host, void* device, size_t bytes) override;
+  void CopyToHost(const void* device, void* host, size_t bytes) override;
+  void CopyOnDevice(const void* from, void* to, size_t bytes) override;
+  void Fill(float* x, size_t n, float value) override;
+  void Synchronize() override;
+
+  void Gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
+            int lda, const float* b, int ldb, float beta, float* c, int ldc) override;
+  void Axpy(size_t n, float alpha, const float* x, float* y) override;
+  void AddRowVector(const float* bias, int rows, int cols, float* y) override;
+  void SumRows(const float* x, int rows, int cols, float* out) override;
+  void Copy2D(const float* from, int from_stride, int rows, int cols, float* to,
+              int to_stride) override;
+  void Add2D(const float* from, int from_stride, int rows, int cols, float* to,
+             int to_stride) override;
+
+  void Relu(const float* x, size_t n, float* y) override;
+  void ReluBackward(const float* y, const float* dy, size_t n, float* dx) override;
+  void Sigmoid(const float* x, size_t n, float* y) override;
+  void SigmoidCrossEntropy(const float* logits, const float* labels, int n, float grad_scale,
+                           float* losses, float* dlogits) override;
+  void Multiply2D(const float* a, int a_stride, const float* b, int b_stride, int rows, int cols,
+                  float* out, int out_stride, bool accumulate) override;
+  void AddScaledRows(const float* s, const float* x, int x_stride, int rows, int cols, float* y,
+                     int y_stride) override;
+  void RowDots(const float* a, int a_stride, const float* b, int b_stride, int rows, int cols,
+               float* out) override;
+
+  void FmForward(const float* x, int x_stride, int rows, int fields, int dim,
+                 float* out) override;
+  void FmBackward(const float* x, int x_stride, const float* dout, int rows, int fields, int dim,
+                  float* dx, int dx_stride) override;
+  void DotInteractionForward(const float* x, int x_stride, int rows, int fields, int dim,
+                             float* out, int out_stride) override;
+  void DotInteractionBackward(const float* x, int x_stride, const float* dout, int dout_stride,
+                              int rows, int fields, int dim, float* dx, int dx_stride) override;
+
+  void EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
+                           const uint32_t* slots, int n, int dim, bool mean, float* out,
+                           int out_stride) override;
+  void EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
+                            const uint32_t* slots, int n, int dim, bool mean, float* grads,
+                            int grad_stride) override;
+  void GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n, int width,
+                  float* out) override;
+  void ScatterRows(const float* in, const uint32_t* slots, int n, int width, int row_stride,
+                   float* rows) override;
+  void ZeroRows(const uint32_t* slots, int n, int width, int row_stride, float* rows) override;
+
+  void ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t n, const float* grad,
+                      float* values, float* state) override;
+  void ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim, const uint32_t* slots,
+                       int n, const float* grads, int grad_stride, float* rows,
+                       int row_stride) override;
+
+ private:
+  explicit CudaDevice(const CudaDeviceOptions& options);
+  absl::Status Init();
+  // Records the first failure of `call` (a cudaError_t / cublasStatus_t as
+  // int, 0 = success); returns whether it succeeded.
+  bool CheckCuda(int error, const char* call);
+  bool CheckCublas(int status, const char* call);
+  // Grows a device scratch buffer (contents not kept).
+  void* Scratch(int index, size_t bytes);
+
+  CudaDeviceOptions options_;
+  absl::Status status_;
+  size_t total_memory_ = 0;
+  CUstream_st* stream_ = nullptr;
+  cublasContext* cublas_ = nullptr;
+  // Pinned staging: two buffers, each with the event of its last transfer.
+  void* pinned_[2] = {nullptr, nullptr};
+  CUevent_st* pinned_done_[2] = {nullptr, nullptr};
+  int next_pinned_ = 0;
+  // Device scratch of the embedding-bag backward (and overlapping copies).
+  void* scratch_[6] = {};
+  size_t scratch_bytes_[6] = {};
+};
+
+}  // namespace herald::worker

@@ -1,0 +1,374 @@
+// Every CudaDevice operation against CpuDevice on random inputs. Operations
+// the device promises bitwise equal are compared exactly; cuBLAS GEMM and
+// the transcendental ones within a relative tolerance, the largest relative
+// error printed. NaN never passes. Without a GPU every test but the refusal
+// ones prints "SKIPPED (no GPU): ..." and skips.
+
+#include "worker/device/cuda/cuda_device.h"
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "worker/device/cpu_device.h"
+#include "worker/device/device_array.h"
+
+namespace herald::worker {
+namespace {
+
+std::vector<float> Random(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// Largest |gpu − cpu| / (1 + |cpu|); fails on NaN, size mismatch or above
+// `tolerance` (0: bitwise equal required).
+void ExpectClose(const std::string& what, const std::vector<float>& cpu,
+                 const std::vector<float>& gpu, double tolerance) {
+  ASSERT_EQ(cpu.size(), gpu.size()) << what;
+  double worst = 0;
+  size_t worst_at = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    ASSERT_FALSE(std::isnan(gpu[i])) << what << ": NaN at " << i;
+    ASSERT_FALSE(std::isnan(cpu[i])) << what << ": CPU NaN at " << i;
+    const double err = std::fabs(double(gpu[i]) - cpu[i]) / (1.0 + std::fabs(cpu[i]));
+    if (err > worst) worst = err, worst_at = i;
+  }
+  std::printf("%-28s n=%-8zu max relative error %.3g\n", what.c_str(), cpu.size(), worst);
+  if (tolerance == 0) {
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      ASSERT_EQ(cpu[i], gpu[i]) << what << ": not bitwise equal at " << i;
+    }
+  } else {
+    EXPECT_LE(worst, tolerance) << what << " at " << worst_at << ": cpu " << cpu[worst_at]
+                                << " gpu " << gpu[worst_at];
+  }
+}
+
+// One buffer on both devices with the same contents.
+template <typename T>
+struct Twin {
+  DeviceArray<T> cpu, gpu;
+  Twin(Device* c, Device* g, const std::vector<T>& host) : cpu(c, host.size()), gpu(g, host.size()) {
+    cpu.CopyFromHost(host);
+    gpu.CopyFromHost(host);
+  }
+};
+
+class CudaDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (CudaDeviceCount(&why) == 0) GTEST_SKIP() << "SKIPPED (no GPU): " << why;
+    CudaDeviceOptions options;
+    options.pinned_staging_bytes = 4096;  // small: every copy takes many chunks
+    auto device = CudaDevice::Create(options);
+    ASSERT_TRUE(device.ok()) << device.status();
+    gpu_ = std::move(*device);
+  }
+  void TearDown() override {
+    if (gpu_ != nullptr) {
+      gpu_->Synchronize();
+      EXPECT_TRUE(gpu_->status().ok()) << gpu_->status();
+    }
+  }
+
+  Twin<float> Floats(const std::vector<float>& v) { return Twin<float>(&cpu_, gpu_.get(), v); }
+  Twin<uint32_t> Indices(const std::vector<uint32_t>& v) {
+    return Twin<uint32_t>(&cpu_, gpu_.get(), v);
+  }
+  void Expect(const std::string& what, Twin<float>& t, double tolerance = 0) {
+    gpu_->Synchronize();
+    ASSERT_TRUE(gpu_->status().ok()) << gpu_->status();
+    ExpectClose(what, t.cpu.ToHost(), t.gpu.ToHost(), tolerance);
+  }
+
+  CpuDevice cpu_;
+  std::unique_ptr<CudaDevice> gpu_;
+};
+
+TEST(CudaDeviceRefusal, MissingOrdinalAndBadNamesAreRefused) {
+  CudaDeviceOptions options;
+  options.ordinal = 4096;
+  auto device = CudaDevice::Create(options);
+  ASSERT_FALSE(device.ok());
+  EXPECT_EQ(device.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(device.status().message().find("cuda:4096 does not exist"), std::string::npos)
+      << device.status();
+  EXPECT_EQ(*ParseCudaOrdinal("cuda:3"), 3);
+  for (const char* bad : {"cuda", "cuda:", "cuda:-1", "cuda:x", "gpu:0", "cuda:1x"}) {
+    EXPECT_FALSE(ParseCudaOrdinal(bad).ok()) << bad;
+  }
+}
+
+TEST_F(CudaDeviceTest, CopiesRoundTripThroughSmallPinnedStaging) {
+  const std::vector<float> host = Random(100003, 1);  // 98 staging chunks, odd tail
+  DeviceArray<float> a(gpu_.get(), host.size());
+  for (float v : a.ToHost()) ASSERT_EQ(v, 0.0f);  // zero-initialised
+  a.CopyFromHost(host);
+  EXPECT_EQ(a.ToHost(), host);
+  // Overlapping device copy has memmove semantics.
+  gpu_->CopyOnDevice(a.data(), a.data() + 7, 1000 * sizeof(float));
+  std::vector<float> want = host;
+  for (size_t i = 0; i < 1000; ++i) want[i + 7] = host[i];
+  EXPECT_EQ(a.ToHost(), want);
+  gpu_->Fill(a.data(), 5, 2.5f);
+  EXPECT_EQ(a.ToHost()[4], 2.5f);
+}
+
+TEST_F(CudaDeviceTest, GemmMatchesCpuForEveryTranspositionAndStride) {
+  const int m = 37, n = 53, k = 29;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      // Stored with a wider row stride than needed (+3) to test lda/ldb/ldc.
+      const int lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 3, ldc = n + 3;
+      auto a = Floats(Random((ta ? k : m) * lda, 2));
+      auto b = Floats(Random((tb ? n : k) * ldb, 3));
+      auto c = Floats(Random(m * ldc, 4));
+      cpu_.Gemm(ta, tb, m, n, k, 1.5f, a.cpu.data(), lda, b.cpu.data(), ldb, 0.5f, c.cpu.data(),
+                ldc);
+      gpu_->Gemm(ta, tb, m, n, k, 1.5f, a.gpu.data(), lda, b.gpu.data(), ldb, 0.5f, c.gpu.data(),
+                 ldc);
+      Expect("Gemm ta=" + std::to_string(ta) + " tb=" + std::to_string(tb), c, 1e-5);
+    }
+  }
+  auto v = Floats(Random(m, 5));  // n = 1: the CPU's sgemv path
+  auto w = Floats(Random(m * k, 6));
+  auto x = Floats(Random(k, 7));
+  cpu_.Gemm(false, false, m, 1, k, 1.0f, w.cpu.data(), k, x.cpu.data(), 1, 0.0f, v.cpu.data(), 1);
+  gpu_->Gemm(false, false, m, 1, k, 1.0f, w.gpu.data(), k, x.gpu.data(), 1, 0.0f, v.gpu.data(), 1);
+  Expect("Gemm n=1", v, 1e-5);
+  auto z = Floats(Random(m * n, 8));  // k = 0: C = beta·C
+  cpu_.Gemm(false, false, m, n, 0, 1.0f, nullptr, 1, nullptr, n, 0.25f, z.cpu.data(), n);
+  gpu_->Gemm(false, false, m, n, 0, 1.0f, nullptr, 1, nullptr, n, 0.25f, z.gpu.data(), n);
+  Expect("Gemm k=0", z);
+}
+
+TEST_F(CudaDeviceTest, DenseAlgebraIsBitwiseEqual) {
+  const int rows = 67, cols = 45;
+  const auto host = Random(rows * cols, 9);
+  auto y = Floats(host);
+  auto x = Floats(Random(rows * cols, 10));
+  cpu_.Axpy(host.size(), -0.75f, x.cpu.data(), y.cpu.data());
+  gpu_->Axpy(host.size(), -0.75f, x.gpu.data(), y.gpu.data());
+  Expect("Axpy", y);
+  auto bias = Floats(Random(cols, 11));
+  cpu_.AddRowVector(bias.cpu.data(), rows, cols, y.cpu.data());
+  gpu_->AddRowVector(bias.gpu.data(), rows, cols, y.gpu.data());
+  Expect("AddRowVector", y);
+  auto sums = Floats(std::vector<float>(cols, 9.0f));
+  cpu_.SumRows(y.cpu.data(), rows, cols, sums.cpu.data());
+  gpu_->SumRows(y.gpu.data(), rows, cols, sums.gpu.data());
+  Expect("SumRows", sums);
+  auto wide = Floats(Random(rows * (cols + 10), 12));
+  cpu_.Copy2D(x.cpu.data(), cols, rows, cols - 5, wide.cpu.data() + 3, cols + 10);
+  gpu_->Copy2D(x.gpu.data(), cols, rows, cols - 5, wide.gpu.data() + 3, cols + 10);
+  Expect("Copy2D", wide);
+  cpu_.Add2D(y.cpu.data(), cols, rows, cols - 2, wide.cpu.data() + 1, cols + 10);
+  gpu_->Add2D(y.gpu.data(), cols, rows, cols - 2, wide.gpu.data() + 1, cols + 10);
+  Expect("Add2D", wide);
+}
+
+TEST_F(CudaDeviceTest, ElementwiseOperations) {
+  const size_t n = 5000;
+  auto x = Floats(Random(n, 13, -8.0f, 8.0f));
+  auto y = Floats(std::vector<float>(n));
+  cpu_.Relu(x.cpu.data(), n, y.cpu.data());
+  gpu_->Relu(x.gpu.data(), n, y.gpu.data());
+  Expect("Relu", y);
+  auto dy = Floats(Random(n, 14));
+  auto dx = Floats(Random(n, 15));
+  cpu_.ReluBackward(y.cpu.data(), dy.cpu.data(), n, dx.cpu.data());
+  gpu_->ReluBackward(y.gpu.data(), dy.gpu.data(), n, dx.gpu.data());
+  Expect("ReluBackward", dx);
+  cpu_.Sigmoid(x.cpu.data(), n, y.cpu.data());
+  gpu_->Sigmoid(x.gpu.data(), n, y.gpu.data());
+  Expect("Sigmoid", y, 1e-6);
+  // Logits up to ±100: the stable formula must not overflow on either.
+  auto logits = Floats(Random(n, 16, -100.0f, 100.0f));
+  std::vector<float> label_host(n);
+  for (size_t i = 0; i < n; ++i) label_host[i] = float(i % 2);
+  auto labels = Floats(label_host);
+  auto losses = Floats(std::vector<float>(n));
+  auto dlogits = Floats(std::vector<float>(n));
+  cpu_.SigmoidCrossEntropy(logits.cpu.data(), labels.cpu.data(), n, 0.125f, losses.cpu.data(),
+                           dlogits.cpu.data());
+  gpu_->SigmoidCrossEntropy(logits.gpu.data(), labels.gpu.data(), n, 0.125f, losses.gpu.data(),
+                            dlogits.gpu.data());
+  Expect("SigmoidCrossEntropy loss", losses, 1e-6);
+  Expect("SigmoidCrossEntropy grad", dlogits, 1e-6);
+
+  const int rows = 33, cols = 17, stride = 20;
+  auto a = Floats(Random(rows * stride, 17));
+  auto b = Floats(Random(rows * stride, 18));
+  auto out = Floats(Random(rows * stride, 19));
+  for (bool accumulate : {false, true}) {
+    cpu_.Multiply2D(a.cpu.data(), stride, b.cpu.data() + 1, stride, rows, cols, out.cpu.data() + 2,
+                    stride, accumulate);
+    gpu_->Multiply2D(a.gpu.data(), stride, b.gpu.data() + 1, stride, rows, cols,
+                     out.gpu.data() + 2, stride, accumulate);
+    Expect(accumulate ? "Multiply2D accumulate" : "Multiply2D", out);
+  }
+  auto s = Floats(Random(rows, 20));
+  cpu_.AddScaledRows(s.cpu.data(), a.cpu.data(), stride, rows, cols, out.cpu.data(), stride);
+  gpu_->AddScaledRows(s.gpu.data(), a.gpu.data(), stride, rows, cols, out.gpu.data(), stride);
+  Expect("AddScaledRows", out);
+  auto dots = Floats(std::vector<float>(rows));
+  cpu_.RowDots(a.cpu.data(), stride, b.cpu.data(), stride, rows, cols, dots.cpu.data());
+  gpu_->RowDots(a.gpu.data(), stride, b.gpu.data(), stride, rows, cols, dots.gpu.data());
+  Expect("RowDots", dots);
+}
+
+TEST_F(CudaDeviceTest, InteractionsAreBitwiseEqual) {
+  const int rows = 41, fields = 9, dim = 16, stride = fields * dim + 5;
+  auto x = Floats(Random(rows * stride, 21));
+  auto fm = Floats(std::vector<float>(rows));
+  cpu_.FmForward(x.cpu.data(), stride, rows, fields, dim, fm.cpu.data());
+  gpu_->FmForward(x.gpu.data(), stride, rows, fields, dim, fm.gpu.data());
+  Expect("FmForward", fm);
+  auto dout = Floats(Random(rows, 22));
+  auto dx = Floats(Random(rows * stride, 23));
+  cpu_.FmBackward(x.cpu.data(), stride, dout.cpu.data(), rows, fields, dim, dx.cpu.data(), stride);
+  gpu_->FmBackward(x.gpu.data(), stride, dout.gpu.data(), rows, fields, dim, dx.gpu.data(),
+                   stride);
+  Expect("FmBackward", dx);
+  const int pairs = fields * (fields - 1) / 2, out_stride = pairs + 4;
+  auto dots = Floats(Random(rows * out_stride, 24));
+  cpu_.DotInteractionForward(x.cpu.data(), stride, rows, fields, dim, dots.cpu.data(), out_stride);
+  gpu_->DotInteractionForward(x.gpu.data(), stride, rows, fields, dim, dots.gpu.data(),
+                              out_stride);
+  Expect("DotInteractionForward", dots);
+  auto g = Floats(Random(rows * out_stride, 25));
+  cpu_.DotInteractionBackward(x.cpu.data(), stride, g.cpu.data(), out_stride, rows, fields, dim,
+                              dx.cpu.data(), stride);
+  gpu_->DotInteractionBackward(x.gpu.data(), stride, g.gpu.data(), out_stride, rows, fields, dim,
+                               dx.gpu.data(), stride);
+  Expect("DotInteractionBackward", dx);
+}
+
+// Bags with repeated slots within and across bags and empty bags.
+struct Bags {
+  std::vector<uint32_t> offsets{0}, slots;
+};
+Bags RandomBags(int n, uint32_t slot_count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Bags b;
+  for (int i = 0; i < n; ++i) {
+    const int size = static_cast<int>(rng() % 5);  // 0..4
+    for (int j = 0; j < size; ++j) b.slots.push_back(rng() % slot_count);
+    b.offsets.push_back(static_cast<uint32_t>(b.slots.size()));
+  }
+  return b;
+}
+
+TEST_F(CudaDeviceTest, EmbeddingBagsAreBitwiseEqualAndDeterministic) {
+  const int n = 700, dim = 24, row_stride = 2 * dim + 1, slot_count = 97;
+  const Bags bags = RandomBags(n, slot_count, 26);
+  auto offsets = Indices(bags.offsets);
+  auto slots = Indices(bags.slots);
+  auto rows = Floats(Random(slot_count * row_stride, 27));
+  for (bool mean : {false, true}) {
+    const std::string tag = mean ? " mean" : " sum";
+    auto out = Floats(Random(n * (dim + 3), 28));
+    cpu_.EmbeddingBagForward(rows.cpu.data(), row_stride, offsets.cpu.data(), slots.cpu.data(), n,
+                             dim, mean, out.cpu.data(), dim + 3);
+    gpu_->EmbeddingBagForward(rows.gpu.data(), row_stride, offsets.gpu.data(), slots.gpu.data(),
+                              n, dim, mean, out.gpu.data(), dim + 3);
+    Expect("EmbeddingBagForward" + tag, out);
+    auto dout = Floats(Random(n * (dim + 3), 29));
+    const auto start = Random(slot_count * dim, 30);
+    auto grads = Floats(start);
+    cpu_.EmbeddingBagBackward(dout.cpu.data(), dim + 3, offsets.cpu.data(), slots.cpu.data(), n,
+                              dim, mean, grads.cpu.data(), dim);
+    gpu_->EmbeddingBagBackward(dout.gpu.data(), dim + 3, offsets.gpu.data(), slots.gpu.data(), n,
+                               dim, mean, grads.gpu.data(), dim);
+    Expect("EmbeddingBagBackward" + tag, grads);
+    // The same inputs again give the same bits.
+    const std::vector<float> first = grads.gpu.ToHost();
+    grads.gpu.CopyFromHost(start);
+    gpu_->EmbeddingBagBackward(dout.gpu.data(), dim + 3, offsets.gpu.data(), slots.gpu.data(), n,
+                               dim, mean, grads.gpu.data(), dim);
+    EXPECT_EQ(grads.gpu.ToHost(), first) << "backward twice differs" << tag;
+  }
+}
+
+TEST_F(CudaDeviceTest, GatherScatterAndZeroRows) {
+  const int slot_count = 300, width = 13, stride = 17, n = 120;
+  std::vector<uint32_t> pick(n);
+  for (int i = 0; i < n; ++i) pick[i] = static_cast<uint32_t>((i * 7 + 3) % slot_count);  // distinct
+  auto slots = Indices(pick);
+  auto rows = Floats(Random(slot_count * stride, 31));
+  auto out = Floats(std::vector<float>(n * width));
+  cpu_.GatherRows(rows.cpu.data(), stride, slots.cpu.data(), n, width, out.cpu.data());
+  gpu_->GatherRows(rows.gpu.data(), stride, slots.gpu.data(), n, width, out.gpu.data());
+  Expect("GatherRows", out);
+  auto in = Floats(Random(n * width, 32));
+  cpu_.ScatterRows(in.cpu.data(), slots.cpu.data(), n, width, stride, rows.cpu.data());
+  gpu_->ScatterRows(in.gpu.data(), slots.gpu.data(), n, width, stride, rows.gpu.data());
+  Expect("ScatterRows", rows);
+  cpu_.ZeroRows(slots.cpu.data(), n / 2, width - 3, stride, rows.cpu.data());
+  gpu_->ZeroRows(slots.gpu.data(), n / 2, width - 3, stride, rows.gpu.data());
+  Expect("ZeroRows", rows);
+}
+
+TEST_F(CudaDeviceTest, OptimizersMatchTheSharedMath) {
+  using K = math::SparseOptimizerKind;
+  for (K kind : {K::kSgd, K::kAdagrad, K::kRowwiseAdagrad, K::kAdam}) {
+    math::SparseOptimizerConfig config;
+    config.kind = kind;
+    config.learning_rate = 0.05f;
+    config.initial_accumulator = 0.1f;
+    const std::string tag = " kind=" + std::to_string(static_cast<int>(kind));
+    // Adam's bias correction uses pow: a few ulp allowed; the rest bitwise.
+    const double tolerance = kind == K::kAdam ? 1e-5 : 0;
+
+    // Flat vector, three steps.
+    const size_t n = 3001;
+    std::vector<float> state_host(math::StateFloats(kind, n));
+    math::InitOptimizerState(config, n, state_host.data());
+    auto values = Floats(Random(n, 33));
+    auto state = Floats(state_host);
+    for (int step = 0; step < 3; ++step) {
+      auto grad = Floats(Random(n, 34 + step));
+      cpu_.ApplyOptimizer(config, n, grad.cpu.data(), values.cpu.data(), state.cpu.data());
+      gpu_->ApplyOptimizer(config, n, grad.gpu.data(), values.gpu.data(), state.gpu.data());
+    }
+    Expect("ApplyOptimizer values" + tag, values, tolerance);
+    if (!state_host.empty()) Expect("ApplyOptimizer state" + tag, state, tolerance);
+
+    // Rows of a slot array, some listed, three steps.
+    const int dim = 200, slot_count = 50, row_floats = math::RowFloats(kind, dim);
+    std::vector<float> rows_host = Random(slot_count * row_floats, 40);
+    for (int s = 0; s < slot_count; ++s) {
+      math::InitOptimizerState(config, dim, rows_host.data() + s * row_floats + dim);
+    }
+    auto rows = Floats(rows_host);
+    auto listed = Indices({3, 0, 49, 17, 18});
+    for (int step = 0; step < 3; ++step) {
+      auto grads = Floats(Random(slot_count * dim, 41 + step));
+      cpu_.ApplyRowUpdates(config, dim, listed.cpu.data(), 5, grads.cpu.data(), dim,
+                           rows.cpu.data(), row_floats);
+      gpu_->ApplyRowUpdates(config, dim, listed.gpu.data(), 5, grads.gpu.data(), dim,
+                            rows.gpu.data(), row_floats);
+    }
+    Expect("ApplyRowUpdates" + tag, rows, tolerance);
+  }
+}
+
+TEST_F(CudaDeviceTest, FailedAllocationIsKeptAndNamed) {
+  void* p = gpu_->AllocateBytes(size_t{1} << 50);  // 1 PiB
+  EXPECT_EQ(p, nullptr);
+  const absl::Status s = gpu_->status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find("1125899906842624 bytes"), std::string::npos) << s;
+  gpu_.reset();  // the kept error is the expected outcome here
+}
+
+}  // namespace
+}  // namespace herald::worker

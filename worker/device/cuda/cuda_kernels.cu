@@ -1,0 +1,547 @@
+#include "worker/device/cuda/cuda_kernels.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cub/device/device_radix_sort.cuh>
+
+// Compiled with --fmad=false (worker/device/cuda/BUILD.bazel): every a*b+c
+// below rounds the product, as the CPU device and common/math do.
+
+namespace herald::worker::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr size_t kMaxBlocks = 65535;
+
+unsigned Blocks(size_t n) {
+  return static_cast<unsigned>(std::min((n + kThreads - 1) / kThreads, kMaxBlocks));
+}
+
+int LastError() { return static_cast<int>(cudaGetLastError()); }
+
+// Grid-stride loop over [0, n).
+#define HERALD_GRID_LOOP(i, n)                                                   \
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<size_t>(blockDim.x) * gridDim.x)
+
+// Launches `kernel` over n elements (nothing for n = 0).
+template <typename Kernel, typename... Args>
+int Launch(Stream stream, size_t n, Kernel kernel, Args... args) {
+  if (n == 0) return 0;
+  kernel<<<Blocks(n), kThreads, 0, stream>>>(n, args...);
+  return LastError();
+}
+
+__device__ size_t At(int row, int stride) { return static_cast<size_t>(row) * stride; }
+
+// ------------------------------------------------------------ dense algebra
+
+__global__ void FillKernel(size_t n, float* x, float value) {
+  HERALD_GRID_LOOP(i, n) x[i] = value;
+}
+
+__global__ void ScaleMatrixKernel(size_t total, float* c, int n, int ldc, float beta) {
+  HERALD_GRID_LOOP(i, total) {
+    const int r = static_cast<int>(i / n), col = static_cast<int>(i % n);
+    c[At(r, ldc) + col] *= beta;
+  }
+}
+
+__global__ void AxpyKernel(size_t n, float alpha, const float* x, float* y) {
+  HERALD_GRID_LOOP(i, n) y[i] += alpha * x[i];
+}
+
+__global__ void AddRowVectorKernel(size_t total, const float* bias, int cols, float* y) {
+  HERALD_GRID_LOOP(i, total) y[i] += bias[i % cols];
+}
+
+// One thread per column, rows in ascending order.
+__global__ void SumRowsKernel(size_t cols, const float* x, int rows, float* out) {
+  HERALD_GRID_LOOP(c, cols) {
+    float s = 0.0f;
+    for (int r = 0; r < rows; ++r) s += x[At(r, static_cast<int>(cols)) + c];
+    out[c] = s;
+  }
+}
+
+__global__ void Add2DKernel(size_t total, const float* from, int from_stride, int cols, float* to,
+                            int to_stride) {
+  HERALD_GRID_LOOP(i, total) {
+    const int r = static_cast<int>(i / cols), c = static_cast<int>(i % cols);
+    to[At(r, to_stride) + c] += from[At(r, from_stride) + c];
+  }
+}
+
+// ------------------------------------------------------------ elementwise
+
+__global__ void ReluKernel(size_t n, const float* x, float* y) {
+  HERALD_GRID_LOOP(i, n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+__global__ void ReluBackwardKernel(size_t n, const float* y, const float* dy, float* dx) {
+  HERALD_GRID_LOOP(i, n) dx[i] += y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+__global__ void SigmoidKernel(size_t n, const float* x, float* y) {
+  HERALD_GRID_LOOP(i, n) y[i] = 1.0f / (1.0f + expf(-x[i]));
+}
+
+__global__ void SigmoidCrossEntropyKernel(size_t n, const float* logits, const float* labels,
+                                          float grad_scale, float* losses, float* dlogits) {
+  HERALD_GRID_LOOP(i, n) {
+    const float z = logits[i];
+    const float y = labels[i];
+    losses[i] = fmaxf(z, 0.0f) - z * y + log1pf(expf(-fabsf(z)));
+    const float p = 1.0f / (1.0f + expf(-z));
+    dlogits[i] = (p - y) * grad_scale;
+  }
+}
+
+__global__ void Multiply2DKernel(size_t total, const float* a, int a_stride, const float* b,
+                                 int b_stride, int cols, float* out, int out_stride,
+                                 bool accumulate) {
+  HERALD_GRID_LOOP(i, total) {
+    const int r = static_cast<int>(i / cols), c = static_cast<int>(i % cols);
+    float* o = out + At(r, out_stride) + c;
+    *o = (accumulate ? *o : 0.0f) + a[At(r, a_stride) + c] * b[At(r, b_stride) + c];
+  }
+}
+
+__global__ void AddScaledRowsKernel(size_t total, const float* s, const float* x, int x_stride,
+                                    int cols, float* y, int y_stride) {
+  HERALD_GRID_LOOP(i, total) {
+    const int r = static_cast<int>(i / cols), c = static_cast<int>(i % cols);
+    y[At(r, y_stride) + c] += s[r] * x[At(r, x_stride) + c];
+  }
+}
+
+// One thread per row, columns in ascending order.
+__global__ void RowDotsKernel(size_t rows, const float* a, int a_stride, const float* b,
+                              int b_stride, int cols, float* out) {
+  HERALD_GRID_LOOP(r, rows) {
+    const float* ar = a + At(static_cast<int>(r), a_stride);
+    const float* br = b + At(static_cast<int>(r), b_stride);
+    float s = 0.0f;
+    for (int c = 0; c < cols; ++c) s += ar[c] * br[c];
+    out[r] = s;
+  }
+}
+
+// ------------------------------------------------------------ interactions
+
+__global__ void FmForwardKernel(size_t rows, const float* x, int x_stride, int fields, int dim,
+                                float* out) {
+  HERALD_GRID_LOOP(r, rows) {
+    const float* xr = x + At(static_cast<int>(r), x_stride);
+    float total = 0.0f;
+    for (int k = 0; k < dim; ++k) {
+      float sum = 0.0f, sum_sq = 0.0f;
+      for (int f = 0; f < fields; ++f) {
+        const float v = xr[f * dim + k];
+        sum += v;
+        sum_sq += v * v;
+      }
+      total += sum * sum - sum_sq;
+    }
+    out[r] = 0.5f * total;
+  }
+}
+
+// One thread per (row, k).
+__global__ void FmBackwardKernel(size_t total, const float* x, int x_stride, const float* dout,
+                                 int fields, int dim, float* dx, int dx_stride) {
+  HERALD_GRID_LOOP(i, total) {
+    const int r = static_cast<int>(i / dim), k = static_cast<int>(i % dim);
+    const float* xr = x + At(r, x_stride);
+    float* dr = dx + At(r, dx_stride);
+    float sum = 0.0f;
+    for (int f = 0; f < fields; ++f) sum += xr[f * dim + k];
+    for (int f = 0; f < fields; ++f) dr[f * dim + k] += dout[r] * (sum - xr[f * dim + k]);
+  }
+}
+
+// One thread per (row, pair); pair p = (a, b) in the order (1,0), (2,0), (2,1), ...
+__global__ void DotForwardKernel(size_t total, const float* x, int x_stride, int pairs, int dim,
+                                 float* out, int out_stride) {
+  HERALD_GRID_LOOP(i, total) {
+    const int r = static_cast<int>(i / pairs), p = static_cast<int>(i % pairs);
+    int a = 1, b = p;
+    while (b >= a) {
+      b -= a;
+      ++a;
+    }
+    const float* xr = x + At(r, x_stride);
+    float s = 0.0f;
+    for (int k = 0; k < dim; ++k) s += xr[a * dim + k] * xr[b * dim + k];
+    out[At(r, out_stride) + p] = s;
+  }
+}
+
+// One thread per (row, field, k): the pairs touching the field, in pair
+// order, as the CPU loop adds them.
+__global__ void DotBackwardKernel(size_t total, const float* x, int x_stride, const float* dout,
+                                  int dout_stride, int fields, int dim, float* dx,
+                                  int dx_stride) {
+  HERALD_GRID_LOOP(i, total) {
+    const int per_row = fields * dim;
+    const int r = static_cast<int>(i / per_row);
+    const int f = static_cast<int>(i % per_row) / dim, k = static_cast<int>(i % dim);
+    const float* xr = x + At(r, x_stride);
+    const float* g = dout + At(r, dout_stride);
+    float* target = dx + At(r, dx_stride) + f * dim + k;
+    float acc = *target;
+    int p = 0;
+    for (int a = 1; a < fields; ++a) {
+      for (int b = 0; b < a; ++b, ++p) {
+        if (a == f) acc += g[p] * xr[b * dim + k];
+        if (b == f) acc += g[p] * xr[a * dim + k];
+      }
+    }
+    *target = acc;
+  }
+}
+
+// ------------------------------------------------------------ embeddings
+
+// One thread per (bag, float).
+__global__ void BagForwardKernel(size_t total, const float* rows, int row_stride,
+                                 const uint32_t* offsets, const uint32_t* slots, int dim,
+                                 bool mean, float* out, int out_stride) {
+  HERALD_GRID_LOOP(t, total) {
+    const int i = static_cast<int>(t / dim), d = static_cast<int>(t % dim);
+    const uint32_t begin = offsets[i], end = offsets[i + 1];
+    float o = 0.0f;
+    for (uint32_t j = begin; j < end; ++j) o += rows[static_cast<size_t>(slots[j]) * row_stride + d];
+    if (mean && end > begin) o *= 1.0f / static_cast<float>(end - begin);
+    out[At(i, out_stride) + d] = o;
+  }
+}
+
+__global__ void BagPositionsKernel(size_t n, const uint32_t* offsets, uint32_t* bag_of_position,
+                                   uint32_t* identity) {
+  HERALD_GRID_LOOP(i, n) {
+    for (uint32_t j = offsets[i]; j < offsets[i + 1]; ++j) {
+      bag_of_position[j] = static_cast<uint32_t>(i);
+      identity[j] = j;
+    }
+  }
+}
+
+// One thread per (sorted entry, float); only the first entry of each slot's
+// run works, adding the run's bag gradients in ascending position order.
+__global__ void AccumulateKernel(size_t total, const float* dout, int dout_stride,
+                                 const uint32_t* offsets, const uint32_t* sorted_slots,
+                                 const uint32_t* sorted_positions, const uint32_t* bag_of_position,
+                                 uint32_t entries, int dim, bool mean, float* grads,
+                                 int grad_stride) {
+  HERALD_GRID_LOOP(t, total) {
+    const uint32_t j = static_cast<uint32_t>(t / dim);
+    const int d = static_cast<int>(t % dim);
+    const uint32_t slot = sorted_slots[j];
+    if (j > 0 && sorted_slots[j - 1] == slot) continue;
+    float* target = grads + static_cast<size_t>(slot) * grad_stride + d;
+    float acc = *target;
+    for (uint32_t e = j; e < entries && sorted_slots[e] == slot; ++e) {
+      const uint32_t i = bag_of_position[sorted_positions[e]];
+      const float g = dout[At(static_cast<int>(i), dout_stride) + d];
+      if (mean) {
+        const float scale = 1.0f / static_cast<float>(offsets[i + 1] - offsets[i]);
+        acc += g * scale;
+      } else {
+        acc += g;
+      }
+    }
+    *target = acc;
+  }
+}
+
+__global__ void GatherRowsKernel(size_t total, const float* rows, int row_stride,
+                                 const uint32_t* slots, int width, float* out) {
+  HERALD_GRID_LOOP(t, total) {
+    const size_t i = t / width, w = t % width;
+    out[t] = rows[static_cast<size_t>(slots[i]) * row_stride + w];
+  }
+}
+
+__global__ void ScatterRowsKernel(size_t total, const float* in, const uint32_t* slots, int width,
+                                  int row_stride, float* rows) {
+  HERALD_GRID_LOOP(t, total) {
+    const size_t i = t / width, w = t % width;
+    rows[static_cast<size_t>(slots[i]) * row_stride + w] = in[t];
+  }
+}
+
+__global__ void ZeroRowsKernel(size_t total, const uint32_t* slots, int width, int row_stride,
+                               float* rows) {
+  HERALD_GRID_LOOP(t, total) {
+    const size_t i = t / width, w = t % width;
+    rows[static_cast<size_t>(slots[i]) * row_stride + w] = 0.0f;
+  }
+}
+
+// ------------------------------------------------------------ optimizers
+// The math of common/math/sparse_optimizer.cc, element by element.
+
+__device__ void SgdElement(const OptimizerParams& c, float g, float* w) {
+  *w = *w - c.learning_rate * g;
+}
+
+__device__ void AdagradElement(const OptimizerParams& c, float g, float* w, float* acc) {
+  *acc = *acc + g * g;
+  *w = *w - c.learning_rate * g / (sqrtf(*acc) + c.epsilon);
+}
+
+// `step` is the step after this update (≥ 1).
+__device__ void AdamElement(const OptimizerParams& c, uint32_t step, float g, float* w, float* m,
+                            float* v) {
+  const float bias1 = 1.0f - powf(c.beta1, static_cast<float>(step));
+  const float bias2 = 1.0f - powf(c.beta2, static_cast<float>(step));
+  *m = c.beta1 * *m + (1.0f - c.beta1) * g;
+  *v = c.beta2 * *v + (1.0f - c.beta2) * (g * g);
+  const float m_hat = *m / bias1;
+  const float v_hat = *v / bias2;
+  *w = *w - c.learning_rate * m_hat / (sqrtf(v_hat) + c.epsilon);
+}
+
+__global__ void FlatOptimizerKernel(size_t n, OptimizerParams c, const float* grad, float* values,
+                                    float* state) {
+  HERALD_GRID_LOOP(i, n) {
+    switch (c.kind) {
+      case 0:
+        SgdElement(c, grad[i], &values[i]);
+        break;
+      case 1:
+        AdagradElement(c, grad[i], &values[i], &state[i]);
+        break;
+      case 3: {
+        const uint32_t step = __float_as_uint(state[2 * n]) + 1;
+        AdamElement(c, step, grad[i], &values[i], &state[i], &state[n + i]);
+        break;
+      }
+    }
+  }
+}
+
+// Single thread: Adam's step counter of a flat vector, after its elements.
+__global__ void IncrementStepKernel(float* step_slot) {
+  *step_slot = __uint_as_float(__float_as_uint(*step_slot) + 1);
+}
+
+// Single thread: row-wise Adagrad's accumulator of a flat vector (the sum of
+// squares in index order, as the CPU does).
+__global__ void RowwiseAccumulateKernel(size_t n, const float* grad, float* state) {
+  float sum_sq = 0.0f;
+  for (size_t i = 0; i < n; ++i) sum_sq = sum_sq + grad[i] * grad[i];
+  state[0] = state[0] + sum_sq / static_cast<float>(n);
+}
+
+__global__ void RowwiseApplyKernel(size_t n, OptimizerParams c, const float* grad, float* values,
+                                   const float* state) {
+  HERALD_GRID_LOOP(i, n) {
+    const float denom = sqrtf(state[0]) + c.epsilon;
+    values[i] = values[i] - c.learning_rate * grad[i] / denom;
+  }
+}
+
+// One block per listed row.
+__global__ void RowUpdatesKernel(OptimizerParams c, int dim, const uint32_t* slots,
+                                 const float* grads, int grad_stride, float* rows,
+                                 int row_stride) {
+  const uint32_t slot = slots[blockIdx.x];
+  float* w = rows + static_cast<size_t>(slot) * row_stride;
+  const float* g = grads + static_cast<size_t>(slot) * grad_stride;
+  float* state = w + dim;
+  switch (c.kind) {
+    case 0:
+      for (int i = threadIdx.x; i < dim; i += blockDim.x) SgdElement(c, g[i], &w[i]);
+      return;
+    case 1:
+      for (int i = threadIdx.x; i < dim; i += blockDim.x) AdagradElement(c, g[i], &w[i], &state[i]);
+      return;
+    case 2: {
+      __shared__ float denom;
+      if (threadIdx.x == 0) {
+        float sum_sq = 0.0f;
+        for (int i = 0; i < dim; ++i) sum_sq = sum_sq + g[i] * g[i];
+        state[0] = state[0] + sum_sq / static_cast<float>(dim);
+        denom = sqrtf(state[0]) + c.epsilon;
+      }
+      __syncthreads();
+      for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+        w[i] = w[i] - c.learning_rate * g[i] / denom;
+      }
+      return;
+    }
+    case 3: {
+      const uint32_t step = __float_as_uint(state[2 * dim]) + 1;
+      __syncthreads();  // every thread has read the old step
+      if (threadIdx.x == 0) state[2 * dim] = __uint_as_float(step);
+      for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+        AdamElement(c, step, g[i], &w[i], &state[i], &state[dim + i]);
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+int Fill(Stream stream, float* x, size_t n, float value) {
+  return Launch(stream, n, FillKernel, x, value);
+}
+
+int ScaleMatrix(Stream stream, float* c, int m, int n, int ldc, float beta) {
+  return Launch(stream, static_cast<size_t>(m) * n, ScaleMatrixKernel, c, n, ldc, beta);
+}
+
+int Axpy(Stream stream, size_t n, float alpha, const float* x, float* y) {
+  return Launch(stream, n, AxpyKernel, alpha, x, y);
+}
+
+int AddRowVector(Stream stream, const float* bias, int rows, int cols, float* y) {
+  return Launch(stream, static_cast<size_t>(rows) * cols, AddRowVectorKernel, bias, cols, y);
+}
+
+int SumRows(Stream stream, const float* x, int rows, int cols, float* out) {
+  return Launch(stream, static_cast<size_t>(cols), SumRowsKernel, x, rows, out);
+}
+
+int Add2D(Stream stream, const float* from, int from_stride, int rows, int cols, float* to,
+          int to_stride) {
+  return Launch(stream, static_cast<size_t>(rows) * cols, Add2DKernel, from, from_stride, cols, to,
+                to_stride);
+}
+
+int Relu(Stream stream, const float* x, size_t n, float* y) {
+  return Launch(stream, n, ReluKernel, x, y);
+}
+
+int ReluBackward(Stream stream, const float* y, const float* dy, size_t n, float* dx) {
+  return Launch(stream, n, ReluBackwardKernel, y, dy, dx);
+}
+
+int Sigmoid(Stream stream, const float* x, size_t n, float* y) {
+  return Launch(stream, n, SigmoidKernel, x, y);
+}
+
+int SigmoidCrossEntropy(Stream stream, const float* logits, const float* labels, int n,
+                        float grad_scale, float* losses, float* dlogits) {
+  return Launch(stream, static_cast<size_t>(n), SigmoidCrossEntropyKernel, logits, labels,
+                grad_scale, losses, dlogits);
+}
+
+int Multiply2D(Stream stream, const float* a, int a_stride, const float* b, int b_stride, int rows,
+               int cols, float* out, int out_stride, bool accumulate) {
+  return Launch(stream, static_cast<size_t>(rows) * cols, Multiply2DKernel, a, a_stride, b,
+                b_stride, cols, out, out_stride, accumulate);
+}
+
+int AddScaledRows(Stream stream, const float* s, const float* x, int x_stride, int rows, int cols,
+                  float* y, int y_stride) {
+  return Launch(stream, static_cast<size_t>(rows) * cols, AddScaledRowsKernel, s, x, x_stride,
+                cols, y, y_stride);
+}
+
+int RowDots(Stream stream, const float* a, int a_stride, const float* b, int b_stride, int rows,
+            int cols, float* out) {
+  return Launch(stream, static_cast<size_t>(rows), RowDotsKernel, a, a_stride, b, b_stride, cols,
+                out);
+}
+
+int FmForward(Stream stream, const float* x, int x_stride, int rows, int fields, int dim,
+              float* out) {
+  return Launch(stream, static_cast<size_t>(rows), FmForwardKernel, x, x_stride, fields, dim, out);
+}
+
+int FmBackward(Stream stream, const float* x, int x_stride, const float* dout, int rows,
+               int fields, int dim, float* dx, int dx_stride) {
+  return Launch(stream, static_cast<size_t>(rows) * dim, FmBackwardKernel, x, x_stride, dout,
+                fields, dim, dx, dx_stride);
+}
+
+int DotInteractionForward(Stream stream, const float* x, int x_stride, int rows, int fields,
+                          int dim, float* out, int out_stride) {
+  const int pairs = fields * (fields - 1) / 2;
+  return Launch(stream, static_cast<size_t>(rows) * pairs, DotForwardKernel, x, x_stride, pairs,
+                dim, out, out_stride);
+}
+
+int DotInteractionBackward(Stream stream, const float* x, int x_stride, const float* dout,
+                           int dout_stride, int rows, int fields, int dim, float* dx,
+                           int dx_stride) {
+  return Launch(stream, static_cast<size_t>(rows) * fields * dim, DotBackwardKernel, x, x_stride,
+                dout, dout_stride, fields, dim, dx, dx_stride);
+}
+
+int EmbeddingBagForward(Stream stream, const float* rows, int row_stride, const uint32_t* offsets,
+                        const uint32_t* slots, int n, int dim, bool mean, float* out,
+                        int out_stride) {
+  return Launch(stream, static_cast<size_t>(n) * dim, BagForwardKernel, rows, row_stride, offsets,
+                slots, dim, mean, out, out_stride);
+}
+
+int BagPositions(Stream stream, const uint32_t* offsets, int n, uint32_t* bag_of_position,
+                 uint32_t* identity, uint32_t /*entries*/) {
+  return Launch(stream, static_cast<size_t>(n), BagPositionsKernel, offsets, bag_of_position,
+                identity);
+}
+
+int SortBySlot(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* slots_in,
+               uint32_t* slots_out, const uint32_t* positions_in, uint32_t* positions_out,
+               uint32_t entries) {
+  return static_cast<int>(cub::DeviceRadixSort::SortPairs(
+      temp, *temp_bytes, slots_in, slots_out, positions_in, positions_out,
+      static_cast<int>(entries), 0, 32, stream));
+}
+
+int AccumulateSortedBags(Stream stream, const float* dout, int dout_stride,
+                         const uint32_t* offsets, const uint32_t* sorted_slots,
+                         const uint32_t* sorted_positions, const uint32_t* bag_of_position,
+                         uint32_t entries, int dim, bool mean, float* grads, int grad_stride) {
+  return Launch(stream, static_cast<size_t>(entries) * dim, AccumulateKernel, dout, dout_stride,
+                offsets, sorted_slots, sorted_positions, bag_of_position, entries, dim, mean,
+                grads, grad_stride);
+}
+
+int GatherRows(Stream stream, const float* rows, int row_stride, const uint32_t* slots, int n,
+               int width, float* out) {
+  return Launch(stream, static_cast<size_t>(n) * width, GatherRowsKernel, rows, row_stride, slots,
+                width, out);
+}
+
+int ScatterRows(Stream stream, const float* in, const uint32_t* slots, int n, int width,
+                int row_stride, float* rows) {
+  return Launch(stream, static_cast<size_t>(n) * width, ScatterRowsKernel, in, slots, width,
+                row_stride, rows);
+}
+
+int ZeroRows(Stream stream, const uint32_t* slots, int n, int width, int row_stride, float* rows) {
+  return Launch(stream, static_cast<size_t>(n) * width, ZeroRowsKernel, slots, width, row_stride,
+                rows);
+}
+
+int ApplyOptimizer(Stream stream, const OptimizerParams& config, size_t n, const float* grad,
+                   float* values, float* state) {
+  if (n == 0) return 0;
+  if (config.kind == 2) {
+    RowwiseAccumulateKernel<<<1, 1, 0, stream>>>(n, grad, state);
+    return Launch(stream, n, RowwiseApplyKernel, config, grad, values,
+                  static_cast<const float*>(state));
+  }
+  const int launched = Launch(stream, n, FlatOptimizerKernel, config, grad, values, state);
+  if (launched != 0 || config.kind != 3) return launched;
+  IncrementStepKernel<<<1, 1, 0, stream>>>(state + 2 * n);
+  return LastError();
+}
+
+int ApplyRowUpdates(Stream stream, const OptimizerParams& config, int dim, const uint32_t* slots,
+                    int n, const float* grads, int grad_stride, float* rows, int row_stride) {
+  if (n == 0 || dim == 0) return 0;
+  const int threads = std::min(128, ((dim + 31) / 32) * 32);
+  RowUpdatesKernel<<<static_cast<unsigned>(n), threads, 0, stream>>>(config, dim, slots, grads,
+                                                                     grad_stride, rows, row_stride);
+  return LastError();
+}
+
+}  // namespace herald::worker::cuda

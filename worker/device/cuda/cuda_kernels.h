@@ -1,0 +1,100 @@
+#pragma once
+// Launchers of the CUDA kernels behind CudaDevice (cuda_device.h), one per
+// Device operation that is not a cuBLAS call or a copy. Each enqueues its
+// kernel on `stream` and returns the launch error (cudaSuccess = 0 as int),
+// so this header needs no CUDA header. Pointers are device memory.
+//
+// Exactness contract (built with --fmad=false, IEEE division and square
+// root): every kernel adds in the same order as CpuDevice's loops, so the
+// results equal the CPU's bit for bit, except where a transcendental
+// function is involved (exp, log1p, pow: Sigmoid, SigmoidCrossEntropy and
+// Adam's bias correction), where CUDA's libm may differ by a few ulp.
+
+#include <cstddef>
+#include <cstdint>
+
+struct CUstream_st;
+
+namespace herald::worker::cuda {
+
+using Stream = CUstream_st*;
+
+// A POD copy of math::SparseOptimizerConfig (kind as its enum value:
+// 0 SGD, 1 Adagrad, 2 row-wise Adagrad, 3 Adam).
+struct OptimizerParams {
+  int kind = 0;
+  float learning_rate = 0;
+  float epsilon = 0;
+  float beta1 = 0;
+  float beta2 = 0;
+};
+
+int Fill(Stream stream, float* x, size_t n, float value);
+// c[r, c] *= beta for an m×n block with row stride ldc.
+int ScaleMatrix(Stream stream, float* c, int m, int n, int ldc, float beta);
+int Axpy(Stream stream, size_t n, float alpha, const float* x, float* y);
+int AddRowVector(Stream stream, const float* bias, int rows, int cols, float* y);
+int SumRows(Stream stream, const float* x, int rows, int cols, float* out);
+int Add2D(Stream stream, const float* from, int from_stride, int rows, int cols, float* to,
+          int to_stride);
+
+int Relu(Stream stream, const float* x, size_t n, float* y);
+int ReluBackward(Stream stream, const float* y, const float* dy, size_t n, float* dx);
+int Sigmoid(Stream stream, const float* x, size_t n, float* y);
+int SigmoidCrossEntropy(Stream stream, const float* logits, const float* labels, int n,
+                        float grad_scale, float* losses, float* dlogits);
+int Multiply2D(Stream stream, const float* a, int a_stride, const float* b, int b_stride, int rows,
+               int cols, float* out, int out_stride, bool accumulate);
+int AddScaledRows(Stream stream, const float* s, const float* x, int x_stride, int rows, int cols,
+                  float* y, int y_stride);
+int RowDots(Stream stream, const float* a, int a_stride, const float* b, int b_stride, int rows,
+            int cols, float* out);
+
+int FmForward(Stream stream, const float* x, int x_stride, int rows, int fields, int dim,
+              float* out);
+int FmBackward(Stream stream, const float* x, int x_stride, const float* dout, int rows,
+               int fields, int dim, float* dx, int dx_stride);
+int DotInteractionForward(Stream stream, const float* x, int x_stride, int rows, int fields,
+                          int dim, float* out, int out_stride);
+int DotInteractionBackward(Stream stream, const float* x, int x_stride, const float* dout,
+                           int dout_stride, int rows, int fields, int dim, float* dx,
+                           int dx_stride);
+
+int EmbeddingBagForward(Stream stream, const float* rows, int row_stride, const uint32_t* offsets,
+                        const uint32_t* slots, int n, int dim, bool mean, float* out,
+                        int out_stride);
+
+// Deterministic embedding-bag backward in three launches (the caller owns
+// the scratch, sized by the number of (bag, slot) entries `entries` =
+// offsets[n], which the caller reads first):
+//  1 BagPositions: position j → its bag i, and the identity permutation;
+//  2 SortBySlot: a stable radix sort of (slot, position) pairs, so equal
+//    slots are adjacent and their positions stay ascending (= CPU order);
+//  3 AccumulateSortedBags: for each run of one slot, grads[slot] += the
+//    bags' gradients in ascending position order, one thread per float.
+int BagPositions(Stream stream, const uint32_t* offsets, int n, uint32_t* bag_of_position,
+                 uint32_t* identity, uint32_t entries);
+// `temp` null: sets *temp_bytes to the scratch the sort needs.
+int SortBySlot(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* slots_in,
+               uint32_t* slots_out, const uint32_t* positions_in, uint32_t* positions_out,
+               uint32_t entries);
+int AccumulateSortedBags(Stream stream, const float* dout, int dout_stride,
+                         const uint32_t* offsets, const uint32_t* sorted_slots,
+                         const uint32_t* sorted_positions, const uint32_t* bag_of_position,
+                         uint32_t entries, int dim, bool mean, float* grads, int grad_stride);
+
+int GatherRows(Stream stream, const float* rows, int row_stride, const uint32_t* slots, int n,
+               int width, float* out);
+int ScatterRows(Stream stream, const float* in, const uint32_t* slots, int n, int width,
+                int row_stride, float* rows);
+int ZeroRows(Stream stream, const uint32_t* slots, int n, int width, int row_stride, float* rows);
+
+// One optimizer step on a flat vector of n values (state as in
+// common/math/sparse_optimizer.h with dim = n).
+int ApplyOptimizer(Stream stream, const OptimizerParams& config, size_t n, const float* grad,
+                   float* values, float* state);
+// One step on each listed row (one thread block per row).
+int ApplyRowUpdates(Stream stream, const OptimizerParams& config, int dim, const uint32_t* slots,
+                    int n, const float* grads, int grad_stride, float* rows, int row_stride);
+
+}  // namespace herald::worker::cuda
