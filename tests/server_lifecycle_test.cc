@@ -106,12 +106,15 @@ TEST_P(ServerLifecycle, BadFlagIsAUsageError) {
   EXPECT_NE((*child)->LogTail().find("unknown log level 'loud'"), std::string::npos);
 }
 
-TEST(WorkerProcess, NeedsASchedulerAndRefusesAnUnbuiltDevice) {
+TEST(WorkerProcess, NeedsASchedulerAndRefusesAMissingDevice) {
   std::string dir = MakeTestDir("worker_flags");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{}, "--scheduler is required"},
-      {{"--scheduler=127.0.0.1:1", "--device=cuda:0"}, "no CUDA device"},
+      // A CUDA build says the GPU does not exist, another build that it has no CUDA.
+      {{"--scheduler=127.0.0.1:1", "--device=cuda:4096"}, "--device: cuda:4096"},
       {{"--scheduler=127.0.0.1:1", "--device=tpu"}, "expected cpu or cuda:N"},
+      {{"--scheduler=127.0.0.1:1", "--device=cuda:x"}, "expected cpu or cuda:N"},
+      {{"--scheduler=127.0.0.1:1", "--pinned_staging_mb=0"}, "expected 1..4096"},
       {{"--scheduler=127.0.0.1:1", "--token-file=" + dir + "/missing"}, "cannot read"},
   };
   int i = 0;

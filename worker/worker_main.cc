@@ -21,13 +21,18 @@
 #include "common/rpc/client_tls_flags.h"
 #include "common/rpc/server_tls_flags.h"
 #include "scheduler/client/node_membership.h"
+#include "worker/runtime/device_factory.h"
 #include "worker/runtime/worker_agent.h"
 
 ABSL_FLAG(std::string, scheduler, "", "herald_scheduler address host:port (required)");
 ABSL_FLAG(std::string, token_file, "", "cluster token file (when the scheduler requires one)");
-ABSL_FLAG(std::string, device, "cpu", "cpu, or cuda:N (needs a CUDA build; see docs/worker.md)");
+ABSL_FLAG(std::string, device, "cpu",
+          "cpu, or cuda:N: GPU N (needs a build with --config=cuda; see docs/worker.md)");
 ABSL_FLAG(int, rank, -1, "worker rank to ask for (-1: the scheduler picks)");
-ABSL_FLAG(uint64_t, cache_memory_mb, 4096, "memory this worker offers its embedding cache, MiB");
+ABSL_FLAG(uint64_t, cache_memory_mb, 4096,
+          "memory this worker offers its embedding cache, MiB (GPU memory for cuda:N)");
+ABSL_FLAG(uint64_t, pinned_staging_mb, 16,
+          "cuda:N: size of each of the two pinned host buffers transfers go through, MiB");
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "health service address (host:port; port 0 picks)");
 ABSL_FLAG(std::string, port_file, "", "write the bound health port to this file once serving");
 ABSL_FLAG(std::string, gloo_host, "127.0.0.1", "interface address the Gloo all-reduce listens on");
@@ -45,7 +50,8 @@ int Fail(const std::string& message) {
 int main(int argc, char** argv) {
   herald::rpc::BlockTerminationSignals();
   absl::SetProgramUsageMessage(
-      "herald_worker --scheduler HOST:PORT [--token_file F] [--device cpu]: one training worker");
+      "herald_worker --scheduler HOST:PORT [--token_file F] [--device cpu|cuda:N]: one training "
+      "worker");
   const std::vector<std::string> positional = herald::ParseCommandLine(argc, argv);
   if (!positional.empty()) return Fail("unexpected argument '" + positional[0] + "'");
   const int rank = absl::GetFlag(FLAGS_rank);
@@ -53,11 +59,18 @@ int main(int argc, char** argv) {
   if (!s.ok()) return Fail("--log_level: " + std::string(s.message()));
   if (absl::GetFlag(FLAGS_scheduler).empty()) return Fail("--scheduler is required");
   const std::string device = absl::GetFlag(FLAGS_device);
-  if (device != "cpu") {
-    if (absl::StartsWith(device, "cuda:")) {
-      return Fail("--device " + device + ": this build has no CUDA device (issue 7); use cpu");
-    }
-    return Fail("--device " + device + ": expected cpu or cuda:N");
+  absl::StatusOr<herald::worker::DeviceDescription> described =
+      herald::worker::DescribeDevice(device);
+  if (!described.ok()) return Fail("--device: " + std::string(described.status().message()));
+  const uint64_t cache_bytes = absl::GetFlag(FLAGS_cache_memory_mb) << 20;
+  if (described->kind == herald::proto::DEVICE_KIND_CUDA && cache_bytes > described->memory_bytes) {
+    return Fail(absl::StrCat("--cache_memory_mb ", absl::GetFlag(FLAGS_cache_memory_mb),
+                             " exceeds the memory of ", device, " (", described->model, ", ",
+                             described->memory_bytes >> 20, " MiB)"));
+  }
+  const uint64_t staging_mb = absl::GetFlag(FLAGS_pinned_staging_mb);
+  if (staging_mb == 0 || staging_mb > 4096) {
+    return Fail(absl::StrCat("--pinned_staging_mb ", staging_mb, ": expected 1..4096"));
   }
   std::string token;
   if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
@@ -80,7 +93,8 @@ int main(int argc, char** argv) {
     HLOG_ERROR("herald_worker: {}", std::string(server.status().message()));
     return 1;
   }
-  HLOG_INFO("herald_worker health on {}", (*server)->address());
+  HLOG_INFO("herald_worker health on {}, device {} ({})", (*server)->address(), device,
+            described->model);
   if (const std::string pf = absl::GetFlag(FLAGS_port_file); !pf.empty()) {
     if (absl::Status w = herald::rpc::WritePortFile(pf, (*server)->port()); !w.ok()) {
       HLOG_ERROR("herald_worker: {}", std::string(w.message()));
@@ -96,8 +110,10 @@ int main(int argc, char** argv) {
   reg.set_role(herald::proto::NODE_ROLE_WORKER);
   reg.set_address((*server)->address());
   reg.set_requested_rank(rank);
-  reg.set_device(herald::proto::DEVICE_KIND_CPU);
-  reg.set_cache_memory_bytes(absl::GetFlag(FLAGS_cache_memory_mb) << 20);
+  reg.set_device(described->kind);
+  reg.set_device_memory_bytes(described->memory_bytes);
+  reg.set_device_uuid(described->uuid);
+  reg.set_cache_memory_bytes(cache_bytes);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   reg.set_hostname(host);
@@ -108,6 +124,8 @@ int main(int argc, char** argv) {
   agent_options.token = token;
   agent_options.gloo_host = absl::GetFlag(FLAGS_gloo_host);
   agent_options.ps_channel = *channel;
+  agent_options.device = device;
+  agent_options.device_options.pinned_staging_bytes = staging_mb << 20;
   herald::worker::WorkerAgent agent(membership->get(), agent_options);
   std::thread signals([&agent] {
     const int sig = herald::rpc::WaitForTerminationSignal();

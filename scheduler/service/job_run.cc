@@ -13,6 +13,7 @@
 #include "scheduler/herald/simulator.h"
 #include "scheduler/herald/step_builder.h"
 #include "scheduler/service/batch_stream.h"
+#include "scheduler/service/dense_collective.h"
 #include "scheduler/service/job_spec_check.h"
 #include "scheduler/service/model_export.h"
 #include "scheduler/service/read_ahead.h"
@@ -207,6 +208,9 @@ absl::StatusOr<proto::JoinJobResponse> JobRun::Join(const std::string& node_id,
     largest = std::max<uint64_t>(largest, s);
   }
   r.set_cache_slots(largest);
+  std::vector<proto::RegisterRequest> registrations;
+  for (const NodeInfo& n : workers_) registrations.push_back(n.registration);
+  r.set_dense_collective(ChooseDenseCollective(registrations));
   return r;
 }
 

@@ -112,6 +112,7 @@ std::vector<proto::NodeStatus> NodeRegistry::List() const {
     s.set_alive(AliveLocked(node));
     s.set_last_heartbeat_unix_ms(absl::ToUnixMillis(node.last_heartbeat));
     s.set_cache_memory_bytes(node.registration.cache_memory_bytes());
+    s.set_device_memory_bytes(node.registration.device_memory_bytes());
     out.push_back(std::move(s));
   }
   std::sort(out.begin(), out.end(), [](const proto::NodeStatus& a, const proto::NodeStatus& b) {

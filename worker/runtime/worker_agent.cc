@@ -132,12 +132,16 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   absl::StatusOr<std::unique_ptr<ps::PsClient>> ps = ps::MakeGrpcPsClient(ps_addresses, ps_options);
   if (!ps.ok()) return fail(ps.status());
   CoordinatorKvStore store(coordinator_, join.job_id(), options_.token);
-  GlooOptions gloo;
-  gloo.hostname = options_.gloo_host;
-  gloo.prefix = "gloo";
+  ReplicaOptions replica_options;
+  replica_options.device = options_.device;
+  replica_options.device_options = options_.device_options;
+  replica_options.collective = join.dense_collective();
+  replica_options.collective_options.gloo.hostname = options_.gloo_host;
+  replica_options.collective_options.gloo.prefix = "gloo";
+  replica_options.collective_options.nccl_prefix = "nccl";
   WorkerReplica replica;
   if (absl::Status s = replica.Init(spec, join.rank(), join.num_workers(), slots, ps->get(), &store,
-                                    gloo);
+                                    replica_options);
       !s.ok()) {
     return fail(s);
   }

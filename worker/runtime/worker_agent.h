@@ -19,6 +19,7 @@
 #include "common/rpc/channel.h"
 #include "proto/scheduler.grpc.pb.h"
 #include "scheduler/client/node_membership.h"
+#include "worker/runtime/device_factory.h"
 
 namespace herald::worker {
 
@@ -26,6 +27,8 @@ struct WorkerAgentOptions {
   std::string token;                      // cluster token (empty: none)
   std::string gloo_host = "127.0.0.1";    // interface the Gloo rank listens on
   rpc::ChannelOptions ps_channel;         // TLS settings for the PS shards' channels
+  std::string device = "cpu";             // "cpu" or "cuda:N": each job's replica runs there
+  DeviceOptions device_options;
 };
 
 class WorkerAgent {

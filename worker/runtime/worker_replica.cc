@@ -9,13 +9,15 @@ namespace herald::worker {
 
 absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers,
                                  const std::vector<uint32_t>& table_slots, ps::PsClient* ps,
-                                 KvStore* store, const GlooOptions& gloo) {
+                                 KvStore* store, const ReplicaOptions& options) {
   if (table_slots.size() != static_cast<size_t>(spec.tables_size())) {
     return absl::InvalidArgumentError(absl::StrCat("table slots: ", table_slots.size(),
                                                    " sizes for ", spec.tables_size(), " tables"));
   }
-  HERALD_ASSIGN_OR_RETURN(model, CreateModel(spec, &device));
-  HERALD_ASSIGN_OR_RETURN(DenseOptimizer o, DenseOptimizer::Create(spec.dense_optimizer(), &device,
+  HERALD_ASSIGN_OR_RETURN(device, CreateDevice(options.device, options.device_options));
+  HERALD_ASSIGN_OR_RETURN(model, CreateModel(spec, device.get()));
+  HERALD_ASSIGN_OR_RETURN(DenseOptimizer o, DenseOptimizer::Create(spec.dense_optimizer(),
+                                                                   device.get(),
                                                                    model->params().size()));
   optimizer.emplace(std::move(o));
   std::vector<CacheTableConfig> tables;
@@ -23,15 +25,18 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
     HERALD_ASSIGN_OR_RETURN(math::SparseOptimizerConfig opt, math::TableOptimizerFromSpec(spec, t));
     tables.push_back({spec.tables(t).dim(), opt, table_slots[t]});
   }
-  cache = std::make_unique<EmbeddingCache>(&device, tables);
-  if (workers > 1) {
-    HERALD_ASSIGN_OR_RETURN(reducer, GlooAllReducer::Connect(store, static_cast<int>(rank),
-                                                             static_cast<int>(workers), gloo));
-  } else {
-    reducer = std::make_unique<SingleRankAllReducer>();
+  cache = std::make_unique<EmbeddingCache>(device.get(), tables);
+  device->Synchronize();
+  if (absl::Status s = device->status(); !s.ok()) {
+    return Annotate(s, absl::StrCat("model and embedding cache (", cache->DeviceBytes(),
+                                    " bytes of cache) on ", device->name()));
   }
-  executor = std::make_unique<StepExecutor>(&device, model.get(), &*optimizer, reducer.get(), ps,
-                                            cache.get(), ExecutorOptions{rank, workers, true});
+  HERALD_ASSIGN_OR_RETURN(reducer, ConnectDenseAllReducer(device.get(), options.collective, store,
+                                                          static_cast<int>(rank),
+                                                          static_cast<int>(workers),
+                                                          options.collective_options));
+  executor = std::make_unique<StepExecutor>(device.get(), model.get(), &*optimizer, reducer.get(),
+                                            ps, cache.get(), ExecutorOptions{rank, workers, true});
   return absl::OkStatus();
 }
 

@@ -14,16 +14,24 @@
 #include "worker/cache/embedding_cache.h"
 #include "worker/cache/step_executor.h"
 #include "worker/collectives/all_reducer.h"
-#include "worker/collectives/gloo_all_reducer.h"
 #include "worker/collectives/kv_store.h"
-#include "worker/device/cpu_device.h"
+#include "worker/device/device.h"
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/rec_model.h"
+#include "worker/runtime/device_factory.h"
 
 namespace herald::worker {
 
+struct ReplicaOptions {
+  std::string device = "cpu";  // "cpu" or "cuda:N" (device_factory.h)
+  DeviceOptions device_options;
+  // The scheduler's choice (JoinJobResponse.dense_collective).
+  proto::DenseCollective collective = proto::DENSE_COLLECTIVE_GLOO;
+  CollectiveOptions collective_options;
+};
+
 struct WorkerReplica {
-  CpuDevice device;
+  std::unique_ptr<Device> device;
   std::unique_ptr<RecModel> model;
   std::optional<DenseOptimizer> optimizer;
   std::unique_ptr<EmbeddingCache> cache;
@@ -31,12 +39,13 @@ struct WorkerReplica {
   std::unique_ptr<StepExecutor> executor;
 
   // `table_slots`: each table's slot array size. With workers > 1 the ranks
-  // meet through `store` (Gloo); blocks until all have connected. `ps` and
-  // `store` must outlive the replica (store: only during the call).
-  // Errors: the spec's (model, optimizers), Gloo's.
+  // meet through `store` (Gloo or NCCL); blocks until all have connected.
+  // `ps` and `store` must outlive the replica (store: only during the call).
+  // Errors: the device's (creation, or memory for the model and cache:
+  // ResourceExhausted), the spec's (model, optimizers), the collective's.
   absl::Status Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers,
                     const std::vector<uint32_t>& table_slots, ps::PsClient* ps, KvStore* store,
-                    const GlooOptions& gloo);
+                    const ReplicaOptions& options);
 };
 
 }  // namespace herald::worker

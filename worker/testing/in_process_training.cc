@@ -10,10 +10,11 @@ namespace herald::worker::testing {
 
 absl::Status TestWorker::Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers,
                               uint32_t slots, ps::PsClient* ps, KvStore* store) {
-  GlooOptions gloo;
-  gloo.prefix = spec.name();
+  ReplicaOptions options;
+  options.collective_options.gloo.prefix = spec.name();
   return WorkerReplica::Init(spec, rank, workers,
-                             std::vector<uint32_t>(spec.tables_size(), slots), ps, store, gloo);
+                             std::vector<uint32_t>(spec.tables_size(), slots), ps, store,
+                             options);
 }
 
 absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,

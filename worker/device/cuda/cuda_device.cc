@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "worker/device/cuda/cuda_kernels.h"
 
@@ -47,16 +45,6 @@ int CudaDeviceCount(std::string* why) {
   return n;
 }
 
-absl::StatusOr<int> ParseCudaOrdinal(const std::string& device) {
-  int ordinal = -1;
-  if (!absl::StartsWith(device, "cuda:") ||
-      !absl::SimpleAtoi(device.substr(5), &ordinal) || ordinal < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device '", device, "': expected cuda:N with N >= 0"));
-  }
-  return ordinal;
-}
-
 absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(const CudaDeviceOptions& options) {
   std::string why;
   const int count = CudaDeviceCount(&why);
@@ -81,9 +69,19 @@ absl::Status CudaDevice::Init() {
   CheckCuda(cudaSetDevice(options_.ordinal), "cudaSetDevice");
   size_t free_bytes = 0;
   CheckCuda(cudaMemGetInfo(&free_bytes, &total_memory_), "cudaMemGetInfo");
+  cudaDeviceProp prop;
+  if (CheckCuda(cudaGetDeviceProperties(&prop, options_.ordinal), "cudaGetDeviceProperties")) {
+    model_ = prop.name;
+    uuid_ = "GPU-";
+    for (int i = 0; i < 16; ++i) {
+      absl::StrAppend(&uuid_, absl::Hex(static_cast<unsigned char>(prop.uuid.bytes[i]),
+                                        absl::kZeroPad2));
+      if (i == 3 || i == 5 || i == 7 || i == 9) uuid_ += "-";
+    }
+  }
   CheckCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   CheckCublas(cublasCreate(&cublas_), "cublasCreate");
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
     // Plain FP32: no TF32 or other reduced-precision shortcuts.
     CheckCublas(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
@@ -97,6 +95,7 @@ absl::Status CudaDevice::Init() {
 }
 
 CudaDevice::~CudaDevice() {
+  cudaSetDevice(options_.ordinal);
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   for (void* p : scratch_) cudaFree(p);
   for (int i = 0; i < 2; ++i) {
@@ -109,7 +108,7 @@ CudaDevice::~CudaDevice() {
 
 bool CudaDevice::CheckCuda(int error, const char* call) {
   if (error == cudaSuccess) return true;
-  if (status_.ok()) {
+  if (Ready()) {
     status_ = absl::InternalError(absl::StrCat(
         name(), ": ", call, " failed: ", cudaGetErrorName(static_cast<cudaError_t>(error)), " (",
         cudaGetErrorString(static_cast<cudaError_t>(error)), ")"));
@@ -119,12 +118,16 @@ bool CudaDevice::CheckCuda(int error, const char* call) {
 
 bool CudaDevice::CheckCublas(int status, const char* call) {
   if (status == CUBLAS_STATUS_SUCCESS) return true;
-  if (status_.ok()) {
+  if (Ready()) {
     status_ = absl::InternalError(absl::StrCat(
         name(), ": ", call, " failed: ",
         cublasGetStatusString(static_cast<cublasStatus_t>(status))));
   }
   return false;
+}
+
+bool CudaDevice::Ready() {
+  return status_.ok() && CheckCuda(cudaSetDevice(options_.ordinal), "cudaSetDevice");
 }
 
 std::string CudaDevice::name() const { return absl::StrCat("cuda:", options_.ordinal); }
@@ -136,12 +139,12 @@ size_t CudaDevice::FreeMemory() {
 }
 
 void* CudaDevice::AllocateBytes(size_t bytes) {
-  if (bytes == 0 || !status_.ok()) return nullptr;
+  if (bytes == 0 || !Ready()) return nullptr;
   void* p = nullptr;
   const cudaError_t e = cudaMalloc(&p, bytes);
   if (e != cudaSuccess) {
     cudaGetLastError();  // an out-of-memory error is not sticky
-    if (status_.ok()) {
+    if (Ready()) {
       status_ = absl::ResourceExhaustedError(absl::StrCat(
           name(), ": cudaMalloc of ", bytes, " bytes failed: ", cudaGetErrorString(e), " (",
           FreeMemory(), " of ", total_memory_, " bytes free)"));
@@ -154,6 +157,7 @@ void* CudaDevice::AllocateBytes(size_t bytes) {
 
 void CudaDevice::FreeBytes(void* p) {
   if (p == nullptr) return;
+  cudaSetDevice(options_.ordinal);  // also after an error: memory is returned
   // Kernels queued on the stream may still read it.
   CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   CheckCuda(cudaFree(p), "cudaFree");
@@ -162,6 +166,7 @@ void CudaDevice::FreeBytes(void* p) {
 void CudaDevice::CopyToDevice(const void* host, void* device, size_t bytes) {
   const char* from = static_cast<const char*>(host);
   char* to = static_cast<char*>(device);
+  if (!Ready()) return;
   while (bytes > 0 && status_.ok()) {
     const size_t chunk = std::min(bytes, options_.pinned_staging_bytes);
     const int b = next_pinned_;
@@ -183,6 +188,7 @@ void CudaDevice::CopyToHost(const void* device, void* host, size_t bytes) {
   char* to = static_cast<char*>(host);
   // Two chunks in flight: chunk i+1 is copied to pinned memory while chunk
   // i is copied out of it by the host.
+  if (!Ready()) return;
   size_t pending = 0;  // bytes of the previous chunk, not yet copied out
   int pending_buffer = 0;
   char* pending_to = nullptr;
@@ -214,7 +220,7 @@ void CudaDevice::CopyToHost(const void* device, void* host, size_t bytes) {
 }
 
 void CudaDevice::CopyOnDevice(const void* from, void* to, size_t bytes) {
-  if (bytes == 0 || !status_.ok()) return;
+  if (bytes == 0 || !Ready()) return;
   if (Overlaps(from, to, bytes)) {  // memmove semantics through scratch
     void* temp = Scratch(kMoveTemp, bytes);
     if (temp == nullptr) return;
@@ -227,7 +233,7 @@ void CudaDevice::CopyOnDevice(const void* from, void* to, size_t bytes) {
 }
 
 void CudaDevice::Synchronize() {
-  if (status_.ok()) CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  if (Ready()) CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
 void* CudaDevice::Scratch(int index, size_t bytes) {
@@ -244,13 +250,13 @@ void* CudaDevice::Scratch(int index, size_t bytes) {
 }
 
 void CudaDevice::Fill(float* x, size_t n, float value) {
-  if (status_.ok()) CheckCuda(cuda::Fill(stream_, x, n, value), "Fill kernel");
+  if (Ready()) CheckCuda(cuda::Fill(stream_, x, n, value), "Fill kernel");
 }
 
 void CudaDevice::Gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
                       const float* a, int lda, const float* b, int ldb, float beta, float* c,
                       int ldc) {
-  if (m == 0 || n == 0 || !status_.ok()) return;
+  if (m == 0 || n == 0 || !Ready()) return;
   if (k == 0) {
     CheckCuda(cuda::ScaleMatrix(stream_, c, m, n, ldc, beta), "ScaleMatrix kernel");
     return;
@@ -265,22 +271,22 @@ void CudaDevice::Gemm(bool transpose_a, bool transpose_b, int m, int n, int k, f
 }
 
 void CudaDevice::Axpy(size_t n, float alpha, const float* x, float* y) {
-  if (status_.ok()) CheckCuda(cuda::Axpy(stream_, n, alpha, x, y), "Axpy kernel");
+  if (Ready()) CheckCuda(cuda::Axpy(stream_, n, alpha, x, y), "Axpy kernel");
 }
 
 void CudaDevice::AddRowVector(const float* bias, int rows, int cols, float* y) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::AddRowVector(stream_, bias, rows, cols, y), "AddRowVector kernel");
   }
 }
 
 void CudaDevice::SumRows(const float* x, int rows, int cols, float* out) {
-  if (status_.ok()) CheckCuda(cuda::SumRows(stream_, x, rows, cols, out), "SumRows kernel");
+  if (Ready()) CheckCuda(cuda::SumRows(stream_, x, rows, cols, out), "SumRows kernel");
 }
 
 void CudaDevice::Copy2D(const float* from, int from_stride, int rows, int cols, float* to,
                         int to_stride) {
-  if (rows == 0 || cols == 0 || !status_.ok()) return;
+  if (rows == 0 || cols == 0 || !Ready()) return;
   CheckCuda(cudaMemcpy2DAsync(to, to_stride * sizeof(float), from, from_stride * sizeof(float),
                               cols * sizeof(float), rows, cudaMemcpyDeviceToDevice, stream_),
             "cudaMemcpy2DAsync");
@@ -288,26 +294,26 @@ void CudaDevice::Copy2D(const float* from, int from_stride, int rows, int cols, 
 
 void CudaDevice::Add2D(const float* from, int from_stride, int rows, int cols, float* to,
                        int to_stride) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::Add2D(stream_, from, from_stride, rows, cols, to, to_stride), "Add2D kernel");
   }
 }
 
 void CudaDevice::Relu(const float* x, size_t n, float* y) {
-  if (status_.ok()) CheckCuda(cuda::Relu(stream_, x, n, y), "Relu kernel");
+  if (Ready()) CheckCuda(cuda::Relu(stream_, x, n, y), "Relu kernel");
 }
 
 void CudaDevice::ReluBackward(const float* y, const float* dy, size_t n, float* dx) {
-  if (status_.ok()) CheckCuda(cuda::ReluBackward(stream_, y, dy, n, dx), "ReluBackward kernel");
+  if (Ready()) CheckCuda(cuda::ReluBackward(stream_, y, dy, n, dx), "ReluBackward kernel");
 }
 
 void CudaDevice::Sigmoid(const float* x, size_t n, float* y) {
-  if (status_.ok()) CheckCuda(cuda::Sigmoid(stream_, x, n, y), "Sigmoid kernel");
+  if (Ready()) CheckCuda(cuda::Sigmoid(stream_, x, n, y), "Sigmoid kernel");
 }
 
 void CudaDevice::SigmoidCrossEntropy(const float* logits, const float* labels, int n,
                                      float grad_scale, float* losses, float* dlogits) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::SigmoidCrossEntropy(stream_, logits, labels, n, grad_scale, losses, dlogits),
               "SigmoidCrossEntropy kernel");
   }
@@ -315,7 +321,7 @@ void CudaDevice::SigmoidCrossEntropy(const float* logits, const float* labels, i
 
 void CudaDevice::Multiply2D(const float* a, int a_stride, const float* b, int b_stride, int rows,
                             int cols, float* out, int out_stride, bool accumulate) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::Multiply2D(stream_, a, a_stride, b, b_stride, rows, cols, out, out_stride,
                                accumulate),
               "Multiply2D kernel");
@@ -324,7 +330,7 @@ void CudaDevice::Multiply2D(const float* a, int a_stride, const float* b, int b_
 
 void CudaDevice::AddScaledRows(const float* s, const float* x, int x_stride, int rows, int cols,
                                float* y, int y_stride) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::AddScaledRows(stream_, s, x, x_stride, rows, cols, y, y_stride),
               "AddScaledRows kernel");
   }
@@ -332,7 +338,7 @@ void CudaDevice::AddScaledRows(const float* s, const float* x, int x_stride, int
 
 void CudaDevice::RowDots(const float* a, int a_stride, const float* b, int b_stride, int rows,
                          int cols, float* out) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::RowDots(stream_, a, a_stride, b, b_stride, rows, cols, out),
               "RowDots kernel");
   }
@@ -340,14 +346,14 @@ void CudaDevice::RowDots(const float* a, int a_stride, const float* b, int b_str
 
 void CudaDevice::FmForward(const float* x, int x_stride, int rows, int fields, int dim,
                            float* out) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::FmForward(stream_, x, x_stride, rows, fields, dim, out), "FmForward kernel");
   }
 }
 
 void CudaDevice::FmBackward(const float* x, int x_stride, const float* dout, int rows, int fields,
                             int dim, float* dx, int dx_stride) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::FmBackward(stream_, x, x_stride, dout, rows, fields, dim, dx, dx_stride),
               "FmBackward kernel");
   }
@@ -355,7 +361,7 @@ void CudaDevice::FmBackward(const float* x, int x_stride, const float* dout, int
 
 void CudaDevice::DotInteractionForward(const float* x, int x_stride, int rows, int fields,
                                        int dim, float* out, int out_stride) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::DotInteractionForward(stream_, x, x_stride, rows, fields, dim, out,
                                           out_stride),
               "DotInteractionForward kernel");
@@ -365,7 +371,7 @@ void CudaDevice::DotInteractionForward(const float* x, int x_stride, int rows, i
 void CudaDevice::DotInteractionBackward(const float* x, int x_stride, const float* dout,
                                         int dout_stride, int rows, int fields, int dim, float* dx,
                                         int dx_stride) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::DotInteractionBackward(stream_, x, x_stride, dout, dout_stride, rows, fields,
                                            dim, dx, dx_stride),
               "DotInteractionBackward kernel");
@@ -375,7 +381,7 @@ void CudaDevice::DotInteractionBackward(const float* x, int x_stride, const floa
 void CudaDevice::EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
                                      const uint32_t* slots, int n, int dim, bool mean, float* out,
                                      int out_stride) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::EmbeddingBagForward(stream_, rows, row_stride, offsets, slots, n, dim, mean,
                                         out, out_stride),
               "EmbeddingBagForward kernel");
@@ -385,10 +391,10 @@ void CudaDevice::EmbeddingBagForward(const float* rows, int row_stride, const ui
 void CudaDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
                                       const uint32_t* slots, int n, int dim, bool mean,
                                       float* grads, int grad_stride) {
-  if (n == 0 || dim == 0 || !status_.ok()) return;
+  if (n == 0 || dim == 0 || !Ready()) return;
   uint32_t entries = 0;  // offsets[n]: the one host read of this operation
   CopyToHost(offsets + n, &entries, sizeof(entries));
-  if (entries == 0 || !status_.ok()) return;
+  if (entries == 0 || !Ready()) return;
   const size_t index_bytes = static_cast<size_t>(entries) * sizeof(uint32_t);
   auto* bag_of = static_cast<uint32_t*>(Scratch(kBagOf, index_bytes));
   auto* identity = static_cast<uint32_t*>(Scratch(kIdentity, index_bytes));
@@ -415,7 +421,7 @@ void CudaDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const 
 
 void CudaDevice::GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n,
                             int width, float* out) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::GatherRows(stream_, rows, row_stride, slots, n, width, out),
               "GatherRows kernel");
   }
@@ -423,21 +429,21 @@ void CudaDevice::GatherRows(const float* rows, int row_stride, const uint32_t* s
 
 void CudaDevice::ScatterRows(const float* in, const uint32_t* slots, int n, int width,
                              int row_stride, float* rows) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::ScatterRows(stream_, in, slots, n, width, row_stride, rows),
               "ScatterRows kernel");
   }
 }
 
 void CudaDevice::ZeroRows(const uint32_t* slots, int n, int width, int row_stride, float* rows) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::ZeroRows(stream_, slots, n, width, row_stride, rows), "ZeroRows kernel");
   }
 }
 
 void CudaDevice::ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t n,
                                 const float* grad, float* values, float* state) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::ApplyOptimizer(stream_, ToParams(config), n, grad, values, state),
               "ApplyOptimizer kernel");
   }
@@ -446,7 +452,7 @@ void CudaDevice::ApplyOptimizer(const math::SparseOptimizerConfig& config, size_
 void CudaDevice::ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim,
                                  const uint32_t* slots, int n, const float* grads,
                                  int grad_stride, float* rows, int row_stride) {
-  if (status_.ok()) {
+  if (Ready()) {
     CheckCuda(cuda::ApplyRowUpdates(stream_, ToParams(config), dim, slots, n, grads, grad_stride,
                                     rows, row_stride),
               "ApplyRowUpdates kernel");

@@ -16,7 +16,9 @@
 // operation is skipped and status() returns it, naming the call. Callers
 // check status() after Synchronize() (the step executor does, per phase).
 //
-// Not thread-safe: one thread drives a device (one worker replica).
+// Not thread-safe: one thread at a time drives a device (one worker
+// replica); every operation makes the device current on the calling thread
+// first, so that thread may change between steps.
 
 #include <cstddef>
 #include <memory>
@@ -42,9 +44,6 @@ struct CudaDeviceOptions {
 // device, CUDA_VISIBLE_DEVICES empty, ...).
 int CudaDeviceCount(std::string* why);
 
-// Parses "cuda:N" (N ≥ 0). Errors: InvalidArgument naming the text.
-absl::StatusOr<int> ParseCudaOrdinal(const std::string& device);
-
 class CudaDevice final : public Device {
  public:
   // Errors: FailedPrecondition when the ordinal does not exist (naming how
@@ -59,6 +58,10 @@ class CudaDevice final : public Device {
   // The stream every operation is issued on (for NCCL).
   CUstream_st* stream() const { return stream_; }
   int ordinal() const { return options_.ordinal; }
+  // The GPU's UUID ("GPU-8-4-4-4-12 hex digits", as nvidia-smi prints it)
+  // and product name.
+  const std::string& uuid() const { return uuid_; }
+  const std::string& model() const { return model_; }
   // Total memory of the GPU and the part free now, in bytes.
   size_t total_memory() const { return total_memory_; }
   size_t FreeMemory();
@@ -128,12 +131,15 @@ class CudaDevice final : public Device {
   // int, 0 = success); returns whether it succeeded.
   bool CheckCuda(int error, const char* call);
   bool CheckCublas(int status, const char* call);
+  // No error so far, and the device is current on this thread.
+  bool Ready();
   // Grows a device scratch buffer (contents not kept).
   void* Scratch(int index, size_t bytes);
 
   CudaDeviceOptions options_;
   absl::Status status_;
   size_t total_memory_ = 0;
+  std::string uuid_, model_;
   CUstream_st* stream_ = nullptr;
   cublasContext* cublas_ = nullptr;
   // Pinned staging: two buffers, each with the event of its last transfer.

@@ -93,7 +93,7 @@ class CudaDeviceTest : public ::testing::Test {
   std::unique_ptr<CudaDevice> gpu_;
 };
 
-TEST(CudaDeviceRefusal, MissingOrdinalAndBadNamesAreRefused) {
+TEST(CudaDeviceRefusal, MissingOrdinalIsRefused) {
   CudaDeviceOptions options;
   options.ordinal = 4096;
   auto device = CudaDevice::Create(options);
@@ -101,10 +101,6 @@ TEST(CudaDeviceRefusal, MissingOrdinalAndBadNamesAreRefused) {
   EXPECT_EQ(device.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(device.status().message().find("cuda:4096 does not exist"), std::string::npos)
       << device.status();
-  EXPECT_EQ(*ParseCudaOrdinal("cuda:3"), 3);
-  for (const char* bad : {"cuda", "cuda:", "cuda:-1", "cuda:x", "gpu:0", "cuda:1x"}) {
-    EXPECT_FALSE(ParseCudaOrdinal(bad).ok()) << bad;
-  }
 }
 
 TEST_F(CudaDeviceTest, CopiesRoundTripThroughSmallPinnedStaging) {
