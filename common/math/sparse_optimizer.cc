@@ -71,8 +71,8 @@ void ApplySparseUpdate(const SparseOptimizerConfig& c, uint32_t dim, const float
       std::memcpy(&step, &state[2 * dim], sizeof(step));
       step += 1;
       std::memcpy(&state[2 * dim], &step, sizeof(step));
-      const float bias1 = 1.0f - std::pow(c.beta1, static_cast<float>(step));
-      const float bias2 = 1.0f - std::pow(c.beta2, static_cast<float>(step));
+      const float bias1 = 1.0f - PowerOf(c.beta1, step);
+      const float bias2 = 1.0f - PowerOf(c.beta2, step);
       for (uint32_t i = 0; i < dim; ++i) {
         m[i] = c.beta1 * m[i] + (1.0f - c.beta1) * g[i];
         v[i] = c.beta2 * v[i] + (1.0f - c.beta2) * (g[i] * g[i]);

@@ -83,6 +83,18 @@ TEST(SparseOptimizer, AdamFirstStepMovesByLearningRateAndCountsSteps) {
   EXPECT_NEAR(r.w[0], 0.98f, 1e-6f);
 }
 
+TEST(SparseOptimizer, PowerOfIsCloseToPowAndExactForSmallExponents) {
+  EXPECT_EQ(PowerOf(0.9f, 0), 1.0f);
+  EXPECT_EQ(PowerOf(0.9f, 1), 0.9f);
+  EXPECT_EQ(PowerOf(0.5f, 10), 1.0f / 1024.0f);  // exact powers of two stay exact
+  for (uint32_t e : {2u, 7u, 100u, 1000u, 123457u}) {
+    for (float b : {0.9f, 0.999f}) {
+      const double want = std::pow(static_cast<double>(b), e);
+      EXPECT_NEAR(PowerOf(b, e), want, 1e-6 * want + 1e-45) << b << "^" << e;
+    }
+  }
+}
+
 TEST(SparseOptimizer, ZeroGradientOnANewRowChangesNothingAndNeverNaN) {
   // A row that was touched (e.g. all its samples had zero loss gradient) must
   // stay finite even with epsilon 0 under the default initial accumulator.

@@ -3,10 +3,10 @@
 // the single-process reference trained on the whole global batch — the proof
 // that scheduling does not change the model.
 
-#include "common/rng.h"
 #include "gtest/gtest.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/herald/planner.h"
+#include "scheduler/herald/skewed_batches.h"
 #include "scheduler/herald/step_builder.h"
 #include "worker/reference/reference_trainer.h"
 #include "worker/testing/in_process_training.h"
@@ -36,36 +36,12 @@ proto::JobSpec Spec() {
   return spec;
 }
 
-// Skewed keys: rows are owned, shared, evicted and handed between workers.
-std::vector<data::KeyBatch> Batches(size_t iterations, uint32_t batch_size) {
-  CounterRng rng(5, 1, 2);
-  std::vector<data::KeyBatch> out;
-  for (size_t it = 0; it < iterations; ++it) {
-    data::KeyBatch b;
-    b.num_samples = batch_size;
-    b.tables.resize(kTables);
-    for (uint32_t i = 0; i < batch_size; ++i) {
-      b.labels.push_back(rng.NextFloat() < 0.3f ? 1.0f : 0.0f);
-      for (uint32_t d = 0; d < kNumDense; ++d) b.dense.push_back(rng.NextFloat());
-      for (uint32_t t = 0; t < kTables; ++t) {
-        const int hots = t == 2 ? 1 + static_cast<int>(rng.NextBelow(2)) : 1;
-        for (int h = 0; h < hots; ++h) {
-          const double u = rng.NextDouble();
-          b.tables[t].keys.push_back(static_cast<Key>(30 * u * u) + 1000 * t);
-        }
-        b.tables[t].offsets.push_back(static_cast<uint32_t>(b.tables[t].keys.size()));
-      }
-    }
-    out.push_back(std::move(b));
-  }
-  return out;
-}
-
 class PlannedTraining : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PlannedTraining, EqualsTheReferenceForOneTwoAndThreeWorkers) {
   const proto::JobSpec base = Spec();
-  const std::vector<data::KeyBatch> batches = Batches(/*iterations=*/6, /*batch_size=*/18);
+  const std::vector<data::KeyBatch> batches =
+      SkewedBatches(/*iterations=*/6, /*batch_size=*/18, kTables, kNumDense);
   worker::CpuDevice ref_device;
   auto reference = worker::ReferenceTrainer::Create(base, &ref_device);
   ASSERT_TRUE(reference.ok()) << reference.status();

@@ -9,8 +9,10 @@
 namespace herald::worker::testing {
 
 absl::Status TestWorker::Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers,
-                              uint32_t slots, ps::PsClient* ps, KvStore* store) {
+                              uint32_t slots, ps::PsClient* ps, KvStore* store,
+                              const std::string& device) {
   ReplicaOptions options;
+  options.device = device;
   options.collective_options.gloo.prefix = spec.name();
   return WorkerReplica::Init(spec, rank, workers,
                              std::vector<uint32_t>(spec.tables_size(), slots), ps, store,
@@ -19,7 +21,8 @@ absl::Status TestWorker::Init(const proto::JobSpec& spec, uint32_t rank, uint32_
 
 absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
                                            const std::vector<std::vector<Step>>& steps,
-                                           uint32_t workers, uint32_t slots, ps::PsClient* ps) {
+                                           uint32_t workers, uint32_t slots, ps::PsClient* ps,
+                                           const std::vector<std::string>& devices) {
   InProcessKvStore store;
   std::vector<std::unique_ptr<TestWorker>> pool(workers);
   std::vector<std::vector<double>> losses(workers);
@@ -29,7 +32,8 @@ absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
   for (uint32_t w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
       pool[w] = std::make_unique<TestWorker>();
-      status[w] = pool[w]->Init(spec, w, workers, slots, ps, &store);
+      status[w] = pool[w]->Init(spec, w, workers, slots, ps, &store,
+                                devices.empty() ? "cpu" : devices[w]);
       for (size_t t = 0; t < steps.size() && status[w].ok(); ++t) {
         auto r = pool[w]->executor->Run(steps[t][w]);
         if (!r.ok()) {

@@ -1,8 +1,9 @@
 #pragma once
 // Trains precomputed steps on W in-process workers (threads, each with its
-// own CPU device, model, dense optimizer, cache and Gloo rank over an
+// own device (CPU unless told), model, dense optimizer, cache and Gloo rank over an
 // in-process store) against a PsClient (testonly). Tests use it to compare
-// planned, partitioned training with the single-process reference.
+// planned, partitioned training with the single-process reference, on CPU
+// or GPU devices.
 
 #include <memory>
 #include <optional>
@@ -27,8 +28,9 @@ namespace herald::worker::testing {
 // One worker: its own device, model, optimizer, cache and all-reducer.
 struct TestWorker : WorkerReplica {
   // `slots`: every table's slot array size; Gloo keys under the job name.
+  // `device`: "cpu" or "cuda:N" (Gloo through the host for GPU workers).
   absl::Status Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers, uint32_t slots,
-                    ps::PsClient* ps, KvStore* store);
+                    ps::PsClient* ps, KvStore* store, const std::string& device = "cpu");
 };
 
 struct TrainingOutcome {
@@ -38,11 +40,13 @@ struct TrainingOutcome {
 };
 
 // steps[t][w]: worker w's step at iteration t. The job must be started on
-// the PS. Errors: the first worker's error, or Internal when the replicas'
-// dense parameters differ in any bit.
+// the PS. `devices[w]`: worker w's device (empty: every worker on "cpu").
+// Errors: the first worker's error, or Internal when the replicas' dense
+// parameters differ in any bit.
 absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
                                            const std::vector<std::vector<Step>>& steps,
-                                           uint32_t workers, uint32_t slots, ps::PsClient* ps);
+                                           uint32_t workers, uint32_t slots, ps::PsClient* ps,
+                                           const std::vector<std::string>& devices = {});
 
 // Checks a distributed run against the single-process reference: dense
 // parameters, per-iteration losses, and every row (values + optimizer state)

@@ -4,7 +4,7 @@
 // all issued in order on one stream owned by the device. Results are
 // deterministic (no atomics; the embedding-bag backward sorts by slot and
 // adds each slot's entries in the CPU's order) and, except for cuBLAS's
-// summation order and CUDA's exp/log1p/pow, bitwise equal to CpuDevice.
+// summation order and CUDA's exp/log1p, bitwise equal to CpuDevice.
 //
 // Host transfers go through two pinned staging buffers of
 // `pinned_staging_bytes` each (bounded memory): CopyToDevice copies the

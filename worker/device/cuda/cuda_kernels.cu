@@ -292,11 +292,24 @@ __device__ void AdagradElement(const OptimizerParams& c, float g, float* w, floa
   *w = *w - c.learning_rate * g / (sqrtf(*acc) + c.epsilon);
 }
 
+// math::PowerOf: the same double multiplies in the same order, so the bias
+// correction has the CPU's bits.
+__device__ float PowerOf(float base, uint32_t exponent) {
+  double result = 1.0;
+  double b = base;
+  while (exponent != 0) {
+    if (exponent & 1u) result = result * b;
+    b = b * b;
+    exponent >>= 1;
+  }
+  return static_cast<float>(result);
+}
+
 // `step` is the step after this update (≥ 1).
 __device__ void AdamElement(const OptimizerParams& c, uint32_t step, float g, float* w, float* m,
                             float* v) {
-  const float bias1 = 1.0f - powf(c.beta1, static_cast<float>(step));
-  const float bias2 = 1.0f - powf(c.beta2, static_cast<float>(step));
+  const float bias1 = 1.0f - PowerOf(c.beta1, step);
+  const float bias2 = 1.0f - PowerOf(c.beta2, step);
   *m = c.beta1 * *m + (1.0f - c.beta1) * g;
   *v = c.beta2 * *v + (1.0f - c.beta2) * (g * g);
   const float m_hat = *m / bias1;

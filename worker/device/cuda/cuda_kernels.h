@@ -7,8 +7,9 @@
 // Exactness contract (built with --fmad=false, IEEE division and square
 // root): every kernel adds in the same order as CpuDevice's loops, so the
 // results equal the CPU's bit for bit, except where a transcendental
-// function is involved (exp, log1p, pow: Sigmoid, SigmoidCrossEntropy and
-// Adam's bias correction), where CUDA's libm may differ by a few ulp.
+// function is involved (exp, log1p: Sigmoid, SigmoidCrossEntropy), where
+// CUDA's libm may differ by a few ulp. Adam's bias correction uses
+// math::PowerOf's double multiplies, not powf, so optimizers are bitwise.
 
 #include <cstddef>
 #include <cstdint>
