@@ -9,6 +9,11 @@
 // Also: planner = executor (the rows the PS counted as fetched, pushed and
 // written back equal the planner's counts for the job) and the same job run
 // twice gives the same bits.
+//
+// Built a second time as gpu_exactness_cluster_test (HERALD_GPU_WORKERS):
+// the workers run on GPUs (worker w on cuda:(w mod GPUs), so one GPU gives
+// Gloo through the host and two or more give NCCL), the same checks apply,
+// and without a GPU every test prints "SKIPPED (no GPU): ..." and skips.
 
 #include <cmath>
 #include <string>
@@ -23,6 +28,9 @@
 #include "tools/model_reader.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
+#ifdef HERALD_GPU_WORKERS
+#include "worker/runtime/device_factory.h"
+#endif
 
 namespace herald {
 namespace {
@@ -104,10 +112,38 @@ Reference TrainReference(const proto::JobSpec& spec) {
   return r;
 }
 
+// Every worker on the CPU, or (gpu build of this test) worker w on GPU
+// w mod GPUs; empty with *skip set when the test needs GPUs and has none.
+std::vector<std::string> WorkerDevices(int workers, std::string* skip) {
+#ifdef HERALD_GPU_WORKERS
+  int gpus = 0;
+  absl::Status missing;
+  for (;; ++gpus) {
+    auto d = worker::DescribeDevice(absl::StrCat("cuda:", gpus));
+    if (!d.ok()) {
+      missing = d.status();
+      break;
+    }
+  }
+  if (gpus == 0) {
+    *skip = std::string(missing.message());
+    return {};
+  }
+  std::vector<std::string> devices;
+  for (int w = 0; w < workers; ++w) devices.push_back(absl::StrCat("cuda:", w % gpus));
+  return devices;
+#else
+  return {};
+#endif
+}
+
 class ExactnessCluster : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto cluster = testing::LocalCluster::Start("exactness", 2, 4);
+    std::string skip;
+    const std::vector<std::string> devices = WorkerDevices(4, &skip);
+    if (!skip.empty()) GTEST_SKIP() << "SKIPPED (no GPU): " << skip;
+    auto cluster = testing::LocalCluster::Start("exactness", 2, 4, nullptr, devices);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = std::move(*cluster);
   }

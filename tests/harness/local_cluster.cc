@@ -18,9 +18,9 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> LocalCluster::StartProcess(
   return ChildProcess::Start(RunfilePath(binary), args, dir_ + "/" + name + ".log");
 }
 
-absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const std::string& name,
-                                                                  int ps, int workers,
-                                                                  const TestCerts* tls) {
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
+    const std::string& name, int ps, int workers, const TestCerts* tls,
+    const std::vector<std::string>& worker_devices) {
   std::unique_ptr<LocalCluster> c(new LocalCluster());
   rpc::ChannelOptions channel_options;
   if (tls != nullptr) {
@@ -48,10 +48,12 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const std::str
     c->ps_.push_back(std::move(p));
   }
   for (int w = 0; w < workers; ++w) {
-    HERALD_ASSIGN_OR_RETURN(
-        std::unique_ptr<ChildProcess> p,
-        c->StartProcess("worker/herald_worker", absl::StrCat("worker", w),
-                        {"--scheduler=" + c->address_, "--token_file=" + c->token_file_}));
+    std::vector<std::string> args = {"--scheduler=" + c->address_,
+                                     "--token_file=" + c->token_file_};
+    if (!worker_devices.empty()) args.push_back("--device=" + worker_devices[w]);
+    HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> p,
+                            c->StartProcess("worker/herald_worker", absl::StrCat("worker", w),
+                                            std::move(args)));
     c->workers_.push_back(std::move(p));
   }
   HERALD_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,

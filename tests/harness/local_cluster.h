@@ -25,9 +25,10 @@ class LocalCluster {
   // serves TLS with its certificate and every client (the processes' and
   // this harness's) verifies with its CA. Errors: a process that did not come
   // up (with its log tail).
-  static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(const std::string& name, int ps,
-                                                             int workers,
-                                                             const TestCerts* tls = nullptr);
+  // `worker_devices[w]`: worker w's --device (empty: every worker on the CPU).
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(
+      const std::string& name, int ps, int workers, const TestCerts* tls = nullptr,
+      const std::vector<std::string>& worker_devices = {});
 
   const std::string& dir() const { return dir_; }
   const std::string& address() const { return address_; }  // the scheduler's
