@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs Herald as systemd services on this machine (root):
-#   - builds the binaries with -c opt and copies them to /usr/local/bin,
+#   - builds the binaries with -c opt (and --config=cuda where
+#     /usr/local/cuda/bin/nvcc exists) and copies them to /usr/local/bin,
 #   - creates the system user `herald` and /var/lib/herald,
 #   - places the units in /etc/systemd/system and, when absent, the env files
 #     in /etc/herald/ and a fresh cluster token in /etc/herald/token (0640,
@@ -14,8 +15,11 @@ cd "$(dirname "$0")/../.."
 
 prefix=${PREFIX:-/usr/local}
 bash deploy/install_deps.sh
-bazel build -c opt //scheduler:herald_scheduler //ps_server:herald_ps //worker:herald_worker \
-  //cli:heraldctl 2>&1 | grep -v linux-sandbox
+# With the CUDA toolkit the worker can run on GPUs (--device cuda:N).
+config=()
+[ -x /usr/local/cuda/bin/nvcc ] && config=(--config=cuda)
+bazel build -c opt "${config[@]}" //scheduler:herald_scheduler //ps_server:herald_ps \
+  //worker:herald_worker //cli:heraldctl 2>&1 | grep -v linux-sandbox
 bin=bazel-out/k8-opt/bin
 install -m 0755 "$bin/scheduler/herald_scheduler" "$bin/ps_server/herald_ps" \
   "$bin/worker/herald_worker" "$bin/cli/heraldctl" "$prefix/bin/"
