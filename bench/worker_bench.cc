@@ -7,6 +7,10 @@
 //       --rows=10000 --mlp=512,256,128 --iterations=20 --threads=1]
 // The PyTorch half needs python3-torch (Debian); without it the line says
 // SKIPPED. Never part of CI.
+//
+// --device=cuda:N (a --config=cuda build) runs the same worker on GPU N and,
+// in the same run, on the CPU as the baseline, and prints the GPU/CPU ratio
+// (the PyTorch half is skipped: it is a CPU baseline).
 #include <cblas.h>
 
 #include <cstdio>
@@ -25,8 +29,8 @@
 #include "common/rng.h"
 #include "worker/cache/step_executor.h"
 #include "worker/collectives/all_reducer.h"
-#include "worker/device/cpu_device.h"
 #include "worker/model/model_factory.h"
+#include "worker/runtime/device_factory.h"
 
 ABSL_FLAG(int, batch, 1024, "samples per batch");
 ABSL_FLAG(int, tables, 26, "embedding tables (one-hot features)");
@@ -38,6 +42,7 @@ ABSL_FLAG(int, warmup, 3, "untimed iterations first");
 ABSL_FLAG(int, threads, 1, "cores for OpenBLAS and for PyTorch");
 ABSL_FLAG(std::string, python, "/usr/bin/python3",
           "interpreter with Debian's python3-torch (a pyenv python3 on PATH has no torch)");
+ABSL_FLAG(std::string, device, "cpu", "cpu, or cuda:N: GPU N against the CPU baseline");
 ABSL_FLAG(std::string, pytorch_script, "bench/pytorch_wide_deep.py",
           "path of the PyTorch baseline script");
 
@@ -46,7 +51,7 @@ namespace {
 
 constexpr int kDense = 13;
 
-double HeraldSamplesPerSecond() {
+double HeraldSamplesPerSecond(const std::string& device_name) {
   const int batch = absl::GetFlag(FLAGS_batch), tables = absl::GetFlag(FLAGS_tables);
   const int dim = absl::GetFlag(FLAGS_dim), rows = absl::GetFlag(FLAGS_rows);
   proto::JobSpec spec;
@@ -63,7 +68,12 @@ double HeraldSamplesPerSecond() {
   }
   for (int t = 0; t < tables; ++t) spec.add_tables()->set_dim(dim);
 
-  CpuDevice device;
+  absl::StatusOr<std::unique_ptr<Device>> created = CreateDevice(device_name, {});
+  if (!created.ok()) {
+    std::printf("%s: SKIPPED (%s)\n", device_name.c_str(), created.status().ToString().c_str());
+    return 0;
+  }
+  Device& device = **created;
   auto model = CreateModel(spec, &device);
   auto optimizer = DenseOptimizer::Create(spec.dense_optimizer(), &device,
                                           (*model)->params().size());
@@ -131,8 +141,8 @@ double HeraldSamplesPerSecond() {
     total.allreduce_ms += r.times.allreduce_ms;
   }
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  std::printf("herald: %.1f ms/iteration (compute %.1f ms), plan check + staging %.1f ms\n",
-              1000 * seconds / iterations, total.compute_ms / iterations,
+  std::printf("herald on %s: %.1f ms/iteration (compute %.1f ms), plan check + staging %.1f ms\n",
+              device_name.c_str(), 1000 * seconds / iterations, total.compute_ms / iterations,
               1000 * seconds / iterations - total.compute_ms / iterations);
   return static_cast<double>(iterations) * batch / seconds;
 }
@@ -175,7 +185,17 @@ int main(int argc, char** argv) {
               absl::GetFlag(FLAGS_batch), absl::GetFlag(FLAGS_tables), absl::GetFlag(FLAGS_dim),
               absl::GetFlag(FLAGS_rows), absl::GetFlag(FLAGS_mlp).c_str(),
               absl::GetFlag(FLAGS_threads));
-  const double herald = herald::worker::HeraldSamplesPerSecond();
+  const std::string device = absl::GetFlag(FLAGS_device);
+  if (device != "cpu") {
+    const double gpu = herald::worker::HeraldSamplesPerSecond(device);
+    const double cpu = herald::worker::HeraldSamplesPerSecond("cpu");
+    if (gpu == 0) return 1;
+    std::printf("herald %s: %10.1f samples/s\nherald cpu: %10.1f samples/s\n", device.c_str(),
+                gpu, cpu);
+    std::printf("ratio %s/cpu: %.2f\n", device.c_str(), gpu / cpu);
+    return 0;
+  }
+  const double herald = herald::worker::HeraldSamplesPerSecond("cpu");
   std::printf("herald : %10.1f samples/s\n", herald);
   const double torch = herald::worker::PyTorchSamplesPerSecond();
   if (torch > 0) {
