@@ -196,7 +196,9 @@ class ExactnessCluster : public ::testing::Test {
               kRelative);
     for (size_t t = 0; t < model->tables.size(); ++t) {
       const tools::ExportedTable& table = model->tables[t];
-      if (!warm_started) EXPECT_EQ(table.keys.size(), ref.keys[t].size()) << "table " << t;
+      if (!warm_started) {
+        EXPECT_EQ(table.keys.size(), ref.keys[t].size()) << "table " << t;
+      }
       std::vector<double> got, want;
       size_t trained = 0;
       for (size_t i = 0; i < table.keys.size(); ++i) {

@@ -5,13 +5,10 @@
 // The same GPU run twice gives the same bits. Skips visibly without a GPU.
 
 #include "gtest/gtest.h"
-#include "ps_server/client/sharded_ps_client.h"
-#include "scheduler/herald/planner.h"
-#include "scheduler/herald/skewed_batches.h"
-#include "scheduler/herald/step_builder.h"
+#include "scheduler/herald/planned_training.h"
+#include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
 #include "worker/runtime/device_factory.h"
-#include "worker/testing/in_process_training.h"
 
 namespace herald::scheduler {
 namespace {
@@ -70,37 +67,17 @@ TEST_P(GpuTraining, GpuWorkersEqualTheCpuReference) {
                             " (" + devices[0] + (workers > 1 ? " + " + devices[1] : "") + ")";
     proto::JobSpec spec = base;
     spec.set_name("gpu-" + std::to_string(run));
-    PlannerOptions o;
-    o.policy = *PolicyByName("herald");
-    o.num_workers = workers;
-    o.capacity.assign(kTables, 12);  // small: rows are evicted and written back
-    o.slots.assign(kTables, kSlots);
-    auto planner = Planner::Create(o);
-    ASSERT_TRUE(planner.ok());
-    std::vector<std::vector<worker::Step>> steps;
-    for (size_t t = 0; t < batches.size(); ++t) {
-      auto plan = (*planner)->Plan(batches[t], t + 1 < batches.size() ? &batches[t + 1] : nullptr);
-      ASSERT_TRUE(plan.ok()) << tag << ": " << plan.status();
-      steps.emplace_back();
-      for (uint32_t w = 0; w < workers; ++w) {
-        steps.back().push_back(BuildStep(batches[t], kNumDense, *plan, w, spec.name()));
-      }
-    }
-    ps::InProcessPsCluster cluster(2);
-    ASSERT_TRUE(cluster.client().StartJob(spec.name(), spec, workers).ok());
-    auto out =
-        worker::testing::TrainSteps(spec, steps, workers, kSlots, &cluster.client(), devices);
-    ASSERT_TRUE(out.ok()) << tag << ": " << out.status();
-    std::vector<ps::TableKeys> keys(kTables);
-    for (uint32_t t = 0; t < kTables; ++t) {
-      keys[t].table = TableId(t);
-      for (Key k = 0; k < 30; ++k) keys[t].keys.push_back(k + 1000 * t);
-    }
-    const absl::Status same = worker::testing::CompareWithReference(
-        *out, **reference, ref_losses, &cluster.client(), spec.name(), batches.size(), keys);
+    PlannedRun planned;
+    planned.workers = workers;
+    planned.capacity = 12;  // small: rows are evicted and written back
+    planned.slots = kSlots;
+    planned.devices = devices;
+    std::vector<float> dense;
+    const absl::Status same =
+        TrainPlannedAndCompare(spec, batches, planned, **reference, ref_losses, &dense);
     EXPECT_TRUE(same.ok()) << tag << ": " << same;
-    if (run == 0) first_dense = out->dense;
-    if (run == 1) EXPECT_EQ(out->dense, first_dense) << tag << ": not the same bits twice";
+    if (run == 0) first_dense = dense;
+    if (run == 1) EXPECT_EQ(dense, first_dense) << tag << ": not the same bits twice";
   }
 }
 

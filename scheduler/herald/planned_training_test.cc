@@ -4,12 +4,9 @@
 // that scheduling does not change the model.
 
 #include "gtest/gtest.h"
-#include "ps_server/client/sharded_ps_client.h"
-#include "scheduler/herald/planner.h"
-#include "scheduler/herald/skewed_batches.h"
-#include "scheduler/herald/step_builder.h"
+#include "scheduler/herald/planned_training.h"
+#include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
-#include "worker/testing/in_process_training.h"
 
 namespace herald::scheduler {
 namespace {
@@ -49,37 +46,15 @@ TEST_P(PlannedTraining, EqualsTheReferenceForOneTwoAndThreeWorkers) {
   for (const data::KeyBatch& b : batches) ref_losses.push_back(*(*reference)->Train(b));
 
   for (uint32_t workers : {1u, 2u, 3u}) {
-    const std::string tag = GetParam() + " workers=" + std::to_string(workers);
     proto::JobSpec spec = base;
     spec.set_name("planned-" + std::to_string(workers));
-    PlannerOptions o;
-    o.policy = *PolicyByName(GetParam());
-    o.num_workers = workers;
-    o.capacity.assign(kTables, 12);  // small: rows are evicted and written back
-    o.slots.assign(kTables, kSlots);
-    auto planner = Planner::Create(o);
-    ASSERT_TRUE(planner.ok());
-    std::vector<std::vector<worker::Step>> steps;
-    for (size_t t = 0; t < batches.size(); ++t) {
-      auto plan = (*planner)->Plan(batches[t], t + 1 < batches.size() ? &batches[t + 1] : nullptr);
-      ASSERT_TRUE(plan.ok()) << tag << ": " << plan.status();
-      steps.emplace_back();
-      for (uint32_t w = 0; w < workers; ++w) {
-        steps.back().push_back(BuildStep(batches[t], kNumDense, *plan, w, spec.name()));
-      }
-    }
-    ps::InProcessPsCluster cluster(2);
-    ASSERT_TRUE(cluster.client().StartJob(spec.name(), spec, workers).ok());
-    auto out = worker::testing::TrainSteps(spec, steps, workers, kSlots, &cluster.client());
-    ASSERT_TRUE(out.ok()) << tag << ": " << out.status();
-    std::vector<ps::TableKeys> keys(kTables);
-    for (uint32_t t = 0; t < kTables; ++t) {
-      keys[t].table = TableId(t);
-      for (Key k = 0; k < 30; ++k) keys[t].keys.push_back(k + 1000 * t);
-    }
-    const absl::Status same = worker::testing::CompareWithReference(
-        *out, **reference, ref_losses, &cluster.client(), spec.name(), batches.size(), keys);
-    EXPECT_TRUE(same.ok()) << tag << ": " << same;
+    PlannedRun run;
+    run.policy = GetParam();
+    run.workers = workers;
+    run.capacity = 12;  // small: rows are evicted and written back
+    run.slots = kSlots;
+    const absl::Status same = TrainPlannedAndCompare(spec, batches, run, **reference, ref_losses);
+    EXPECT_TRUE(same.ok()) << GetParam() << " workers=" << workers << ": " << same;
   }
 }
 
