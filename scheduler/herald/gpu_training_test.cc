@@ -77,7 +77,9 @@ TEST_P(GpuTraining, GpuWorkersEqualTheCpuReference) {
         TrainPlannedAndCompare(spec, batches, planned, **reference, ref_losses, &dense);
     EXPECT_TRUE(same.ok()) << tag << ": " << same;
     if (run == 0) first_dense = dense;
-    if (run == 1) EXPECT_EQ(dense, first_dense) << tag << ": not the same bits twice";
+    if (run == 1) {
+      EXPECT_EQ(dense, first_dense) << tag << ": not the same bits twice";
+    }
   }
 }
 
