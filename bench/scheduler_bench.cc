@@ -60,8 +60,9 @@ Dataset MakeData(data::Correlation correlation, uint64_t samples, uint32_t batch
 
 SimulationResult Run(const Dataset& d, const std::string& policy, uint32_t workers,
                      uint32_t batch_per_worker, uint64_t iterations, bool check,
-                     const scheduler::AdaptiveOptions& adaptive = {}) {
+                     const scheduler::AdaptiveOptions& adaptive = {}, uint32_t threads = 1) {
   scheduler::SimulationOptions o;
+  o.planner.threads = threads;
   o.planner.adaptive = adaptive;
   o.planner.policy = *scheduler::PolicyByName(policy);
   o.planner.num_workers = workers;
@@ -120,11 +121,15 @@ void Timing(uint32_t workers, uint32_t bpw) {
   const uint64_t iterations = absl::GetFlag(FLAGS_timing_iterations);
   const Dataset d = MakeData(data::Correlation::kEntities, uint64_t{workers} * bpw * iterations,
                              bpw, absl::GetFlag(FLAGS_cache_ratio));
-  for (const char* policy : {"vanilla", "herald"}) {
-    const SimulationResult r = Run(d, policy, workers, bpw, iterations, /*check=*/false);
-    std::printf("%u workers × %u samples × 26 tables, %-8s: scheduling %.3f ms median, %.3f ms p99 "
-                "per global batch (1 thread)\n",
-                workers, bpw, policy, r.sched_ms_median, r.sched_ms_p99);
+  for (uint32_t threads : {1u, 2u}) {
+    for (const char* policy : {"vanilla", "herald"}) {
+      const SimulationResult r =
+          Run(d, policy, workers, bpw, iterations, /*check=*/false, {}, threads);
+      std::printf("%u workers × %u samples × 26 tables, %-8s: scheduling %.3f ms median, %.3f ms "
+                  "p99 per global batch (%u thread%s)\n",
+                  workers, bpw, policy, r.sched_ms_median, r.sched_ms_p99, threads,
+                  threads == 1 ? "" : "s");
+    }
   }
 }
 

@@ -17,6 +17,7 @@
 //
 // Exit codes: 0 success, 1 the command failed, 2 usage error.
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -44,7 +45,8 @@ ABSL_FLAG(std::string, correlation, "entities",
           "(independent columns)");
 ABSL_FLAG(double, cardinality_scale, 1.0,
           "gen-data: multiplies the Criteo Kaggle table cardinalities (< 1 for small tables)");
-ABSL_FLAG(uint32_t, threads, 0, "gen-data: generator threads (0: all cores)");
+ABSL_FLAG(uint32_t, threads, 0,
+          "gen-data: generator threads (0: all cores); simulate: planner threads (0: 1)");
 ABSL_FLAG(bool, json, false, "read commands: print JSON instead of a table");
 ABSL_FLAG(std::string, from, "auto", "convert: input format auto|tsv|bin");
 ABSL_FLAG(std::string, to, "bin", "convert: output format bin|tsv");
@@ -94,13 +96,14 @@ Commands:
       Convert between Criteo TSV and the Herald binary format.
   simulate --data FILE --workers N --batch-per-worker B [--cache-ratio R] [--policy P]
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
-           [--warm-start] [--seed S] [--nocheck] [--json]
+           [--warm-start] [--seed S] [--threads T] [--nocheck] [--json]
       Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
       herald-comm-only, herald-adaptive) without any PS or worker: rows fetched, pushed
       and written back per iteration, cache hit rate, scheduling time per batch.
       --cache-ratio: per-worker cache capacity as a fraction of the data's distinct keys,
       table by table. herald-adaptive needs --top-k or --budget-ms. --warm-start fetches
-      the data's hottest keys into every cache at iteration 0.
+      the data's hottest keys into every cache at iteration 0. --threads: planner
+      threads (tables planned at once; the plans are the same for any T).
 
   Job commands (submit, status, watch, cancel, nodes, export) take
   [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS
@@ -194,6 +197,7 @@ int main(int argc, char** argv) {
     o.top_k = absl::GetFlag(FLAGS_top_k);
     o.warm_start = absl::GetFlag(FLAGS_warm_start);
     o.budget_ms = absl::GetFlag(FLAGS_budget_ms);
+    o.threads = std::max<uint32_t>(1, absl::GetFlag(FLAGS_threads));
     o.json = absl::GetFlag(FLAGS_json);
     absl::Status s = herald::cli::RunSimulate(o);
     return s.ok() ? 0 : Fail(s);

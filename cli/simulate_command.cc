@@ -25,6 +25,9 @@ absl::Status Validate(const SimulateOptions& o) {
                                                    ", want a fraction in (0, 1]"));
   }
   if (o.dim == 0) return absl::InvalidArgumentError("--dim: must be ≥ 1");
+  if (o.threads == 0 || o.threads > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("--threads: ", o.threads, ", want 1..64"));
+  }
   if (o.budget_ms < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--budget-ms: ", o.budget_ms, ", want ≥ 0"));
   }
@@ -77,8 +80,10 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
               Megabytes(t.written_back, o.dim));
   std::printf("max per worker per iteration, summed over iterations: %llu rows\n",
               static_cast<unsigned long long>(r.sum_max_worker_rows));
-  std::printf("cache hit rate %.4f; scheduling time per global batch: median %.3f ms, p99 %.3f ms\n",
-              r.hit_rate(), r.sched_ms_median, r.sched_ms_p99);
+  std::printf("cache hit rate %.4f; scheduling time per global batch (%u planner thread%s): "
+              "median %.3f ms, p99 %.3f ms\n",
+              r.hit_rate(), o.threads, o.threads == 1 ? "" : "s", r.sched_ms_median,
+              r.sched_ms_p99);
   if (!r.iterations.empty() && r.iterations.back().scored_tables >= 0) {
     std::printf("herald-adaptive (top-k %u, budget %.3g ms): tables scored, first/last "
                 "iteration: %d/%d\n",
@@ -103,6 +108,7 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows, ",\"hit_rate\":", r.hit_rate(),
       ",\"sched_ms_median\":", r.sched_ms_median, ",\"sched_ms_p99\":", r.sched_ms_p99,
+      ",\"threads\":", o.threads,
       ",\"checked\":", o.check ? "true" : "false", ",\"warm_start\":",
       o.warm_start ? "true" : "false");
   if (o.policy == "herald-adaptive") {
@@ -198,6 +204,7 @@ absl::Status RunSimulate(const SimulateOptions& o) {
   so.planner.warm_keys = std::move(warm_keys);
   so.planner.adaptive.top_k = o.top_k;
   so.planner.adaptive.budget_ms = o.budget_ms;
+  so.planner.threads = o.threads;
   so.max_iterations = o.iterations;
   so.check = o.check;
   HERALD_ASSIGN_OR_RETURN(scheduler::SimulationResult result, scheduler::Simulate(so, source));

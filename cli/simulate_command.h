@@ -29,6 +29,7 @@ struct SimulateOptions {
   // the simulated samples) fetched into every cache at iteration 0.
   bool warm_start = false;
   double budget_ms = 0;
+  uint32_t threads = 1;  // planner threads (tables planned at once), 1..64
   bool check = true;  // replay every plan through the PlanChecker
   bool json = false;
 };

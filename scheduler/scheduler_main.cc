@@ -35,6 +35,8 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "serve Prometheus metrics on http://HOST:PORT/metrics (port 0 picks one; empty: off)");
 ABSL_FLAG(std::string, metrics_port_file, "", "write the bound metrics port to this file");
 ABSL_FLAG(int, step_queue, 4, "steps queued per worker ahead of it (back-pressure bound)");
+ABSL_FLAG(int, planner_threads, 1,
+          "threads planning a batch's tables at once (1..64; plans are the same for any value)");
 
 int main(int argc, char** argv) {
   herald::rpc::BlockTerminationSignals();
@@ -52,9 +54,10 @@ int main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_heartbeat_ms) < 1 ||
       absl::GetFlag(FLAGS_liveness_timeout_ms) <= absl::GetFlag(FLAGS_heartbeat_ms) ||
-      absl::GetFlag(FLAGS_step_queue) < 1) {
+      absl::GetFlag(FLAGS_step_queue) < 1 || absl::GetFlag(FLAGS_planner_threads) < 1 ||
+      absl::GetFlag(FLAGS_planner_threads) > 64) {
     std::fprintf(stderr, "herald_scheduler: need --heartbeat_ms >= 1, --liveness_timeout_ms > "
-                         "--heartbeat_ms and --step_queue >= 1\n");
+                         "--heartbeat_ms, --step_queue >= 1 and --planner_threads in 1..64\n");
     return 2;
   }
   std::string token;
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
   herald::scheduler::KvRendezvous rendezvous;
   herald::scheduler::JobManagerOptions job_options;
   job_options.run.step_queue_capacity = absl::GetFlag(FLAGS_step_queue);
+  job_options.run.planner_threads = static_cast<uint32_t>(absl::GetFlag(FLAGS_planner_threads));
   job_options.run.ps_channel = *ps_channel;
   herald::scheduler::JobManager jobs(&registry, &rendezvous, job_options);
   herald::scheduler::CoordinatorService coordinator(&registry, &rendezvous, token,

@@ -45,13 +45,21 @@ class HeraldctlSimulate : public ::testing::Test {
 std::string* HeraldctlSimulate::dir_ = nullptr;
 
 TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanilla) {
-  auto run = [&](const std::string& policy) {
+  auto run = [&](const std::string& policy, const std::string& threads = "--threads=1") {
     return Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers", "4",
                              "--batch-per-worker", "64", "--cache-ratio", "0.1", "--policy",
-                             policy, "--iterations=30", "--json"});
+                             policy, "--iterations=30", threads, "--json"});
   };
   const Result herald = run("herald");
   const Result vanilla = run("vanilla");
+  // Tables planned on 3 threads: the same rows moved.
+  const Result threaded = run("herald", "--threads=3");
+  ASSERT_EQ(threaded.code, 0) << threaded.output;
+  EXPECT_EQ(JsonNumber(threaded.output, "threads"), 3);
+  EXPECT_EQ(JsonNumber(herald.output, "threads"), 1);
+  for (const char* field : {"rows_fetched", "rows_pushed", "rows_written_back", "hit_rate"}) {
+    EXPECT_EQ(JsonNumber(threaded.output, field), JsonNumber(herald.output, field)) << field;
+  }
   ASSERT_EQ(herald.code, 0) << herald.output;
   ASSERT_EQ(vanilla.code, 0) << vanilla.output;
   for (const char* field : {"workers", "iterations", "cache_rows_per_worker", "rows_fetched",
@@ -146,6 +154,8 @@ TEST_F(HeraldctlSimulate, BadOptionsNameTheFlagAndExitTwo) {
       {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--policy=nocache",
         "--warm-start"},
        "keeps no cache to warm"},
+      {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--threads=65"},
+       "--threads: 65, want 1..64"},
   };
   for (const Case& c : cases) {
     const Result r = Heraldctl(*dir_, c.args);

@@ -1,6 +1,7 @@
 #include "scheduler/herald/allocator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace herald::scheduler {
@@ -41,6 +42,8 @@ void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory
     }
   }
   load_.assign(W, 0);
+  quota_.resize(W);
+  for (uint32_t w = 0; w < W; ++w) quota_[w] = Quota(index.num_samples(), w);
   cost_.resize(W);
   const bool ownership = sync_ == SyncMode::kOwnership;
   // Rows used by more samples of the batch than there are workers end up on
@@ -97,17 +100,20 @@ void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory
         cost_[w] -= 1 + sync + writeback;
       });
     }
-    uint32_t best = W;
-    uint32_t ties = 0;
+    // The cheapest workers with room; one of them uniformly at random.
+    int64_t least = INT64_MAX;
+    cheapest_.clear();
     for (uint32_t w = 0; w < W; ++w) {
-      if (load_[w] >= Quota(index.num_samples(), w)) continue;
-      if (best == W || cost_[w] < cost_[best]) {
-        best = w;
-        ties = 1;
-      } else if (cost_[w] == cost_[best] && rng->NextBelow(++ties) == 0) {
-        best = w;
+      if (load_[w] >= quota_[w] || cost_[w] > least) continue;
+      if (cost_[w] < least) {
+        least = cost_[w];
+        cheapest_.clear();
       }
+      cheapest_.push_back(w);
     }
+    const uint32_t best = cheapest_.size() == 1
+                              ? cheapest_[0]
+                              : cheapest_[rng->NextBelow(static_cast<uint32_t>(cheapest_.size()))];
     ++load_[best];
     (*worker_of)[s] = best;
     // Only scored ids' users are read.

@@ -61,7 +61,8 @@ class Allocator {
   std::vector<WorkerSet> users_, newest_;
   std::vector<int32_t> holder_;
   std::vector<int64_t> cost_;
-  std::vector<uint32_t> load_;
+  std::vector<uint32_t> load_, quota_;
+  std::vector<uint32_t> cheapest_;
   std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR
 };
 

@@ -1,60 +1,82 @@
 #include "scheduler/herald/batch_index.h"
 
+#include <algorithm>
+#include <atomic>
+
 namespace herald::scheduler {
 namespace {
 
 constexpr size_t kLookahead = 12;
 
 // Distinguishes builds in RowState::seen_by_build (0 means never seen).
+// Process-wide, so builds on different threads never share a number.
 uint64_t NextBuildNumber() {
-  static thread_local uint64_t builds = 0;
-  return ++builds;
+  static std::atomic<uint64_t> builds{0};
+  return builds.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 }  // namespace
 
 void BatchIndex::Build(const data::KeyBatch& batch, uint64_t iteration,
-                       std::vector<RowDirectory>* directories) {
+                       std::vector<RowDirectory>* directories, const TableRunner& run) {
   const uint64_t build = NextBuildNumber();
   num_samples_ = batch.num_samples;
-  const size_t num_tables = batch.tables.size();
-  keys_.clear();
-  rows_.clear();
-  uses_.clear();
-  begin_.assign(1, 0);
+  const uint32_t num_tables = static_cast<uint32_t>(batch.tables.size());
   ids_.resize(num_tables);
   offsets_.resize(num_tables);
-  for (size_t t = 0; t < num_tables; ++t) {
+  tables_.resize(num_tables);
+  // Pass 1, per table: resolve every key to its handle and give the table's
+  // distinct keys local ids in first-use order.
+  run.ForEachTable(num_tables, [&](uint32_t t) {
     const data::KeyBatch::Table& table = batch.tables[t];
     RowDirectory& dir = (*directories)[t];
+    PerTable& local = tables_[t];
     std::vector<uint32_t>& ids = ids_[t];
     const size_t n = table.keys.size();
     ids.resize(n);
+    local.keys.clear();
+    local.rows.clear();
+    local.uses.clear();
     // Two passes with prefetching a few keys ahead: the directory is far
     // larger than the CPU caches, so its lookups are memory-latency bound.
-    handles_.resize(n);
+    local.handles.resize(n);
     for (size_t i = 0; i < n; ++i) {
       if (i + kLookahead < n) dir.Prefetch(table.keys[i + kLookahead]);
-      handles_[i] = dir.FindOrAdd(table.keys[i]);
+      local.handles[i] = dir.FindOrAdd(table.keys[i]);
     }
     for (size_t i = 0; i < n; ++i) {
-      if (i + kLookahead < n) dir.PrefetchRow(handles_[i + kLookahead]);
-      const uint32_t handle = handles_[i];
+      if (i + kLookahead < n) dir.PrefetchRow(local.handles[i + kLookahead]);
+      const uint32_t handle = local.handles[i];
       RowState& row = dir.at(handle);
       if (row.seen_by_build != build) {
         row.seen_by_build = build;
-        row.batch_id = static_cast<uint32_t>(keys_.size());
+        row.batch_id = static_cast<uint32_t>(local.keys.size());
         row.pin_stamp = iteration + 1;
-        keys_.push_back(table.keys[i]);
-        rows_.push_back(handle);
-        uses_.push_back(0);
+        local.keys.push_back(table.keys[i]);
+        local.rows.push_back(handle);
+        local.uses.push_back(0);
       }
       ids[i] = row.batch_id;
-      ++uses_[row.batch_id];
+      ++local.uses[row.batch_id];
     }
     offsets_[t] = table.offsets;
-    begin_.push_back(static_cast<uint32_t>(keys_.size()));
+  });
+  begin_.assign(1, 0);
+  for (uint32_t t = 0; t < num_tables; ++t) {
+    begin_.push_back(begin_.back() + static_cast<uint32_t>(tables_[t].keys.size()));
   }
+  keys_.resize(begin_.back());
+  rows_.resize(begin_.back());
+  uses_.resize(begin_.back());
+  // Pass 2, per table: local ids become batch-wide ids.
+  run.ForEachTable(num_tables, [&](uint32_t t) {
+    const PerTable& local = tables_[t];
+    const uint32_t base = begin_[t];
+    std::copy(local.keys.begin(), local.keys.end(), keys_.begin() + base);
+    std::copy(local.rows.begin(), local.rows.end(), rows_.begin() + base);
+    std::copy(local.uses.begin(), local.uses.end(), uses_.begin() + base);
+    for (uint32_t& id : ids_[t]) id += base;
+  });
 }
 
 }  // namespace herald::scheduler

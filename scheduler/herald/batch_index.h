@@ -10,6 +10,7 @@
 #include "common/data/key_batch.h"
 #include "common/ids.h"
 #include "scheduler/herald/row_directory.h"
+#include "scheduler/herald/table_runner.h"
 
 namespace herald::scheduler {
 
@@ -17,10 +18,11 @@ class BatchIndex {
  public:
   // Rebuilds the index for `batch`, the batch of `iteration`, reusing this
   // object's buffers: adds a directory entry for every key that has none
-  // and pins every entry until that iteration's plan is done.
+  // and pins every entry until that iteration's plan is done. Tables are
+  // indexed on `run`'s threads; the ids are the same whatever their number.
   // REQUIRES: directories->size() == batch.tables.size().
   void Build(const data::KeyBatch& batch, uint64_t iteration,
-             std::vector<RowDirectory>* directories);
+             std::vector<RowDirectory>* directories, const TableRunner& run = TableRunner());
 
   uint32_t num_samples() const { return num_samples_; }
   uint32_t num_tables() const { return static_cast<uint32_t>(ids_.size()); }
@@ -43,7 +45,14 @@ class BatchIndex {
   std::vector<uint32_t> begin_;
   std::vector<std::vector<uint32_t>> ids_;
   std::vector<std::vector<uint32_t>> offsets_;
-  std::vector<uint32_t> handles_;  // scratch: one table's handles per use
+  // Scratch per table: handles per use, then the table's distinct keys
+  // under local ids before they are numbered batch-wide.
+  struct PerTable {
+    std::vector<uint32_t> handles;
+    std::vector<Key> keys;
+    std::vector<uint32_t> rows, uses;
+  };
+  std::vector<PerTable> tables_;
 };
 
 }  // namespace herald::scheduler

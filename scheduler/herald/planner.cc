@@ -13,6 +13,10 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
     return absl::InvalidArgumentError(absl::StrCat("num_workers: ", options.num_workers,
                                                    ", want 1..", WorkerSet::kMaxWorkers));
   }
+  if (options.threads == 0 || options.threads > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("threads: ", options.threads, ", want 1..64"));
+  }
   if (options.capacity.empty()) {
     return absl::InvalidArgumentError("capacity: one entry per table needed, got none");
   }
@@ -57,9 +61,12 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
 Planner::Planner(PlannerOptions options)
     : options_(std::move(options)),
       num_tables_(static_cast<uint32_t>(options_.capacity.size())),
+      run_(options_.threads),
       allocator_(options_.policy.allocation, options_.policy.sync, options_.num_workers),
       directory_(num_tables_),
-      needed_(options_.num_workers, std::vector<std::vector<uint32_t>>(num_tables_)) {
+      needed_(options_.num_workers, std::vector<std::vector<uint32_t>>(num_tables_)),
+      missing_(num_tables_),
+      table_counts_(num_tables_, std::vector<PlanCounts>(options_.num_workers)) {
   if (options_.policy.adaptive_tables) {
     profiler_.emplace(num_tables_, options_.num_workers, options_.adaptive);
   }
@@ -73,13 +80,12 @@ Planner::Planner(PlannerOptions options)
 
 void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>& worker_of,
                            std::vector<WorkerSet>* users, bool fill_needed) {
-  users->assign(index.num_ids(), WorkerSet());
-  if (fill_needed) {
-    for (auto& tables : needed_) {
-      for (auto& ids : tables) ids.clear();
+  users->resize(index.num_ids());
+  run_.ForEachTable(index.num_tables(), [&](uint32_t t) {
+    std::fill(users->begin() + index.begin(t), users->begin() + index.begin(t + 1), WorkerSet());
+    if (fill_needed) {
+      for (auto& tables : needed_) tables[t].clear();
     }
-  }
-  for (uint32_t t = 0; t < index.num_tables(); ++t) {
     const std::vector<uint32_t>& offsets = index.offsets(t);
     const std::vector<uint32_t>& ids = index.ids(t);
     for (uint32_t s = 0; s < index.num_samples(); ++s) {
@@ -91,7 +97,7 @@ void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>&
         if (fill_needed) needed_[w][t].push_back(ids[i]);
       }
     }
-  }
+  });
 }
 
 absl::Status Planner::Allocate(const BatchIndex& index, CounterRng* rng,
@@ -145,7 +151,7 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
     std::swap(current_, next_);
     std::swap(worker_of_, next_worker_of_);
   } else {
-    current_.Build(batch, iteration_, &directory_);
+    current_.Build(batch, iteration_, &directory_, run_);
     if (auto s = Allocate(current_, &rng, &worker_of_); !s.ok()) return s;
   }
 
@@ -160,28 +166,31 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
   }
   for (uint32_t s = 0; s < batch.num_samples; ++s) plan.workers[worker_of_[s]].samples.push_back(s);
 
+  for (auto& counts : table_counts_) std::fill(counts.begin(), counts.end(), PlanCounts());
   if (!options_.policy.keep_cache) {
-    for (uint32_t w = 0; w < W; ++w) {
-      for (uint32_t t = 0; t < num_tables_; ++t) {
+    run_.ForEachTable(num_tables_, [&](uint32_t t) {
+      for (uint32_t w = 0; w < W; ++w) {
         std::vector<uint32_t> resident;
         caches_[w][t].ForEachResident([&](uint32_t slot, Key) { resident.push_back(slot); });
         for (uint32_t slot : resident) Evict(t, w, slot, &plan.workers[w]);
       }
-    }
+    });
   }
   ComputeUsers(current_, worker_of_, &users_, /*fill_needed=*/true);
   if (iteration_ == 0 && !options_.warm_keys.empty()) WarmStart(&plan);
-  slot_of_id_.assign(current_.num_ids(), 0);
-  for (uint32_t t = 0; t < num_tables_; ++t) {
+  slot_of_id_.resize(current_.num_ids());
+  absl::Status planned = run_.ForEachTableStatus(num_tables_, [&](uint32_t t) {
     for (uint32_t w = 0; w < W; ++w) {
       if (auto s = PlanTable(t, w, &plan); !s.ok()) return s;
       FillSampleSlots(t, &plan.workers[w]);
     }
     ApplyTraining(t);
-  }
+    return absl::OkStatus();
+  });
+  if (!planned.ok()) return planned;
 
   if (next != nullptr) {
-    next_.Build(*next, iteration_ + 1, &directory_);
+    next_.Build(*next, iteration_ + 1, &directory_, run_);
     if (auto s = Allocate(next_, &rng, &next_worker_of_); !s.ok()) return s;
     have_next_ = true;
     if (options_.policy.sync == SyncMode::kOwnership) CommunicationPlan(&plan);
@@ -189,9 +198,24 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
     have_next_ = false;
     FlushDirty(&plan);
   }
-  for (RowDirectory& dir : directory_) dir.Sweep(iteration_);
+  run_.ForEachTable(num_tables_, [&](uint32_t t) { directory_[t].Sweep(iteration_); });
+  MergeCounts(&plan);
   ++iteration_;
   return plan;
+}
+
+void Planner::MergeCounts(IterationPlan* plan) {
+  for (uint32_t t = 0; t < num_tables_; ++t) {
+    for (uint32_t w = 0; w < options_.num_workers; ++w) {
+      const PlanCounts& c = table_counts_[t][w];
+      PlanCounts& out = plan->workers[w].counts;
+      out.uses += c.uses;
+      out.hits += c.hits;
+      out.fetched += c.fetched;
+      out.pushed += c.pushed;
+      out.written_back += c.written_back;
+    }
+  }
 }
 
 absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
@@ -199,11 +223,13 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   RowDirectory& dir = directory_[t];
   WorkerPlan& wp = plan->workers[w];
   worker::TablePlan& tp = wp.tables[t];
+  PlanCounts& counts = table_counts_[t][w];
+  std::vector<uint32_t>& missing = missing_[t];
   auto fetch = [&](const RowState& row, uint32_t slot) {
     tp.fetch_keys.push_back(row.key);
     tp.fetch_slots.push_back(slot);
     tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
-    ++wp.counts.fetched;
+    ++counts.fetched;
   };
   auto not_at_ps = [&](const RowState& row) {
     return absl::InternalError(absl::StrCat(
@@ -212,38 +238,38 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   };
 
   const std::vector<uint32_t>& needed = needed_[w][t];
-  missing_.clear();
+  missing.clear();
   for (uint32_t id : needed) {
-    ++wp.counts.uses;
+    ++counts.uses;
     const uint32_t handle = current_.row(id);
     RowState& row = dir.at(handle);
     if (!row.resident.Has(w)) {
-      missing_.push_back(id);
+      missing.push_back(id);
       continue;
     }
     const uint32_t slot = dir.SlotOf(handle, w);
     cache.Use(slot, iteration_);
     slot_of_id_[id] = slot;
     if (row.newest.Has(w)) {
-      ++wp.counts.hits;
+      ++counts.hits;
       continue;
     }
     if (row.holder != kPsHolder) return not_at_ps(row);
     fetch(row, slot);  // refresh an outdated copy in place
     row.newest.Add(w);
   }
-  while (!missing_.empty() &&
-         (cache.resident() + missing_.size() > options_.capacity[t] || !cache.HasFree())) {
+  while (!missing.empty() &&
+         (cache.resident() + missing.size() > options_.capacity[t] || !cache.HasFree())) {
     const int64_t victim = cache.Victim(iteration_);
     if (victim == CacheLayout::kAbsent) break;
     Evict(t, w, static_cast<uint32_t>(victim), &wp);
   }
-  if (cache.slots() - cache.resident() < missing_.size()) {
+  if (cache.slots() - cache.resident() < missing.size()) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "iteration ", iteration_, ": worker ", w, " trains ", needed.size(), " rows of table ",
         t, " but its cache has ", cache.slots(), " slots"));
   }
-  for (uint32_t id : missing_) {
+  for (uint32_t id : missing) {
     const uint32_t handle = current_.row(id);
     RowState& row = dir.at(handle);
     if (row.holder != kPsHolder) return not_at_ps(row);
@@ -262,7 +288,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     } else {
       tp.shared_slots.push_back(slot);
       tp.shared_keys.push_back(current_.key(id));
-      ++wp.counts.pushed;
+      ++counts.pushed;
     }
   }
   return absl::OkStatus();
@@ -329,10 +355,10 @@ void Planner::ApplyTraining(uint32_t t) {
   }
 }
 
-void Planner::WriteBack(RowState* row, WorkerPlan* wp) {
+void Planner::WriteBack(RowState* row, PlanCounts* counts) {
   row->holder = kPsHolder;  // the worker's copy stays, clean and still the newest
   row->MarkPsChanged(iteration_);
-  ++wp->counts.written_back;
+  ++counts->written_back;
 }
 
 void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
@@ -342,7 +368,9 @@ void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
   RowState& row = dir.at(handle);
   wp->tables[t].evict_slots.push_back(slot);
   wp->tables[t].evict_keys.push_back(row.key);
-  if (row.holder == static_cast<int32_t>(w)) WriteBack(&row, wp);  // before the slot is reused
+  if (row.holder == static_cast<int32_t>(w)) {
+    WriteBack(&row, &table_counts_[t][w]);  // before the slot is reused
+  }
   row.resident.Remove(w);
   row.newest.Remove(w);
   dir.ClearSlot(handle, w);
@@ -352,7 +380,7 @@ void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
 
 void Planner::CommunicationPlan(IterationPlan* plan) {
   ComputeUsers(next_, next_worker_of_, &next_users_, /*fill_needed=*/false);
-  for (uint32_t t = 0; t < num_tables_; ++t) {
+  run_.ForEachTable(num_tables_, [&](uint32_t t) {
     RowDirectory& dir = directory_[t];
     for (uint32_t id = next_.begin(t); id < next_.begin(t + 1); ++id) {
       const uint32_t handle = next_.row(id);
@@ -360,29 +388,29 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
       if (row.holder == kPsHolder) continue;
       const uint32_t h = static_cast<uint32_t>(row.holder);
       if (next_users_[id].IsOnly(h)) continue;  // the holder alone trains it next: keep it dirty
-      WorkerPlan& wp = plan->workers[h];
-      wp.tables[t].writeback_slots.push_back(dir.SlotOf(handle, h));
-      wp.tables[t].writeback_keys.push_back(row.key);
-      WriteBack(&row, &wp);
+      worker::TablePlan& tp = plan->workers[h].tables[t];
+      tp.writeback_slots.push_back(dir.SlotOf(handle, h));
+      tp.writeback_keys.push_back(row.key);
+      WriteBack(&row, &table_counts_[t][h]);
     }
-  }
+  });
 }
 
 void Planner::FlushDirty(IterationPlan* plan) {
-  for (uint32_t w = 0; w < options_.num_workers; ++w) {
-    for (uint32_t t = 0; t < num_tables_; ++t) {
+  run_.ForEachTable(num_tables_, [&](uint32_t t) {
+    RowDirectory& dir = directory_[t];
+    for (uint32_t w = 0; w < options_.num_workers; ++w) {
       const CacheLayout& cache = caches_[w][t];
-      RowDirectory& dir = directory_[t];
-      WorkerPlan& wp = plan->workers[w];
+      worker::TablePlan& tp = plan->workers[w].tables[t];
       cache.ForEachResident([&](uint32_t slot, Key key) {
         RowState& row = dir.at(cache.RowAt(slot));
         if (row.holder != static_cast<int32_t>(w)) return;
-        wp.tables[t].writeback_slots.push_back(slot);
-        wp.tables[t].writeback_keys.push_back(key);
-        WriteBack(&row, &wp);
+        tp.writeback_slots.push_back(slot);
+        tp.writeback_keys.push_back(key);
+        WriteBack(&row, &table_counts_[t][w]);
       });
     }
-  }
+  });
 }
 
 }  // namespace herald::scheduler

@@ -20,7 +20,8 @@
 //    previous iteration, so the fetch may be issued before that iteration
 //    commits.
 //
-// Not thread-safe. Memory: the caches' size plus one batch index per batch
+// Not thread-safe (one caller at a time; with options.threads > 1 it runs
+// tables on its own threads during Plan). Memory: the caches' size plus one batch index per batch
 // in flight; independent of the dataset.
 
 #include <cstdint>
@@ -39,6 +40,7 @@
 #include "scheduler/herald/policy.h"
 #include "scheduler/herald/row_directory.h"
 #include "scheduler/herald/table_profiler.h"
+#include "scheduler/herald/table_runner.h"
 #include "worker/cache/step.h"
 
 namespace herald::scheduler {
@@ -63,6 +65,10 @@ struct PlannerOptions {
   // iteration 0, as many as its capacity leaves room for after the rows it
   // does train (so none is evicted in the same plan). Empty: no warm start.
   std::vector<std::vector<Key>> warm_keys;
+  // Threads planning tables at once (1..64; the calling thread counts as
+  // one). Plans are the same bits for any value; only allocation and the
+  // adaptive profiler stay on the calling thread.
+  uint32_t threads = 1;
 };
 
 // Rows one worker moves in one iteration. uses: distinct rows it trains;
@@ -130,15 +136,19 @@ class Planner {
                     std::vector<WorkerSet>* users, bool fill_needed);
   absl::Status PlanTable(uint32_t t, uint32_t w, IterationPlan* plan);
   void ApplyTraining(uint32_t t);
+  // Counts go to table_counts_[t][w] (tables run on several threads).
   void Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* plan);
-  void WriteBack(RowState* row, WorkerPlan* plan);
+  void WriteBack(RowState* row, PlanCounts* counts);
   void CommunicationPlan(IterationPlan* plan);
   void FlushDirty(IterationPlan* plan);
+  // Adds table_counts_ into each worker's plan counts.
+  void MergeCounts(IterationPlan* plan);
   void FillSampleSlots(uint32_t t, WorkerPlan* plan);
   void WarmStart(IterationPlan* plan);
 
   PlannerOptions options_;
   uint32_t num_tables_;
+  TableRunner run_;
   uint64_t iteration_ = 0;
   Allocator allocator_;
   std::vector<std::vector<CacheLayout>> caches_;  // [worker][table]
@@ -155,7 +165,8 @@ class Planner {
   std::vector<WorkerSet> users_, next_users_;              // per batch-local id
   std::vector<std::vector<std::vector<uint32_t>>> needed_;  // [worker][table] ids
   std::vector<uint32_t> slot_of_id_;
-  std::vector<uint32_t> missing_;
+  std::vector<std::vector<uint32_t>> missing_;      // [table]
+  std::vector<std::vector<PlanCounts>> table_counts_;  // [table][worker]
 };
 
 }  // namespace herald::scheduler

@@ -266,6 +266,7 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
         PlannerOptions o = Options(policy, workers, tables, 6, batch * max_hot + 6);
         o.eviction = eviction;
         o.seed = rng();
+        o.threads = 1 + workers % 3;  // tables on 1-3 threads
         o.adaptive.top_k = 2;  // herald-adaptive: 2 of the 3 tables scored
         o.adaptive.profile_every = 3;
         if (policy != "nocache" && eviction == EvictionKind::kLru) {
@@ -293,6 +294,76 @@ TEST(PlannerTest, SamePlansForTheSameSeed) {
       EXPECT_EQ(a[i].workers[w].tables[0].fetch_keys, b[i].workers[w].tables[0].fetch_keys);
     }
   }
+}
+
+// Every field of two plans, table by table.
+void ExpectSamePlan(const IterationPlan& a, const IterationPlan& b) {
+  ASSERT_EQ(a.workers.size(), b.workers.size());
+  for (size_t w = 0; w < a.workers.size(); ++w) {
+    const WorkerPlan& x = a.workers[w];
+    const WorkerPlan& y = b.workers[w];
+    SCOPED_TRACE("iteration " + std::to_string(a.iteration) + " worker " + std::to_string(w));
+    EXPECT_EQ(x.samples, y.samples);
+    EXPECT_EQ(x.counts.fetched, y.counts.fetched);
+    EXPECT_EQ(x.counts.pushed, y.counts.pushed);
+    EXPECT_EQ(x.counts.written_back, y.counts.written_back);
+    EXPECT_EQ(x.counts.hits, y.counts.hits);
+    ASSERT_EQ(x.tables.size(), y.tables.size());
+    for (size_t t = 0; t < x.tables.size(); ++t) {
+      const worker::TablePlan& p = x.tables[t];
+      const worker::TablePlan& q = y.tables[t];
+      EXPECT_EQ(p.evict_slots, q.evict_slots);
+      EXPECT_EQ(p.evict_keys, q.evict_keys);
+      EXPECT_EQ(p.fetch_keys, q.fetch_keys);
+      EXPECT_EQ(p.fetch_slots, q.fetch_slots);
+      EXPECT_EQ(p.fetch_early, q.fetch_early);
+      EXPECT_EQ(p.owned_slots, q.owned_slots);
+      EXPECT_EQ(p.shared_slots, q.shared_slots);
+      EXPECT_EQ(p.shared_keys, q.shared_keys);
+      EXPECT_EQ(p.writeback_slots, q.writeback_slots);
+      EXPECT_EQ(p.writeback_keys, q.writeback_keys);
+      EXPECT_EQ(x.slots[t].offsets, y.slots[t].offsets);
+      EXPECT_EQ(x.slots[t].slots, y.slots[t].slots);
+    }
+  }
+}
+
+// Tables planned on several threads give the very same plans as one thread,
+// under every policy (12 tables of different key spaces, so threads finish
+// tables in varying order).
+TEST(PlannerThreadsTest, PlansAreTheSameForAnyThreadCount) {
+  std::mt19937_64 rng(7);
+  const uint32_t workers = 4, tables = 12, batch = 24;
+  std::vector<data::KeyBatch> batches;
+  for (int it = 0; it < 10; ++it) {
+    std::vector<std::vector<std::vector<Key>>> samples(batch);
+    for (auto& sample : samples) {
+      sample.resize(tables);
+      for (uint32_t t = 0; t < tables; ++t) {
+        const uint64_t space = 3 + 15 * t;
+        const uint64_t r = rng() % space;
+        sample[t].push_back((r * r) / space);
+      }
+    }
+    batches.push_back(MakeBatch(samples));
+  }
+  for (const std::string& policy : PolicyNames()) {
+    SCOPED_TRACE(policy);
+    PlannerOptions o = Options(policy, workers, tables, 5, batch + 5);
+    o.adaptive.top_k = 6;
+    std::vector<IterationPlan> one;
+    RunChecked(o, batches, &one);
+    for (uint32_t threads : {2u, 3u, 8u}) {
+      o.threads = threads;
+      std::vector<IterationPlan> many;
+      RunChecked(o, batches, &many);
+      ASSERT_EQ(one.size(), many.size());
+      for (size_t i = 0; i < one.size(); ++i) ExpectSamePlan(one[i], many[i]);
+    }
+  }
+  PlannerOptions bad = Options("herald", 2, 1, 2, 2);
+  bad.threads = 0;
+  EXPECT_NE(Planner::Create(bad).status().message().find("threads: 0"), std::string::npos);
 }
 
 }  // namespace

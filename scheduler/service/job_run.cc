@@ -251,6 +251,7 @@ absl::Status JobRun::Plan() {
   po.warm_keys = sizing.warm_keys;
   po.adaptive.top_k = spec_.scheduling().adaptive_top_k();
   po.adaptive.budget_ms = spec_.scheduling().adaptive_budget_ms();
+  po.threads = options_.planner_threads;
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));

@@ -30,6 +30,7 @@ namespace herald::scheduler {
 
 struct JobRunOptions {
   size_t step_queue_capacity = 4;  // steps queued per worker (back-pressure)
+  uint32_t planner_threads = 1;    // PlannerOptions::threads
   // How often waits wake to check cancellation and node liveness.
   absl::Duration poll = absl::Milliseconds(200);
   // Time for every worker to join and open its step stream.

@@ -1,0 +1,41 @@
+#include "scheduler/herald/table_runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+namespace herald::scheduler {
+
+TableRunner::TableRunner(uint32_t threads) : threads_(std::max<uint32_t>(threads, 1)) {
+  // ParallelFor splits work into at most as many chunks as the pool has
+  // threads and runs the first on the caller, so one pool thread stays idle.
+  if (threads_ > 1) pool_ = std::make_shared<ThreadPool>(threads_);
+}
+
+void TableRunner::ForEachTable(uint32_t num_tables,
+                               const std::function<void(uint32_t)>& fn) const {
+  const uint32_t shares = std::min(threads_, num_tables);
+  if (shares <= 1) {
+    for (uint32_t t = 0; t < num_tables; ++t) fn(t);
+    return;
+  }
+  // One chunk per share (the pool has at least `shares` threads); each
+  // takes the next table not yet taken, so a large table does not hold up
+  // a share's queue.
+  std::atomic<uint32_t> next{0};
+  pool_->ParallelFor(shares, 1, [&](size_t, size_t) {
+    for (uint32_t t = next.fetch_add(1); t < num_tables; t = next.fetch_add(1)) fn(t);
+  });
+}
+
+absl::Status TableRunner::ForEachTableStatus(
+    uint32_t num_tables, const std::function<absl::Status(uint32_t)>& fn) const {
+  std::vector<absl::Status> status(num_tables);
+  ForEachTable(num_tables, [&](uint32_t t) { status[t] = fn(t); });
+  for (absl::Status& s : status) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace herald::scheduler
