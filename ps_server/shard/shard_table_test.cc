@@ -25,7 +25,9 @@ TEST(ShardTable, GroupsKeysByStripeKeepingTheirOrder) {
     EXPECT_LT(g.begin[s], g.begin[s + 1]) << "stripe " << s << " is empty";
     for (uint32_t j = g.begin[s]; j < g.begin[s + 1]; ++j) {
       EXPECT_EQ(table.StripeOf(keys[g.order[j]]), s);
-      if (j > g.begin[s]) EXPECT_LT(g.order[j - 1], g.order[j]);
+      if (j > g.begin[s]) {
+        EXPECT_LT(g.order[j - 1], g.order[j]);
+      }
       seen[g.order[j]] = true;
     }
   }

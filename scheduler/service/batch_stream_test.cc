@@ -45,7 +45,9 @@ std::vector<std::vector<Key>> Drain(BatchStreamOptions o) {
     EXPECT_TRUE(more.ok()) << more.status();
     if (!more.ok() || !*more) break;
     // Only the held-out stream ends with a partial batch.
-    if (o.split == Split::kTrain) EXPECT_EQ(batch.num_samples, o.global_batch_size);
+    if (o.split == Split::kTrain) {
+      EXPECT_EQ(batch.num_samples, o.global_batch_size);
+    }
     EXPECT_LE(batch.num_samples, o.global_batch_size);
     out.push_back(batch.tables[0].keys);
   }
