@@ -27,6 +27,7 @@
 #include "scheduler/herald/batch_index.h"
 #include "scheduler/herald/policy.h"
 #include "scheduler/herald/row_directory.h"
+#include "scheduler/herald/table_runner.h"
 
 namespace herald::scheduler {
 
@@ -36,9 +37,12 @@ class Allocator {
       : kind_(kind), sync_(sync), num_workers_(num_workers) {}
 
   // worker_of[s] for every sample of the indexed batch. `directory` (one per
-  // table) is the state the batch will be trained from.
+  // table) is the state the batch will be trained from. kLocality reads the
+  // tables on `run`'s threads (the result is the same for any number); the
+  // greedy choice itself is serial.
   void Allocate(const BatchIndex& index, const std::vector<RowDirectory>& directory,
-                CounterRng* rng, std::vector<uint32_t>* worker_of);
+                CounterRng* rng, std::vector<uint32_t>* worker_of,
+                const TableRunner& run = TableRunner());
 
   // kLocality scores only the tables marked true (herald-adaptive); empty:
   // every table. A sample whose scored tables give no worker an advantage
@@ -46,8 +50,27 @@ class Allocator {
   void SetScoredTables(std::vector<bool> scored) { scored_tables_ = std::move(scored); }
 
  private:
+  // What the greedy loop reads of a scored row, in as few words as the
+  // job's workers need (one cache line up to 64 workers).
+  template <int kWords>
+  struct ScoredRow {
+    BasicWorkerSet<kWords> users;   // workers given a sample using the row so far
+    BasicWorkerSet<kWords> newest;  // workers caching its newest version
+    int32_t holder;                 // the worker holding it dirty, or kPsHolder
+    bool cached;                    // some worker caches its newest version
+  };
+
   void Locality(const BatchIndex& index, const std::vector<RowDirectory>& directory,
-                CounterRng* rng, std::vector<uint32_t>* worker_of);
+                CounterRng* rng, std::vector<uint32_t>* worker_of, const TableRunner& run);
+  template <int kWords>
+  void LocalityIn(const BatchIndex& index, const std::vector<RowDirectory>& directory,
+                  CounterRng* rng, std::vector<uint32_t>* worker_of, const TableRunner& run,
+                  std::vector<ScoredRow<kWords>>* rows);
+  // Fills scored_of_ (kUnscored or the id's number among the scored ids)
+  // and the scored rows.
+  template <int kWords>
+  void ScoreIds(const BatchIndex& index, const std::vector<RowDirectory>& directory,
+                const TableRunner& run, std::vector<ScoredRow<kWords>>* rows);
   uint32_t Quota(uint32_t num_samples, uint32_t w) const {
     return static_cast<uint32_t>(uint64_t{num_samples} * (w + 1) / num_workers_ -
                                  uint64_t{num_samples} * w / num_workers_);
@@ -57,13 +80,19 @@ class Allocator {
   SyncMode sync_;
   uint32_t num_workers_;
   std::vector<bool> scored_tables_;
-  // Scratch reused across batches, per batch-local id.
-  std::vector<WorkerSet> users_, newest_;
-  std::vector<int32_t> holder_;
+  static constexpr uint32_t kUnscored = UINT32_MAX;
+  // Scratch reused across batches. Per batch-local id: its scored number
+  // (the ids whose choice can matter, numbered densely within each table so
+  // the greedy loop reads small arrays). Per scored number: its row, in the
+  // width the job needs.
+  std::vector<uint32_t> scored_of_;
+  std::vector<ScoredRow<1>> rows1_;
+  std::vector<ScoredRow<2>> rows2_;
+  std::vector<ScoredRow<4>> rows4_;
   std::vector<int64_t> cost_;
   std::vector<uint32_t> load_, quota_;
   std::vector<uint32_t> cheapest_;
-  std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR
+  std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR of scored numbers
 };
 
 }  // namespace herald::scheduler

@@ -107,7 +107,7 @@ absl::Status Planner::Allocate(const BatchIndex& index, CounterRng* rng,
     allocator_.SetScoredTables(profiler_->scored());
   }
   if (forced_.empty()) {
-    allocator_.Allocate(index, directory_, rng, worker_of);
+    allocator_.Allocate(index, directory_, rng, worker_of, run_);
     return absl::OkStatus();
   }
   *worker_of = std::move(forced_.front());

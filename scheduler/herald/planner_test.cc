@@ -239,12 +239,13 @@ TEST(PlannerTest, FetchesOfRowsUnchangedSinceTheLastIterationMayGoEarly) {
 }
 
 // Property test: random multi-hot batches over small skewed key spaces, every
-// policy, LRU and LFU, 1-5 workers, tight caches. The checker must accept
-// every plan and count what the planner counted.
+// policy, LRU and LFU, 1-5 workers (and 70 and 130: the allocator's two- and
+// four-word worker sets), tight caches. The checker must accept every plan
+// and count what the planner counted.
 TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
   std::mt19937_64 rng(42);
   for (const std::string& policy : PolicyNames()) {
-    for (uint32_t workers : {1u, 2u, 3u, 5u}) {
+    for (uint32_t workers : {1u, 2u, 3u, 5u, 70u, 130u}) {
       for (EvictionKind eviction : {EvictionKind::kLru, EvictionKind::kLfu}) {
         const uint32_t tables = 3, batch = 4 * workers + 3, max_hot = 3;
         std::vector<data::KeyBatch> batches;

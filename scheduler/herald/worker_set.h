@@ -1,14 +1,17 @@
 #pragma once
 // A set of worker ranks (< kMaxWorkers) as a fixed bitset: cheap to copy,
 // iterate and test, used per row and per batch key by the planner.
+// WorkerSet holds any job's workers; hot loops that know the job is small
+// use a narrower BasicWorkerSet (Narrow) to read less memory.
 
 #include <cstdint>
 
 namespace herald::scheduler {
 
-class WorkerSet {
+template <int kWords>
+class BasicWorkerSet {
  public:
-  static constexpr uint32_t kMaxWorkers = 256;
+  static constexpr uint32_t kMaxWorkers = 64 * kWords;
 
   void Add(uint32_t w) { words_[w >> 6] |= uint64_t{1} << (w & 63); }
   void Remove(uint32_t w) { words_[w >> 6] &= ~(uint64_t{1} << (w & 63)); }
@@ -16,7 +19,11 @@ class WorkerSet {
   void Clear() {
     for (uint64_t& word : words_) word = 0;
   }
-  bool Empty() const { return (words_[0] | words_[1] | words_[2] | words_[3]) == 0; }
+  bool Empty() const {
+    uint64_t any = 0;
+    for (uint64_t word : words_) any |= word;
+    return any == 0;
+  }
   uint32_t Count() const {
     uint32_t n = 0;
     for (uint64_t word : words_) n += static_cast<uint32_t>(__builtin_popcountll(word));
@@ -42,7 +49,7 @@ class WorkerSet {
     }
     return true;
   }
-  bool operator==(const WorkerSet& o) const {
+  bool operator==(const BasicWorkerSet& o) const {
     for (int i = 0; i < kWords; ++i) {
       if (words_[i] != o.words_[i]) return false;
     }
@@ -57,10 +64,22 @@ class WorkerSet {
       }
     }
   }
+  // The same set in kNarrow words. REQUIRES: kNarrow ≤ kWords and no member
+  // ≥ 64·kNarrow.
+  template <int kNarrow>
+  BasicWorkerSet<kNarrow> Narrow() const {
+    static_assert(kNarrow <= kWords);
+    BasicWorkerSet<kNarrow> out;
+    for (int i = 0; i < kNarrow; ++i) out.words_[i] = words_[i];
+    return out;
+  }
 
  private:
-  static constexpr int kWords = kMaxWorkers / 64;
+  template <int>
+  friend class BasicWorkerSet;
   uint64_t words_[kWords] = {};
 };
+
+using WorkerSet = BasicWorkerSet<4>;
 
 }  // namespace herald::scheduler
