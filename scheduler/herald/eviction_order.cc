@@ -20,28 +20,29 @@ std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slo
   return std::make_unique<LruOrder>(slots);
 }
 
-LruOrder::LruOrder(uint32_t slots) : latest_use_(slots, 0), last_iteration_(slots, 0) {}
+LruOrder::LruOrder(uint32_t slots) : slot_use_(slots) {}
 
 void LruOrder::Use(uint32_t slot, uint64_t iteration) {
-  latest_use_[slot] = ++uses_;
-  last_iteration_[slot] = iteration;
+  slot_use_[slot] = {++uses_, iteration};
   queue_.push_back({slot, uses_});
-  if (queue_.size() - head_ > 2 * latest_use_.size() + 64) Compact();
+  if (queue_.size() - head_ > 2 * slot_use_.size() + 64) Compact();
 }
 
-void LruOrder::Remove(uint32_t slot) { latest_use_[slot] = 0; }
+void LruOrder::Remove(uint32_t slot) { slot_use_[slot].latest = 0; }
 
 void LruOrder::Compact() {
   size_t out = 0;
   for (size_t i = head_; i < queue_.size(); ++i) {
-    if (latest_use_[queue_[i].slot] == queue_[i].use) queue_[out++] = queue_[i];
+    if (slot_use_[queue_[i].slot].latest == queue_[i].use) queue_[out++] = queue_[i];
   }
   queue_.resize(out);
   head_ = 0;
 }
 
 int64_t LruOrder::Coldest(uint64_t iteration) const {
-  while (head_ < queue_.size() && latest_use_[queue_[head_].slot] != queue_[head_].use) ++head_;
+  while (head_ < queue_.size() && slot_use_[queue_[head_].slot].latest != queue_[head_].use) {
+    ++head_;
+  }
   if (head_ > 4096 && head_ * 2 > queue_.size()) {
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
     head_ = 0;
@@ -49,7 +50,7 @@ int64_t LruOrder::Coldest(uint64_t iteration) const {
   if (head_ == queue_.size()) return -1;
   // Every slot used at `iteration` is nearer the back than any other.
   const uint32_t slot = queue_[head_].slot;
-  return last_iteration_[slot] == iteration ? -1 : static_cast<int64_t>(slot);
+  return slot_use_[slot].iteration == iteration ? -1 : static_cast<int64_t>(slot);
 }
 
 LfuOrder::LfuOrder(uint32_t slots) : uses_(slots, 0), last_use_(slots, 0), tracked_(slots, false) {}

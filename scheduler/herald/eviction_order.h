@@ -54,11 +54,14 @@ class LruOrder : public EvictionOrder {
  private:
   struct Entry {
     uint32_t slot;
-    uint64_t use;  // the use number; live iff latest_use_[slot] == use
+    uint64_t use;  // the use number; live iff slot_use_[slot].latest == use
   };
   void Compact();
-  std::vector<uint64_t> latest_use_;  // per slot; 0: not resident
-  std::vector<uint64_t> last_iteration_;
+  struct SlotUse {
+    uint64_t latest = 0;     // the slot's latest use number; 0: not resident
+    uint64_t iteration = 0;  // the iteration of that use
+  };
+  std::vector<SlotUse> slot_use_;  // per slot (one cache line per lookup)
   uint64_t uses_ = 0;
   mutable std::vector<Entry> queue_;  // oldest first from head_
   mutable size_t head_ = 0;

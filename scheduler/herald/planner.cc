@@ -63,7 +63,7 @@ Planner::Planner(PlannerOptions options)
       num_tables_(static_cast<uint32_t>(options_.capacity.size())),
       run_(options_.threads),
       allocator_(options_.policy.allocation, options_.policy.sync, options_.num_workers),
-      directory_(num_tables_),
+      directory_(num_tables_, RowDirectory(options_.num_workers)),
       needed_(options_.num_workers, std::vector<std::vector<uint32_t>>(num_tables_)),
       missing_(num_tables_),
       table_counts_(num_tables_, std::vector<PlanCounts>(options_.num_workers)) {
@@ -238,6 +238,13 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   };
 
   const std::vector<uint32_t>& needed = needed_[w][t];
+  // Upper bounds, so each list is allocated once.
+  tp.fetch_keys.reserve(tp.fetch_keys.size() + needed.size());
+  tp.fetch_slots.reserve(tp.fetch_slots.size() + needed.size());
+  tp.fetch_early.reserve(tp.fetch_early.size() + needed.size());
+  if (options_.policy.sync == SyncMode::kOwnership) tp.owned_slots.reserve(needed.size());
+  tp.shared_slots.reserve(needed.size());
+  tp.shared_keys.reserve(needed.size());
   missing.clear();
   for (uint32_t id : needed) {
     ++counts.uses;
@@ -258,6 +265,8 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     fetch(row, slot);  // refresh an outdated copy in place
     row.newest.Add(w);
   }
+  tp.evict_slots.reserve(tp.evict_slots.size() + missing.size());
+  tp.evict_keys.reserve(tp.evict_keys.size() + missing.size());
   while (!missing.empty() &&
          (cache.resident() + missing.size() > options_.capacity[t] || !cache.HasFree())) {
     const int64_t victim = cache.Victim(iteration_);
@@ -329,7 +338,11 @@ void Planner::FillSampleSlots(uint32_t t, WorkerPlan* wp) {
   worker::TableSamples& out = wp->slots[t];
   const std::vector<uint32_t>& offsets = current_.offsets(t);
   const std::vector<uint32_t>& ids = current_.ids(t);
+  out.offsets.reserve(wp->samples.size() + 1);
   out.offsets.assign(1, 0);
+  size_t uses = 0;
+  for (uint32_t s : wp->samples) uses += offsets[s + 1] - offsets[s];
+  out.slots.reserve(uses);
   for (uint32_t s : wp->samples) {
     for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) out.slots.push_back(slot_of_id_[ids[i]]);
     out.offsets.push_back(static_cast<uint32_t>(out.slots.size()));

@@ -25,6 +25,11 @@ constexpr int32_t kPsHolder = -1;
 
 struct RowState {
   int32_t holder = kPsHolder;  // the PS, or the one worker holding it dirty
+  // RowDirectory's bookkeeping of where the row's slots are kept: its block
+  // of per-worker slots (kNoWide: none) and how many of its slots are kept
+  // outside the entry (in the overflow map or the block).
+  static constexpr uint32_t kNoWide = UINT32_MAX;
+  uint32_t wide = kNoWide;
   WorkerSet resident;          // workers whose cache holds a copy
   WorkerSet newest;            // of those, the ones whose copy is the newest
   // 1 + the iteration whose plan last changed the PS copy (pushed gradients
@@ -36,9 +41,11 @@ struct RowState {
   // batch-local id it gave it.
   uint64_t seen_by_build = 0;
   uint32_t batch_id = 0;
+  uint32_t out_of_line = 0;
   Key key = 0;
   // The row's slot in up to two resident workers' caches (worker
-  // kNoWorker: unused); further ones are in RowDirectory's overflow map.
+  // kNoWorker: unused); further ones are in RowDirectory's overflow map or,
+  // once the row is cached widely, in a block of one slot per worker.
   static constexpr uint32_t kNoWorker = UINT32_MAX;
   uint32_t slot_worker[2] = {kNoWorker, kNoWorker};
   uint32_t slot[2] = {0, 0};
@@ -52,6 +59,9 @@ struct RowState {
 class RowDirectory {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
+
+  // For jobs of up to `num_workers` workers (1..WorkerSet::kMaxWorkers).
+  explicit RowDirectory(uint32_t num_workers = WorkerSet::kMaxWorkers);
 
   // The handle of `key`, or kNone.
   uint32_t Find(Key key) const {
@@ -67,7 +77,13 @@ class RowDirectory {
   const RowState& at(uint32_t handle) const { return rows_[handle]; }
 
   // Where the row sits in worker w's cache. SlotOf REQUIRES a SetSlot for
-  // (handle, w) not cleared since.
+  // (handle, w) not cleared since. Two copies' slots are kept in the entry;
+  // a row cached by more workers keeps the rest in a hash map until it has
+  // max(3, num_workers / 4) copies, then all of them in a block of
+  // num_workers slots (an array read instead of a hash lookup for the hot
+  // rows many workers cache), until it drops to half that. So a block
+  // serves at least num_workers / 8 copies: the blocks together take no
+  // more than 32 bytes per cache slot of the job.
   void SetSlot(uint32_t handle, uint32_t w, uint32_t slot);
   uint32_t SlotOf(uint32_t handle, uint32_t w) const;
   void ClearSlot(uint32_t handle, uint32_t w);
@@ -88,8 +104,18 @@ class RowDirectory {
     return (uint64_t{handle} << 8) | w;  // w < WorkerSet::kMaxWorkers = 256
   }
 
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  // Move the row's slots into a block of its own, and back.
+  void MakeWide(uint32_t handle);
+  void MakeNarrow(uint32_t handle);
+
+  uint32_t num_workers_;
+  uint32_t wide_after_;   // copies from which a row gets a block
+  uint32_t narrow_at_;    // copies at which it gives it up
   absl::flat_hash_map<Key, uint32_t> index_;
   absl::flat_hash_map<uint64_t, uint32_t> overflow_;  // slots beyond the inline two
+  std::vector<uint32_t> wide_;       // blocks of num_workers_ slots (kNoSlot: none)
+  std::vector<uint32_t> wide_free_;  // released blocks
   std::vector<RowState> rows_;
   std::vector<uint32_t> free_;
   std::vector<uint32_t> release_, keep_;

@@ -3,6 +3,11 @@
 
 #include "scheduler/herald/row_directory.h"
 
+#include <algorithm>
+#include <map>
+#include <random>
+#include <utility>
+
 #include "gtest/gtest.h"
 
 namespace herald::scheduler {
@@ -31,6 +36,56 @@ TEST(RowDirectory, KeepsSlotsInlineAndBeyond) {
   EXPECT_EQ(dir.SlotOf(h, 2), 102u);
   EXPECT_EQ(dir.SlotOf(h, 4), 104u);
   EXPECT_EQ(dir.SlotOf(h, 7), 77u);
+}
+
+TEST(RowDirectory, WidelyCachedRowsMoveToABlockAndBack) {
+  for (uint32_t workers : {8u, 80u}) {
+    RowDirectory dir(workers);
+    const uint32_t h = dir.FindOrAdd(5);
+    const uint32_t wide_after = std::max(3u, workers / 4);
+    for (uint32_t w = 0; w + 1 < wide_after; ++w) dir.SetSlot(h, w, 100 + w);
+    EXPECT_EQ(dir.at(h).wide, RowState::kNoWide) << workers;
+    dir.SetSlot(h, workers - 1, 7);  // copy wide_after: a block
+    EXPECT_NE(dir.at(h).wide, RowState::kNoWide) << workers;
+    for (uint32_t w = 0; w + 1 < wide_after; ++w) EXPECT_EQ(dir.SlotOf(h, w), 100 + w);
+    EXPECT_EQ(dir.SlotOf(h, workers - 1), 7u);
+    // Down to half the copies: back to the entry and the overflow map.
+    for (uint32_t w = 0; w + 1 < wide_after; w += 2) dir.ClearSlot(h, w);
+    EXPECT_EQ(dir.at(h).wide, RowState::kNoWide) << workers;
+    for (uint32_t w = 1; w + 1 < wide_after; w += 2) EXPECT_EQ(dir.SlotOf(h, w), 100 + w);
+    EXPECT_EQ(dir.SlotOf(h, workers - 1), 7u);
+  }
+}
+
+// Random SetSlot/ClearSlot on a few rows against a plain map, for job sizes
+// whose rows stay inline, spill, and take blocks.
+TEST(RowDirectory, SlotsMatchAReferenceMapUnderRandomOperations) {
+  std::mt19937_64 rng(11);
+  for (uint32_t workers : {3u, 8u, 40u, 80u, 256u}) {
+    RowDirectory dir(workers);
+    std::vector<uint32_t> handles;
+    for (Key k = 0; k < 4; ++k) handles.push_back(dir.FindOrAdd(k));
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> want;  // (handle, worker) → slot
+    for (int op = 0; op < 20000; ++op) {
+      const uint32_t h = handles[rng() % handles.size()];
+      const uint32_t w = static_cast<uint32_t>(rng() % workers);
+      // Mostly adds, so rows reach many copies; then mostly removes.
+      const bool add = rng() % 100 < (op < 10000 ? 70u : 30u);
+      if (add) {
+        const uint32_t slot = static_cast<uint32_t>(rng() % 1000);
+        dir.SetSlot(h, w, slot);
+        want[{h, w}] = slot;
+      } else if (want.erase({h, w}) > 0) {
+        dir.ClearSlot(h, w);
+      }
+      if (op % 97 == 0) {
+        for (const auto& [hw, slot] : want) {
+          ASSERT_EQ(dir.SlotOf(hw.first, hw.second), slot)
+              << workers << " workers, op " << op << ", worker " << hw.second;
+        }
+      }
+    }
+  }
 }
 
 TEST(RowDirectory, SweepErasesOnlyUnneededReleasedEntries) {
