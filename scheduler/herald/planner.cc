@@ -79,13 +79,14 @@ Planner::Planner(PlannerOptions options)
 }
 
 void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>& worker_of,
-                           std::vector<WorkerSet>* users, bool fill_needed) {
+                           std::vector<WorkerSet>* users,
+                           std::vector<std::vector<std::vector<uint32_t>>>* needed) {
   users->resize(index.num_ids());
+  needed->resize(options_.num_workers);
+  for (auto& tables : *needed) tables.resize(num_tables_);
   run_.ForEachTable(index.num_tables(), [&](uint32_t t) {
     std::fill(users->begin() + index.begin(t), users->begin() + index.begin(t + 1), WorkerSet());
-    if (fill_needed) {
-      for (auto& tables : needed_) tables[t].clear();
-    }
+    for (auto& tables : *needed) tables[t].clear();
     const std::vector<uint32_t>& offsets = index.offsets(t);
     const std::vector<uint32_t>& ids = index.ids(t);
     for (uint32_t s = 0; s < index.num_samples(); ++s) {
@@ -94,7 +95,7 @@ void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>&
         WorkerSet& u = (*users)[ids[i]];
         if (u.Has(w)) continue;
         u.Add(w);
-        if (fill_needed) needed_[w][t].push_back(ids[i]);
+        (*needed)[w][t].push_back(ids[i]);
       }
     }
   });
@@ -151,6 +152,7 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
     std::swap(current_, next_);
     std::swap(worker_of_, next_worker_of_);
   } else {
+    next_users_ready_ = false;
     current_.Build(batch, iteration_, &directory_, run_);
     if (auto s = Allocate(current_, &rng, &worker_of_); !s.ok()) return s;
   }
@@ -176,7 +178,13 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
       }
     });
   }
-  ComputeUsers(current_, worker_of_, &users_, /*fill_needed=*/true);
+  if (next_users_ready_) {
+    users_.swap(next_users_);
+    needed_.swap(next_needed_);
+    next_users_ready_ = false;
+  } else {
+    ComputeUsers(current_, worker_of_, &users_, &needed_);
+  }
   if (iteration_ == 0 && !options_.warm_keys.empty()) WarmStart(&plan);
   slot_of_id_.resize(current_.num_ids());
   absl::Status planned = run_.ForEachTableStatus(num_tables_, [&](uint32_t t) {
@@ -392,7 +400,8 @@ void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
 }
 
 void Planner::CommunicationPlan(IterationPlan* plan) {
-  ComputeUsers(next_, next_worker_of_, &next_users_, /*fill_needed=*/false);
+  ComputeUsers(next_, next_worker_of_, &next_users_, &next_needed_);
+  next_users_ready_ = true;
   run_.ForEachTable(num_tables_, [&](uint32_t t) {
     RowDirectory& dir = directory_[t];
     for (uint32_t id = next_.begin(t); id < next_.begin(t + 1); ++id) {

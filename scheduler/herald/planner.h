@@ -132,8 +132,11 @@ class Planner {
   // The policy's allocation of `index`, or the next forced one.
   absl::Status Allocate(const BatchIndex& index, CounterRng* rng, std::vector<uint32_t>* worker_of);
 
+  // Per id of `index`: the workers training it. Per worker and table: the
+  // ids it trains, in first-use order.
   void ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>& worker_of,
-                    std::vector<WorkerSet>* users, bool fill_needed);
+                    std::vector<WorkerSet>* users,
+                    std::vector<std::vector<std::vector<uint32_t>>>* needed);
   absl::Status PlanTable(uint32_t t, uint32_t w, IterationPlan* plan);
   void ApplyTraining(uint32_t t);
   // Counts go to table_counts_[t][w] (tables run on several threads).
@@ -163,7 +166,10 @@ class Planner {
 
   // Per-iteration scratch.
   std::vector<WorkerSet> users_, next_users_;              // per batch-local id
-  std::vector<std::vector<std::vector<uint32_t>>> needed_;  // [worker][table] ids
+  std::vector<std::vector<std::vector<uint32_t>>> needed_, next_needed_;  // [worker][table] ids
+  // next_users_/next_needed_ hold the read-ahead batch's (the communication
+  // plan computed them), so they need not be computed again.
+  bool next_users_ready_ = false;
   std::vector<uint32_t> slot_of_id_;
   std::vector<std::vector<uint32_t>> missing_;      // [table]
   std::vector<std::vector<PlanCounts>> table_counts_;  // [table][worker]
