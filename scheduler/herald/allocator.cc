@@ -48,6 +48,7 @@ void Allocator::ScoreIds(const BatchIndex& index, const std::vector<RowDirectory
   const uint32_t num_ids = index.num_ids();
   scored_of_.resize(num_ids);
   rows->resize(num_ids);
+  use_scored_.resize(index.num_tables());
   run.ForEachTable(index.num_tables(), [&](uint32_t t) {
     const bool scored_table = scored_tables_.empty() || scored_tables_[t];
     const RowDirectory& dir = directory[t];
@@ -65,6 +66,17 @@ void Allocator::ScoreIds(const BatchIndex& index, const std::vector<RowDirectory
                        is_cached};
       ++next;
     }
+    // Per use of the table: its scored number with the cached flag in bit
+    // 31, or kUnscored, so the per-sample pass below reads sequentially.
+    const std::vector<uint32_t>& ids = index.ids(t);
+    std::vector<uint32_t>& use_scored = use_scored_[t];
+    use_scored.resize(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const uint32_t scored = scored_of_[ids[i]];
+      use_scored[i] = scored == kUnscored
+                          ? kUnscored
+                          : scored | (uint32_t{(*rows)[scored].cached} << kCachedBit);
+    }
   });
 }
 
@@ -79,30 +91,52 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
   for (uint32_t w = 0; w < W; ++w) quota_[w] = Quota(index.num_samples(), w);
   cost_.resize(W);
   const bool ownership = sync_ == SyncMode::kOwnership;
-  // Each sample's scored numbers, as CSR.
+  // Each sample's scored numbers, as CSR, built in chunks of samples on
+  // the planner's threads (chunk boundaries do not depend on their number).
   const uint32_t n = index.num_samples();
+  constexpr uint32_t kChunk = 1024;
+  const uint32_t num_chunks = (n + kChunk - 1) / kChunk;
   std::vector<uint32_t> cached(n, 0);
+  chunk_ids_.resize(num_chunks);
   scored_offsets_.assign(n + 1, 0);
-  scored_ids_.clear();
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t t = 0; t < index.num_tables(); ++t) {
-      const std::vector<uint32_t>& offsets = index.offsets(t);
-      const std::vector<uint32_t>& ids = index.ids(t);
-      for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {
-        const uint32_t scored = scored_of_[ids[i]];
-        if (scored == kUnscored) continue;
-        scored_ids_.push_back(scored);
-        cached[s] += (*rows)[scored].cached;
+  run.ForEachTable(num_chunks, [&](uint32_t c) {
+    std::vector<uint32_t>& out = chunk_ids_[c];
+    out.clear();
+    for (uint32_t s = c * kChunk; s < std::min(n, (c + 1) * kChunk); ++s) {
+      for (uint32_t t = 0; t < index.num_tables(); ++t) {
+        const std::vector<uint32_t>& offsets = index.offsets(t);
+        const std::vector<uint32_t>& use_scored = use_scored_[t];
+        for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {
+          const uint32_t scored = use_scored[i];
+          if (scored == kUnscored) continue;
+          out.push_back(scored & ~(uint32_t{1} << kCachedBit));
+          cached[s] += scored >> kCachedBit;
+        }
       }
+      scored_offsets_[s + 1] = static_cast<uint32_t>(out.size());  // within the chunk
     }
-    scored_offsets_[s + 1] = static_cast<uint32_t>(scored_ids_.size());
+  });
+  scored_ids_.clear();
+  for (uint32_t c = 0; c < num_chunks; ++c) {
+    const uint32_t base = static_cast<uint32_t>(scored_ids_.size());
+    for (uint32_t s = c * kChunk; s < std::min(n, (c + 1) * kChunk); ++s) {
+      scored_offsets_[s + 1] += base;
+    }
+    scored_ids_.insert(scored_ids_.end(), chunk_ids_[c].begin(), chunk_ids_[c].end());
   }
   // Samples with the most cached rows choose first, before quotas fill.
   std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return cached[a] > cached[b]; });
-  for (uint32_t s : order) {
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t s = order[k];
+    if (k + 1 < n) {  // the next sample's rows are random reads: start them now
+      const uint32_t next = order[k + 1];
+      for (uint32_t i = scored_offsets_[next]; i < scored_offsets_[next + 1]; ++i) {
+        __builtin_prefetch(&(*rows)[scored_ids_[i]]);
+      }
+    }
     std::fill(cost_.begin(), cost_.end(), 0);
     for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
       const ScoredRow<kWords>& row = (*rows)[scored_ids_[i]];

@@ -86,6 +86,8 @@ class Allocator {
   // the greedy loop reads small arrays). Per scored number: its row, in the
   // width the job needs.
   std::vector<uint32_t> scored_of_;
+  static constexpr int kCachedBit = 31;
+  std::vector<std::vector<uint32_t>> use_scored_;  // per table, per use
   std::vector<ScoredRow<1>> rows1_;
   std::vector<ScoredRow<2>> rows2_;
   std::vector<ScoredRow<4>> rows4_;
@@ -93,6 +95,7 @@ class Allocator {
   std::vector<uint32_t> load_, quota_;
   std::vector<uint32_t> cheapest_;
   std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR of scored numbers
+  std::vector<std::vector<uint32_t>> chunk_ids_;       // scored_ids_ of each chunk of samples
 };
 
 }  // namespace herald::scheduler
