@@ -215,12 +215,14 @@ TEST(PlannerTest, BadOptionsAndBatchesAreRejectedByName) {
 }
 
 TEST(PlannerTest, FetchesOfRowsUnchangedSinceTheLastIterationMayGoEarly) {
-  // Worker plans with one worker: key 1 trained (pushed) at 0 then refetched
-  // at 1: not early. Key 5 only fetched at 2 after nobody touched it: early.
+  // Worker plans with one worker: key 1 fetched at 0 (no earlier iteration
+  // to wait for: early), trained (pushed) at 0 then refetched at 1: not
+  // early. Key 5 only fetched at 2 after nobody touched it: early.
   const std::vector<data::KeyBatch> batches = {OneTable({1}), OneTable({1}), OneTable({5})};
   std::vector<IterationPlan> plans;
   RunChecked(Options("vanilla", 1, 1, 4, 4), batches, &plans);
   ASSERT_EQ(plans.size(), 3u);
+  EXPECT_EQ(plans[0].workers[0].tables[0].fetch_early, std::vector<uint8_t>{1});
   EXPECT_EQ(plans[1].workers[0].tables[0].fetch_early, std::vector<uint8_t>{0});
   EXPECT_EQ(plans[2].workers[0].tables[0].fetch_early, std::vector<uint8_t>{1});
 

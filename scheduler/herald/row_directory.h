@@ -52,8 +52,11 @@ struct RowState {
 
   // The PS copy changed during the plan of `iteration`.
   void MarkPsChanged(uint64_t iteration) { ps_changed_stamp = iteration + 1; }
-  // True when the PS copy changed during the plan of iteration - 1.
-  bool PsChangedBefore(uint64_t iteration) const { return ps_changed_stamp == iteration; }
+  // True when the PS copy changed during the plan of iteration - 1 (never
+  // for iteration 0: nothing was planned before it).
+  bool PsChangedBefore(uint64_t iteration) const {
+    return iteration != 0 && ps_changed_stamp == iteration;
+  }
 };
 
 class RowDirectory {
