@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/crc32.h"
+#include "common/data/distinct_counter.h"
+#include "common/data/hot_keys.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "ps_server/client/sharded_ps_client.h"
@@ -21,59 +23,47 @@
 
 namespace herald::scheduler {
 
-namespace {
-
-// The `n` most used keys of `counts`, most used first (smaller key first
-// among equals, so the choice is deterministic).
-std::vector<Key> Hottest(const absl::flat_hash_map<Key, uint64_t>& counts, size_t n) {
-  std::vector<std::pair<uint64_t, Key>> all;
-  all.reserve(counts.size());
-  for (const auto& [key, count] : counts) all.emplace_back(count, key);
-  n = std::min(n, all.size());
-  std::partial_sort(all.begin(), all.begin() + n, all.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  std::vector<Key> keys(n);
-  for (size_t i = 0; i < n; ++i) keys[i] = all[i].second;
-  return keys;
-}
-
-}  // namespace
-
 absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers) {
-  // One pass over the batches the job trains (at most one epoch): uses of
-  // each key (for the distinct counts and the warm start's hottest keys)
-  // and the widest multi-hot feature per table.
-  BatchStreamOptions o = StreamOptionsFromSpec(spec, Split::kTrain);
-  o.max_epochs = 1;
-  o.data.set_shuffle_buffer(0);
-  HERALD_ASSIGN_OR_RETURN(auto stream, BatchStream::Open(o));
+  // One pass over the batches the job trains (at most one epoch), in its
+  // order without shuffling. `visit` sees every batch.
+  auto each_batch = [&](const std::function<void(const data::KeyBatch&)>& visit) -> absl::Status {
+    BatchStreamOptions o = StreamOptionsFromSpec(spec, Split::kTrain);
+    o.max_epochs = 1;
+    o.data.set_shuffle_buffer(0);
+    HERALD_ASSIGN_OR_RETURN(auto stream, BatchStream::Open(o));
+    data::KeyBatch batch;
+    for (;;) {
+      HERALD_ASSIGN_OR_RETURN(bool more, stream->Next(&batch));
+      if (!more) break;
+      visit(batch);
+    }
+    if (stream->batches() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data: fewer training samples than one global batch (", spec.global_batch_size(), ")"));
+    }
+    return absl::OkStatus();
+  };
+  // Pass 1: distinct keys per table (exact up to 65536, then a HyperLogLog
+  // estimate: memory bounded whatever the data) and the widest multi-hot
+  // feature.
   const size_t tables = spec.tables_size();
-  std::vector<absl::flat_hash_map<Key, uint64_t>> uses(tables);
-  std::vector<uint32_t> max_keys(tables, 1);
-  const bool warm_start = spec.scheduling().warm_start();
   const bool need_distinct = spec.scheduling().cache_rows_per_worker() == 0;
-  data::KeyBatch batch;
-  for (;;) {
-    HERALD_ASSIGN_OR_RETURN(bool more, stream->Next(&batch));
-    if (!more) break;
+  std::vector<data::DistinctCounter> distinct(need_distinct ? tables : 0);
+  std::vector<uint32_t> max_keys(tables, 1);
+  HERALD_RETURN_IF_ERROR(each_batch([&](const data::KeyBatch& batch) {
     for (size_t t = 0; t < tables; ++t) {
       const auto& table = batch.tables[t];
       for (uint32_t s = 0; s < batch.num_samples; ++s) {
         max_keys[t] = std::max(max_keys[t], table.offsets[s + 1] - table.offsets[s]);
       }
-      if (need_distinct || warm_start) {
-        for (Key key : table.keys) ++uses[t][key];
+      if (need_distinct) {
+        for (Key key : table.keys) distinct[t].Add(key);
       }
     }
-  }
-  if (stream->batches() == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "data: fewer training samples than one global batch (", spec.global_batch_size(), ")"));
-  }
+  }));
   const uint32_t per_worker = (spec.global_batch_size() + num_workers - 1) / num_workers;
-  std::vector<uint64_t> counts(tables);
-  for (size_t t = 0; t < tables; ++t) counts[t] = uses[t].size();
+  std::vector<uint64_t> counts(tables, 0);
+  for (size_t t = 0; t < distinct.size(); ++t) counts[t] = distinct[t].Estimate();
   const double fraction = spec.scheduling().cache_fraction();
   CacheSizing sizing = SizeCaches(counts, max_keys, need_distinct ? fraction : 0, per_worker);
   if (!need_distinct) {
@@ -84,11 +74,20 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
     }
   }
   JobCacheSizing result{sizing.capacity, sizing.slots, {}};
-  if (warm_start) {
-    for (size_t t = 0; t < tables; ++t) {
-      result.warm_keys.push_back(Hottest(uses[t], sizing.capacity[t]));
-    }
+  if (!spec.scheduling().warm_start()) return result;
+  // Pass 2, warm start only: each table's `capacity` hottest keys, from
+  // counters for max(2 × capacity, 16384) keys (exact while the table's
+  // distinct keys fit; memory follows the caches' size, not the data's).
+  std::vector<data::HotKeys> hot;
+  for (size_t t = 0; t < tables; ++t) {
+    hot.emplace_back(std::max<size_t>(2 * size_t{sizing.capacity[t]}, 16384));
   }
+  HERALD_RETURN_IF_ERROR(each_batch([&](const data::KeyBatch& batch) {
+    for (size_t t = 0; t < tables; ++t) {
+      for (Key key : batch.tables[t].keys) hot[t].Add(key);
+    }
+  }));
+  for (size_t t = 0; t < tables; ++t) result.warm_keys.push_back(hot[t].Top(sizing.capacity[t]));
   return result;
 }
 
