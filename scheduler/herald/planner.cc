@@ -104,7 +104,7 @@ void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>&
 absl::Status Planner::Allocate(const BatchIndex& index, CounterRng* rng,
                               std::vector<uint32_t>* worker_of) {
   if (profiler_) {
-    profiler_->Observe(index, directory_);
+    profiler_->Observe(index, directory_, run_);
     allocator_.SetScoredTables(profiler_->scored());
   }
   if (forced_.empty()) {

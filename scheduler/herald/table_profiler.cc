@@ -16,6 +16,7 @@ TableProfiler::TableProfiler(uint32_t num_tables, uint32_t num_workers,
       cached_rows_(num_tables, 0),
       infrequent_rows_(num_tables, 0),
       scorable_uses_(num_tables, 0),
+      uses_(num_tables, 0),
       doi_(num_tables, 1.0),
       scored_(num_tables, true),
       k_(num_tables) {}
@@ -40,25 +41,25 @@ void TableProfiler::Add(uint32_t table, Key key, uint32_t count) {
   b = std::max(b, target);
 }
 
-void TableProfiler::Observe(const BatchIndex& index,
-                            const std::vector<RowDirectory>& directory) {
+void TableProfiler::Observe(const BatchIndex& index, const std::vector<RowDirectory>& directory,
+                            const TableRunner& run) {
   ++batches_;
   ++window_batches_;
   samples_ += index.num_samples();
   // Samples one worker has trained so far (this batch included).
   const uint64_t per_worker = samples_ / num_workers_;
-  for (uint32_t t = 0; t < num_tables_; ++t) {
+  run.ForEachTable(num_tables_, [&](uint32_t t) {  // only table t's state
     const RowDirectory& dir = directory[t];
     for (uint32_t id = index.begin(t); id < index.begin(t + 1); ++id) {
       const uint32_t uses = index.uses(id);
-      uses_ += uses;
+      uses_[t] += uses;
       if (uses <= num_workers_) scorable_uses_[t] += uses;
       Add(t, index.key(id), uses);
       if (dir.at(index.row(id)).resident.Empty()) continue;
       ++cached_rows_[t];
       infrequent_rows_[t] += Estimate(t, index.key(id)) < per_worker;
     }
-  }
+  });
   if (window_batches_ >= options_.profile_every || batches_ == 1) Rank();
 }
 
@@ -73,7 +74,8 @@ void TableProfiler::Rank() {
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return doi_[a] > doi_[b]; });
   const double batches = static_cast<double>(window_batches_);
-  double ns = options_.base_ns_per_use * static_cast<double>(uses_) / batches;
+  const uint64_t uses = std::accumulate(uses_.begin(), uses_.end(), uint64_t{0});
+  double ns = options_.base_ns_per_use * static_cast<double>(uses) / batches;
   uint32_t k = 0;
   if (options_.top_k > 0) {
     k = std::min(options_.top_k, num_tables_);
@@ -97,7 +99,7 @@ void TableProfiler::Rank() {
   std::fill(cached_rows_.begin(), cached_rows_.end(), 0);
   std::fill(infrequent_rows_.begin(), infrequent_rows_.end(), 0);
   std::fill(scorable_uses_.begin(), scorable_uses_.end(), 0);
-  uses_ = 0;
+  std::fill(uses_.begin(), uses_.end(), 0);
   window_batches_ = 0;
 }
 

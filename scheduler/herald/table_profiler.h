@@ -24,14 +24,19 @@
 // allocator scores; per table, the average over the window). The defaults
 // were measured on dev-2c (docs/benchmarks.md).
 //
-// The profiler runs inline in the planner's thread (its cost is part of the
-// measured planning time). Memory: num_tables × 2 × sketch_width counters.
+// The profiler runs in the planner's call, before each allocation, with its
+// tables on the planner's threads (its cost is part of the measured planning
+// time). It is not asynchronous on purpose: a profiler on its own thread
+// would rank from a view that lags by however far it fell behind, and the
+// same job must plan the same, bit for bit. Memory: num_tables × 2 ×
+// sketch_width counters.
 
 #include <cstdint>
 #include <vector>
 
 #include "scheduler/herald/batch_index.h"
 #include "scheduler/herald/row_directory.h"
+#include "scheduler/herald/table_runner.h"
 
 namespace herald::scheduler {
 
@@ -50,7 +55,10 @@ class TableProfiler {
 
   // Counts the uses of `index` (the next batch to be allocated), measures
   // its cached rows' infrequency, and re-ranks the tables when due.
-  void Observe(const BatchIndex& index, const std::vector<RowDirectory>& directory);
+  // Tables are observed on `run`'s threads (each touches only its own
+  // sketch and counters: the result is the same for any number).
+  void Observe(const BatchIndex& index, const std::vector<RowDirectory>& directory,
+               const TableRunner& run = TableRunner());
 
   // Per table: scored by the allocator.
   const std::vector<bool>& scored() const { return scored_; }
@@ -70,8 +78,8 @@ class TableProfiler {
   std::vector<uint32_t> sketch_;  // [table][2][width]
   uint64_t batches_ = 0, samples_ = 0;
   // The window since the last ranking, per table.
-  std::vector<uint64_t> cached_rows_, infrequent_rows_, scorable_uses_;
-  uint64_t uses_ = 0, window_batches_ = 0;
+  std::vector<uint64_t> cached_rows_, infrequent_rows_, scorable_uses_, uses_;
+  uint64_t window_batches_ = 0;
   std::vector<double> doi_;
   std::vector<bool> scored_;
   uint32_t k_ = 0;
