@@ -78,6 +78,10 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
               "pushed %.2f MB, written back %.2f MB\n",
               o.dim, Megabytes(t.fetched, o.dim), Megabytes(t.pushed, o.dim),
               Megabytes(t.written_back, o.dim));
+  std::printf("of the rows written back, %llu were only passed on to the one other worker "
+              "training them next (a direct worker-to-worker hand-off, not built, would move "
+              "each once instead of twice)\n",
+              static_cast<unsigned long long>(t.handoffs));
   std::printf("max per worker per iteration, summed over iterations: %llu rows\n",
               static_cast<unsigned long long>(r.sum_max_worker_rows));
   std::printf("cache hit rate %.4f; scheduling time per global batch (%u planner thread%s): "
@@ -104,6 +108,7 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"cache_ratio\":", o.cache_ratio, ",\"cache_rows_per_worker\":", cache_rows,
       ",\"eviction\":\"", o.eviction, "\",\"dim\":", o.dim, ",\"rows_fetched\":", t.fetched,
       ",\"rows_pushed\":", t.pushed, ",\"rows_written_back\":", t.written_back,
+      ",\"rows_handed_off\":", t.handoffs,
       ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows, ",\"hit_rate\":", r.hit_rate(),

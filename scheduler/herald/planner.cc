@@ -222,6 +222,7 @@ void Planner::MergeCounts(IterationPlan* plan) {
       out.fetched += c.fetched;
       out.pushed += c.pushed;
       out.written_back += c.written_back;
+      out.handoffs += c.handoffs;
     }
   }
 }
@@ -414,6 +415,7 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
       tp.writeback_slots.push_back(dir.SlotOf(handle, h));
       tp.writeback_keys.push_back(row.key);
       WriteBack(&row, &table_counts_[t][h]);
+      table_counts_[t][h].handoffs += next_users_[id].IsSingle();
     }
   });
 }

@@ -79,6 +79,10 @@ struct PlanCounts {
   uint64_t fetched = 0;
   uint64_t pushed = 0;        // gradients of shared rows
   uint64_t written_back = 0;  // dirty evictions + communication plan + final flush
+  // Of the communication plan's write-backs, those of rows exactly one
+  // other worker trains next (it then fetches them): the rows a direct
+  // worker-to-worker hand-off, not built, would move once instead of twice.
+  uint64_t handoffs = 0;
 };
 
 struct WorkerPlan {

@@ -165,6 +165,36 @@ TEST(PlannerTest, CommunicationPlanWritesBackExactlyTheRowsOthersTrainNext) {
   EXPECT_EQ(totals[2].written_back, 1u);
 }
 
+TEST(PlannerTest, WriteBacksToTheOneOtherNextTrainerAreCountedAsHandOffs) {
+  // Iteration 0: worker 0 trains key 7, worker 1 key 8 (owned, dirty).
+  // Iteration 1, forced allocation: the keys change hands (two hand-offs);
+  // in the second scenario both workers train key 7 (a shared row: its
+  // write-back is no hand-off, and key 8 is not used: no write-back).
+  struct Scenario {
+    data::KeyBatch next;
+    uint64_t handoffs, written_back;
+  };
+  for (const Scenario& sc : {Scenario{MakeBatch({{{8}}, {{7}}}), 2, 2},
+                             Scenario{MakeBatch({{{7}}, {{7}}}), 0, 1}}) {
+    const data::KeyBatch first = MakeBatch({{{7}}, {{8}}});
+    auto planner = *Planner::Create(Options("herald", 2, 1, 8, 8));
+    planner->ForceAllocation({0, 1});
+    planner->ForceAllocation({0, 1});
+    PlanChecker checker(2, {8});
+    std::vector<PlanCounts> counts;
+    auto plan = planner->Plan(first, &sc.next);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_TRUE(checker.Check(first, *plan, &counts).ok());
+    uint64_t handoffs = 0, written_back = 0;
+    for (const WorkerPlan& wp : plan->workers) {
+      handoffs += wp.counts.handoffs;
+      written_back += wp.counts.written_back;
+    }
+    EXPECT_EQ(handoffs, sc.handoffs);
+    EXPECT_EQ(written_back, sc.written_back);
+  }
+}
+
 TEST(PlannerTest, LruEvictsTheLeastRecentlyUsedRowAndWritesItBackWhenDirty) {
   // One worker, capacity 2: keys 1, 2, then 3 evicts 1 (dirty: written back).
   const std::vector<data::KeyBatch> batches = {OneTable({1}), OneTable({2}), OneTable({3}),

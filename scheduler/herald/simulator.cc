@@ -48,6 +48,7 @@ void Add(const PlanCounts& c, PlanCounts* into) {
   into->fetched += c.fetched;
   into->pushed += c.pushed;
   into->written_back += c.written_back;
+  into->handoffs += c.handoffs;
 }
 
 }  // namespace
