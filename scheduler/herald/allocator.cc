@@ -54,6 +54,7 @@ void Allocator::ScoreIds(const BatchIndex& index, const std::vector<RowDirectory
     const RowDirectory& dir = directory[t];
     uint32_t next = index.begin(t);
     for (uint32_t id = index.begin(t); id < index.begin(t + 1); ++id) {
+      if (id + 8 < index.begin(t + 1)) dir.PrefetchRow(index.row(id + 8));  // a few rows ahead
       scored_of_[id] = kUnscored;
       if (!scored_table) continue;
       const uint32_t uses = index.uses(id);

@@ -7,6 +7,12 @@
 #include "absl/strings/str_cat.h"
 
 namespace herald::scheduler {
+namespace {
+
+// How many directory entries ahead the per-row loops prefetch.
+constexpr uint32_t kRowLookahead = 8;
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options) {
   if (options.num_workers == 0 || options.num_workers > WorkerSet::kMaxWorkers) {
@@ -255,7 +261,13 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   tp.shared_slots.reserve(needed.size());
   tp.shared_keys.reserve(needed.size());
   missing.clear();
-  for (uint32_t id : needed) {
+  for (size_t i = 0; i < needed.size(); ++i) {
+    // The directory is far larger than the CPU caches: start the entries a
+    // few rows ahead.
+    if (i + kRowLookahead < needed.size()) {
+      dir.PrefetchRow(current_.row(needed[i + kRowLookahead]));
+    }
+    const uint32_t id = needed[i];
     ++counts.uses;
     const uint32_t handle = current_.row(id);
     RowState& row = dir.at(handle);
@@ -362,6 +374,7 @@ void Planner::ApplyTraining(uint32_t t) {
   RowDirectory& dir = directory_[t];
   const bool ownership = options_.policy.sync == SyncMode::kOwnership;
   for (uint32_t id = current_.begin(t); id < current_.begin(t + 1); ++id) {
+    if (id + kRowLookahead < current_.begin(t + 1)) dir.PrefetchRow(current_.row(id + kRowLookahead));
     const WorkerSet& users = users_[id];
     RowState& row = dir.at(current_.row(id));
     row.newest.Clear();
@@ -406,6 +419,7 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
   run_.ForEachTable(num_tables_, [&](uint32_t t) {
     RowDirectory& dir = directory_[t];
     for (uint32_t id = next_.begin(t); id < next_.begin(t + 1); ++id) {
+      if (id + kRowLookahead < next_.begin(t + 1)) dir.PrefetchRow(next_.row(id + kRowLookahead));
       const uint32_t handle = next_.row(id);
       RowState& row = dir.at(handle);
       if (row.holder == kPsHolder) continue;
