@@ -66,8 +66,8 @@ class Allocator {
   void LocalityIn(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                   CounterRng* rng, std::vector<uint32_t>* worker_of, const TableRunner& run,
                   std::vector<ScoredRow<kWords>>* rows);
-  // Fills scored_of_ (kUnscored or the id's number among the scored ids)
-  // and the scored rows.
+  // Fills scored_of_ (kUnscored or the id's number among the scored ids),
+  // the scored rows, and use_scored_ (each use's scored number, flagged).
   template <int kWords>
   void ScoreIds(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                 const TableRunner& run, std::vector<ScoredRow<kWords>>* rows);
@@ -86,8 +86,9 @@ class Allocator {
   // the greedy loop reads small arrays). Per scored number: its row, in the
   // width the job needs.
   std::vector<uint32_t> scored_of_;
+  // Per table, per use: the scored number | cached << kCachedBit, or kUnscored.
   static constexpr int kCachedBit = 31;
-  std::vector<std::vector<uint32_t>> use_scored_;  // per table, per use
+  std::vector<std::vector<uint32_t>> use_scored_;
   std::vector<ScoredRow<1>> rows1_;
   std::vector<ScoredRow<2>> rows2_;
   std::vector<ScoredRow<4>> rows4_;
