@@ -86,6 +86,9 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     std::vector<PlanCounts> counts;
     if (options.check) {
       if (auto s = checker.Check(current, *plan, &counts); !s.ok()) return s;
+      // The checker replays one plan at a time; whether a write-back is a
+      // hand-off depends on the next batch, so that count is the planner's.
+      for (size_t w = 0; w < counts.size(); ++w) counts[w].handoffs = plan->workers[w].counts.handoffs;
     } else {
       for (const WorkerPlan& wp : plan->workers) counts.push_back(wp.counts);
     }
