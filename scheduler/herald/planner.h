@@ -128,6 +128,14 @@ class Planner {
   // other policies.
   const TableProfiler* profiler() const { return profiler_ ? &*profiler_ : nullptr; }
   const PlannerOptions& options() const { return options_; }
+  // Row-directory entries over all tables: rows some cache holds, rows of
+  // the two batches in flight, rows whose PS copy changed in the last plan.
+  // Bounded by the caches and batches, whatever the dataset.
+  size_t directory_entries() const {
+    size_t n = 0;
+    for (const RowDirectory& dir : directory_) n += dir.size();
+    return n;
+  }
 
  private:
   explicit Planner(PlannerOptions options);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"
 #include "scheduler/herald/plan_checker.h"
 
@@ -310,6 +311,42 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
         EXPECT_EQ(totals.size(), batches.size());
       }
     }
+  }
+}
+
+// Memory independent of the dataset: 300 batches over a key space far larger
+// than the caches (half the uses new keys, half 40 recurring ones) under
+// every caching policy. The directory never holds more than the caches'
+// slots plus the two batches in flight plus the rows whose PS copy the last
+// plan changed (at most a batch's rows), while the data's distinct keys grow
+// to many times that.
+TEST(PlannerMemoryTest, DirectoryStaysBoundedByCachesAndBatchesWhateverTheData) {
+  const uint32_t workers = 4, tables = 2, batch = 64, capacity = 50, slots = 80;
+  for (const std::string& policy : {"vanilla", "herald", "herald-comm-only"}) {
+    auto planner = *Planner::Create(Options(policy, workers, tables, capacity, slots));
+    std::mt19937_64 rng(5);
+    absl::flat_hash_set<Key> distinct;
+    auto make = [&](int it) {
+      std::vector<std::vector<std::vector<Key>>> samples(batch);
+      for (auto& sample : samples) {
+        for (uint32_t t = 0; t < tables; ++t) {
+          const Key key = rng() % 2 == 0 ? rng() % 40 : 1000 + uint64_t(it) * batch + rng() % batch;
+          distinct.insert(key * tables + t);
+          sample.push_back({key});
+        }
+      }
+      return MakeBatch(samples);
+    };
+    const size_t bound = size_t{workers} * tables * slots + 3 * size_t{batch} * tables;
+    data::KeyBatch current = make(0);
+    for (int it = 0; it < 300; ++it) {
+      const data::KeyBatch next = make(it + 1);
+      auto plan = planner->Plan(current, it + 1 < 300 ? &next : nullptr);
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      ASSERT_LE(planner->directory_entries(), bound) << policy << " iteration " << it;
+      current = next;
+    }
+    EXPECT_GT(distinct.size(), 10 * bound);
   }
 }
 

@@ -98,6 +98,8 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     }
     Add(record.total, &result.total);
     result.sum_max_worker_rows += record.max_worker_rows;
+    result.directory_entries_max =
+        std::max<uint64_t>(result.directory_entries_max, (*planner)->directory_entries());
     result.iterations.push_back(record);
     times.push_back(ms);
     std::swap(current, next);

@@ -48,6 +48,7 @@ struct SimulationResult {
   std::vector<IterationRecord> iterations;
   PlanCounts total;
   uint64_t sum_max_worker_rows = 0;  // Σ over iterations of max_worker_rows
+  uint64_t directory_entries_max = 0;  // the planner's row directory, after any plan
   double sched_ms_median = 0;
   double sched_ms_p99 = 0;
   double hit_rate() const {
