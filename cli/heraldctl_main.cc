@@ -99,7 +99,9 @@ Commands:
            [--warm-start] [--seed S] [--threads T] [--nocheck] [--json]
       Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
       herald-comm-only, herald-adaptive) without any PS or worker: rows fetched, pushed
-      and written back per iteration, cache hit rate, scheduling time per batch.
+      and written back per iteration (and the write-backs that only hand a row to the one
+      other worker training it next), cache hit rate, scheduling time per batch, the
+      planner's largest row directory.
       --cache-ratio: per-worker cache capacity as a fraction of the data's distinct keys,
       table by table. herald-adaptive needs --top-k or --budget-ms. --warm-start fetches
       the data's hottest keys into every cache at iteration 0. --threads: planner

@@ -82,6 +82,9 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
               "training them next (a direct worker-to-worker hand-off, not built, would move "
               "each once instead of twice)\n",
               static_cast<unsigned long long>(t.handoffs));
+  std::printf("planner row directory at its largest: %llu entries (bounded by the caches and "
+              "the batches in flight, not the data)\n",
+              static_cast<unsigned long long>(r.directory_entries_max));
   std::printf("max per worker per iteration, summed over iterations: %llu rows\n",
               static_cast<unsigned long long>(r.sum_max_worker_rows));
   std::printf("cache hit rate %.4f; scheduling time per global batch (%u planner thread%s): "
