@@ -30,6 +30,8 @@ class CacheLayout {
   uint32_t RowAt(uint32_t slot) const { return row_at_[slot]; }
 
   void Use(uint32_t slot, uint64_t iteration) { order_->Use(slot, iteration); }
+  // Hints that Use(slot) comes soon (memory prefetch only).
+  void PrefetchUse(uint32_t slot) const { order_->Prefetch(slot); }
   // Places `key` (directory handle `row`) in a free slot (the most recently
   // freed; slot 0 first in a new cache) and counts it used at `iteration`.
   // REQUIRES: HasFree() and `key` not resident. (Which slot holds a key is
@@ -37,6 +39,11 @@ class CacheLayout {
   uint32_t Insert(Key key, uint32_t row, uint64_t iteration);
   // The coldest slot not used at `iteration`, or kAbsent.
   int64_t Victim(uint64_t iteration) const { return order_->Coldest(iteration); }
+  // The next `n` victims (fewer when fewer slots may go), coldest first: what
+  // n rounds of Victim and Remove would give.
+  void Victims(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const {
+    order_->ColdestN(iteration, n, out);
+  }
   void Remove(uint32_t slot);
 
   // Calls fn(slot, key) for every resident slot, in slot order.

@@ -53,6 +53,18 @@ int64_t LruOrder::Coldest(uint64_t iteration) const {
   return slot_use_[slot].iteration == iteration ? -1 : static_cast<int64_t>(slot);
 }
 
+void LruOrder::ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const {
+  // Live entries are each slot's latest use, so no slot appears twice; the
+  // first slot used at `iteration` ends the list (all after it were too).
+  for (size_t i = head_; i < queue_.size() && n > 0; ++i) {
+    const SlotUse& use = slot_use_[queue_[i].slot];
+    if (use.latest != queue_[i].use) continue;
+    if (use.iteration == iteration) break;
+    out->push_back(queue_[i].slot);
+    --n;
+  }
+}
+
 LfuOrder::LfuOrder(uint32_t slots) : uses_(slots, 0), last_use_(slots, 0), tracked_(slots, false) {}
 
 void LfuOrder::Use(uint32_t slot, uint64_t iteration) {
@@ -75,6 +87,15 @@ int64_t LfuOrder::Coldest(uint64_t iteration) const {
     if (std::get<1>(e) != iteration) return std::get<2>(e);
   }
   return -1;
+}
+
+void LfuOrder::ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const {
+  for (const Entry& e : order_) {
+    if (n == 0) return;
+    if (std::get<1>(e) == iteration) continue;
+    out->push_back(std::get<2>(e));
+    --n;
+  }
 }
 
 }  // namespace herald::scheduler

@@ -28,8 +28,15 @@ class EvictionOrder {
   virtual void Use(uint32_t slot, uint64_t iteration) = 0;
   // `slot` left the cache.
   virtual void Remove(uint32_t slot) = 0;
+  // Hints that `slot` is used soon (memory prefetch only).
+  virtual void Prefetch(uint32_t slot) const = 0;
   // The coldest resident slot not used at `iteration`, or -1 when none.
   virtual int64_t Coldest(uint64_t iteration) const = 0;
+  // Appends to `out` the up to `n` coldest resident slots not used at
+  // `iteration`, coldest first: the slots n rounds of Coldest and Remove
+  // would give, without removing them (so a caller can start reading what
+  // it knows about them before evicting them one by one).
+  virtual void ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const = 0;
   // An independent copy in the same state.
   virtual std::unique_ptr<EvictionOrder> Clone() const = 0;
 };
@@ -46,7 +53,9 @@ class LruOrder : public EvictionOrder {
   explicit LruOrder(uint32_t slots);
   void Use(uint32_t slot, uint64_t iteration) override;
   void Remove(uint32_t slot) override;
+  void Prefetch(uint32_t slot) const override { __builtin_prefetch(&slot_use_[slot], 1); }
   int64_t Coldest(uint64_t iteration) const override;
+  void ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const override;
   std::unique_ptr<EvictionOrder> Clone() const override {
     return std::make_unique<LruOrder>(*this);
   }
@@ -73,7 +82,9 @@ class LfuOrder : public EvictionOrder {
   explicit LfuOrder(uint32_t slots);
   void Use(uint32_t slot, uint64_t iteration) override;
   void Remove(uint32_t slot) override;
+  void Prefetch(uint32_t) const override {}  // the ordered set's path is not known ahead
   int64_t Coldest(uint64_t iteration) const override;
+  void ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const override;
   std::unique_ptr<EvictionOrder> Clone() const override {
     return std::make_unique<LfuOrder>(*this);
   }

@@ -11,6 +11,8 @@ namespace {
 
 // How many directory entries ahead the per-row loops prefetch.
 constexpr uint32_t kRowLookahead = 8;
+// slot_of_id_ of a row not in the worker's cache yet.
+constexpr uint32_t kNoSlot = UINT32_MAX;
 
 }  // namespace
 
@@ -72,6 +74,7 @@ Planner::Planner(PlannerOptions options)
       directory_(num_tables_, RowDirectory(options_.num_workers)),
       needed_(options_.num_workers, std::vector<std::vector<uint32_t>>(num_tables_)),
       missing_(num_tables_),
+      victims_(num_tables_),
       table_counts_(num_tables_, std::vector<PlanCounts>(options_.num_workers)) {
   if (options_.policy.adaptive_tables) {
     profiler_.emplace(num_tables_, options_.num_workers, options_.adaptive);
@@ -136,6 +139,44 @@ absl::Status Planner::Allocate(const BatchIndex& index, CounterRng* rng,
 
 absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
                                             const data::KeyBatch* next) {
+  IterationPlan plan;
+  if (auto s = PlanInto(batch, next, &plan); !s.ok()) return s;
+  return plan;
+}
+
+namespace {
+
+// Empties every list of `plan` for `num_workers` × `num_tables`, keeping
+// the lists' memory.
+void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
+  plan->workers.resize(num_workers);
+  for (WorkerPlan& wp : plan->workers) {
+    wp.samples.clear();
+    wp.counts = PlanCounts();
+    wp.tables.resize(num_tables);
+    wp.slots.resize(num_tables);
+    for (worker::TablePlan& tp : wp.tables) {
+      for (auto* list : {&tp.evict_slots, &tp.fetch_slots, &tp.owned_slots, &tp.shared_slots,
+                         &tp.writeback_slots}) {
+        list->clear();
+      }
+      for (auto* list : {&tp.evict_keys, &tp.fetch_keys, &tp.shared_keys, &tp.writeback_keys}) {
+        list->clear();
+      }
+      tp.fetch_early.clear();
+    }
+    for (worker::TableSamples& ts : wp.slots) {
+      ts.offsets.clear();
+      ts.slots.clear();
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status Planner::PlanInto(const data::KeyBatch& batch, const data::KeyBatch* next,
+                               IterationPlan* out) {
+  IterationPlan& plan = *out;
   for (const data::KeyBatch* b : {&batch, next}) {
     if (b == nullptr) continue;
     if (b->tables.size() != num_tables_) {
@@ -164,14 +205,9 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
   }
 
   const uint32_t W = options_.num_workers;
-  IterationPlan plan;
   plan.iteration = iteration_;
   plan.last = next == nullptr;
-  plan.workers.resize(W);
-  for (WorkerPlan& wp : plan.workers) {
-    wp.tables.resize(num_tables_);
-    wp.slots.resize(num_tables_);
-  }
+  ResetPlan(W, num_tables_, &plan);
   for (uint32_t s = 0; s < batch.num_samples; ++s) plan.workers[worker_of_[s]].samples.push_back(s);
 
   for (auto& counts : table_counts_) std::fill(counts.begin(), counts.end(), PlanCounts());
@@ -215,7 +251,7 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
   run_.ForEachTable(num_tables_, [&](uint32_t t) { directory_[t].Sweep(iteration_); });
   MergeCounts(&plan);
   ++iteration_;
-  return plan;
+  return absl::OkStatus();
 }
 
 void Planner::MergeCounts(IterationPlan* plan) {
@@ -261,6 +297,9 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   tp.shared_slots.reserve(needed.size());
   tp.shared_keys.reserve(needed.size());
   missing.clear();
+  // Two passes over the rows, so that the cache's eviction-order records
+  // (as scattered as the directory) can be read ahead like the entries:
+  // first find the slots of the rows the cache holds, then use them.
   for (size_t i = 0; i < needed.size(); ++i) {
     // The directory is far larger than the CPU caches: start the entries a
     // few rows ahead.
@@ -268,16 +307,22 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
       dir.PrefetchRow(current_.row(needed[i + kRowLookahead]));
     }
     const uint32_t id = needed[i];
-    ++counts.uses;
     const uint32_t handle = current_.row(id);
-    RowState& row = dir.at(handle);
-    if (!row.resident.Has(w)) {
+    if (!dir.at(handle).resident.Has(w)) {
       missing.push_back(id);
+      slot_of_id_[id] = kNoSlot;
       continue;
     }
     const uint32_t slot = dir.SlotOf(handle, w);
-    cache.Use(slot, iteration_);
+    cache.PrefetchUse(slot);
     slot_of_id_[id] = slot;
+  }
+  counts.uses += needed.size();
+  for (uint32_t id : needed) {
+    const uint32_t slot = slot_of_id_[id];
+    if (slot == kNoSlot) continue;
+    cache.Use(slot, iteration_);
+    RowState& row = dir.at(current_.row(id));
     if (row.newest.Has(w)) {
       ++counts.hits;
       continue;
@@ -288,11 +333,21 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   }
   tp.evict_slots.reserve(tp.evict_slots.size() + missing.size());
   tp.evict_keys.reserve(tp.evict_keys.size() + missing.size());
-  while (!missing.empty() &&
-         (cache.resident() + missing.size() > options_.capacity[t] || !cache.HasFree())) {
-    const int64_t victim = cache.Victim(iteration_);
-    if (victim == CacheLayout::kAbsent) break;
-    Evict(t, w, static_cast<uint32_t>(victim), &wp);
+  if (!missing.empty()) {
+    // Evict until the missing rows fit within capacity (then, as capacity ≤
+    // slots, they also find free slots), as far as rows not trained now allow.
+    const size_t want = cache.resident() + missing.size();
+    const size_t over = want > options_.capacity[t] ? want - options_.capacity[t] : 0;
+    std::vector<uint32_t>& victims = victims_[t];
+    victims.clear();
+    cache.Victims(iteration_, over, &victims);
+    // The victims' directory entries are cold: start reading them ahead.
+    for (size_t i = 0; i < victims.size(); ++i) {
+      if (i + kRowLookahead < victims.size()) {
+        dir.PrefetchRow(cache.RowAt(victims[i + kRowLookahead]));
+      }
+      Evict(t, w, victims[i], &wp);
+    }
   }
   if (cache.slots() - cache.resident() < missing.size()) {
     return absl::ResourceExhaustedError(absl::StrCat(

@@ -110,6 +110,12 @@ class Planner {
   // (a worker's rows of one iteration do not fit its slots), Internal (a
   // broken invariant: a planner bug).
   absl::StatusOr<IterationPlan> Plan(const data::KeyBatch& batch, const data::KeyBatch* next);
+  // The same, written into `plan`, whose lists are emptied first but keep
+  // their memory: a caller planning iteration after iteration into one
+  // IterationPlan allocates nothing per iteration once the lists have grown.
+  // On error `plan` holds no valid plan.
+  absl::Status PlanInto(const data::KeyBatch& batch, const data::KeyBatch* next,
+                        IterationPlan* plan);
 
   // An independent planner in the same state (the exhaustive search explores
   // allocations from copies).
@@ -184,6 +190,7 @@ class Planner {
   bool next_users_ready_ = false;
   std::vector<uint32_t> slot_of_id_;
   std::vector<std::vector<uint32_t>> missing_;      // [table]
+  std::vector<std::vector<uint32_t>> victims_;      // [table]
   std::vector<std::vector<PlanCounts>> table_counts_;  // [table][worker]
 };
 

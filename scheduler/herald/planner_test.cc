@@ -436,6 +436,42 @@ TEST(PlannerThreadsTest, PlansAreTheSameForAnyThreadCount) {
   EXPECT_NE(Planner::Create(bad).status().message().find("threads: 0"), std::string::npos);
 }
 
+// Planning into one reused IterationPlan (what the service and the
+// simulator do) gives every list exactly as a fresh plan does: nothing of
+// the previous iteration is left behind, also when a worker's lists shrink.
+TEST(PlannerTest, PlanningIntoAReusedPlanLeavesNothingBehind) {
+  std::mt19937_64 rng(11);
+  const uint32_t workers = 3, tables = 4;
+  std::vector<data::KeyBatch> batches;
+  for (int it = 0; it < 12; ++it) {
+    const uint32_t batch = it % 3 == 0 ? 30 : 6;  // big and small iterations alternate
+    std::vector<std::vector<std::vector<Key>>> samples(batch);
+    for (auto& sample : samples) {
+      sample.resize(tables);
+      for (uint32_t t = 0; t < tables; ++t) sample[t].push_back(rng() % (4 + 20 * t));
+    }
+    batches.push_back(MakeBatch(samples));
+  }
+  for (const std::string& policy : PolicyNames()) {
+    SCOPED_TRACE(policy);
+    PlannerOptions o = Options(policy, workers, tables, 6, 40);
+    o.adaptive.top_k = 2;
+    std::vector<IterationPlan> fresh;
+    RunChecked(o, batches, &fresh);
+    ASSERT_EQ(fresh.size(), batches.size());
+    auto planner = Planner::Create(o);
+    ASSERT_TRUE(planner.ok()) << planner.status();
+    IterationPlan reused;
+    for (size_t i = 0; i < batches.size(); ++i) {
+      const data::KeyBatch* next = i + 1 < batches.size() ? &batches[i + 1] : nullptr;
+      ASSERT_TRUE((*planner)->PlanInto(batches[i], next, &reused).ok());
+      EXPECT_EQ(reused.iteration, fresh[i].iteration);
+      EXPECT_EQ(reused.last, fresh[i].last);
+      ExpectSamePlan(fresh[i], reused);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace herald::scheduler
 

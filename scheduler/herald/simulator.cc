@@ -64,6 +64,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
   if (!has_current.ok()) return has_current.status();
   bool more = *has_current;
   uint64_t iteration = 0;
+  IterationPlan plan_buffer;  // reused: planning allocates nothing once it has grown
   while (more) {
     const bool room = options.max_iterations == 0 || iteration + 1 < options.max_iterations;
     bool has_next = false;
@@ -73,10 +74,12 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
       has_next = *got;
     }
     const auto start = std::chrono::steady_clock::now();
-    auto plan = (*planner)->Plan(current, has_next ? &next : nullptr);
+    const absl::Status planned =
+        (*planner)->PlanInto(current, has_next ? &next : nullptr, &plan_buffer);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!plan.ok()) return plan.status();
+    if (!planned.ok()) return planned;
+    const IterationPlan* plan = &plan_buffer;
     IterationRecord record;
     record.sched_ms = ms;
     if (const TableProfiler* profiler = (*planner)->profiler()) {

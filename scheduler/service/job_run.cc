@@ -260,14 +260,17 @@ absl::Status JobRun::Plan() {
   data::KeyBatch current, next;
   HERALD_ASSIGN_OR_RETURN(bool have_current, loader.Next(&current));
   if (!have_current) return absl::InvalidArgumentError("data: no complete global batch");
+  IterationPlan plan_buffer;  // reused: its lists keep their memory between iterations
+  const IterationPlan* plan = &plan_buffer;
   for (;;) {
     HERALD_RETURN_IF_ERROR(Health());
     HERALD_ASSIGN_OR_RETURN(bool have_next, loader.Next(&next));
-    absl::StatusOr<IterationPlan> plan = planner->Plan(current, have_next ? &next : nullptr);
-    if (!plan.ok()) {
-      return absl::Status(plan.status().code(), absl::StrCat("planning iteration ",
-                                                             planner->iteration(), ": ",
-                                                             plan.status().message()));
+    if (absl::Status planned =
+            planner->PlanInto(current, have_next ? &next : nullptr, &plan_buffer);
+        !planned.ok()) {
+      return absl::Status(planned.code(), absl::StrCat("planning iteration ",
+                                                       planner->iteration(), ": ",
+                                                       planned.message()));
     }
     PlanCounts total;
     for (uint32_t w = 0; w < workers_.size(); ++w) {
