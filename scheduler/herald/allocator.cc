@@ -89,7 +89,11 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
   ScoreIds(index, directory, run, rows);
   load_.assign(W, 0);
   quota_.resize(W);
-  for (uint32_t w = 0; w < W; ++w) quota_[w] = Quota(index.num_samples(), w);
+  open_.clear();
+  for (uint32_t w = 0; w < W; ++w) {
+    quota_[w] = Quota(index.num_samples(), w);
+    if (quota_[w] > 0) open_.push_back(w);
+  }
   cost_.resize(W);
   const bool ownership = sync_ == SyncMode::kOwnership;
   // Each sample's scored numbers, as CSR, built in chunks of samples on
@@ -160,21 +164,24 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
         cost_[w] -= 1 + sync + writeback;
       });
     }
-    // The cheapest workers with room; one of them uniformly at random.
+    // The cheapest workers with room (in increasing rank); one of them
+    // uniformly at random. Two tight passes over the open workers: the
+    // least cost, then who has it.
+    const int64_t* cost = cost_.data();
+    const uint32_t* open = open_.data();
+    const size_t num_open = open_.size();
     int64_t least = INT64_MAX;
+    for (size_t i = 0; i < num_open; ++i) least = std::min(least, cost[open[i]]);
     cheapest_.clear();
-    for (uint32_t w = 0; w < W; ++w) {
-      if (load_[w] >= quota_[w] || cost_[w] > least) continue;
-      if (cost_[w] < least) {
-        least = cost_[w];
-        cheapest_.clear();
-      }
-      cheapest_.push_back(w);
+    for (size_t i = 0; i < num_open; ++i) {
+      if (cost[open[i]] == least) cheapest_.push_back(open[i]);
     }
     const uint32_t best = cheapest_.size() == 1
                               ? cheapest_[0]
                               : cheapest_[rng->NextBelow(static_cast<uint32_t>(cheapest_.size()))];
-    ++load_[best];
+    if (++load_[best] == quota_[best]) {
+      open_.erase(std::find(open_.begin(), open_.end(), best));
+    }
     (*worker_of)[s] = best;
     for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
       (*rows)[scored_ids_[i]].users.Add(best);

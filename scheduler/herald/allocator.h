@@ -94,6 +94,7 @@ class Allocator {
   std::vector<ScoredRow<4>> rows4_;
   std::vector<int64_t> cost_;
   std::vector<uint32_t> load_, quota_;
+  std::vector<uint32_t> open_;  // workers with room left, increasing
   std::vector<uint32_t> cheapest_;
   std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR of scored numbers
   std::vector<std::vector<uint32_t>> chunk_ids_;       // scored_ids_ of each chunk of samples
