@@ -14,20 +14,25 @@ uint32_t RowDirectory::FindOrAdd(Key key) {
   if (!inserted) return it->second;
   uint32_t handle;
   if (free_.empty()) {
-    handle = static_cast<uint32_t>(rows_.size());
-    rows_.emplace_back();
+    handle = num_handles_++;
+    const uint32_t chunk = ChunkOf(handle);
+    if (chunk == rows_.size()) {
+      rows_.emplace_back();
+      rows_.back().reserve(size_t{1} << (kFirstChunkBits + chunk));
+    }
+    rows_[chunk].emplace_back();
   } else {
     handle = free_.back();
     free_.pop_back();
-    rows_[handle] = RowState();
+    at(handle) = RowState();
   }
-  rows_[handle].key = key;
+  at(handle).key = key;
   it->second = handle;
   return handle;
 }
 
 void RowDirectory::SetSlot(uint32_t handle, uint32_t w, uint32_t slot) {
-  RowState& row = rows_[handle];
+  RowState& row = at(handle);
   if (row.wide == RowState::kNoWide) {
     for (int i = 0; i < 2; ++i) {
       if (row.slot_worker[i] == w) {
@@ -62,7 +67,7 @@ void RowDirectory::SetSlot(uint32_t handle, uint32_t w, uint32_t slot) {
 }
 
 uint32_t RowDirectory::SlotOf(uint32_t handle, uint32_t w) const {
-  const RowState& row = rows_[handle];
+  const RowState& row = at(handle);
   if (row.wide != RowState::kNoWide) return wide_[uint64_t{row.wide} * num_workers_ + w];
   for (int i = 0; i < 2; ++i) {
     if (row.slot_worker[i] == w) return row.slot[i];
@@ -71,7 +76,7 @@ uint32_t RowDirectory::SlotOf(uint32_t handle, uint32_t w) const {
 }
 
 void RowDirectory::ClearSlot(uint32_t handle, uint32_t w) {
-  RowState& row = rows_[handle];
+  RowState& row = at(handle);
   if (row.wide != RowState::kNoWide) {
     uint32_t& entry = wide_[uint64_t{row.wide} * num_workers_ + w];
     if (entry == kNoSlot) return;
@@ -89,7 +94,7 @@ void RowDirectory::ClearSlot(uint32_t handle, uint32_t w) {
 }
 
 void RowDirectory::MakeWide(uint32_t handle) {
-  RowState& row = rows_[handle];
+  RowState& row = at(handle);
   if (wide_free_.empty()) {
     row.wide = static_cast<uint32_t>(wide_.size() / num_workers_);
     wide_.resize(wide_.size() + num_workers_, kNoSlot);
@@ -120,7 +125,7 @@ void RowDirectory::MakeWide(uint32_t handle) {
 }
 
 void RowDirectory::MakeNarrow(uint32_t handle) {
-  RowState& row = rows_[handle];
+  RowState& row = at(handle);
   const uint32_t* block = &wide_[uint64_t{row.wide} * num_workers_];
   wide_free_.push_back(row.wide);
   row.wide = RowState::kNoWide;
@@ -142,7 +147,7 @@ void RowDirectory::MakeNarrow(uint32_t handle) {
 void RowDirectory::Sweep(uint64_t iteration) {
   keep_.clear();
   for (uint32_t handle : release_) {
-    RowState& row = rows_[handle];
+    RowState& row = at(handle);
     if (!row.resident.Empty() || row.holder != kPsHolder) continue;  // cached again
     if (row.pin_stamp > iteration + 1 || row.ps_changed_stamp == iteration + 1) {
       keep_.push_back(handle);  // still needed; look again at the next sweep

@@ -75,9 +75,15 @@ class RowDirectory {
   uint32_t FindOrAdd(Key key);
   // Hints that `key` will be looked up soon (memory prefetch only).
   void Prefetch(Key key) const { index_.prefetch(key); }
-  void PrefetchRow(uint32_t handle) const { __builtin_prefetch(&rows_[handle]); }
-  RowState& at(uint32_t handle) { return rows_[handle]; }
-  const RowState& at(uint32_t handle) const { return rows_[handle]; }
+  void PrefetchRow(uint32_t handle) const { __builtin_prefetch(&at(handle)); }
+  RowState& at(uint32_t handle) {
+    const uint32_t chunk = ChunkOf(handle);
+    return rows_[chunk][handle - ChunkBegin(chunk)];
+  }
+  const RowState& at(uint32_t handle) const {
+    const uint32_t chunk = ChunkOf(handle);
+    return rows_[chunk][handle - ChunkBegin(chunk)];
+  }
 
   // Where the row sits in worker w's cache. SlotOf REQUIRES a SetSlot for
   // (handle, w) not cleared since. Two copies' slots are kept in the entry;
@@ -119,7 +125,21 @@ class RowDirectory {
   absl::flat_hash_map<uint64_t, uint32_t> overflow_;  // slots beyond the inline two
   std::vector<uint32_t> wide_;       // blocks of num_workers_ slots (kNoSlot: none)
   std::vector<uint32_t> wide_free_;  // released blocks
-  std::vector<RowState> rows_;
+  // Entries live in chunks of doubling size: chunk c holds the handles
+  // [ChunkBegin(c), ChunkBegin(c + 1)), 2^(kFirstChunkBits + c) of them,
+  // reserved when the chunk is opened and filled as handles are made. So
+  // the directory grows without ever copying or re-touching what it holds
+  // (a growing vector would stall one plan for a copy of the whole
+  // directory), and a small one stays small.
+  static constexpr uint32_t kFirstChunkBits = 6;
+  static uint32_t ChunkOf(uint32_t handle) {
+    return 31 - static_cast<uint32_t>(__builtin_clz((handle >> kFirstChunkBits) + 1));
+  }
+  static uint32_t ChunkBegin(uint32_t chunk) {
+    return ((1u << chunk) - 1) << kFirstChunkBits;
+  }
+  std::vector<std::vector<RowState>> rows_;
+  uint32_t num_handles_ = 0;  // handles ever made
   std::vector<uint32_t> free_;
   std::vector<uint32_t> release_, keep_;
 };

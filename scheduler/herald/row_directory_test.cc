@@ -24,6 +24,33 @@ TEST(RowDirectory, OneHandlePerKeyUntilErased) {
   EXPECT_EQ(dir.size(), 1u);
 }
 
+// Entries live in chunks of doubling size: every entry keeps its own state
+// across many chunk boundaries, handles are dense from 0, and a copy of the
+// directory (Planner::Clone) holds the same entries and grows on its own.
+TEST(RowDirectory, EntriesKeepTheirStateAcrossChunksAndCopies) {
+  RowDirectory dir(8);
+  constexpr Key kKeys = 20000;  // chunks of 64, 128, … 8192 entries and more
+  for (Key k = 0; k < kKeys; ++k) {
+    const uint32_t h = dir.FindOrAdd(1000 + k);
+    ASSERT_EQ(h, k);
+    dir.at(h).holder = static_cast<int32_t>(k % 8);
+    dir.SetSlot(h, static_cast<uint32_t>(k % 8), static_cast<uint32_t>(k));
+  }
+  RowDirectory copy = dir;
+  for (Key k = 0; k < kKeys; ++k) {
+    const uint32_t h = static_cast<uint32_t>(k);
+    ASSERT_EQ(dir.at(h).key, 1000 + k);
+    ASSERT_EQ(dir.at(h).holder, static_cast<int32_t>(k % 8));
+    ASSERT_EQ(dir.SlotOf(h, static_cast<uint32_t>(k % 8)), k);
+    ASSERT_EQ(copy.at(h).key, 1000 + k);
+  }
+  const uint32_t grown = copy.FindOrAdd(999);
+  EXPECT_EQ(grown, kKeys);
+  EXPECT_EQ(copy.at(grown).key, 999u);
+  EXPECT_EQ(dir.Find(999), RowDirectory::kNone);
+  EXPECT_EQ(copy.at(0).key, 1000u);
+}
+
 TEST(RowDirectory, KeepsSlotsInlineAndBeyond) {
   RowDirectory dir;
   const uint32_t h = dir.FindOrAdd(5);
