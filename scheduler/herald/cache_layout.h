@@ -14,8 +14,6 @@ namespace herald::scheduler {
 
 class CacheLayout {
  public:
-  static constexpr int64_t kAbsent = -1;
-
   CacheLayout(uint32_t slots, EvictionKind eviction);
   CacheLayout(const CacheLayout& other);
   CacheLayout& operator=(const CacheLayout& other);
@@ -37,10 +35,9 @@ class CacheLayout {
   // REQUIRES: HasFree() and `key` not resident. (Which slot holds a key is
   // kept by the row directory: RowDirectory::SlotOf.)
   uint32_t Insert(Key key, uint32_t row, uint64_t iteration);
-  // The coldest slot not used at `iteration`, or kAbsent.
-  int64_t Victim(uint64_t iteration) const { return order_->Coldest(iteration); }
-  // The next `n` victims (fewer when fewer slots may go), coldest first: what
-  // n rounds of Victim and Remove would give.
+  // The next `n` victims (fewer when fewer slots may go): the coldest slots
+  // not used at `iteration`, coldest first, as n rounds of evicting the
+  // coldest would give.
   void Victims(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const {
     order_->ColdestN(iteration, n, out);
   }
