@@ -59,12 +59,13 @@ void Allocator::ScoreIds(const BatchIndex& index, const std::vector<RowDirectory
       if (!scored_table) continue;
       const uint32_t uses = index.uses(id);
       if (uses > hot_uses) continue;
-      const RowState& row = dir.at(index.row(id));
-      const bool is_cached = !row.newest.Empty();
+      const uint32_t handle = index.row(id);
+      const RowState& row = dir.at(handle);
+      const BasicWorkerSet<kWords> newest = dir.Newest<kWords>(handle);
+      const bool is_cached = !newest.Empty();
       if (uses == 1 && !is_cached && row.holder == kPsHolder) continue;
       scored_of_[id] = next;
-      (*rows)[next] = {BasicWorkerSet<kWords>(), row.newest.template Narrow<kWords>(), row.holder,
-                       is_cached};
+      (*rows)[next] = {BasicWorkerSet<kWords>(), newest, row.holder, is_cached};
       ++next;
     }
     // Per use of the table: its scored number with the cached flag in bit

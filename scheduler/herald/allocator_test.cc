@@ -32,8 +32,7 @@ TEST(AllocatorTest, EverySampleGoesToTheWorkerCachingItsRow) {
     index.Build(batch, 0, &directory);
     for (uint32_t id = 0; id < index.num_ids(); ++id) {
       const uint32_t cacher = workers - 1 - static_cast<uint32_t>(index.key(id) - 5000);
-      directory[0].at(index.row(id)).newest.Add(cacher);
-      directory[0].at(index.row(id)).resident.Add(cacher);
+      directory[0].AddCopy(index.row(id), cacher);
     }
     Allocator allocator(Allocation::kLocality, SyncMode::kOwnership, workers);
     CounterRng rng(1, 0, 0);

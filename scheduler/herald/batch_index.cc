@@ -1,25 +1,19 @@
 #include "scheduler/herald/batch_index.h"
 
 #include <algorithm>
-#include <atomic>
 
 namespace herald::scheduler {
 namespace {
 
 constexpr size_t kLookahead = 12;
 
-// Distinguishes builds in RowState::seen_by_build (0 means never seen).
-// Process-wide, so builds on different threads never share a number.
-uint64_t NextBuildNumber() {
-  static std::atomic<uint64_t> builds{0};
-  return builds.fetch_add(1, std::memory_order_relaxed) + 1;
-}
-
 }  // namespace
 
 void BatchIndex::Build(const data::KeyBatch& batch, uint64_t iteration,
                        std::vector<RowDirectory>* directories, const TableRunner& run) {
-  const uint64_t build = NextBuildNumber();
+  // A row is seen for the first time in this build when its pin stamp is
+  // older than this iteration's (builds come in increasing iterations).
+  const uint64_t stamp = iteration + 1;
   num_samples_ = batch.num_samples;
   const uint32_t num_tables = static_cast<uint32_t>(batch.tables.size());
   ids_.resize(num_tables);
@@ -48,10 +42,9 @@ void BatchIndex::Build(const data::KeyBatch& batch, uint64_t iteration,
       if (i + kLookahead < n) dir.PrefetchRow(local.handles[i + kLookahead]);
       const uint32_t handle = local.handles[i];
       RowState& row = dir.at(handle);
-      if (row.seen_by_build != build) {
-        row.seen_by_build = build;
+      if (row.pin_stamp != stamp) {
+        row.pin_stamp = stamp;
         row.batch_id = static_cast<uint32_t>(local.keys.size());
-        row.pin_stamp = iteration + 1;
         local.keys.push_back(table.keys[i]);
         local.rows.push_back(handle);
         local.uses.push_back(0);

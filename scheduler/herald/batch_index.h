@@ -20,7 +20,8 @@ class BatchIndex {
   // object's buffers: adds a directory entry for every key that has none
   // and pins every entry until that iteration's plan is done. Tables are
   // indexed on `run`'s threads; the ids are the same whatever their number.
-  // REQUIRES: directories->size() == batch.tables.size().
+  // REQUIRES: directories->size() == batch.tables.size(), and `iteration`
+  // greater than that of every earlier build on these directories.
   void Build(const data::KeyBatch& batch, uint64_t iteration,
              std::vector<RowDirectory>* directories, const TableRunner& run = TableRunner());
 

@@ -308,7 +308,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     }
     const uint32_t id = needed[i];
     const uint32_t handle = current_.row(id);
-    if (!dir.at(handle).resident.Has(w)) {
+    if (!dir.IsResident(handle, w)) {
       missing.push_back(id);
       slot_of_id_[id] = kNoSlot;
       continue;
@@ -322,14 +322,15 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     const uint32_t slot = slot_of_id_[id];
     if (slot == kNoSlot) continue;
     cache.Use(slot, iteration_);
-    RowState& row = dir.at(current_.row(id));
-    if (row.newest.Has(w)) {
+    const uint32_t handle = current_.row(id);
+    if (dir.IsNewest(handle, w)) {
       ++counts.hits;
       continue;
     }
+    const RowState& row = dir.at(handle);
     if (row.holder != kPsHolder) return not_at_ps(row);
     fetch(row, slot);  // refresh an outdated copy in place
-    row.newest.Add(w);
+    dir.MarkNewest(handle, w);
   }
   tp.evict_slots.reserve(tp.evict_slots.size() + missing.size());
   tp.evict_keys.reserve(tp.evict_keys.size() + missing.size());
@@ -360,8 +361,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     if (row.holder != kPsHolder) return not_at_ps(row);
     const uint32_t slot = cache.Insert(row.key, handle, iteration_);
     dir.SetSlot(handle, w, slot);
-    row.resident.Add(w);
-    row.newest.Add(w);
+    dir.AddCopy(handle, w);
     slot_of_id_[id] = slot;
     fetch(row, slot);
   }
@@ -394,12 +394,11 @@ void Planner::WarmStart(IterationPlan* plan) {
         if (room == 0) break;
         if (trained.contains(key) || !cache.HasFree()) continue;
         const uint32_t handle = dir.FindOrAdd(key);
-        RowState& row = dir.at(handle);
-        if (row.resident.Has(w)) continue;  // a duplicate in the list
+        if (dir.IsResident(handle, w)) continue;  // a duplicate in the list
+        const RowState& row = dir.at(handle);
         const uint32_t slot = cache.Insert(key, handle, iteration_);
         dir.SetSlot(handle, w, slot);
-        row.resident.Add(w);
-        row.newest.Add(w);
+        dir.AddCopy(handle, w);
         tp.fetch_keys.push_back(key);
         tp.fetch_slots.push_back(slot);
         tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
@@ -431,12 +430,13 @@ void Planner::ApplyTraining(uint32_t t) {
   for (uint32_t id = current_.begin(t); id < current_.begin(t + 1); ++id) {
     if (id + kRowLookahead < current_.begin(t + 1)) dir.PrefetchRow(current_.row(id + kRowLookahead));
     const WorkerSet& users = users_[id];
-    RowState& row = dir.at(current_.row(id));
-    row.newest.Clear();
+    const uint32_t handle = current_.row(id);
+    RowState& row = dir.at(handle);
+    dir.ClearNewest(handle);
     if (ownership && users.IsSingle()) {
       users.ForEach([&](uint32_t w) {
-        row.holder = static_cast<int32_t>(w);
-        row.newest.Add(w);
+        row.holder = static_cast<int16_t>(w);
+        dir.MarkNewest(handle, w);
       });
     } else {
       row.holder = kPsHolder;  // the PS applies the summed gradients at commit
@@ -461,10 +461,9 @@ void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
   if (row.holder == static_cast<int32_t>(w)) {
     WriteBack(&row, &table_counts_[t][w]);  // before the slot is reused
   }
-  row.resident.Remove(w);
-  row.newest.Remove(w);
+  dir.RemoveCopy(handle, w);
   dir.ClearSlot(handle, w);
-  if (row.resident.Empty() && row.holder == kPsHolder) dir.MaybeRelease(handle);
+  if (!dir.IsCached(handle) && row.holder == kPsHolder) dir.MaybeRelease(handle);
   cache.Remove(slot);
 }
 

@@ -322,7 +322,7 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
 // to many times that.
 TEST(PlannerMemoryTest, DirectoryStaysBoundedByCachesAndBatchesWhateverTheData) {
   const uint32_t workers = 4, tables = 2, batch = 64, capacity = 50, slots = 80;
-  for (const std::string& policy : {"vanilla", "herald", "herald-comm-only"}) {
+  for (const char* policy : {"vanilla", "herald", "herald-comm-only"}) {
     auto planner = *Planner::Create(Options(policy, workers, tables, capacity, slots));
     std::mt19937_64 rng(5);
     absl::flat_hash_set<Key> distinct;

@@ -7,7 +7,8 @@ namespace herald::scheduler {
 RowDirectory::RowDirectory(uint32_t num_workers)
     : num_workers_(std::max<uint32_t>(num_workers, 1)),
       wide_after_(std::max<uint32_t>(3, num_workers_ / 4)),
-      narrow_at_(std::max<uint32_t>(2, wide_after_ / 2)) {}
+      narrow_at_(std::max<uint32_t>(2, wide_after_ / 2)),
+      high_words_((num_workers_ + 63) / 64 - 1) {}
 
 uint32_t RowDirectory::FindOrAdd(Key key) {
   auto [it, inserted] = index_.try_emplace(key, 0);
@@ -17,18 +18,30 @@ uint32_t RowDirectory::FindOrAdd(Key key) {
     handle = num_handles_++;
     const uint32_t chunk = ChunkOf(handle);
     if (chunk == rows_.size()) {
+      const size_t entries = size_t{1} << (kFirstChunkBits + chunk);
       rows_.emplace_back();
-      rows_.back().reserve(size_t{1} << (kFirstChunkBits + chunk));
+      rows_.back().reserve(entries);
+      if (high_words_ > 0) {
+        high_.emplace_back();
+        high_.back().reserve(entries * 2 * high_words_);
+      }
     }
     rows_[chunk].emplace_back();
+    if (high_words_ > 0) high_[chunk].resize(high_[chunk].size() + 2 * high_words_, 0);
   } else {
     handle = free_.back();
     free_.pop_back();
     at(handle) = RowState();
+    if (high_words_ > 0) std::fill(High(handle), High(handle) + 2 * high_words_, 0);
   }
   at(handle).key = key;
   it->second = handle;
   return handle;
+}
+
+void RowDirectory::ClearNewest(uint32_t handle) {
+  at(handle).newest_low = 0;
+  if (high_words_ > 0) std::fill(High(handle) + high_words_, High(handle) + 2 * high_words_, 0);
 }
 
 void RowDirectory::SetSlot(uint32_t handle, uint32_t w, uint32_t slot) {
@@ -148,8 +161,9 @@ void RowDirectory::Sweep(uint64_t iteration) {
   keep_.clear();
   for (uint32_t handle : release_) {
     RowState& row = at(handle);
-    if (!row.resident.Empty() || row.holder != kPsHolder) continue;  // cached again
-    if (row.pin_stamp > iteration + 1 || row.ps_changed_stamp == iteration + 1) {
+    if (IsCached(handle) || row.holder != kPsHolder) continue;  // cached again
+    if (row.pin_stamp > iteration + 1 ||
+        row.ps_changed_stamp == static_cast<uint32_t>(iteration + 1)) {
       keep_.push_back(handle);  // still needed; look again at the next sweep
       continue;
     }

@@ -13,6 +13,7 @@
 // valid until its entry is erased.
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -21,27 +22,35 @@
 
 namespace herald::scheduler {
 
-constexpr int32_t kPsHolder = -1;
+constexpr int16_t kPsHolder = -1;
 
-struct RowState {
-  int32_t holder = kPsHolder;  // the PS, or the one worker holding it dirty
-  // RowDirectory's bookkeeping of where the row's slots are kept: its block
-  // of per-worker slots (kNoWide: none) and how many of its slots are kept
-  // outside the entry (in the overflow map or the block).
+// One cache line: the planner reads a row's entry in several passes per
+// batch, so its size is what those passes cost. Static-asserted below.
+struct alignas(64) RowState {
+  int16_t holder = kPsHolder;  // the PS, or the one worker (< 256) holding it dirty
+  // How many of the row's slots are kept outside the entry (in the
+  // overflow map or the block) and its block of per-worker slots (kNoWide:
+  // none): RowDirectory's bookkeeping of where the row's slots are kept.
+  uint16_t out_of_line = 0;
   static constexpr uint32_t kNoWide = UINT32_MAX;
   uint32_t wide = kNoWide;
-  WorkerSet resident;          // workers whose cache holds a copy
-  WorkerSet newest;            // of those, the ones whose copy is the newest
-  // 1 + the iteration whose plan last changed the PS copy (pushed gradients
-  // or a write-back); 0: not since the entry was made.
-  uint64_t ps_changed_stamp = 0;
-  // 1 + the latest iteration whose batch index refers to the entry.
+  // Workers 0..63 of the row's two sets: the workers whose cache holds a
+  // copy (resident) and, of those, the ones whose copy is the newest.
+  // Workers ≥ 64 of larger jobs are in RowDirectory's side words: read and
+  // change the sets through RowDirectory (IsResident, AddCopy, ...).
+  uint64_t resident_low = 0;
+  uint64_t newest_low = 0;
+  // 1 + the latest iteration whose batch index refers to the entry; a
+  // batch index build for that iteration has seen the row and given it
+  // `batch_id`.
   uint64_t pin_stamp = 0;
-  // Scratch for BatchIndex::Build: the build that last saw the row and the
-  // batch-local id it gave it.
-  uint64_t seen_by_build = 0;
+  // 1 + the iteration whose plan last changed the PS copy (pushed gradients
+  // or a write-back), modulo 2^32; 0: not since the entry was made. A stamp
+  // 2^32 iterations old can only read as a recent change: that makes a
+  // fetch wait for the commit and an entry live one sweep longer, never
+  // the reverse.
+  uint32_t ps_changed_stamp = 0;
   uint32_t batch_id = 0;
-  uint32_t out_of_line = 0;
   Key key = 0;
   // The row's slot in up to two resident workers' caches (worker
   // kNoWorker: unused); further ones are in RowDirectory's overflow map or,
@@ -51,13 +60,16 @@ struct RowState {
   uint32_t slot[2] = {0, 0};
 
   // The PS copy changed during the plan of `iteration`.
-  void MarkPsChanged(uint64_t iteration) { ps_changed_stamp = iteration + 1; }
+  void MarkPsChanged(uint64_t iteration) {
+    ps_changed_stamp = static_cast<uint32_t>(iteration + 1);
+  }
   // True when the PS copy changed during the plan of iteration - 1 (never
   // for iteration 0: nothing was planned before it).
   bool PsChangedBefore(uint64_t iteration) const {
-    return iteration != 0 && ps_changed_stamp == iteration;
+    return iteration != 0 && ps_changed_stamp == static_cast<uint32_t>(iteration);
   }
 };
+static_assert(sizeof(RowState) == 64, "a row's entry is one cache line");
 
 class RowDirectory {
  public:
@@ -83,6 +95,46 @@ class RowDirectory {
   const RowState& at(uint32_t handle) const {
     const uint32_t chunk = ChunkOf(handle);
     return rows_[chunk][handle - ChunkBegin(chunk)];
+  }
+
+  // The row's worker sets (see RowState). A "copy" is a resident one.
+  bool IsResident(uint32_t handle, uint32_t w) const {
+    return w < 64 ? (at(handle).resident_low >> w) & 1 : HighHas(handle, 0, w);
+  }
+  bool IsNewest(uint32_t handle, uint32_t w) const {
+    return w < 64 ? (at(handle).newest_low >> w) & 1 : HighHas(handle, high_words_, w);
+  }
+  // Some cache holds a copy / the newest version.
+  bool IsCached(uint32_t handle) const {
+    return at(handle).resident_low != 0 || HighAny(handle, 0);
+  }
+  bool IsNewestAnywhere(uint32_t handle) const {
+    return at(handle).newest_low != 0 || HighAny(handle, high_words_);
+  }
+  // Worker w now caches the newest version.
+  void AddCopy(uint32_t handle, uint32_t w) {
+    SetBit(handle, 0, w, true);
+    SetBit(handle, 1, w, true);
+  }
+  // Worker w's copy (which it keeps) is the newest again.
+  void MarkNewest(uint32_t handle, uint32_t w) { SetBit(handle, 1, w, true); }
+  // Worker w no longer caches the row.
+  void RemoveCopy(uint32_t handle, uint32_t w) {
+    SetBit(handle, 0, w, false);
+    SetBit(handle, 1, w, false);
+  }
+  // No copy is the newest (the PS's or another worker's is).
+  void ClearNewest(uint32_t handle);
+  // The workers caching the newest version, in kWords words. REQUIRES:
+  // the job's workers fit (num_workers ≤ 64·kWords).
+  template <int kWords>
+  BasicWorkerSet<kWords> Newest(uint32_t handle) const {
+    BasicWorkerSet<kWords> out;
+    out.set_word(0, at(handle).newest_low);
+    for (uint32_t i = 0; i < high_words_ && i + 1 < kWords; ++i) {
+      out.set_word(static_cast<int>(i + 1), High(handle)[high_words_ + i]);
+    }
+    return out;
   }
 
   // Where the row sits in worker w's cache. SlotOf REQUIRES a SetSlot for
@@ -118,7 +170,41 @@ class RowDirectory {
   void MakeWide(uint32_t handle);
   void MakeNarrow(uint32_t handle);
 
+  // The side words of workers ≥ 64: per handle, high_words_ words of the
+  // resident set, then high_words_ of the newest set (chunked like rows_).
+  const uint64_t* High(uint32_t handle) const {
+    const uint32_t chunk = ChunkOf(handle);
+    return &high_[chunk][uint64_t{handle - ChunkBegin(chunk)} * 2 * high_words_];
+  }
+  uint64_t* High(uint32_t handle) {
+    return const_cast<uint64_t*>(std::as_const(*this).High(handle));
+  }
+  // Bit w (≥ 64) of the set starting at side word `first`.
+  bool HighHas(uint32_t handle, uint32_t first, uint32_t w) const {
+    return (High(handle)[first + (w >> 6) - 1] >> (w & 63)) & 1;
+  }
+  bool HighAny(uint32_t handle, uint32_t first) const {
+    if (high_words_ == 0) return false;
+    const uint64_t* words = High(handle) + first;
+    uint64_t any = 0;
+    for (uint32_t i = 0; i < high_words_; ++i) any |= words[i];
+    return any != 0;
+  }
+  // Sets or clears worker w in the resident (set 0) or newest (set 1) set.
+  void SetBit(uint32_t handle, int set, uint32_t w, bool on) {
+    uint64_t* word;
+    if (w < 64) {
+      RowState& row = at(handle);
+      word = set == 0 ? &row.resident_low : &row.newest_low;
+    } else {
+      word = &High(handle)[set * high_words_ + (w >> 6) - 1];
+    }
+    const uint64_t bit = uint64_t{1} << (w & 63);
+    *word = on ? *word | bit : *word & ~bit;
+  }
+
   uint32_t num_workers_;
+  uint32_t high_words_;  // side words per set: ceil(num_workers / 64) - 1
   uint32_t wide_after_;   // copies from which a row gets a block
   uint32_t narrow_at_;    // copies at which it gives it up
   absl::flat_hash_map<Key, uint32_t> index_;
@@ -139,6 +225,7 @@ class RowDirectory {
     return ((1u << chunk) - 1) << kFirstChunkBits;
   }
   std::vector<std::vector<RowState>> rows_;
+  std::vector<std::vector<uint64_t>> high_;  // chunks of side words, none when ≤ 64 workers
   uint32_t num_handles_ = 0;  // handles ever made
   std::vector<uint32_t> free_;
   std::vector<uint32_t> release_, keep_;

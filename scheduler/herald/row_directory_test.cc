@@ -115,6 +115,72 @@ TEST(RowDirectory, SlotsMatchAReferenceMapUnderRandomOperations) {
   }
 }
 
+// A row's resident and newest sets keep workers 0..63 in the entry and the
+// rest in side words: random changes against a model, for jobs whose sets
+// fit one word, just do not (65), and need all four (256), over handles in
+// several chunks and handles reused after a sweep (their words start empty).
+TEST(RowDirectory, WorkerSetsMatchAModelInEveryWord) {
+  for (uint32_t workers : {8u, 64u, 65u, 130u, 256u}) {
+    RowDirectory dir(workers);
+    constexpr uint32_t kRows = 300;
+    std::vector<uint32_t> handles;
+    for (uint32_t k = 0; k < kRows; ++k) handles.push_back(dir.FindOrAdd(100 + k));
+    // model[i]: worker → newest (resident when present).
+    std::vector<std::map<uint32_t, bool>> model(kRows);
+    std::mt19937 rng(workers);
+    for (int op = 0; op < 20000; ++op) {
+      const uint32_t i = rng() % kRows;
+      const uint32_t h = handles[i];
+      const uint32_t w = rng() % workers;
+      switch (rng() % 4) {
+        case 0:
+          dir.AddCopy(h, w);
+          model[i][w] = true;
+          break;
+        case 1:
+          dir.RemoveCopy(h, w);
+          model[i].erase(w);
+          break;
+        case 2:
+          if (!model[i].count(w)) break;  // only a resident copy becomes newest
+          dir.MarkNewest(h, w);
+          model[i][w] = true;
+          break;
+        case 3:
+          dir.ClearNewest(h);
+          for (auto& [worker, newest] : model[i]) newest = false;
+          break;
+      }
+      if (op % 2000 == 0) {  // a row leaves every cache, is swept and its handle reused
+        for (const auto& [worker, newest] : model[i]) dir.RemoveCopy(h, worker);
+        model[i].clear();
+        dir.MaybeRelease(h);
+        dir.Sweep(op);
+        ASSERT_EQ(dir.Find(100 + i), RowDirectory::kNone);
+        handles[i] = dir.FindOrAdd(100 + i);
+        ASSERT_FALSE(dir.IsCached(handles[i]));
+        ASSERT_FALSE(dir.IsNewestAnywhere(handles[i]));
+      }
+    }
+    for (uint32_t i = 0; i < kRows; ++i) {
+      const uint32_t h = handles[i];
+      WorkerSet newest;
+      bool any_newest = false;
+      for (uint32_t w = 0; w < workers; ++w) {
+        const auto it = model[i].find(w);
+        ASSERT_EQ(dir.IsResident(h, w), it != model[i].end()) << workers << " row " << i << " w " << w;
+        const bool is_newest = it != model[i].end() && it->second;
+        ASSERT_EQ(dir.IsNewest(h, w), is_newest) << workers << " row " << i << " w " << w;
+        if (is_newest) newest.Add(w);
+        any_newest |= is_newest;
+      }
+      EXPECT_EQ(dir.IsCached(h), !model[i].empty());
+      EXPECT_EQ(dir.IsNewestAnywhere(h), any_newest);
+      EXPECT_TRUE(dir.Newest<4>(h) == newest) << workers << " row " << i;
+    }
+  }
+}
+
 TEST(RowDirectory, SweepErasesOnlyUnneededReleasedEntries) {
   RowDirectory dir;
   const uint32_t clean = dir.FindOrAdd(1);      // released, nothing needs it
@@ -123,7 +189,7 @@ TEST(RowDirectory, SweepErasesOnlyUnneededReleasedEntries) {
   const uint32_t changed = dir.FindOrAdd(4);    // PS copy changed this iteration
   const uint32_t dirty = dir.FindOrAdd(5);      // held dirty by worker 1
   const uint64_t iteration = 7;
-  dir.at(cached).resident.Add(0);
+  dir.AddCopy(cached, 0);
   dir.at(pinned).pin_stamp = iteration + 2;
   dir.at(changed).MarkPsChanged(iteration);
   dir.at(dirty).holder = 1;
@@ -146,7 +212,7 @@ TEST(RowDirectory, SweepErasesOnlyUnneededReleasedEntries) {
   EXPECT_TRUE(fresh == clean || fresh == pinned || fresh == changed);
   EXPECT_EQ(dir.at(fresh).key, 9u);
   EXPECT_FALSE(dir.at(fresh).PsChangedBefore(iteration + 1));
-  EXPECT_TRUE(dir.at(fresh).resident.Empty());
+  EXPECT_FALSE(dir.IsCached(fresh));
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ void TableProfiler::Observe(const BatchIndex& index, const std::vector<RowDirect
       uses_[t] += uses;
       if (uses <= num_workers_) scorable_uses_[t] += uses;
       Add(t, index.key(id), uses);
-      if (dir.at(index.row(id)).resident.Empty()) continue;
+      if (!dir.IsCached(index.row(id))) continue;
       ++cached_rows_[t];
       infrequent_rows_[t] += Estimate(t, index.key(id)) < per_worker;
     }

@@ -34,7 +34,7 @@ void ObserveCached(const data::KeyBatch& batch, uint64_t iteration, TableProfile
   profiler->Observe(index, *directory);
   for (uint32_t t = 0; t < index.num_tables(); ++t) {
     for (uint32_t id = index.begin(t); id < index.begin(t + 1); ++id) {
-      (*directory)[t].at(index.row(id)).resident.Add(0);
+      (*directory)[t].AddCopy(index.row(id), 0);
     }
   }
 }

@@ -49,6 +49,9 @@ class BasicWorkerSet {
     }
     return true;
   }
+  // The members 64·i .. 64·i + 63 as bits.
+  uint64_t word(int i) const { return words_[i]; }
+  void set_word(int i, uint64_t bits) { words_[i] = bits; }
   bool operator==(const BasicWorkerSet& o) const {
     for (int i = 0; i < kWords; ++i) {
       if (words_[i] != o.words_[i]) return false;
