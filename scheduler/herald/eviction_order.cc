@@ -39,7 +39,7 @@ void LruOrder::Compact() {
   head_ = 0;
 }
 
-int64_t LruOrder::Coldest(uint64_t iteration) const {
+void LruOrder::DropDeadFront() const {
   while (head_ < queue_.size() && slot_use_[queue_[head_].slot].latest != queue_[head_].use) {
     ++head_;
   }
@@ -47,6 +47,10 @@ int64_t LruOrder::Coldest(uint64_t iteration) const {
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
     head_ = 0;
   }
+}
+
+int64_t LruOrder::Coldest(uint64_t iteration) const {
+  DropDeadFront();
   if (head_ == queue_.size()) return -1;
   // Every slot used at `iteration` is nearer the back than any other.
   const uint32_t slot = queue_[head_].slot;
@@ -56,6 +60,9 @@ int64_t LruOrder::Coldest(uint64_t iteration) const {
 void LruOrder::ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const {
   // Live entries are each slot's latest use, so no slot appears twice; the
   // first slot used at `iteration` ends the list (all after it were too).
+  // The entries of slots evicted since the last call are dead now: skip
+  // them once here, not on every later call.
+  DropDeadFront();
   for (size_t i = head_; i < queue_.size() && n > 0; ++i) {
     const SlotUse& use = slot_use_[queue_[i].slot];
     if (use.latest != queue_[i].use) continue;

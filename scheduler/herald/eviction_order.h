@@ -66,6 +66,9 @@ class LruOrder : public EvictionOrder {
     uint64_t use;  // the use number; live iff slot_use_[slot].latest == use
   };
   void Compact();
+  // Drops the dead entries before the oldest live one (and the queue's
+  // memory before it, once that is most of the queue).
+  void DropDeadFront() const;
   struct SlotUse {
     uint64_t latest = 0;     // the slot's latest use number; 0: not resident
     uint64_t iteration = 0;  // the iteration of that use
