@@ -176,7 +176,10 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
 
 absl::Status Planner::PlanInto(const data::KeyBatch& batch, const data::KeyBatch* next,
                                IterationPlan* out) {
-  IterationPlan& plan = *out;
+  if (!failed_.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the planner stopped at an earlier error and plans nothing more: ", failed_.message()));
+  }
   for (const data::KeyBatch* b : {&batch, next}) {
     if (b == nullptr) continue;
     if (b->tables.size() != num_tables_) {
@@ -189,13 +192,22 @@ absl::Status Planner::PlanInto(const data::KeyBatch& batch, const data::KeyBatch
                                                      " workers: every worker needs one"));
     }
   }
+  if (have_next_ && next_.num_samples() != batch.num_samples) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "batch of ", batch.num_samples, " samples is not the read-ahead batch given before (",
+        next_.num_samples(), " samples)"));
+  }
+  // From here on the planner's state changes: an error leaves it half
+  // updated, so it refuses to plan again rather than plan from that state.
+  failed_ = PlanValidated(batch, next, out);
+  return failed_;
+}
+
+absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::KeyBatch* next,
+                                    IterationPlan* out) {
+  IterationPlan& plan = *out;
   CounterRng rng(options_.seed, iteration_, 0);
   if (have_next_) {
-    if (next_.num_samples() != batch.num_samples) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "batch of ", batch.num_samples, " samples is not the read-ahead batch given before (",
-          next_.num_samples(), " samples)"));
-    }
     std::swap(current_, next_);
     std::swap(worker_of_, next_worker_of_);
   } else {

@@ -114,6 +114,11 @@ class Planner {
   // their memory: a caller planning iteration after iteration into one
   // IterationPlan allocates nothing per iteration once the lists have grown.
   // On error `plan` holds no valid plan.
+  //
+  // Errors found before the planner's state changes (the batch shapes and
+  // sizes above) leave the planner as it was; after any other error every
+  // later call fails with FailedPrecondition quoting it, as the caches and
+  // directory may be half updated.
   absl::Status PlanInto(const data::KeyBatch& batch, const data::KeyBatch* next,
                         IterationPlan* plan);
 
@@ -155,6 +160,9 @@ class Planner {
   void ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>& worker_of,
                     std::vector<WorkerSet>* users,
                     std::vector<std::vector<std::vector<uint32_t>>>* needed);
+  // PlanInto once the batches passed validation.
+  absl::Status PlanValidated(const data::KeyBatch& batch, const data::KeyBatch* next,
+                             IterationPlan* plan);
   absl::Status PlanTable(uint32_t t, uint32_t w, IterationPlan* plan);
   void ApplyTraining(uint32_t t);
   // Counts go to table_counts_[t][w] (tables run on several threads).
@@ -171,6 +179,7 @@ class Planner {
   uint32_t num_tables_;
   TableRunner run_;
   uint64_t iteration_ = 0;
+  absl::Status failed_;  // the error that stopped the planner, if one did
   Allocator allocator_;
   std::vector<std::vector<CacheLayout>> caches_;  // [worker][table]
   std::vector<RowDirectory> directory_;           // [table]

@@ -233,6 +233,30 @@ TEST(PlannerTest, RowsOfOneIterationThatDoNotFitTheSlotsAreResourceExhausted) {
       << plan.status();
 }
 
+// A batch rejected for its shape changes nothing: the planner plans the
+// next one. An error once the planner's state has changed stops it: every
+// later call fails with FailedPrecondition quoting the error, rather than
+// planning from half-updated caches.
+TEST(PlannerTest, AnErrorAfterPlanningBeganStopsThePlanner) {
+  auto planner = Planner::Create(Options("herald", 1, 1, 2, 2));
+  ASSERT_TRUE(planner.ok());
+  data::KeyBatch two_tables = OneTable({1});
+  two_tables.tables.push_back(two_tables.tables[0]);
+  EXPECT_EQ((*planner)->Plan(two_tables, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto plan = (*planner)->Plan(OneTable({1, 2}), nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->workers[0].tables[0].fetch_keys, (std::vector<Key>{1, 2}));
+
+  EXPECT_EQ((*planner)->Plan(OneTable({1, 2, 3}), nullptr).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  plan = (*planner)->Plan(OneTable({1}), nullptr);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(plan.status().message().find("3 rows of table 0"), std::string::npos)
+      << plan.status();
+}
+
 TEST(PlannerTest, BadOptionsAndBatchesAreRejectedByName) {
   PlannerOptions o = Options("herald", 0, 1, 2, 2);
   EXPECT_NE(Planner::Create(o).status().message().find("num_workers"), std::string::npos);
