@@ -6,9 +6,9 @@ namespace herald::scheduler {
 
 RowDirectory::RowDirectory(uint32_t num_workers)
     : num_workers_(std::max<uint32_t>(num_workers, 1)),
+      high_words_((num_workers_ + 63) / 64 - 1),
       wide_after_(std::max<uint32_t>(3, num_workers_ / 4)),
-      narrow_at_(std::max<uint32_t>(2, wide_after_ / 2)),
-      high_words_((num_workers_ + 63) / 64 - 1) {}
+      narrow_at_(std::max<uint32_t>(2, wide_after_ / 2)) {}
 
 uint32_t RowDirectory::FindOrAdd(Key key) {
   auto [it, inserted] = index_.try_emplace(key, 0);
