@@ -2,7 +2,8 @@
 // A set of worker ranks (< kMaxWorkers) as a fixed bitset: cheap to copy,
 // iterate and test, used per row and per batch key by the planner.
 // WorkerSet holds any job's workers; hot loops that know the job is small
-// use a narrower BasicWorkerSet (Narrow) to read less memory.
+// use a narrower BasicWorkerSet (RowDirectory::Newest<kWords>) to read less
+// memory.
 
 #include <cstdint>
 
@@ -67,19 +68,8 @@ class BasicWorkerSet {
       }
     }
   }
-  // The same set in kNarrow words. REQUIRES: kNarrow ≤ kWords and no member
-  // ≥ 64·kNarrow.
-  template <int kNarrow>
-  BasicWorkerSet<kNarrow> Narrow() const {
-    static_assert(kNarrow <= kWords);
-    BasicWorkerSet<kNarrow> out;
-    for (int i = 0; i < kNarrow; ++i) out.words_[i] = words_[i];
-    return out;
-  }
 
  private:
-  template <int>
-  friend class BasicWorkerSet;
   uint64_t words_[kWords] = {};
 };
 
