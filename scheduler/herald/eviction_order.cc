@@ -20,27 +20,40 @@ std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slo
   return std::make_unique<LruOrder>(slots);
 }
 
-LruOrder::LruOrder(uint32_t slots) : slot_use_(slots) {}
+LruOrder::LruOrder(uint32_t slots, uint32_t renumber_at)
+    : latest_(slots, 0), renumber_at_(renumber_at) {}
 
 void LruOrder::Use(uint32_t slot, uint64_t iteration) {
-  slot_use_[slot] = {++uses_, iteration};
+  if (iteration != iteration_) {
+    iteration_ = iteration;
+    first_use_of_iteration_ = uses_ + 1;
+  }
+  latest_[slot] = ++uses_;
   queue_.push_back({slot, uses_});
-  if (queue_.size() - head_ > 2 * slot_use_.size() + 64) Compact();
+  if (queue_.size() - head_ > 2 * latest_.size() + 64 || uses_ >= renumber_at_) Compact();
 }
 
-void LruOrder::Remove(uint32_t slot) { slot_use_[slot].latest = 0; }
+void LruOrder::Remove(uint32_t slot) { latest_[slot] = 0; }
 
 void LruOrder::Compact() {
-  size_t out = 0;
+  uint32_t out = 0;
+  uint32_t first_now = 0;  // the renumbered first use of iteration_, once seen
   for (size_t i = head_; i < queue_.size(); ++i) {
-    if (slot_use_[queue_[i].slot].latest == queue_[i].use) queue_[out++] = queue_[i];
+    const Entry e = queue_[i];
+    if (latest_[e.slot] != e.use) continue;
+    if (first_now == 0 && e.use >= first_use_of_iteration_) first_now = out + 1;
+    ++out;
+    latest_[e.slot] = out;  // the slot's only live entry: no later one reads it
+    queue_[out - 1] = {e.slot, out};
   }
+  first_use_of_iteration_ = first_now == 0 ? out + 1 : first_now;
+  uses_ = out;
   queue_.resize(out);
   head_ = 0;
 }
 
 void LruOrder::DropDeadFront() const {
-  while (head_ < queue_.size() && slot_use_[queue_[head_].slot].latest != queue_[head_].use) {
+  while (head_ < queue_.size() && latest_[queue_[head_].slot] != queue_[head_].use) {
     ++head_;
   }
   if (head_ > 4096 && head_ * 2 > queue_.size()) {
@@ -53,8 +66,8 @@ int64_t LruOrder::Coldest(uint64_t iteration) const {
   DropDeadFront();
   if (head_ == queue_.size()) return -1;
   // Every slot used at `iteration` is nearer the back than any other.
-  const uint32_t slot = queue_[head_].slot;
-  return slot_use_[slot].iteration == iteration ? -1 : static_cast<int64_t>(slot);
+  const Entry& oldest = queue_[head_];
+  return UsedAt(oldest.use, iteration) ? -1 : static_cast<int64_t>(oldest.slot);
 }
 
 void LruOrder::ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const {
@@ -64,9 +77,8 @@ void LruOrder::ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out
   // them once here, not on every later call.
   DropDeadFront();
   for (size_t i = head_; i < queue_.size() && n > 0; ++i) {
-    const SlotUse& use = slot_use_[queue_[i].slot];
-    if (use.latest != queue_[i].use) continue;
-    if (use.iteration == iteration) break;
+    if (latest_[queue_[i].slot] != queue_[i].use) continue;
+    if (UsedAt(queue_[i].use, iteration)) break;
     out->push_back(queue_[i].slot);
     --n;
   }

@@ -25,12 +25,14 @@ class EvictionOrder {
  public:
   virtual ~EvictionOrder() = default;
   // `slot` (resident) was used at `iteration`; a new row counts as a use.
+  // REQUIRES: `iteration` no smaller than that of any earlier use.
   virtual void Use(uint32_t slot, uint64_t iteration) = 0;
   // `slot` left the cache.
   virtual void Remove(uint32_t slot) = 0;
   // Hints that `slot` is used soon (memory prefetch only).
   virtual void Prefetch(uint32_t slot) const = 0;
   // The coldest resident slot not used at `iteration`, or -1 when none.
+  // `iteration` is the current one: no smaller than any use's.
   virtual int64_t Coldest(uint64_t iteration) const = 0;
   // Appends to `out` the up to `n` coldest resident slots not used at
   // `iteration`, coldest first: the slots n rounds of Coldest and Remove
@@ -50,10 +52,12 @@ std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slo
 // Coldest() passes them and by compaction when they outnumber the slots.
 class LruOrder : public EvictionOrder {
  public:
-  explicit LruOrder(uint32_t slots);
+  // Use numbers are renumbered (Compact) once they reach `renumber_at`
+  // (smaller values only to test that). REQUIRES: slots < 2^31.
+  explicit LruOrder(uint32_t slots, uint32_t renumber_at = uint32_t{1} << 31);
   void Use(uint32_t slot, uint64_t iteration) override;
   void Remove(uint32_t slot) override;
-  void Prefetch(uint32_t slot) const override { __builtin_prefetch(&slot_use_[slot], 1); }
+  void Prefetch(uint32_t slot) const override { __builtin_prefetch(&latest_[slot], 1); }
   int64_t Coldest(uint64_t iteration) const override;
   void ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const override;
   std::unique_ptr<EvictionOrder> Clone() const override {
@@ -63,18 +67,26 @@ class LruOrder : public EvictionOrder {
  private:
   struct Entry {
     uint32_t slot;
-    uint64_t use;  // the use number; live iff slot_use_[slot].latest == use
+    uint32_t use;  // the use number; live iff latest_[slot] == use
   };
+  // Keeps the live entries only, renumbered 1, 2, ... in order (so use
+  // numbers stay below renumber_at + 1: 32 bits suffice).
   void Compact();
   // Drops the dead entries before the oldest live one (and the queue's
   // memory before it, once that is most of the queue).
   void DropDeadFront() const;
-  struct SlotUse {
-    uint64_t latest = 0;     // the slot's latest use number; 0: not resident
-    uint64_t iteration = 0;  // the iteration of that use
-  };
-  std::vector<SlotUse> slot_use_;  // per slot (one cache line per lookup)
-  uint64_t uses_ = 0;
+  // True when the slot's latest use (resident) was at `iteration`.
+  bool UsedAt(uint32_t latest, uint64_t iteration) const {
+    return iteration == iteration_ && latest >= first_use_of_iteration_;
+  }
+  // Per slot: its latest use number (0: not resident). Whether that use was
+  // at the current iteration follows from the numbers, as uses come in
+  // iterations that do not decrease: 4 bytes per slot, 8 per queue entry.
+  std::vector<uint32_t> latest_;
+  uint32_t renumber_at_;
+  uint32_t uses_ = 0;
+  uint64_t iteration_ = 0;               // the iteration of the latest use
+  uint32_t first_use_of_iteration_ = 1;  // the first use number at iteration_
   mutable std::vector<Entry> queue_;  // oldest first from head_
   mutable size_t head_ = 0;
 };

@@ -30,9 +30,12 @@ TEST(LruOrder, NeverOffersASlotUsedThisIteration) {
   EXPECT_EQ(lru.Coldest(2), -1);  // nothing resident
 }
 
-TEST(LruOrder, MatchesARecencyListOnRandomOperations) {
+// Also with use numbers renumbered every 40 uses (every 2^31 in jobs).
+class LruOrderMatches : public testing::TestWithParam<uint32_t> {};
+
+TEST_P(LruOrderMatches, ARecencyListOnRandomOperations) {
   constexpr uint32_t kSlots = 16;
-  LruOrder lru(kSlots);
+  LruOrder lru(kSlots, GetParam());
   std::list<uint32_t> recency;  // least recent first
   std::vector<uint64_t> last_use(kSlots, 0);
   CounterRng rng(3, 0, 0);
@@ -64,6 +67,8 @@ TEST(LruOrder, MatchesARecencyListOnRandomOperations) {
     ASSERT_EQ(got_n, want_n) << "operation " << op;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(RenumberAt, LruOrderMatches, testing::Values(1u << 31, 40u));
 
 // Evicting ColdestN's slots in order is what Coldest + Remove rounds do,
 // for both orders, while slots used at the current iteration stay.
