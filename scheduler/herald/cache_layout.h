@@ -1,5 +1,5 @@
 #pragma once
-// The scheduler's copy of one worker's slot array for one table: which key
+// The scheduler's copy of one worker's slot array for one table: which row
 // each slot holds, the free slots and the eviction order. The worker's own
 // cache mirrors it exactly because it only ever executes these decisions.
 
@@ -7,7 +7,6 @@
 #include <memory>
 #include <vector>
 
-#include "common/ids.h"
 #include "scheduler/herald/eviction_order.h"
 
 namespace herald::scheduler {
@@ -20,21 +19,22 @@ class CacheLayout {
   CacheLayout(CacheLayout&&) = default;
   CacheLayout& operator=(CacheLayout&&) = default;
 
-  uint32_t slots() const { return static_cast<uint32_t>(key_at_.size()); }
-  size_t resident() const { return key_at_.size() - free_.size(); }
-  bool HasFree() const { return !free_.empty(); }
-  Key KeyAt(uint32_t slot) const { return key_at_[slot]; }
-  // The row-directory handle of the row in `slot`.
+  uint32_t slots() const { return static_cast<uint32_t>(row_at_.size()); }
+  size_t resident() const { return never_used_ - freed_.size(); }
+  bool HasFree() const { return !freed_.empty() || never_used_ < row_at_.size(); }
+  // The row-directory handle of the row in `slot` (resident). The row's key
+  // is in its directory entry.
   uint32_t RowAt(uint32_t slot) const { return row_at_[slot]; }
 
   void Use(uint32_t slot, uint64_t iteration) { order_->Use(slot, iteration); }
   // Hints that Use(slot) comes soon (memory prefetch only).
   void PrefetchUse(uint32_t slot) const { order_->Prefetch(slot); }
-  // Places `key` (directory handle `row`) in a free slot (the most recently
-  // freed; slot 0 first in a new cache) and counts it used at `iteration`.
-  // REQUIRES: HasFree() and `key` not resident. (Which slot holds a key is
-  // kept by the row directory: RowDirectory::SlotOf.)
-  uint32_t Insert(Key key, uint32_t row, uint64_t iteration);
+  // Places the row of directory handle `row` in a free slot (the most
+  // recently freed; else the lowest never used, slot 0 first in a new
+  // cache) and counts it used at `iteration`. REQUIRES: HasFree() and the
+  // row not resident. (Which slot holds a row is kept by the row
+  // directory: RowDirectory::SlotOf.)
+  uint32_t Insert(uint32_t row, uint64_t iteration);
   // The next `n` victims (fewer when fewer slots may go): the coldest slots
   // not used at `iteration`, coldest first, as n rounds of evicting the
   // coldest would give.
@@ -43,19 +43,21 @@ class CacheLayout {
   }
   void Remove(uint32_t slot);
 
-  // Calls fn(slot, key) for every resident slot, in slot order.
+  // Calls fn(slot) for every resident slot, in slot order.
   template <typename Fn>
   void ForEachResident(Fn fn) const {
-    for (uint32_t s = 0; s < key_at_.size(); ++s) {
-      if (occupied_[s]) fn(s, key_at_[s]);
+    for (uint32_t s = 0; s < never_used_; ++s) {
+      if (row_at_[s] != kFree) fn(s);
     }
   }
 
  private:
-  std::vector<Key> key_at_;
-  std::vector<uint32_t> row_at_;
-  std::vector<bool> occupied_;
-  std::vector<uint32_t> free_;  // a stack: the lowest slot on top
+  static constexpr uint32_t kFree = UINT32_MAX;
+  std::vector<uint32_t> row_at_;  // per slot: the row's handle, or kFree
+  // Free slots: those freed, a stack (the latest on top), and the ones
+  // never used, [never_used_, slots).
+  std::vector<uint32_t> freed_;
+  uint32_t never_used_ = 0;
   std::unique_ptr<EvictionOrder> order_;
 };
 

@@ -227,7 +227,7 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
     run_.ForEachTable(num_tables_, [&](uint32_t t) {
       for (uint32_t w = 0; w < W; ++w) {
         std::vector<uint32_t> resident;
-        caches_[w][t].ForEachResident([&](uint32_t slot, Key) { resident.push_back(slot); });
+        caches_[w][t].ForEachResident([&](uint32_t slot) { resident.push_back(slot); });
         for (uint32_t slot : resident) Evict(t, w, slot, &plan.workers[w]);
       }
     });
@@ -371,7 +371,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     const uint32_t handle = current_.row(id);
     RowState& row = dir.at(handle);
     if (row.holder != kPsHolder) return not_at_ps(row);
-    const uint32_t slot = cache.Insert(row.key, handle, iteration_);
+    const uint32_t slot = cache.Insert(handle, iteration_);
     dir.SetSlot(handle, w, slot);
     dir.AddCopy(handle, w);
     slot_of_id_[id] = slot;
@@ -408,7 +408,7 @@ void Planner::WarmStart(IterationPlan* plan) {
         const uint32_t handle = dir.FindOrAdd(key);
         if (dir.IsResident(handle, w)) continue;  // a duplicate in the list
         const RowState& row = dir.at(handle);
-        const uint32_t slot = cache.Insert(key, handle, iteration_);
+        const uint32_t slot = cache.Insert(handle, iteration_);
         dir.SetSlot(handle, w, slot);
         dir.AddCopy(handle, w);
         tp.fetch_keys.push_back(key);
@@ -506,11 +506,11 @@ void Planner::FlushDirty(IterationPlan* plan) {
     for (uint32_t w = 0; w < options_.num_workers; ++w) {
       const CacheLayout& cache = caches_[w][t];
       worker::TablePlan& tp = plan->workers[w].tables[t];
-      cache.ForEachResident([&](uint32_t slot, Key key) {
+      cache.ForEachResident([&](uint32_t slot) {
         RowState& row = dir.at(cache.RowAt(slot));
         if (row.holder != static_cast<int32_t>(w)) return;
         tp.writeback_slots.push_back(slot);
-        tp.writeback_keys.push_back(key);
+        tp.writeback_keys.push_back(row.key);
         WriteBack(&row, &table_counts_[t][w]);
       });
     }
