@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "scheduler/herald/plan_checker.h"
 
@@ -56,7 +57,9 @@ void Add(const PlanCounts& c, PlanCounts* into) {
 absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, BatchSource source) {
   auto planner = Planner::Create(options.planner);
   if (!planner.ok()) return planner.status();
-  PlanChecker checker(options.planner.num_workers, options.planner.slots);
+  // The checker mirrors every cache slot: made only when plans are checked.
+  std::optional<PlanChecker> checker;
+  if (options.check) checker.emplace(options.planner.num_workers, options.planner.slots);
   SimulationResult result;
   std::vector<double> times;
   data::KeyBatch current, next;
@@ -88,7 +91,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     }
     std::vector<PlanCounts> counts;
     if (options.check) {
-      if (auto s = checker.Check(current, *plan, &counts); !s.ok()) return s;
+      if (auto s = checker->Check(current, *plan, &counts); !s.ok()) return s;
       // The checker replays one plan at a time; whether a write-back is a
       // hand-off depends on the next batch, so that count is the planner's.
       for (size_t w = 0; w < counts.size(); ++w) counts[w].handoffs = plan->workers[w].counts.handoffs;
@@ -110,7 +113,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     ++iteration;
   }
   if (options.check) {
-    if (auto s = checker.CheckFinal(); !s.ok()) return s;
+    if (auto s = checker->CheckFinal(); !s.ok()) return s;
   }
   result.sched_ms_median = Percentile(times, 0.5);
   result.sched_ms_p99 = Percentile(times, 0.99);
