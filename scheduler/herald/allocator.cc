@@ -90,10 +90,10 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
   ScoreIds(index, directory, run, rows);
   load_.assign(W, 0);
   quota_.resize(W);
-  open_.clear();
+  closed_cost_.assign(W, 0);
   for (uint32_t w = 0; w < W; ++w) {
     quota_[w] = Quota(index.num_samples(), w);
-    if (quota_[w] > 0) open_.push_back(w);
+    if (quota_[w] == 0) closed_cost_[w] = kClosed;
   }
   cost_.resize(W);
   const bool ownership = sync_ == SyncMode::kOwnership;
@@ -143,19 +143,19 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
         __builtin_prefetch(&(*rows)[scored_ids_[i]]);
       }
     }
-    std::fill(cost_.begin(), cost_.end(), 0);
+    std::copy(closed_cost_.begin(), closed_cost_.end(), cost_.begin());
     for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
       const ScoredRow<kWords>& row = (*rows)[scored_ids_[i]];
       const BasicWorkerSet<kWords>& users = row.users;
       const uint32_t count = users.CountUpTo2();
-      const int64_t sync = !ownership ? 1 : count == 0 ? 0 : count == 1 ? 2 : 1;
+      const int32_t sync = !ownership ? 1 : count == 0 ? 0 : count == 1 ? 2 : 1;
       const int32_t h = row.holder;
       // Costs are relative to a base every worker pays (1 + sync + writeback);
       // only the differences between workers matter. The write-back is
       // already paid when someone other than the dirty holder trains the row.
       const bool dirty_elsewhere =
           h != kPsHolder && (count == 0 || (count == 1 && users.IsOnly(static_cast<uint32_t>(h))));
-      const int64_t writeback = dirty_elsewhere ? 1 : 0;
+      const int32_t writeback = dirty_elsewhere ? 1 : 0;
       row.newest.ForEach([&](uint32_t w) {
         if (!users.Has(w)) cost_[w] -= 1;  // a hit: no fetch
       });
@@ -166,23 +166,19 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
       });
     }
     // The cheapest workers with room (in increasing rank); one of them
-    // uniformly at random. Two tight passes over the open workers: the
-    // least cost, then who has it.
-    const int64_t* cost = cost_.data();
-    const uint32_t* open = open_.data();
-    const size_t num_open = open_.size();
-    int64_t least = INT64_MAX;
-    for (size_t i = 0; i < num_open; ++i) least = std::min(least, cost[open[i]]);
+    // uniformly at random. Two tight passes over every worker's cost (a
+    // full worker's holds kClosed): the least, then who has it.
+    const int32_t* cost = cost_.data();
+    int32_t least = kClosed;
+    for (uint32_t w = 0; w < W; ++w) least = std::min(least, cost[w]);
     cheapest_.clear();
-    for (size_t i = 0; i < num_open; ++i) {
-      if (cost[open[i]] == least) cheapest_.push_back(open[i]);
+    for (uint32_t w = 0; w < W; ++w) {
+      if (cost[w] == least) cheapest_.push_back(w);
     }
     const uint32_t best = cheapest_.size() == 1
                               ? cheapest_[0]
                               : cheapest_[rng->NextBelow(static_cast<uint32_t>(cheapest_.size()))];
-    if (++load_[best] == quota_[best]) {
-      open_.erase(std::find(open_.begin(), open_.end(), best));
-    }
+    if (++load_[best] == quota_[best]) closed_cost_[best] = kClosed;
     (*worker_of)[s] = best;
     for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
       (*rows)[scored_ids_[i]].users.Add(best);

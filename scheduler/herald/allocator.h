@@ -92,9 +92,12 @@ class Allocator {
   std::vector<ScoredRow<1>> rows1_;
   std::vector<ScoredRow<2>> rows2_;
   std::vector<ScoredRow<4>> rows4_;
-  std::vector<int64_t> cost_;
+  // A sample's cost per worker starts from closed_cost_: 0 for a worker
+  // with room left, kClosed (more than any sample's rows can take off) for
+  // one whose share is full.
+  static constexpr int32_t kClosed = INT32_MAX / 2;
+  std::vector<int32_t> cost_, closed_cost_;
   std::vector<uint32_t> load_, quota_;
-  std::vector<uint32_t> open_;  // workers with room left, increasing
   std::vector<uint32_t> cheapest_;
   std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR of scored numbers
   std::vector<std::vector<uint32_t>> chunk_ids_;       // scored_ids_ of each chunk of samples
