@@ -148,6 +148,17 @@ TEST_F(TrainingCluster, RefusesCallsWithoutTheTokenAndBadSpecs) {
   EXPECT_NE(adaptive.error_message().find("adaptive_top_k > 0 or adaptive_budget_ms > 0"),
             std::string::npos)
       << adaptive.error_message();
+
+  grpc::ClientContext rows_context;
+  Authorize(&rows_context);
+  request.mutable_spec()->mutable_scheduling()->set_policy(proto::POLICY_HERALD);
+  request.mutable_spec()->mutable_scheduling()->set_cache_rows_per_worker(uint64_t{1} << 31);
+  grpc::Status rows = jobs_->SubmitJob(&rows_context, request, &response);
+  EXPECT_EQ(rows.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(rows.error_message().find(
+                "scheduling.cache_rows_per_worker: 2147483648, want < 2147483648"),
+            std::string::npos)
+      << rows.error_message();
 }
 
 TEST_F(TrainingCluster, AWorkerStoppedMidJobFailsItWithTheReasonAndCancelWorks) {

@@ -39,6 +39,10 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
                                                      ", want ≥ max(1, capacity ",
                                                      options.capacity[t], ")"));
     }
+    if (options.slots[t] >= kMaxSlotsPerTable) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("slots[", t, "]: ", options.slots[t], ", want < ", kMaxSlotsPerTable));
+    }
   }
   if (!options.warm_keys.empty() && options.warm_keys.size() != options.capacity.size()) {
     return absl::InvalidArgumentError(absl::StrCat("warm_keys: ", options.warm_keys.size(),

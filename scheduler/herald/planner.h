@@ -45,6 +45,10 @@
 
 namespace herald::scheduler {
 
+// Slots per worker and table, exclusive (the LRU order numbers uses in 32
+// bits).
+constexpr uint32_t kMaxSlotsPerTable = uint32_t{1} << 31;
+
 struct PlannerOptions {
   Policy policy;
   uint32_t num_workers = 1;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/schema.h"
 #include "common/status.h"
+#include "scheduler/herald/planner.h"
 #include "worker/model/model_factory.h"
 
 namespace herald::scheduler {
@@ -79,6 +80,11 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("scheduling.cache_fraction: ", s.cache_fraction(),
                      " not in (0, 1] (or set scheduling.cache_rows_per_worker)"));
+  }
+  if (s.cache_rows_per_worker() >= kMaxSlotsPerTable) {
+    return absl::InvalidArgumentError(absl::StrCat("scheduling.cache_rows_per_worker: ",
+                                                   s.cache_rows_per_worker(), ", want < ",
+                                                   kMaxSlotsPerTable, " (slots per worker and table)"));
   }
   if (policy.adaptive_tables) {
     if (s.adaptive_top_k() == 0 && !(s.adaptive_budget_ms() > 0)) {
