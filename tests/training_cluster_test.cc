@@ -118,6 +118,8 @@ TEST_F(TrainingCluster, JobsUnderHeraldThenVanillaEqualTheReference) {
     EXPECT_EQ(done.progress().iteration(), 12u);
     EXPECT_EQ(done.progress().iterations_planned(), 12u);
     EXPECT_GT(done.progress().rows_fetched(), 0u);
+    EXPECT_GT(done.progress().scheduler_plan_ms(), 0.0);
+    EXPECT_GT(done.progress().scheduler_encode_ms(), 0.0);
     ExpectEqualsReference(spec, job, done.progress().loss());
   }
 }

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/crc32.h"
 #include "common/data/distinct_counter.h"
 #include "common/data/hot_keys.h"
@@ -265,6 +266,7 @@ absl::Status JobRun::Plan() {
   for (;;) {
     HERALD_RETURN_IF_ERROR(Health());
     HERALD_ASSIGN_OR_RETURN(bool have_next, loader.Next(&next));
+    const absl::Time plan_start = absl::Now();
     if (absl::Status planned =
             planner->PlanInto(current, have_next ? &next : nullptr, &plan_buffer);
         !planned.ok()) {
@@ -272,11 +274,15 @@ absl::Status JobRun::Plan() {
                                                        planner->iteration(), ": ",
                                                        planned.message()));
     }
+    const double plan_ms = absl::ToDoubleMilliseconds(absl::Now() - plan_start);
+    double encode_ms = 0;  // building and encoding the steps, not waiting to queue them
     PlanCounts total;
     for (uint32_t w = 0; w < workers_.size(); ++w) {
+      const absl::Time encode_start = absl::Now();
       worker::Step step = BuildStep(current, spec_.num_dense(), *plan, w, job_id_);
       auto encoded = std::make_shared<proto::WorkerStep>(worker::EncodeWorkerStep(step));
       encoded->set_last(!have_next);
+      encode_ms += absl::ToDoubleMilliseconds(absl::Now() - encode_start);
       const PlanCounts& c = plan->workers[w].counts;
       total.uses += c.uses;
       total.hits += c.hits;
@@ -287,6 +293,8 @@ absl::Status JobRun::Plan() {
     }
     {
       absl::MutexLock lock(&mu_);
+      progress_.set_scheduler_plan_ms(progress_.scheduler_plan_ms() + plan_ms);
+      progress_.set_scheduler_encode_ms(progress_.scheduler_encode_ms() + encode_ms);
       ++planned_;
       progress_.set_iterations_planned(planned_);
       progress_.set_rows_fetched(progress_.rows_fetched() + total.fetched);

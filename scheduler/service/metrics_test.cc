@@ -21,6 +21,8 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
   job.mutable_progress()->set_iteration(7);
   job.mutable_progress()->set_rows_fetched(1234);
   job.mutable_progress()->set_worker_compute_ms(2500);
+  job.mutable_progress()->set_scheduler_plan_ms(1500);
+  job.mutable_progress()->set_scheduler_encode_ms(250);
   snapshot.jobs.push_back(job);
   snapshot.running_job = "job-1";
   snapshot.queue_depths = {3, 0};
@@ -43,6 +45,11 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
             std::string::npos);
   EXPECT_NE(text.find("herald_job_worker_phase_seconds_total{job=\"job-1\",phase=\"compute\"} 2.5\n"),
             std::string::npos);
+  EXPECT_NE(text.find("herald_job_scheduler_phase_seconds_total{job=\"job-1\",phase=\"plan\"} 1.5\n"),
+            std::string::npos);
+  EXPECT_NE(
+      text.find("herald_job_scheduler_phase_seconds_total{job=\"job-1\",phase=\"encode\"} 0.25\n"),
+      std::string::npos);
   EXPECT_NE(text.find("herald_step_queue_depth{job=\"job-1\",worker=\"0\"} 3\n"),
             std::string::npos);
   EXPECT_NE(text.find("herald_ps_memory_bytes{shard=\"0\"} 4096\n"), std::string::npos);

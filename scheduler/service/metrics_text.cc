@@ -106,6 +106,18 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
     }
   }
   {
+    Family f(&out, "herald_job_scheduler_phase_seconds_total", "counter",
+             "Scheduler time per planned iteration phase: plan, encode (the steps).");
+    for (const proto::JobStatus& j : snapshot.jobs) {
+      const proto::JobProgress& p = j.progress();
+      const std::pair<const char*, double> phases[] = {{"plan", p.scheduler_plan_ms()},
+                                                       {"encode", p.scheduler_encode_ms()}};
+      for (const auto& [phase, ms] : phases) {
+        f.Add(absl::StrCat(Label("job", j.job_id()), ",", Label("phase", phase)), ms / 1000);
+      }
+    }
+  }
+  {
     Family f(&out, "herald_step_queue_depth", "gauge",
              "Steps waiting in a worker's queue (running job).");
     for (size_t w = 0; w < snapshot.queue_depths.size(); ++w) {

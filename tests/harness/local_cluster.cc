@@ -35,7 +35,9 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
       c->scheduler_,
       c->StartProcess("scheduler/herald_scheduler", "scheduler",
                       {"--heartbeat_ms=200", "--liveness_timeout_ms=3000",
-                       "--token-file=" + c->token_file_}));
+                       // Two planner threads: tables planned and steps encoded
+                       // in parallel, which must change no bit of a job.
+                       "--planner_threads=2", "--token-file=" + c->token_file_}));
   HERALD_ASSIGN_OR_RETURN(int port, c->scheduler_->WaitForPortFile(c->dir_ + "/scheduler.port",
                                                                    20000));
   c->address_ = absl::StrCat("127.0.0.1:", port);
