@@ -70,6 +70,10 @@ ABSL_FLAG(double, budget_ms, 0,
           "simulate, herald-adaptive with --top-k 0: planning time per global batch to fit, "
           "by the planner's cost model (docs/scheduler.md)");
 ABSL_FLAG(uint64_t, iterations, 0, "simulate: iterations to run (0: every full global batch)");
+ABSL_FLAG(bool, handoff, false,
+          "simulate: a row one worker holds dirty that exactly one other worker trains next "
+          "goes from the one to the other directly (simulation only: herald_worker does not "
+          "execute hand-offs yet)");
 ABSL_FLAG(std::string, eviction, "lru", "simulate: cache eviction lru | lfu");
 ABSL_FLAG(uint32_t, dim, 64, "simulate: embedding dimension for the byte figures");
 ABSL_FLAG(bool, check, true,
@@ -96,7 +100,7 @@ Commands:
       Convert between Criteo TSV and the Herald binary format.
   simulate --data FILE --workers N --batch-per-worker B [--cache-ratio R] [--policy P]
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
-           [--warm-start] [--seed S] [--threads T] [--nocheck] [--json]
+           [--warm-start] [--seed S] [--threads T] [--handoff] [--nocheck] [--json]
       Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
       herald-comm-only, herald-adaptive) without any PS or worker: rows fetched, pushed
       and written back per iteration (and the write-backs that only hand a row to the one
@@ -105,7 +109,9 @@ Commands:
       --cache-ratio: per-worker cache capacity as a fraction of the data's distinct keys,
       table by table. herald-adaptive needs --top-k or --budget-ms. --warm-start fetches
       the data's hottest keys into every cache at iteration 0. --threads: planner
-      threads (tables planned at once; the plans are the same for any T).
+      threads (tables planned at once; the plans are the same for any T). --handoff:
+      such rows go from worker to worker directly (simulation only: herald_worker does not
+      execute hand-offs yet; counted as rows_transferred).
 
   Job commands (submit, status, watch, cancel, nodes, export) take
   [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS
@@ -196,6 +202,7 @@ int main(int argc, char** argv) {
     o.dim = absl::GetFlag(FLAGS_dim);
     o.seed = absl::GetFlag(FLAGS_seed);
     o.check = absl::GetFlag(FLAGS_check);
+    o.handoff = absl::GetFlag(FLAGS_handoff);
     o.top_k = absl::GetFlag(FLAGS_top_k);
     o.warm_start = absl::GetFlag(FLAGS_warm_start);
     o.budget_ms = absl::GetFlag(FLAGS_budget_ms);

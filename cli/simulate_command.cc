@@ -69,19 +69,27 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
                 it.sched_ms);
   }
   const scheduler::PlanCounts& t = r.total;
-  std::printf("total: %llu rows fetched, %llu gradients pushed, %llu rows written back "
-              "(%llu rows moved)\n",
+  std::printf("total: %llu rows fetched, %llu gradients pushed, %llu rows written back, "
+              "%llu rows handed off worker to worker (%llu rows moved)\n",
               static_cast<unsigned long long>(t.fetched), static_cast<unsigned long long>(t.pushed),
               static_cast<unsigned long long>(t.written_back),
-              static_cast<unsigned long long>(t.fetched + t.pushed + t.written_back));
+              static_cast<unsigned long long>(t.transferred),
+              static_cast<unsigned long long>(t.fetched + t.pushed + t.written_back +
+                                              t.transferred));
   std::printf("bytes at dim %u (float32 values, optimizer state not counted): fetched %.2f MB, "
               "pushed %.2f MB, written back %.2f MB\n",
               o.dim, Megabytes(t.fetched, o.dim), Megabytes(t.pushed, o.dim),
               Megabytes(t.written_back, o.dim));
-  std::printf("of the rows written back, %llu were only passed on to the one other worker "
-              "training them next (a direct worker-to-worker hand-off, not built, would move "
-              "each once instead of twice)\n",
-              static_cast<unsigned long long>(t.handoffs));
+  if (o.handoff) {
+    std::printf("--handoff: rows one worker held dirty and exactly one other trained next went "
+                "from the one to the other directly (simulation only: herald_worker does not "
+                "execute hand-offs yet)\n");
+  } else {
+    std::printf("of the rows written back, %llu were only passed on to the one other worker "
+                "training them next (with --handoff, simulated only, each moves once instead "
+                "of twice)\n",
+                static_cast<unsigned long long>(t.handoffs));
+  }
   std::printf("planner row directory at its largest: %llu entries (bounded by the caches and "
               "the batches in flight, not the data)\n",
               static_cast<unsigned long long>(r.directory_entries_max));
@@ -111,7 +119,8 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"cache_ratio\":", o.cache_ratio, ",\"cache_rows_per_worker\":", cache_rows,
       ",\"eviction\":\"", o.eviction, "\",\"dim\":", o.dim, ",\"rows_fetched\":", t.fetched,
       ",\"rows_pushed\":", t.pushed, ",\"rows_written_back\":", t.written_back,
-      ",\"rows_handed_off\":", t.handoffs,
+      ",\"rows_handed_off\":", t.handoffs, ",\"rows_transferred\":", t.transferred,
+      ",\"handoff\":", o.handoff ? "true" : "false",
       ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,
@@ -214,6 +223,7 @@ absl::Status RunSimulate(const SimulateOptions& o) {
   so.planner.adaptive.top_k = o.top_k;
   so.planner.adaptive.budget_ms = o.budget_ms;
   so.planner.threads = o.threads;
+  so.planner.handoff = o.handoff;
   so.max_iterations = o.iterations;
   so.check = o.check;
   HERALD_ASSIGN_OR_RETURN(scheduler::SimulationResult result, scheduler::Simulate(so, source));

@@ -88,6 +88,36 @@ TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanill
   EXPECT_EQ(JsonNumber(vanilla.output, "rows_handed_off"), 0);
 }
 
+// --handoff (simulation only): the rows the plain run writes back only to
+// hand them to the one other worker training them next move once, worker to
+// worker, with every plan checked; vanilla has nothing to hand off.
+TEST_F(HeraldctlSimulate, HandOffsMoveEachHandedOffRowOnce) {
+  auto run = [&](const std::string& policy, bool handoff) {
+    std::vector<std::string> args = {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
+                                     "--batch-per-worker=64", "--policy=" + policy,
+                                     "--iterations=30", "--json"};
+    if (handoff) args.push_back("--handoff");
+    return Heraldctl(*dir_, args);
+  };
+  const Result plain = run("herald", false), handed = run("herald", true);
+  ASSERT_EQ(plain.code, 0) << plain.output;
+  ASSERT_EQ(handed.code, 0) << handed.output;
+  EXPECT_NE(handed.output.find("\"handoff\":true"), std::string::npos);
+  EXPECT_NE(handed.output.find("\"checked\":true"), std::string::npos);
+  const double handoffs = JsonNumber(plain.output, "rows_handed_off");
+  EXPECT_GT(handoffs, 0);
+  EXPECT_EQ(JsonNumber(plain.output, "rows_transferred"), 0);
+  EXPECT_EQ(JsonNumber(handed.output, "rows_transferred"), handoffs);
+  EXPECT_EQ(JsonNumber(handed.output, "rows_written_back"),
+            JsonNumber(plain.output, "rows_written_back") - handoffs);
+  EXPECT_EQ(JsonNumber(handed.output, "rows_fetched"),
+            JsonNumber(plain.output, "rows_fetched") - handoffs);
+  const Result vanilla = run("vanilla", true);
+  EXPECT_NE(vanilla.code, 0);
+  EXPECT_NE(vanilla.output.find("handoff: policy vanilla owns no rows"), std::string::npos)
+      << vanilla.output;
+}
+
 TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
   const Result r = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
                                      "--batch-per-worker=64", "--policy=herald-adaptive",

@@ -11,6 +11,7 @@ PlanChecker::PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots)
       truth_(slots.size()),
       written_back_at_start_(slots.size()),
       fetched_(num_workers, std::vector<absl::flat_hash_set<Key>>(slots.size())),
+      in_transit_(num_workers, std::vector<absl::flat_hash_map<Key, uint64_t>>(slots.size())),
       ps_changed_previous_(slots.size()),
       ps_changed_now_(slots.size()) {
   caches_.resize(num_workers);
@@ -59,10 +60,22 @@ absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan
   }
   for (uint32_t w = 0; w < num_workers_; ++w) {
     if (auto s = Fetches(w, plan, counts); !s.ok()) return s;
+    if (auto s = Receives(w, plan); !s.ok()) return s;
+  }
+  for (uint32_t w = 0; w < num_workers_; ++w) {
+    for (uint32_t t = 0; t < truth_.size(); ++t) {
+      if (!in_transit_[w][t].empty()) {
+        return Violation(w, t, absl::StrCat("key ", in_transit_[w][t].begin()->first,
+                                            " was handed off to the worker but not received"));
+      }
+    }
   }
   if (auto s = Training(batch, plan, counts); !s.ok()) return s;
   for (uint32_t w = 0; w < num_workers_; ++w) {
     if (auto s = WriteBacks(w, plan, counts); !s.ok()) return s;
+  }
+  for (uint32_t w = 0; w < num_workers_; ++w) {
+    if (auto s = Sends(w, plan, counts); !s.ok()) return s;
   }
   ++iteration_;
   return absl::OkStatus();
@@ -300,7 +313,101 @@ absl::Status PlanChecker::WriteBacks(uint32_t w, const IterationPlan& plan,
   return absl::OkStatus();
 }
 
+absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
+                                std::vector<PlanCounts>* counts) {
+  const std::vector<TableTransfers>& transfers = plan.workers[w].transfers;
+  for (uint32_t t = 0; t < transfers.size() && t < truth_.size(); ++t) {
+    const TableTransfers& tt = transfers[t];
+    if (tt.send_keys.size() != tt.send_slots.size() || tt.send_to.size() != tt.send_slots.size()) {
+      return Violation(w, t, "send_slots, send_keys and send_to differ in length");
+    }
+    CacheTable& cache = caches_[w][t];
+    for (size_t i = 0; i < tt.send_slots.size(); ++i) {
+      const uint32_t slot = tt.send_slots[i];
+      const Key key = tt.send_keys[i];
+      const uint32_t to = tt.send_to[i];
+      if (slot >= cache.slots.size() || cache.slots[slot].key != key ||
+          cache.slots[slot].state != State::kDirty) {
+        return Violation(w, t, absl::StrCat("hands off key ", key, " from slot ", slot,
+                                            " which does not hold it dirty"));
+      }
+      if (to >= num_workers_ || to == w) {
+        return Violation(w, t, absl::StrCat("hands off key ", key, " to worker ", to));
+      }
+      Copy& copy = cache.slots[slot];
+      Truth& truth = truth_[t][key];
+      if (copy.version != truth.version) {
+        return Violation(w, t, absl::StrCat("hands off an outdated copy of key ", key));
+      }
+      if (!in_transit_[to][t].emplace(key, copy.version).second) {
+        return Violation(w, t, absl::StrCat("key ", key, " handed off twice"));
+      }
+      ++truth.copies;      // the copy in transit
+      copy.state = State::kClean;  // the receiver's to write back now
+      ++(*counts)[w].transferred;
+      ++(*counts)[w].handoffs;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanChecker::Receives(uint32_t w, const IterationPlan& plan) {
+  const std::vector<TableTransfers>& transfers = plan.workers[w].transfers;
+  for (uint32_t t = 0; t < transfers.size() && t < truth_.size(); ++t) {
+    const TableTransfers& tt = transfers[t];
+    if (tt.receive_keys.size() != tt.receive_slots.size()) {
+      return Violation(w, t, "receive_slots and receive_keys differ in length");
+    }
+    CacheTable& cache = caches_[w][t];
+    for (size_t i = 0; i < tt.receive_slots.size(); ++i) {
+      const uint32_t slot = tt.receive_slots[i];
+      const Key key = tt.receive_keys[i];
+      auto sent = in_transit_[w][t].find(key);
+      if (sent == in_transit_[w][t].end()) {
+        return Violation(w, t, absl::StrCat("receives key ", key, " which no worker handed off"));
+      }
+      if (slot >= cache.slots.size()) {
+        return Violation(w, t, absl::StrCat("receives into slot ", slot, " out of range"));
+      }
+      Copy& copy = cache.slots[slot];
+      if (copy.state != State::kEmpty && copy.key != key) {
+        return Violation(w, t, absl::StrCat("receives key ", key, " into slot ", slot,
+                                            " which holds key ", copy.key));
+      }
+      if (copy.state == State::kDirty) {
+        return Violation(w, t, absl::StrCat("receiving key ", key, " overwrites its dirty copy"));
+      }
+      auto held = cache.slot_of.find(key);
+      if (held != cache.slot_of.end() && held->second != slot) {
+        return Violation(w, t, absl::StrCat("receives key ", key, " into slot ", slot,
+                                            " while slot ", held->second, " holds it"));
+      }
+      if (!fetched_[w][t].insert(key).second) {
+        return Violation(w, t, absl::StrCat("key ", key, " both fetched and received"));
+      }
+      Truth& truth = truth_[t][key];
+      if (copy.state == State::kEmpty) {
+        cache.slot_of[key] = slot;  // the copy in transit lands: copies unchanged
+      } else {
+        --truth.copies;  // it replaces the outdated copy
+      }
+      copy = Copy{key, State::kDirty, sent->second};
+      in_transit_[w][t].erase(sent);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PlanChecker::CheckFinal() const {
+  for (uint32_t w = 0; w < num_workers_; ++w) {
+    for (uint32_t t = 0; t < truth_.size(); ++t) {
+      if (!in_transit_[w][t].empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "after the last iteration, table ", t, " key ", in_transit_[w][t].begin()->first,
+            " is still in transit to worker ", w));
+      }
+    }
+  }
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     for (const auto& [key, truth] : truth_[t]) {
       if (truth.ps_version != truth.version) {

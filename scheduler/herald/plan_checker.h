@@ -61,6 +61,10 @@ class PlanChecker {
   absl::Status Training(const data::KeyBatch& batch, const IterationPlan& plan,
                         std::vector<PlanCounts>* counts);
   absl::Status WriteBacks(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
+  // Hand-offs: rows sent after the step (Sends) are in transit until the
+  // receiver takes them in its next step's fetch phase (Receives).
+  absl::Status Sends(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
+  absl::Status Receives(uint32_t w, const IterationPlan& plan);
   absl::Status Drop(uint32_t w, uint32_t t, Key key);
   absl::Status Violation(uint32_t w, uint32_t t, const std::string& what) const;
 
@@ -70,6 +74,9 @@ class PlanChecker {
   std::vector<absl::flat_hash_map<Key, Truth>> truth_;   // [table]
   std::vector<absl::flat_hash_map<Key, uint32_t>> written_back_at_start_;  // [table] key -> worker
   std::vector<std::vector<absl::flat_hash_set<Key>>> fetched_;  // [worker][table], this iteration
+  // [worker][table] rows handed off to the worker, in transit: key -> version
+  // (each counts as one of the row's copies until received).
+  std::vector<std::vector<absl::flat_hash_map<Key, uint64_t>>> in_transit_;
   // [table] keys whose PS copy changed (gradients applied or written back)
   // during the previous / this iteration.
   std::vector<absl::flat_hash_set<Key>> ps_changed_previous_, ps_changed_now_;

@@ -53,6 +53,12 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
     return absl::InvalidArgumentError(
         absl::StrCat("warm_keys: policy ", options.policy.name, " keeps no cache to warm"));
   }
+  if (options.handoff && options.policy.sync != SyncMode::kOwnership) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "handoff: policy ", options.policy.name,
+        " owns no rows, so none is ever held dirty to hand off (want herald, "
+        "herald-adaptive or herald-comm-only)"));
+  }
   if (options.policy.adaptive_tables) {
     const AdaptiveOptions& a = options.adaptive;
     if (a.top_k == 0 && !(a.budget_ms > 0)) {
@@ -173,6 +179,11 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
       ts.offsets.clear();
       ts.slots.clear();
     }
+    wp.transfers.resize(num_tables);
+    for (TableTransfers& tt : wp.transfers) {
+      for (auto* list : {&tt.send_slots, &tt.send_to, &tt.receive_slots}) list->clear();
+      for (auto* list : {&tt.send_keys, &tt.receive_keys}) list->clear();
+    }
   }
 }
 
@@ -281,6 +292,7 @@ void Planner::MergeCounts(IterationPlan* plan) {
       out.pushed += c.pushed;
       out.written_back += c.written_back;
       out.handoffs += c.handoffs;
+      out.transferred += c.transferred;
     }
   }
 }
@@ -297,6 +309,14 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     tp.fetch_slots.push_back(slot);
     tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
     ++counts.fetched;
+  };
+  // A row handed off to w at the end of the previous step (its holder is
+  // w, which does not cache it yet or caches an outdated copy): taken from
+  // what w received, no PS traffic.
+  TableTransfers& transfers = wp.transfers[t];
+  auto receive = [&](const RowState& row, uint32_t slot) {
+    transfers.receive_slots.push_back(slot);
+    transfers.receive_keys.push_back(row.key);
   };
   auto not_at_ps = [&](const RowState& row) {
     return absl::InternalError(absl::StrCat(
@@ -344,8 +364,13 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
       continue;
     }
     const RowState& row = dir.at(handle);
-    if (row.holder != kPsHolder) return not_at_ps(row);
-    fetch(row, slot);  // refresh an outdated copy in place
+    if (row.holder == static_cast<int32_t>(w)) {
+      receive(row, slot);  // refresh an outdated copy in place
+    } else if (row.holder != kPsHolder) {
+      return not_at_ps(row);
+    } else {
+      fetch(row, slot);  // refresh an outdated copy in place
+    }
     dir.MarkNewest(handle, w);
   }
   tp.evict_slots.reserve(tp.evict_slots.size() + missing.size());
@@ -374,12 +399,17 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   for (uint32_t id : missing) {
     const uint32_t handle = current_.row(id);
     RowState& row = dir.at(handle);
-    if (row.holder != kPsHolder) return not_at_ps(row);
+    const bool handed_off = row.holder == static_cast<int32_t>(w);
+    if (!handed_off && row.holder != kPsHolder) return not_at_ps(row);
     const uint32_t slot = cache.Insert(handle, iteration_);
     dir.SetSlot(handle, w, slot);
     dir.AddCopy(handle, w);
     slot_of_id_[id] = slot;
-    fetch(row, slot);
+    if (handed_off) {
+      receive(row, slot);
+    } else {
+      fetch(row, slot);
+    }
   }
   const bool ownership = options_.policy.sync == SyncMode::kOwnership;
   for (uint32_t id : needed) {
@@ -495,6 +525,21 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
       if (row.holder == kPsHolder) continue;
       const uint32_t h = static_cast<uint32_t>(row.holder);
       if (next_users_[id].IsOnly(h)) continue;  // the holder alone trains it next: keep it dirty
+      if (options_.handoff && next_users_[id].IsSingle()) {
+        // One other worker trains it next: it becomes that worker's, sent
+        // directly. The PS copy stays as it was; the sender's copy, still
+        // cached, is no longer dirty and goes stale once the receiver trains.
+        next_users_[id].ForEach([&](uint32_t receiver) {
+          TableTransfers& out = plan->workers[h].transfers[t];
+          out.send_slots.push_back(dir.SlotOf(handle, h));
+          out.send_keys.push_back(row.key);
+          out.send_to.push_back(receiver);
+          row.holder = static_cast<int16_t>(receiver);
+        });
+        ++table_counts_[t][h].transferred;
+        ++table_counts_[t][h].handoffs;
+        continue;
+      }
       worker::TablePlan& tp = plan->workers[h].tables[t];
       tp.writeback_slots.push_back(dir.SlotOf(handle, h));
       tp.writeback_keys.push_back(row.key);

@@ -73,6 +73,12 @@ struct PlannerOptions {
   // one). Plans are the same bits for any value; only allocation and the
   // adaptive profiler stay on the calling thread.
   uint32_t threads = 1;
+  // Worker-to-worker hand-offs, for the simulator only (herald_worker does
+  // not execute them yet and the service never sets this): a row one worker
+  // holds dirty that exactly one other worker trains next goes from the one
+  // to the other directly (WorkerPlan::transfers) instead of a write-back
+  // to the PS and a fetch. Needs a policy whose rows can be owned.
+  bool handoff = false;
 };
 
 // Rows one worker moves in one iteration. uses: distinct rows it trains;
@@ -83,16 +89,30 @@ struct PlanCounts {
   uint64_t fetched = 0;
   uint64_t pushed = 0;        // gradients of shared rows
   uint64_t written_back = 0;  // dirty evictions + communication plan + final flush
-  // Of the communication plan's write-backs, those of rows exactly one
-  // other worker trains next (it then fetches them): the rows a direct
-  // worker-to-worker hand-off, not built, would move once instead of twice.
+  // Of the rows the communication plan moves from their dirty holder, those
+  // exactly one other worker trains next: without hand-offs they are
+  // written back (and fetched again), with them they are `transferred`.
   uint64_t handoffs = 0;
+  uint64_t transferred = 0;  // rows this worker sent to another (hand-offs)
+};
+
+// One table's worker-to-worker hand-offs for one worker (PlannerOptions::
+// handoff). Sends happen after the step's write-backs, from the sender's
+// slot; every row sent is received in the next step's fetch phase, into
+// the receiver's slot, as the receiver's dirty copy.
+struct TableTransfers {
+  std::vector<uint32_t> send_slots;
+  std::vector<Key> send_keys;
+  std::vector<uint32_t> send_to;  // the receiving worker
+  std::vector<uint32_t> receive_slots;
+  std::vector<Key> receive_keys;
 };
 
 struct WorkerPlan {
   std::vector<uint32_t> samples;               // indices into the global batch, increasing
   std::vector<worker::TablePlan> tables;       // one per table
   std::vector<worker::TableSamples> slots;     // one per table, CSR over `samples`
+  std::vector<TableTransfers> transfers;       // one per table; empty lists without hand-offs
   PlanCounts counts;
 };
 

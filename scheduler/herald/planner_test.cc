@@ -49,6 +49,7 @@ PlanCounts Sum(const std::vector<PlanCounts>& per_worker) {
     s.fetched += c.fetched;
     s.pushed += c.pushed;
     s.written_back += c.written_back;
+    s.transferred += c.transferred;
   }
   return s;
 }
@@ -79,6 +80,7 @@ std::vector<PlanCounts> RunChecked(const PlannerOptions& options,
       EXPECT_EQ(a.fetched, b.fetched);
       EXPECT_EQ(a.pushed, b.pushed);
       EXPECT_EQ(a.written_back, b.written_back) << "iteration " << i << " worker " << w;
+      EXPECT_EQ(a.transferred, b.transferred) << "iteration " << i << " worker " << w;
     }
     totals.push_back(Sum(counts));
     if (plans != nullptr) plans->push_back(*std::move(plan));
@@ -194,6 +196,49 @@ TEST(PlannerTest, WriteBacksToTheOneOtherNextTrainerAreCountedAsHandOffs) {
     EXPECT_EQ(handoffs, sc.handoffs);
     EXPECT_EQ(written_back, sc.written_back);
   }
+}
+
+// With hand-offs (simulation only), the same swap moves each key once:
+// sent after iteration 0 by its owner, received by the other worker in
+// iteration 1's fetch phase as its dirty copy; no write-back, no fetch, and
+// the last plan flushes both from their new owners.
+TEST(PlannerTest, HandOffsMoveARowOnceToTheOneOtherNextTrainer) {
+  const std::vector<data::KeyBatch> batches = {MakeBatch({{{7}}, {{8}}}),
+                                               MakeBatch({{{8}}, {{7}}})};
+  PlannerOptions o = Options("herald", 2, 1, 8, 8);
+  o.handoff = true;
+  auto planner = *Planner::Create(o);
+  planner->ForceAllocation({0, 1});
+  planner->ForceAllocation({0, 1});
+  PlanChecker checker(2, {8});
+  std::vector<IterationPlan> plans;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    auto plan = planner->Plan(batches[i], i + 1 < batches.size() ? &batches[i + 1] : nullptr);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    std::vector<PlanCounts> counts;
+    const absl::Status checked = checker.Check(batches[i], *plan, &counts);
+    ASSERT_TRUE(checked.ok()) << checked;
+    plans.push_back(*std::move(plan));
+  }
+  ASSERT_TRUE(checker.CheckFinal().ok());
+  for (uint32_t w = 0; w < 2; ++w) {
+    const TableTransfers& sent = plans[0].workers[w].transfers[0];
+    ASSERT_EQ(sent.send_keys.size(), 1u) << w;
+    EXPECT_EQ(sent.send_keys[0], w == 0 ? 7u : 8u);
+    EXPECT_EQ(sent.send_to[0], 1 - w);
+    EXPECT_EQ(plans[0].workers[w].counts.transferred, 1u);
+    EXPECT_TRUE(plans[0].workers[w].tables[0].writeback_keys.empty());
+    const TableTransfers& received = plans[1].workers[w].transfers[0];
+    ASSERT_EQ(received.receive_keys.size(), 1u) << w;
+    EXPECT_EQ(received.receive_keys[0], w == 0 ? 8u : 7u);
+    EXPECT_TRUE(plans[1].workers[w].tables[0].fetch_keys.empty());
+    ASSERT_EQ(plans[1].workers[w].tables[0].writeback_keys.size(), 1u);  // the final flush
+    EXPECT_EQ(plans[1].workers[w].tables[0].writeback_keys[0], w == 0 ? 8u : 7u);
+  }
+  PlannerOptions vanilla = Options("vanilla", 2, 1, 8, 8);
+  vanilla.handoff = true;
+  EXPECT_NE(Planner::Create(vanilla).status().message().find("handoff: policy vanilla owns no rows"),
+            std::string::npos);
 }
 
 TEST(PlannerTest, LruEvictsTheLeastRecentlyUsedRowAndWritesItBackWhenDirty) {
@@ -337,6 +382,11 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
         SCOPED_TRACE(policy + " workers=" + std::to_string(workers));
         const auto totals = RunChecked(o, batches);
         EXPECT_EQ(totals.size(), batches.size());
+        if (o.policy.sync == SyncMode::kOwnership) {  // again with hand-offs
+          o.handoff = true;
+          const auto handed = RunChecked(o, batches);
+          EXPECT_EQ(handed.size(), batches.size());
+        }
       }
     }
   }

@@ -50,6 +50,7 @@ void Add(const PlanCounts& c, PlanCounts* into) {
   into->pushed += c.pushed;
   into->written_back += c.written_back;
   into->handoffs += c.handoffs;
+  into->transferred += c.transferred;
 }
 
 }  // namespace
@@ -100,7 +101,8 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     }
     for (const PlanCounts& c : counts) {
       Add(c, &record.total);
-      record.max_worker_rows = std::max(record.max_worker_rows, c.fetched + c.pushed + c.written_back);
+      record.max_worker_rows =
+          std::max(record.max_worker_rows, c.fetched + c.pushed + c.written_back + c.transferred);
     }
     Add(record.total, &result.total);
     result.sum_max_worker_rows += record.max_worker_rows;
