@@ -72,8 +72,7 @@ ABSL_FLAG(double, budget_ms, 0,
 ABSL_FLAG(uint64_t, iterations, 0, "simulate: iterations to run (0: every full global batch)");
 ABSL_FLAG(bool, handoff, false,
           "simulate: a row one worker holds dirty that exactly one other worker trains next "
-          "goes from the one to the other directly (simulation only: herald_worker does not "
-          "execute hand-offs yet)");
+          "goes from the one to the other directly (as scheduling.handoff in a job spec)");
 ABSL_FLAG(std::string, eviction, "lru", "simulate: cache eviction lru | lfu");
 ABSL_FLAG(uint32_t, dim, 64, "simulate: embedding dimension for the byte figures");
 ABSL_FLAG(bool, check, true,
@@ -110,8 +109,8 @@ Commands:
       table by table. herald-adaptive needs --top-k or --budget-ms. --warm-start fetches
       the data's hottest keys into every cache at iteration 0. --threads: planner
       threads (tables planned at once; the plans are the same for any T). --handoff:
-      such rows go from worker to worker directly (simulation only: herald_worker does not
-      execute hand-offs yet; counted as rows_transferred).
+      such rows go from worker to worker directly, as jobs with scheduling.handoff do
+      (counted as rows_transferred).
 
   Job commands (submit, status, watch, cancel, nodes, export) take
   [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS

@@ -82,12 +82,10 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
               Megabytes(t.written_back, o.dim));
   if (o.handoff) {
     std::printf("--handoff: rows one worker held dirty and exactly one other trained next went "
-                "from the one to the other directly (simulation only: herald_worker does not "
-                "execute hand-offs yet)\n");
+                "from the one to the other directly (job spec: scheduling.handoff)\n");
   } else {
     std::printf("of the rows written back, %llu were only passed on to the one other worker "
-                "training them next (with --handoff, simulated only, each moves once instead "
-                "of twice)\n",
+                "training them next (with --handoff each moves once instead of twice)\n",
                 static_cast<unsigned long long>(t.handoffs));
   }
   std::printf("planner row directory at its largest: %llu entries (bounded by the caches and "

@@ -31,7 +31,7 @@ struct SimulateOptions {
   double budget_ms = 0;
   uint32_t threads = 1;  // planner threads (tables planned at once), 1..64
   bool check = true;  // replay every plan through the PlanChecker
-  // Worker-to-worker hand-offs (PlannerOptions::handoff): simulation only.
+  // Worker-to-worker hand-offs (PlannerOptions::handoff).
   bool handoff = false;
   bool json = false;
 };

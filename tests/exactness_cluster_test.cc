@@ -244,6 +244,26 @@ TEST_F(ExactnessCluster, EveryPolicyAndWorkerCountGivesTheReferenceModel) {
   }
 }
 
+// Worker-to-worker hand-offs (scheduling.handoff): rows move between the
+// workers' caches over their own Gloo mesh instead of through the PS, and
+// the model is still the reference's; the PS sees fewer fetches and
+// write-backs (its counters equal the planner's, which count the rest).
+TEST_F(ExactnessCluster, HandOffsBetweenWorkersGiveTheReferenceModel) {
+  const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  for (uint32_t workers : {2u, 4u}) {
+    SCOPED_TRACE(absl::StrCat("herald with hand-offs, ", workers, " workers"));
+    proto::JobSpec spec = Spec(proto::POLICY_HERALD, workers);
+    spec.mutable_scheduling()->set_handoff(true);
+    proto::JobStatus done;
+    const std::string dir = RunAndExport(spec, &done);
+    ExpectEqualsReference(dir, done, ref);
+    EXPECT_GT(done.progress().rows_handed_off(), 0u);
+    EXPECT_EQ(done.progress().rows_moved(),
+              done.progress().rows_fetched() + done.progress().rows_pushed() +
+                  done.progress().rows_written_back() + done.progress().rows_handed_off());
+  }
+}
+
 TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
   proto::JobStatus first, second;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &first));

@@ -88,7 +88,7 @@ TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanill
   EXPECT_EQ(JsonNumber(vanilla.output, "rows_handed_off"), 0);
 }
 
-// --handoff (simulation only): the rows the plain run writes back only to
+// --handoff: the rows the plain run writes back only to
 // hand them to the one other worker training them next move once, worker to
 // worker, with every plan checked; vanilla has nothing to hand off.
 TEST_F(HeraldctlSimulate, HandOffsMoveEachHandedOffRowOnce) {

@@ -12,6 +12,8 @@ PlanChecker::PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots)
       written_back_at_start_(slots.size()),
       fetched_(num_workers, std::vector<absl::flat_hash_set<Key>>(slots.size())),
       in_transit_(num_workers, std::vector<absl::flat_hash_map<Key, uint64_t>>(slots.size())),
+      incoming_seen_(num_workers, std::vector<std::vector<size_t>>(
+                                      slots.size(), std::vector<size_t>(num_workers, 0))),
       ps_changed_previous_(slots.size()),
       ps_changed_now_(slots.size()) {
   caches_.resize(num_workers);
@@ -74,8 +76,14 @@ absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan
   for (uint32_t w = 0; w < num_workers_; ++w) {
     if (auto s = WriteBacks(w, plan, counts); !s.ok()) return s;
   }
+  for (auto& tables : incoming_seen_) {
+    for (auto& from : tables) std::fill(from.begin(), from.end(), 0);
+  }
   for (uint32_t w = 0; w < num_workers_; ++w) {
     if (auto s = Sends(w, plan, counts); !s.ok()) return s;
+  }
+  for (uint32_t w = 0; w < num_workers_; ++w) {
+    if (auto s = Incoming(w, plan); !s.ok()) return s;
   }
   ++iteration_;
   return absl::OkStatus();
@@ -315,17 +323,16 @@ absl::Status PlanChecker::WriteBacks(uint32_t w, const IterationPlan& plan,
 
 absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
                                 std::vector<PlanCounts>* counts) {
-  const std::vector<TableTransfers>& transfers = plan.workers[w].transfers;
-  for (uint32_t t = 0; t < transfers.size() && t < truth_.size(); ++t) {
-    const TableTransfers& tt = transfers[t];
-    if (tt.send_keys.size() != tt.send_slots.size() || tt.send_to.size() != tt.send_slots.size()) {
+  for (uint32_t t = 0; t < truth_.size(); ++t) {
+    const worker::TablePlan& tp = plan.workers[w].tables[t];
+    if (tp.send_keys.size() != tp.send_slots.size() || tp.send_to.size() != tp.send_slots.size()) {
       return Violation(w, t, "send_slots, send_keys and send_to differ in length");
     }
     CacheTable& cache = caches_[w][t];
-    for (size_t i = 0; i < tt.send_slots.size(); ++i) {
-      const uint32_t slot = tt.send_slots[i];
-      const Key key = tt.send_keys[i];
-      const uint32_t to = tt.send_to[i];
+    for (size_t i = 0; i < tp.send_slots.size(); ++i) {
+      const uint32_t slot = tp.send_slots[i];
+      const Key key = tp.send_keys[i];
+      const uint32_t to = tp.send_to[i];
       if (slot >= cache.slots.size() || cache.slots[slot].key != key ||
           cache.slots[slot].state != State::kDirty) {
         return Violation(w, t, absl::StrCat("hands off key ", key, " from slot ", slot,
@@ -334,6 +341,15 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
       if (to >= num_workers_ || to == w) {
         return Violation(w, t, absl::StrCat("hands off key ", key, " to worker ", to));
       }
+      // The receiver must expect exactly this row next from this sender.
+      const worker::TablePlan& receiver = plan.workers[to].tables[t];
+      size_t& next = incoming_seen_[to][t][w];
+      while (next < receiver.incoming_keys.size() && receiver.incoming_from[next] != w) ++next;
+      if (next == receiver.incoming_keys.size() || receiver.incoming_keys[next] != key) {
+        return Violation(w, t, absl::StrCat("hands off key ", key, " to worker ", to,
+                                            " whose incoming list does not expect it next"));
+      }
+      ++next;
       Copy& copy = cache.slots[slot];
       Truth& truth = truth_[t][key];
       if (copy.version != truth.version) {
@@ -342,7 +358,7 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
       if (!in_transit_[to][t].emplace(key, copy.version).second) {
         return Violation(w, t, absl::StrCat("key ", key, " handed off twice"));
       }
-      ++truth.copies;      // the copy in transit
+      ++truth.copies;              // the copy in transit
       copy.state = State::kClean;  // the receiver's to write back now
       ++(*counts)[w].transferred;
       ++(*counts)[w].handoffs;
@@ -351,17 +367,31 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
   return absl::OkStatus();
 }
 
+absl::Status PlanChecker::Incoming(uint32_t w, const IterationPlan& plan) const {
+  for (uint32_t t = 0; t < truth_.size(); ++t) {
+    const worker::TablePlan& tp = plan.workers[w].tables[t];
+    if (tp.incoming_keys.size() != tp.incoming_from.size()) {
+      return Violation(w, t, "incoming_keys and incoming_from differ in length");
+    }
+    if (tp.incoming_keys.size() != in_transit_[w][t].size()) {
+      return Violation(w, t, absl::StrCat("expects ", tp.incoming_keys.size(),
+                                          " incoming rows, ", in_transit_[w][t].size(),
+                                          " are sent to it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PlanChecker::Receives(uint32_t w, const IterationPlan& plan) {
-  const std::vector<TableTransfers>& transfers = plan.workers[w].transfers;
-  for (uint32_t t = 0; t < transfers.size() && t < truth_.size(); ++t) {
-    const TableTransfers& tt = transfers[t];
-    if (tt.receive_keys.size() != tt.receive_slots.size()) {
+  for (uint32_t t = 0; t < truth_.size(); ++t) {
+    const worker::TablePlan& tp = plan.workers[w].tables[t];
+    if (tp.receive_keys.size() != tp.receive_slots.size()) {
       return Violation(w, t, "receive_slots and receive_keys differ in length");
     }
     CacheTable& cache = caches_[w][t];
-    for (size_t i = 0; i < tt.receive_slots.size(); ++i) {
-      const uint32_t slot = tt.receive_slots[i];
-      const Key key = tt.receive_keys[i];
+    for (size_t i = 0; i < tp.receive_slots.size(); ++i) {
+      const uint32_t slot = tp.receive_slots[i];
+      const Key key = tp.receive_keys[i];
       auto sent = in_transit_[w][t].find(key);
       if (sent == in_transit_[w][t].end()) {
         return Violation(w, t, absl::StrCat("receives key ", key, " which no worker handed off"));

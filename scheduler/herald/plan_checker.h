@@ -65,6 +65,8 @@ class PlanChecker {
   // receiver takes them in its next step's fetch phase (Receives).
   absl::Status Sends(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
   absl::Status Receives(uint32_t w, const IterationPlan& plan);
+  // After every send: worker w's incoming lists name exactly what is sent to it.
+  absl::Status Incoming(uint32_t w, const IterationPlan& plan) const;
   absl::Status Drop(uint32_t w, uint32_t t, Key key);
   absl::Status Violation(uint32_t w, uint32_t t, const std::string& what) const;
 
@@ -77,6 +79,9 @@ class PlanChecker {
   // [worker][table] rows handed off to the worker, in transit: key -> version
   // (each counts as one of the row's copies until received).
   std::vector<std::vector<absl::flat_hash_map<Key, uint64_t>>> in_transit_;
+  // [receiver][table][sender]: how far Sends has matched the receiver's
+  // incoming list against that sender's sends this iteration.
+  std::vector<std::vector<std::vector<size_t>>> incoming_seen_;
   // [table] keys whose PS copy changed (gradients applied or written back)
   // during the previous / this iteration.
   std::vector<absl::flat_hash_set<Key>> ps_changed_previous_, ps_changed_now_;

@@ -167,10 +167,12 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
     wp.slots.resize(num_tables);
     for (worker::TablePlan& tp : wp.tables) {
       for (auto* list : {&tp.evict_slots, &tp.fetch_slots, &tp.owned_slots, &tp.shared_slots,
-                         &tp.writeback_slots}) {
+                         &tp.writeback_slots, &tp.receive_slots, &tp.send_slots, &tp.send_to,
+                         &tp.incoming_from}) {
         list->clear();
       }
-      for (auto* list : {&tp.evict_keys, &tp.fetch_keys, &tp.shared_keys, &tp.writeback_keys}) {
+      for (auto* list : {&tp.evict_keys, &tp.fetch_keys, &tp.shared_keys, &tp.writeback_keys,
+                         &tp.receive_keys, &tp.send_keys, &tp.incoming_keys}) {
         list->clear();
       }
       tp.fetch_early.clear();
@@ -178,11 +180,6 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
     for (worker::TableSamples& ts : wp.slots) {
       ts.offsets.clear();
       ts.slots.clear();
-    }
-    wp.transfers.resize(num_tables);
-    for (TableTransfers& tt : wp.transfers) {
-      for (auto* list : {&tt.send_slots, &tt.send_to, &tt.receive_slots}) list->clear();
-      for (auto* list : {&tt.send_keys, &tt.receive_keys}) list->clear();
     }
   }
 }
@@ -313,10 +310,9 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   // A row handed off to w at the end of the previous step (its holder is
   // w, which does not cache it yet or caches an outdated copy): taken from
   // what w received, no PS traffic.
-  TableTransfers& transfers = wp.transfers[t];
   auto receive = [&](const RowState& row, uint32_t slot) {
-    transfers.receive_slots.push_back(slot);
-    transfers.receive_keys.push_back(row.key);
+    tp.receive_slots.push_back(slot);
+    tp.receive_keys.push_back(row.key);
   };
   auto not_at_ps = [&](const RowState& row) {
     return absl::InternalError(absl::StrCat(
@@ -530,10 +526,13 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
         // directly. The PS copy stays as it was; the sender's copy, still
         // cached, is no longer dirty and goes stale once the receiver trains.
         next_users_[id].ForEach([&](uint32_t receiver) {
-          TableTransfers& out = plan->workers[h].transfers[t];
+          worker::TablePlan& out = plan->workers[h].tables[t];
           out.send_slots.push_back(dir.SlotOf(handle, h));
           out.send_keys.push_back(row.key);
           out.send_to.push_back(receiver);
+          worker::TablePlan& in = plan->workers[receiver].tables[t];
+          in.incoming_keys.push_back(row.key);
+          in.incoming_from.push_back(h);
           row.holder = static_cast<int16_t>(receiver);
         });
         ++table_counts_[t][h].transferred;

@@ -73,10 +73,11 @@ struct PlannerOptions {
   // one). Plans are the same bits for any value; only allocation and the
   // adaptive profiler stay on the calling thread.
   uint32_t threads = 1;
-  // Worker-to-worker hand-offs, for the simulator only (herald_worker does
-  // not execute them yet and the service never sets this): a row one worker
+  // Worker-to-worker hand-offs (job spec scheduling.handoff, heraldctl
+  // simulate --handoff): a row one worker
   // holds dirty that exactly one other worker trains next goes from the one
-  // to the other directly (WorkerPlan::transfers) instead of a write-back
+  // to the other directly (TablePlan send_*, incoming_*, then receive_*
+  // in the next plan) instead of a write-back
   // to the PS and a fetch. Needs a policy whose rows can be owned.
   bool handoff = false;
 };
@@ -96,23 +97,10 @@ struct PlanCounts {
   uint64_t transferred = 0;  // rows this worker sent to another (hand-offs)
 };
 
-// One table's worker-to-worker hand-offs for one worker (PlannerOptions::
-// handoff). Sends happen after the step's write-backs, from the sender's
-// slot; every row sent is received in the next step's fetch phase, into
-// the receiver's slot, as the receiver's dirty copy.
-struct TableTransfers {
-  std::vector<uint32_t> send_slots;
-  std::vector<Key> send_keys;
-  std::vector<uint32_t> send_to;  // the receiving worker
-  std::vector<uint32_t> receive_slots;
-  std::vector<Key> receive_keys;
-};
-
 struct WorkerPlan {
   std::vector<uint32_t> samples;               // indices into the global batch, increasing
   std::vector<worker::TablePlan> tables;       // one per table
   std::vector<worker::TableSamples> slots;     // one per table, CSR over `samples`
-  std::vector<TableTransfers> transfers;       // one per table; empty lists without hand-offs
   PlanCounts counts;
 };
 

@@ -198,7 +198,7 @@ TEST(PlannerTest, WriteBacksToTheOneOtherNextTrainerAreCountedAsHandOffs) {
   }
 }
 
-// With hand-offs (simulation only), the same swap moves each key once:
+// With hand-offs, the same swap moves each key once:
 // sent after iteration 0 by its owner, received by the other worker in
 // iteration 1's fetch phase as its dirty copy; no write-back, no fetch, and
 // the last plan flushes both from their new owners.
@@ -222,13 +222,16 @@ TEST(PlannerTest, HandOffsMoveARowOnceToTheOneOtherNextTrainer) {
   }
   ASSERT_TRUE(checker.CheckFinal().ok());
   for (uint32_t w = 0; w < 2; ++w) {
-    const TableTransfers& sent = plans[0].workers[w].transfers[0];
+    const worker::TablePlan& sent = plans[0].workers[w].tables[0];
     ASSERT_EQ(sent.send_keys.size(), 1u) << w;
     EXPECT_EQ(sent.send_keys[0], w == 0 ? 7u : 8u);
     EXPECT_EQ(sent.send_to[0], 1 - w);
+    ASSERT_EQ(sent.incoming_keys.size(), 1u);  // and what it gets from the other
+    EXPECT_EQ(sent.incoming_keys[0], w == 0 ? 8u : 7u);
+    EXPECT_EQ(sent.incoming_from[0], 1 - w);
     EXPECT_EQ(plans[0].workers[w].counts.transferred, 1u);
     EXPECT_TRUE(plans[0].workers[w].tables[0].writeback_keys.empty());
-    const TableTransfers& received = plans[1].workers[w].transfers[0];
+    const worker::TablePlan& received = plans[1].workers[w].tables[0];
     ASSERT_EQ(received.receive_keys.size(), 1u) << w;
     EXPECT_EQ(received.receive_keys[0], w == 0 ? 8u : 7u);
     EXPECT_TRUE(plans[1].workers[w].tables[0].fetch_keys.empty());

@@ -252,6 +252,7 @@ absl::Status JobRun::Plan() {
   po.adaptive.top_k = spec_.scheduling().adaptive_top_k();
   po.adaptive.budget_ms = spec_.scheduling().adaptive_budget_ms();
   po.threads = options_.planner_threads;
+  po.handoff = spec_.scheduling().handoff();
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
@@ -289,6 +290,7 @@ absl::Status JobRun::Plan() {
       total.fetched += c.fetched;
       total.pushed += c.pushed;
       total.written_back += c.written_back;
+      total.transferred += c.transferred;
       HERALD_RETURN_IF_ERROR(PushStep(w, std::move(encoded)));
     }
     {
@@ -300,8 +302,9 @@ absl::Status JobRun::Plan() {
       progress_.set_rows_fetched(progress_.rows_fetched() + total.fetched);
       progress_.set_rows_pushed(progress_.rows_pushed() + total.pushed);
       progress_.set_rows_written_back(progress_.rows_written_back() + total.written_back);
+      progress_.set_rows_handed_off(progress_.rows_handed_off() + total.transferred);
       progress_.set_rows_moved(progress_.rows_fetched() + progress_.rows_pushed() +
-                               progress_.rows_written_back());
+                               progress_.rows_written_back() + progress_.rows_handed_off());
       // Vanilla under exact BSP moves every used row both ways (docs/scheduler.md).
       rows_vanilla_ += 2 * total.uses;
       progress_.set_rows_moved_vanilla(rows_vanilla_);

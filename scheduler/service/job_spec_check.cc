@@ -81,6 +81,11 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
         absl::StrCat("scheduling.cache_fraction: ", s.cache_fraction(),
                      " not in (0, 1] (or set scheduling.cache_rows_per_worker)"));
   }
+  if (s.handoff() && policy.sync != SyncMode::kOwnership) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "scheduling.handoff: policy ", policy.name,
+        " owns no rows, so none is ever handed off (want HERALD or HERALD_ADAPTIVE)"));
+  }
   if (s.cache_rows_per_worker() >= kMaxSlotsPerTable) {
     return absl::InvalidArgumentError(absl::StrCat("scheduling.cache_rows_per_worker: ",
                                                    s.cache_rows_per_worker(), ", want < ",

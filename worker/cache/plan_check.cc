@@ -54,8 +54,10 @@ class TableCheck {
   absl::Status Run() {
     if (auto s = Evictions(); !s.ok()) return s;
     if (auto s = Fetches(); !s.ok()) return s;
+    if (auto s = Receives(); !s.ok()) return s;
     if (auto s = Training(); !s.ok()) return s;
-    return WriteBacks();
+    if (auto s = WriteBacks(); !s.ok()) return s;
+    return Sends();
   }
 
  private:
@@ -128,6 +130,60 @@ class TableCheck {
         }
       }
       view_.Set(slot, key, SlotState::kClean);
+    }
+    return absl::OkStatus();
+  }
+
+  // Rows handed to this worker: like fetches, but they land dirty.
+  absl::Status Receives() {
+    absl::flat_hash_set<uint32_t> slots(plan_.fetch_slots.begin(), plan_.fetch_slots.end());
+    absl::flat_hash_set<Key> keys(plan_.fetch_keys.begin(), plan_.fetch_keys.end());
+    for (size_t i = 0; i < plan_.receive_slots.size(); ++i) {
+      const uint32_t slot = plan_.receive_slots[i];
+      const Key key = plan_.receive_keys[i];
+      if (!InRange(slot)) return Error("receive_slots", i, OutOfRange(slot));
+      if (!slots.insert(slot).second) {
+        return Error("receive_slots", i, absl::StrCat("slot ", slot, " used twice"));
+      }
+      if (!keys.insert(key).second) {
+        return Error("receive_keys", i, absl::StrCat("key ", key, " fetched or received twice"));
+      }
+      const SlotView::Slot s = view_.At(slot);
+      const std::optional<uint32_t> held = view_.SlotOf(key);
+      if (held.has_value() && *held != slot) {
+        return Error("receive_keys", i,
+                     absl::StrCat("key ", key, " is already resident in slot ", *held));
+      }
+      if (s.state != SlotState::kEmpty && (s.key != key || s.state == SlotState::kDirty)) {
+        return Error("receive_slots", i,
+                     absl::StrCat("slot ", slot, " holds key ", s.key, " (",
+                                  SlotStateName(s.state), "); receiving key ", key,
+                                  " would lose or mix it"));
+      }
+      view_.Set(slot, key, SlotState::kDirty);
+    }
+    return absl::OkStatus();
+  }
+
+  // Rows handed to other workers after the write-backs: held dirty here.
+  absl::Status Sends() {
+    absl::flat_hash_set<uint32_t> written(plan_.writeback_slots.begin(),
+                                          plan_.writeback_slots.end());
+    absl::flat_hash_set<uint32_t> seen;
+    for (size_t i = 0; i < plan_.send_slots.size(); ++i) {
+      const uint32_t slot = plan_.send_slots[i];
+      const Key key = plan_.send_keys[i];
+      if (!InRange(slot)) return Error("send_slots", i, OutOfRange(slot));
+      if (!seen.insert(slot).second || written.contains(slot)) {
+        return Error("send_slots", i,
+                     absl::StrCat("slot ", slot, " sent twice or also written back"));
+      }
+      const SlotView::Slot s = view_.At(slot);
+      if (s.key != key || s.state != SlotState::kDirty) {
+        return Error("send_slots", i,
+                     absl::StrCat("slot ", slot, " does not hold key ", key,
+                                  " dirty; only rows this worker owns are handed off"));
+      }
     }
     return absl::OkStatus();
   }

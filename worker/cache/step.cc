@@ -127,6 +127,21 @@ absl::StatusOr<Step> DecodeWorkerStep(const proto::WorkerStep& in, uint32_t num_
                             field + ".shared_slots", field + ".shared_keys"));
     HERALD_RETURN_IF_ERROR(SameCount(p.writeback_slots.size(), p.writeback_keys.size(),
                             field + ".writeback_slots", field + ".writeback_keys"));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.receive_slots(), field + ".receive_slots", &p.receive_slots));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.receive_keys(), field + ".receive_keys", &p.receive_keys));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.send_slots(), field + ".send_slots", &p.send_slots));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.send_keys(), field + ".send_keys", &p.send_keys));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.send_to(), field + ".send_to", &p.send_to));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.incoming_keys(), field + ".incoming_keys", &p.incoming_keys));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.incoming_from(), field + ".incoming_from", &p.incoming_from));
+    HERALD_RETURN_IF_ERROR(SameCount(p.receive_slots.size(), p.receive_keys.size(),
+                                     field + ".receive_slots", field + ".receive_keys"));
+    HERALD_RETURN_IF_ERROR(SameCount(p.send_slots.size(), p.send_keys.size(),
+                                     field + ".send_slots", field + ".send_keys"));
+    HERALD_RETURN_IF_ERROR(SameCount(p.send_slots.size(), p.send_to.size(),
+                                     field + ".send_slots", field + ".send_to"));
+    HERALD_RETURN_IF_ERROR(SameCount(p.incoming_keys.size(), p.incoming_from.size(),
+                                     field + ".incoming_keys", field + ".incoming_from"));
   }
   return step;
 }
@@ -160,6 +175,13 @@ proto::WorkerStep EncodeWorkerStep(const Step& step) {
     ops->set_shared_keys(Pack(p.shared_keys));
     ops->set_writeback_slots(Pack(p.writeback_slots));
     ops->set_writeback_keys(Pack(p.writeback_keys));
+    ops->set_receive_slots(Pack(p.receive_slots));
+    ops->set_receive_keys(Pack(p.receive_keys));
+    ops->set_send_slots(Pack(p.send_slots));
+    ops->set_send_keys(Pack(p.send_keys));
+    ops->set_send_to(Pack(p.send_to));
+    ops->set_incoming_keys(Pack(p.incoming_keys));
+    ops->set_incoming_from(Pack(p.incoming_from));
   }
   return out;
 }

@@ -27,6 +27,18 @@ struct TablePlan {
   std::vector<Key> shared_keys;
   std::vector<uint32_t> writeback_slots;
   std::vector<Key> writeback_keys;
+  // Worker-to-worker hand-offs (docs/worker.md). receive_*: rows other
+  // workers sent after the previous step, placed in the fetch phase as this
+  // worker's dirty copies. send_*: rows sent after this step's write-backs,
+  // from these slots to worker send_to. incoming_*: the rows other workers
+  // send this worker after this step, in each sender's order.
+  std::vector<uint32_t> receive_slots;
+  std::vector<Key> receive_keys;
+  std::vector<uint32_t> send_slots;
+  std::vector<Key> send_keys;
+  std::vector<uint32_t> send_to;
+  std::vector<Key> incoming_keys;
+  std::vector<uint32_t> incoming_from;
 };
 
 struct TableSamples {

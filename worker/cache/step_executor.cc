@@ -1,5 +1,7 @@
 #include "worker/cache/step_executor.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status.h"
@@ -33,6 +35,7 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
       options_(options) {
   for (auto* a : {&staging_, &labels_, &dense_}) a->Bind(device);
   slots_.Bind(device);
+  received_.resize(cache->num_tables());
   offsets_.resize(cache->num_tables());
   sample_slots_.resize(cache->num_tables());
   for (size_t t = 0; t < cache->num_tables(); ++t) {
@@ -45,6 +48,7 @@ void StepExecutor::UploadSlots(const std::vector<uint32_t>& slots) { slots_.Copy
 
 absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
   HERALD_RETURN_IF_ERROR(ValidatePlan(*cache_, step));
+  HERALD_RETURN_IF_ERROR(CheckHandOffs(step));
   if (!options_.use_ps && NeedsPs(step)) {
     return absl::FailedPreconditionError(
         "step needs the parameter servers (fetch, push or write-back) but this executor runs "
@@ -59,6 +63,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
   };
   HERALD_RETURN_IF_ERROR(phase("evict", WriteBackSlots(step, /*evictions=*/true, &result)));
   HERALD_RETURN_IF_ERROR(phase("fetch", Fetch(step, &result)));
+  HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", PlaceReceived(step, &result)));
   HERALD_RETURN_IF_ERROR(phase("train", Train(step, &result)));
   HERALD_RETURN_IF_ERROR(phase("push", PushShared(step, &result)));
   HERALD_RETURN_IF_ERROR(phase("write-back", WriteBackSlots(step, /*evictions=*/false, &result)));
@@ -69,7 +74,124 @@ absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
     HERALD_RETURN_IF_ERROR(phase("iteration done", done.status()));
     result.times.push_ms += MillisSince(start);
   }
+  if (options_.exchanger != nullptr) {
+    HERALD_RETURN_IF_ERROR(phase("hand-off", ExchangeHandOffs(step, &result)));
+  }
   return result;
+}
+
+absl::Status StepExecutor::CheckHandOffs(const Step& step) const {
+  bool hands_off = false;
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const TablePlan& p = step.plan[t];
+    if (p.receive_keys.size() != received_[t].size()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "table ", t, ": the plan receives ", p.receive_keys.size(), " rows handed off, ",
+          received_[t].size(), " were received after the previous step"));
+    }
+    for (Key key : p.receive_keys) {
+      if (!received_[t].contains(key)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("table ", t, ": the plan receives key ", key, ", which no worker sent"));
+      }
+    }
+    for (uint32_t to : p.send_to) {
+      if (to >= options_.num_workers || to == options_.rank) {
+        return absl::InvalidArgumentError(absl::StrCat("table ", t, ": hand-off to worker ", to,
+                                                       " (this is ", options_.rank, " of ",
+                                                       options_.num_workers, ")"));
+      }
+    }
+    for (uint32_t from : p.incoming_from) {
+      if (from >= options_.num_workers || from == options_.rank) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("table ", t, ": hand-off from worker ", from));
+      }
+    }
+    hands_off |= !p.send_slots.empty() || !p.incoming_keys.empty();
+  }
+  if (hands_off && options_.exchanger == nullptr) {
+    return absl::FailedPreconditionError(
+        "the plan hands rows off between workers, but this executor has no row exchanger");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StepExecutor::PlaceReceived(const Step& step, StepResult* result) {
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const TablePlan& plan = step.plan[t];
+    if (plan.receive_slots.empty()) continue;
+    EmbeddingCache::Table& table = cache_->table(t);
+    std::vector<float> rows;
+    rows.reserve(plan.receive_slots.size() * table.row_floats);
+    for (Key key : plan.receive_keys) {
+      const ReceivedRow& r = received_[t].at(key);
+      rows.insert(rows.end(), r.row.begin(), r.row.end());
+    }
+    staging_.CopyFromHost(rows);
+    UploadSlots(plan.receive_slots);
+    device_->ScatterRows(staging_.data(), slots_.data(),
+                         static_cast<int>(plan.receive_slots.size()), table.row_floats,
+                         table.row_floats, table.rows.data());
+    for (size_t i = 0; i < plan.receive_slots.size(); ++i) {
+      const Key key = plan.receive_keys[i];
+      cache_->Load(t, plan.receive_slots[i], key, received_[t].at(key).version);
+      cache_->SetState(t, plan.receive_slots[i], SlotState::kDirty);  // this worker's now
+    }
+    received_[t].clear();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StepExecutor::ExchangeHandOffs(const Step& step, StepResult* result) {
+  const absl::Time start = absl::Now();
+  // Per destination: rows in table order, each table's in plan order, as
+  // (version, values with optimizer state).
+  const uint32_t W = options_.num_workers;
+  std::vector<std::string> send(W);
+  std::vector<size_t> expect(W, 0);
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const TablePlan& plan = step.plan[t];
+    EmbeddingCache::Table& table = cache_->table(t);
+    const size_t row_bytes = sizeof(uint64_t) + table.row_floats * sizeof(float);
+    for (uint32_t from : plan.incoming_from) expect[from] += row_bytes;
+    if (plan.send_slots.empty()) continue;
+    UploadSlots(plan.send_slots);
+    staging_.Resize(plan.send_slots.size() * table.row_floats);
+    device_->GatherRows(table.rows.data(), table.row_floats, slots_.data(),
+                        static_cast<int>(plan.send_slots.size()), table.row_floats,
+                        staging_.data());
+    const std::vector<float> rows = staging_.ToHost();
+    for (size_t i = 0; i < plan.send_slots.size(); ++i) {
+      const uint32_t slot = plan.send_slots[i];
+      const uint64_t version = table.versions[slot];
+      std::string& out = send[plan.send_to[i]];
+      out.append(reinterpret_cast<const char*>(&version), sizeof(version));
+      out.append(reinterpret_cast<const char*>(rows.data() + i * table.row_floats),
+                 table.row_floats * sizeof(float));
+      cache_->SetState(t, slot, SlotState::kClean);  // the receiver holds it dirty now
+    }
+    result->rows_handed_off += plan.send_slots.size();
+    result->bytes_moved += plan.send_slots.size() * row_bytes;
+  }
+  HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got, options_.exchanger->Exchange(send, expect));
+  std::vector<size_t> at(W, 0);
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const TablePlan& plan = step.plan[t];
+    const uint32_t row_floats = cache_->table(t).row_floats;
+    for (size_t i = 0; i < plan.incoming_keys.size(); ++i) {
+      const uint32_t from = plan.incoming_from[i];
+      const char* bytes = got[from].data() + at[from];
+      ReceivedRow row;
+      std::memcpy(&row.version, bytes, sizeof(row.version));
+      row.row.resize(row_floats);
+      std::memcpy(row.row.data(), bytes + sizeof(row.version), row_floats * sizeof(float));
+      at[from] += sizeof(row.version) + row_floats * sizeof(float);
+      received_[t][plan.incoming_keys[i]] = std::move(row);
+    }
+  }
+  result->times.writeback_ms += MillisSince(start);
+  return absl::OkStatus();
 }
 
 absl::Status StepExecutor::WriteBackSlots(const Step& step, bool evictions, StepResult* result) {

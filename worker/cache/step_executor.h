@@ -10,6 +10,10 @@
 //   7 shared rows: push gradients to the PS          (push)
 //   8 write back the rows the plan names             (write-back)
 //   9 report the iteration done to every PS shard    (push)
+//  10 hand-offs: send the rows the plan names to the workers training them
+//     next, receive the ones sent to this worker   (hand-off)
+// Rows received in step t's phase 10 are placed in step t+1's fetch phase
+// (receive_slots) as this worker's dirty copies.
 // The whole step is validated first (plan_check.h); a step that does not fit
 // changes nothing. A failure after validation (a PS or peer error) fails the
 // step with the phase named; the cache is then unusable for this job.
@@ -17,11 +21,13 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
 #include "worker/cache/step.h"
 #include "worker/collectives/all_reducer.h"
+#include "worker/collectives/row_exchanger.h"
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/rec_model.h"
 
@@ -42,6 +48,7 @@ struct StepResult {
   uint64_t rows_fetched = 0;
   uint64_t rows_pushed = 0;       // gradient rows sent to the PS
   uint64_t rows_written_back = 0;
+  uint64_t rows_handed_off = 0;   // rows sent to another worker
   uint64_t bytes_moved = 0;       // payload bytes of the three above
 };
 
@@ -51,6 +58,9 @@ struct ExecutorOptions {
   // false: skip the PS entirely (warm-cache benchmarks; the plan must not
   // fetch, push or write back).
   bool use_ps = true;
+  // Worker-to-worker hand-offs (every worker of the job calls it once per
+  // step); null: a step with a hand-off fails, nothing changed.
+  RowExchanger* exchanger = nullptr;
 };
 
 class StepExecutor {
@@ -67,6 +77,11 @@ class StepExecutor {
   absl::Status Fetch(const Step& step, StepResult* result);
   absl::Status Train(const Step& step, StepResult* result);
   absl::Status PushShared(const Step& step, StepResult* result);
+  // Before anything changes: the step receives exactly the rows handed to
+  // this worker after the previous step, and has an exchanger if it hands off.
+  absl::Status CheckHandOffs(const Step& step) const;
+  absl::Status PlaceReceived(const Step& step, StepResult* result);
+  absl::Status ExchangeHandOffs(const Step& step, StepResult* result);
   void UploadSlots(const std::vector<uint32_t>& slots);
 
   Device* device_;
@@ -82,6 +97,13 @@ class StepExecutor {
   DeviceArray<float> staging_;
   DeviceArray<float> labels_, dense_;
   std::vector<DeviceArray<uint32_t>> offsets_, sample_slots_;
+  // Per table: rows other workers handed to this one after the last step
+  // (values with optimizer state, and version), placed by the next step.
+  struct ReceivedRow {
+    std::vector<float> row;
+    uint64_t version = 0;
+  };
+  std::vector<absl::flat_hash_map<Key, ReceivedRow>> received_;
 };
 
 }  // namespace herald::worker

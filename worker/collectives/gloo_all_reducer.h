@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "worker/collectives/all_reducer.h"
+#include "worker/collectives/gloo_context.h"
 #include "worker/collectives/kv_store.h"
 
 namespace gloo {
@@ -19,12 +20,6 @@ class Context;
 }
 
 namespace herald::worker {
-
-struct GlooOptions {
-  std::string hostname = "127.0.0.1";  // interface address this rank listens on
-  std::string prefix = "gloo";         // key prefix in the store (e.g. job id)
-  absl::Duration timeout = absl::Seconds(60);
-};
 
 class GlooAllReducer final : public DenseAllReducer {
  public:

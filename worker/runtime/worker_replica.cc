@@ -35,8 +35,17 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
                                                           static_cast<int>(rank),
                                                           static_cast<int>(workers),
                                                           options.collective_options));
+  ExecutorOptions executor_options{rank, workers, true};
+  if (spec.scheduling().handoff() && workers > 1) {
+    GlooOptions gloo = options.collective_options.gloo;
+    gloo.prefix = options.exchange_prefix;
+    HERALD_ASSIGN_OR_RETURN(exchanger,
+                            GlooRowExchanger::Connect(store, static_cast<int>(rank),
+                                                      static_cast<int>(workers), gloo));
+    executor_options.exchanger = exchanger.get();
+  }
   executor = std::make_unique<StepExecutor>(device.get(), model.get(), &*optimizer, reducer.get(),
-                                            ps, cache.get(), ExecutorOptions{rank, workers, true});
+                                            ps, cache.get(), executor_options);
   return absl::OkStatus();
 }
 

@@ -15,6 +15,7 @@
 #include "worker/cache/step_executor.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/kv_store.h"
+#include "worker/collectives/row_exchanger.h"
 #include "worker/device/device.h"
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/rec_model.h"
@@ -28,6 +29,9 @@ struct ReplicaOptions {
   // The scheduler's choice (JoinJobResponse.dense_collective).
   proto::DenseCollective collective = proto::DENSE_COLLECTIVE_GLOO;
   CollectiveOptions collective_options;
+  // Hand-offs' row exchange: a Gloo mesh of its own under this prefix, on
+  // collective_options.gloo's interface and timeout.
+  std::string exchange_prefix = "rows";
 };
 
 struct WorkerReplica {
@@ -36,6 +40,7 @@ struct WorkerReplica {
   std::optional<DenseOptimizer> optimizer;
   std::unique_ptr<EmbeddingCache> cache;
   std::unique_ptr<DenseAllReducer> reducer;
+  std::unique_ptr<RowExchanger> exchanger;  // jobs with hand-offs and > 1 worker
   std::unique_ptr<StepExecutor> executor;
 
   // `table_slots`: each table's slot array size. With workers > 1 the ranks

@@ -1,0 +1,60 @@
+#include "worker/collectives/row_exchanger.h"
+
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "gloo/alltoallv.h"
+
+namespace herald::worker {
+
+absl::StatusOr<std::unique_ptr<GlooRowExchanger>> GlooRowExchanger::Connect(
+    KvStore* store, int rank, int size, const GlooOptions& options) {
+  absl::StatusOr<std::shared_ptr<gloo::Context>> context = ConnectGloo(store, rank, size, options);
+  if (!context.ok()) return context.status();
+  return std::unique_ptr<GlooRowExchanger>(new GlooRowExchanger(rank, size, *std::move(context)));
+}
+
+absl::StatusOr<std::vector<std::string>> GlooRowExchanger::Exchange(
+    const std::vector<std::string>& send, const std::vector<size_t>& receive_bytes) {
+  if (send.size() != static_cast<size_t>(size_) ||
+      receive_bytes.size() != static_cast<size_t>(size_)) {
+    return absl::InvalidArgumentError(absl::StrCat("row exchange: ", send.size(), " send and ",
+                                                   receive_bytes.size(), " receive sizes for ",
+                                                   size_, " ranks"));
+  }
+  if (!send[rank_].empty() || receive_bytes[rank_] != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("row exchange: rank ", rank_, " sends bytes to itself"));
+  }
+  std::vector<int64_t> out_counts(size_), in_counts(size_);
+  out_.clear();
+  size_t in_total = 0;
+  for (int r = 0; r < size_; ++r) {
+    out_counts[r] = static_cast<int64_t>(send[r].size());
+    out_ += send[r];
+    in_counts[r] = static_cast<int64_t>(receive_bytes[r]);
+    in_total += receive_bytes[r];
+  }
+  in_.assign(in_total, '\0');
+  // Gloo wants a buffer per direction even when nothing moves.
+  uint8_t empty = 0;
+  try {
+    gloo::AlltoallvOptions options(context_);
+    options.setInput(out_.empty() ? &empty : reinterpret_cast<uint8_t*>(out_.data()), out_counts);
+    options.setOutput(in_.empty() ? &empty : reinterpret_cast<uint8_t*>(in_.data()), in_counts);
+    options.setTag(3);
+    gloo::alltoallv(options);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("row exchange at rank ", rank_, " of ", size_, ": ", e.what()));
+  }
+  std::vector<std::string> received(size_);
+  size_t at = 0;
+  for (int r = 0; r < size_; ++r) {
+    received[r] = in_.substr(at, receive_bytes[r]);
+    at += receive_bytes[r];
+  }
+  return received;
+}
+
+}  // namespace herald::worker
