@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end benchmark on this machine: the same Wide&Deep job (generated
 # Criteo-shaped data, 2 PS shards, 2 CPU workers, real processes on
-# 127.0.0.1) under vanilla (the baseline, same run) and herald; prints
-# samples/s, embedding bytes the workers moved per sample, rows moved, and
-# the workers' time per phase, with herald/vanilla ratios.
+# 127.0.0.1) under vanilla (the baseline, same run), herald, and herald with
+# worker-to-worker hand-offs; prints samples/s, embedding bytes the workers
+# moved per sample, rows moved, and the workers' time per phase, with ratios
+# to vanilla.
 #
 #   bench/e2e_bench.sh [ROWS] [CARDINALITY_SCALE]     (defaults 300000 0.02)
 set -euo pipefail
@@ -37,16 +38,17 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 
-run_job() {  # policy -> status JSON in $dir/<policy>.json
+run_job() {  # name, policy, extra scheduling fields -> status JSON in $dir/<name>.json
   sed -e "s|^  paths: .*|  paths: \"$data\"|" -e "s|^checkpoint .*||" \
-      -e "s|POLICY_HERALD|$1|" deploy/examples/wide_and_deep.txt > "$dir/$1.txt"
+      -e "s|policy: POLICY_HERALD|policy: $2 $3|" deploy/examples/wide_and_deep.txt > "$dir/$1.txt"
   local job
   job=$("$ctl" submit "$dir/$1.txt" --scheduler "$sched")
   "$ctl" watch "$job" --scheduler "$sched" > /dev/null
   "$ctl" status "$job" --json --scheduler "$sched" > "$dir/$1.json"
 }
-run_job POLICY_VANILLA
-run_job POLICY_HERALD
+run_job vanilla POLICY_VANILLA ""
+run_job herald POLICY_HERALD ""
+run_job handoff POLICY_HERALD "handoff: true"
 
 python3 - "$dir" <<'PY'
 import json, sys
@@ -54,18 +56,19 @@ d = sys.argv[1]
 def load(p):
     j = json.load(open(f"{d}/{p}.json"))["jobs"][0]
     return j["progress"]
-v, h = load("POLICY_VANILLA"), load("POLICY_HERALD")
+v, h, o = load("vanilla"), load("herald"), load("handoff")
 def g(p, k): return float(p.get(k, 0))
 samples = lambda p: g(p, "iteration") * 2048
-print(f"{'':28s}{'vanilla':>14s}{'herald':>14s}{'herald/vanilla':>16s}")
-def row(name, fv, fh):
-    r = fh / fv if fv else float('nan')
-    print(f"{name:28s}{fv:14.1f}{fh:14.1f}{r:16.3f}")
-row("samples/s", g(v, "samples_per_second"), g(h, "samples_per_second"))
-row("worker bytes/sample", g(v, "worker_bytes_moved") / samples(v), g(h, "worker_bytes_moved") / samples(h))
-row("rows moved/sample", g(v, "rows_moved") / samples(v), g(h, "rows_moved") / samples(h))
-row("cache hit rate %", 100 * g(v, "cache_hit_rate"), 100 * g(h, "cache_hit_rate"))
+print(f"{'':28s}{'vanilla':>12s}{'herald':>12s}{'+hand-offs':>12s}{'herald/van.':>13s}{'+h-o/van.':>11s}")
+def row(name, fv, fh, fo):
+    r = lambda x: x / fv if fv else float('nan')
+    print(f"{name:28s}{fv:12.1f}{fh:12.1f}{fo:12.1f}{r(fh):13.3f}{r(fo):11.3f}")
+row("samples/s", *(g(p, "samples_per_second") for p in (v, h, o)))
+row("worker bytes/sample", *(g(p, "worker_bytes_moved") / samples(p) for p in (v, h, o)))
+row("rows moved/sample", *(g(p, "rows_moved") / samples(p) for p in (v, h, o)))
+row("rows handed off/sample", *(g(p, "rows_handed_off") / samples(p) for p in (v, h, o)))
+row("cache hit rate %", *(100 * g(p, "cache_hit_rate") for p in (v, h, o)))
 for phase in ["fetch", "compute", "allreduce", "push", "writeback"]:
     k = f"worker_{phase}_ms"
-    row(f"{phase} ms/iteration/worker", g(v, k) / g(v, "iteration") / 2, g(h, k) / g(h, "iteration") / 2)
+    row(f"{phase} ms/iteration/worker", *(g(p, k) / g(p, "iteration") / 2 for p in (v, h, o)))
 PY
