@@ -63,7 +63,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
   };
   HERALD_RETURN_IF_ERROR(phase("evict", WriteBackSlots(step, /*evictions=*/true, &result)));
   HERALD_RETURN_IF_ERROR(phase("fetch", Fetch(step, &result)));
-  HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", PlaceReceived(step, &result)));
+  HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", PlaceReceived(step)));
   HERALD_RETURN_IF_ERROR(phase("train", Train(step, &result)));
   HERALD_RETURN_IF_ERROR(phase("push", PushShared(step, &result)));
   HERALD_RETURN_IF_ERROR(phase("write-back", WriteBackSlots(step, /*evictions=*/false, &result)));
@@ -117,7 +117,7 @@ absl::Status StepExecutor::CheckHandOffs(const Step& step) const {
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::PlaceReceived(const Step& step, StepResult* result) {
+absl::Status StepExecutor::PlaceReceived(const Step& step) {
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const TablePlan& plan = step.plan[t];
     if (plan.receive_slots.empty()) continue;

@@ -80,7 +80,7 @@ class StepExecutor {
   // Before anything changes: the step receives exactly the rows handed to
   // this worker after the previous step, and has an exchanger if it hands off.
   absl::Status CheckHandOffs(const Step& step) const;
-  absl::Status PlaceReceived(const Step& step, StepResult* result);
+  absl::Status PlaceReceived(const Step& step);
   absl::Status ExchangeHandOffs(const Step& step, StepResult* result);
   void UploadSlots(const std::vector<uint32_t>& slots);
 
