@@ -122,6 +122,28 @@ absl::Status PlanChecker::Evictions(uint32_t w, const IterationPlan& plan,
   return absl::OkStatus();
 }
 
+absl::Status PlanChecker::Landing(uint32_t w, uint32_t t, const char* verb, uint32_t slot,
+                                  Key key) const {
+  const CacheTable& cache = caches_[w][t];
+  if (slot >= cache.slots.size()) {
+    return Violation(w, t, absl::StrCat(verb, " key ", key, " into slot ", slot, " out of range"));
+  }
+  const Copy& copy = cache.slots[slot];
+  if (copy.state != State::kEmpty && copy.key != key) {
+    return Violation(w, t, absl::StrCat(verb, " key ", key, " into slot ", slot,
+                                        " which holds key ", copy.key));
+  }
+  if (copy.state == State::kDirty) {
+    return Violation(w, t, absl::StrCat(verb, " key ", key, " over its dirty copy"));
+  }
+  auto held = cache.slot_of.find(key);
+  if (held != cache.slot_of.end() && held->second != slot) {
+    return Violation(w, t, absl::StrCat(verb, " key ", key, " into slot ", slot, " while slot ",
+                                        held->second, " holds it"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
                                   std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
@@ -134,22 +156,8 @@ absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
     for (size_t i = 0; i < tp.fetch_slots.size(); ++i) {
       const uint32_t slot = tp.fetch_slots[i];
       const Key key = tp.fetch_keys[i];
-      if (slot >= cache.slots.size()) {
-        return Violation(w, t, absl::StrCat("fetch into slot ", slot, " out of range"));
-      }
+      if (auto s = Landing(w, t, "fetches", slot, key); !s.ok()) return s;
       Copy& copy = cache.slots[slot];
-      if (copy.state != State::kEmpty && copy.key != key) {
-        return Violation(w, t, absl::StrCat("fetches key ", key, " into slot ", slot,
-                                            " which holds key ", copy.key));
-      }
-      if (copy.state == State::kDirty) {
-        return Violation(w, t, absl::StrCat("fetch of key ", key, " overwrites its dirty copy"));
-      }
-      auto held = cache.slot_of.find(key);
-      if (held != cache.slot_of.end() && held->second != slot) {
-        return Violation(w, t, absl::StrCat("fetches key ", key, " into slot ", slot,
-                                            " while slot ", held->second, " holds it"));
-      }
       auto racing = written_back_at_start_[t].find(key);
       if (racing != written_back_at_start_[t].end()) {
         return Violation(w, t, absl::StrCat("fetch of key ", key, " races the write-back of ",
@@ -396,22 +404,8 @@ absl::Status PlanChecker::Receives(uint32_t w, const IterationPlan& plan) {
       if (sent == in_transit_[w][t].end()) {
         return Violation(w, t, absl::StrCat("receives key ", key, " which no worker handed off"));
       }
-      if (slot >= cache.slots.size()) {
-        return Violation(w, t, absl::StrCat("receives into slot ", slot, " out of range"));
-      }
+      if (auto s = Landing(w, t, "receives", slot, key); !s.ok()) return s;
       Copy& copy = cache.slots[slot];
-      if (copy.state != State::kEmpty && copy.key != key) {
-        return Violation(w, t, absl::StrCat("receives key ", key, " into slot ", slot,
-                                            " which holds key ", copy.key));
-      }
-      if (copy.state == State::kDirty) {
-        return Violation(w, t, absl::StrCat("receiving key ", key, " overwrites its dirty copy"));
-      }
-      auto held = cache.slot_of.find(key);
-      if (held != cache.slot_of.end() && held->second != slot) {
-        return Violation(w, t, absl::StrCat("receives key ", key, " into slot ", slot,
-                                            " while slot ", held->second, " holds it"));
-      }
       if (!fetched_[w][t].insert(key).second) {
         return Violation(w, t, absl::StrCat("key ", key, " both fetched and received"));
       }

@@ -68,6 +68,9 @@ class PlanChecker {
   // After every send: worker w's incoming lists name exactly what is sent to it.
   absl::Status Incoming(uint32_t w, const IterationPlan& plan) const;
   absl::Status Drop(uint32_t w, uint32_t t, Key key);
+  // A row fetched or received into worker w's `slot`: in range, the slot
+  // free or holding a clean or stale copy of the key, the key in no other slot.
+  absl::Status Landing(uint32_t w, uint32_t t, const char* verb, uint32_t slot, Key key) const;
   absl::Status Violation(uint32_t w, uint32_t t, const std::string& what) const;
 
   uint32_t num_workers_;

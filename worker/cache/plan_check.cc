@@ -92,43 +92,50 @@ class TableCheck {
     return absl::OkStatus();
   }
 
+  // A row the plan brings into `slot` (fetched from the PS, or received
+  // from another worker): the slot and key appear once among all landings,
+  // the key is not resident in another slot or evicted dirty by this plan,
+  // and the slot is free or holds an outdated, clean copy of the same key.
+  absl::Status CheckLanding(const char* slots_name, const char* keys_name, size_t i,
+                            uint32_t slot, Key key) {
+    if (!InRange(slot)) return Error(slots_name, i, OutOfRange(slot));
+    if (!landing_slots_.insert(slot).second) {
+      return Error(slots_name, i, absl::StrCat("slot ", slot, " used twice"));
+    }
+    if (!landing_keys_.insert(key).second) {
+      return Error(keys_name, i, absl::StrCat("key ", key, " fetched or received twice"));
+    }
+    if (evicted_dirty_.contains(key)) {
+      return Error(keys_name, i,
+                   absl::StrCat("key ", key,
+                                " is evicted dirty by this plan; bringing it back in the same "
+                                "iteration would read the PS before the write-back lands"));
+    }
+    const SlotView::Slot s = view_.At(slot);
+    const std::optional<uint32_t> held = view_.SlotOf(key);
+    if (held.has_value() && *held != slot) {
+      return Error(keys_name, i, absl::StrCat("key ", key, " is already resident in slot ", *held));
+    }
+    if (s.state != SlotState::kEmpty) {
+      if (s.key != key) {
+        return Error(slots_name, i,
+                     absl::StrCat("slot ", slot, " holds key ", s.key,
+                                  "; the plan must evict it before bringing in key ", key));
+      }
+      if (s.state == SlotState::kDirty) {
+        return Error(slots_name, i,
+                     absl::StrCat("slot ", slot, " holds the newest (dirty) copy of key ", key,
+                                  "; overwriting it would lose it"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Fetches() {
-    absl::flat_hash_set<uint32_t> slots;
-    absl::flat_hash_set<Key> keys;
     for (size_t i = 0; i < plan_.fetch_slots.size(); ++i) {
       const uint32_t slot = plan_.fetch_slots[i];
       const Key key = plan_.fetch_keys[i];
-      if (!InRange(slot)) return Error("fetch_slots", i, OutOfRange(slot));
-      if (!slots.insert(slot).second) {
-        return Error("fetch_slots", i, absl::StrCat("slot ", slot, " used twice"));
-      }
-      if (!keys.insert(key).second) {
-        return Error("fetch_keys", i, absl::StrCat("key ", key, " fetched twice"));
-      }
-      if (evicted_dirty_.contains(key)) {
-        return Error("fetch_keys", i,
-                     absl::StrCat("key ", key,
-                                  " is evicted dirty by this plan; fetching it in the same "
-                                  "iteration would read the PS before the write-back lands"));
-      }
-      const SlotView::Slot s = view_.At(slot);
-      const std::optional<uint32_t> held = view_.SlotOf(key);
-      if (held.has_value() && *held != slot) {
-        return Error("fetch_keys", i,
-                     absl::StrCat("key ", key, " is already resident in slot ", *held));
-      }
-      if (s.state != SlotState::kEmpty) {
-        if (s.key != key) {
-          return Error("fetch_slots", i,
-                       absl::StrCat("slot ", slot, " holds key ", s.key,
-                                    "; the plan must evict it before fetching key ", key));
-        }
-        if (s.state == SlotState::kDirty) {
-          return Error("fetch_slots", i,
-                       absl::StrCat("slot ", slot, " holds the newest (dirty) copy of key ", key,
-                                    "; a fetch would lose it"));
-        }
-      }
+      if (auto s = CheckLanding("fetch_slots", "fetch_keys", i, slot, key); !s.ok()) return s;
       view_.Set(slot, key, SlotState::kClean);
     }
     return absl::OkStatus();
@@ -136,30 +143,10 @@ class TableCheck {
 
   // Rows handed to this worker: like fetches, but they land dirty.
   absl::Status Receives() {
-    absl::flat_hash_set<uint32_t> slots(plan_.fetch_slots.begin(), plan_.fetch_slots.end());
-    absl::flat_hash_set<Key> keys(plan_.fetch_keys.begin(), plan_.fetch_keys.end());
     for (size_t i = 0; i < plan_.receive_slots.size(); ++i) {
       const uint32_t slot = plan_.receive_slots[i];
       const Key key = plan_.receive_keys[i];
-      if (!InRange(slot)) return Error("receive_slots", i, OutOfRange(slot));
-      if (!slots.insert(slot).second) {
-        return Error("receive_slots", i, absl::StrCat("slot ", slot, " used twice"));
-      }
-      if (!keys.insert(key).second) {
-        return Error("receive_keys", i, absl::StrCat("key ", key, " fetched or received twice"));
-      }
-      const SlotView::Slot s = view_.At(slot);
-      const std::optional<uint32_t> held = view_.SlotOf(key);
-      if (held.has_value() && *held != slot) {
-        return Error("receive_keys", i,
-                     absl::StrCat("key ", key, " is already resident in slot ", *held));
-      }
-      if (s.state != SlotState::kEmpty && (s.key != key || s.state == SlotState::kDirty)) {
-        return Error("receive_slots", i,
-                     absl::StrCat("slot ", slot, " holds key ", s.key, " (",
-                                  SlotStateName(s.state), "); receiving key ", key,
-                                  " would lose or mix it"));
-      }
+      if (auto s = CheckLanding("receive_slots", "receive_keys", i, slot, key); !s.ok()) return s;
       view_.Set(slot, key, SlotState::kDirty);
     }
     return absl::OkStatus();
@@ -276,6 +263,8 @@ class TableCheck {
   const TableSamples& samples_;
   SlotView view_;
   absl::flat_hash_set<Key> evicted_dirty_;
+  absl::flat_hash_set<uint32_t> landing_slots_;  // fetched or received
+  absl::flat_hash_set<Key> landing_keys_;
   absl::flat_hash_set<uint32_t> trained_;
   absl::flat_hash_set<uint32_t> shared_;
 };

@@ -231,7 +231,7 @@ TEST_F(BadPlans, AreRejectedWholeAndTheGoodPlanStillRuns) {
   for (auto& p : next.plan) p.fetch_keys.clear(), p.fetch_slots.clear();
   next.plan[0].fetch_keys = {Key(1)};
   next.plan[0].fetch_slots = {0};
-  ExpectRejected(next, "slot 0 holds the newest (dirty) copy of key 1; a fetch would lose it");
+  ExpectRejected(next, "slot 0 holds the newest (dirty) copy of key 1; overwriting it would lose it");
   next.plan[0].fetch_keys = {};
   next.plan[0].fetch_slots = {};
   next.plan[0].evict_slots = {0};
@@ -239,6 +239,20 @@ TEST_F(BadPlans, AreRejectedWholeAndTheGoodPlanStillRuns) {
   next.plan[0].fetch_keys = {Key(1)};
   next.plan[0].fetch_slots = {2};
   ExpectRejected(next, "key 1 is evicted dirty by this plan");
+  // Hand-offs: a received row may not land on a dirty copy, a sent slot
+  // must hold its key dirty, and without an exchanger nothing is handed off.
+  next = good_;
+  next.iteration = 1;
+  for (auto& p : next.plan) p.fetch_keys.clear(), p.fetch_slots.clear();
+  next.plan[0].receive_slots = {0};
+  next.plan[0].receive_keys = {Key(1)};
+  ExpectRejected(next, "receive_slots[0]: slot 0 holds the newest (dirty) copy of key 1");
+  next.plan[0].receive_slots = {};
+  next.plan[0].receive_keys = {};
+  next.plan[0].send_slots = {0};
+  next.plan[0].send_keys = {Key(7)};
+  next.plan[0].send_to = {1};
+  ExpectRejected(next, "send_slots[0]: slot 0 does not hold key 7 dirty");
 }
 
 TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
