@@ -307,17 +307,23 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
     ++counts.fetched;
   };
-  // A row handed off to w at the end of the previous step (its holder is
-  // w, which does not cache it yet or caches an outdated copy): taken from
-  // what w received, no PS traffic.
-  auto receive = [&](const RowState& row, uint32_t slot) {
-    tp.receive_slots.push_back(slot);
-    tp.receive_keys.push_back(row.key);
-  };
-  auto not_at_ps = [&](const RowState& row) {
-    return absl::InternalError(absl::StrCat(
-        "planner invariant broken at iteration ", iteration_, ": worker ", w, " table ", t,
-        " must fetch key ", row.key, " whose newest version is dirty at worker ", row.holder));
+  // Brings the row's newest version into `slot` (empty, or holding an
+  // outdated copy): a row handed off to w after the previous step (its
+  // holder is w) from what w received, any other from the PS, which must
+  // hold it.
+  auto bring_in = [&](const RowState& row, uint32_t slot) -> absl::Status {
+    if (row.holder == static_cast<int32_t>(w)) {
+      tp.receive_slots.push_back(slot);
+      tp.receive_keys.push_back(row.key);
+      return absl::OkStatus();
+    }
+    if (row.holder != kPsHolder) {
+      return absl::InternalError(absl::StrCat(
+          "planner invariant broken at iteration ", iteration_, ": worker ", w, " table ", t,
+          " must fetch key ", row.key, " whose newest version is dirty at worker ", row.holder));
+    }
+    fetch(row, slot);
+    return absl::OkStatus();
   };
 
   const std::vector<uint32_t>& needed = needed_[w][t];
@@ -359,14 +365,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
       ++counts.hits;
       continue;
     }
-    const RowState& row = dir.at(handle);
-    if (row.holder == static_cast<int32_t>(w)) {
-      receive(row, slot);  // refresh an outdated copy in place
-    } else if (row.holder != kPsHolder) {
-      return not_at_ps(row);
-    } else {
-      fetch(row, slot);  // refresh an outdated copy in place
-    }
+    if (auto s = bring_in(dir.at(handle), slot); !s.ok()) return s;  // refresh in place
     dir.MarkNewest(handle, w);
   }
   tp.evict_slots.reserve(tp.evict_slots.size() + missing.size());
@@ -394,18 +393,11 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   }
   for (uint32_t id : missing) {
     const uint32_t handle = current_.row(id);
-    RowState& row = dir.at(handle);
-    const bool handed_off = row.holder == static_cast<int32_t>(w);
-    if (!handed_off && row.holder != kPsHolder) return not_at_ps(row);
     const uint32_t slot = cache.Insert(handle, iteration_);
+    if (auto s = bring_in(dir.at(handle), slot); !s.ok()) return s;
     dir.SetSlot(handle, w, slot);
     dir.AddCopy(handle, w);
     slot_of_id_[id] = slot;
-    if (handed_off) {
-      receive(row, slot);
-    } else {
-      fetch(row, slot);
-    }
   }
   const bool ownership = options_.policy.sync == SyncMode::kOwnership;
   for (uint32_t id : needed) {
