@@ -70,7 +70,7 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
   }
   const scheduler::PlanCounts& t = r.total;
   std::printf("total: %llu rows fetched, %llu gradients pushed, %llu rows written back, "
-              "%llu rows handed off worker to worker (%llu rows moved)\n",
+              "%llu rows sent worker to worker (%llu rows moved)\n",
               static_cast<unsigned long long>(t.fetched), static_cast<unsigned long long>(t.pushed),
               static_cast<unsigned long long>(t.written_back),
               static_cast<unsigned long long>(t.transferred),
@@ -80,6 +80,13 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
               "pushed %.2f MB, written back %.2f MB\n",
               o.dim, Megabytes(t.fetched, o.dim), Megabytes(t.pushed, o.dim),
               Megabytes(t.written_back, o.dim));
+  if (o.serve) {
+    std::printf("--serve: %llu copies of rows held dirty sent to their other trainers, %llu "
+                "gradients sent to those rows' owners instead of the PS (job spec: "
+                "scheduling.serve)\n",
+                static_cast<unsigned long long>(t.served_copies),
+                static_cast<unsigned long long>(t.owner_gradients));
+  }
   if (o.handoff) {
     std::printf("--handoff: rows one worker held dirty and exactly one other trained next went "
                 "from the one to the other directly (job spec: scheduling.handoff)\n");
@@ -119,6 +126,8 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"rows_pushed\":", t.pushed, ",\"rows_written_back\":", t.written_back,
       ",\"rows_handed_off\":", t.handoffs, ",\"rows_transferred\":", t.transferred,
       ",\"handoff\":", o.handoff ? "true" : "false",
+      ",\"rows_served_copies\":", t.served_copies, ",\"rows_owner_gradients\":",
+      t.owner_gradients, ",\"serve\":", o.serve ? "true" : "false",
       ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,
@@ -222,6 +231,7 @@ absl::Status RunSimulate(const SimulateOptions& o) {
   so.planner.adaptive.budget_ms = o.budget_ms;
   so.planner.threads = o.threads;
   so.planner.handoff = o.handoff;
+  so.planner.serve = o.serve;
   so.max_iterations = o.iterations;
   so.check = o.check;
   HERALD_ASSIGN_OR_RETURN(scheduler::SimulationResult result, scheduler::Simulate(so, source));

@@ -33,6 +33,8 @@ struct SimulateOptions {
   bool check = true;  // replay every plan through the PlanChecker
   // Worker-to-worker hand-offs (PlannerOptions::handoff).
   bool handoff = false;
+  // Rows served by their owner (PlannerOptions::serve).
+  bool serve = false;
   bool json = false;
 };
 

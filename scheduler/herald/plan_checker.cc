@@ -1,5 +1,6 @@
 #include "scheduler/herald/plan_checker.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,7 +12,8 @@ PlanChecker::PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots)
       truth_(slots.size()),
       written_back_at_start_(slots.size()),
       fetched_(num_workers, std::vector<absl::flat_hash_set<Key>>(slots.size())),
-      in_transit_(num_workers, std::vector<absl::flat_hash_map<Key, uint64_t>>(slots.size())),
+      in_transit_(num_workers, std::vector<absl::flat_hash_map<Key, InTransit>>(slots.size())),
+      served_landed_(num_workers, std::vector<std::vector<uint32_t>>(slots.size())),
       incoming_seen_(num_workers, std::vector<std::vector<size_t>>(
                                       slots.size(), std::vector<size_t>(num_workers, 0))),
       ps_changed_previous_(slots.size()),
@@ -55,6 +57,9 @@ absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan
     for (auto& keys : tables) keys.clear();
   }
   for (auto& keys : written_back_at_start_) keys.clear();
+  for (auto& tables : served_landed_) {
+    for (auto& slots : tables) slots.clear();
+  }
   std::swap(ps_changed_previous_, ps_changed_now_);
   for (auto& keys : ps_changed_now_) keys.clear();
   for (uint32_t w = 0; w < num_workers_; ++w) {
@@ -197,10 +202,13 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
     if (!seen[s]) return Violation(0, 0, absl::StrCat("sample ", s, " given to no worker"));
   }
   for (uint32_t t = 0; t < truth_.size(); ++t) {
+    enum class Kind : uint8_t { kOwned, kShared, kRemote };
     struct Trainer {
       uint32_t worker, slot;
-      bool owned;
+      Kind kind;
+      uint32_t owner;  // kRemote: the worker its gradient goes to
     };
+    const char* kind_name[] = {"owned", "shared", "remote"};
     absl::flat_hash_map<Key, std::vector<Trainer>> trainers;
     std::vector<Key> order;  // keys in first-training order, for deterministic messages
     for (uint32_t w = 0; w < num_workers_; ++w) {
@@ -232,16 +240,18 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
         }
       }
       size_t listed = 0;
-      auto list = [&](const std::vector<uint32_t>& slots, bool owned) -> absl::Status {
+      auto list = [&](const std::vector<uint32_t>& slots, const std::vector<Key>* keys,
+                      Kind kind) -> absl::Status {
         for (size_t i = 0; i < slots.size(); ++i) {
           const uint32_t slot = slots[i];
           if (!referenced.contains(slot)) {
             return Violation(w, t, absl::StrCat("slot ", slot, " listed as ",
-                                                owned ? "owned" : "shared",
+                                                kind_name[static_cast<int>(kind)],
                                                 " but no sample of the worker uses it"));
           }
-          if (!owned && tp.shared_keys[i] != cache.slots[slot].key) {
-            return Violation(w, t, absl::StrCat("shared_keys[", i, "] does not match its slot"));
+          if (keys != nullptr && (*keys)[i] != cache.slots[slot].key) {
+            return Violation(w, t, absl::StrCat(kind_name[static_cast<int>(kind)], "_keys[", i,
+                                                "] does not match its slot"));
           }
           const Key key = cache.slots[slot].key;
           auto [it, inserted] = trainers.try_emplace(key);
@@ -251,7 +261,8 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
               return Violation(w, t, absl::StrCat("key ", key, " listed twice"));
             }
           }
-          it->second.push_back(Trainer{w, slot, owned});
+          const uint32_t owner = kind == Kind::kRemote ? tp.remote_to[i] : w;
+          it->second.push_back(Trainer{w, slot, kind, owner});
           ++listed;
         }
         return absl::OkStatus();
@@ -259,16 +270,29 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
       if (tp.shared_keys.size() != tp.shared_slots.size()) {
         return Violation(w, t, "shared_keys and shared_slots differ in length");
       }
-      if (auto s = list(tp.owned_slots, true); !s.ok()) return s;
-      if (auto s = list(tp.shared_slots, false); !s.ok()) return s;
+      if (tp.remote_keys.size() != tp.remote_slots.size() ||
+          tp.remote_to.size() != tp.remote_slots.size()) {
+        return Violation(w, t, "remote_slots, remote_keys and remote_to differ in length");
+      }
+      if (auto s = list(tp.owned_slots, nullptr, Kind::kOwned); !s.ok()) return s;
+      if (auto s = list(tp.shared_slots, &tp.shared_keys, Kind::kShared); !s.ok()) return s;
+      if (auto s = list(tp.remote_slots, &tp.remote_keys, Kind::kRemote); !s.ok()) return s;
       if (listed != referenced.size()) {
         return Violation(w, t, absl::StrCat(referenced.size() - listed,
-                                            " used slots are neither owned nor shared"));
+                                            " used slots are neither owned, shared nor remote"));
       }
     }
+    if (auto s = Gathers(t, plan); !s.ok()) return s;
     for (Key key : order) {
       const std::vector<Trainer>& list = trainers[key];
       Truth& truth = truth_[t][key];
+      // Who applies the key's update: the PS (every trainer shared), the
+      // one owner (every other trainer remote to it), else a violation.
+      size_t owners = 0, remotes = 0;
+      for (const Trainer& tr : list) {
+        owners += tr.kind == Kind::kOwned;
+        remotes += tr.kind == Kind::kRemote;
+      }
       for (const Trainer& tr : list) {
         const Copy& copy = caches_[tr.worker][t].slots[tr.slot];
         if (copy.state == State::kStale || copy.version != truth.version) {
@@ -277,17 +301,45 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
                                         copy.version, ", newest ", truth.version, ", PS has ",
                                         truth.ps_version, ")"));
         }
+        if (copy.state == State::kServed && tr.kind != Kind::kRemote) {
+          return Violation(tr.worker, t, absl::StrCat("trains the served copy of key ", key,
+                                                      " as ", kind_name[static_cast<int>(tr.kind)],
+                                                      "; its gradients must go to its owner"));
+        }
         ++(*counts)[tr.worker].uses;
         if (!fetched_[tr.worker][t].contains(key)) ++(*counts)[tr.worker].hits;
-        if (tr.owned && list.size() > 1) {
-          return Violation(tr.worker, t, absl::StrCat("owns key ", key, " which ", list.size(),
-                                                      " workers train: updates would be lost"));
+        if (tr.kind == Kind::kOwned && list.size() > 1 &&
+            (owners != 1 || owners + remotes != list.size())) {
+          return Violation(tr.worker, t,
+                           absl::StrCat("owns key ", key, " which ", list.size(),
+                                        " workers train, not all sending it their gradients: "
+                                        "updates would be lost"));
+        }
+        if (tr.kind == Kind::kRemote &&
+            (owners != 1 || remotes + 1 != list.size() ||
+             std::none_of(list.begin(), list.end(), [&](const Trainer& o) {
+               return o.kind == Kind::kOwned && o.worker == tr.owner;
+             }))) {
+          return Violation(tr.worker, t, absl::StrCat("sends its gradient of key ", key,
+                                                      " to worker ", tr.owner,
+                                                      ", which does not own it this iteration"));
         }
       }
-      if (list.size() == 1 && list[0].owned) {
-        Copy& copy = caches_[list[0].worker][t].slots[list[0].slot];
-        copy.version = ++truth.version;
-        copy.state = State::kDirty;
+      if (owners == 1) {
+        // The owner applies every trainer's gradient; the others' copies
+        // are outdated afterwards.
+        for (const Trainer& tr : list) {
+          Copy& copy = caches_[tr.worker][t].slots[tr.slot];
+          if (tr.kind == Kind::kOwned) {
+            copy.version = truth.version + 1;
+            copy.state = State::kDirty;
+          } else {
+            copy.state = State::kStale;
+            ++(*counts)[tr.worker].transferred;
+            ++(*counts)[tr.worker].owner_gradients;
+          }
+        }
+        ++truth.version;
         continue;
       }
       if (truth.ps_version != truth.version) {
@@ -300,6 +352,56 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
       for (const Trainer& tr : list) {
         caches_[tr.worker][t].slots[tr.slot].state = State::kStale;
         ++(*counts)[tr.worker].pushed;
+      }
+    }
+    for (uint32_t w = 0; w < num_workers_; ++w) {
+      for (uint32_t slot : served_landed_[w][t]) {
+        if (caches_[w][t].slots[slot].state == State::kServed) {
+          return Violation(w, t, absl::StrCat("key ", caches_[w][t].slots[slot].key,
+                                              " was served to the worker, which does not train it"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanChecker::Gathers(uint32_t t, const IterationPlan& plan) const {
+  for (uint32_t owner = 0; owner < num_workers_; ++owner) {
+    const worker::TablePlan& tp = plan.workers[owner].tables[t];
+    if (tp.gather_keys.size() != tp.gather_slots.size() ||
+        tp.gather_from.size() != tp.gather_slots.size()) {
+      return Violation(owner, t, "gather_slots, gather_keys and gather_from differ in length");
+    }
+    std::vector<size_t> at(num_workers_, 0);  // per sender: its remote entries matched so far
+    for (size_t i = 0; i < tp.gather_slots.size(); ++i) {
+      const uint32_t from = tp.gather_from[i];
+      const Key key = tp.gather_keys[i];
+      if (from >= num_workers_ || from == owner) {
+        return Violation(owner, t, absl::StrCat("gathers key ", key, " from worker ", from));
+      }
+      const worker::TablePlan& sender = plan.workers[from].tables[t];
+      size_t& next = at[from];
+      while (next < sender.remote_keys.size() && sender.remote_to[next] != owner) ++next;
+      if (next == sender.remote_keys.size() || sender.remote_keys[next] != key) {
+        return Violation(owner, t, absl::StrCat("gathers key ", key, " from worker ", from,
+                                                " which does not send it next"));
+      }
+      ++next;
+      const CacheTable& cache = caches_[owner][t];
+      auto held = cache.slot_of.find(key);
+      if (held == cache.slot_of.end() || held->second != tp.gather_slots[i]) {
+        return Violation(owner, t, absl::StrCat("gathers key ", key, " into slot ",
+                                                tp.gather_slots[i], " which does not hold it"));
+      }
+    }
+    for (uint32_t from = 0; from < num_workers_; ++from) {
+      const worker::TablePlan& sender = plan.workers[from].tables[t];
+      for (size_t j = at[from]; j < sender.remote_keys.size(); ++j) {
+        if (sender.remote_to[j] == owner) {
+          return Violation(from, t, absl::StrCat("sends its gradient of key ", sender.remote_keys[j],
+                                                 " to worker ", owner, ", which does not gather it"));
+        }
       }
     }
   }
@@ -333,14 +435,16 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
                                 std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const worker::TablePlan& tp = plan.workers[w].tables[t];
-    if (tp.send_keys.size() != tp.send_slots.size() || tp.send_to.size() != tp.send_slots.size()) {
-      return Violation(w, t, "send_slots, send_keys and send_to differ in length");
+    if (tp.send_keys.size() != tp.send_slots.size() || tp.send_to.size() != tp.send_slots.size() ||
+        (!tp.send_served.empty() && tp.send_served.size() != tp.send_slots.size())) {
+      return Violation(w, t, "send_slots, send_keys, send_to and send_served differ in length");
     }
     CacheTable& cache = caches_[w][t];
     for (size_t i = 0; i < tp.send_slots.size(); ++i) {
       const uint32_t slot = tp.send_slots[i];
       const Key key = tp.send_keys[i];
       const uint32_t to = tp.send_to[i];
+      const bool served = worker::Served(tp.send_served, i);
       if (slot >= cache.slots.size() || cache.slots[slot].key != key ||
           cache.slots[slot].state != State::kDirty) {
         return Violation(w, t, absl::StrCat("hands off key ", key, " from slot ", slot,
@@ -353,8 +457,10 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
       const worker::TablePlan& receiver = plan.workers[to].tables[t];
       size_t& next = incoming_seen_[to][t][w];
       while (next < receiver.incoming_keys.size() && receiver.incoming_from[next] != w) ++next;
-      if (next == receiver.incoming_keys.size() || receiver.incoming_keys[next] != key) {
-        return Violation(w, t, absl::StrCat("hands off key ", key, " to worker ", to,
+      if (next == receiver.incoming_keys.size() || receiver.incoming_keys[next] != key ||
+          worker::Served(receiver.incoming_served, next) != served) {
+        return Violation(w, t, absl::StrCat(served ? "serves" : "hands off", " key ", key,
+                                            " to worker ", to,
                                             " whose incoming list does not expect it next"));
       }
       ++next;
@@ -363,13 +469,17 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
       if (copy.version != truth.version) {
         return Violation(w, t, absl::StrCat("hands off an outdated copy of key ", key));
       }
-      if (!in_transit_[to][t].emplace(key, copy.version).second) {
-        return Violation(w, t, absl::StrCat("key ", key, " handed off twice"));
+      if (!in_transit_[to][t].emplace(key, InTransit{copy.version, served}).second) {
+        return Violation(w, t, absl::StrCat("key ", key, " sent twice to worker ", to));
       }
-      ++truth.copies;              // the copy in transit
-      copy.state = State::kClean;  // the receiver's to write back now
+      ++truth.copies;  // the copy in transit
       ++(*counts)[w].transferred;
-      ++(*counts)[w].handoffs;
+      if (served) {
+        ++(*counts)[w].served_copies;  // the sender keeps it dirty
+      } else {
+        copy.state = State::kClean;  // the receiver's to write back now
+        ++(*counts)[w].handoffs;
+      }
     }
   }
   return absl::OkStatus();
@@ -404,6 +514,14 @@ absl::Status PlanChecker::Receives(uint32_t w, const IterationPlan& plan) {
       if (sent == in_transit_[w][t].end()) {
         return Violation(w, t, absl::StrCat("receives key ", key, " which no worker handed off"));
       }
+      if (tp.receive_served.size() != 0 && tp.receive_served.size() != tp.receive_slots.size()) {
+        return Violation(w, t, "receive_served is neither empty nor one flag per receive");
+      }
+      if (worker::Served(tp.receive_served, i) != sent->second.served) {
+        return Violation(w, t, absl::StrCat("receives key ", key, sent->second.served
+                                                                      ? " as handed off, but it was served"
+                                                                      : " as served, but it was handed off"));
+      }
       if (auto s = Landing(w, t, "receives", slot, key); !s.ok()) return s;
       Copy& copy = cache.slots[slot];
       if (!fetched_[w][t].insert(key).second) {
@@ -415,7 +533,8 @@ absl::Status PlanChecker::Receives(uint32_t w, const IterationPlan& plan) {
       } else {
         --truth.copies;  // it replaces the outdated copy
       }
-      copy = Copy{key, State::kDirty, sent->second};
+      copy = Copy{key, sent->second.served ? State::kServed : State::kDirty, sent->second.version};
+      if (sent->second.served) served_landed_[w][t].push_back(slot);
       in_transit_[w][t].erase(sent);
     }
   }

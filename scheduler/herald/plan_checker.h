@@ -40,7 +40,9 @@ class PlanChecker {
   absl::Status CheckFinal() const;
 
  private:
-  enum class State : uint8_t { kEmpty, kClean, kDirty, kStale };
+  // kServed: a copy of a row another worker holds dirty, sent to be trained
+  // with its gradients going to that worker.
+  enum class State : uint8_t { kEmpty, kClean, kDirty, kStale, kServed };
   struct Copy {
     Key key = 0;
     State state = State::kEmpty;
@@ -61,12 +63,16 @@ class PlanChecker {
   absl::Status Training(const data::KeyBatch& batch, const IterationPlan& plan,
                         std::vector<PlanCounts>* counts);
   absl::Status WriteBacks(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
-  // Hand-offs: rows sent after the step (Sends) are in transit until the
-  // receiver takes them in its next step's fetch phase (Receives).
+  // Hand-offs and served copies: rows sent after the step (Sends) are in
+  // transit until the receiver takes them in its next step's fetch phase
+  // (Receives).
   absl::Status Sends(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
   absl::Status Receives(uint32_t w, const IterationPlan& plan);
   // After every send: worker w's incoming lists name exactly what is sent to it.
   absl::Status Incoming(uint32_t w, const IterationPlan& plan) const;
+  // Table t's gather lists of every owner equal, per sender, the sender's
+  // remote list to it, and name the owner's slot of each key.
+  absl::Status Gathers(uint32_t t, const IterationPlan& plan) const;
   absl::Status Drop(uint32_t w, uint32_t t, Key key);
   // A row fetched or received into worker w's `slot`: in range, the slot
   // free or holding a clean or stale copy of the key, the key in no other slot.
@@ -79,9 +85,16 @@ class PlanChecker {
   std::vector<absl::flat_hash_map<Key, Truth>> truth_;   // [table]
   std::vector<absl::flat_hash_map<Key, uint32_t>> written_back_at_start_;  // [table] key -> worker
   std::vector<std::vector<absl::flat_hash_set<Key>>> fetched_;  // [worker][table], this iteration
-  // [worker][table] rows handed off to the worker, in transit: key -> version
+  // [worker][table] rows handed off or served to the worker, in transit
   // (each counts as one of the row's copies until received).
-  std::vector<std::vector<absl::flat_hash_map<Key, uint64_t>>> in_transit_;
+  struct InTransit {
+    uint64_t version = 0;
+    bool served = false;
+  };
+  std::vector<std::vector<absl::flat_hash_map<Key, InTransit>>> in_transit_;
+  // [worker][table] slots where served copies landed this iteration: each
+  // must be trained.
+  std::vector<std::vector<std::vector<uint32_t>>> served_landed_;
   // [receiver][table][sender]: how far Sends has matched the receiver's
   // incoming list against that sender's sends this iteration.
   std::vector<std::vector<std::vector<size_t>>> incoming_seen_;

@@ -59,6 +59,12 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
         " owns no rows, so none is ever held dirty to hand off (want herald, "
         "herald-adaptive or herald-comm-only)"));
   }
+  if (options.serve && options.policy.sync != SyncMode::kOwnership) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "serve: policy ", options.policy.name,
+        " owns no rows, so none is ever held dirty to serve (want herald, "
+        "herald-adaptive or herald-comm-only)"));
+  }
   if (options.policy.adaptive_tables) {
     const AdaptiveOptions& a = options.adaptive;
     if (a.top_k == 0 && !(a.budget_ms > 0)) {
@@ -168,14 +174,19 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
     for (worker::TablePlan& tp : wp.tables) {
       for (auto* list : {&tp.evict_slots, &tp.fetch_slots, &tp.owned_slots, &tp.shared_slots,
                          &tp.writeback_slots, &tp.receive_slots, &tp.send_slots, &tp.send_to,
-                         &tp.incoming_from}) {
+                         &tp.incoming_from, &tp.remote_slots, &tp.remote_to, &tp.gather_slots,
+                         &tp.gather_from}) {
         list->clear();
       }
       for (auto* list : {&tp.evict_keys, &tp.fetch_keys, &tp.shared_keys, &tp.writeback_keys,
-                         &tp.receive_keys, &tp.send_keys, &tp.incoming_keys}) {
+                         &tp.receive_keys, &tp.send_keys, &tp.incoming_keys, &tp.remote_keys,
+                         &tp.gather_keys}) {
         list->clear();
       }
-      tp.fetch_early.clear();
+      for (auto* list :
+           {&tp.fetch_early, &tp.receive_served, &tp.send_served, &tp.incoming_served}) {
+        list->clear();
+      }
     }
     for (worker::TableSamples& ts : wp.slots) {
       ts.offsets.clear();
@@ -290,6 +301,8 @@ void Planner::MergeCounts(IterationPlan* plan) {
       out.written_back += c.written_back;
       out.handoffs += c.handoffs;
       out.transferred += c.transferred;
+      out.served_copies += c.served_copies;
+      out.owner_gradients += c.owner_gradients;
     }
   }
 }
@@ -309,12 +322,14 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   };
   // Brings the row's newest version into `slot` (empty, or holding an
   // outdated copy): a row handed off to w after the previous step (its
-  // holder is w) from what w received, any other from the PS, which must
-  // hold it.
-  auto bring_in = [&](const RowState& row, uint32_t slot) -> absl::Status {
-    if (row.holder == static_cast<int32_t>(w)) {
+  // holder is w) or served to it by its holder from what w received, any
+  // other from the PS, which must hold it.
+  auto bring_in = [&](const RowState& row, uint32_t id, uint32_t slot) -> absl::Status {
+    const bool handed_off = row.holder == static_cast<int32_t>(w);
+    if (handed_off || IsServed(row, id)) {
       tp.receive_slots.push_back(slot);
       tp.receive_keys.push_back(row.key);
+      tp.receive_served.push_back(handed_off ? 0 : 1);
       return absl::OkStatus();
     }
     if (row.holder != kPsHolder) {
@@ -365,7 +380,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
       ++counts.hits;
       continue;
     }
-    if (auto s = bring_in(dir.at(handle), slot); !s.ok()) return s;  // refresh in place
+    if (auto s = bring_in(dir.at(handle), id, slot); !s.ok()) return s;  // refresh in place
     dir.MarkNewest(handle, w);
   }
   tp.evict_slots.reserve(tp.evict_slots.size() + missing.size());
@@ -394,7 +409,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   for (uint32_t id : missing) {
     const uint32_t handle = current_.row(id);
     const uint32_t slot = cache.Insert(handle, iteration_);
-    if (auto s = bring_in(dir.at(handle), slot); !s.ok()) return s;
+    if (auto s = bring_in(dir.at(handle), id, slot); !s.ok()) return s;
     dir.SetSlot(handle, w, slot);
     dir.AddCopy(handle, w);
     slot_of_id_[id] = slot;
@@ -404,6 +419,25 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     const uint32_t slot = slot_of_id_[id];
     if (ownership && users_[id].IsSingle()) {
       tp.owned_slots.push_back(slot);
+    } else if (options_.serve) {
+      // One trainer applies everyone's gradients: its holder when one holds
+      // it dirty (served), else the lowest-ranked (its slot is known, as
+      // workers are planned in rank order).
+      const RowState* row = &dir.at(current_.row(id));
+      const uint32_t owner = OwnerOf(*row, id);
+      if (owner == w) {
+        tp.owned_slots.push_back(slot);
+        continue;
+      }
+      tp.remote_slots.push_back(slot);
+      tp.remote_keys.push_back(row->key);
+      tp.remote_to.push_back(owner);
+      worker::TablePlan& gather = plan->workers[owner].tables[t];
+      gather.gather_slots.push_back(dir.SlotOf(current_.row(id), owner));
+      gather.gather_keys.push_back(row->key);
+      gather.gather_from.push_back(w);
+      ++counts.transferred;
+      ++counts.owner_gradients;
     } else {
       tp.shared_slots.push_back(slot);
       tp.shared_keys.push_back(current_.key(id));
@@ -472,6 +506,9 @@ void Planner::ApplyTraining(uint32_t t) {
         row.holder = static_cast<int16_t>(w);
         dir.MarkNewest(handle, w);
       });
+    } else if (options_.serve) {
+      row.holder = static_cast<int16_t>(OwnerOf(row, id));  // it gathered every gradient
+      dir.MarkNewest(handle, static_cast<uint32_t>(row.holder));
     } else {
       row.holder = kPsHolder;  // the PS applies the summed gradients at commit
       row.MarkPsChanged(iteration_);
@@ -512,23 +549,47 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
       RowState& row = dir.at(handle);
       if (row.holder == kPsHolder) continue;
       const uint32_t h = static_cast<uint32_t>(row.holder);
-      if (next_users_[id].IsOnly(h)) continue;  // the holder alone trains it next: keep it dirty
-      if (options_.handoff && next_users_[id].IsSingle()) {
-        // One other worker trains it next: it becomes that worker's, sent
-        // directly. The PS copy stays as it was; the sender's copy, still
-        // cached, is no longer dirty and goes stale once the receiver trains.
-        next_users_[id].ForEach([&](uint32_t receiver) {
-          worker::TablePlan& out = plan->workers[h].tables[t];
-          out.send_slots.push_back(dir.SlotOf(handle, h));
-          out.send_keys.push_back(row.key);
-          out.send_to.push_back(receiver);
-          worker::TablePlan& in = plan->workers[receiver].tables[t];
-          in.incoming_keys.push_back(row.key);
-          in.incoming_from.push_back(h);
-          row.holder = static_cast<int16_t>(receiver);
+      const WorkerSet& next = next_users_[id];
+      if (next.IsOnly(h)) continue;  // the holder alone trains it next: keep it dirty
+      // The holder sends the row to `to`: a copy to train on (served), or
+      // the row itself, which becomes `to`'s (a hand-off).
+      auto send = [&](uint32_t to, bool served) {
+        worker::TablePlan& out = plan->workers[h].tables[t];
+        out.send_slots.push_back(dir.SlotOf(handle, h));
+        out.send_keys.push_back(row.key);
+        out.send_to.push_back(to);
+        out.send_served.push_back(served ? 1 : 0);
+        worker::TablePlan& in = plan->workers[to].tables[t];
+        in.incoming_keys.push_back(row.key);
+        in.incoming_from.push_back(h);
+        in.incoming_served.push_back(served ? 1 : 0);
+        PlanCounts& counts = table_counts_[t][h];
+        ++counts.transferred;
+        ++(served ? counts.served_copies : counts.handoffs);
+      };
+      const bool several = !next.IsSingle();
+      // Who holds it next: the holder when it serves the others, else
+      // (hand-offs) the one other trainer or, when it serves too, the
+      // lowest-ranked of several. kPsHolder: written back instead.
+      int32_t owner = kPsHolder;
+      if (options_.serve && several && next.Has(h)) {
+        owner = static_cast<int32_t>(h);
+      } else if (options_.handoff && (!several || options_.serve)) {
+        owner = static_cast<int32_t>(next.First());
+      }
+      if (owner != kPsHolder) {
+        // Served copies first: the holder still holds it dirty while it
+        // sends them. The PS copy stays as it was; a sender that hands the
+        // row off keeps a clean copy, stale once the receiver trains.
+        next.ForEach([&](uint32_t user) {
+          if (user != h && user != static_cast<uint32_t>(owner) && !dir.IsNewest(handle, user)) {
+            send(user, /*served=*/true);
+          }
         });
-        ++table_counts_[t][h].transferred;
-        ++table_counts_[t][h].handoffs;
+        if (owner != static_cast<int32_t>(h)) {
+          send(static_cast<uint32_t>(owner), /*served=*/false);
+          row.holder = static_cast<int16_t>(owner);
+        }
         continue;
       }
       worker::TablePlan& tp = plan->workers[h].tables[t];

@@ -10,10 +10,13 @@
 //    iteration starts (held dirty, fetched this iteration, or a copy nobody
 //    changed since it was fetched);
 //  * a row trained by one worker under SyncMode::kOwnership stays with it,
-//    dirty; a row trained by several goes through the PS (gradients pushed);
+//    dirty; a row trained by several goes through the PS (gradients pushed),
+//    or with options.serve, when one of them holds it dirty, stays with
+//    that one, which gathers the others' gradients;
 //  * after iteration t, a worker writes back exactly the dirty rows that
-//    another worker trains at t + 1 (the communication plan), and at the last
-//    iteration every dirty row;
+//    another worker trains at t + 1 (the communication plan; with hand-offs
+//    or serving some go to the other workers directly instead), and at the
+//    last iteration every dirty row;
 //  * an evicted dirty row is written back first; a plan never evicts a row it
 //    trains in the same iteration; a dirty row is never overwritten;
 //  * fetch_early[i] = 1 when the row's PS copy did not change during the
@@ -80,6 +83,14 @@ struct PlannerOptions {
   // in the next plan) instead of a write-back
   // to the PS and a fetch. Needs a policy whose rows can be owned.
   bool handoff = false;
+  // Rows served by their owner (job spec scheduling.serve, heraldctl
+  // simulate --serve): a row one worker holds dirty that several workers,
+  // itself among them, train next stays its own: it sends the others a copy
+  // after the step (TablePlan send_* with send_served), they train on it and
+  // send it their gradients (remote_*), and it applies the rank-ordered sum
+  // (gather_*, owned_slots) — no write-back, no fetch, no push to the PS.
+  // Needs a policy whose rows can be owned.
+  bool serve = false;
 };
 
 // Rows one worker moves in one iteration. uses: distinct rows it trains;
@@ -94,7 +105,11 @@ struct PlanCounts {
   // exactly one other worker trains next: without hand-offs they are
   // written back (and fetched again), with them they are `transferred`.
   uint64_t handoffs = 0;
-  uint64_t transferred = 0;  // rows this worker sent to another (hand-offs)
+  // Rows this worker sent to another: hand-offs, served copies and
+  // gradients sent to a row's owner (the last two also counted below).
+  uint64_t transferred = 0;
+  uint64_t served_copies = 0;    // copies of its dirty rows sent to their other trainers
+  uint64_t owner_gradients = 0;  // gradients sent to a row's owner instead of the PS
 };
 
 struct WorkerPlan {
@@ -176,6 +191,18 @@ class Planner {
   absl::Status PlanValidated(const data::KeyBatch& batch, const data::KeyBatch* next,
                              IterationPlan* plan);
   absl::Status PlanTable(uint32_t t, uint32_t w, IterationPlan* plan);
+  // Row `id` of the current batch is served by its holder this iteration:
+  // several workers train it while one of them holds it dirty (only with
+  // options.serve; the communication plan made it so).
+  bool IsServed(const RowState& row, uint32_t id) const {
+    return options_.serve && row.holder != kPsHolder && !users_[id].IsSingle();
+  }
+  // With options.serve, the worker that applies the gradients of row `id`,
+  // which several workers train this iteration: its holder, or the
+  // lowest-ranked of them when the PS holds it.
+  uint32_t OwnerOf(const RowState& row, uint32_t id) const {
+    return row.holder != kPsHolder ? static_cast<uint32_t>(row.holder) : users_[id].First();
+  }
   void ApplyTraining(uint32_t t);
   // Counts go to table_counts_[t][w] (tables run on several threads).
   void Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* plan);

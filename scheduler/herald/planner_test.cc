@@ -50,6 +50,8 @@ PlanCounts Sum(const std::vector<PlanCounts>& per_worker) {
     s.pushed += c.pushed;
     s.written_back += c.written_back;
     s.transferred += c.transferred;
+    s.served_copies += c.served_copies;
+    s.owner_gradients += c.owner_gradients;
   }
   return s;
 }
@@ -81,6 +83,8 @@ std::vector<PlanCounts> RunChecked(const PlannerOptions& options,
       EXPECT_EQ(a.pushed, b.pushed);
       EXPECT_EQ(a.written_back, b.written_back) << "iteration " << i << " worker " << w;
       EXPECT_EQ(a.transferred, b.transferred) << "iteration " << i << " worker " << w;
+      EXPECT_EQ(a.served_copies, b.served_copies) << "iteration " << i << " worker " << w;
+      EXPECT_EQ(a.owner_gradients, b.owner_gradients) << "iteration " << i << " worker " << w;
     }
     totals.push_back(Sum(counts));
     if (plans != nullptr) plans->push_back(*std::move(plan));
@@ -351,6 +355,67 @@ TEST(PlannerTest, FetchesOfRowsUnchangedSinceTheLastIterationMayGoEarly) {
 // policy, LRU and LFU, 1-5 workers (and 70 and 130: the allocator's two- and
 // four-word worker sets), tight caches. The checker must accept every plan
 // and count what the planner counted.
+// Key 7: trained by worker 0 alone, then by both: 0 keeps it, serves 1 a
+// copy and gathers its gradient. Key 9: trained by both while the PS holds
+// it: the lower rank (0) gathers. Nothing goes to the PS but the final flush.
+TEST(PlannerTest, ServedRowsStayWithTheirOwnerWhichGathersEveryGradient) {
+  const std::vector<data::KeyBatch> batches = {MakeBatch({{{7, 9}}, {{9}}}),
+                                               MakeBatch({{{7}}, {{7}}})};
+  PlannerOptions o = Options("herald", 2, 1, 8, 8);
+  o.serve = true;
+  std::vector<IterationPlan> plans;
+  {
+    auto planner = *Planner::Create(o);
+    planner->ForceAllocation({0, 1});
+    planner->ForceAllocation({0, 1});
+    PlanChecker checker(2, {8});
+    for (size_t i = 0; i < batches.size(); ++i) {
+      auto plan = planner->Plan(batches[i], i + 1 < batches.size() ? &batches[i + 1] : nullptr);
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      std::vector<PlanCounts> counts;
+      const absl::Status checked = checker.Check(batches[i], *plan, &counts);
+      ASSERT_TRUE(checked.ok()) << checked;
+      plans.push_back(*std::move(plan));
+    }
+    ASSERT_TRUE(checker.CheckFinal().ok());
+  }
+  const worker::TablePlan& w0 = plans[0].workers[0].tables[0];
+  const worker::TablePlan& w1 = plans[0].workers[1].tables[0];
+  EXPECT_EQ(w0.fetch_keys, (std::vector<Key>{7, 9}));
+  EXPECT_EQ(w0.owned_slots.size(), 2u);
+  EXPECT_EQ(w0.gather_keys, std::vector<Key>{9});
+  EXPECT_EQ(w0.gather_from, std::vector<uint32_t>{1});
+  EXPECT_EQ(w1.fetch_keys, std::vector<Key>{9});
+  EXPECT_EQ(w1.remote_keys, std::vector<Key>{9});
+  EXPECT_EQ(w1.remote_to, std::vector<uint32_t>{0});
+  EXPECT_EQ(w0.send_keys, std::vector<Key>{7});  // 7's copy for worker 1's next step
+  EXPECT_EQ(w0.send_to, std::vector<uint32_t>{1});
+  EXPECT_EQ(w0.send_served, std::vector<uint8_t>{1});
+  EXPECT_EQ(w1.incoming_keys, std::vector<Key>{7});
+  EXPECT_EQ(w1.incoming_served, std::vector<uint8_t>{1});
+  const worker::TablePlan& n0 = plans[1].workers[0].tables[0];
+  const worker::TablePlan& n1 = plans[1].workers[1].tables[0];
+  EXPECT_EQ(n1.receive_keys, std::vector<Key>{7});
+  EXPECT_EQ(n1.receive_served, std::vector<uint8_t>{1});
+  EXPECT_TRUE(n1.fetch_keys.empty());
+  EXPECT_EQ(n1.remote_keys, std::vector<Key>{7});
+  EXPECT_EQ(n0.gather_keys, std::vector<Key>{7});
+  EXPECT_EQ(n0.writeback_keys.size(), 2u);  // the final flush: 7 and 9, both worker 0's
+  for (const IterationPlan& plan : plans) {
+    for (const WorkerPlan& wp : plan.workers) {
+      EXPECT_EQ(wp.counts.pushed, 0u);
+      EXPECT_TRUE(wp.tables[0].shared_slots.empty());
+    }
+  }
+  EXPECT_EQ(plans[0].workers[0].counts.served_copies, 1u);
+  EXPECT_EQ(plans[0].workers[1].counts.owner_gradients, 1u);
+  EXPECT_EQ(plans[1].workers[1].counts.owner_gradients, 1u);
+  PlannerOptions vanilla = Options("vanilla", 2, 1, 8, 8);
+  vanilla.serve = true;
+  EXPECT_NE(Planner::Create(vanilla).status().message().find("serve: policy vanilla owns no rows"),
+            std::string::npos);
+}
+
 TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
   std::mt19937_64 rng(42);
   for (const std::string& policy : PolicyNames()) {
@@ -389,6 +454,12 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
           o.handoff = true;
           const auto handed = RunChecked(o, batches);
           EXPECT_EQ(handed.size(), batches.size());
+          o.serve = true;  // and with rows served by their owner
+          const auto served = RunChecked(o, batches);
+          EXPECT_EQ(served.size(), batches.size());
+          o.handoff = false;
+          const auto served_only = RunChecked(o, batches);
+          EXPECT_EQ(served_only.size(), batches.size());
         }
       }
     }
@@ -595,6 +666,63 @@ TEST(PlanCheckerTest, RejectsAMissingWriteBackAndAFalseOwner) {
     }
   });
   EXPECT_NE(two_owners.message().find("updates would be lost"), std::string::npos) << two_owners;
+}
+
+// Mutations of served plans (the batches of
+// ServedRowsStayWithTheirOwnerWhichGathersEveryGradient) the checker catches.
+TEST(PlanCheckerTest, RejectsServedRowsWhoseGradientsMissTheirOwner) {
+  const std::vector<data::KeyBatch> batches = {MakeBatch({{{7, 9}}, {{9}}}),
+                                               MakeBatch({{{7}}, {{7}}})};
+  PlannerOptions o = Options("herald", 2, 1, 8, 8);
+  o.serve = true;
+  auto plan_all = [&](auto tamper) {
+    auto planner = *Planner::Create(o);
+    planner->ForceAllocation({0, 1});
+    planner->ForceAllocation({0, 1});
+    PlanChecker checker(2, o.slots);
+    std::vector<PlanCounts> counts;
+    absl::Status status;
+    for (size_t i = 0; i < batches.size() && status.ok(); ++i) {
+      IterationPlan plan = *planner->Plan(batches[i], i + 1 < batches.size() ? &batches[1] : nullptr);
+      tamper(i, &plan);
+      status = checker.Check(batches[i], plan, &counts);
+    }
+    return status;
+  };
+  EXPECT_TRUE(plan_all([](size_t, IterationPlan*) {}).ok());
+  auto drop_gather = [](worker::TablePlan* owner) {
+    owner->gather_slots.clear();
+    owner->gather_keys.clear();
+    owner->gather_from.clear();
+  };
+  const absl::Status ungathered = plan_all([&](size_t i, IterationPlan* plan) {
+    if (i == 0) drop_gather(&plan->workers[0].tables[0]);
+  });
+  EXPECT_NE(ungathered.message().find("which does not gather it"), std::string::npos) << ungathered;
+  // Worker 1 pushes its gradient of the served row to the PS instead.
+  const absl::Status to_ps = plan_all([&](size_t i, IterationPlan* plan) {
+    if (i != 1) return;
+    worker::TablePlan& tp = plan->workers[1].tables[0];
+    tp.shared_slots = tp.remote_slots;
+    tp.shared_keys = tp.remote_keys;
+    tp.remote_slots.clear();
+    tp.remote_keys.clear();
+    tp.remote_to.clear();
+    drop_gather(&plan->workers[0].tables[0]);
+  });
+  EXPECT_NE(to_ps.message().find("not all sending it their gradients"), std::string::npos)
+      << to_ps;
+  // Worker 0 keeps the copy it should have sent.
+  const absl::Status unsent = plan_all([&](size_t i, IterationPlan* plan) {
+    if (i != 0) return;
+    worker::TablePlan& tp = plan->workers[0].tables[0];
+    tp.send_slots.clear();
+    tp.send_keys.clear();
+    tp.send_to.clear();
+    tp.send_served.clear();
+  });
+  EXPECT_NE(unsent.message().find("expects 1 incoming rows, 0 are sent"), std::string::npos)
+      << unsent;
 }
 
 }  // namespace

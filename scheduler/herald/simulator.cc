@@ -51,6 +51,8 @@ void Add(const PlanCounts& c, PlanCounts* into) {
   into->written_back += c.written_back;
   into->handoffs += c.handoffs;
   into->transferred += c.transferred;
+  into->served_copies += c.served_copies;
+  into->owner_gradients += c.owner_gradients;
 }
 
 }  // namespace

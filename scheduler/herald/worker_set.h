@@ -50,6 +50,12 @@ class BasicWorkerSet {
     }
     return true;
   }
+  // The smallest member; the set must not be empty.
+  uint32_t First() const {
+    int i = 0;
+    while (words_[i] == 0) ++i;
+    return static_cast<uint32_t>(i * 64 + __builtin_ctzll(words_[i]));
+  }
   // The members 64·i .. 64·i + 63 as bits.
   uint64_t word(int i) const { return words_[i]; }
   void set_word(int i, uint64_t bits) { words_[i] = bits; }

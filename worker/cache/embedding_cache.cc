@@ -12,6 +12,8 @@ const char* SlotStateName(SlotState state) {
       return "dirty";
     case SlotState::kStale:
       return "stale";
+    case SlotState::kServed:
+      return "served";
   }
   return "?";
 }

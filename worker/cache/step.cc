@@ -142,6 +142,32 @@ absl::StatusOr<Step> DecodeWorkerStep(const proto::WorkerStep& in, uint32_t num_
                                      field + ".send_slots", field + ".send_to"));
     HERALD_RETURN_IF_ERROR(SameCount(p.incoming_keys.size(), p.incoming_from.size(),
                                      field + ".incoming_keys", field + ".incoming_from"));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.receive_served(), field + ".receive_served", &p.receive_served));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.send_served(), field + ".send_served", &p.send_served));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.incoming_served(), field + ".incoming_served", &p.incoming_served));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.remote_slots(), field + ".remote_slots", &p.remote_slots));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.remote_keys(), field + ".remote_keys", &p.remote_keys));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.remote_to(), field + ".remote_to", &p.remote_to));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.gather_slots(), field + ".gather_slots", &p.gather_slots));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.gather_keys(), field + ".gather_keys", &p.gather_keys));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.gather_from(), field + ".gather_from", &p.gather_from));
+    // Flags: empty (all 0) or one per entry.
+    auto flags = [&](const std::vector<uint8_t>& f, size_t n, const char* name, const char* of) {
+      return f.empty() ? absl::OkStatus() : SameCount(f.size(), n, field + name, field + of);
+    };
+    HERALD_RETURN_IF_ERROR(flags(p.receive_served, p.receive_slots.size(), ".receive_served",
+                                 ".receive_slots"));
+    HERALD_RETURN_IF_ERROR(flags(p.send_served, p.send_slots.size(), ".send_served", ".send_slots"));
+    HERALD_RETURN_IF_ERROR(flags(p.incoming_served, p.incoming_keys.size(), ".incoming_served",
+                                 ".incoming_keys"));
+    HERALD_RETURN_IF_ERROR(SameCount(p.remote_slots.size(), p.remote_keys.size(),
+                                     field + ".remote_slots", field + ".remote_keys"));
+    HERALD_RETURN_IF_ERROR(SameCount(p.remote_slots.size(), p.remote_to.size(),
+                                     field + ".remote_slots", field + ".remote_to"));
+    HERALD_RETURN_IF_ERROR(SameCount(p.gather_slots.size(), p.gather_keys.size(),
+                                     field + ".gather_slots", field + ".gather_keys"));
+    HERALD_RETURN_IF_ERROR(SameCount(p.gather_slots.size(), p.gather_from.size(),
+                                     field + ".gather_slots", field + ".gather_from"));
   }
   return step;
 }
@@ -182,6 +208,15 @@ proto::WorkerStep EncodeWorkerStep(const Step& step) {
     ops->set_send_to(Pack(p.send_to));
     ops->set_incoming_keys(Pack(p.incoming_keys));
     ops->set_incoming_from(Pack(p.incoming_from));
+    ops->set_receive_served(Pack(p.receive_served));
+    ops->set_send_served(Pack(p.send_served));
+    ops->set_incoming_served(Pack(p.incoming_served));
+    ops->set_remote_slots(Pack(p.remote_slots));
+    ops->set_remote_keys(Pack(p.remote_keys));
+    ops->set_remote_to(Pack(p.remote_to));
+    ops->set_gather_slots(Pack(p.gather_slots));
+    ops->set_gather_keys(Pack(p.gather_keys));
+    ops->set_gather_from(Pack(p.gather_from));
   }
   return out;
 }

@@ -39,7 +39,31 @@ struct TablePlan {
   std::vector<uint32_t> send_to;
   std::vector<Key> incoming_keys;
   std::vector<uint32_t> incoming_from;
+  // Rows served by their owner (docs/worker.md): a row one worker holds
+  // dirty that several workers train next stays with it; it sends the others
+  // a copy of its values and applies their gradients. The *_served flags
+  // (empty, or one per entry; 1 = a served copy, 0 = a hand-off) mark such
+  // sends, incoming rows and receives; a received served copy lands as
+  // SlotState::kServed. remote_*: rows trained here whose gradients go to
+  // worker remote_to (their owner), not to the PS. gather_*: gradients the
+  // owner receives for its rows in gather_slots, from worker gather_from, in
+  // each sender's remote order; the owner lists those rows as owned and
+  // applies the rank-ordered sum of every trainer's gradient, as the PS would.
+  std::vector<uint8_t> receive_served;
+  std::vector<uint8_t> send_served;
+  std::vector<uint8_t> incoming_served;
+  std::vector<uint32_t> remote_slots;
+  std::vector<Key> remote_keys;
+  std::vector<uint32_t> remote_to;
+  std::vector<uint32_t> gather_slots;
+  std::vector<Key> gather_keys;
+  std::vector<uint32_t> gather_from;
 };
+
+// Flag i of a *_served list (empty: every flag 0).
+inline bool Served(const std::vector<uint8_t>& flags, size_t i) {
+  return !flags.empty() && flags[i] != 0;
+}
 
 struct TableSamples {
   std::vector<uint32_t> offsets;  // num_samples + 1, from 0, non-decreasing
