@@ -264,6 +264,28 @@ TEST_F(ExactnessCluster, HandOffsBetweenWorkersGiveTheReferenceModel) {
   }
 }
 
+// Rows served by their owner (scheduling.serve): every row several workers
+// train is updated by one of them from everyone's gradients, summed in rank
+// order over the workers' Gloo mesh; no gradient reaches the PS, and the
+// model is still the reference's. With hand-offs too on 4 workers.
+TEST_F(ExactnessCluster, ServedRowsGiveTheReferenceModel) {
+  const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  for (const auto& [workers, handoff] : {std::pair{2u, false}, std::pair{4u, true}}) {
+    SCOPED_TRACE(absl::StrCat("herald serving rows, ", workers, " workers, hand-offs ", handoff));
+    proto::JobSpec spec = Spec(proto::POLICY_HERALD, workers);
+    spec.mutable_scheduling()->set_serve(true);
+    spec.mutable_scheduling()->set_handoff(handoff);
+    proto::JobStatus done;
+    const std::string dir = RunAndExport(spec, &done);
+    ExpectEqualsReference(dir, done, ref);
+    EXPECT_GT(done.progress().rows_handed_off(), 0u);
+    EXPECT_EQ(done.progress().rows_pushed(), 0u);
+    EXPECT_EQ(done.progress().rows_moved(),
+              done.progress().rows_fetched() + done.progress().rows_pushed() +
+                  done.progress().rows_written_back() + done.progress().rows_handed_off());
+  }
+}
+
 TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
   proto::JobStatus first, second;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &first));

@@ -118,6 +118,40 @@ TEST_F(HeraldctlSimulate, HandOffsMoveEachHandedOffRowOnce) {
       << vanilla.output;
 }
 
+// --serve: rows several workers train get an owner that gathers their
+// gradients, so no gradient goes to the PS; every plan checked; fewer rows
+// move in all than in the plain run; vanilla has nothing to serve.
+TEST_F(HeraldctlSimulate, ServingSendsNoGradientToThePs) {
+  auto run = [&](const std::string& policy, bool serve) {
+    std::vector<std::string> args = {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
+                                     "--batch-per-worker=64", "--policy=" + policy,
+                                     "--iterations=30", "--json"};
+    if (serve) args.push_back("--serve");
+    return Heraldctl(*dir_, args);
+  };
+  auto moved = [](const Result& r) {
+    return JsonNumber(r.output, "rows_fetched") + JsonNumber(r.output, "rows_pushed") +
+           JsonNumber(r.output, "rows_written_back") + JsonNumber(r.output, "rows_transferred");
+  };
+  const Result plain = run("herald", false), served = run("herald", true);
+  ASSERT_EQ(plain.code, 0) << plain.output;
+  ASSERT_EQ(served.code, 0) << served.output;
+  EXPECT_NE(served.output.find("\"serve\":true"), std::string::npos);
+  EXPECT_NE(served.output.find("\"checked\":true"), std::string::npos);
+  EXPECT_GT(JsonNumber(plain.output, "rows_pushed"), 0);
+  EXPECT_EQ(JsonNumber(served.output, "rows_pushed"), 0);
+  const double copies = JsonNumber(served.output, "rows_served_copies");
+  const double gradients = JsonNumber(served.output, "rows_owner_gradients");
+  EXPECT_GT(copies, 0);
+  EXPECT_GT(gradients, 0);
+  EXPECT_EQ(JsonNumber(served.output, "rows_transferred"), copies + gradients);  // no --handoff
+  EXPECT_LT(moved(served), moved(plain));
+  const Result vanilla = run("vanilla", true);
+  EXPECT_NE(vanilla.code, 0);
+  EXPECT_NE(vanilla.output.find("serve: policy vanilla owns no rows"), std::string::npos)
+      << vanilla.output;
+}
+
 TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
   const Result r = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
                                      "--batch-per-worker=64", "--policy=herald-adaptive",

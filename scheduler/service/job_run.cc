@@ -253,6 +253,7 @@ absl::Status JobRun::Plan() {
   po.adaptive.budget_ms = spec_.scheduling().adaptive_budget_ms();
   po.threads = options_.planner_threads;
   po.handoff = spec_.scheduling().handoff();
+  po.serve = spec_.scheduling().serve();
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));

@@ -86,6 +86,11 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
         "scheduling.handoff: policy ", policy.name,
         " owns no rows, so none is ever handed off (want HERALD or HERALD_ADAPTIVE)"));
   }
+  if (s.serve() && policy.sync != SyncMode::kOwnership) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "scheduling.serve: policy ", policy.name,
+        " owns no rows, so none is ever served by an owner (want HERALD or HERALD_ADAPTIVE)"));
+  }
   if (s.cache_rows_per_worker() >= kMaxSlotsPerTable) {
     return absl::InvalidArgumentError(absl::StrCat("scheduling.cache_rows_per_worker: ",
                                                    s.cache_rows_per_worker(), ", want < ",

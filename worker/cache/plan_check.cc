@@ -141,36 +141,43 @@ class TableCheck {
     return absl::OkStatus();
   }
 
-  // Rows handed to this worker: like fetches, but they land dirty.
+  // Rows handed to this worker: like fetches, but they land dirty; served
+  // copies land as such.
   absl::Status Receives() {
     for (size_t i = 0; i < plan_.receive_slots.size(); ++i) {
       const uint32_t slot = plan_.receive_slots[i];
       const Key key = plan_.receive_keys[i];
       if (auto s = CheckLanding("receive_slots", "receive_keys", i, slot, key); !s.ok()) return s;
-      view_.Set(slot, key, SlotState::kDirty);
+      view_.Set(slot, key, Served(plan_.receive_served, i) ? SlotState::kServed : SlotState::kDirty);
     }
     return absl::OkStatus();
   }
 
-  // Rows handed to other workers after the write-backs: held dirty here.
+  // Rows sent to other workers after the write-backs, held dirty here:
+  // served copies (to each worker once), then at most one hand-off, after
+  // which the row is no longer this worker's.
   absl::Status Sends() {
     absl::flat_hash_set<uint32_t> written(plan_.writeback_slots.begin(),
                                           plan_.writeback_slots.end());
-    absl::flat_hash_set<uint32_t> seen;
+    absl::flat_hash_set<uint32_t> handed_off;
+    absl::flat_hash_set<std::pair<uint32_t, uint32_t>> sent;  // (slot, to)
     for (size_t i = 0; i < plan_.send_slots.size(); ++i) {
       const uint32_t slot = plan_.send_slots[i];
       const Key key = plan_.send_keys[i];
       if (!InRange(slot)) return Error("send_slots", i, OutOfRange(slot));
-      if (!seen.insert(slot).second || written.contains(slot)) {
+      if (!sent.insert({slot, plan_.send_to[i]}).second || handed_off.contains(slot) ||
+          written.contains(slot)) {
         return Error("send_slots", i,
-                     absl::StrCat("slot ", slot, " sent twice or also written back"));
+                     absl::StrCat("slot ", slot, " sent twice to worker ", plan_.send_to[i],
+                                  ", sent after its hand-off, or also written back"));
       }
       const SlotView::Slot s = view_.At(slot);
       if (s.key != key || s.state != SlotState::kDirty) {
         return Error("send_slots", i,
                      absl::StrCat("slot ", slot, " does not hold key ", key,
-                                  " dirty; only rows this worker owns are handed off"));
+                                  " dirty; only rows this worker owns are sent"));
       }
+      if (!Served(plan_.send_served, i)) handed_off.insert(slot);
     }
     return absl::OkStatus();
   }
@@ -189,6 +196,11 @@ class TableCheck {
                      absl::StrCat("slot ", slot, " is ", SlotStateName(s.state),
                                   "; training needs a fetched or owned row"));
       }
+      if (s.state == SlotState::kServed && keys != &plan_.remote_keys) {
+        return Error(name, i,
+                     absl::StrCat("slot ", slot, " holds a served copy; its gradients must go "
+                                  "to its owner (remote_slots)"));
+      }
       if (keys != nullptr && (*keys)[i] != s.key) {
         return Error(name, i, absl::StrCat("slot ", slot, " holds key ", s.key, ", not ",
                                            (*keys)[i]));
@@ -202,13 +214,18 @@ class TableCheck {
     if (auto s = CheckTrained(plan_.shared_slots, "shared_slots", &plan_.shared_keys); !s.ok()) {
       return s;
     }
+    if (auto s = CheckTrained(plan_.remote_slots, "remote_slots", &plan_.remote_keys); !s.ok()) {
+      return s;
+    }
+    if (auto s = Gathers(); !s.ok()) return s;
     absl::flat_hash_set<uint32_t> used;
     for (size_t j = 0; j < samples_.slots.size(); ++j) {
       const uint32_t slot = samples_.slots[j];
       if (!trained_.contains(slot)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "samples of table ", t_, ": slots[", j, "] = ", slot,
-            InRange(slot) ? " is neither owned nor shared by the plan" : " is out of range"));
+            InRange(slot) ? " is neither owned, shared nor remote in the plan"
+                          : " is out of range"));
       }
       used.insert(slot);
     }
@@ -220,12 +237,37 @@ class TableCheck {
       const uint32_t slot = plan_.owned_slots[i];
       view_.Set(slot, view_.At(slot).key, SlotState::kDirty);
     }
-    for (size_t i = 0; i < plan_.shared_slots.size(); ++i) {
-      if (!used.contains(plan_.shared_slots[i])) {
-        return Error("shared_slots", i, absl::StrCat("slot ", plan_.shared_slots[i],
-                                                     " is used by no sample"));
+    for (auto [list, name] : {std::pair{&plan_.shared_slots, "shared_slots"},
+                              std::pair{&plan_.remote_slots, "remote_slots"}}) {
+      for (size_t i = 0; i < list->size(); ++i) {
+        if (!used.contains((*list)[i])) {
+          return Error(name, i, absl::StrCat("slot ", (*list)[i], " is used by no sample"));
+        }
+        shared_.insert((*list)[i]);
       }
-      shared_.insert(plan_.shared_slots[i]);
+    }
+    return absl::OkStatus();
+  }
+
+  // Gradients other workers send for rows this worker owns this step: each
+  // names an owned slot holding its key, once per sender.
+  absl::Status Gathers() {
+    const absl::flat_hash_set<uint32_t> owned(plan_.owned_slots.begin(), plan_.owned_slots.end());
+    absl::flat_hash_set<std::pair<uint32_t, uint32_t>> seen;  // (slot, from)
+    for (size_t i = 0; i < plan_.gather_slots.size(); ++i) {
+      const uint32_t slot = plan_.gather_slots[i];
+      if (!owned.contains(slot)) {
+        return Error("gather_slots", i, absl::StrCat("slot ", slot, " is not owned this step"));
+      }
+      if (view_.At(slot).key != plan_.gather_keys[i]) {
+        return Error("gather_keys", i, absl::StrCat("slot ", slot, " holds key ",
+                                                    view_.At(slot).key, ", not ",
+                                                    plan_.gather_keys[i]));
+      }
+      if (!seen.insert({slot, plan_.gather_from[i]}).second) {
+        return Error("gather_from", i, absl::StrCat("slot ", slot, " gathers from worker ",
+                                                    plan_.gather_from[i], " twice"));
+      }
     }
     return absl::OkStatus();
   }
@@ -246,7 +288,8 @@ class TableCheck {
       if (shared_.contains(slot)) {
         return Error("writeback_slots", i,
                      absl::StrCat("slot ", slot, " (key ", key,
-                                  ") is shared this iteration; the PS holds its newest copy"));
+                                  ") is shared or remote this iteration; the PS or its owner "
+                                  "holds its newest copy"));
       }
       if (s.state != SlotState::kDirty) {
         return Error("writeback_slots", i,

@@ -1,6 +1,8 @@
 #include "worker/cache/step_executor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -65,6 +67,10 @@ absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
   HERALD_RETURN_IF_ERROR(phase("fetch", Fetch(step, &result)));
   HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", PlaceReceived(step)));
   HERALD_RETURN_IF_ERROR(phase("train", Train(step, &result)));
+  if (options_.serve) {
+    HERALD_RETURN_IF_ERROR(phase("gradients of served rows", GatherServed(step, &result)));
+  }
+  HERALD_RETURN_IF_ERROR(phase("train (owned rows)", ApplyOwned(step, &result)));
   HERALD_RETURN_IF_ERROR(phase("push", PushShared(step, &result)));
   HERALD_RETURN_IF_ERROR(phase("write-back", WriteBackSlots(step, /*evictions=*/false, &result)));
   if (options_.use_ps) {
@@ -81,7 +87,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
 }
 
 absl::Status StepExecutor::CheckHandOffs(const Step& step) const {
-  bool hands_off = false;
+  bool hands_off = false, serves = false;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const TablePlan& p = step.plan[t];
     if (p.receive_keys.size() != received_[t].size()) {
@@ -89,10 +95,17 @@ absl::Status StepExecutor::CheckHandOffs(const Step& step) const {
           "table ", t, ": the plan receives ", p.receive_keys.size(), " rows handed off, ",
           received_[t].size(), " were received after the previous step"));
     }
-    for (Key key : p.receive_keys) {
-      if (!received_[t].contains(key)) {
+    for (size_t i = 0; i < p.receive_keys.size(); ++i) {
+      const Key key = p.receive_keys[i];
+      auto got = received_[t].find(key);
+      if (got == received_[t].end()) {
         return absl::FailedPreconditionError(
             absl::StrCat("table ", t, ": the plan receives key ", key, ", which no worker sent"));
+      }
+      if (got->second.served != Served(p.receive_served, i)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "table ", t, ": the plan receives key ", key, " as ",
+            got->second.served ? "handed off" : "served", ", but it was sent the other way"));
       }
     }
     for (uint32_t to : p.send_to) {
@@ -102,17 +115,29 @@ absl::Status StepExecutor::CheckHandOffs(const Step& step) const {
                                                        options_.num_workers, ")"));
       }
     }
-    for (uint32_t from : p.incoming_from) {
-      if (from >= options_.num_workers || from == options_.rank) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("table ", t, ": hand-off from worker ", from));
+    for (const auto& [peers, what] : {std::pair{&p.incoming_from, "hand-off from"},
+                                      std::pair{&p.remote_to, "gradient to the owner"},
+                                      std::pair{&p.gather_from, "gradient gathered from"}}) {
+      for (uint32_t peer : *peers) {
+        if (peer >= options_.num_workers || peer == options_.rank) {
+          return absl::InvalidArgumentError(absl::StrCat("table ", t, ": ", what, " worker ",
+                                                         peer, " (this is ", options_.rank,
+                                                         " of ", options_.num_workers, ")"));
+        }
       }
     }
     hands_off |= !p.send_slots.empty() || !p.incoming_keys.empty();
+    serves |= !p.remote_slots.empty() || !p.gather_slots.empty() ||
+              std::any_of(p.send_served.begin(), p.send_served.end(), [](uint8_t f) { return f; });
   }
   if (hands_off && options_.exchanger == nullptr) {
     return absl::FailedPreconditionError(
         "the plan hands rows off between workers, but this executor has no row exchanger");
+  }
+  if (serves && !options_.serve) {
+    return absl::FailedPreconditionError(
+        "the plan serves rows from their owner, but this executor does not serve "
+        "(the job's scheduling.serve is off)");
   }
   return absl::OkStatus();
 }
@@ -122,21 +147,30 @@ absl::Status StepExecutor::PlaceReceived(const Step& step) {
     const TablePlan& plan = step.plan[t];
     if (plan.receive_slots.empty()) continue;
     EmbeddingCache::Table& table = cache_->table(t);
-    std::vector<float> rows;
-    rows.reserve(plan.receive_slots.size() * table.row_floats);
-    for (Key key : plan.receive_keys) {
-      const ReceivedRow& r = received_[t].at(key);
-      rows.insert(rows.end(), r.row.begin(), r.row.end());
+    // Rows handed off (values with optimizer state), then served copies
+    // (values only), each scattered into its slots at once.
+    for (const bool served : {false, true}) {
+      const uint32_t width = served ? table.dim : table.row_floats;
+      std::vector<uint32_t> slots;
+      std::vector<float> rows;
+      for (size_t i = 0; i < plan.receive_slots.size(); ++i) {
+        if (Served(plan.receive_served, i) != served) continue;
+        const ReceivedRow& r = received_[t].at(plan.receive_keys[i]);
+        slots.push_back(plan.receive_slots[i]);
+        rows.insert(rows.end(), r.row.begin(), r.row.end());
+      }
+      if (slots.empty()) continue;
+      staging_.CopyFromHost(rows);
+      UploadSlots(slots);
+      device_->ScatterRows(staging_.data(), slots_.data(), static_cast<int>(slots.size()), width,
+                           table.row_floats, table.rows.data());
     }
-    staging_.CopyFromHost(rows);
-    UploadSlots(plan.receive_slots);
-    device_->ScatterRows(staging_.data(), slots_.data(),
-                         static_cast<int>(plan.receive_slots.size()), table.row_floats,
-                         table.row_floats, table.rows.data());
     for (size_t i = 0; i < plan.receive_slots.size(); ++i) {
       const Key key = plan.receive_keys[i];
       cache_->Load(t, plan.receive_slots[i], key, received_[t].at(key).version);
-      cache_->SetState(t, plan.receive_slots[i], SlotState::kDirty);  // this worker's now
+      // A handed-off row is this worker's now; a served copy is its owner's.
+      cache_->SetState(t, plan.receive_slots[i],
+                       Served(plan.receive_served, i) ? SlotState::kServed : SlotState::kDirty);
     }
     received_[t].clear();
   }
@@ -146,15 +180,21 @@ absl::Status StepExecutor::PlaceReceived(const Step& step) {
 absl::Status StepExecutor::ExchangeHandOffs(const Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
   // Per destination: rows in table order, each table's in plan order, as
-  // (version, values with optimizer state).
+  // (version, values with optimizer state), a served copy as (version,
+  // values).
   const uint32_t W = options_.num_workers;
   std::vector<std::string> send(W);
   std::vector<size_t> expect(W, 0);
+  auto width = [](const EmbeddingCache::Table& table, bool served) {
+    return served ? table.dim : table.row_floats;
+  };
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const TablePlan& plan = step.plan[t];
     EmbeddingCache::Table& table = cache_->table(t);
-    const size_t row_bytes = sizeof(uint64_t) + table.row_floats * sizeof(float);
-    for (uint32_t from : plan.incoming_from) expect[from] += row_bytes;
+    for (size_t i = 0; i < plan.incoming_from.size(); ++i) {
+      expect[plan.incoming_from[i]] +=
+          sizeof(uint64_t) + width(table, Served(plan.incoming_served, i)) * sizeof(float);
+    }
     if (plan.send_slots.empty()) continue;
     UploadSlots(plan.send_slots);
     staging_.Resize(plan.send_slots.size() * table.row_floats);
@@ -164,33 +204,114 @@ absl::Status StepExecutor::ExchangeHandOffs(const Step& step, StepResult* result
     const std::vector<float> rows = staging_.ToHost();
     for (size_t i = 0; i < plan.send_slots.size(); ++i) {
       const uint32_t slot = plan.send_slots[i];
+      const bool served = Served(plan.send_served, i);
       const uint64_t version = table.versions[slot];
       std::string& out = send[plan.send_to[i]];
       out.append(reinterpret_cast<const char*>(&version), sizeof(version));
       out.append(reinterpret_cast<const char*>(rows.data() + i * table.row_floats),
-                 table.row_floats * sizeof(float));
-      cache_->SetState(t, slot, SlotState::kClean);  // the receiver holds it dirty now
+                 width(table, served) * sizeof(float));
+      // A served row stays this worker's; a handed-off one is the receiver's now.
+      if (!served) cache_->SetState(t, slot, SlotState::kClean);
+      result->bytes_moved += sizeof(version) + width(table, served) * sizeof(float);
     }
     result->rows_handed_off += plan.send_slots.size();
-    result->bytes_moved += plan.send_slots.size() * row_bytes;
   }
   HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got, options_.exchanger->Exchange(send, expect));
   std::vector<size_t> at(W, 0);
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const TablePlan& plan = step.plan[t];
-    const uint32_t row_floats = cache_->table(t).row_floats;
+    const EmbeddingCache::Table& table = cache_->table(t);
     for (size_t i = 0; i < plan.incoming_keys.size(); ++i) {
       const uint32_t from = plan.incoming_from[i];
       const char* bytes = got[from].data() + at[from];
       ReceivedRow row;
+      row.served = Served(plan.incoming_served, i);
       std::memcpy(&row.version, bytes, sizeof(row.version));
-      row.row.resize(row_floats);
-      std::memcpy(row.row.data(), bytes + sizeof(row.version), row_floats * sizeof(float));
-      at[from] += sizeof(row.version) + row_floats * sizeof(float);
+      row.row.resize(width(table, row.served));
+      std::memcpy(row.row.data(), bytes + sizeof(row.version), row.row.size() * sizeof(float));
+      at[from] += sizeof(row.version) + row.row.size() * sizeof(float);
       received_[t][plan.incoming_keys[i]] = std::move(row);
     }
   }
   result->times.writeback_ms += MillisSince(start);
+  return absl::OkStatus();
+}
+
+absl::Status StepExecutor::GatherServed(const Step& step, StepResult* result) {
+  const absl::Time start = absl::Now();
+  // Per destination: the gradients of its rows, in table order, each
+  // table's in plan (remote) order, `dim` floats each.
+  const uint32_t W = options_.num_workers;
+  std::vector<std::string> send(W);
+  std::vector<size_t> expect(W, 0);
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const TablePlan& plan = step.plan[t];
+    EmbeddingCache::Table& table = cache_->table(t);
+    const int dim = static_cast<int>(table.dim);
+    for (uint32_t from : plan.gather_from) expect[from] += table.dim * sizeof(float);
+    if (plan.remote_slots.empty()) continue;
+    const int n = static_cast<int>(plan.remote_slots.size());
+    UploadSlots(plan.remote_slots);
+    staging_.Resize(static_cast<size_t>(n) * dim);
+    device_->GatherRows(table.grads.data(), dim, slots_.data(), n, dim, staging_.data());
+    device_->ZeroRows(slots_.data(), n, dim, dim, table.grads.data());
+    const std::vector<float> grads = staging_.ToHost();
+    for (int i = 0; i < n; ++i) {
+      send[plan.remote_to[i]].append(reinterpret_cast<const char*>(grads.data() + i * dim),
+                                     dim * sizeof(float));
+      cache_->SetState(t, plan.remote_slots[i], SlotState::kStale);  // its owner updates it
+    }
+    result->rows_handed_off += n;
+    result->bytes_moved += static_cast<uint64_t>(n) * dim * sizeof(float);
+  }
+  HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got, options_.exchanger->Exchange(send, expect));
+  std::vector<size_t> at(W, 0);
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const TablePlan& plan = step.plan[t];
+    if (plan.gather_slots.empty()) continue;
+    EmbeddingCache::Table& table = cache_->table(t);
+    const uint32_t dim = table.dim;
+    // The owned rows gathered into, each once, with this worker's gradient.
+    std::vector<uint32_t> rows;
+    absl::flat_hash_map<uint32_t, size_t> row_of;  // slot -> index into rows
+    for (uint32_t slot : plan.gather_slots) {
+      if (row_of.try_emplace(slot, rows.size()).second) rows.push_back(slot);
+    }
+    const int n = static_cast<int>(rows.size());
+    UploadSlots(rows);
+    staging_.Resize(static_cast<size_t>(n) * dim);
+    device_->GatherRows(table.grads.data(), dim, slots_.data(), n, dim, staging_.data());
+    std::vector<float> own = staging_.ToHost();
+    // Every trainer's gradient per row, by rank: this worker's, then the
+    // ones received.
+    std::vector<std::vector<std::pair<uint32_t, std::vector<float>>>> parts(rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) {
+      parts[r].emplace_back(options_.rank,
+                            std::vector<float>(own.begin() + r * dim, own.begin() + (r + 1) * dim));
+    }
+    for (size_t i = 0; i < plan.gather_slots.size(); ++i) {
+      const uint32_t from = plan.gather_from[i];
+      std::vector<float> grad(dim);
+      std::memcpy(grad.data(), got[from].data() + at[from], dim * sizeof(float));
+      at[from] += dim * sizeof(float);
+      parts[row_of.at(plan.gather_slots[i])].emplace_back(from, std::move(grad));
+    }
+    // The PS's sum (ps_server/shard/job_shard.cc): the lowest rank's
+    // gradient, then each next rank's added in turn.
+    for (size_t r = 0; r < rows.size(); ++r) {
+      std::sort(parts[r].begin(), parts[r].end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      float* sum = own.data() + r * dim;
+      std::copy(parts[r][0].second.begin(), parts[r][0].second.end(), sum);
+      for (size_t c = 1; c < parts[r].size(); ++c) {
+        for (uint32_t d = 0; d < dim; ++d) sum[d] += parts[r][c].second[d];
+      }
+    }
+    staging_.CopyFromHost(own);
+    device_->ScatterRows(staging_.data(), slots_.data(), n, static_cast<int>(dim),
+                         static_cast<int>(dim), table.grads.data());
+  }
+  result->times.push_ms += MillisSince(start);
   return absl::OkStatus();
 }
 
@@ -312,6 +433,13 @@ absl::Status StepExecutor::Train(const Step& step, StepResult* result) {
 
   start = absl::Now();
   dense_optimizer_->Step(params);
+  device_->Synchronize();
+  result->times.compute_ms += MillisSince(start);
+  return absl::OkStatus();
+}
+
+absl::Status StepExecutor::ApplyOwned(const Step& step, StepResult* result) {
+  const absl::Time start = absl::Now();
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
     const std::vector<uint32_t>& owned = step.plan[t].owned_slots;

@@ -6,14 +6,18 @@
 //   3 forward + backward                             (compute)
 //   4 all-reduce the dense gradients                 (all-reduce)
 //   5 dense optimizer step                           (compute)
+//   5b served rows (jobs that serve): send the gradients of remote rows to
+//      their owners, receive the ones for rows this worker owns, and sum
+//      every trainer's gradient in rank order, as the PS would (push)
 //   6 owned rows: sparse optimizer in the cache      (compute)
 //   7 shared rows: push gradients to the PS          (push)
 //   8 write back the rows the plan names             (write-back)
 //   9 report the iteration done to every PS shard    (push)
-//  10 hand-offs: send the rows the plan names to the workers training them
-//     next, receive the ones sent to this worker   (hand-off)
+//  10 hand-offs and served copies: send the rows the plan names to the
+//     workers training them next, receive the ones sent to this worker
+//                                                   (hand-off)
 // Rows received in step t's phase 10 are placed in step t+1's fetch phase
-// (receive_slots) as this worker's dirty copies.
+// (receive_slots) as this worker's dirty copies, or served copies.
 // The whole step is validated first (plan_check.h); a step that does not fit
 // changes nothing. A failure after validation (a PS or peer error) fails the
 // step with the phase named; the cache is then unusable for this job.
@@ -48,7 +52,9 @@ struct StepResult {
   uint64_t rows_fetched = 0;
   uint64_t rows_pushed = 0;       // gradient rows sent to the PS
   uint64_t rows_written_back = 0;
-  uint64_t rows_handed_off = 0;   // rows sent to another worker
+  // Rows sent to another worker: hand-offs, served copies and gradients
+  // sent to a row's owner.
+  uint64_t rows_handed_off = 0;
   uint64_t bytes_moved = 0;       // payload bytes of the three above
 };
 
@@ -61,6 +67,10 @@ struct ExecutorOptions {
   // Worker-to-worker hand-offs (every worker of the job calls it once per
   // step); null: a step with a hand-off fails, nothing changed.
   RowExchanger* exchanger = nullptr;
+  // Rows served by their owner (job spec scheduling.serve): every step
+  // exchanges the gradients of served rows (phase 5b) through `exchanger`,
+  // which every worker of the job calls, whatever its plan lists.
+  bool serve = false;
 };
 
 class StepExecutor {
@@ -76,6 +86,8 @@ class StepExecutor {
   absl::Status WriteBackSlots(const Step& step, bool evictions, StepResult* result);
   absl::Status Fetch(const Step& step, StepResult* result);
   absl::Status Train(const Step& step, StepResult* result);
+  absl::Status GatherServed(const Step& step, StepResult* result);
+  absl::Status ApplyOwned(const Step& step, StepResult* result);
   absl::Status PushShared(const Step& step, StepResult* result);
   // Before anything changes: the step receives exactly the rows handed to
   // this worker after the previous step, and has an exchanger if it hands off.
@@ -100,8 +112,9 @@ class StepExecutor {
   // Per table: rows other workers handed to this one after the last step
   // (values with optimizer state, and version), placed by the next step.
   struct ReceivedRow {
-    std::vector<float> row;
+    std::vector<float> row;  // values with optimizer state; a served copy: values only
     uint64_t version = 0;
+    bool served = false;
   };
   std::vector<absl::flat_hash_map<Key, ReceivedRow>> received_;
 };

@@ -206,7 +206,7 @@ TEST_F(BadPlans, AreRejectedWholeAndTheGoodPlanStillRuns) {
   ExpectRejected(s, "fetch_slots[1]: slot 3 used twice");
   s = good_;
   s.plan[2].owned_slots = {0};
-  ExpectRejected(s, "samples of table 2: slots[1] = 1 is neither owned nor shared");
+  ExpectRejected(s, "samples of table 2: slots[1] = 1 is neither owned, shared nor remote");
   s = good_;
   s.plan[0].writeback_slots = {0};
   s.plan[0].writeback_keys = {Key(2)};
@@ -215,6 +215,24 @@ TEST_F(BadPlans, AreRejectedWholeAndTheGoodPlanStillRuns) {
   s.plan[0].evict_slots = {5};
   s.plan[0].evict_keys = {Key(9)};
   ExpectRejected(s, "evict_slots[0]: slot 5 does not hold key 9 (empty)");
+  // Served rows: gradients are gathered only into owned slots holding the
+  // key, and sent only to another worker of the job.
+  s = good_;
+  s.plan[0].gather_slots = {5};
+  s.plan[0].gather_keys = {Key(1)};
+  s.plan[0].gather_from = {1};
+  ExpectRejected(s, "gather_slots[0]: slot 5 is not owned this step");
+  s.plan[0].gather_slots = {0};
+  s.plan[0].gather_keys = {Key(2)};
+  ExpectRejected(s, "gather_keys[0]: slot 0 holds key 1, not 2");
+  s = good_;
+  s.plan[0].owned_slots = {0};
+  s.plan[0].remote_slots = {1};
+  s.plan[0].remote_keys = {Key(2)};
+  s.plan[0].remote_to = {3};
+  ExpectRejected(s, "table 0: gradient to the owner worker 3 (this is 0 of 1)");
+  s.plan[0].owned_slots = {0, 1};
+  ExpectRejected(s, "remote_slots[0]: slot 1 listed twice");
   for (int t = 0; t < 3; ++t) EXPECT_EQ(worker_.cache->Resident(t), 0u);
 
   auto r = worker_.executor->Run(good_);
@@ -270,11 +288,21 @@ TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
   step.plan[0].fetch_keys = {Key(11), Key(12)};
   step.plan[0].fetch_slots = {6, 7};
   step.plan[0].owned_slots = {5, 6, 7};
+  step.plan[0].gather_slots = {5};
+  step.plan[0].gather_keys = {Key(10)};
+  step.plan[0].gather_from = {1};
+  step.plan[0].send_slots = {5};
+  step.plan[0].send_keys = {Key(10)};
+  step.plan[0].send_to = {1};
+  step.plan[0].send_served = {1};
   proto::WorkerStep wire = EncodeWorkerStep(step);
   auto back = DecodeWorkerStep(wire, 1, 2);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->samples[0].slots, step.samples[0].slots);
   EXPECT_EQ(back->plan[0].fetch_keys, step.plan[0].fetch_keys);
+  EXPECT_EQ(back->plan[0].gather_keys, step.plan[0].gather_keys);
+  EXPECT_EQ(back->plan[0].gather_from, step.plan[0].gather_from);
+  EXPECT_EQ(back->plan[0].send_served, step.plan[0].send_served);
 
   proto::WorkerStep bad = wire;
   bad.mutable_samples()->mutable_tables(0)->mutable_offsets()->resize(8);
@@ -286,6 +314,13 @@ TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
   e = DecodeWorkerStep(bad, 1, 2);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("plan.tables[0].fetch_slots has 1 entries but"),
+            std::string::npos)
+      << e.status();
+  bad = wire;
+  bad.mutable_plan()->mutable_tables(0)->set_send_served(std::string(3, '\1'));
+  e = DecodeWorkerStep(bad, 1, 2);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("plan.tables[0].send_served has 3 entries but"),
             std::string::npos)
       << e.status();
   bad = wire;

@@ -36,13 +36,15 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
                                                           static_cast<int>(workers),
                                                           options.collective_options));
   ExecutorOptions executor_options{rank, workers, true};
-  if (spec.scheduling().handoff() && workers > 1) {
+  const bool serve = spec.scheduling().serve() && workers > 1;
+  if ((spec.scheduling().handoff() || serve) && workers > 1) {
     GlooOptions gloo = options.collective_options.gloo;
     gloo.prefix = options.exchange_prefix;
     HERALD_ASSIGN_OR_RETURN(exchanger,
                             GlooRowExchanger::Connect(store, static_cast<int>(rank),
                                                       static_cast<int>(workers), gloo));
     executor_options.exchanger = exchanger.get();
+    executor_options.serve = serve;
   }
   executor = std::make_unique<StepExecutor>(device.get(), model.get(), &*optimizer, reducer.get(),
                                             ps, cache.get(), executor_options);
