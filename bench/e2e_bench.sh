@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end benchmark on this machine: the same Wide&Deep job (generated
 # Criteo-shaped data, 2 PS shards, 2 CPU workers, real processes on
-# 127.0.0.1) under vanilla (the baseline, same run), herald, and herald with
-# worker-to-worker hand-offs; prints samples/s, embedding bytes the workers
-# moved per sample, rows moved, and the workers' time per phase, with ratios
-# to vanilla.
+# 127.0.0.1) under vanilla (the baseline, same run), herald, herald with
+# worker-to-worker hand-offs, and herald with hand-offs and rows served by
+# their owner; prints samples/s, embedding bytes the workers moved per
+# sample, rows moved, and the workers' time per phase, with ratios to
+# vanilla.
 #
 #   bench/e2e_bench.sh [ROWS] [CARDINALITY_SCALE]     (defaults 300000 0.02)
 set -euo pipefail
@@ -49,26 +50,29 @@ run_job() {  # name, policy, extra scheduling fields -> status JSON in $dir/<nam
 run_job vanilla POLICY_VANILLA ""
 run_job herald POLICY_HERALD ""
 run_job handoff POLICY_HERALD "handoff: true"
+run_job serve POLICY_HERALD "handoff: true serve: true"
 
 python3 - "$dir" <<'PY'
 import json, sys
 d = sys.argv[1]
-def load(p):
-    j = json.load(open(f"{d}/{p}.json"))["jobs"][0]
-    return j["progress"]
-v, h, o = load("vanilla"), load("herald"), load("handoff")
+names = ["vanilla", "herald", "handoff", "serve"]
+heads = ["vanilla", "herald", "+hand-offs", "+serving"]
+jobs = [json.load(open(f"{d}/{n}.json"))["jobs"][0]["progress"] for n in names]
 def g(p, k): return float(p.get(k, 0))
 samples = lambda p: g(p, "iteration") * 2048
-print(f"{'':28s}{'vanilla':>12s}{'herald':>12s}{'+hand-offs':>12s}{'herald/van.':>13s}{'+h-o/van.':>11s}")
-def row(name, fv, fh, fo):
-    r = lambda x: x / fv if fv else float('nan')
-    print(f"{name:28s}{fv:12.1f}{fh:12.1f}{fo:12.1f}{r(fh):13.3f}{r(fo):11.3f}")
-row("samples/s", *(g(p, "samples_per_second") for p in (v, h, o)))
-row("worker bytes/sample", *(g(p, "worker_bytes_moved") / samples(p) for p in (v, h, o)))
-row("rows moved/sample", *(g(p, "rows_moved") / samples(p) for p in (v, h, o)))
-row("rows handed off/sample", *(g(p, "rows_handed_off") / samples(p) for p in (v, h, o)))
-row("cache hit rate %", *(100 * g(p, "cache_hit_rate") for p in (v, h, o)))
+print(f"{'':28s}" + "".join(f"{h:>12s}" for h in heads) +
+      "".join(f"{h + '/van.':>15s}" for h in heads[1:]))
+def row(name, f):
+    vals = [f(p) for p in jobs]
+    r = lambda x: x / vals[0] if vals[0] else float('nan')
+    print(f"{name:28s}" + "".join(f"{x:12.1f}" for x in vals) +
+          "".join(f"{r(x):15.3f}" for x in vals[1:]))
+row("samples/s", lambda p: g(p, "samples_per_second"))
+row("worker bytes/sample", lambda p: g(p, "worker_bytes_moved") / samples(p))
+row("rows moved/sample", lambda p: g(p, "rows_moved") / samples(p))
+row("rows worker-to-worker/sample", lambda p: g(p, "rows_handed_off") / samples(p))
+row("cache hit rate %", lambda p: 100 * g(p, "cache_hit_rate"))
 for phase in ["fetch", "compute", "allreduce", "push", "writeback"]:
     k = f"worker_{phase}_ms"
-    row(f"{phase} ms/iteration/worker", *(g(p, k) / g(p, "iteration") / 2 for p in (v, h, o)))
+    row(f"{phase} ms/iteration/worker", lambda p: g(p, k) / g(p, "iteration") / 2)
 PY
