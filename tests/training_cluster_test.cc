@@ -161,6 +161,17 @@ TEST_F(TrainingCluster, RefusesCallsWithoutTheTokenAndBadSpecs) {
                 "scheduling.cache_rows_per_worker: 2147483648, want < 2147483648"),
             std::string::npos)
       << rows.error_message();
+
+  grpc::ClientContext serve_context;
+  Authorize(&serve_context);
+  request.mutable_spec()->mutable_scheduling()->set_cache_rows_per_worker(0);
+  request.mutable_spec()->mutable_scheduling()->set_policy(proto::POLICY_VANILLA);
+  request.mutable_spec()->mutable_scheduling()->set_serve(true);
+  grpc::Status serve = jobs_->SubmitJob(&serve_context, request, &response);
+  EXPECT_EQ(serve.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(serve.error_message().find("scheduling.serve: policy vanilla owns no rows"),
+            std::string::npos)
+      << serve.error_message();
 }
 
 TEST_F(TrainingCluster, AWorkerStoppedMidJobFailsItWithTheReasonAndCancelWorks) {
