@@ -630,23 +630,30 @@ TEST(PlannerTest, PlanningIntoAReusedPlanLeavesNothingBehind) {
 namespace herald::scheduler {
 namespace {
 
+// Plans `batches` (allocated as `forced` says, when given), changes each
+// plan with tamper(iteration, &plan) and returns the checker's verdict.
+template <typename Tamper>
+absl::Status CheckTampered(const PlannerOptions& o, const std::vector<data::KeyBatch>& batches,
+                           const std::vector<std::vector<uint32_t>>& forced, Tamper tamper) {
+  auto planner = *Planner::Create(o);
+  for (const std::vector<uint32_t>& worker_of : forced) planner->ForceAllocation(worker_of);
+  PlanChecker checker(o.num_workers, o.slots);
+  std::vector<PlanCounts> counts;
+  absl::Status status;
+  for (size_t i = 0; i < batches.size() && status.ok(); ++i) {
+    IterationPlan plan = *planner->Plan(batches[i], i + 1 < batches.size() ? &batches[i + 1] : nullptr);
+    tamper(i, &plan);
+    status = checker.Check(batches[i], plan, &counts);
+  }
+  return status;
+}
+
 // The checker is only worth its figures if it rejects broken plans.
 TEST(PlanCheckerTest, RejectsAMissingWriteBackAndAFalseOwner) {
   const std::vector<data::KeyBatch> batches = {MakeBatch({{{7}}, {{8}}}),
                                                MakeBatch({{{7}}, {{7}}})};
   const PlannerOptions o = Options("herald", 2, 1, 8, 8);
-  auto plan_all = [&](auto tamper) {
-    auto planner = *Planner::Create(o);
-    PlanChecker checker(2, o.slots);
-    std::vector<PlanCounts> counts;
-    absl::Status status;
-    for (size_t i = 0; i < batches.size() && status.ok(); ++i) {
-      IterationPlan plan = *planner->Plan(batches[i], i + 1 < batches.size() ? &batches[1] : nullptr);
-      tamper(i, &plan);
-      status = checker.Check(batches[i], plan, &counts);
-    }
-    return status;
-  };
+  auto plan_all = [&](auto tamper) { return CheckTampered(o, batches, {}, tamper); };
   EXPECT_TRUE(plan_all([](size_t, IterationPlan*) {}).ok());
   const absl::Status no_writeback = plan_all([](size_t i, IterationPlan* plan) {
     if (i != 0) return;
@@ -676,18 +683,7 @@ TEST(PlanCheckerTest, RejectsServedRowsWhoseGradientsMissTheirOwner) {
   PlannerOptions o = Options("herald", 2, 1, 8, 8);
   o.serve = true;
   auto plan_all = [&](auto tamper) {
-    auto planner = *Planner::Create(o);
-    planner->ForceAllocation({0, 1});
-    planner->ForceAllocation({0, 1});
-    PlanChecker checker(2, o.slots);
-    std::vector<PlanCounts> counts;
-    absl::Status status;
-    for (size_t i = 0; i < batches.size() && status.ok(); ++i) {
-      IterationPlan plan = *planner->Plan(batches[i], i + 1 < batches.size() ? &batches[1] : nullptr);
-      tamper(i, &plan);
-      status = checker.Check(batches[i], plan, &counts);
-    }
-    return status;
+    return CheckTampered(o, batches, {{0, 1}, {0, 1}}, tamper);
   };
   EXPECT_TRUE(plan_all([](size_t, IterationPlan*) {}).ok());
   auto drop_gather = [](worker::TablePlan* owner) {
