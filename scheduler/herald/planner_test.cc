@@ -58,11 +58,15 @@ PlanCounts Sum(const std::vector<PlanCounts>& per_worker) {
 
 // Plans every batch, replays each plan through the checker, and checks the
 // planner's own counts against the checker's. Returns per-iteration totals.
+// `forced`: allocations given to the first batches instead of the policy's.
 std::vector<PlanCounts> RunChecked(const PlannerOptions& options,
                                    const std::vector<data::KeyBatch>& batches,
-                                   std::vector<IterationPlan>* plans = nullptr) {
+                                   std::vector<IterationPlan>* plans = nullptr,
+                                   const std::vector<std::vector<uint32_t>>& forced = {}) {
   auto planner = Planner::Create(options);
   EXPECT_TRUE(planner.ok()) << planner.status();
+  if (!planner.ok()) return {};
+  for (const std::vector<uint32_t>& worker_of : forced) (*planner)->ForceAllocation(worker_of);
   PlanChecker checker(options.num_workers, options.slots);
   std::vector<PlanCounts> totals;
   for (size_t i = 0; i < batches.size(); ++i) {
@@ -211,20 +215,9 @@ TEST(PlannerTest, HandOffsMoveARowOnceToTheOneOtherNextTrainer) {
                                                MakeBatch({{{8}}, {{7}}})};
   PlannerOptions o = Options("herald", 2, 1, 8, 8);
   o.handoff = true;
-  auto planner = *Planner::Create(o);
-  planner->ForceAllocation({0, 1});
-  planner->ForceAllocation({0, 1});
-  PlanChecker checker(2, {8});
   std::vector<IterationPlan> plans;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    auto plan = planner->Plan(batches[i], i + 1 < batches.size() ? &batches[i + 1] : nullptr);
-    ASSERT_TRUE(plan.ok()) << plan.status();
-    std::vector<PlanCounts> counts;
-    const absl::Status checked = checker.Check(batches[i], *plan, &counts);
-    ASSERT_TRUE(checked.ok()) << checked;
-    plans.push_back(*std::move(plan));
-  }
-  ASSERT_TRUE(checker.CheckFinal().ok());
+  RunChecked(o, batches, &plans, {{0, 1}, {0, 1}});
+  ASSERT_EQ(plans.size(), batches.size());
   for (uint32_t w = 0; w < 2; ++w) {
     const worker::TablePlan& sent = plans[0].workers[w].tables[0];
     ASSERT_EQ(sent.send_keys.size(), 1u) << w;
@@ -364,21 +357,8 @@ TEST(PlannerTest, ServedRowsStayWithTheirOwnerWhichGathersEveryGradient) {
   PlannerOptions o = Options("herald", 2, 1, 8, 8);
   o.serve = true;
   std::vector<IterationPlan> plans;
-  {
-    auto planner = *Planner::Create(o);
-    planner->ForceAllocation({0, 1});
-    planner->ForceAllocation({0, 1});
-    PlanChecker checker(2, {8});
-    for (size_t i = 0; i < batches.size(); ++i) {
-      auto plan = planner->Plan(batches[i], i + 1 < batches.size() ? &batches[i + 1] : nullptr);
-      ASSERT_TRUE(plan.ok()) << plan.status();
-      std::vector<PlanCounts> counts;
-      const absl::Status checked = checker.Check(batches[i], *plan, &counts);
-      ASSERT_TRUE(checked.ok()) << checked;
-      plans.push_back(*std::move(plan));
-    }
-    ASSERT_TRUE(checker.CheckFinal().ok());
-  }
+  RunChecked(o, batches, &plans, {{0, 1}, {0, 1}});
+  ASSERT_EQ(plans.size(), batches.size());
   const worker::TablePlan& w0 = plans[0].workers[0].tables[0];
   const worker::TablePlan& w1 = plans[0].workers[1].tables[0];
   EXPECT_EQ(w0.fetch_keys, (std::vector<Key>{7, 9}));
