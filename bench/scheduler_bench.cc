@@ -65,8 +65,11 @@ Dataset MakeData(data::Correlation correlation, uint64_t samples, uint32_t batch
 
 SimulationResult Run(const Dataset& d, const std::string& policy, uint32_t workers,
                      uint32_t batch_per_worker, uint64_t iterations, bool check,
-                     const scheduler::AdaptiveOptions& adaptive = {}, uint32_t threads = 1) {
+                     const scheduler::AdaptiveOptions& adaptive = {}, uint32_t threads = 1,
+                     bool handoff = false, bool serve = false) {
   scheduler::SimulationOptions o;
+  o.planner.handoff = handoff;
+  o.planner.serve = serve;
   o.planner.threads = threads;
   o.planner.adaptive = adaptive;
   o.planner.policy = *scheduler::PolicyByName(policy);
@@ -92,32 +95,54 @@ SimulationResult Run(const Dataset& d, const std::string& policy, uint32_t worke
   return *result;
 }
 
-void Quality(const char* name, data::Correlation correlation) {
+// The savings target at 8 workers for this kind of data.
+void Quality(const char* name, data::Correlation correlation, double target_percent) {
   const uint32_t bpw = absl::GetFlag(FLAGS_batch_per_worker);
   const uint64_t iterations = absl::GetFlag(FLAGS_iterations);
   std::printf("\n== %s data, %u samples per worker, cache %.0f%% of distinct keys, %llu iterations\n",
               name, bpw, 100 * absl::GetFlag(FLAGS_cache_ratio),
               static_cast<unsigned long long>(iterations));
-  std::printf("%-8s %-18s %12s %12s %12s %12s %9s %10s %8s\n", "workers", "policy", "fetched",
-              "pushed", "written_back", "total", "vs_vanilla", "max/worker", "hit_rate");
+  std::printf("%-8s %-22s %12s %12s %12s %12s %12s %9s %10s %8s\n", "workers", "policy",
+              "fetched", "pushed", "written_back", "to_workers", "total", "vs_vanilla",
+              "max/worker", "hit_rate");
   for (uint32_t workers : {2u, 4u, 8u}) {
     const Dataset d = MakeData(correlation, uint64_t{workers} * bpw * iterations, bpw,
                                absl::GetFlag(FLAGS_cache_ratio));
-    double vanilla_total = 0, vanilla_max = 0;
-    for (const char* policy :
-         {"vanilla", "herald-alloc-only", "herald-comm-only", "herald", "nocache"}) {
-      const SimulationResult r = Run(d, policy, workers, bpw, iterations, /*check=*/true);
-      const double total = static_cast<double>(r.total.fetched + r.total.pushed + r.total.written_back);
-      if (std::string(policy) == "vanilla") {
+    double vanilla_total = 0, vanilla_max = 0, best = 0;
+    // Policies, then herald with hand-offs, and with hand-offs and rows
+    // served by their owner (scheduler.md).
+    struct Config {
+      const char* label;
+      const char* policy;
+      bool handoff, serve;
+    };
+    for (const Config& c : {Config{"vanilla", "vanilla", false, false},
+                            Config{"herald-alloc-only", "herald-alloc-only", false, false},
+                            Config{"herald-comm-only", "herald-comm-only", false, false},
+                            Config{"herald", "herald", false, false},
+                            Config{"herald +handoff", "herald", true, false},
+                            Config{"herald +handoff +serve", "herald", true, true},
+                            Config{"nocache", "nocache", false, false}}) {
+      const SimulationResult r = Run(d, c.policy, workers, bpw, iterations, /*check=*/true, {}, 1,
+                                     c.handoff, c.serve);
+      const double total = static_cast<double>(r.total.fetched + r.total.pushed +
+                                               r.total.written_back + r.total.transferred);
+      if (std::string(c.label) == "vanilla") {
         vanilla_total = total;
         vanilla_max = static_cast<double>(r.sum_max_worker_rows);
       }
-      std::printf("%-8u %-18s %12llu %12llu %12llu %12.0f %8.1f%% %9.2fx %8.3f\n", workers, policy,
-                  static_cast<unsigned long long>(r.total.fetched),
+      const double saving = 100.0 * (1.0 - total / vanilla_total);
+      if (std::string(c.policy) != "nocache") best = std::max(best, saving);
+      std::printf("%-8u %-22s %12llu %12llu %12llu %12llu %12.0f %8.1f%% %9.2fx %8.3f\n", workers,
+                  c.label, static_cast<unsigned long long>(r.total.fetched),
                   static_cast<unsigned long long>(r.total.pushed),
-                  static_cast<unsigned long long>(r.total.written_back), total,
-                  100.0 * (1.0 - total / vanilla_total),
+                  static_cast<unsigned long long>(r.total.written_back),
+                  static_cast<unsigned long long>(r.total.transferred), total, saving,
                   static_cast<double>(r.sum_max_worker_rows) / vanilla_max, r.hit_rate());
+    }
+    if (workers == 8) {
+      std::printf("best saving at 8 workers: %.1f%%; target ≥ %.0f%%: %s\n", best, target_percent,
+                  best >= target_percent ? "met" : "NOT met");
     }
   }
 }
@@ -210,8 +235,10 @@ void Adaptive(const char* name, data::Correlation correlation) {
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_quality)) {
-    herald::Quality("entity-correlated", herald::data::Correlation::kEntities);
-    herald::Quality("independent-column", herald::data::Correlation::kNone);
+    // Targets: ≥ 48% on entity data; ≥ 24% (twice the published
+    // implementation's ~12%) on independent columns.
+    herald::Quality("entity-correlated", herald::data::Correlation::kEntities, 48);
+    herald::Quality("independent-column", herald::data::Correlation::kNone, 24);
   }
   if (absl::GetFlag(FLAGS_adaptive)) {
     herald::Adaptive("entity-correlated", herald::data::Correlation::kEntities);
