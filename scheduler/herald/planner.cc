@@ -91,6 +91,7 @@ Planner::Planner(PlannerOptions options)
       needed_(options_.num_workers, std::vector<std::vector<uint32_t>>(num_tables_)),
       missing_(num_tables_),
       victims_(num_tables_),
+      remote_ids_(num_tables_),
       table_counts_(num_tables_, std::vector<PlanCounts>(options_.num_workers)) {
   if (options_.policy.adaptive_tables) {
     profiler_.emplace(num_tables_, options_.num_workers, options_.adaptive);
@@ -265,10 +266,12 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
   if (iteration_ == 0 && !options_.warm_keys.empty()) WarmStart(&plan);
   slot_of_id_.resize(current_.num_ids());
   absl::Status planned = run_.ForEachTableStatus(num_tables_, [&](uint32_t t) {
+    remote_ids_[t].clear();
     for (uint32_t w = 0; w < W; ++w) {
       if (auto s = PlanTable(t, w, &plan); !s.ok()) return s;
       FillSampleSlots(t, &plan.workers[w]);
     }
+    GatherLists(t, &plan);
     ApplyTraining(t);
     return absl::OkStatus();
   });
@@ -420,22 +423,18 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     if (ownership && users_[id].IsSingle()) {
       tp.owned_slots.push_back(slot);
     } else if (options_.serve) {
-      // One trainer applies everyone's gradients: its holder when one holds
-      // it dirty (served), else the lowest-ranked (its slot is known, as
-      // workers are planned in rank order).
-      const RowState* row = &dir.at(current_.row(id));
-      const uint32_t owner = OwnerOf(*row, id);
+      // One trainer applies everyone's gradients (OwnerOf); the owner's
+      // gather list is made once every worker has a slot (GatherLists).
+      const RowState& row = dir.at(current_.row(id));
+      const uint32_t owner = OwnerOf(row, id);
       if (owner == w) {
         tp.owned_slots.push_back(slot);
         continue;
       }
       tp.remote_slots.push_back(slot);
-      tp.remote_keys.push_back(row->key);
+      tp.remote_keys.push_back(row.key);
       tp.remote_to.push_back(owner);
-      worker::TablePlan& gather = plan->workers[owner].tables[t];
-      gather.gather_slots.push_back(dir.SlotOf(current_.row(id), owner));
-      gather.gather_keys.push_back(row->key);
-      gather.gather_from.push_back(w);
+      remote_ids_[t].emplace_back(w, id);
       ++counts.transferred;
       ++counts.owner_gradients;
     } else {
@@ -445,6 +444,18 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     }
   }
   return absl::OkStatus();
+}
+
+void Planner::GatherLists(uint32_t t, IterationPlan* plan) {
+  const RowDirectory& dir = directory_[t];
+  for (const auto& [w, id] : remote_ids_[t]) {
+    const uint32_t handle = current_.row(id);
+    const uint32_t owner = OwnerOf(dir.at(handle), id);
+    worker::TablePlan& gather = plan->workers[owner].tables[t];
+    gather.gather_slots.push_back(dir.SlotOf(handle, owner));
+    gather.gather_keys.push_back(current_.key(id));
+    gather.gather_from.push_back(w);
+  }
 }
 
 void Planner::WarmStart(IterationPlan* plan) {
@@ -569,13 +580,13 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
       };
       const bool several = !next.IsSingle();
       // Who holds it next: the holder when it serves the others, else
-      // (hand-offs) the one other trainer or, when it serves too, the
-      // lowest-ranked of several. kPsHolder: written back instead.
+      // (hand-offs) the one other trainer or, when it serves too, one of
+      // several picked by the key. kPsHolder: written back instead.
       int32_t owner = kPsHolder;
       if (options_.serve && several && next.Has(h)) {
         owner = static_cast<int32_t>(h);
       } else if (options_.handoff && (!several || options_.serve)) {
-        owner = static_cast<int32_t>(next.First());
+        owner = static_cast<int32_t>(PickOwner(next, row.key));
       }
       if (owner != kPsHolder) {
         // Served copies first: the holder still holds it dirty while it

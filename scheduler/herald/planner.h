@@ -161,6 +161,13 @@ class Planner {
     forced_.push_back(std::move(worker_of));
   }
 
+  // With options.serve, the owner of a row several workers (`users`, not
+  // empty) train while the PS holds it: a member picked by a hash of the
+  // key, so ownership spreads evenly over the workers.
+  static uint32_t PickOwner(const WorkerSet& users, Key key) {
+    return users.Nth(static_cast<uint32_t>(Mix64(key) % users.Count()));
+  }
+
   uint64_t iteration() const { return iteration_; }
   // herald-adaptive's profiler (the tables scored, their DoI); null for
   // other policies.
@@ -198,11 +205,15 @@ class Planner {
     return options_.serve && row.holder != kPsHolder && !users_[id].IsSingle();
   }
   // With options.serve, the worker that applies the gradients of row `id`,
-  // which several workers train this iteration: its holder, or the
-  // lowest-ranked of them when the PS holds it.
+  // which several workers train this iteration: its holder, or, when the PS
+  // holds it, one of them picked by the key (PickOwner).
   uint32_t OwnerOf(const RowState& row, uint32_t id) const {
-    return row.holder != kPsHolder ? static_cast<uint32_t>(row.holder) : users_[id].First();
+    return row.holder != kPsHolder ? static_cast<uint32_t>(row.holder)
+                                   : PickOwner(users_[id], row.key);
   }
+  // After every worker's PlanTable for table t: the owners' gather lists,
+  // from the remote rows in remote_ids_[t].
+  void GatherLists(uint32_t t, IterationPlan* plan);
   void ApplyTraining(uint32_t t);
   // Counts go to table_counts_[t][w] (tables run on several threads).
   void Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* plan);
@@ -239,6 +250,8 @@ class Planner {
   std::vector<uint32_t> slot_of_id_;
   std::vector<std::vector<uint32_t>> missing_;      // [table]
   std::vector<std::vector<uint32_t>> victims_;      // [table]
+  // [table] (worker, id) of every remote row, in planning order.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> remote_ids_;
   std::vector<std::vector<PlanCounts>> table_counts_;  // [table][worker]
 };
 

@@ -1,6 +1,7 @@
 #include "scheduler/herald/planner.h"
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 #include "absl/container/flat_hash_set.h"
@@ -350,8 +351,13 @@ TEST(PlannerTest, FetchesOfRowsUnchangedSinceTheLastIterationMayGoEarly) {
 // and count what the planner counted.
 // Key 7: trained by worker 0 alone, then by both: 0 keeps it, serves 1 a
 // copy and gathers its gradient. Key 9: trained by both while the PS holds
-// it: the lower rank (0) gathers. Nothing goes to the PS but the final flush.
+// it: the owner its key picks (worker 0) gathers. Nothing goes to the PS but
+// the final flush.
 TEST(PlannerTest, ServedRowsStayWithTheirOwnerWhichGathersEveryGradient) {
+  WorkerSet both;
+  both.Add(0);
+  both.Add(1);
+  ASSERT_EQ(Planner::PickOwner(both, 9), 0u);
   const std::vector<data::KeyBatch> batches = {MakeBatch({{{7, 9}}, {{9}}}),
                                                MakeBatch({{{7}}, {{7}}})};
   PlannerOptions o = Options("herald", 2, 1, 8, 8);
@@ -394,6 +400,24 @@ TEST(PlannerTest, ServedRowsStayWithTheirOwnerWhichGathersEveryGradient) {
   vanilla.serve = true;
   EXPECT_NE(Planner::Create(vanilla).status().message().find("serve: policy vanilla owns no rows"),
             std::string::npos);
+}
+
+// Owners of rows the PS holds are spread over the trainers by key, not
+// always the lowest rank.
+TEST(PlannerTest, PickedOwnersSpreadOverTheTrainers) {
+  WorkerSet users;
+  for (uint32_t w : {1u, 3u, 4u, 6u, 9u, 70u, 130u, 200u}) users.Add(w);
+  std::map<uint32_t, int> owned;
+  for (Key key = 0; key < 8000; ++key) {
+    const uint32_t owner = Planner::PickOwner(users, key);
+    ASSERT_TRUE(users.Has(owner)) << owner;
+    ++owned[owner];
+  }
+  EXPECT_EQ(owned.size(), 8u);
+  for (const auto& [w, n] : owned) {
+    EXPECT_GT(n, 850) << w;
+    EXPECT_LT(n, 1150) << w;
+  }
 }
 
 TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {

@@ -50,11 +50,18 @@ class BasicWorkerSet {
     }
     return true;
   }
-  // The smallest member; the set must not be empty.
-  uint32_t First() const {
-    int i = 0;
-    while (words_[i] == 0) ++i;
-    return static_cast<uint32_t>(i * 64 + __builtin_ctzll(words_[i]));
+  // The n-th smallest member (from 0); n < Count().
+  uint32_t Nth(uint32_t n) const {
+    for (int i = 0;; ++i) {
+      const uint32_t here = static_cast<uint32_t>(__builtin_popcountll(words_[i]));
+      if (n >= here) {
+        n -= here;
+        continue;
+      }
+      uint64_t word = words_[i];
+      for (; n > 0; --n) word &= word - 1;
+      return static_cast<uint32_t>(i * 64 + __builtin_ctzll(word));
+    }
   }
   // The members 64·i .. 64·i + 63 as bits.
   uint64_t word(int i) const { return words_[i]; }
