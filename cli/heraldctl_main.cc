@@ -77,6 +77,9 @@ ABSL_FLAG(bool, serve, false,
           "simulate: a row one worker holds dirty that several workers, itself among them, "
           "train next stays its own: it sends the others a copy and applies their gradients "
           "(as scheduling.serve in a job spec)");
+ABSL_FLAG(bool, init_on_worker, false,
+          "simulate: rows never trained are initialised by the workers instead of fetched "
+          "(as scheduling.init_on_worker in a job spec)");
 ABSL_FLAG(std::string, eviction, "lru", "simulate: cache eviction lru | lfu");
 ABSL_FLAG(uint32_t, dim, 64, "simulate: embedding dimension for the byte figures");
 ABSL_FLAG(bool, check, true,
@@ -103,8 +106,8 @@ Commands:
       Convert between Criteo TSV and the Herald binary format.
   simulate --data FILE --workers N --batch-per-worker B [--cache-ratio R] [--policy P]
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
-           [--warm-start] [--seed S] [--threads T] [--handoff] [--serve] [--nocheck]
-           [--json]
+           [--warm-start] [--seed S] [--threads T] [--handoff] [--serve]
+           [--init-on-worker] [--nocheck] [--json]
       Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
       herald-comm-only, herald-adaptive) without any PS or worker: rows fetched, pushed
       and written back per iteration (and the write-backs that only hand a row to the one
@@ -118,7 +121,8 @@ Commands:
       (counted as rows_transferred). --serve: a row one worker holds dirty that several
       train next stays with it; it sends the others a copy and applies their gradients,
       as jobs with scheduling.serve do (rows_served_copies, rows_owner_gradients, both
-      also in rows_transferred).
+      also in rows_transferred). --init-on-worker: rows never trained are initialised
+      by the workers, not fetched (rows_initialized; any policy).
 
   Job commands (submit, status, watch, cancel, nodes, export) take
   [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS
@@ -211,6 +215,7 @@ int main(int argc, char** argv) {
     o.check = absl::GetFlag(FLAGS_check);
     o.handoff = absl::GetFlag(FLAGS_handoff);
     o.serve = absl::GetFlag(FLAGS_serve);
+    o.init_on_worker = absl::GetFlag(FLAGS_init_on_worker);
     o.top_k = absl::GetFlag(FLAGS_top_k);
     o.warm_start = absl::GetFlag(FLAGS_warm_start);
     o.budget_ms = absl::GetFlag(FLAGS_budget_ms);

@@ -80,6 +80,11 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
               "pushed %.2f MB, written back %.2f MB\n",
               o.dim, Megabytes(t.fetched, o.dim), Megabytes(t.pushed, o.dim),
               Megabytes(t.written_back, o.dim));
+  if (o.init_on_worker) {
+    std::printf("--init-on-worker: %llu rows never trained initialised by the workers instead "
+                "of fetched (not counted as moved)\n",
+                static_cast<unsigned long long>(t.initialized));
+  }
   if (o.serve) {
     std::printf("--serve: %llu copies of rows held dirty sent to their other trainers, %llu "
                 "gradients sent to those rows' owners instead of the PS (job spec: "
@@ -128,6 +133,8 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"handoff\":", o.handoff ? "true" : "false",
       ",\"rows_served_copies\":", t.served_copies, ",\"rows_owner_gradients\":",
       t.owner_gradients, ",\"serve\":", o.serve ? "true" : "false",
+      ",\"rows_initialized\":", t.initialized, ",\"init_on_worker\":",
+      o.init_on_worker ? "true" : "false",
       ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,
@@ -232,6 +239,7 @@ absl::Status RunSimulate(const SimulateOptions& o) {
   so.planner.threads = o.threads;
   so.planner.handoff = o.handoff;
   so.planner.serve = o.serve;
+  so.planner.init_on_worker = o.init_on_worker;
   so.max_iterations = o.iterations;
   so.check = o.check;
   HERALD_ASSIGN_OR_RETURN(scheduler::SimulationResult result, scheduler::Simulate(so, source));

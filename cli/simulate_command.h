@@ -35,6 +35,8 @@ struct SimulateOptions {
   bool handoff = false;
   // Rows served by their owner (PlannerOptions::serve).
   bool serve = false;
+  // Rows never trained initialised by the workers (PlannerOptions::init_on_worker).
+  bool init_on_worker = false;
   bool json = false;
 };
 

@@ -286,6 +286,28 @@ TEST_F(ExactnessCluster, ServedRowsGiveTheReferenceModel) {
   }
 }
 
+// Rows never trained initialised by the workers (scheduling.init_on_worker):
+// the PS is asked only for rows some plan trained, and the model is still
+// the reference's — under vanilla, and under herald with hand-offs and
+// served rows.
+TEST_F(ExactnessCluster, RowsInitialisedByWorkersGiveTheReferenceModel) {
+  const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  for (const auto& [policy, workers] :
+       {std::pair{proto::POLICY_VANILLA, 2u}, std::pair{proto::POLICY_HERALD, 4u}}) {
+    SCOPED_TRACE(absl::StrCat("policy ", policy, ", ", workers, " workers"));
+    proto::JobSpec spec = Spec(policy, workers);
+    spec.mutable_scheduling()->set_init_on_worker(true);
+    if (policy == proto::POLICY_HERALD) {
+      spec.mutable_scheduling()->set_handoff(true);
+      spec.mutable_scheduling()->set_serve(true);
+    }
+    proto::JobStatus done;
+    const std::string dir = RunAndExport(spec, &done);
+    ExpectEqualsReference(dir, done, ref);  // also: PS fetch counters = planned fetches
+    EXPECT_GT(done.progress().rows_initialized(), 0u);
+  }
+}
+
 TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
   proto::JobStatus first, second;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &first));

@@ -152,6 +152,32 @@ TEST_F(HeraldctlSimulate, ServingSendsNoGradientToThePs) {
       << vanilla.output;
 }
 
+// --init-on-worker: the same plans, each first fetch of a row never trained
+// turned into an initialisation by the worker; every plan checked.
+TEST_F(HeraldctlSimulate, RowsNeverTrainedAreInitialisedNotFetched) {
+  for (const std::string policy : {"vanilla", "herald"}) {
+    SCOPED_TRACE(policy);
+    auto run = [&](bool init) {
+      std::vector<std::string> args = {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
+                                       "--batch-per-worker=64", "--policy=" + policy,
+                                       "--iterations=30", "--json"};
+      if (init) args.push_back("--init-on-worker");
+      return Heraldctl(*dir_, args);
+    };
+    const Result plain = run(false), init = run(true);
+    ASSERT_EQ(plain.code, 0) << plain.output;
+    ASSERT_EQ(init.code, 0) << init.output;
+    EXPECT_NE(init.output.find("\"init_on_worker\":true"), std::string::npos);
+    EXPECT_NE(init.output.find("\"checked\":true"), std::string::npos);
+    const double initialized = JsonNumber(init.output, "rows_initialized");
+    EXPECT_GT(initialized, 0);
+    EXPECT_EQ(JsonNumber(plain.output, "rows_initialized"), 0);
+    EXPECT_EQ(JsonNumber(init.output, "rows_fetched") + initialized,
+              JsonNumber(plain.output, "rows_fetched"));
+    EXPECT_EQ(JsonNumber(init.output, "rows_pushed"), JsonNumber(plain.output, "rows_pushed"));
+  }
+}
+
 TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
   const Result r = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
                                      "--batch-per-worker=64", "--policy=herald-adaptive",

@@ -10,6 +10,7 @@ namespace herald::scheduler {
 PlanChecker::PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots)
     : num_workers_(num_workers),
       truth_(slots.size()),
+      trained_ever_(slots.size()),
       written_back_at_start_(slots.size()),
       fetched_(num_workers, std::vector<absl::flat_hash_set<Key>>(slots.size())),
       in_transit_(num_workers, std::vector<absl::flat_hash_map<Key, InTransit>>(slots.size())),
@@ -67,6 +68,7 @@ absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan
   }
   for (uint32_t w = 0; w < num_workers_; ++w) {
     if (auto s = Fetches(w, plan, counts); !s.ok()) return s;
+    if (auto s = Inits(w, plan, counts); !s.ok()) return s;
     if (auto s = Receives(w, plan); !s.ok()) return s;
   }
   for (uint32_t w = 0; w < num_workers_; ++w) {
@@ -187,6 +189,39 @@ absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
   return absl::OkStatus();
 }
 
+absl::Status PlanChecker::Inits(uint32_t w, const IterationPlan& plan,
+                               std::vector<PlanCounts>* counts) {
+  for (uint32_t t = 0; t < truth_.size(); ++t) {
+    const worker::TablePlan& tp = plan.workers[w].tables[t];
+    CacheTable& cache = caches_[w][t];
+    if (tp.init_keys.size() != tp.init_slots.size()) {
+      return Violation(w, t, "init_keys and init_slots differ in length");
+    }
+    for (size_t i = 0; i < tp.init_slots.size(); ++i) {
+      const uint32_t slot = tp.init_slots[i];
+      const Key key = tp.init_keys[i];
+      if (auto s = Landing(w, t, "initialises", slot, key); !s.ok()) return s;
+      if (trained_ever_[t].contains(key)) {
+        return Violation(w, t, absl::StrCat("initialises key ", key,
+                                            ", which was trained before: its values are not the "
+                                            "initial ones"));
+      }
+      if (!fetched_[w][t].insert(key).second) {
+        return Violation(w, t, absl::StrCat("brings key ", key, " in twice"));
+      }
+      Truth& truth = truth_[t][key];
+      Copy& copy = cache.slots[slot];
+      if (copy.state == State::kEmpty) {
+        ++truth.copies;
+        cache.slot_of[key] = slot;
+      }
+      copy = Copy{key, State::kClean, truth.ps_version};
+      ++(*counts)[w].initialized;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationPlan& plan,
                                    std::vector<PlanCounts>* counts) {
   // Every sample trained exactly once.
@@ -286,6 +321,7 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
     for (Key key : order) {
       const std::vector<Trainer>& list = trainers[key];
       Truth& truth = truth_[t][key];
+      trained_ever_[t].insert(key);
       // Who applies the key's update: the PS (every trainer shared), the
       // one owner (every other trainer remote to it), else a violation.
       size_t owners = 0, remotes = 0;

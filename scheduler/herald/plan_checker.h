@@ -60,6 +60,8 @@ class PlanChecker {
 
   absl::Status Evictions(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
   absl::Status Fetches(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
+  // Rows the worker initialises: never trained by any plan so far.
+  absl::Status Inits(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
   absl::Status Training(const data::KeyBatch& batch, const IterationPlan& plan,
                         std::vector<PlanCounts>* counts);
   absl::Status WriteBacks(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
@@ -83,6 +85,7 @@ class PlanChecker {
   uint64_t iteration_ = 0;
   std::vector<std::vector<CacheTable>> caches_;          // [worker][table]
   std::vector<absl::flat_hash_map<Key, Truth>> truth_;   // [table]
+  std::vector<absl::flat_hash_set<Key>> trained_ever_;   // [table] every key trained so far
   std::vector<absl::flat_hash_map<Key, uint32_t>> written_back_at_start_;  // [table] key -> worker
   std::vector<std::vector<absl::flat_hash_set<Key>>> fetched_;  // [worker][table], this iteration
   // [worker][table] rows handed off or served to the worker, in transit

@@ -65,6 +65,12 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
         " owns no rows, so none is ever held dirty to serve (want herald, "
         "herald-adaptive or herald-comm-only)"));
   }
+  if (options.init_on_worker &&
+      (options.trained_filter_bits < 64 ||
+       (options.trained_filter_bits & (options.trained_filter_bits - 1)) != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "trained_filter_bits: ", options.trained_filter_bits, ", want a power of two ≥ 64"));
+  }
   if (options.policy.adaptive_tables) {
     const AdaptiveOptions& a = options.adaptive;
     if (a.top_k == 0 && !(a.budget_ms > 0)) {
@@ -93,6 +99,9 @@ Planner::Planner(PlannerOptions options)
       victims_(num_tables_),
       remote_ids_(num_tables_),
       table_counts_(num_tables_, std::vector<PlanCounts>(options_.num_workers)) {
+  if (options_.init_on_worker) {
+    trained_.assign(num_tables_, TrainedFilter(options_.trained_filter_bits));
+  }
   if (options_.policy.adaptive_tables) {
     profiler_.emplace(num_tables_, options_.num_workers, options_.adaptive);
   }
@@ -176,12 +185,12 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
       for (auto* list : {&tp.evict_slots, &tp.fetch_slots, &tp.owned_slots, &tp.shared_slots,
                          &tp.writeback_slots, &tp.receive_slots, &tp.send_slots, &tp.send_to,
                          &tp.incoming_from, &tp.remote_slots, &tp.remote_to, &tp.gather_slots,
-                         &tp.gather_from}) {
+                         &tp.gather_from, &tp.init_slots}) {
         list->clear();
       }
       for (auto* list : {&tp.evict_keys, &tp.fetch_keys, &tp.shared_keys, &tp.writeback_keys,
                          &tp.receive_keys, &tp.send_keys, &tp.incoming_keys, &tp.remote_keys,
-                         &tp.gather_keys}) {
+                         &tp.gather_keys, &tp.init_keys}) {
         list->clear();
       }
       for (auto* list :
@@ -295,17 +304,7 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
 void Planner::MergeCounts(IterationPlan* plan) {
   for (uint32_t t = 0; t < num_tables_; ++t) {
     for (uint32_t w = 0; w < options_.num_workers; ++w) {
-      const PlanCounts& c = table_counts_[t][w];
-      PlanCounts& out = plan->workers[w].counts;
-      out.uses += c.uses;
-      out.hits += c.hits;
-      out.fetched += c.fetched;
-      out.pushed += c.pushed;
-      out.written_back += c.written_back;
-      out.handoffs += c.handoffs;
-      out.transferred += c.transferred;
-      out.served_copies += c.served_copies;
-      out.owner_gradients += c.owner_gradients;
+      plan->workers[w].counts += table_counts_[t][w];
     }
   }
 }
@@ -317,7 +316,14 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   worker::TablePlan& tp = wp.tables[t];
   PlanCounts& counts = table_counts_[t][w];
   std::vector<uint32_t>& missing = missing_[t];
+  // From the PS, or, when it was never trained, initialised by the worker.
   auto fetch = [&](const RowState& row, uint32_t slot) {
+    if (!trained_.empty() && !trained_[t].MayContain(row.key)) {
+      tp.init_keys.push_back(row.key);
+      tp.init_slots.push_back(slot);
+      ++counts.initialized;
+      return;
+    }
     tp.fetch_keys.push_back(row.key);
     tp.fetch_slots.push_back(slot);
     tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
@@ -478,10 +484,16 @@ void Planner::WarmStart(IterationPlan* plan) {
         const uint32_t slot = cache.Insert(handle, iteration_);
         dir.SetSlot(handle, w, slot);
         dir.AddCopy(handle, w);
-        tp.fetch_keys.push_back(key);
-        tp.fetch_slots.push_back(slot);
-        tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
-        ++plan->workers[w].counts.fetched;
+        if (!trained_.empty()) {  // nothing is trained before iteration 0
+          tp.init_keys.push_back(key);
+          tp.init_slots.push_back(slot);
+          ++plan->workers[w].counts.initialized;
+        } else {
+          tp.fetch_keys.push_back(key);
+          tp.fetch_slots.push_back(slot);
+          tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
+          ++plan->workers[w].counts.fetched;
+        }
         --room;
       }
     }
@@ -511,6 +523,7 @@ void Planner::ApplyTraining(uint32_t t) {
     const WorkerSet& users = users_[id];
     const uint32_t handle = current_.row(id);
     RowState& row = dir.at(handle);
+    if (!trained_.empty()) trained_[t].Add(row.key);
     dir.ClearNewest(handle);
     if (ownership && users.IsSingle()) {
       users.ForEach([&](uint32_t w) {

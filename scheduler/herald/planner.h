@@ -44,6 +44,7 @@
 #include "scheduler/herald/row_directory.h"
 #include "scheduler/herald/table_profiler.h"
 #include "scheduler/herald/table_runner.h"
+#include "scheduler/herald/trained_filter.h"
 #include "worker/cache/step.h"
 
 namespace herald::scheduler {
@@ -91,6 +92,15 @@ struct PlannerOptions {
   // (gather_*, owned_slots) — no write-back, no fetch, no push to the PS.
   // Needs a policy whose rows can be owned.
   bool serve = false;
+  // Rows never trained are initialised by the workers (TablePlan init_*,
+  // math::InitialRow: what the PS would return) instead of fetched; job spec
+  // scheduling.init_on_worker, heraldctl simulate --init-on-worker. Any
+  // policy. Which keys may have been trained is kept in one TrainedFilter per
+  // table of `trained_filter_bits` bits (a power of two ≥ 64): a false
+  // positive only costs a fetch. Valid only for jobs whose PS tables start
+  // empty (no restored checkpoint).
+  bool init_on_worker = false;
+  uint64_t trained_filter_bits = uint64_t{1} << 23;
 };
 
 // Rows one worker moves in one iteration. uses: distinct rows it trains;
@@ -110,6 +120,21 @@ struct PlanCounts {
   uint64_t transferred = 0;
   uint64_t served_copies = 0;    // copies of its dirty rows sent to their other trainers
   uint64_t owner_gradients = 0;  // gradients sent to a row's owner instead of the PS
+  uint64_t initialized = 0;      // rows never trained, initialised instead of fetched
+
+  PlanCounts& operator+=(const PlanCounts& o) {
+    uses += o.uses;
+    hits += o.hits;
+    fetched += o.fetched;
+    pushed += o.pushed;
+    written_back += o.written_back;
+    handoffs += o.handoffs;
+    transferred += o.transferred;
+    served_copies += o.served_copies;
+    owner_gradients += o.owner_gradients;
+    initialized += o.initialized;
+    return *this;
+  }
 };
 
 struct WorkerPlan {
@@ -253,6 +278,7 @@ class Planner {
   // [table] (worker, id) of every remote row, in planning order.
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> remote_ids_;
   std::vector<std::vector<PlanCounts>> table_counts_;  // [table][worker]
+  std::vector<TrainedFilter> trained_;  // [table]; empty unless init_on_worker
 };
 
 }  // namespace herald::scheduler

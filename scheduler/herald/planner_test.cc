@@ -44,16 +44,7 @@ PlannerOptions Options(const std::string& policy, uint32_t workers, uint32_t tab
 
 PlanCounts Sum(const std::vector<PlanCounts>& per_worker) {
   PlanCounts s;
-  for (const PlanCounts& c : per_worker) {
-    s.uses += c.uses;
-    s.hits += c.hits;
-    s.fetched += c.fetched;
-    s.pushed += c.pushed;
-    s.written_back += c.written_back;
-    s.transferred += c.transferred;
-    s.served_copies += c.served_copies;
-    s.owner_gradients += c.owner_gradients;
-  }
+  for (const PlanCounts& c : per_worker) s += c;
   return s;
 }
 
@@ -90,6 +81,7 @@ std::vector<PlanCounts> RunChecked(const PlannerOptions& options,
       EXPECT_EQ(a.transferred, b.transferred) << "iteration " << i << " worker " << w;
       EXPECT_EQ(a.served_copies, b.served_copies) << "iteration " << i << " worker " << w;
       EXPECT_EQ(a.owner_gradients, b.owner_gradients) << "iteration " << i << " worker " << w;
+      EXPECT_EQ(a.initialized, b.initialized) << "iteration " << i << " worker " << w;
     }
     totals.push_back(Sum(counts));
     if (plans != nullptr) plans->push_back(*std::move(plan));
@@ -402,6 +394,30 @@ TEST(PlannerTest, ServedRowsStayWithTheirOwnerWhichGathersEveryGradient) {
             std::string::npos);
 }
 
+// Rows never trained are initialised by the workers, whatever the policy;
+// once trained they are fetched like any other.
+TEST(PlannerTest, RowsNeverTrainedAreInitialisedByTheWorkers) {
+  const std::vector<data::KeyBatch> batches = {OneTable({1, 2}), OneTable({1, 3}),
+                                               OneTable({3, 4})};
+  PlannerOptions o = Options("nocache", 2, 1, 4, 8);
+  o.init_on_worker = true;
+  std::vector<IterationPlan> plans;
+  RunChecked(o, batches, &plans, {{0, 1}, {0, 1}, {0, 1}});
+  ASSERT_EQ(plans.size(), 3u);
+  EXPECT_EQ(plans[0].workers[0].tables[0].init_keys, std::vector<Key>{1});
+  EXPECT_EQ(plans[0].workers[1].tables[0].init_keys, std::vector<Key>{2});
+  EXPECT_TRUE(plans[0].workers[0].tables[0].fetch_keys.empty());
+  EXPECT_EQ(plans[1].workers[0].tables[0].fetch_keys, std::vector<Key>{1});  // trained at 0
+  EXPECT_EQ(plans[1].workers[1].tables[0].init_keys, std::vector<Key>{3});
+  EXPECT_EQ(plans[2].workers[0].tables[0].fetch_keys, std::vector<Key>{3});
+  EXPECT_EQ(plans[2].workers[1].tables[0].init_keys, std::vector<Key>{4});
+  EXPECT_EQ(plans[0].workers[0].counts.initialized, 1u);
+  EXPECT_EQ(plans[0].workers[0].counts.fetched, 0u);
+  o.trained_filter_bits = 100;
+  EXPECT_NE(Planner::Create(o).status().message().find("trained_filter_bits: 100, want a power"),
+            std::string::npos);
+}
+
 // Owners of rows the PS holds are spread over the trainers by key, not
 // always the lowest rank.
 TEST(PlannerTest, PickedOwnersSpreadOverTheTrainers) {
@@ -464,6 +480,18 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
           o.handoff = false;
           const auto served_only = RunChecked(o, batches);
           EXPECT_EQ(served_only.size(), batches.size());
+          o.serve = false;
+        }
+        // Rows never trained initialised by the workers: the same plans
+        // with each first fetch turned into an initialisation.
+        PlannerOptions init = o;
+        init.init_on_worker = true;
+        init.trained_filter_bits = 64;  // false positives: fetched instead
+        const auto inited = RunChecked(init, batches);
+        ASSERT_EQ(inited.size(), totals.size());
+        for (size_t i = 0; i < totals.size(); ++i) {
+          EXPECT_EQ(inited[i].fetched + inited[i].initialized, totals[i].fetched) << i;
+          EXPECT_EQ(inited[i].pushed, totals[i].pushed) << i;
         }
       }
     }
@@ -677,6 +705,22 @@ TEST(PlanCheckerTest, RejectsAMissingWriteBackAndAFalseOwner) {
     }
   });
   EXPECT_NE(two_owners.message().find("updates would be lost"), std::string::npos) << two_owners;
+}
+
+// A worker may not initialise a row some plan already trained.
+TEST(PlanCheckerTest, RejectsInitialisingATrainedRow) {
+  const std::vector<data::KeyBatch> batches = {OneTable({1, 2}), OneTable({1, 2})};
+  const PlannerOptions o = Options("nocache", 2, 1, 4, 8);
+  const absl::Status reinit = CheckTampered(o, batches, {}, [](size_t i, IterationPlan* plan) {
+    if (i != 1) return;
+    worker::TablePlan& tp = plan->workers[0].tables[0];
+    tp.init_keys = tp.fetch_keys;
+    tp.init_slots = tp.fetch_slots;
+    tp.fetch_keys.clear();
+    tp.fetch_slots.clear();
+    tp.fetch_early.clear();
+  });
+  EXPECT_NE(reinit.message().find("which was trained before"), std::string::npos) << reinit;
 }
 
 // Mutations of served plans (the batches of

@@ -43,18 +43,6 @@ double Percentile(std::vector<double> values, double q) {
   return values[std::max<size_t>(rank, 1) - 1];
 }
 
-void Add(const PlanCounts& c, PlanCounts* into) {
-  into->uses += c.uses;
-  into->hits += c.hits;
-  into->fetched += c.fetched;
-  into->pushed += c.pushed;
-  into->written_back += c.written_back;
-  into->handoffs += c.handoffs;
-  into->transferred += c.transferred;
-  into->served_copies += c.served_copies;
-  into->owner_gradients += c.owner_gradients;
-}
-
 }  // namespace
 
 absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, BatchSource source) {
@@ -102,11 +90,11 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
       for (const WorkerPlan& wp : plan->workers) counts.push_back(wp.counts);
     }
     for (const PlanCounts& c : counts) {
-      Add(c, &record.total);
+      record.total += c;
       record.max_worker_rows =
           std::max(record.max_worker_rows, c.fetched + c.pushed + c.written_back + c.transferred);
     }
-    Add(record.total, &result.total);
+    result.total += record.total;
     result.sum_max_worker_rows += record.max_worker_rows;
     result.directory_entries_max =
         std::max<uint64_t>(result.directory_entries_max, (*planner)->directory_entries());

@@ -254,6 +254,7 @@ absl::Status JobRun::Plan() {
   po.threads = options_.planner_threads;
   po.handoff = spec_.scheduling().handoff();
   po.serve = spec_.scheduling().serve();
+  po.init_on_worker = spec_.scheduling().init_on_worker();
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
@@ -285,13 +286,7 @@ absl::Status JobRun::Plan() {
       auto encoded = std::make_shared<proto::WorkerStep>(worker::EncodeWorkerStep(step));
       encoded->set_last(!have_next);
       encode_ms += absl::ToDoubleMilliseconds(absl::Now() - encode_start);
-      const PlanCounts& c = plan->workers[w].counts;
-      total.uses += c.uses;
-      total.hits += c.hits;
-      total.fetched += c.fetched;
-      total.pushed += c.pushed;
-      total.written_back += c.written_back;
-      total.transferred += c.transferred;
+      total += plan->workers[w].counts;
       HERALD_RETURN_IF_ERROR(PushStep(w, std::move(encoded)));
     }
     {
@@ -304,6 +299,7 @@ absl::Status JobRun::Plan() {
       progress_.set_rows_pushed(progress_.rows_pushed() + total.pushed);
       progress_.set_rows_written_back(progress_.rows_written_back() + total.written_back);
       progress_.set_rows_handed_off(progress_.rows_handed_off() + total.transferred);
+      progress_.set_rows_initialized(progress_.rows_initialized() + total.initialized);
       progress_.set_rows_moved(progress_.rows_fetched() + progress_.rows_pushed() +
                                progress_.rows_written_back() + progress_.rows_handed_off());
       // Vanilla under exact BSP moves every used row both ways (docs/scheduler.md).

@@ -21,6 +21,7 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
   job.mutable_progress()->set_iteration(7);
   job.mutable_progress()->set_rows_fetched(1234);
   job.mutable_progress()->set_rows_handed_off(56);
+  job.mutable_progress()->set_rows_initialized(78);
   job.mutable_progress()->set_worker_compute_ms(2500);
   job.mutable_progress()->set_scheduler_plan_ms(1500);
   job.mutable_progress()->set_scheduler_encode_ms(250);
@@ -45,6 +46,8 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
   EXPECT_NE(text.find("herald_job_rows_fetched_total{job=\"job-1\",name=\"w\\\"d\"} 1234\n"),
             std::string::npos);
   EXPECT_NE(text.find("herald_job_rows_handed_off_total{job=\"job-1\",name=\"w\\\"d\"} 56\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("herald_job_rows_initialized_total{job=\"job-1\",name=\"w\\\"d\"} 78\n"),
             std::string::npos);
   EXPECT_NE(text.find("herald_job_worker_phase_seconds_total{job=\"job-1\",phase=\"compute\"} 2.5\n"),
             std::string::npos);

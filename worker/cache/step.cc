@@ -151,6 +151,10 @@ absl::StatusOr<Step> DecodeWorkerStep(const proto::WorkerStep& in, uint32_t num_
     HERALD_RETURN_IF_ERROR(Unpack(ops.gather_slots(), field + ".gather_slots", &p.gather_slots));
     HERALD_RETURN_IF_ERROR(Unpack(ops.gather_keys(), field + ".gather_keys", &p.gather_keys));
     HERALD_RETURN_IF_ERROR(Unpack(ops.gather_from(), field + ".gather_from", &p.gather_from));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.init_keys(), field + ".init_keys", &p.init_keys));
+    HERALD_RETURN_IF_ERROR(Unpack(ops.init_slots(), field + ".init_slots", &p.init_slots));
+    HERALD_RETURN_IF_ERROR(SameCount(p.init_slots.size(), p.init_keys.size(),
+                                     field + ".init_slots", field + ".init_keys"));
     // Flags: empty (all 0) or one per entry.
     auto flags = [&](const std::vector<uint8_t>& f, size_t n, const char* name, const char* of) {
       return f.empty() ? absl::OkStatus() : SameCount(f.size(), n, field + name, field + of);
@@ -217,6 +221,8 @@ proto::WorkerStep EncodeWorkerStep(const Step& step) {
     ops->set_gather_slots(Pack(p.gather_slots));
     ops->set_gather_keys(Pack(p.gather_keys));
     ops->set_gather_from(Pack(p.gather_from));
+    ops->set_init_keys(Pack(p.init_keys));
+    ops->set_init_slots(Pack(p.init_slots));
   }
   return out;
 }

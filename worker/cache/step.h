@@ -58,6 +58,12 @@ struct TablePlan {
   std::vector<uint32_t> gather_slots;
   std::vector<Key> gather_keys;
   std::vector<uint32_t> gather_from;
+  // Rows never trained (PlannerOptions::init_on_worker): the worker writes
+  // their initial values (math::InitialRow, as the PS would create them)
+  // into init_slots in the fetch phase instead of fetching them; clean,
+  // version 0.
+  std::vector<Key> init_keys;
+  std::vector<uint32_t> init_slots;
 };
 
 // Flag i of a *_served list (empty: every flag 0).

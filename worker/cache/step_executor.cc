@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/math/optimizer_spec.h"
 #include "common/status.h"
 #include "worker/cache/plan_check.h"
 
@@ -51,6 +52,13 @@ void StepExecutor::UploadSlots(const std::vector<uint32_t>& slots) { slots_.Copy
 absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
   HERALD_RETURN_IF_ERROR(ValidatePlan(*cache_, step));
   HERALD_RETURN_IF_ERROR(CheckHandOffs(step));
+  for (size_t t = 0; t < step.plan.size(); ++t) {
+    if (!step.plan[t].init_keys.empty() && options_.init_scale.size() != cache_->num_tables()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "table ", t, ": the plan initialises rows, but this executor has ",
+          options_.init_scale.size(), " init scales for ", cache_->num_tables(), " tables"));
+    }
+  }
   if (!options_.use_ps && NeedsPs(step)) {
     return absl::FailedPreconditionError(
         "step needs the parameter servers (fetch, push or write-back) but this executor runs "
@@ -402,6 +410,25 @@ absl::Status StepExecutor::Fetch(const Step& step, StepResult* result) {
       result->rows_fetched += slots[r].size();
       result->bytes_moved += slots[r].size() * (table.row_floats * sizeof(float) + 16);
     }
+  }
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const TablePlan& plan = step.plan[t];
+    if (plan.init_keys.empty()) continue;
+    EmbeddingCache::Table& table = cache_->table(t);
+    std::vector<float> rows(plan.init_keys.size() * table.row_floats);
+    for (size_t i = 0; i < plan.init_keys.size(); ++i) {
+      math::InitialRow(options_.seed, static_cast<uint32_t>(t), plan.init_keys[i], table.dim,
+                       options_.init_scale[t], table.optimizer,
+                       rows.data() + i * table.row_floats);
+    }
+    staging_.CopyFromHost(rows);
+    UploadSlots(plan.init_slots);
+    device_->ScatterRows(staging_.data(), slots_.data(), static_cast<int>(plan.init_slots.size()),
+                         table.row_floats, table.row_floats, table.rows.data());
+    for (size_t i = 0; i < plan.init_slots.size(); ++i) {
+      cache_->Load(t, plan.init_slots[i], plan.init_keys[i], 0);
+    }
+    result->rows_initialized += plan.init_slots.size();
   }
   result->times.fetch_ms += MillisSince(start);
   return absl::OkStatus();

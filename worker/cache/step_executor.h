@@ -55,6 +55,7 @@ struct StepResult {
   // Rows sent to another worker: hand-offs, served copies and gradients
   // sent to a row's owner.
   uint64_t rows_handed_off = 0;
+  uint64_t rows_initialized = 0;  // never trained: initialised here, not fetched
   uint64_t bytes_moved = 0;       // payload bytes of the three above
 };
 
@@ -71,6 +72,11 @@ struct ExecutorOptions {
   // exchanges the gradients of served rows (phase 5b) through `exchanger`,
   // which every worker of the job calls, whatever its plan lists.
   bool serve = false;
+  // Rows the plan initialises (init_*) get the values the PS would create:
+  // a function of the job's seed, the table and the key, with each table's
+  // init_scale (JobSpec). A step with init_* needs one scale per table.
+  uint64_t seed = 0;
+  std::vector<float> init_scale;
 };
 
 class StepExecutor {

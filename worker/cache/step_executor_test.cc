@@ -215,6 +215,11 @@ TEST_F(BadPlans, AreRejectedWholeAndTheGoodPlanStillRuns) {
   s.plan[0].evict_slots = {5};
   s.plan[0].evict_keys = {Key(9)};
   ExpectRejected(s, "evict_slots[0]: slot 5 does not hold key 9 (empty)");
+  // A row initialised here lands like a fetched one.
+  s = good_;
+  s.plan[0].init_keys = {Key(1)};
+  s.plan[0].init_slots = {4};
+  ExpectRejected(s, "init_keys[0]: key 1 brought in twice (fetched, received or initialised)");
   // Served rows: gradients are gathered only into owned slots holding the
   // key, and sent only to another worker of the job.
   s = good_;
@@ -295,6 +300,8 @@ TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
   step.plan[0].send_keys = {Key(10)};
   step.plan[0].send_to = {1};
   step.plan[0].send_served = {1};
+  step.plan[0].init_keys = {Key(13)};
+  step.plan[0].init_slots = {8};
   proto::WorkerStep wire = EncodeWorkerStep(step);
   auto back = DecodeWorkerStep(wire, 1, 2);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -303,6 +310,8 @@ TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
   EXPECT_EQ(back->plan[0].gather_keys, step.plan[0].gather_keys);
   EXPECT_EQ(back->plan[0].gather_from, step.plan[0].gather_from);
   EXPECT_EQ(back->plan[0].send_served, step.plan[0].send_served);
+  EXPECT_EQ(back->plan[0].init_keys, step.plan[0].init_keys);
+  EXPECT_EQ(back->plan[0].init_slots, step.plan[0].init_slots);
 
   proto::WorkerStep bad = wire;
   bad.mutable_samples()->mutable_tables(0)->mutable_offsets()->resize(8);

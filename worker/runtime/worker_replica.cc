@@ -36,6 +36,10 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
                                                           static_cast<int>(workers),
                                                           options.collective_options));
   ExecutorOptions executor_options{rank, workers, true};
+  executor_options.seed = spec.seed();
+  for (const proto::TableSpec& table : spec.tables()) {
+    executor_options.init_scale.push_back(table.init_scale());
+  }
   const bool serve = spec.scheduling().serve() && workers > 1;
   if ((spec.scheduling().handoff() || serve) && workers > 1) {
     GlooOptions gloo = options.collective_options.gloo;
