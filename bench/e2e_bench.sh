@@ -3,7 +3,8 @@
 # Criteo-shaped data, 2 PS shards, 2 CPU workers, real processes on
 # 127.0.0.1) under vanilla (the baseline, same run), herald, herald with
 # worker-to-worker hand-offs, and herald with hand-offs and rows served by
-# their owner; prints samples/s, embedding bytes the workers moved per
+# their owner, and with those and rows never trained initialised by the
+# workers; prints samples/s, embedding bytes the workers moved per
 # sample, rows moved, and the workers' time per phase, with ratios to
 # vanilla.
 #
@@ -51,12 +52,13 @@ run_job vanilla POLICY_VANILLA ""
 run_job herald POLICY_HERALD ""
 run_job handoff POLICY_HERALD "handoff: true"
 run_job serve POLICY_HERALD "handoff: true serve: true"
+run_job init POLICY_HERALD "handoff: true serve: true init_on_worker: true"
 
 python3 - "$dir" <<'PY'
 import json, sys
 d = sys.argv[1]
-names = ["vanilla", "herald", "handoff", "serve"]
-heads = ["vanilla", "herald", "+hand-offs", "+serving"]
+names = ["vanilla", "herald", "handoff", "serve", "init"]
+heads = ["vanilla", "herald", "+hand-offs", "+serving", "+init"]
 jobs = [json.load(open(f"{d}/{n}.json"))["jobs"][0]["progress"] for n in names]
 def g(p, k): return float(p.get(k, 0))
 samples = lambda p: g(p, "iteration") * 2048
@@ -71,6 +73,7 @@ row("samples/s", lambda p: g(p, "samples_per_second"))
 row("worker bytes/sample", lambda p: g(p, "worker_bytes_moved") / samples(p))
 row("rows moved/sample", lambda p: g(p, "rows_moved") / samples(p))
 row("rows worker-to-worker/sample", lambda p: g(p, "rows_handed_off") / samples(p))
+row("rows initialised/sample", lambda p: g(p, "rows_initialized") / samples(p))
 row("cache hit rate %", lambda p: 100 * g(p, "cache_hit_rate"))
 for phase in ["fetch", "compute", "allreduce", "push", "writeback"]:
     k = f"worker_{phase}_ms"
