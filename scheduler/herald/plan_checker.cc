@@ -151,11 +151,25 @@ absl::Status PlanChecker::Landing(uint32_t w, uint32_t t, const char* verb, uint
   return absl::OkStatus();
 }
 
+absl::Status PlanChecker::LandClean(uint32_t w, uint32_t t, uint32_t slot, Key key) {
+  if (!fetched_[w][t].insert(key).second) {
+    return Violation(w, t, absl::StrCat("brings key ", key, " in twice"));
+  }
+  CacheTable& cache = caches_[w][t];
+  Truth& truth = truth_[t][key];
+  Copy& copy = cache.slots[slot];
+  if (copy.state == State::kEmpty) {
+    ++truth.copies;
+    cache.slot_of[key] = slot;
+  }
+  copy = Copy{key, State::kClean, truth.ps_version};
+  return absl::OkStatus();
+}
+
 absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
                                   std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const worker::TablePlan& tp = plan.workers[w].tables[t];
-    CacheTable& cache = caches_[w][t];
     if (tp.fetch_keys.size() != tp.fetch_slots.size() ||
         tp.fetch_early.size() != tp.fetch_slots.size()) {
       return Violation(w, t, "fetch_keys, fetch_slots and fetch_early differ in length");
@@ -164,7 +178,6 @@ absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
       const uint32_t slot = tp.fetch_slots[i];
       const Key key = tp.fetch_keys[i];
       if (auto s = Landing(w, t, "fetches", slot, key); !s.ok()) return s;
-      Copy& copy = cache.slots[slot];
       auto racing = written_back_at_start_[t].find(key);
       if (racing != written_back_at_start_[t].end()) {
         return Violation(w, t, absl::StrCat("fetch of key ", key, " races the write-back of ",
@@ -174,15 +187,7 @@ absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
         return Violation(w, t, absl::StrCat("fetch of key ", key, " is marked early, but the ",
                                             "previous iteration changed its PS copy"));
       }
-      if (!fetched_[w][t].insert(key).second) {
-        return Violation(w, t, absl::StrCat("fetches key ", key, " twice"));
-      }
-      Truth& truth = truth_[t][key];
-      if (copy.state == State::kEmpty) {
-        ++truth.copies;
-        cache.slot_of[key] = slot;
-      }
-      copy = Copy{key, State::kClean, truth.ps_version};
+      if (auto s = LandClean(w, t, slot, key); !s.ok()) return s;
       ++(*counts)[w].fetched;
     }
   }
@@ -193,7 +198,6 @@ absl::Status PlanChecker::Inits(uint32_t w, const IterationPlan& plan,
                                std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const worker::TablePlan& tp = plan.workers[w].tables[t];
-    CacheTable& cache = caches_[w][t];
     if (tp.init_keys.size() != tp.init_slots.size()) {
       return Violation(w, t, "init_keys and init_slots differ in length");
     }
@@ -206,16 +210,7 @@ absl::Status PlanChecker::Inits(uint32_t w, const IterationPlan& plan,
                                             ", which was trained before: its values are not the "
                                             "initial ones"));
       }
-      if (!fetched_[w][t].insert(key).second) {
-        return Violation(w, t, absl::StrCat("brings key ", key, " in twice"));
-      }
-      Truth& truth = truth_[t][key];
-      Copy& copy = cache.slots[slot];
-      if (copy.state == State::kEmpty) {
-        ++truth.copies;
-        cache.slot_of[key] = slot;
-      }
-      copy = Copy{key, State::kClean, truth.ps_version};
+      if (auto s = LandClean(w, t, slot, key); !s.ok()) return s;
       ++(*counts)[w].initialized;
     }
   }

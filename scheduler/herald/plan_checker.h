@@ -76,6 +76,9 @@ class PlanChecker {
   // remote list to it, and name the owner's slot of each key.
   absl::Status Gathers(uint32_t t, const IterationPlan& plan) const;
   absl::Status Drop(uint32_t w, uint32_t t, Key key);
+  // After Landing: the PS's copy of `key` lands clean in worker w's `slot`
+  // (fetched or initialised), once per iteration.
+  absl::Status LandClean(uint32_t w, uint32_t t, uint32_t slot, Key key);
   // A row fetched or received into worker w's `slot`: in range, the slot
   // free or holding a clean or stale copy of the key, the key in no other slot.
   absl::Status Landing(uint32_t w, uint32_t t, const char* verb, uint32_t slot, Key key) const;

@@ -53,8 +53,14 @@ class TableCheck {
 
   absl::Status Run() {
     if (auto s = Evictions(); !s.ok()) return s;
-    if (auto s = Fetches(); !s.ok()) return s;
-    if (auto s = Inits(); !s.ok()) return s;
+    if (auto s = CleanLandings(plan_.fetch_slots, plan_.fetch_keys, "fetch_slots", "fetch_keys");
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = CleanLandings(plan_.init_slots, plan_.init_keys, "init_slots", "init_keys");
+        !s.ok()) {
+      return s;
+    }
     if (auto s = Receives(); !s.ok()) return s;
     if (auto s = Training(); !s.ok()) return s;
     if (auto s = WriteBacks(); !s.ok()) return s;
@@ -132,23 +138,13 @@ class TableCheck {
     return absl::OkStatus();
   }
 
-  absl::Status Fetches() {
-    for (size_t i = 0; i < plan_.fetch_slots.size(); ++i) {
-      const uint32_t slot = plan_.fetch_slots[i];
-      const Key key = plan_.fetch_keys[i];
-      if (auto s = CheckLanding("fetch_slots", "fetch_keys", i, slot, key); !s.ok()) return s;
-      view_.Set(slot, key, SlotState::kClean);
-    }
-    return absl::OkStatus();
-  }
-
-  // Rows never trained, initialised here: like fetches.
-  absl::Status Inits() {
-    for (size_t i = 0; i < plan_.init_slots.size(); ++i) {
-      const uint32_t slot = plan_.init_slots[i];
-      const Key key = plan_.init_keys[i];
-      if (auto s = CheckLanding("init_slots", "init_keys", i, slot, key); !s.ok()) return s;
-      view_.Set(slot, key, SlotState::kClean);
+  // Rows fetched from the PS, or never trained and initialised here: they
+  // land clean.
+  absl::Status CleanLandings(const std::vector<uint32_t>& slots, const std::vector<Key>& keys,
+                             const char* slots_name, const char* keys_name) {
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (auto s = CheckLanding(slots_name, keys_name, i, slots[i], keys[i]); !s.ok()) return s;
+      view_.Set(slots[i], keys[i], SlotState::kClean);
     }
     return absl::OkStatus();
   }
