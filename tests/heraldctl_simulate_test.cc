@@ -40,6 +40,15 @@ class HeraldctlSimulate : public ::testing::Test {
                                    "--cardinality_scale=0.01"});
     ASSERT_EQ(gen.code, 0) << gen.output;
   }
+  // `heraldctl simulate --json` on the test data: 4 workers × 64, the policy,
+  // 30 iterations, and `flag` when not empty.
+  static Result Simulate(const std::string& policy, const std::string& flag = "") {
+    std::vector<std::string> args = {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
+                                     "--batch-per-worker=64", "--policy=" + policy,
+                                     "--iterations=30", "--json"};
+    if (!flag.empty()) args.push_back(flag);
+    return Heraldctl(*dir_, args);
+  }
   static std::string* dir_;
 };
 std::string* HeraldctlSimulate::dir_ = nullptr;
@@ -93,11 +102,7 @@ TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanill
 // worker, with every plan checked; vanilla has nothing to hand off.
 TEST_F(HeraldctlSimulate, HandOffsMoveEachHandedOffRowOnce) {
   auto run = [&](const std::string& policy, bool handoff) {
-    std::vector<std::string> args = {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
-                                     "--batch-per-worker=64", "--policy=" + policy,
-                                     "--iterations=30", "--json"};
-    if (handoff) args.push_back("--handoff");
-    return Heraldctl(*dir_, args);
+    return Simulate(policy, handoff ? "--handoff" : "");
   };
   const Result plain = run("herald", false), handed = run("herald", true);
   ASSERT_EQ(plain.code, 0) << plain.output;
@@ -123,11 +128,7 @@ TEST_F(HeraldctlSimulate, HandOffsMoveEachHandedOffRowOnce) {
 // move in all than in the plain run; vanilla has nothing to serve.
 TEST_F(HeraldctlSimulate, ServingSendsNoGradientToThePs) {
   auto run = [&](const std::string& policy, bool serve) {
-    std::vector<std::string> args = {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
-                                     "--batch-per-worker=64", "--policy=" + policy,
-                                     "--iterations=30", "--json"};
-    if (serve) args.push_back("--serve");
-    return Heraldctl(*dir_, args);
+    return Simulate(policy, serve ? "--serve" : "");
   };
   auto moved = [](const Result& r) {
     return JsonNumber(r.output, "rows_fetched") + JsonNumber(r.output, "rows_pushed") +
@@ -157,14 +158,7 @@ TEST_F(HeraldctlSimulate, ServingSendsNoGradientToThePs) {
 TEST_F(HeraldctlSimulate, RowsNeverTrainedAreInitialisedNotFetched) {
   for (const std::string policy : {"vanilla", "herald"}) {
     SCOPED_TRACE(policy);
-    auto run = [&](bool init) {
-      std::vector<std::string> args = {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
-                                       "--batch-per-worker=64", "--policy=" + policy,
-                                       "--iterations=30", "--json"};
-      if (init) args.push_back("--init-on-worker");
-      return Heraldctl(*dir_, args);
-    };
-    const Result plain = run(false), init = run(true);
+    const Result plain = Simulate(policy), init = Simulate(policy, "--init-on-worker");
     ASSERT_EQ(plain.code, 0) << plain.output;
     ASSERT_EQ(init.code, 0) << init.output;
     EXPECT_NE(init.output.find("\"init_on_worker\":true"), std::string::npos);
