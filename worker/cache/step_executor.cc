@@ -142,6 +142,9 @@ absl::Status StepExecutor::CheckHandOffs(const Step& step) const {
     return absl::FailedPreconditionError(
         "the plan hands rows off between workers, but this executor has no row exchanger");
   }
+  if (options_.serve && options_.exchanger == nullptr) {
+    return absl::FailedPreconditionError("this executor serves rows but has no row exchanger");
+  }
   if (serves && !options_.serve) {
     return absl::FailedPreconditionError(
         "the plan serves rows from their owner, but this executor does not serve "
