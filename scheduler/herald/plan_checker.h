@@ -1,17 +1,23 @@
 #pragma once
 // An independent replay of plans, used by the simulator and tests to prove a
 // policy's accounting: it executes each iteration's plans as the workers and
-// PS shards would (evictions with write-back of dirty rows → fetches →
-// training → pushes → write-backs → commit), tracks the true version of
-// every cached row and where its newest copy is, and fails loudly on any plan
-// under which a worker would train on an outdated row, a row's update would
-// be lost (two owners, a dirty copy overwritten or dropped, gradients applied
-// to an outdated PS copy), a fetch would race a write-back, a fetch marked
-// early would read a PS copy the previous iteration changed, or the slots do
-// not match the batch. It shares no state or code with the planner; the rows
-// moved it counts are the figures the simulator reports.
+// PS shards would (evictions with write-back of dirty rows → fetches,
+// initialisations and received rows → training → pushes and gradients to
+// owners → write-backs → commit → hand-offs and served copies), tracks the
+// true version of every cached row and where its newest copy is, and fails
+// loudly on any plan under which a worker would train on an outdated row, a
+// row's update would be lost (two owners, a dirty copy overwritten or
+// dropped, gradients applied to an outdated PS copy, a gradient sent to a
+// worker that does not own the row, a served copy trained as anything but
+// remote), a fetch would race a write-back, a fetch marked early would read
+// a PS copy the previous iteration changed, a row some plan trained would be
+// initialised, or the slots do not match the batch. It shares no state or
+// code with the planner; the rows moved it counts are the figures the
+// simulator reports.
 //
-// Not thread-safe. Memory: one entry per row some cache holds.
+// Not thread-safe. Memory: one entry per row some cache holds, and every
+// key ever trained (the planner's own record of that is a fixed-size
+// filter).
 
 #include <cstdint>
 #include <vector>

@@ -21,7 +21,9 @@
 //    trains in the same iteration; a dirty row is never overwritten;
 //  * fetch_early[i] = 1 when the row's PS copy did not change during the
 //    previous iteration, so the fetch may be issued before that iteration
-//    commits.
+//    commits;
+//  * with options.init_on_worker, a row is initialised by its worker
+//    instead of fetched only if no earlier plan trained it.
 //
 // Not thread-safe (one caller at a time; with options.threads > 1 it runs
 // tables on its own threads during Plan). Memory: the caches' size plus one batch index per batch
