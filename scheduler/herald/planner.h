@@ -26,8 +26,9 @@
 //    instead of fetched only if no earlier plan trained it.
 //
 // Not thread-safe (one caller at a time; with options.threads > 1 it runs
-// tables on its own threads during Plan). Memory: the caches' size plus one batch index per batch
-// in flight; independent of the dataset.
+// tables on its own threads during Plan). Memory: the caches' size plus one
+// batch index per batch in flight, and with init_on_worker one fixed-size
+// filter per table; independent of the dataset.
 
 #include <cstdint>
 #include <deque>
