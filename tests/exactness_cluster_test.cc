@@ -267,17 +267,28 @@ TEST_F(ExactnessCluster, HandOffsBetweenWorkersGiveTheReferenceModel) {
 // Rows served by their owner (scheduling.serve): every row several workers
 // train is updated by one of them from everyone's gradients, summed in rank
 // order over the workers' Gloo mesh; no gradient reaches the PS, and the
-// model is still the reference's. With hand-offs too on 4 workers.
+// model is still the reference's. With hand-offs too on 4 workers, and
+// under herald-adaptive on 3.
 TEST_F(ExactnessCluster, ServedRowsGiveTheReferenceModel) {
   const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
-  for (const auto& [workers, handoff] : {std::pair{2u, false}, std::pair{4u, true}}) {
-    SCOPED_TRACE(absl::StrCat("herald serving rows, ", workers, " workers, hand-offs ", handoff));
-    proto::JobSpec spec = Spec(proto::POLICY_HERALD, workers);
+  struct Case {
+    proto::PolicyKind policy;
+    uint32_t workers;
+    bool handoff;
+  };
+  for (const Case& c : {Case{proto::POLICY_HERALD, 2, false}, Case{proto::POLICY_HERALD, 4, true},
+                        Case{proto::POLICY_HERALD_ADAPTIVE, 3, true}}) {
+    const uint32_t workers = c.workers;
+    const bool handoff = c.handoff;
+    SCOPED_TRACE(absl::StrCat(proto::PolicyKind_Name(c.policy), " serving rows, ", workers,
+                              " workers, hand-offs ", handoff));
+    proto::JobSpec spec = Spec(c.policy, workers);
     spec.mutable_scheduling()->set_serve(true);
     spec.mutable_scheduling()->set_handoff(handoff);
     proto::JobStatus done;
     const std::string dir = RunAndExport(spec, &done);
-    ExpectEqualsReference(dir, done, ref);
+    ExpectEqualsReference(dir, done, ref,
+                          /*warm_started=*/c.policy == proto::POLICY_HERALD_ADAPTIVE);
     EXPECT_GT(done.progress().rows_handed_off(), 0u);
     EXPECT_EQ(done.progress().rows_pushed(), 0u);
     EXPECT_EQ(done.progress().rows_moved(),
