@@ -49,6 +49,23 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
 
 void StepExecutor::UploadSlots(const std::vector<uint32_t>& slots) { slots_.CopyFromHost(slots); }
 
+std::vector<float> StepExecutor::ReadSlots(const float* array, int stride,
+                                           const std::vector<uint32_t>& slots, int width) {
+  UploadSlots(slots);
+  staging_.Resize(slots.size() * static_cast<size_t>(width));
+  device_->GatherRows(array, stride, slots_.data(), static_cast<int>(slots.size()), width,
+                      staging_.data());
+  return staging_.ToHost();
+}
+
+void StepExecutor::WriteSlots(const std::vector<float>& host, const std::vector<uint32_t>& slots,
+                              int width, int stride, float* array) {
+  staging_.CopyFromHost(host);
+  UploadSlots(slots);
+  device_->ScatterRows(staging_.data(), slots_.data(), static_cast<int>(slots.size()), width,
+                       stride, array);
+}
+
 absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
   HERALD_RETURN_IF_ERROR(ValidatePlan(*cache_, step));
   HERALD_RETURN_IF_ERROR(CheckHandOffs(step));
@@ -171,10 +188,8 @@ absl::Status StepExecutor::PlaceReceived(const Step& step) {
         rows.insert(rows.end(), r.row.begin(), r.row.end());
       }
       if (slots.empty()) continue;
-      staging_.CopyFromHost(rows);
-      UploadSlots(slots);
-      device_->ScatterRows(staging_.data(), slots_.data(), static_cast<int>(slots.size()), width,
-                           table.row_floats, table.rows.data());
+      WriteSlots(rows, slots, static_cast<int>(width), static_cast<int>(table.row_floats),
+                 table.rows.data());
     }
     for (size_t i = 0; i < plan.receive_slots.size(); ++i) {
       const Key key = plan.receive_keys[i];
@@ -207,12 +222,9 @@ absl::Status StepExecutor::ExchangeHandOffs(const Step& step, StepResult* result
           sizeof(uint64_t) + width(table, Served(plan.incoming_served, i)) * sizeof(float);
     }
     if (plan.send_slots.empty()) continue;
-    UploadSlots(plan.send_slots);
-    staging_.Resize(plan.send_slots.size() * table.row_floats);
-    device_->GatherRows(table.rows.data(), table.row_floats, slots_.data(),
-                        static_cast<int>(plan.send_slots.size()), table.row_floats,
-                        staging_.data());
-    const std::vector<float> rows = staging_.ToHost();
+    const int row_floats = static_cast<int>(table.row_floats);
+    const std::vector<float> rows =
+        ReadSlots(table.rows.data(), row_floats, plan.send_slots, row_floats);
     for (size_t i = 0; i < plan.send_slots.size(); ++i) {
       const uint32_t slot = plan.send_slots[i];
       const bool served = Served(plan.send_served, i);
@@ -262,11 +274,8 @@ absl::Status StepExecutor::GatherServed(const Step& step, StepResult* result) {
     for (uint32_t from : plan.gather_from) expect[from] += table.dim * sizeof(float);
     if (plan.remote_slots.empty()) continue;
     const int n = static_cast<int>(plan.remote_slots.size());
-    UploadSlots(plan.remote_slots);
-    staging_.Resize(static_cast<size_t>(n) * dim);
-    device_->GatherRows(table.grads.data(), dim, slots_.data(), n, dim, staging_.data());
+    const std::vector<float> grads = ReadSlots(table.grads.data(), dim, plan.remote_slots, dim);
     device_->ZeroRows(slots_.data(), n, dim, dim, table.grads.data());
-    const std::vector<float> grads = staging_.ToHost();
     for (int i = 0; i < n; ++i) {
       send[plan.remote_to[i]].append(reinterpret_cast<const char*>(grads.data() + i * dim),
                                      dim * sizeof(float));
@@ -288,11 +297,8 @@ absl::Status StepExecutor::GatherServed(const Step& step, StepResult* result) {
     for (uint32_t slot : plan.gather_slots) {
       if (row_of.try_emplace(slot, rows.size()).second) rows.push_back(slot);
     }
-    const int n = static_cast<int>(rows.size());
-    UploadSlots(rows);
-    staging_.Resize(static_cast<size_t>(n) * dim);
-    device_->GatherRows(table.grads.data(), dim, slots_.data(), n, dim, staging_.data());
-    std::vector<float> own = staging_.ToHost();
+    std::vector<float> own =
+        ReadSlots(table.grads.data(), static_cast<int>(dim), rows, static_cast<int>(dim));
     // Every trainer's gradient per row, by rank: this worker's, then the
     // ones received.
     std::vector<std::vector<std::pair<uint32_t, std::vector<float>>>> parts(rows.size());
@@ -318,9 +324,7 @@ absl::Status StepExecutor::GatherServed(const Step& step, StepResult* result) {
         for (uint32_t d = 0; d < dim; ++d) sum[d] += parts[r][c].second[d];
       }
     }
-    staging_.CopyFromHost(own);
-    device_->ScatterRows(staging_.data(), slots_.data(), n, static_cast<int>(dim),
-                         static_cast<int>(dim), table.grads.data());
+    WriteSlots(own, rows, static_cast<int>(dim), static_cast<int>(dim), table.grads.data());
   }
   result->times.push_ms += MillisSince(start);
   return absl::OkStatus();
@@ -344,11 +348,8 @@ absl::Status StepExecutor::WriteBackSlots(const Step& step, bool evictions, Step
       out.versions.push_back(table.versions[slot]);
     }
     if (!slots.empty()) {
-      UploadSlots(slots);
-      staging_.Resize(slots.size() * table.row_floats);
-      device_->GatherRows(table.rows.data(), table.row_floats, slots_.data(),
-                          static_cast<int>(slots.size()), table.row_floats, staging_.data());
-      out.rows = staging_.ToHost();
+      const int row_floats = static_cast<int>(table.row_floats);
+      out.rows = ReadSlots(table.rows.data(), row_floats, slots, row_floats);
       result->rows_written_back += slots.size();
       result->bytes_moved += slots.size() * (table.row_floats * sizeof(float) + 16);
       rows.push_back(std::move(out));
@@ -403,10 +404,8 @@ absl::Status StepExecutor::Fetch(const Step& step, StepResult* result) {
                                                 rows[r].row_floats, " floats, cache expects ",
                                                 table.row_floats));
       }
-      staging_.CopyFromHost(rows[r].rows);
-      UploadSlots(slots[r]);
-      device_->ScatterRows(staging_.data(), slots_.data(), static_cast<int>(slots[r].size()),
-                           table.row_floats, table.row_floats, table.rows.data());
+      const int row_floats = static_cast<int>(table.row_floats);
+      WriteSlots(rows[r].rows, slots[r], row_floats, row_floats, table.rows.data());
       for (size_t i = 0; i < slots[r].size(); ++i) {
         cache_->Load(t, slots[r][i], rows[r].keys[i], rows[r].versions[i]);
       }
@@ -424,10 +423,8 @@ absl::Status StepExecutor::Fetch(const Step& step, StepResult* result) {
                        options_.init_scale[t], table.optimizer,
                        rows.data() + i * table.row_floats);
     }
-    staging_.CopyFromHost(rows);
-    UploadSlots(plan.init_slots);
-    device_->ScatterRows(staging_.data(), slots_.data(), static_cast<int>(plan.init_slots.size()),
-                         table.row_floats, table.row_floats, table.rows.data());
+    const int row_floats = static_cast<int>(table.row_floats);
+    WriteSlots(rows, plan.init_slots, row_floats, row_floats, table.rows.data());
     for (size_t i = 0; i < plan.init_slots.size(); ++i) {
       cache_->Load(t, plan.init_slots[i], plan.init_keys[i], 0);
     }
@@ -500,15 +497,12 @@ absl::Status StepExecutor::PushShared(const Step& step, StepResult* result) {
     if (plan.shared_slots.empty()) continue;
     const int n = static_cast<int>(plan.shared_slots.size());
     const int dim = static_cast<int>(table.dim);
-    UploadSlots(plan.shared_slots);
-    staging_.Resize(static_cast<size_t>(n) * dim);
-    device_->GatherRows(table.grads.data(), dim, slots_.data(), n, dim, staging_.data());
-    device_->ZeroRows(slots_.data(), n, dim, dim, table.grads.data());
     ps::TableGrads g;
     g.table = TableId(static_cast<uint32_t>(t));
     g.keys = plan.shared_keys;
     g.dim = table.dim;
-    g.grads = staging_.ToHost();
+    g.grads = ReadSlots(table.grads.data(), dim, plan.shared_slots, dim);
+    device_->ZeroRows(slots_.data(), n, dim, dim, table.grads.data());
     grads.push_back(std::move(g));
     for (uint32_t slot : plan.shared_slots) cache_->SetState(t, slot, SlotState::kStale);
     result->rows_pushed += n;

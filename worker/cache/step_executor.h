@@ -101,6 +101,14 @@ class StepExecutor {
   absl::Status PlaceReceived(const Step& step);
   absl::Status ExchangeHandOffs(const Step& step, StepResult* result);
   void UploadSlots(const std::vector<uint32_t>& slots);
+  // Rows `slots` of a device array (`stride` floats apart), their first
+  // `width` floats each, copied to the host in order; `slots` stay uploaded
+  // (ZeroRows may follow on slots_).
+  std::vector<float> ReadSlots(const float* array, int stride, const std::vector<uint32_t>& slots,
+                               int width);
+  // The inverse: `host` (`width` floats per slot) into rows `slots`.
+  void WriteSlots(const std::vector<float>& host, const std::vector<uint32_t>& slots, int width,
+                  int stride, float* array);
 
   Device* device_;
   RecModel* model_;
