@@ -49,6 +49,13 @@ class Allocator {
   // goes to a random worker with room.
   void SetScoredTables(std::vector<bool> scored) { scored_tables_ = std::move(scored); }
 
+  // Of the workers w < n (n ≥ 1) whose cost[w] is the least, the k-th in
+  // increasing rank, k = rng->NextBelow(ties) (no draw when one has it).
+  // Costs must be at most kClosed. `scratch` is reused memory.
+  static uint32_t PickCheapest(const int32_t* cost, uint32_t n, CounterRng* rng,
+                               std::vector<uint8_t>* scratch);
+  static constexpr int32_t kClosed = INT32_MAX / 2;
+
  private:
   // What the greedy loop reads of a scored row, in as few words as the
   // job's workers need (one cache line up to 64 workers).
@@ -95,10 +102,9 @@ class Allocator {
   // A sample's cost per worker starts from closed_cost_: 0 for a worker
   // with room left, kClosed (more than any sample's rows can take off) for
   // one whose share is full.
-  static constexpr int32_t kClosed = INT32_MAX / 2;
   std::vector<int32_t> cost_, closed_cost_;
   std::vector<uint32_t> load_, quota_;
-  std::vector<uint32_t> cheapest_;
+  std::vector<uint8_t> tied_;  // PickCheapest's scratch
   std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR of scored numbers
   std::vector<std::vector<uint32_t>> chunk_ids_;       // scored_ids_ of each chunk of samples
 };

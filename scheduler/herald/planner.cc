@@ -504,14 +504,21 @@ void Planner::FillSampleSlots(uint32_t t, WorkerPlan* wp) {
   worker::TableSamples& out = wp->slots[t];
   const std::vector<uint32_t>& offsets = current_.offsets(t);
   const std::vector<uint32_t>& ids = current_.ids(t);
-  out.offsets.reserve(wp->samples.size() + 1);
-  out.offsets.assign(1, 0);
-  size_t uses = 0;
-  for (uint32_t s : wp->samples) uses += offsets[s + 1] - offsets[s];
-  out.slots.reserve(uses);
+  // Sized once, then written through pointers (this runs per use).
+  out.offsets.resize(wp->samples.size() + 1);
+  uint32_t* offset = out.offsets.data();
+  uint32_t uses = 0;
+  *offset++ = 0;
   for (uint32_t s : wp->samples) {
-    for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) out.slots.push_back(slot_of_id_[ids[i]]);
-    out.offsets.push_back(static_cast<uint32_t>(out.slots.size()));
+    uses += offsets[s + 1] - offsets[s];
+    *offset++ = uses;
+  }
+  out.slots.resize(uses);
+  uint32_t* slot = out.slots.data();
+  const uint32_t* id = ids.data();
+  const uint32_t* slot_of_id = slot_of_id_.data();
+  for (uint32_t s : wp->samples) {
+    for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) *slot++ = slot_of_id[id[i]];
   }
 }
 
