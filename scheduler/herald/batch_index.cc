@@ -33,10 +33,23 @@ void BatchIndex::Build(const data::KeyBatch& batch, uint64_t iteration,
     local.uses.clear();
     // Two passes with prefetching a few keys ahead: the directory is far
     // larger than the CPU caches, so its lookups are memory-latency bound.
+    // Most uses repeat a key seen earlier in the batch (the small tables'
+    // few keys, the others' hot ones): those are answered by a small
+    // direct-mapped memo of this build's lookups (handles do not change
+    // during a build) instead of the directory's hash index.
+    KeyMemo& memo = local.memo;
+    memo.Reset(n);
     local.handles.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      if (i + kLookahead < n) dir.Prefetch(table.keys[i + kLookahead]);
-      local.handles[i] = dir.FindOrAdd(table.keys[i]);
+      if (i + kLookahead < n && !memo.Has(table.keys[i + kLookahead])) {
+        dir.Prefetch(table.keys[i + kLookahead]);
+      }
+      const Key key = table.keys[i];
+      KeyMemo::Entry& entry = memo.At(key);
+      if (entry.handle == RowDirectory::kNone || entry.key != key) {
+        entry = {key, dir.FindOrAdd(key)};
+      }
+      local.handles[i] = entry.handle;
     }
     for (size_t i = 0; i < n; ++i) {
       if (i + kLookahead < n) dir.PrefetchRow(local.handles[i + kLookahead]);

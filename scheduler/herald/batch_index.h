@@ -46,9 +46,35 @@ class BatchIndex {
   std::vector<uint32_t> begin_;
   std::vector<std::vector<uint32_t>> ids_;
   std::vector<std::vector<uint32_t>> offsets_;
+  // Handles of keys looked up in the current build, direct-mapped by a
+  // hash of the key (a colliding key replaces the entry): at least as many
+  // entries as the table has uses, up to 4096.
+  class KeyMemo {
+   public:
+    struct Entry {
+      Key key;
+      uint32_t handle;  // RowDirectory::kNone: empty
+    };
+    void Reset(size_t uses) {
+      bits_ = 4;
+      while (bits_ < kMaxBits && (size_t{1} << bits_) < uses) ++bits_;
+      entries_.assign(size_t{1} << bits_, Entry{0, RowDirectory::kNone});
+    }
+    Entry& At(Key key) { return entries_[(key * 0x9E3779B97F4A7C15ull) >> (64 - bits_)]; }
+    bool Has(Key key) {
+      const Entry& e = At(key);
+      return e.handle != RowDirectory::kNone && e.key == key;
+    }
+
+   private:
+    static constexpr uint32_t kMaxBits = 12;
+    uint32_t bits_ = 4;
+    std::vector<Entry> entries_;
+  };
   // Scratch per table: handles per use, then the table's distinct keys
   // under local ids before they are numbered batch-wide.
   struct PerTable {
+    KeyMemo memo;
     std::vector<uint32_t> handles;
     std::vector<Key> keys;
     std::vector<uint32_t> rows, uses;
