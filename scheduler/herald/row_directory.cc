@@ -18,7 +18,7 @@ uint32_t RowDirectory::FindOrAdd(Key key) {
     handle = num_handles_++;
     const uint32_t chunk = ChunkOf(handle);
     if (chunk == rows_.size()) {
-      const size_t entries = size_t{1} << (kFirstChunkBits + chunk);
+      const size_t entries = size_t{1} << kChunkBits;
       rows_.emplace_back();
       rows_.back().reserve(entries);
       if (high_words_ > 0) {

@@ -88,14 +88,8 @@ class RowDirectory {
   // Hints that `key` will be looked up soon (memory prefetch only).
   void Prefetch(Key key) const { index_.prefetch(key); }
   void PrefetchRow(uint32_t handle) const { __builtin_prefetch(&at(handle)); }
-  RowState& at(uint32_t handle) {
-    const uint32_t chunk = ChunkOf(handle);
-    return rows_[chunk][handle - ChunkBegin(chunk)];
-  }
-  const RowState& at(uint32_t handle) const {
-    const uint32_t chunk = ChunkOf(handle);
-    return rows_[chunk][handle - ChunkBegin(chunk)];
-  }
+  RowState& at(uint32_t handle) { return rows_[ChunkOf(handle)][InChunk(handle)]; }
+  const RowState& at(uint32_t handle) const { return rows_[ChunkOf(handle)][InChunk(handle)]; }
 
   // The row's worker sets (see RowState). A "copy" is a resident one.
   bool IsResident(uint32_t handle, uint32_t w) const {
@@ -173,8 +167,7 @@ class RowDirectory {
   // The side words of workers ≥ 64: per handle, high_words_ words of the
   // resident set, then high_words_ of the newest set (chunked like rows_).
   const uint64_t* High(uint32_t handle) const {
-    const uint32_t chunk = ChunkOf(handle);
-    return &high_[chunk][uint64_t{handle - ChunkBegin(chunk)} * 2 * high_words_];
+    return &high_[ChunkOf(handle)][uint64_t{InChunk(handle)} * 2 * high_words_];
   }
   uint64_t* High(uint32_t handle) {
     return const_cast<uint64_t*>(std::as_const(*this).High(handle));
@@ -211,19 +204,16 @@ class RowDirectory {
   absl::flat_hash_map<uint64_t, uint32_t> overflow_;  // slots beyond the inline two
   std::vector<uint32_t> wide_;       // blocks of num_workers_ slots (kNoSlot: none)
   std::vector<uint32_t> wide_free_;  // released blocks
-  // Entries live in chunks of doubling size: chunk c holds the handles
-  // [ChunkBegin(c), ChunkBegin(c + 1)), 2^(kFirstChunkBits + c) of them,
-  // reserved when the chunk is opened and filled as handles are made. So
-  // the directory grows without ever copying or re-touching what it holds
-  // (a growing vector would stall one plan for a copy of the whole
-  // directory), and a small one stays small.
-  static constexpr uint32_t kFirstChunkBits = 6;
-  static uint32_t ChunkOf(uint32_t handle) {
-    return 31 - static_cast<uint32_t>(__builtin_clz((handle >> kFirstChunkBits) + 1));
-  }
-  static uint32_t ChunkBegin(uint32_t chunk) {
-    return ((1u << chunk) - 1) << kFirstChunkBits;
-  }
+  // Entries live in chunks of 2^kChunkBits (64 KiB), handle h at
+  // rows_[h >> kChunkBits][h & mask], each chunk reserved when it is opened
+  // and filled as handles are made. So the directory grows without ever
+  // copying or re-touching what it holds (a growing vector would stall one
+  // plan for a copy of the whole directory), and finding an entry is a
+  // shift, a mask and two loads (this runs several times per row and
+  // batch).
+  static constexpr uint32_t kChunkBits = 10;
+  static uint32_t ChunkOf(uint32_t handle) { return handle >> kChunkBits; }
+  static uint32_t InChunk(uint32_t handle) { return handle & ((1u << kChunkBits) - 1); }
   std::vector<std::vector<RowState>> rows_;
   std::vector<std::vector<uint64_t>> high_;  // chunks of side words, none when ≤ 64 workers
   uint32_t num_handles_ = 0;  // handles ever made
