@@ -11,6 +11,8 @@ namespace {
 
 // How many directory entries ahead the per-row loops prefetch.
 constexpr uint32_t kRowLookahead = 8;
+// ComputeUsers' sole user of an id no sample has used yet.
+constexpr uint32_t kNoUser = UINT32_MAX - 1;
 // slot_of_id_ of a row not in the worker's cache yet.
 constexpr uint32_t kNoSlot = UINT32_MAX;
 
@@ -114,23 +116,31 @@ Planner::Planner(PlannerOptions options)
 }
 
 void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>& worker_of,
-                           std::vector<WorkerSet>* users,
+                           std::vector<WorkerSet>* users, std::vector<uint32_t>* sole,
                            std::vector<std::vector<std::vector<uint32_t>>>* needed) {
   users->resize(index.num_ids());
+  sole->resize(index.num_ids());
   needed->resize(options_.num_workers);
   for (auto& tables : *needed) tables.resize(num_tables_);
   run_.ForEachTable(index.num_tables(), [&](uint32_t t) {
     std::fill(users->begin() + index.begin(t), users->begin() + index.begin(t + 1), WorkerSet());
+    std::fill(sole->begin() + index.begin(t), sole->begin() + index.begin(t + 1), kNoUser);
     for (auto& tables : *needed) tables[t].clear();
-    const std::vector<uint32_t>& offsets = index.offsets(t);
-    const std::vector<uint32_t>& ids = index.ids(t);
-    for (uint32_t s = 0; s < index.num_samples(); ++s) {
-      const uint32_t w = worker_of[s];
-      for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {
-        WorkerSet& u = (*users)[ids[i]];
-        if (u.Has(w)) continue;
-        u.Add(w);
-        (*needed)[w][t].push_back(ids[i]);
+    // Raw pointers: the stores below could alias the vectors' own fields,
+    // which would make the compiler reload them on every use.
+    const uint32_t* offsets = index.offsets(t).data();
+    const uint32_t* ids = index.ids(t).data();
+    const uint32_t* worker = worker_of.data();
+    WorkerSet* set = users->data();
+    uint32_t* only = sole->data();
+    for (uint32_t s = 0, n = index.num_samples(); s < n; ++s) {
+      const uint32_t w = worker[s];
+      for (uint32_t i = offsets[s], end = offsets[s + 1]; i < end; ++i) {
+        const uint32_t id = ids[i];
+        if (set[id].Has(w)) continue;
+        only[id] = only[id] == kNoUser ? w : kSeveral;
+        set[id].Add(w);
+        (*needed)[w][t].push_back(id);
       }
     }
   });
@@ -267,10 +277,11 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
   }
   if (next_users_ready_) {
     users_.swap(next_users_);
+    sole_.swap(next_sole_);
     needed_.swap(next_needed_);
     next_users_ready_ = false;
   } else {
-    ComputeUsers(current_, worker_of_, &users_, &needed_);
+    ComputeUsers(current_, worker_of_, &users_, &sole_, &needed_);
   }
   if (iteration_ == 0 && !options_.warm_keys.empty()) WarmStart(&plan);
   slot_of_id_.resize(current_.num_ids());
@@ -332,22 +343,24 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   // Brings the row's newest version into `slot` (empty, or holding an
   // outdated copy): a row handed off to w after the previous step (its
   // holder is w) or served to it by its holder from what w received, any
-  // other from the PS, which must hold it.
-  auto bring_in = [&](const RowState& row, uint32_t id, uint32_t slot) -> absl::Status {
+  // other from the PS, which must hold it: false (a planner bug) when
+  // another worker holds it dirty.
+  auto bring_in = [&](const RowState& row, uint32_t id, uint32_t slot) -> bool {
     const bool handed_off = row.holder == static_cast<int32_t>(w);
     if (handed_off || IsServed(row, id)) {
       tp.receive_slots.push_back(slot);
       tp.receive_keys.push_back(row.key);
       tp.receive_served.push_back(handed_off ? 0 : 1);
-      return absl::OkStatus();
+      return true;
     }
-    if (row.holder != kPsHolder) {
-      return absl::InternalError(absl::StrCat(
-          "planner invariant broken at iteration ", iteration_, ": worker ", w, " table ", t,
-          " must fetch key ", row.key, " whose newest version is dirty at worker ", row.holder));
-    }
+    if (row.holder != kPsHolder) return false;
     fetch(row, slot);
-    return absl::OkStatus();
+    return true;
+  };
+  auto dirty_elsewhere = [&](const RowState& row) {
+    return absl::InternalError(absl::StrCat(
+        "planner invariant broken at iteration ", iteration_, ": worker ", w, " table ", t,
+        " must fetch key ", row.key, " whose newest version is dirty at worker ", row.holder));
   };
 
   const std::vector<uint32_t>& needed = needed_[w][t];
@@ -389,7 +402,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
       ++counts.hits;
       continue;
     }
-    if (auto s = bring_in(dir.at(handle), id, slot); !s.ok()) return s;  // refresh in place
+    if (!bring_in(dir.at(handle), id, slot)) return dirty_elsewhere(dir.at(handle));  // in place
     dir.MarkNewest(handle, w);
   }
   tp.evict_slots.reserve(tp.evict_slots.size() + missing.size());
@@ -418,7 +431,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   for (uint32_t id : missing) {
     const uint32_t handle = current_.row(id);
     const uint32_t slot = cache.Insert(handle, iteration_);
-    if (auto s = bring_in(dir.at(handle), id, slot); !s.ok()) return s;
+    if (!bring_in(dir.at(handle), id, slot)) return dirty_elsewhere(dir.at(handle));
     dir.SetSlot(handle, w, slot);
     dir.AddCopy(handle, w);
     slot_of_id_[id] = slot;
@@ -426,7 +439,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   const bool ownership = options_.policy.sync == SyncMode::kOwnership;
   for (uint32_t id : needed) {
     const uint32_t slot = slot_of_id_[id];
-    if (ownership && users_[id].IsSingle()) {
+    if (ownership && sole_[id] != kSeveral) {
       tp.owned_slots.push_back(slot);
     } else if (options_.serve) {
       // One trainer applies everyone's gradients (OwnerOf); the owner's
@@ -527,16 +540,13 @@ void Planner::ApplyTraining(uint32_t t) {
   const bool ownership = options_.policy.sync == SyncMode::kOwnership;
   for (uint32_t id = current_.begin(t); id < current_.begin(t + 1); ++id) {
     if (id + kRowLookahead < current_.begin(t + 1)) dir.PrefetchRow(current_.row(id + kRowLookahead));
-    const WorkerSet& users = users_[id];
     const uint32_t handle = current_.row(id);
     RowState& row = dir.at(handle);
     if (!trained_.empty()) trained_[t].Add(row.key);
     dir.ClearNewest(handle);
-    if (ownership && users.IsSingle()) {
-      users.ForEach([&](uint32_t w) {
-        row.holder = static_cast<int16_t>(w);
-        dir.MarkNewest(handle, w);
-      });
+    if (ownership && sole_[id] != kSeveral) {
+      row.holder = static_cast<int16_t>(sole_[id]);
+      dir.MarkNewest(handle, sole_[id]);
     } else if (options_.serve) {
       row.holder = static_cast<int16_t>(OwnerOf(row, id));  // it gathered every gradient
       dir.MarkNewest(handle, static_cast<uint32_t>(row.holder));
@@ -570,7 +580,7 @@ void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
 }
 
 void Planner::CommunicationPlan(IterationPlan* plan) {
-  ComputeUsers(next_, next_worker_of_, &next_users_, &next_needed_);
+  ComputeUsers(next_, next_worker_of_, &next_users_, &next_sole_, &next_needed_);
   next_users_ready_ = true;
   run_.ForEachTable(num_tables_, [&](uint32_t t) {
     RowDirectory& dir = directory_[t];
@@ -580,8 +590,8 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
       RowState& row = dir.at(handle);
       if (row.holder == kPsHolder) continue;
       const uint32_t h = static_cast<uint32_t>(row.holder);
+      if (next_sole_[id] == h) continue;  // the holder alone trains it next: keep it dirty
       const WorkerSet& next = next_users_[id];
-      if (next.IsOnly(h)) continue;  // the holder alone trains it next: keep it dirty
       // The holder sends the row to `to`: a copy to train on (served), or
       // the row itself, which becomes `to`'s (a hand-off).
       auto send = [&](uint32_t to, bool served) {
@@ -598,7 +608,7 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
         ++counts.transferred;
         ++(served ? counts.served_copies : counts.handoffs);
       };
-      const bool several = !next.IsSingle();
+      const bool several = next_sole_[id] == kSeveral;
       // Who holds it next: the holder when it serves the others, else
       // (hand-offs) the one other trainer or, when it serves too, one of
       // several picked by the key. kPsHolder: written back instead.
@@ -627,7 +637,7 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
       tp.writeback_slots.push_back(dir.SlotOf(handle, h));
       tp.writeback_keys.push_back(row.key);
       WriteBack(&row, &table_counts_[t][h]);
-      table_counts_[t][h].handoffs += next_users_[id].IsSingle();
+      table_counts_[t][h].handoffs += next_sole_[id] != kSeveral;
     }
   });
 }

@@ -217,10 +217,12 @@ class Planner {
   // The policy's allocation of `index`, or the next forced one.
   absl::Status Allocate(const BatchIndex& index, CounterRng* rng, std::vector<uint32_t>* worker_of);
 
-  // Per id of `index`: the workers training it. Per worker and table: the
-  // ids it trains, in first-use order.
+  // Per id of `index`: the workers training it, and the one worker that
+  // does or kSeveral (the common questions, without reading the set). Per
+  // worker and table: the ids it trains, in first-use order.
+  static constexpr uint32_t kSeveral = UINT32_MAX;
   void ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>& worker_of,
-                    std::vector<WorkerSet>* users,
+                    std::vector<WorkerSet>* users, std::vector<uint32_t>* sole,
                     std::vector<std::vector<std::vector<uint32_t>>>* needed);
   // PlanInto once the batches passed validation.
   absl::Status PlanValidated(const data::KeyBatch& batch, const data::KeyBatch* next,
@@ -230,7 +232,7 @@ class Planner {
   // several workers train it while one of them holds it dirty (only with
   // options.serve; the communication plan made it so).
   bool IsServed(const RowState& row, uint32_t id) const {
-    return options_.serve && row.holder != kPsHolder && !users_[id].IsSingle();
+    return options_.serve && row.holder != kPsHolder && sole_[id] == kSeveral;
   }
   // With options.serve, the worker that applies the gradients of row `id`,
   // which several workers train this iteration: its holder, or, when the PS
@@ -271,8 +273,9 @@ class Planner {
 
   // Per-iteration scratch.
   std::vector<WorkerSet> users_, next_users_;              // per batch-local id
+  std::vector<uint32_t> sole_, next_sole_;                 // per batch-local id
   std::vector<std::vector<std::vector<uint32_t>>> needed_, next_needed_;  // [worker][table] ids
-  // next_users_/next_needed_ hold the read-ahead batch's (the communication
+  // next_users_/next_sole_/next_needed_ hold the read-ahead batch's (the communication
   // plan computed them), so they need not be computed again.
   bool next_users_ready_ = false;
   std::vector<uint32_t> slot_of_id_;

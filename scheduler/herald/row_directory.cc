@@ -39,9 +39,8 @@ uint32_t RowDirectory::FindOrAdd(Key key) {
   return handle;
 }
 
-void RowDirectory::ClearNewest(uint32_t handle) {
-  at(handle).newest_low = 0;
-  if (high_words_ > 0) std::fill(High(handle) + high_words_, High(handle) + 2 * high_words_, 0);
+void RowDirectory::ClearHighNewest(uint32_t handle) {
+  std::fill(High(handle) + high_words_, High(handle) + 2 * high_words_, 0);
 }
 
 void RowDirectory::SetSlot(uint32_t handle, uint32_t w, uint32_t slot) {

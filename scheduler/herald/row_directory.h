@@ -118,7 +118,10 @@ class RowDirectory {
     SetBit(handle, 1, w, false);
   }
   // No copy is the newest (the PS's or another worker's is).
-  void ClearNewest(uint32_t handle);
+  void ClearNewest(uint32_t handle) {
+    at(handle).newest_low = 0;
+    if (high_words_ > 0) ClearHighNewest(handle);
+  }
   // The workers caching the newest version, in kWords words. REQUIRES:
   // the job's workers fit (num_workers ≤ 64·kWords).
   template <int kWords>
@@ -183,6 +186,7 @@ class RowDirectory {
     for (uint32_t i = 0; i < high_words_; ++i) any |= words[i];
     return any != 0;
   }
+  void ClearHighNewest(uint32_t handle);
   // Sets or clears worker w in the resident (set 0) or newest (set 1) set.
   void SetBit(uint32_t handle, int set, uint32_t w, bool on) {
     uint64_t* word;
