@@ -172,20 +172,33 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
   std::vector<uint32_t> cached(n, 0);
   chunk_ids_.resize(num_chunks);
   scored_offsets_.assign(n + 1, 0);
+  // Per table, its offsets and use_scored_ as raw pointers: this runs per
+  // (sample, table), and the vectors would be reloaded after every store.
+  const uint32_t num_tables = index.num_tables();
+  table_offsets_.resize(num_tables);
+  table_scored_.resize(num_tables);
+  for (uint32_t t = 0; t < num_tables; ++t) {
+    table_offsets_[t] = index.offsets(t).data();
+    table_scored_[t] = use_scored_[t].data();
+  }
   run.ForEachTable(num_chunks, [&](uint32_t c) {
     std::vector<uint32_t>& out = chunk_ids_[c];
     out.clear();
+    const uint32_t* const* offsets_of = table_offsets_.data();
+    const uint32_t* const* scored_of = table_scored_.data();
     for (uint32_t s = c * kChunk; s < std::min(n, (c + 1) * kChunk); ++s) {
-      for (uint32_t t = 0; t < index.num_tables(); ++t) {
-        const std::vector<uint32_t>& offsets = index.offsets(t);
-        const std::vector<uint32_t>& use_scored = use_scored_[t];
-        for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) {
+      uint32_t cached_rows = 0;
+      for (uint32_t t = 0; t < num_tables; ++t) {
+        const uint32_t* offsets = offsets_of[t];
+        const uint32_t* use_scored = scored_of[t];
+        for (uint32_t i = offsets[s], end = offsets[s + 1]; i < end; ++i) {
           const uint32_t scored = use_scored[i];
           if (scored == kUnscored) continue;
           out.push_back(scored & ~(uint32_t{1} << kCachedBit));
-          cached[s] += scored >> kCachedBit;
+          cached_rows += scored >> kCachedBit;
         }
       }
+      cached[s] = cached_rows;
       scored_offsets_[s + 1] = static_cast<uint32_t>(out.size());  // within the chunk
     }
   });
