@@ -210,11 +210,17 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
     }
     scored_ids_.insert(scored_ids_.end(), chunk_ids_[c].begin(), chunk_ids_[c].end());
   }
-  // Samples with the most cached rows choose first, before quotas fill.
+  // Samples with the most cached rows choose first, before quotas fill;
+  // equals in batch order. A counting sort: the counts are small.
+  uint32_t most = 0;
+  for (uint32_t c : cached) most = std::max(most, c);
+  start_of_count_.assign(most + 2, 0);
+  for (uint32_t c : cached) ++start_of_count_[most - c + 1];  // most cached first
+  for (uint32_t i = 1; i < start_of_count_.size(); ++i) {
+    start_of_count_[i] += start_of_count_[i - 1];
+  }
   std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return cached[a] > cached[b]; });
+  for (uint32_t s = 0; s < n; ++s) order[start_of_count_[most - cached[s]]++] = s;
   for (uint32_t k = 0; k < n; ++k) {
     const uint32_t s = order[k];
     if (k + 1 < n) {  // the next sample's rows are random reads: start them now

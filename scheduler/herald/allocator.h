@@ -105,6 +105,7 @@ class Allocator {
   std::vector<int32_t> cost_, closed_cost_;
   std::vector<uint32_t> load_, quota_;
   std::vector<uint8_t> tied_;  // PickCheapest's scratch
+  std::vector<uint32_t> start_of_count_;  // the samples' order by cached rows
   std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR of scored numbers
   std::vector<const uint32_t*> table_offsets_, table_scored_;  // per table, while allocating
   std::vector<std::vector<uint32_t>> chunk_ids_;       // scored_ids_ of each chunk of samples
