@@ -24,12 +24,12 @@ TEST(RowDirectory, OneHandlePerKeyUntilErased) {
   EXPECT_EQ(dir.size(), 1u);
 }
 
-// Entries live in chunks of doubling size: every entry keeps its own state
+// Entries live in fixed chunks of 1024: every entry keeps its own state
 // across many chunk boundaries, handles are dense from 0, and a copy of the
 // directory (Planner::Clone) holds the same entries and grows on its own.
 TEST(RowDirectory, EntriesKeepTheirStateAcrossChunksAndCopies) {
   RowDirectory dir(8);
-  constexpr Key kKeys = 20000;  // chunks of 64, 128, … 8192 entries and more
+  constexpr Key kKeys = 20000;  // 20 chunks
   for (Key k = 0; k < kKeys; ++k) {
     const uint32_t h = dir.FindOrAdd(1000 + k);
     ASSERT_EQ(h, k);
@@ -123,8 +123,12 @@ TEST(RowDirectory, WorkerSetsMatchAModelInEveryWord) {
   for (uint32_t workers : {8u, 64u, 65u, 130u, 256u}) {
     RowDirectory dir(workers);
     constexpr uint32_t kRows = 300;
+    // Entries of three chunks (each 1024): the rows take every 8th handle.
     std::vector<uint32_t> handles;
-    for (uint32_t k = 0; k < kRows; ++k) handles.push_back(dir.FindOrAdd(100 + k));
+    for (uint32_t k = 0; k < 8 * kRows; ++k) {
+      const uint32_t h = dir.FindOrAdd(100 + k);
+      if (k % 8 == 0) handles.push_back(h);
+    }
     // model[i]: worker → newest (resident when present).
     std::vector<std::map<uint32_t, bool>> model(kRows);
     std::mt19937 rng(workers);
@@ -156,8 +160,8 @@ TEST(RowDirectory, WorkerSetsMatchAModelInEveryWord) {
         model[i].clear();
         dir.MaybeRelease(h);
         dir.Sweep(op);
-        ASSERT_EQ(dir.Find(100 + i), RowDirectory::kNone);
-        handles[i] = dir.FindOrAdd(100 + i);
+        ASSERT_EQ(dir.Find(100 + 8 * i), RowDirectory::kNone);
+        handles[i] = dir.FindOrAdd(100 + 8 * i);
         ASSERT_FALSE(dir.IsCached(handles[i]));
         ASSERT_FALSE(dir.IsNewestAnywhere(handles[i]));
       }
