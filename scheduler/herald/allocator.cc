@@ -115,7 +115,6 @@ void Allocator::ScoreIds(const BatchIndex& index, const std::vector<RowDirectory
   const uint32_t num_ids = index.num_ids();
   scored_of_.resize(num_ids);
   rows->resize(num_ids);
-  use_scored_.resize(index.num_tables());
   run.ForEachTable(index.num_tables(), [&](uint32_t t) {
     const bool scored_table = scored_tables_.empty() || scored_tables_[t];
     const RowDirectory& dir = directory[t];
@@ -131,20 +130,9 @@ void Allocator::ScoreIds(const BatchIndex& index, const std::vector<RowDirectory
       const BasicWorkerSet<kWords> newest = dir.Newest<kWords>(handle);
       const bool is_cached = !newest.Empty();
       if (uses == 1 && !is_cached && row.holder == kPsHolder) continue;
-      scored_of_[id] = next;
+      scored_of_[id] = next | (uint32_t{is_cached} << kCachedBit);
       (*rows)[next] = {BasicWorkerSet<kWords>(), newest, row.holder, is_cached};
       ++next;
-    }
-    // Per use of the table: its scored number with the cached flag in bit
-    // 31, or kUnscored, so the per-sample pass below reads sequentially.
-    const std::vector<uint32_t>& ids = index.ids(t);
-    std::vector<uint32_t>& use_scored = use_scored_[t];
-    use_scored.resize(ids.size());
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const uint32_t scored = scored_of_[ids[i]];
-      use_scored[i] = scored == kUnscored
-                          ? kUnscored
-                          : scored | (uint32_t{(*rows)[scored].cached} << kCachedBit);
     }
   });
 }
@@ -172,27 +160,28 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
   std::vector<uint32_t> cached(n, 0);
   chunk_ids_.resize(num_chunks);
   scored_offsets_.assign(n + 1, 0);
-  // Per table, its offsets and use_scored_ as raw pointers: this runs per
+  // Per table, its offsets and ids as raw pointers: this runs per
   // (sample, table), and the vectors would be reloaded after every store.
   const uint32_t num_tables = index.num_tables();
   table_offsets_.resize(num_tables);
-  table_scored_.resize(num_tables);
+  table_ids_.resize(num_tables);
   for (uint32_t t = 0; t < num_tables; ++t) {
     table_offsets_[t] = index.offsets(t).data();
-    table_scored_[t] = use_scored_[t].data();
+    table_ids_[t] = index.ids(t).data();
   }
   run.ForEachTable(num_chunks, [&](uint32_t c) {
     std::vector<uint32_t>& out = chunk_ids_[c];
     out.clear();
     const uint32_t* const* offsets_of = table_offsets_.data();
-    const uint32_t* const* scored_of = table_scored_.data();
+    const uint32_t* const* ids_of = table_ids_.data();
+    const uint32_t* scored_of = scored_of_.data();
     for (uint32_t s = c * kChunk; s < std::min(n, (c + 1) * kChunk); ++s) {
       uint32_t cached_rows = 0;
       for (uint32_t t = 0; t < num_tables; ++t) {
         const uint32_t* offsets = offsets_of[t];
-        const uint32_t* use_scored = scored_of[t];
+        const uint32_t* ids = ids_of[t];
         for (uint32_t i = offsets[s], end = offsets[s + 1]; i < end; ++i) {
-          const uint32_t scored = use_scored[i];
+          const uint32_t scored = scored_of[ids[i]];
           if (scored == kUnscored) continue;
           out.push_back(scored & ~(uint32_t{1} << kCachedBit));
           cached_rows += scored >> kCachedBit;

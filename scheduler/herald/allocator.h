@@ -73,8 +73,8 @@ class Allocator {
   void LocalityIn(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                   CounterRng* rng, std::vector<uint32_t>* worker_of, const TableRunner& run,
                   std::vector<ScoredRow<kWords>>* rows);
-  // Fills scored_of_ (kUnscored or the id's number among the scored ids),
-  // the scored rows, and use_scored_ (each use's scored number, flagged).
+  // Fills scored_of_ (kUnscored or the id's number among the scored ids,
+  // flagged when some worker caches the row) and the scored rows.
   template <int kWords>
   void ScoreIds(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                 const TableRunner& run, std::vector<ScoredRow<kWords>>* rows);
@@ -90,12 +90,10 @@ class Allocator {
   static constexpr uint32_t kUnscored = UINT32_MAX;
   // Scratch reused across batches. Per batch-local id: its scored number
   // (the ids whose choice can matter, numbered densely within each table so
-  // the greedy loop reads small arrays). Per scored number: its row, in the
-  // width the job needs.
+  // the greedy loop reads small arrays) | cached << kCachedBit, or
+  // kUnscored. Per scored number: its row, in the width the job needs.
   std::vector<uint32_t> scored_of_;
-  // Per table, per use: the scored number | cached << kCachedBit, or kUnscored.
   static constexpr int kCachedBit = 31;
-  std::vector<std::vector<uint32_t>> use_scored_;
   std::vector<ScoredRow<1>> rows1_;
   std::vector<ScoredRow<2>> rows2_;
   std::vector<ScoredRow<4>> rows4_;
@@ -107,7 +105,7 @@ class Allocator {
   std::vector<uint8_t> tied_;  // PickCheapest's scratch
   std::vector<uint32_t> start_of_count_;  // the samples' order by cached rows
   std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR of scored numbers
-  std::vector<const uint32_t*> table_offsets_, table_scored_;  // per table, while allocating
+  std::vector<const uint32_t*> table_offsets_, table_ids_;  // per table, while allocating
   std::vector<std::vector<uint32_t>> chunk_ids_;       // scored_ids_ of each chunk of samples
 };
 
