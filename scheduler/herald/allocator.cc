@@ -241,7 +241,8 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
       });
     }
     // The cheapest workers with room (in increasing rank); one of them
-    // uniformly at random (a full worker's cost is kClosed or more).
+    // uniformly at random (a full worker's cost starts at kClosed, far
+    // above any other's).
     const uint32_t best = PickCheapest(cost_.data(), W, rng, &tied_);
     if (++load_[best] == quota_[best]) closed_cost_[best] = kClosed;
     (*worker_of)[s] = best;
