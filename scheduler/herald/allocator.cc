@@ -4,10 +4,6 @@
 #include <cstdint>
 #include <numeric>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace herald::scheduler {
 
 void Allocator::Allocate(const BatchIndex& index, const std::vector<RowDirectory>& directory,
@@ -38,69 +34,6 @@ void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory
     LocalityIn<2>(index, directory, rng, worker_of, run, &rows2_);
   } else {
     LocalityIn<4>(index, directory, rng, worker_of, run, &rows4_);
-  }
-}
-
-namespace {
-
-// Members of a 4-bit mask (x86-64's baseline has no popcount instruction).
-constexpr uint8_t kMembers[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-
-}  // namespace
-
-uint32_t Allocator::PickCheapest(const int32_t* cost, uint32_t n, CounterRng* rng,
-                                 std::vector<uint8_t>* scratch) {
-  // This runs once per sample over every worker's cost, so four at a time
-  // where the CPU allows. The least: a lane-wise minimum (SSE2 has no
-  // signed 32-bit min: select by a comparison), then across the lanes.
-  uint32_t w = 0;
-  int32_t least = kClosed;
-#if defined(__SSE2__)
-  __m128i least_lanes = _mm_set1_epi32(kClosed);
-  for (; w + 4 <= n; w += 4) {
-    const __m128i lanes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cost + w));
-    const __m128i lower = _mm_cmplt_epi32(lanes, least_lanes);
-    least_lanes = _mm_or_si128(_mm_and_si128(lower, lanes), _mm_andnot_si128(lower, least_lanes));
-  }
-  alignas(16) int32_t lane[4];
-  _mm_store_si128(reinterpret_cast<__m128i*>(lane), least_lanes);
-  least = std::min(std::min(lane[0], lane[1]), std::min(lane[2], lane[3]));
-#endif
-  for (uint32_t tail = w; tail < n; ++tail) least = std::min(least, cost[tail]);
-  // Who has it, as one 4-bit mask per group of four workers (bit i: worker
-  // 4·group + i), and how many.
-  std::vector<uint8_t>& tied = *scratch;
-  tied.resize((n + 3) / 4);
-  uint32_t ties = 0;
-  w = 0;
-#if defined(__SSE2__)
-  const __m128i want = _mm_set1_epi32(least);
-  for (; w + 4 <= n; w += 4) {
-    const __m128i lanes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cost + w));
-    const int mask = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(lanes, want)));
-    tied[w / 4] = static_cast<uint8_t>(mask);
-    ties += kMembers[mask];
-  }
-#endif
-  for (; w < n; w += 4) {
-    uint8_t mask = 0;
-    for (uint32_t i = 0; i < 4 && w + i < n; ++i) {
-      if (cost[w + i] == least) mask = static_cast<uint8_t>(mask | (1u << i));
-    }
-    tied[w / 4] = mask;
-    ties += kMembers[mask];
-  }
-  // The k-th of them in increasing rank.
-  uint32_t k = ties == 1 ? 0 : rng->NextBelow(ties);
-  for (uint32_t group = 0;; ++group) {
-    unsigned mask = tied[group];
-    const uint32_t here = kMembers[mask];
-    if (k >= here) {
-      k -= here;
-      continue;
-    }
-    for (; k > 0; --k) mask &= mask - 1;
-    return group * 4 + static_cast<uint32_t>(__builtin_ctz(mask));
   }
 }
 
@@ -243,7 +176,7 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
     // The cheapest workers with room (in increasing rank); one of them
     // uniformly at random (a full worker's cost starts at kClosed, far
     // above any other's).
-    const uint32_t best = PickCheapest(cost_.data(), W, rng, &tied_);
+    const uint32_t best = cheapest_.Pick(cost_.data(), W, rng);
     if (++load_[best] == quota_[best]) closed_cost_[best] = kClosed;
     (*worker_of)[s] = best;
     for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {

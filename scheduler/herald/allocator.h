@@ -25,6 +25,7 @@
 
 #include "common/rng.h"
 #include "scheduler/herald/batch_index.h"
+#include "scheduler/herald/cheapest_worker.h"
 #include "scheduler/herald/policy.h"
 #include "scheduler/herald/row_directory.h"
 #include "scheduler/herald/table_runner.h"
@@ -49,12 +50,7 @@ class Allocator {
   // goes to a random worker with room.
   void SetScoredTables(std::vector<bool> scored) { scored_tables_ = std::move(scored); }
 
-  // Of the workers w < n (n ≥ 1) whose cost[w] is the least, the k-th in
-  // increasing rank, k = rng->NextBelow(ties) (no draw when one has it).
-  // Costs must be at most kClosed. `scratch` is reused memory.
-  static uint32_t PickCheapest(const int32_t* cost, uint32_t n, CounterRng* rng,
-                               std::vector<uint8_t>* scratch);
-  static constexpr int32_t kClosed = INT32_MAX / 2;
+  static constexpr int32_t kClosed = CheapestWorker::kClosed;
 
  private:
   // What the greedy loop reads of a scored row, in as few words as the
@@ -102,7 +98,7 @@ class Allocator {
   // one whose share is full.
   std::vector<int32_t> cost_, closed_cost_;
   std::vector<uint32_t> load_, quota_;
-  std::vector<uint8_t> tied_;  // PickCheapest's scratch
+  CheapestWorker cheapest_;
   std::vector<uint32_t> start_of_count_;  // the samples' order by cached rows
   std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR of scored numbers
   std::vector<const uint32_t*> table_offsets_, table_ids_;  // per table, while allocating

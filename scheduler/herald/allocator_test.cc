@@ -19,41 +19,6 @@ data::KeyBatch OneKeyPerSample(const std::vector<Key>& keys) {
   return b;
 }
 
-// PickCheapest (four costs at a time) picks what a plain scan would: the
-// k-th of the least-cost workers in rank order, k drawn from the same
-// stream, for every size around the groups of four (tails of 1..3), with
-// few and many ties, negative costs and full workers (kClosed).
-TEST(AllocatorTest, PickCheapestMatchesAPlainScan) {
-  std::vector<uint8_t> scratch;
-  CounterRng values(7, 1, 0);
-  for (uint32_t n = 1; n <= 70; ++n) {
-    for (int round = 0; round < 40; ++round) {
-      std::vector<int32_t> cost(n);
-      const uint32_t spread = 1 + values.NextBelow(6);  // 1: everyone ties
-      for (int32_t& c : cost) {
-        c = values.NextBelow(5) == 0 ? Allocator::kClosed
-                                     : -static_cast<int32_t>(values.NextBelow(spread));
-      }
-      if (values.NextBelow(3) == 0) cost[values.NextBelow(n)] -= 9;  // one best worker
-      int32_t least = Allocator::kClosed;
-      for (int32_t c : cost) least = std::min(least, c);
-      std::vector<uint32_t> tied;
-      for (uint32_t w = 0; w < n; ++w) {
-        if (cost[w] == least) tied.push_back(w);
-      }
-      CounterRng want_rng(3, n, static_cast<uint64_t>(round));
-      CounterRng got_rng = want_rng;
-      const uint32_t want =
-          tied.size() == 1 ? tied[0]
-                           : tied[want_rng.NextBelow(static_cast<uint32_t>(tied.size()))];
-      ASSERT_EQ(Allocator::PickCheapest(cost.data(), n, &got_rng, &scratch), want)
-          << "n " << n << " round " << round;
-      EXPECT_EQ(got_rng.NextBelow(1000000), want_rng.NextBelow(1000000))
-          << "the same draws, n " << n;
-    }
-  }
-}
-
 // Every sample's row is cached clean (newest, not dirty) by exactly one
 // worker, a different one per sample, ranks assigned in reverse. With one
 // sample per worker, location-aware allocation must give each sample to
