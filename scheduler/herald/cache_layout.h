@@ -27,6 +27,8 @@ class CacheLayout {
   uint32_t RowAt(uint32_t slot) const { return row_at_[slot]; }
 
   void Use(uint32_t slot, uint64_t iteration) { order_->Use(slot, iteration); }
+  // Whether `slot` holds the worker's dirty copy (EvictionOrder::SetDirty).
+  void SetDirty(uint32_t slot, bool dirty) { order_->SetDirty(slot, dirty); }
   // Hints that Use(slot) comes soon (memory prefetch only).
   void PrefetchUse(uint32_t slot) const { order_->Prefetch(slot); }
   // Places the row of directory handle `row` in a free slot (the most

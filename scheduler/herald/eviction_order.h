@@ -1,8 +1,10 @@
 #pragma once
-// The order in which one worker's cache gives up its rows. LRU: least
-// recently used first. LFU: fewest uses since the row entered the cache
-// first, least recently used among equals. Slots used at the current
-// iteration are never offered (a plan never evicts a row it trains).
+// The order in which one worker's cache gives up its rows. LRU: clean rows
+// before dirty ones (evicting a dirty row costs a write-back), least
+// recently used first within each. LFU: fewest uses since the row entered
+// the cache first, least recently used among equals (dirtiness ignored).
+// Slots used at the current iteration are never offered (a plan never
+// evicts a row it trains).
 
 #include <cstdint>
 #include <memory>
@@ -27,8 +29,12 @@ class EvictionOrder {
   // `slot` (resident) was used at `iteration`; a new row counts as a use.
   // REQUIRES: `iteration` no smaller than that of any earlier use.
   virtual void Use(uint32_t slot, uint64_t iteration) = 0;
-  // `slot` left the cache.
+  // `slot` left the cache (and is clean again).
   virtual void Remove(uint32_t slot) = 0;
+  // `slot` holds a row the worker alone has the newest version of (dirty)
+  // or not. Slots start clean. REQUIRES (dirty): `slot` was used at the
+  // latest iteration of any use (rows turn dirty when they are trained).
+  virtual void SetDirty(uint32_t slot, bool dirty) = 0;
   // Hints that `slot` is used soon (memory prefetch only).
   virtual void Prefetch(uint32_t slot) const = 0;
   // The coldest resident slot not used at `iteration`, or -1 when none.
@@ -45,11 +51,16 @@ class EvictionOrder {
 
 std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slots);
 
-// Amortised O(1) per operation, with sequential memory access: every use
-// appends (slot, use number) to a queue; an entry is live while it is its
-// slot's latest use and the slot is resident, so the oldest live entry is
-// the least recently used slot. Dead entries are dropped from the front as
-// Coldest() passes them and by compaction when they outnumber the slots.
+// Amortised O(1) per operation (O(log n) for a parked slot turning clean,
+// once it is sorted in), with sequential memory access: every use appends (slot, use number) to a
+// queue; an entry is live while it is its slot's latest use and the slot is
+// resident, so the oldest live entry is the least recently used slot. Dead
+// entries are dropped from the front as Coldest() passes them and by
+// compaction when they outnumber the slots. A dirty slot passed while
+// looking for clean ones is parked (moved to a second queue, which stays in
+// use order); a parked slot that turns clean moves to a third list, sorted
+// by use number when victims are next listed, and clean victims are the
+// queue's and that list's merged by use number.
 class LruOrder : public EvictionOrder {
  public:
   // Use numbers are renumbered (Compact) once they reach `renumber_at`
@@ -57,6 +68,7 @@ class LruOrder : public EvictionOrder {
   explicit LruOrder(uint32_t slots, uint32_t renumber_at = uint32_t{1} << 31);
   void Use(uint32_t slot, uint64_t iteration) override;
   void Remove(uint32_t slot) override;
+  void SetDirty(uint32_t slot, bool dirty) override;
   void Prefetch(uint32_t slot) const override { __builtin_prefetch(&latest_[slot], 1); }
   int64_t Coldest(uint64_t iteration) const override;
   void ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const override;
@@ -69,12 +81,19 @@ class LruOrder : public EvictionOrder {
     uint32_t slot;
     uint32_t use;  // the use number; live iff latest_[slot] == use
   };
+  // Where a resident slot's live entry is.
+  enum Place : uint8_t { kQueue, kParked, kCleaned };
   // Keeps the live entries only, renumbered 1, 2, ... in order (so use
   // numbers stay below renumber_at + 1: 32 bits suffice).
   void Compact();
   // Drops the dead entries before the oldest live one (and the queue's
-  // memory before it, once that is most of the queue).
+  // memory before it, once that is most of the queue), in each list.
   void DropDeadFront() const;
+  // Sorts the cleaned slots added since the last call in.
+  void SortCleaned() const;
+  bool LiveIn(const Entry& e, Place place) const {
+    return latest_[e.slot] == e.use && state_[e.slot].place == place;
+  }
   // True when the slot's latest use (resident) was at `iteration`.
   bool UsedAt(uint32_t latest, uint64_t iteration) const {
     return iteration == iteration_ && latest >= first_use_of_iteration_;
@@ -89,6 +108,21 @@ class LruOrder : public EvictionOrder {
   uint32_t first_use_of_iteration_ = 1;  // the first use number at iteration_
   mutable std::vector<Entry> queue_;  // oldest first from head_
   mutable size_t head_ = 0;
+  // Per slot, in one byte (read beside each other): where its live entry
+  // is, and whether it is dirty.
+  struct SlotState {
+    Place place : 2;
+    bool dirty : 1;
+  };
+  mutable std::vector<SlotState> state_;
+  // Dirty slots passed in queue_, oldest first from parked_head_ (all older
+  // than the entries left in queue_ after them).
+  mutable std::vector<Entry> parked_;
+  mutable size_t parked_head_ = 0;
+  // Parked slots that turned clean, in use order up to cleaned_sorted_ from
+  // cleaned_head_ (ColdestN sorts in the later ones).
+  mutable std::vector<Entry> cleaned_;
+  mutable size_t cleaned_head_ = 0, cleaned_sorted_ = 0;
 };
 
 // O(log n) per operation: an ordered set of (uses, last use, slot).
@@ -97,6 +131,7 @@ class LfuOrder : public EvictionOrder {
   explicit LfuOrder(uint32_t slots);
   void Use(uint32_t slot, uint64_t iteration) override;
   void Remove(uint32_t slot) override;
+  void SetDirty(uint32_t, bool) override {}
   void Prefetch(uint32_t) const override {}  // the ordered set's path is not known ahead
   int64_t Coldest(uint64_t iteration) const override;
   void ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const override;

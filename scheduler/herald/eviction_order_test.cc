@@ -1,6 +1,8 @@
-// LruOrder (a lazy queue) must give exactly the least recently used slot, as
-// a plain recency list does, through uses, removals and queue compactions;
-// ColdestN must list what rounds of Coldest and Remove would evict.
+// LruOrder (a lazy queue) must give exactly the least recently used clean
+// slot, then the least recently used dirty one, as a plain recency list with
+// dirty flags does, through uses, removals, dirtiness changes and queue
+// compactions; ColdestN must list what rounds of Coldest and Remove would
+// evict.
 
 #include "scheduler/herald/eviction_order.h"
 
@@ -30,6 +32,28 @@ TEST(LruOrder, NeverOffersASlotUsedThisIteration) {
   EXPECT_EQ(lru.Coldest(2), -1);  // nothing resident
 }
 
+TEST(LruOrder, OffersCleanSlotsBeforeDirtyOnes) {
+  LruOrder lru(4);
+  lru.Use(0, 1);
+  lru.Use(1, 1);
+  lru.SetDirty(1, true);  // trained at iteration 1 by this worker alone
+  lru.Use(2, 1);
+  lru.SetDirty(0, true);
+  lru.Use(3, 2);
+  std::vector<uint32_t> order;
+  lru.ColdestN(2, 4, &order);
+  EXPECT_EQ(order, (std::vector<uint32_t>{2, 0, 1}));  // 3 was used at iteration 2
+  lru.SetDirty(1, false);  // written back: clean, and older than 2
+  order.clear();
+  lru.ColdestN(2, 4, &order);
+  EXPECT_EQ(order, (std::vector<uint32_t>{1, 2, 0}));
+  lru.Remove(1);
+  lru.Use(1, 2);  // a new row in the freed slot starts clean
+  EXPECT_EQ(lru.Coldest(2), 2);
+  lru.Remove(2);
+  EXPECT_EQ(lru.Coldest(2), 0);
+}
+
 // Also with use numbers renumbered every 40 uses (every 2^31 in jobs).
 class LruOrderMatches : public testing::TestWithParam<uint32_t> {};
 
@@ -38,33 +62,45 @@ TEST_P(LruOrderMatches, ARecencyListOnRandomOperations) {
   LruOrder lru(kSlots, GetParam());
   std::list<uint32_t> recency;  // least recent first
   std::vector<uint64_t> last_use(kSlots, 0);
+  std::vector<bool> dirty(kSlots, false);
   CounterRng rng(3, 0, 0);
   uint64_t iteration = 1;
-  for (int op = 0; op < 20000; ++op) {  // many more uses than slots: compactions happen
+  for (int op = 0; op < 40000; ++op) {  // many more uses than slots: compactions happen
     if (rng.NextBelow(8) == 0) ++iteration;
     const uint32_t slot = static_cast<uint32_t>(rng.NextBelow(kSlots));
     const bool resident = std::find(recency.begin(), recency.end(), slot) != recency.end();
-    if (resident && rng.NextBelow(4) == 0) {
+    const uint64_t action = rng.NextBelow(8);
+    if (resident && action == 0) {
       lru.Remove(slot);
       recency.remove(slot);
+      dirty[slot] = false;
+    } else if (resident && action == 1 && dirty[slot]) {
+      lru.SetDirty(slot, false);  // written back or handed off, at any time
+      dirty[slot] = false;
     } else {
       lru.Use(slot, iteration);
       recency.remove(slot);
       recency.push_back(slot);
       last_use[slot] = iteration;
+      if (action <= 3) {
+        lru.SetDirty(slot, true);  // trained: only right after a use
+        dirty[slot] = true;
+      }
     }
-    int64_t want = -1;
-    if (!recency.empty() && last_use[recency.front()] != iteration) want = recency.front();
+    // Clean slots least recently used first, then dirty ones; none used now.
+    std::vector<uint32_t> want_all;
+    for (bool want_dirty : {false, true}) {
+      for (uint32_t s : recency) {
+        if (dirty[s] == want_dirty && last_use[s] != iteration) want_all.push_back(s);
+      }
+    }
+    const int64_t want = want_all.empty() ? -1 : int64_t{want_all[0]};
     ASSERT_EQ(lru.Coldest(iteration), want) << "operation " << op;
-    // ColdestN: the recency list's front, up to the first slot used now.
-    const size_t n = rng.NextBelow(6);
-    std::vector<uint32_t> want_n, got_n;
-    for (uint32_t slot : recency) {
-      if (want_n.size() == n || last_use[slot] == iteration) break;
-      want_n.push_back(slot);
-    }
+    const size_t n = rng.NextBelow(kSlots);
+    std::vector<uint32_t> got_n;
     lru.ColdestN(iteration, n, &got_n);
-    ASSERT_EQ(got_n, want_n) << "operation " << op;
+    want_all.resize(std::min(n, want_all.size()));
+    ASSERT_EQ(got_n, want_all) << "operation " << op;
   }
 }
 
@@ -82,6 +118,9 @@ TEST(EvictionOrder, ColdestNMatchesRoundsOfColdestAndRemove) {
       if (rng.NextBelow(10) == 0) ++iteration;
       const uint32_t slot = static_cast<uint32_t>(rng.NextBelow(kSlots));
       order->Use(slot, iteration);
+      if (rng.NextBelow(3) == 0) order->SetDirty(slot, true);
+      const uint32_t other = static_cast<uint32_t>(rng.NextBelow(kSlots));
+      if (rng.NextBelow(4) == 0) order->SetDirty(other, false);
       if (op % 50 != 49) continue;
       const size_t n = rng.NextBelow(kSlots);
       std::vector<uint32_t> batch;

@@ -437,10 +437,13 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     slot_of_id_[id] = slot;
   }
   const bool ownership = options_.policy.sync == SyncMode::kOwnership;
+  // The rows w updates itself (owned) are dirty at w once trained: its
+  // eviction order keeps them after its clean copies.
   for (uint32_t id : needed) {
     const uint32_t slot = slot_of_id_[id];
     if (ownership && sole_[id] != kSeveral) {
       tp.owned_slots.push_back(slot);
+      cache.SetDirty(slot, true);
     } else if (options_.serve) {
       // One trainer applies everyone's gradients (OwnerOf); the owner's
       // gather list is made once every worker has a slot (GatherLists).
@@ -448,6 +451,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
       const uint32_t owner = OwnerOf(row, id);
       if (owner == w) {
         tp.owned_slots.push_back(slot);
+        cache.SetDirty(slot, true);
         continue;
       }
       tp.remote_slots.push_back(slot);
@@ -544,6 +548,8 @@ void Planner::ApplyTraining(uint32_t t) {
     RowState& row = dir.at(handle);
     if (!trained_.empty()) trained_[t].Add(row.key);
     dir.ClearNewest(handle);
+    // A dirty holder is among the row's trainers (the communication plan
+    // made sure), and its copy's slot is already marked dirty (PlanTable).
     if (ownership && sole_[id] != kSeveral) {
       row.holder = static_cast<int16_t>(sole_[id]);
       dir.MarkNewest(handle, sole_[id]);
@@ -557,10 +563,11 @@ void Planner::ApplyTraining(uint32_t t) {
   }
 }
 
-void Planner::WriteBack(RowState* row, PlanCounts* counts) {
+void Planner::WriteBack(uint32_t t, uint32_t w, uint32_t slot, RowState* row) {
   row->holder = kPsHolder;  // the worker's copy stays, clean and still the newest
   row->MarkPsChanged(iteration_);
-  ++counts->written_back;
+  caches_[w][t].SetDirty(slot, false);
+  ++table_counts_[t][w].written_back;
 }
 
 void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
@@ -570,9 +577,7 @@ void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
   RowState& row = dir.at(handle);
   wp->tables[t].evict_slots.push_back(slot);
   wp->tables[t].evict_keys.push_back(row.key);
-  if (row.holder == static_cast<int32_t>(w)) {
-    WriteBack(&row, &table_counts_[t][w]);  // before the slot is reused
-  }
+  if (row.holder == static_cast<int32_t>(w)) WriteBack(t, w, slot, &row);  // before reuse
   dir.RemoveCopy(handle, w);
   dir.ClearSlot(handle, w);
   if (!dir.IsCached(handle) && row.holder == kPsHolder) dir.MaybeRelease(handle);
@@ -629,14 +634,17 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
         });
         if (owner != static_cast<int32_t>(h)) {
           send(static_cast<uint32_t>(owner), /*served=*/false);
+          // h keeps a clean copy; the owner's turns dirty when it trains.
+          caches_[h][t].SetDirty(dir.SlotOf(handle, h), false);
           row.holder = static_cast<int16_t>(owner);
         }
         continue;
       }
       worker::TablePlan& tp = plan->workers[h].tables[t];
-      tp.writeback_slots.push_back(dir.SlotOf(handle, h));
+      const uint32_t slot = dir.SlotOf(handle, h);
+      tp.writeback_slots.push_back(slot);
       tp.writeback_keys.push_back(row.key);
-      WriteBack(&row, &table_counts_[t][h]);
+      WriteBack(t, h, slot, &row);
       table_counts_[t][h].handoffs += next_sole_[id] != kSeveral;
     }
   });
@@ -653,7 +661,7 @@ void Planner::FlushDirty(IterationPlan* plan) {
         if (row.holder != static_cast<int32_t>(w)) return;
         tp.writeback_slots.push_back(slot);
         tp.writeback_keys.push_back(row.key);
-        WriteBack(&row, &table_counts_[t][w]);
+        WriteBack(t, w, slot, &row);
       });
     }
   });

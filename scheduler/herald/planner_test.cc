@@ -248,6 +248,25 @@ TEST(PlannerTest, LruEvictsTheLeastRecentlyUsedRowAndWritesItBackWhenDirty) {
   EXPECT_EQ(totals[3].fetched, 0u);
 }
 
+TEST(PlannerTest, LruEvictsACleanCopyBeforeAnOlderDirtyRow) {
+  // Two workers, capacity 2, samples given to workers 0 and 1 in turn.
+  // Worker 0 trains key 2 (dirty, its own), then key 1, which worker 1
+  // trains next (so worker 0 writes key 1 back: its copy is clean). For
+  // key 7 worker 0 must evict: key 1 (clean, no write-back), not the less
+  // recently used key 2, which it then trains again from its cache.
+  const std::vector<data::KeyBatch> batches = {OneTable({2, 50}), OneTable({1, 51}),
+                                               OneTable({7, 1}), OneTable({2, 60})};
+  const std::vector<std::vector<uint32_t>> forced(batches.size(), {0, 1});
+  std::vector<IterationPlan> plans;
+  RunChecked(Options("herald", 2, 1, 2, 4), batches, &plans, forced);
+  ASSERT_EQ(plans.size(), 4u);
+  EXPECT_EQ(plans[1].workers[0].tables[0].writeback_keys, (std::vector<Key>{1}));
+  EXPECT_EQ(plans[2].workers[0].tables[0].evict_keys, (std::vector<Key>{1}));
+  EXPECT_EQ(plans[2].workers[0].counts.written_back, 0u);
+  EXPECT_EQ(plans[3].workers[0].counts.hits, 1u);  // key 2 stayed, dirty
+  EXPECT_EQ(plans[3].workers[0].counts.fetched, 0u);
+}
+
 TEST(PlannerTest, LfuKeepsTheMostUsedRow) {
   // Key 1 used three times, key 2 once; key 3 must evict key 2 under LFU.
   const std::vector<data::KeyBatch> batches = {OneTable({1}), OneTable({1}), OneTable({2}),
