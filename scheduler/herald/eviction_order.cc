@@ -23,34 +23,35 @@ std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slo
 }
 
 LruOrder::LruOrder(uint32_t slots, uint32_t renumber_at)
-    : latest_(slots, 0), renumber_at_(renumber_at), state_(slots, SlotState{kQueue, false}) {}
+    : slot_(slots, SlotRecord{0, kQueue, 0}), renumber_at_(renumber_at) {}
 
 void LruOrder::Use(uint32_t slot, uint64_t iteration) {
   if (iteration != iteration_) {
     iteration_ = iteration;
     first_use_of_iteration_ = uses_ + 1;
   }
-  state_[slot].place = kQueue;  // a parked or cleaned entry is dead now: its use is old
-  latest_[slot] = ++uses_;
+  SlotRecord& r = slot_[slot];
+  r.place = kQueue;  // a parked or cleaned entry is dead now: its use is old
+  r.latest = ++uses_;
   queue_.push_back({slot, uses_});
   const size_t entries = queue_.size() - head_ + parked_.size() - parked_head_ +
                          cleaned_.size() - cleaned_head_;
-  if (entries > 2 * latest_.size() + 64 || uses_ >= renumber_at_) Compact();
+  if (entries > 2 * slot_.size() + 64 || uses_ >= renumber_at_) Compact();
 }
 
 void LruOrder::Remove(uint32_t slot) {
-  latest_[slot] = 0;
-  state_[slot] = SlotState{kQueue, false};
+  slot_[slot] = SlotRecord{0, kQueue, 0};
 }
 
 void LruOrder::SetDirty(uint32_t slot, bool dirty) {
-  if (state_[slot].dirty == dirty) return;
-  state_[slot].dirty = dirty;
+  SlotRecord& r = slot_[slot];
+  if (r.dirty == dirty) return;
+  r.dirty = dirty;
   // A slot turning dirty was just used: its entry is at the queue's back,
   // past every parked one, so the parked queue stays in use order.
-  if (!dirty && state_[slot].place == kParked) {
-    state_[slot].place = kCleaned;
-    cleaned_.push_back({slot, latest_[slot]});
+  if (!dirty && r.place == kParked) {
+    r.place = kCleaned;
+    cleaned_.push_back({slot, r.latest});
   }
 }
 
@@ -94,8 +95,8 @@ void LruOrder::Compact() {
     const Entry e = live[i];
     const uint32_t renumbered = static_cast<uint32_t>(i + 1);
     if (first_now == 0 && e.use >= first_use_of_iteration_) first_now = renumbered;
-    latest_[e.slot] = renumbered;
-    switch (state_[e.slot].place) {
+    slot_[e.slot].latest = renumbered;
+    switch (slot_[e.slot].place) {
       case kQueue:
         queue_.push_back({e.slot, renumbered});
         break;
@@ -173,9 +174,9 @@ void LruOrder::ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out
         i = queue_.size();  // the rest were used now too
         break;
       }
-      if (!state_[e.slot].dirty) break;
+      if (!slot_[e.slot].dirty) break;
       parked_.push_back(e);  // after every slot parked so far: older than the rest
-      state_[e.slot].place = kParked;
+      slot_[e.slot].place = kParked;
     }
     while (c < cleaned_.size() && !LiveIn(cleaned_[c], kCleaned)) ++c;
     const bool from_queue = i < queue_.size();

@@ -64,12 +64,13 @@ std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slo
 class LruOrder : public EvictionOrder {
  public:
   // Use numbers are renumbered (Compact) once they reach `renumber_at`
-  // (smaller values only to test that). REQUIRES: slots < 2^31.
-  explicit LruOrder(uint32_t slots, uint32_t renumber_at = uint32_t{1} << 31);
+  // (smaller values only to test that). REQUIRES: slots < 2^28,
+  // renumber_at ≤ 2^28.
+  explicit LruOrder(uint32_t slots, uint32_t renumber_at = uint32_t{1} << 28);
   void Use(uint32_t slot, uint64_t iteration) override;
   void Remove(uint32_t slot) override;
   void SetDirty(uint32_t slot, bool dirty) override;
-  void Prefetch(uint32_t slot) const override { __builtin_prefetch(&latest_[slot], 1); }
+  void Prefetch(uint32_t slot) const override { __builtin_prefetch(&slot_[slot], 1); }
   int64_t Coldest(uint64_t iteration) const override;
   void ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const override;
   std::unique_ptr<EvictionOrder> Clone() const override {
@@ -79,7 +80,7 @@ class LruOrder : public EvictionOrder {
  private:
   struct Entry {
     uint32_t slot;
-    uint32_t use;  // the use number; live iff latest_[slot] == use
+    uint32_t use;  // the use number; live iff the slot's latest use, in its list
   };
   // Where a resident slot's live entry is.
   enum Place : uint8_t { kQueue, kParked, kCleaned };
@@ -92,29 +93,30 @@ class LruOrder : public EvictionOrder {
   // Sorts the cleaned slots added since the last call in.
   void SortCleaned() const;
   bool LiveIn(const Entry& e, Place place) const {
-    return latest_[e.slot] == e.use && state_[e.slot].place == place;
+    const SlotRecord r = slot_[e.slot];
+    return r.latest == e.use && r.place == place;
   }
   // True when the slot's latest use (resident) was at `iteration`.
   bool UsedAt(uint32_t latest, uint64_t iteration) const {
     return iteration == iteration_ && latest >= first_use_of_iteration_;
   }
-  // Per slot: its latest use number (0: not resident). Whether that use was
-  // at the current iteration follows from the numbers, as uses come in
-  // iterations that do not decrease: 4 bytes per slot, 8 per queue entry.
-  std::vector<uint32_t> latest_;
+  // Per slot, in one word (one memory access): its latest use number (0:
+  // not resident; whether that use was at the current iteration follows
+  // from the numbers, as uses come in iterations that do not decrease),
+  // which list holds its live entry, and whether it is dirty. 8 bytes per
+  // list entry.
+  struct SlotRecord {
+    uint32_t latest : 29;
+    uint32_t place : 2;  // a Place
+    uint32_t dirty : 1;
+  };
+  mutable std::vector<SlotRecord> slot_;
   uint32_t renumber_at_;
   uint32_t uses_ = 0;
   uint64_t iteration_ = 0;               // the iteration of the latest use
   uint32_t first_use_of_iteration_ = 1;  // the first use number at iteration_
   mutable std::vector<Entry> queue_;  // oldest first from head_
   mutable size_t head_ = 0;
-  // Per slot, in one byte (read beside each other): where its live entry
-  // is, and whether it is dirty.
-  struct SlotState {
-    Place place : 2;
-    bool dirty : 1;
-  };
-  mutable std::vector<SlotState> state_;
   // Dirty slots passed in queue_, oldest first from parked_head_ (all older
   // than the entries left in queue_ after them).
   mutable std::vector<Entry> parked_;
