@@ -80,7 +80,9 @@ ABSL_FLAG(bool, serve, false,
 ABSL_FLAG(bool, init_on_worker, false,
           "simulate: rows never trained are initialised by the workers instead of fetched "
           "(as scheduling.init_on_worker in a job spec)");
-ABSL_FLAG(std::string, eviction, "lru", "simulate: cache eviction lru | lfu");
+ABSL_FLAG(std::string, eviction, "lru",
+          "simulate: cache eviction lru (clean copies before dirty rows, least recently used "
+          "first) | lfu");
 ABSL_FLAG(uint32_t, dim, 64, "simulate: embedding dimension for the byte figures");
 ABSL_FLAG(bool, check, true,
           "simulate: replay every plan through the plan checker (--nocheck to skip)");
