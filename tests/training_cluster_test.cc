@@ -154,11 +154,11 @@ TEST_F(TrainingCluster, RefusesCallsWithoutTheTokenAndBadSpecs) {
   grpc::ClientContext rows_context;
   Authorize(&rows_context);
   request.mutable_spec()->mutable_scheduling()->set_policy(proto::POLICY_HERALD);
-  request.mutable_spec()->mutable_scheduling()->set_cache_rows_per_worker(uint64_t{1} << 31);
+  request.mutable_spec()->mutable_scheduling()->set_cache_rows_per_worker(uint64_t{1} << 28);
   grpc::Status rows = jobs_->SubmitJob(&rows_context, request, &response);
   EXPECT_EQ(rows.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(rows.error_message().find(
-                "scheduling.cache_rows_per_worker: 2147483648, want < 2147483648"),
+                "scheduling.cache_rows_per_worker: 268435456, want < 268435456"),
             std::string::npos)
       << rows.error_message();
 

@@ -54,7 +54,7 @@ TEST(LruOrder, OffersCleanSlotsBeforeDirtyOnes) {
   EXPECT_EQ(lru.Coldest(2), 0);
 }
 
-// Also with use numbers renumbered every 40 uses (every 2^31 in jobs).
+// Also with use numbers renumbered every 40 uses (every 2^28 in jobs).
 class LruOrderMatches : public testing::TestWithParam<uint32_t> {};
 
 TEST_P(LruOrderMatches, ARecencyListOnRandomOperations) {
@@ -104,7 +104,7 @@ TEST_P(LruOrderMatches, ARecencyListOnRandomOperations) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(RenumberAt, LruOrderMatches, testing::Values(1u << 31, 40u));
+INSTANTIATE_TEST_SUITE_P(RenumberAt, LruOrderMatches, testing::Values(1u << 28, 40u));
 
 // Evicting ColdestN's slots in order is what Coldest + Remove rounds do,
 // for both orders, while slots used at the current iteration stay.

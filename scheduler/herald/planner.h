@@ -52,9 +52,9 @@
 
 namespace herald::scheduler {
 
-// Slots per worker and table, exclusive (the LRU order numbers uses in 32
-// bits).
-constexpr uint32_t kMaxSlotsPerTable = uint32_t{1} << 31;
+// Slots per worker and table, exclusive (the LRU order keeps a slot's use
+// number, list and dirty flag in 32 bits: use numbers below 2^29).
+constexpr uint32_t kMaxSlotsPerTable = uint32_t{1} << 28;
 
 struct PlannerOptions {
   Policy policy;

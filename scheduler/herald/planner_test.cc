@@ -319,8 +319,8 @@ TEST(PlannerTest, BadOptionsAndBatchesAreRejectedByName) {
   EXPECT_NE(Planner::Create(o).status().message().find("num_workers"), std::string::npos);
   o = Options("herald", 2, 2, 4, 2);
   EXPECT_NE(Planner::Create(o).status().message().find("slots[0]"), std::string::npos);
-  o = Options("herald", 2, 2, 4, uint32_t{1} << 31);
-  EXPECT_NE(Planner::Create(o).status().message().find("slots[0]: 2147483648, want < 2147483648"),
+  o = Options("herald", 2, 2, 4, uint32_t{1} << 28);
+  EXPECT_NE(Planner::Create(o).status().message().find("slots[0]: 268435456, want < 268435456"),
             std::string::npos)
       << Planner::Create(o).status();
   auto planner = Planner::Create(Options("herald", 2, 2, 4, 4));
