@@ -52,15 +52,15 @@ class EvictionOrder {
 std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slots);
 
 // Amortised O(1) per operation (O(log n) for a parked slot turning clean,
-// once it is sorted in), with sequential memory access: every use appends (slot, use number) to a
-// queue; an entry is live while it is its slot's latest use and the slot is
-// resident, so the oldest live entry is the least recently used slot. Dead
-// entries are dropped from the front as Coldest() passes them and by
-// compaction when they outnumber the slots. A dirty slot passed while
-// looking for clean ones is parked (moved to a second queue, which stays in
-// use order); a parked slot that turns clean moves to a third list, sorted
-// by use number when victims are next listed, and clean victims are the
-// queue's and that list's merged by use number.
+// once it is sorted in), with sequential memory access: every use appends
+// (slot, use number) to a queue; an entry is live while it is its slot's
+// latest use and the slot is resident, so the oldest live entry is the least
+// recently used slot. Dead entries are dropped from the front as Coldest()
+// passes them and by compaction when they outnumber the slots. A dirty slot
+// passed while looking for clean ones is parked (moved to a second queue,
+// which stays in use order); a parked slot that turns clean moves to a
+// third list, sorted by use number when victims are next listed, and clean
+// victims are the queue's and that list's merged by use number.
 class LruOrder : public EvictionOrder {
  public:
   // Use numbers are renumbered (Compact) once they reach `renumber_at`
@@ -85,7 +85,7 @@ class LruOrder : public EvictionOrder {
   // Where a resident slot's live entry is.
   enum Place : uint8_t { kQueue, kParked, kCleaned };
   // Keeps the live entries only, renumbered 1, 2, ... in order (so use
-  // numbers stay below renumber_at + 1: 32 bits suffice).
+  // numbers stay below max(renumber_at, slots) + 1: 29 bits suffice).
   void Compact();
   // Drops the dead entries before the oldest live one (and the queue's
   // memory before it, once that is most of the queue), in each list.
