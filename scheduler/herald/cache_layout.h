@@ -29,6 +29,7 @@ class CacheLayout {
   void Use(uint32_t slot, uint64_t iteration) { order_->Use(slot, iteration); }
   // Whether `slot` holds the worker's dirty copy (EvictionOrder::SetDirty).
   void SetDirty(uint32_t slot, bool dirty) { order_->SetDirty(slot, dirty); }
+  void MarkAllClean() { order_->MarkAllClean(); }
   // Hints that Use(slot) comes soon (memory prefetch only).
   void PrefetchUse(uint32_t slot) const { order_->Prefetch(slot); }
   // Places the row of directory handle `row` in a free slot (the most

@@ -55,6 +55,19 @@ void LruOrder::SetDirty(uint32_t slot, bool dirty) {
   }
 }
 
+void LruOrder::MarkAllClean() {
+  for (SlotRecord& r : slot_) r.dirty = 0;
+  // The parked slots join the cleaned ones (sorted in at the next listing;
+  // they are in use order already).
+  for (size_t i = parked_head_; i < parked_.size(); ++i) {
+    if (!LiveIn(parked_[i], kParked)) continue;
+    slot_[parked_[i].slot].place = kCleaned;
+    cleaned_.push_back(parked_[i]);
+  }
+  parked_.clear();
+  parked_head_ = 0;
+}
+
 void LruOrder::Compact() {
   // Every live entry, renumbered in use order: the three lists are each in
   // use order (once the cleaned one is sorted), so a merge orders them all

@@ -35,6 +35,8 @@ class EvictionOrder {
   // or not. Slots start clean. REQUIRES (dirty): `slot` was used at the
   // latest iteration of any use (rows turn dirty when they are trained).
   virtual void SetDirty(uint32_t slot, bool dirty) = 0;
+  // SetDirty(slot, false) for every slot, at once (the final flush).
+  virtual void MarkAllClean() = 0;
   // Hints that `slot` is used soon (memory prefetch only).
   virtual void Prefetch(uint32_t slot) const = 0;
   // The coldest resident slot not used at `iteration`, or -1 when none.
@@ -70,6 +72,7 @@ class LruOrder : public EvictionOrder {
   void Use(uint32_t slot, uint64_t iteration) override;
   void Remove(uint32_t slot) override;
   void SetDirty(uint32_t slot, bool dirty) override;
+  void MarkAllClean() override;
   void Prefetch(uint32_t slot) const override { __builtin_prefetch(&slot_[slot], 1); }
   int64_t Coldest(uint64_t iteration) const override;
   void ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const override;
@@ -134,6 +137,7 @@ class LfuOrder : public EvictionOrder {
   void Use(uint32_t slot, uint64_t iteration) override;
   void Remove(uint32_t slot) override;
   void SetDirty(uint32_t, bool) override {}
+  void MarkAllClean() override {}
   void Prefetch(uint32_t) const override {}  // the ordered set's path is not known ahead
   int64_t Coldest(uint64_t iteration) const override;
   void ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const override;

@@ -70,7 +70,10 @@ TEST_P(LruOrderMatches, ARecencyListOnRandomOperations) {
     const uint32_t slot = static_cast<uint32_t>(rng.NextBelow(kSlots));
     const bool resident = std::find(recency.begin(), recency.end(), slot) != recency.end();
     const uint64_t action = rng.NextBelow(8);
-    if (resident && action == 0) {
+    if (rng.NextBelow(400) == 0) {
+      lru.MarkAllClean();  // the final flush
+      std::fill(dirty.begin(), dirty.end(), false);
+    } else if (resident && action == 0) {
       lru.Remove(slot);
       recency.remove(slot);
       dirty[slot] = false;

@@ -563,11 +563,10 @@ void Planner::ApplyTraining(uint32_t t) {
   }
 }
 
-void Planner::WriteBack(uint32_t t, uint32_t w, uint32_t slot, RowState* row) {
+void Planner::WriteBack(RowState* row, PlanCounts* counts) {
   row->holder = kPsHolder;  // the worker's copy stays, clean and still the newest
   row->MarkPsChanged(iteration_);
-  caches_[w][t].SetDirty(slot, false);
-  ++table_counts_[t][w].written_back;
+  ++counts->written_back;
 }
 
 void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
@@ -577,7 +576,9 @@ void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
   RowState& row = dir.at(handle);
   wp->tables[t].evict_slots.push_back(slot);
   wp->tables[t].evict_keys.push_back(row.key);
-  if (row.holder == static_cast<int32_t>(w)) WriteBack(t, w, slot, &row);  // before reuse
+  if (row.holder == static_cast<int32_t>(w)) {
+    WriteBack(&row, &table_counts_[t][w]);  // before the slot is reused
+  }
   dir.RemoveCopy(handle, w);
   dir.ClearSlot(handle, w);
   if (!dir.IsCached(handle) && row.holder == kPsHolder) dir.MaybeRelease(handle);
@@ -644,7 +645,8 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
       const uint32_t slot = dir.SlotOf(handle, h);
       tp.writeback_slots.push_back(slot);
       tp.writeback_keys.push_back(row.key);
-      WriteBack(t, h, slot, &row);
+      WriteBack(&row, &table_counts_[t][h]);
+      caches_[h][t].SetDirty(slot, false);
       table_counts_[t][h].handoffs += next_sole_[id] != kSeveral;
     }
   });
@@ -661,8 +663,9 @@ void Planner::FlushDirty(IterationPlan* plan) {
         if (row.holder != static_cast<int32_t>(w)) return;
         tp.writeback_slots.push_back(slot);
         tp.writeback_keys.push_back(row.key);
-        WriteBack(t, w, slot, &row);
+        WriteBack(&row, &table_counts_[t][w]);
       });
+      caches_[w][t].MarkAllClean();  // every row it held dirty went back
     }
   });
 }

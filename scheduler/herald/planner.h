@@ -247,9 +247,7 @@ class Planner {
   void ApplyTraining(uint32_t t);
   // Counts go to table_counts_[t][w] (tables run on several threads).
   void Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* plan);
-  // The dirty copy in worker w's `slot` goes to the PS; the copy stays,
-  // clean.
-  void WriteBack(uint32_t t, uint32_t w, uint32_t slot, RowState* row);
+  void WriteBack(RowState* row, PlanCounts* counts);
   void CommunicationPlan(IterationPlan* plan);
   void FlushDirty(IterationPlan* plan);
   // Adds table_counts_ into each worker's plan counts.
