@@ -598,11 +598,12 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
       const uint32_t h = static_cast<uint32_t>(row.holder);
       if (next_sole_[id] == h) continue;  // the holder alone trains it next: keep it dirty
       const WorkerSet& next = next_users_[id];
+      const uint32_t h_slot = dir.SlotOf(handle, h);  // the holder's copy
       // The holder sends the row to `to`: a copy to train on (served), or
       // the row itself, which becomes `to`'s (a hand-off).
       auto send = [&](uint32_t to, bool served) {
         worker::TablePlan& out = plan->workers[h].tables[t];
-        out.send_slots.push_back(dir.SlotOf(handle, h));
+        out.send_slots.push_back(h_slot);
         out.send_keys.push_back(row.key);
         out.send_to.push_back(to);
         out.send_served.push_back(served ? 1 : 0);
@@ -636,17 +637,16 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
         if (owner != static_cast<int32_t>(h)) {
           send(static_cast<uint32_t>(owner), /*served=*/false);
           // h keeps a clean copy; the owner's turns dirty when it trains.
-          caches_[h][t].SetDirty(dir.SlotOf(handle, h), false);
+          caches_[h][t].SetDirty(h_slot, false);
           row.holder = static_cast<int16_t>(owner);
         }
         continue;
       }
       worker::TablePlan& tp = plan->workers[h].tables[t];
-      const uint32_t slot = dir.SlotOf(handle, h);
-      tp.writeback_slots.push_back(slot);
+      tp.writeback_slots.push_back(h_slot);
       tp.writeback_keys.push_back(row.key);
       WriteBack(&row, &table_counts_[t][h]);
-      caches_[h][t].SetDirty(slot, false);
+      caches_[h][t].SetDirty(h_slot, false);
       table_counts_[t][h].handoffs += next_sole_[id] != kSeveral;
     }
   });
