@@ -11,6 +11,8 @@ namespace {
 
 // How many directory entries ahead the per-row loops prefetch.
 constexpr uint32_t kRowLookahead = 8;
+// How many of a worker's samples ahead FillSampleSlots starts its reads.
+constexpr size_t kSamplesAhead = 16;
 // ComputeUsers' sole user of an id no sample has used yet.
 constexpr uint32_t kNoUser = UINT32_MAX - 1;
 // slot_of_id_ of a row not in the worker's cache yet.
@@ -526,7 +528,13 @@ void Planner::FillSampleSlots(uint32_t t, WorkerPlan* wp) {
   uint32_t* offset = out.offsets.data();
   uint32_t uses = 0;
   *offset++ = 0;
-  for (uint32_t s : wp->samples) {
+  // The worker's samples are a scattered subset of the batch: each read
+  // below is a different line, so they are started a few samples ahead.
+  const std::vector<uint32_t>& samples = wp->samples;
+  const size_t n = samples.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kSamplesAhead < n) __builtin_prefetch(&offsets[samples[k + kSamplesAhead]]);
+    const uint32_t s = samples[k];
     uses += offsets[s + 1] - offsets[s];
     *offset++ = uses;
   }
@@ -534,7 +542,13 @@ void Planner::FillSampleSlots(uint32_t t, WorkerPlan* wp) {
   uint32_t* slot = out.slots.data();
   const uint32_t* id = ids.data();
   const uint32_t* slot_of_id = slot_of_id_.data();
-  for (uint32_t s : wp->samples) {
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kSamplesAhead < n) __builtin_prefetch(&id[offsets[samples[k + kSamplesAhead]]]);
+    if (k + kSamplesAhead / 2 < n) {
+      const uint32_t ahead = samples[k + kSamplesAhead / 2];
+      if (offsets[ahead] < offsets[ahead + 1]) __builtin_prefetch(&slot_of_id[id[offsets[ahead]]]);
+    }
+    const uint32_t s = samples[k];
     for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) *slot++ = slot_of_id[id[i]];
   }
 }
