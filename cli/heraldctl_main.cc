@@ -80,6 +80,10 @@ ABSL_FLAG(bool, serve, false,
 ABSL_FLAG(bool, init_on_worker, false,
           "simulate: rows never trained are initialised by the workers instead of fetched "
           "(as scheduling.init_on_worker in a job spec)");
+ABSL_FLAG(uint32_t, allocation_passes, 1,
+          "simulate, location-aware policies: greedy allocation passes, 1..8; each pass after "
+          "the first re-places every sample knowing where the others went (as "
+          "scheduling.allocation_passes in a job spec)");
 ABSL_FLAG(std::string, eviction, "lru",
           "simulate: cache eviction lru (clean copies before dirty rows, least recently used "
           "first) | lfu");
@@ -109,7 +113,7 @@ Commands:
   simulate --data FILE --workers N --batch-per-worker B [--cache-ratio R] [--policy P]
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
            [--warm-start] [--seed S] [--threads T] [--handoff] [--serve]
-           [--init-on-worker] [--nocheck] [--json]
+           [--init-on-worker] [--allocation-passes N] [--nocheck] [--json]
       Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
       herald-comm-only, herald-adaptive) without any PS or worker: rows fetched, pushed
       and written back per iteration (and the write-backs that only hand a row to the one
@@ -124,7 +128,10 @@ Commands:
       train next stays with it; it sends the others a copy and applies their gradients,
       as jobs with scheduling.serve do (rows_served_copies, rows_owner_gradients, both
       also in rows_transferred). --init-on-worker: rows never trained are initialised
-      by the workers, not fetched (rows_initialized; any policy).
+      by the workers, not fetched (rows_initialized; any policy). --allocation-passes N:
+      location-aware allocation (herald, herald-alloc-only, herald-adaptive) re-places
+      every sample N - 1 more times, each time knowing where the others went: fewer rows
+      moved, more scheduling time (as scheduling.allocation_passes).
 
   Job commands (submit, status, watch, cancel, nodes, export) take
   [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS
@@ -218,6 +225,7 @@ int main(int argc, char** argv) {
     o.handoff = absl::GetFlag(FLAGS_handoff);
     o.serve = absl::GetFlag(FLAGS_serve);
     o.init_on_worker = absl::GetFlag(FLAGS_init_on_worker);
+    o.allocation_passes = absl::GetFlag(FLAGS_allocation_passes);
     o.top_k = absl::GetFlag(FLAGS_top_k);
     o.warm_start = absl::GetFlag(FLAGS_warm_start);
     o.budget_ms = absl::GetFlag(FLAGS_budget_ms);

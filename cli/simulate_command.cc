@@ -31,6 +31,11 @@ absl::Status Validate(const SimulateOptions& o) {
   if (o.budget_ms < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--budget-ms: ", o.budget_ms, ", want ≥ 0"));
   }
+  if (o.allocation_passes == 0 || o.allocation_passes > scheduler::kMaxAllocationPasses) {
+    return absl::InvalidArgumentError(absl::StrCat("--allocation-passes: ", o.allocation_passes,
+                                                   ", want 1..",
+                                                   scheduler::kMaxAllocationPasses));
+  }
   if (o.warm_start && o.policy == "nocache") {
     return absl::InvalidArgumentError("--warm-start: policy nocache keeps no cache to warm");
   }
@@ -134,7 +139,7 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"rows_served_copies\":", t.served_copies, ",\"rows_owner_gradients\":",
       t.owner_gradients, ",\"serve\":", o.serve ? "true" : "false",
       ",\"rows_initialized\":", t.initialized, ",\"init_on_worker\":",
-      o.init_on_worker ? "true" : "false",
+      o.init_on_worker ? "true" : "false", ",\"allocation_passes\":", o.allocation_passes,
       ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,
@@ -240,6 +245,7 @@ absl::Status RunSimulate(const SimulateOptions& o) {
   so.planner.handoff = o.handoff;
   so.planner.serve = o.serve;
   so.planner.init_on_worker = o.init_on_worker;
+  so.planner.allocation_passes = o.allocation_passes;
   so.max_iterations = o.iterations;
   so.check = o.check;
   HERALD_ASSIGN_OR_RETURN(scheduler::SimulationResult result, scheduler::Simulate(so, source));

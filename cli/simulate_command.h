@@ -37,6 +37,8 @@ struct SimulateOptions {
   bool serve = false;
   // Rows never trained initialised by the workers (PlannerOptions::init_on_worker).
   bool init_on_worker = false;
+  // Greedy passes of location-aware allocation (PlannerOptions::allocation_passes).
+  uint32_t allocation_passes = 1;
   bool json = false;
 };
 

@@ -299,8 +299,8 @@ TEST_F(ExactnessCluster, ServedRowsGiveTheReferenceModel) {
 
 // Rows never trained initialised by the workers (scheduling.init_on_worker):
 // the PS is asked only for rows some plan trained, and the model is still
-// the reference's — under vanilla, and under herald with hand-offs and
-// served rows.
+// the reference's — under vanilla, and under herald with hand-offs, served
+// rows and three allocation passes (scheduling.allocation_passes).
 TEST_F(ExactnessCluster, RowsInitialisedByWorkersGiveTheReferenceModel) {
   const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
   for (const auto& [policy, workers] :
@@ -311,6 +311,7 @@ TEST_F(ExactnessCluster, RowsInitialisedByWorkersGiveTheReferenceModel) {
     if (policy == proto::POLICY_HERALD) {
       spec.mutable_scheduling()->set_handoff(true);
       spec.mutable_scheduling()->set_serve(true);
+      spec.mutable_scheduling()->set_allocation_passes(3);
     }
     proto::JobStatus done;
     const std::string dir = RunAndExport(spec, &done);

@@ -172,6 +172,26 @@ TEST_F(HeraldctlSimulate, RowsNeverTrainedAreInitialisedNotFetched) {
   }
 }
 
+// --allocation-passes: herald re-places every sample knowing where the
+// others went; plans still checked, and the reach of the option is enforced.
+TEST_F(HeraldctlSimulate, AllocationPassesRefineLocationAwareAllocationOnly) {
+  const Result one = Simulate("herald"), three = Simulate("herald", "--allocation-passes=3");
+  ASSERT_EQ(one.code, 0) << one.output;
+  ASSERT_EQ(three.code, 0) << three.output;
+  EXPECT_NE(one.output.find("\"allocation_passes\":1"), std::string::npos);
+  EXPECT_NE(three.output.find("\"allocation_passes\":3"), std::string::npos);
+  EXPECT_NE(three.output.find("\"checked\":true"), std::string::npos);
+  EXPECT_NE(JsonNumber(three.output, "rows_fetched"), JsonNumber(one.output, "rows_fetched"));
+  const Result zero = Simulate("herald", "--allocation-passes=0");
+  EXPECT_NE(zero.code, 0);
+  EXPECT_NE(zero.output.find("--allocation-passes: 0, want 1..8"), std::string::npos)
+      << zero.output;
+  const Result vanilla = Simulate("vanilla", "--allocation-passes=2");
+  EXPECT_NE(vanilla.code, 0);
+  EXPECT_NE(vanilla.output.find("allocation_passes: 2 with policy vanilla"), std::string::npos)
+      << vanilla.output;
+}
+
 TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
   const Result r = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
                                      "--batch-per-worker=64", "--policy=herald-adaptive",

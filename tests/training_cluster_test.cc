@@ -172,6 +172,18 @@ TEST_F(TrainingCluster, RefusesCallsWithoutTheTokenAndBadSpecs) {
   EXPECT_NE(serve.error_message().find("scheduling.serve: policy vanilla owns no rows"),
             std::string::npos)
       << serve.error_message();
+
+  grpc::ClientContext passes_context;
+  Authorize(&passes_context);
+  request.mutable_spec()->mutable_scheduling()->set_serve(false);
+  request.mutable_spec()->mutable_scheduling()->set_allocation_passes(2);
+  grpc::Status passes = jobs_->SubmitJob(&passes_context, request, &response);
+  EXPECT_EQ(passes.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(passes.error_message().find(
+                "scheduling.allocation_passes: 2 with policy vanilla, whose allocation is not "
+                "location-aware"),
+            std::string::npos)
+      << passes.error_message();
 }
 
 TEST_F(TrainingCluster, AWorkerStoppedMidJobFailsItWithTheReasonAndCancelWorks) {

@@ -70,6 +70,28 @@ void Allocator::ScoreIds(const BatchIndex& index, const std::vector<RowDirectory
   });
 }
 
+void Allocator::IndexSamplesOfRows(uint32_t num_samples, uint32_t num_rows) {
+  row_start_.assign(num_rows + 1, 0);
+  for (uint32_t scored : scored_ids_) ++row_start_[scored + 1];
+  for (uint32_t r = 0; r < num_rows; ++r) row_start_[r + 1] += row_start_[r];
+  row_fill_.assign(row_start_.begin(), row_start_.end() - 1);
+  row_samples_.resize(scored_ids_.size());
+  for (uint32_t s = 0; s < num_samples; ++s) {
+    for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
+      row_samples_[row_fill_[scored_ids_[i]]++] = s;
+    }
+  }
+}
+
+bool Allocator::UsedByAnotherOn(uint32_t scored, uint32_t s, uint32_t w,
+                                const std::vector<uint32_t>& worker_of) const {
+  for (uint32_t i = row_start_[scored]; i < row_start_[scored + 1]; ++i) {
+    const uint32_t other = row_samples_[i];
+    if (other != s && worker_of[other] == w) return true;
+  }
+  return false;
+}
+
 template <int kWords>
 void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                            CounterRng* rng, std::vector<uint32_t>* worker_of,
@@ -155,54 +177,73 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
   std::vector<uint32_t> order(n);
   constexpr uint32_t kRowsAhead = 2, kIdsAhead = 8;
   for (uint32_t s = 0; s < n; ++s) order[start_of_count_[most - cached[s]]++] = s;
-  for (uint32_t k = 0; k < n; ++k) {
-    const uint32_t s = order[k];
-    // Later samples' rows are random reads: start them a few samples ahead
-    // (their scored numbers further ahead still, as the rows need them).
-    if (k + kRowsAhead < n) {
-      const uint32_t ahead = order[k + kRowsAhead];
-      for (uint32_t i = scored_offsets_[ahead]; i < scored_offsets_[ahead + 1]; ++i) {
-        const ScoredRow<kWords>* row = &(*rows)[scored_ids_[i]];
-        __builtin_prefetch(row);  // both lines, when the row straddles two
-        __builtin_prefetch(reinterpret_cast<const char*>(row + 1) - 1);
+  // One greedy pass over the samples in `order`. Refining, each sample
+  // first leaves its worker of the previous pass, so it is placed against
+  // every other sample's current worker (later samples' from that pass).
+  auto place = [&](bool refine) {
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t s = order[k];
+      // Later samples' rows are random reads: start them a few samples ahead
+      // (their scored numbers further ahead still, as the rows need them).
+      if (k + kRowsAhead < n) {
+        const uint32_t ahead = order[k + kRowsAhead];
+        for (uint32_t i = scored_offsets_[ahead]; i < scored_offsets_[ahead + 1]; ++i) {
+          const ScoredRow<kWords>* row = &(*rows)[scored_ids_[i]];
+          __builtin_prefetch(row);  // both lines, when the row straddles two
+          __builtin_prefetch(reinterpret_cast<const char*>(row + 1) - 1);
+        }
+      }
+      if (k + kIdsAhead < n) {
+        const uint32_t ahead = order[k + kIdsAhead];
+        __builtin_prefetch(&scored_offsets_[ahead]);
+        __builtin_prefetch(scored_ids_.data() + scored_offsets_[ahead]);
+      }
+      if (refine) {  // take the sample off its worker of the previous pass
+        const uint32_t old = (*worker_of)[s];
+        for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
+          const uint32_t scored = scored_ids_[i];
+          if (!UsedByAnotherOn(scored, s, old, *worker_of)) (*rows)[scored].users.Remove(old);
+        }
+      }
+      std::copy(closed_cost_.begin(), closed_cost_.end(), cost_.begin());
+      for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
+        const ScoredRow<kWords>& row = (*rows)[scored_ids_[i]];
+        const BasicWorkerSet<kWords>& users = row.users;
+        const uint32_t count = users.CountUpTo2();
+        const int32_t sync = !ownership ? 1 : count == 0 ? 0 : count == 1 ? 2 : 1;
+        const int32_t h = row.holder;
+        // Costs are relative to a base every worker pays (1 + sync + writeback);
+        // only the differences between workers matter. The write-back is
+        // already paid when someone other than the dirty holder trains the row.
+        const bool dirty_elsewhere =
+            h != kPsHolder && (count == 0 || (count == 1 && users.IsOnly(static_cast<uint32_t>(h))));
+        const int32_t writeback = dirty_elsewhere ? 1 : 0;
+        row.newest.ForEach([&](uint32_t w) {
+          if (!users.Has(w)) cost_[w] -= 1;  // a hit: no fetch
+        });
+        if (writeback != 0 && !users.Has(static_cast<uint32_t>(h))) cost_[h] -= writeback;
+        users.ForEach([&](uint32_t w) {
+          // Already trains the row: nothing new. Undo what base charged.
+          cost_[w] -= 1 + sync + writeback;
+        });
+      }
+      // The cheapest workers with room (in increasing rank); one of them
+      // uniformly at random (a full worker's cost starts at kClosed, far
+      // above any other's).
+      const uint32_t best = cheapest_.Pick(cost_.data(), W, rng);
+      if (++load_[best] == quota_[best]) closed_cost_[best] = kClosed;
+      (*worker_of)[s] = best;
+      for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
+        (*rows)[scored_ids_[i]].users.Add(best);
       }
     }
-    if (k + kIdsAhead < n) {
-      const uint32_t ahead = order[k + kIdsAhead];
-      __builtin_prefetch(&scored_offsets_[ahead]);
-      __builtin_prefetch(scored_ids_.data() + scored_offsets_[ahead]);
-    }
-    std::copy(closed_cost_.begin(), closed_cost_.end(), cost_.begin());
-    for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
-      const ScoredRow<kWords>& row = (*rows)[scored_ids_[i]];
-      const BasicWorkerSet<kWords>& users = row.users;
-      const uint32_t count = users.CountUpTo2();
-      const int32_t sync = !ownership ? 1 : count == 0 ? 0 : count == 1 ? 2 : 1;
-      const int32_t h = row.holder;
-      // Costs are relative to a base every worker pays (1 + sync + writeback);
-      // only the differences between workers matter. The write-back is
-      // already paid when someone other than the dirty holder trains the row.
-      const bool dirty_elsewhere =
-          h != kPsHolder && (count == 0 || (count == 1 && users.IsOnly(static_cast<uint32_t>(h))));
-      const int32_t writeback = dirty_elsewhere ? 1 : 0;
-      row.newest.ForEach([&](uint32_t w) {
-        if (!users.Has(w)) cost_[w] -= 1;  // a hit: no fetch
-      });
-      if (writeback != 0 && !users.Has(static_cast<uint32_t>(h))) cost_[h] -= writeback;
-      users.ForEach([&](uint32_t w) {
-        // Already trains the row: nothing new. Undo what base charged.
-        cost_[w] -= 1 + sync + writeback;
-      });
-    }
-    // The cheapest workers with room (in increasing rank); one of them
-    // uniformly at random (a full worker's cost starts at kClosed, far
-    // above any other's).
-    const uint32_t best = cheapest_.Pick(cost_.data(), W, rng);
-    if (++load_[best] == quota_[best]) closed_cost_[best] = kClosed;
-    (*worker_of)[s] = best;
-    for (uint32_t i = scored_offsets_[s]; i < scored_offsets_[s + 1]; ++i) {
-      (*rows)[scored_ids_[i]].users.Add(best);
-    }
+  };
+  place(/*refine=*/false);
+  for (uint32_t pass = 1; pass < passes_; ++pass) {
+    if (pass == 1) IndexSamplesOfRows(n, static_cast<uint32_t>(rows->size()));
+    load_.assign(W, 0);
+    for (uint32_t w = 0; w < W; ++w) closed_cost_[w] = quota_[w] == 0 ? kClosed : 0;
+    place(/*refine=*/true);
   }
 }
 

@@ -18,6 +18,13 @@
 // to the cheapest worker with room; ties are broken uniformly at random
 // (seeded, so the same job plans the same). Measured against the paper's
 // plain score in docs/benchmarks.md.
+//
+// With passes > 1, each further pass takes the samples again in the same
+// order, every worker's load back at zero, and moves each to the cheapest
+// worker with room given every other sample's current worker: those placed
+// earlier in this pass, and the later ones where the previous pass put
+// them. So a sample sees the rows it shares with samples after it, which
+// the first pass could not.
 
 #include <cstdint>
 #include <utility>
@@ -34,8 +41,9 @@ namespace herald::scheduler {
 
 class Allocator {
  public:
-  Allocator(Allocation kind, SyncMode sync, uint32_t num_workers)
-      : kind_(kind), sync_(sync), num_workers_(num_workers) {}
+  // passes ≥ 1 (kLocality; see the file comment). REQUIRES: passes ≥ 1.
+  Allocator(Allocation kind, SyncMode sync, uint32_t num_workers, uint32_t passes = 1)
+      : kind_(kind), sync_(sync), num_workers_(num_workers), passes_(passes) {}
 
   // worker_of[s] for every sample of the indexed batch. `directory` (one per
   // table) is the state the batch will be trained from. kLocality reads the
@@ -74,6 +82,12 @@ class Allocator {
   template <int kWords>
   void ScoreIds(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                 const TableRunner& run, std::vector<ScoredRow<kWords>>* rows);
+  // Refining passes: which samples use each scored row (CSR by scored
+  // number, from scored_offsets_ and scored_ids_).
+  void IndexSamplesOfRows(uint32_t num_samples, uint32_t num_rows);
+  // Whether a sample other than s using the scored row is on worker w.
+  bool UsedByAnotherOn(uint32_t scored, uint32_t s, uint32_t w,
+                       const std::vector<uint32_t>& worker_of) const;
   uint32_t Quota(uint32_t num_samples, uint32_t w) const {
     return static_cast<uint32_t>(uint64_t{num_samples} * (w + 1) / num_workers_ -
                                  uint64_t{num_samples} * w / num_workers_);
@@ -82,6 +96,7 @@ class Allocator {
   Allocation kind_;
   SyncMode sync_;
   uint32_t num_workers_;
+  uint32_t passes_;
   std::vector<bool> scored_tables_;
   static constexpr uint32_t kUnscored = UINT32_MAX;
   // Scratch reused across batches. Per batch-local id: its scored number
@@ -103,6 +118,7 @@ class Allocator {
   std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR of scored numbers
   std::vector<const uint32_t*> table_offsets_, table_ids_;  // per table, while allocating
   std::vector<std::vector<uint32_t>> chunk_ids_;       // scored_ids_ of each chunk of samples
+  std::vector<uint32_t> row_start_, row_fill_, row_samples_;  // IndexSamplesOfRows
 };
 
 }  // namespace herald::scheduler

@@ -69,5 +69,47 @@ TEST(AllocatorTest, EveryWorkerGetsItsShare) {
   }
 }
 
+// One table; sample s uses keys[s] (multi-hot).
+data::KeyBatch Samples(const std::vector<std::vector<Key>>& keys) {
+  data::KeyBatch b;
+  b.num_samples = static_cast<uint32_t>(keys.size());
+  b.tables.resize(1);
+  for (const std::vector<Key>& sample : keys) {
+    for (Key k : sample) b.tables[0].keys.push_back(k);
+    b.tables[0].offsets.push_back(static_cast<uint32_t>(b.tables[0].keys.size()));
+  }
+  return b;
+}
+
+// Two workers, two samples each. S0 uses two rows worker 0 caches and three
+// rows (k) it shares with S2; S1 two rows worker 0 caches; S2 one row
+// worker 1 caches and the k rows; S3 a row nobody has. The greedy takes S0
+// first (most cached rows) and, not yet knowing S2, gives it worker 0; S1
+// fills worker 0, so S2 lands on worker 1 and the k rows are trained on
+// both. A second pass places S0 knowing S2 is on worker 1 and moves it
+// there: the k rows stay on one worker (two misses for S0's cached rows
+// instead of three shared rows).
+TEST(AllocatorTest, ASecondPassPlacesASampleKnowingTheSamplesAfterIt) {
+  const data::KeyBatch batch =
+      Samples({{1, 2, 10, 11, 12}, {3, 4}, {5, 10, 11, 12}, {6}});
+  std::vector<RowDirectory> directory(1);
+  BatchIndex index;
+  index.Build(batch, 0, &directory);
+  for (uint32_t id = 0; id < index.num_ids(); ++id) {
+    const Key key = index.key(id);
+    if (key <= 4) directory[0].AddCopy(index.row(id), 0);
+    if (key == 5) directory[0].AddCopy(index.row(id), 1);
+  }
+  for (uint32_t passes : {1u, 2u, 3u}) {
+    Allocator allocator(Allocation::kLocality, SyncMode::kOwnership, 2, passes);
+    CounterRng rng(1, 0, 0);
+    std::vector<uint32_t> worker_of;
+    allocator.Allocate(index, directory, &rng, &worker_of);
+    const std::vector<uint32_t> want =
+        passes == 1 ? std::vector<uint32_t>{0, 0, 1, 1} : std::vector<uint32_t>{1, 0, 1, 0};
+    EXPECT_EQ(worker_of, want) << passes << " passes";
+  }
+}
+
 }  // namespace
 }  // namespace herald::scheduler

@@ -69,6 +69,16 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
         " owns no rows, so none is ever held dirty to serve (want herald, "
         "herald-adaptive or herald-comm-only)"));
   }
+  if (options.allocation_passes < 1 || options.allocation_passes > kMaxAllocationPasses) {
+    return absl::InvalidArgumentError(absl::StrCat("allocation_passes: ", options.allocation_passes,
+                                                   ", want 1..", kMaxAllocationPasses));
+  }
+  if (options.allocation_passes > 1 && options.policy.allocation != Allocation::kLocality) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "allocation_passes: ", options.allocation_passes, " with policy ", options.policy.name,
+        ", whose allocation is not location-aware: passes refine location-aware allocation "
+        "only (want herald, herald-alloc-only or herald-adaptive)"));
+  }
   if (options.init_on_worker &&
       (options.trained_filter_bits < 64 ||
        (options.trained_filter_bits & (options.trained_filter_bits - 1)) != 0)) {
@@ -96,7 +106,8 @@ Planner::Planner(PlannerOptions options)
     : options_(std::move(options)),
       num_tables_(static_cast<uint32_t>(options_.capacity.size())),
       run_(options_.threads),
-      allocator_(options_.policy.allocation, options_.policy.sync, options_.num_workers),
+      allocator_(options_.policy.allocation, options_.policy.sync, options_.num_workers,
+                 options_.allocation_passes),
       directory_(num_tables_, RowDirectory(options_.num_workers)),
       needed_(options_.num_workers, std::vector<std::vector<uint32_t>>(num_tables_)),
       missing_(num_tables_),

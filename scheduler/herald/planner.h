@@ -55,6 +55,8 @@ namespace herald::scheduler {
 // Slots per worker and table, exclusive (the LRU order keeps a slot's use
 // number, list and dirty flag in 32 bits: use numbers below 2^29).
 constexpr uint32_t kMaxSlotsPerTable = uint32_t{1} << 28;
+// PlannerOptions::allocation_passes is 1..kMaxAllocationPasses.
+constexpr uint32_t kMaxAllocationPasses = 8;
 
 struct PlannerOptions {
   Policy policy;
@@ -104,6 +106,11 @@ struct PlannerOptions {
   // empty (no restored checkpoint).
   bool init_on_worker = false;
   uint64_t trained_filter_bits = uint64_t{1} << 23;
+  // Greedy passes of location-aware allocation (1..8; job spec
+  // scheduling.allocation_passes, heraldctl simulate --allocation-passes):
+  // each pass after the first re-places every sample knowing where the
+  // others went (allocator.h). More passes move fewer rows and take longer.
+  uint32_t allocation_passes = 1;
 };
 
 // Rows one worker moves in one iteration. uses: distinct rows it trains;

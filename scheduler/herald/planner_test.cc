@@ -5,6 +5,7 @@
 #include <random>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "scheduler/herald/plan_checker.h"
 
@@ -323,6 +324,19 @@ TEST(PlannerTest, BadOptionsAndBatchesAreRejectedByName) {
   EXPECT_NE(Planner::Create(o).status().message().find("slots[0]: 268435456, want < 268435456"),
             std::string::npos)
       << Planner::Create(o).status();
+  o = Options("herald", 2, 2, 4, 4);
+  for (uint32_t passes : {0u, kMaxAllocationPasses + 1}) {
+    o.allocation_passes = passes;
+    EXPECT_NE(Planner::Create(o).status().message().find(
+                  absl::StrCat("allocation_passes: ", passes, ", want 1..8")),
+              std::string::npos)
+        << Planner::Create(o).status();
+  }
+  o = Options("vanilla", 2, 2, 4, 4);
+  o.allocation_passes = 2;
+  EXPECT_NE(Planner::Create(o).status().message().find("allocation_passes: 2 with policy vanilla"),
+            std::string::npos)
+      << Planner::Create(o).status();
   auto planner = Planner::Create(Options("herald", 2, 2, 4, 4));
   ASSERT_TRUE(planner.ok());
   EXPECT_NE((*planner)->Plan(OneTable({1, 2}), nullptr).status().message().find("1 tables"),
@@ -501,6 +515,13 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
           EXPECT_EQ(served_only.size(), batches.size());
           o.serve = false;
         }
+        if (o.policy.allocation == Allocation::kLocality) {  // refining allocation passes
+          PlannerOptions refined = o;
+          refined.allocation_passes = 3;
+          refined.handoff = refined.serve = refined.policy.sync == SyncMode::kOwnership;
+          const auto passes = RunChecked(refined, batches);
+          EXPECT_EQ(passes.size(), batches.size());
+        }
         // Rows never trained initialised by the workers: the same plans
         // with each first fetch turned into an initialisation.
         PlannerOptions init = o;
@@ -624,6 +645,7 @@ TEST(PlannerThreadsTest, PlansAreTheSameForAnyThreadCount) {
     SCOPED_TRACE(policy);
     PlannerOptions o = Options(policy, workers, tables, 5, batch + 5);
     o.adaptive.top_k = 6;
+    if (o.policy.allocation == Allocation::kLocality) o.allocation_passes = 2;
     std::vector<IterationPlan> one;
     RunChecked(o, batches, &one);
     for (uint32_t threads : {2u, 3u, 8u}) {

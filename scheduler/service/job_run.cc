@@ -255,6 +255,7 @@ absl::Status JobRun::Plan() {
   po.handoff = spec_.scheduling().handoff();
   po.serve = spec_.scheduling().serve();
   po.init_on_worker = spec_.scheduling().init_on_worker();
+  po.allocation_passes = std::max<uint32_t>(1, spec_.scheduling().allocation_passes());
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));

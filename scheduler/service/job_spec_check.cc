@@ -91,6 +91,16 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
         "scheduling.serve: policy ", policy.name,
         " owns no rows, so none is ever served by an owner (want HERALD or HERALD_ADAPTIVE)"));
   }
+  if (s.allocation_passes() > kMaxAllocationPasses) {
+    return absl::InvalidArgumentError(absl::StrCat("scheduling.allocation_passes: ",
+                                                   s.allocation_passes(), ", want 0..",
+                                                   kMaxAllocationPasses));
+  }
+  if (s.allocation_passes() > 1 && policy.allocation != Allocation::kLocality) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "scheduling.allocation_passes: ", s.allocation_passes(), " with policy ", policy.name,
+        ", whose allocation is not location-aware (want HERALD or HERALD_ADAPTIVE)"));
+  }
   if (s.cache_rows_per_worker() >= kMaxSlotsPerTable) {
     return absl::InvalidArgumentError(absl::StrCat("scheduling.cache_rows_per_worker: ",
                                                    s.cache_rows_per_worker(), ", want < ",
