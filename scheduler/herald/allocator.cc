@@ -216,7 +216,8 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
         // only the differences between workers matter. The write-back is
         // already paid when someone other than the dirty holder trains the row.
         const bool dirty_elsewhere =
-            h != kPsHolder && (count == 0 || (count == 1 && users.IsOnly(static_cast<uint32_t>(h))));
+            h != kPsHolder &&
+            (count == 0 || (count == 1 && users.IsOnly(static_cast<uint32_t>(h))));
         const int32_t writeback = dirty_elsewhere ? 1 : 0;
         row.newest.ForEach([&](uint32_t w) {
           if (!users.Has(w)) cost_[w] -= 1;  // a hit: no fetch

@@ -564,7 +564,9 @@ void FillSlots(const std::vector<uint32_t>& samples, const uint32_t* offsets, co
       if (k + kSamplesAhead < n) __builtin_prefetch(&id[offsets[samples[k + kSamplesAhead]]]);
       if (k + kSamplesAhead / 2 < n) {
         const uint32_t ahead = samples[k + kSamplesAhead / 2];
-        if (offsets[ahead] < offsets[ahead + 1]) __builtin_prefetch(&slot_of_id[id[offsets[ahead]]]);
+        if (offsets[ahead] < offsets[ahead + 1]) {
+          __builtin_prefetch(&slot_of_id[id[offsets[ahead]]]);
+        }
       }
     }
     const uint32_t s = samples[k];
