@@ -3,8 +3,8 @@
 # Criteo-shaped data, 2 PS shards, 2 CPU workers, real processes on
 # 127.0.0.1) under vanilla (the baseline, same run), herald, herald with
 # worker-to-worker hand-offs, and herald with hand-offs and rows served by
-# their owner, and with those and rows never trained initialised by the
-# workers; prints samples/s, embedding bytes the workers moved per
+# their owner, with those and rows never trained initialised by the
+# workers, and with all of those and two allocation passes; prints samples/s, embedding bytes the workers moved per
 # sample, rows moved, and the workers' time per phase, with ratios to
 # vanilla.
 #
@@ -53,12 +53,13 @@ run_job herald POLICY_HERALD ""
 run_job handoff POLICY_HERALD "handoff: true"
 run_job serve POLICY_HERALD "handoff: true serve: true"
 run_job init POLICY_HERALD "handoff: true serve: true init_on_worker: true"
+run_job passes POLICY_HERALD "handoff: true serve: true init_on_worker: true allocation_passes: 2"
 
 python3 - "$dir" <<'PY'
 import json, sys
 d = sys.argv[1]
-names = ["vanilla", "herald", "handoff", "serve", "init"]
-heads = ["vanilla", "herald", "+hand-offs", "+serving", "+init"]
+names = ["vanilla", "herald", "handoff", "serve", "init", "passes"]
+heads = ["vanilla", "herald", "+hand-offs", "+serving", "+init", "+2 passes"]
 jobs = [json.load(open(f"{d}/{n}.json"))["jobs"][0]["progress"] for n in names]
 def g(p, k): return float(p.get(k, 0))
 samples = lambda p: g(p, "iteration") * 2048
