@@ -1,5 +1,6 @@
 // Every job spec in deploy/examples/ parses as text-format JobSpec and passes
-// the scheduler's validation and the model factory (one per model kind).
+// the scheduler's validation and the model factory (one per model kind);
+// variations of one that the validation must refuse.
 
 #include <fstream>
 #include <set>
@@ -16,16 +17,21 @@
 namespace herald {
 namespace {
 
+proto::JobSpec ReadExample(const std::string& name) {
+  std::ifstream in(testing::RunfilePath("deploy/examples/" + name + ".txt"));
+  EXPECT_TRUE(in.good()) << name;
+  std::stringstream text;
+  text << in.rdbuf();
+  proto::JobSpec spec;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text.str(), &spec)) << name;
+  return spec;
+}
+
 TEST(ExampleSpecs, EveryExampleIsAValidJobForItsModel) {
   std::set<proto::ModelKind> kinds;
   for (const char* name : {"wide_and_deep", "deepfm", "dcn", "ncf", "dlrm"}) {
     SCOPED_TRACE(name);
-    std::ifstream in(testing::RunfilePath(std::string("deploy/examples/") + name + ".txt"));
-    ASSERT_TRUE(in.good());
-    std::stringstream text;
-    text << in.rdbuf();
-    proto::JobSpec spec;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text.str(), &spec));
+    const proto::JobSpec spec = ReadExample(name);
     EXPECT_EQ(spec.name(), name);
     EXPECT_TRUE(scheduler::ValidateJobSpec(spec).ok()) << scheduler::ValidateJobSpec(spec);
     worker::CpuDevice device;
@@ -35,6 +41,28 @@ TEST(ExampleSpecs, EveryExampleIsAValidJobForItsModel) {
     kinds.insert(spec.model().kind());
   }
   EXPECT_EQ(kinds.size(), 5u);
+}
+
+// The example with scheduling.allocation_passes: up to 8 under a
+// location-aware policy; more, or any under vanilla, refused by name.
+TEST(ExampleSpecs, AllocationPassesAreCheckedAgainstTheirRangeAndPolicy) {
+  proto::JobSpec spec = ReadExample("wide_and_deep");
+  spec.mutable_scheduling()->set_policy(proto::POLICY_HERALD);
+  for (uint32_t passes : {0u, 1u, 2u, 8u}) {
+    spec.mutable_scheduling()->set_allocation_passes(passes);
+    EXPECT_TRUE(scheduler::ValidateJobSpec(spec).ok()) << passes;
+  }
+  spec.mutable_scheduling()->set_allocation_passes(9);
+  EXPECT_NE(scheduler::ValidateJobSpec(spec).message().find(
+                "scheduling.allocation_passes: 9, want 0..8"),
+            std::string::npos)
+      << scheduler::ValidateJobSpec(spec);
+  spec.mutable_scheduling()->set_allocation_passes(2);
+  spec.mutable_scheduling()->set_policy(proto::POLICY_VANILLA);
+  EXPECT_NE(scheduler::ValidateJobSpec(spec).message().find(
+                "scheduling.allocation_passes: 2 with policy vanilla"),
+            std::string::npos)
+      << scheduler::ValidateJobSpec(spec);
 }
 
 }  // namespace
