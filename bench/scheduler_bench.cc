@@ -63,16 +63,21 @@ Dataset MakeData(data::Correlation correlation, uint64_t samples, uint32_t batch
   return d;
 }
 
+// The planner's optional features a run turns on (PlannerOptions).
+struct Extras {
+  bool handoff = false, serve = false, init = false;
+  uint32_t passes = 1;
+};
+
 SimulationResult Run(const Dataset& d, const std::string& policy, uint32_t workers,
                      uint32_t batch_per_worker, uint64_t iterations, bool check,
                      const scheduler::AdaptiveOptions& adaptive = {}, uint32_t threads = 1,
-                     bool handoff = false, bool serve = false, bool init = false,
-                     uint32_t passes = 1) {
+                     const Extras& extras = {}) {
   scheduler::SimulationOptions o;
-  o.planner.allocation_passes = passes;
-  o.planner.handoff = handoff;
-  o.planner.serve = serve;
-  o.planner.init_on_worker = init;
+  o.planner.allocation_passes = extras.passes;
+  o.planner.handoff = extras.handoff;
+  o.planner.serve = extras.serve;
+  o.planner.init_on_worker = extras.init;
   o.planner.threads = threads;
   o.planner.adaptive = adaptive;
   o.planner.policy = *scheduler::PolicyByName(policy);
@@ -119,23 +124,22 @@ void Quality(const char* name, data::Correlation correlation, double target_perc
     struct Config {
       const char* label;
       const char* policy;
-      bool handoff, serve, init;
-      uint32_t passes;
+      Extras extras;
     };
     for (const Config& c :
-         {Config{"vanilla", "vanilla", false, false, false, 1},
-          Config{"herald-alloc-only", "herald-alloc-only", false, false, false, 1},
-          Config{"herald-comm-only", "herald-comm-only", false, false, false, 1},
-          Config{"herald", "herald", false, false, false, 1},
-          Config{"herald +handoff", "herald", true, false, false, 1},
-          Config{"herald +handoff +serve", "herald", true, true, false, 1},
-          Config{"herald +h-o +serve x2", "herald", true, true, false, 2},
-          Config{"nocache", "nocache", false, false, false, 1},
-          Config{"vanilla +init", "vanilla", false, false, true, 1},
-          Config{"herald +h-o +serve +init", "herald", true, true, true, 1},
-          Config{"herald +h-o +s +init x2", "herald", true, true, true, 2}}) {
-      const SimulationResult r = Run(d, c.policy, workers, bpw, iterations, /*check=*/true, {}, 1,
-                                     c.handoff, c.serve, c.init, c.passes);
+         {Config{"vanilla", "vanilla", {false, false, false, 1}},
+          Config{"herald-alloc-only", "herald-alloc-only", {false, false, false, 1}},
+          Config{"herald-comm-only", "herald-comm-only", {false, false, false, 1}},
+          Config{"herald", "herald", {false, false, false, 1}},
+          Config{"herald +handoff", "herald", {true, false, false, 1}},
+          Config{"herald +handoff +serve", "herald", {true, true, false, 1}},
+          Config{"herald +h-o +serve x2", "herald", {true, true, false, 2}},
+          Config{"nocache", "nocache", {false, false, false, 1}},
+          Config{"vanilla +init", "vanilla", {false, false, true, 1}},
+          Config{"herald +h-o +serve +init", "herald", {true, true, true, 1}},
+          Config{"herald +h-o +s +init x2", "herald", {true, true, true, 2}}}) {
+      const SimulationResult r =
+          Run(d, c.policy, workers, bpw, iterations, /*check=*/true, {}, 1, c.extras);
       const double total = static_cast<double>(r.total.fetched + r.total.pushed +
                                                r.total.written_back + r.total.transferred);
       if (std::string(c.label) == "vanilla") {
@@ -143,9 +147,9 @@ void Quality(const char* name, data::Correlation correlation, double target_perc
         vanilla_max = static_cast<double>(r.sum_max_worker_rows);
       }
       const double saving = 100.0 * (1.0 - total / vanilla_total);
-      if (std::string(c.policy) != "nocache" && !c.init) best = std::max(best, saving);
-      if (c.init && std::string(c.policy) == "vanilla") vanilla_init_total = total;
-      if (c.init && std::string(c.policy) != "vanilla") {
+      if (std::string(c.policy) != "nocache" && !c.extras.init) best = std::max(best, saving);
+      if (c.extras.init && std::string(c.policy) == "vanilla") vanilla_init_total = total;
+      if (c.extras.init && std::string(c.policy) != "vanilla") {
         init_total = init_total == 0 ? total : std::min(init_total, total);
       }
       std::printf("%-8u %-24s %12llu %12llu %12llu %12llu %12.0f %8.1f%% %9.2fx %8.3f\n", workers,
@@ -188,9 +192,10 @@ void Timing(uint32_t workers, uint32_t bpw, double target_ms, uint32_t target_th
     // herald's default, one pass).
     for (const char* label : {"vanilla", "herald", "herald x2"}) {
       const std::string policy = std::string(label) == "vanilla" ? "vanilla" : "herald";
-      const uint32_t passes = std::string(label) == "herald x2" ? 2 : 1;
-      const SimulationResult r = Run(d, policy, workers, bpw, iterations, /*check=*/false, {},
-                                     threads, false, false, false, passes);
+      Extras extras;
+      extras.passes = std::string(label) == "herald x2" ? 2 : 1;
+      const SimulationResult r =
+          Run(d, policy, workers, bpw, iterations, /*check=*/false, {}, threads, extras);
       const auto [median, p99] = warmup == 0 ? std::pair(r.sched_ms_median, r.sched_ms_p99)
                                              : TimesFrom(r, warmup);
       std::printf("%u workers × %u samples × 26 tables, %-9s: scheduling %.3f ms median, %.3f ms "
@@ -201,7 +206,7 @@ void Timing(uint32_t workers, uint32_t bpw, double target_ms, uint32_t target_th
         vanilla_ms = median;
       } else {
         std::printf("; %.2f× vanilla's", median / vanilla_ms);
-        if (target_ms > 0 && threads == target_threads && passes == 1) {
+        if (target_ms > 0 && threads == target_threads && extras.passes == 1) {
           std::printf("; target ≤ %.0f ms: %.2f× the target (%s)", target_ms, median / target_ms,
                       median <= target_ms ? "met" : "NOT met");
         }
