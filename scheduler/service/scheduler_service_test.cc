@@ -168,9 +168,13 @@ class SchedulerServiceTest : public ::testing::Test {
   // Reads worker w's whole stream, checking and reporting each step (and
   // reporting it done to the PS shard, which commits it). At the last step
   // rank 0 uploads `kDense` and every worker reports the CRC of
-  // `dense` (kDense unless a test makes the replicas differ).
+  // `dense` (kDense unless a test makes the replicas differ). The stream
+  // must end OK, unless `may_fail_with` is given: then the job may fail
+  // before this stream's end (the last report is the other worker's), and
+  // the stream may end with that failure, whose message holds it.
   uint64_t FakeWorker(int w, const proto::JoinJobResponse& join,
-                      const std::vector<float>& dense = kDense) {
+                      const std::vector<float>& dense = kDense,
+                      const std::string& may_fail_with = "") {
     grpc::ClientContext context;
     auto reader = OpenSteps(&context, w, join.job_id(), 60000);
     auto ps = ps::MakeGrpcPsClient({ps_server_->address()});
@@ -212,7 +216,13 @@ class SchedulerServiceTest : public ::testing::Test {
       ++received;
       last_[w] = step.last();
     }
-    EXPECT_TRUE(reader->Finish().ok());
+    const grpc::Status end = reader->Finish();
+    if (may_fail_with.empty() || end.ok()) {
+      EXPECT_TRUE(end.ok()) << end.error_message();
+    } else {
+      EXPECT_NE(end.error_message().find(may_fail_with), std::string::npos)
+          << end.error_message();
+    }
     return received;
   }
 
@@ -302,8 +312,11 @@ TEST_F(SchedulerServiceTest, ReplicasWhoseDenseParametersDifferFailTheJob) {
   std::vector<float> diverged = kDense;
   diverged[3] += 1e-6f;
   const int rank1 = joins[0].rank() == 1 ? 0 : 1;  // which fake worker has rank 1
-  std::thread other([&] { FakeWorker(rank1, joins[rank1], diverged); });
-  FakeWorker(1 - rank1, joins[1 - rank1]);
+  // Whichever report comes last fails the job; the other worker's stream
+  // may still be open then and end with the failure.
+  const std::string failure = "dense replicas differ";
+  std::thread other([&] { FakeWorker(rank1, joins[rank1], diverged, failure); });
+  FakeWorker(1 - rank1, joins[1 - rank1], kDense, failure);
   other.join();
   proto::JobStatus s = WaitForEnd(job);
   EXPECT_EQ(s.state(), proto::JOB_FAILED);
