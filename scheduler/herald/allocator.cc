@@ -125,7 +125,7 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
     table_offsets_[t] = index.offsets(t).data();
     table_ids_[t] = index.ids(t).data();
   }
-  run.ForEachTable(num_chunks, [&](uint32_t c) {
+  run.ForEach(num_chunks, [&](uint32_t c) {
     std::vector<uint32_t>& out = chunk_ids_[c];
     out.clear();
     const uint32_t* const* offsets_of = table_offsets_.data();

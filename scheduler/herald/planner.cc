@@ -1,6 +1,7 @@
 #include "scheduler/herald/planner.h"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -198,6 +199,17 @@ absl::StatusOr<IterationPlan> Planner::Plan(const data::KeyBatch& batch,
 
 namespace {
 
+// The tables of `index` by decreasing number of distinct rows (ties in
+// table order): each table's planning costs about that.
+std::vector<uint32_t> TablesLargestFirst(const BatchIndex& index) {
+  std::vector<uint32_t> order(index.num_tables());
+  std::iota(order.begin(), order.end(), 0);
+  auto rows = [&](uint32_t t) { return index.begin(t + 1) - index.begin(t); };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return rows(a) > rows(b); });
+  return order;
+}
+
 // Empties every list of `plan` for `num_workers` × `num_tables`, keeping
 // the lists' memory.
 void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
@@ -275,6 +287,9 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
     if (auto s = Allocate(current_, &rng, &worker_of_); !s.ok()) return s;
   }
 
+  // The batch's largest tables first, on every phase's threads (the
+  // read-ahead batch's phases too: its tables' sizes are alike).
+  run_.SetTableOrder(TablesLargestFirst(current_));
   const uint32_t W = options_.num_workers;
   plan.iteration = iteration_;
   plan.last = next == nullptr;

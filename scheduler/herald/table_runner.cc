@@ -14,17 +14,25 @@ TableRunner::TableRunner(uint32_t threads) : threads_(std::max<uint32_t>(threads
 
 void TableRunner::ForEachTable(uint32_t num_tables,
                                const std::function<void(uint32_t)>& fn) const {
-  const uint32_t shares = std::min(threads_, num_tables);
+  if (order_.size() != num_tables) {
+    ForEach(num_tables, fn);
+    return;
+  }
+  ForEach(num_tables, [&](uint32_t k) { fn(order_[k]); });
+}
+
+void TableRunner::ForEach(uint32_t n, const std::function<void(uint32_t)>& fn) const {
+  const uint32_t shares = std::min(threads_, n);
   if (shares <= 1) {
-    for (uint32_t t = 0; t < num_tables; ++t) fn(t);
+    for (uint32_t i = 0; i < n; ++i) fn(i);
     return;
   }
   // One chunk per share (the pool has at least `shares` threads); each
-  // takes the next table not yet taken, so a large table does not hold up
-  // a share's queue.
+  // takes the next item not yet taken, so a large item does not hold up a
+  // share's queue.
   std::atomic<uint32_t> next{0};
   pool_->ParallelFor(shares, 1, [&](size_t, size_t) {
-    for (uint32_t t = next.fetch_add(1); t < num_tables; t = next.fetch_add(1)) fn(t);
+    for (uint32_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "common/thread_pool.h"
@@ -21,10 +22,19 @@ class TableRunner {
 
   uint32_t threads() const { return threads_; }
 
+  // ForEachTable over `order.size()` tables takes them in this order (a
+  // permutation of the table numbers): the largest first, so the threads'
+  // last tables are small ones and none waits long for another. Other
+  // table counts, and ForEach, keep the natural order.
+  void SetTableOrder(std::vector<uint32_t> order) { order_ = std::move(order); }
+
   // fn(t) for every t in [0, num_tables), each exactly once; returns when
   // all are done. Each thread (the caller's included) takes the next table
-  // nobody has taken. fn must only touch table t's state.
+  // nobody has taken (in the table order, above). fn must only touch table
+  // t's state.
   void ForEachTable(uint32_t num_tables, const std::function<void(uint32_t)>& fn) const;
+  // The same for items that are not tables: fn(i) for every i in [0, n).
+  void ForEach(uint32_t n, const std::function<void(uint32_t)>& fn) const;
 
   // The same for fallible work: every table runs; the error of the lowest
   // failing table is returned (the same one whatever the thread count).
@@ -33,6 +43,7 @@ class TableRunner {
 
  private:
   uint32_t threads_;
+  std::vector<uint32_t> order_;  // empty: the natural order
   // Shared by copies of a planner (Planner::Clone); ThreadPool is thread-safe.
   std::shared_ptr<ThreadPool> pool_;
 };

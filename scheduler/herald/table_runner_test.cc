@@ -1,0 +1,57 @@
+#include "scheduler/herald/table_runner.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "gtest/gtest.h"
+
+namespace herald::scheduler {
+namespace {
+
+// The tables each run of fn saw, in the order one thread saw them.
+std::vector<uint32_t> TablesSeen(const TableRunner& run, uint32_t n, bool tables) {
+  absl::Mutex mu;
+  std::vector<uint32_t> seen;
+  auto record = [&](uint32_t t) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(t);
+  };
+  if (tables) {
+    run.ForEachTable(n, record);
+  } else {
+    run.ForEach(n, record);
+  }
+  return seen;
+}
+
+TEST(TableRunnerTest, OneThreadTakesTheTablesInTheTableOrder) {
+  TableRunner run(1);
+  EXPECT_EQ(TablesSeen(run, 4, true), (std::vector<uint32_t>{0, 1, 2, 3}));
+  run.SetTableOrder({2, 0, 3, 1});
+  EXPECT_EQ(TablesSeen(run, 4, true), (std::vector<uint32_t>{2, 0, 3, 1}));
+  // Items that are not tables, and other table counts, keep their order.
+  EXPECT_EQ(TablesSeen(run, 4, false), (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(TablesSeen(run, 3, true), (std::vector<uint32_t>{0, 1, 2}));
+}
+
+TEST(TableRunnerTest, ThreadsRunEveryTableExactlyOnce) {
+  for (uint32_t threads : {2u, 3u, 8u}) {
+    TableRunner run(threads);
+    run.SetTableOrder({4, 1, 0, 3, 2});
+    for (bool tables : {true, false}) {
+      std::vector<uint32_t> seen = TablesSeen(run, 5, tables);
+      std::sort(seen.begin(), seen.end());
+      EXPECT_EQ(seen, (std::vector<uint32_t>{0, 1, 2, 3, 4})) << threads << " threads";
+    }
+    std::vector<absl::Status> results = {absl::OkStatus(), absl::NotFoundError("3"),
+                                         absl::OkStatus(), absl::InternalError("1"),
+                                         absl::OkStatus()};
+    // The lowest failing table's error, whatever the order and threads.
+    absl::Status s = run.ForEachTableStatus(5, [&](uint32_t t) { return results[t]; });
+    EXPECT_EQ(s, absl::NotFoundError("3")) << threads << " threads";
+  }
+}
+
+}  // namespace
+}  // namespace herald::scheduler
