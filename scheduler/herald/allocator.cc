@@ -8,11 +8,11 @@ namespace herald::scheduler {
 
 void Allocator::Allocate(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                          CounterRng* rng, std::vector<uint32_t>* worker_of,
-                         const TableRunner& run) {
+                         const TableRunner& run, const TableRunner::SideWork& side) {
   const uint32_t n = index.num_samples();
   worker_of->resize(n);
   if (kind_ == Allocation::kLocality) {
-    Locality(index, directory, rng, worker_of, run);
+    Locality(index, directory, rng, worker_of, run, side);
     return;
   }
   std::vector<uint32_t> order(n);
@@ -23,17 +23,18 @@ void Allocator::Allocate(const BatchIndex& index, const std::vector<RowDirectory
   for (uint32_t i = 0; i < n; ++i) {
     (*worker_of)[order[i]] = static_cast<uint32_t>(uint64_t{i} * num_workers_ / n);
   }
+  run.ForEach(side.items, side.fn);
 }
 
 void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                          CounterRng* rng, std::vector<uint32_t>* worker_of,
-                         const TableRunner& run) {
+                         const TableRunner& run, const TableRunner::SideWork& side) {
   if (num_workers_ <= 64) {
-    LocalityIn<1>(index, directory, rng, worker_of, run, &rows1_);
+    LocalityIn<1>(index, directory, rng, worker_of, run, side, &rows1_);
   } else if (num_workers_ <= 128) {
-    LocalityIn<2>(index, directory, rng, worker_of, run, &rows2_);
+    LocalityIn<2>(index, directory, rng, worker_of, run, side, &rows2_);
   } else {
-    LocalityIn<4>(index, directory, rng, worker_of, run, &rows4_);
+    LocalityIn<4>(index, directory, rng, worker_of, run, side, &rows4_);
   }
 }
 
@@ -95,7 +96,8 @@ bool Allocator::UsedByAnotherOn(uint32_t scored, uint32_t s, uint32_t w,
 template <int kWords>
 void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                            CounterRng* rng, std::vector<uint32_t>* worker_of,
-                           const TableRunner& run, std::vector<ScoredRow<kWords>>* rows) {
+                           const TableRunner& run, const TableRunner::SideWork& side,
+                           std::vector<ScoredRow<kWords>>* rows) {
   const uint32_t W = num_workers_;
   ScoreIds(index, directory, run, rows);
   load_.assign(W, 0);
@@ -239,13 +241,18 @@ void Allocator::LocalityIn(const BatchIndex& index, const std::vector<RowDirecto
       }
     }
   };
-  place(/*refine=*/false);
-  for (uint32_t pass = 1; pass < passes_; ++pass) {
-    if (pass == 1) IndexSamplesOfRows(n, static_cast<uint32_t>(rows->size()));
-    load_.assign(W, 0);
-    for (uint32_t w = 0; w < W; ++w) closed_cost_[w] = quota_[w] == 0 ? kClosed : 0;
-    place(/*refine=*/true);
-  }
+  // The serial part, with the caller's side work on the other threads.
+  run.Beside(
+      [&] {
+        place(/*refine=*/false);
+        for (uint32_t pass = 1; pass < passes_; ++pass) {
+          if (pass == 1) IndexSamplesOfRows(n, static_cast<uint32_t>(rows->size()));
+          load_.assign(W, 0);
+          for (uint32_t w = 0; w < W; ++w) closed_cost_[w] = quota_[w] == 0 ? kClosed : 0;
+          place(/*refine=*/true);
+        }
+      },
+      side);
 }
 
 }  // namespace herald::scheduler

@@ -48,10 +48,14 @@ class Allocator {
   // worker_of[s] for every sample of the indexed batch. `directory` (one per
   // table) is the state the batch will be trained from. kLocality reads the
   // tables on `run`'s threads (the result is the same for any number); the
-  // greedy choice itself is serial.
+  // greedy choice itself is serial, and `side` (the caller's work, which
+  // must touch nothing the greedy reads or writes: neither the index nor
+  // this allocator) runs on the other threads meanwhile. Other kinds run
+  // `side` on `run` after allocating. Either way it is done on return.
   void Allocate(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                 CounterRng* rng, std::vector<uint32_t>* worker_of,
-                const TableRunner& run = TableRunner());
+                const TableRunner& run = TableRunner(),
+                const TableRunner::SideWork& side = {});
 
   // kLocality scores only the tables marked true (herald-adaptive); empty:
   // every table. A sample whose scored tables give no worker an advantage
@@ -72,11 +76,12 @@ class Allocator {
   };
 
   void Locality(const BatchIndex& index, const std::vector<RowDirectory>& directory,
-                CounterRng* rng, std::vector<uint32_t>* worker_of, const TableRunner& run);
+                CounterRng* rng, std::vector<uint32_t>* worker_of, const TableRunner& run,
+                const TableRunner::SideWork& side);
   template <int kWords>
   void LocalityIn(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                   CounterRng* rng, std::vector<uint32_t>* worker_of, const TableRunner& run,
-                  std::vector<ScoredRow<kWords>>* rows);
+                  const TableRunner::SideWork& side, std::vector<ScoredRow<kWords>>* rows);
   // Fills scored_of_ (kUnscored or the id's number among the scored ids,
   // flagged when some worker caches the row) and the scored rows.
   template <int kWords>

@@ -25,6 +25,15 @@ class BatchIndex {
   void Build(const data::KeyBatch& batch, uint64_t iteration,
              std::vector<RowDirectory>* directories, const TableRunner& run = TableRunner());
 
+  // Build in steps, for callers that index the tables beside other work:
+  // Start(batch), then IndexTable(t) for every table (each once, in any
+  // order, on any threads: each touches table t's state only, `directory`
+  // being table t's), then Finish. The same index as Build.
+  void Start(const data::KeyBatch& batch);
+  void IndexTable(const data::KeyBatch& batch, uint32_t t, uint64_t iteration,
+                  RowDirectory* directory);
+  void Finish(const TableRunner& run = TableRunner());
+
   uint32_t num_samples() const { return num_samples_; }
   uint32_t num_tables() const { return static_cast<uint32_t>(ids_.size()); }
   uint32_t num_ids() const { return static_cast<uint32_t>(keys_.size()); }

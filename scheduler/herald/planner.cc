@@ -164,15 +164,17 @@ void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>&
 }
 
 absl::Status Planner::Allocate(const BatchIndex& index, CounterRng* rng,
-                              std::vector<uint32_t>* worker_of) {
+                              std::vector<uint32_t>* worker_of,
+                              const TableRunner::SideWork& side) {
   if (profiler_) {
     profiler_->Observe(index, directory_, run_);
     allocator_.SetScoredTables(profiler_->scored());
   }
   if (forced_.empty()) {
-    allocator_.Allocate(index, directory_, rng, worker_of, run_);
+    allocator_.Allocate(index, directory_, rng, worker_of, run_, side);
     return absl::OkStatus();
   }
+  run_.ForEach(side.items, side.fn);
   *worker_of = std::move(forced_.front());
   forced_.pop_front();
   if (worker_of->size() != index.num_samples()) {
@@ -246,12 +248,20 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
 }  // namespace
 
 absl::Status Planner::PlanInto(const data::KeyBatch& batch, const data::KeyBatch* next,
-                               IterationPlan* out) {
+                               const data::KeyBatch* after_next, IterationPlan* out) {
   if (!failed_.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the planner stopped at an earlier error and plans nothing more: ", failed_.message()));
   }
-  for (const data::KeyBatch* b : {&batch, next}) {
+  if (after_next != nullptr && next == nullptr) {
+    return absl::InvalidArgumentError(
+        "a batch after the next given without the next: the read-ahead must be in order");
+  }
+  if (have_after_ && next == nullptr) {
+    return absl::InvalidArgumentError(
+        "no next batch, but the previous call gave the batch after it (its index is built)");
+  }
+  for (const data::KeyBatch* b : {&batch, next, after_next}) {
     if (b == nullptr) continue;
     if (b->tables.size() != num_tables_) {
       return absl::InvalidArgumentError(absl::StrCat("batch has ", b->tables.size(),
@@ -268,14 +278,19 @@ absl::Status Planner::PlanInto(const data::KeyBatch& batch, const data::KeyBatch
         "batch of ", batch.num_samples, " samples is not the read-ahead batch given before (",
         next_.num_samples(), " samples)"));
   }
+  if (have_after_ && after_.num_samples() != next->num_samples) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "next batch of ", next->num_samples,
+        " samples is not the batch after it given before (", after_.num_samples(), " samples)"));
+  }
   // From here on the planner's state changes: an error leaves it half
   // updated, so it refuses to plan again rather than plan from that state.
-  failed_ = PlanValidated(batch, next, out);
+  failed_ = PlanValidated(batch, next, after_next, out);
   return failed_;
 }
 
 absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::KeyBatch* next,
-                                    IterationPlan* out) {
+                                    const data::KeyBatch* after_next, IterationPlan* out) {
   IterationPlan& plan = *out;
   CounterRng rng(options_.seed, iteration_, 0);
   if (have_next_) {
@@ -288,8 +303,9 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
   }
 
   // The batch's largest tables first, on every phase's threads (the
-  // read-ahead batch's phases too: its tables' sizes are alike).
-  run_.SetTableOrder(TablesLargestFirst(current_));
+  // read-ahead batches' phases too: their tables' sizes are alike).
+  table_order_ = TablesLargestFirst(current_);
+  run_.SetTableOrder(table_order_);
   const uint32_t W = options_.num_workers;
   plan.iteration = iteration_;
   plan.last = next == nullptr;
@@ -329,8 +345,27 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
   if (!planned.ok()) return planned;
 
   if (next != nullptr) {
-    next_.Build(*next, iteration_ + 1, &directory_, run_);
-    if (auto s = Allocate(next_, &rng, &next_worker_of_); !s.ok()) return s;
+    if (have_after_) {
+      std::swap(next_, after_);  // indexed by the previous call
+      have_after_ = false;
+    } else {
+      next_.Build(*next, iteration_ + 1, &directory_, run_);
+    }
+    // The batch after it is indexed beside the allocation's serial part,
+    // which reads neither the directory nor that index.
+    TableRunner::SideWork index_after;
+    if (after_next != nullptr) {
+      after_.Start(*after_next);
+      index_after = {num_tables_, [&](uint32_t k) {
+                       const uint32_t t = table_order_[k];
+                       after_.IndexTable(*after_next, t, iteration_ + 2, &directory_[t]);
+                     }};
+    }
+    if (auto s = Allocate(next_, &rng, &next_worker_of_, index_after); !s.ok()) return s;
+    if (after_next != nullptr) {
+      after_.Finish(run_);
+      have_after_ = true;
+    }
     have_next_ = true;
     if (options_.policy.sync == SyncMode::kOwnership) CommunicationPlan(&plan);
   } else {

@@ -182,7 +182,17 @@ class Planner {
   // later call fails with FailedPrecondition quoting it, as the caches and
   // directory may be half updated.
   absl::Status PlanInto(const data::KeyBatch& batch, const data::KeyBatch* next,
-                        IterationPlan* plan);
+                        IterationPlan* plan) {
+    return PlanInto(batch, next, nullptr, plan);
+  }
+  // The same, given the batch after `next` too (a read-ahead of two
+  // batches, nullptr when there is none): its index is built beside the
+  // serial part of `next`'s allocation, so it costs that much less when
+  // `next` is planned. The plans are the same bits either way. REQUIRES:
+  // `next` is not nullptr when `after_next` is not. The `next` given here
+  // must be the `after_next` of the previous call when that gave one.
+  absl::Status PlanInto(const data::KeyBatch& batch, const data::KeyBatch* next,
+                        const data::KeyBatch* after_next, IterationPlan* plan);
 
   // An independent planner in the same state (the exhaustive search explores
   // allocations from copies).
@@ -221,8 +231,11 @@ class Planner {
   explicit Planner(PlannerOptions options);
   Planner(const Planner&) = default;
 
-  // The policy's allocation of `index`, or the next forced one.
-  absl::Status Allocate(const BatchIndex& index, CounterRng* rng, std::vector<uint32_t>* worker_of);
+  // The policy's allocation of `index`, or the next forced one. `side` runs
+  // beside the allocation's serial part (Allocator::Allocate) and is done
+  // on return.
+  absl::Status Allocate(const BatchIndex& index, CounterRng* rng, std::vector<uint32_t>* worker_of,
+                        const TableRunner::SideWork& side = {});
 
   // Per id of `index`: the workers training it, and the one worker that
   // does or kSeveral (the common questions, without reading the set). Per
@@ -233,7 +246,7 @@ class Planner {
                     std::vector<std::vector<std::vector<uint32_t>>>* needed);
   // PlanInto once the batches passed validation.
   absl::Status PlanValidated(const data::KeyBatch& batch, const data::KeyBatch* next,
-                             IterationPlan* plan);
+                             const data::KeyBatch* after_next, IterationPlan* plan);
   absl::Status PlanTable(uint32_t t, uint32_t w, IterationPlan* plan);
   // Row `id` of the current batch is served by its holder this iteration:
   // several workers train it while one of them holds it dirty (only with
@@ -271,10 +284,14 @@ class Planner {
   std::vector<std::vector<CacheLayout>> caches_;  // [worker][table]
   std::vector<RowDirectory> directory_;           // [table]
 
-  // The batch being planned and the read-ahead batch, with their allocation.
-  BatchIndex current_, next_;
+  // The batch being planned and the read-ahead batch, with their allocation,
+  // and the batch after that when the caller gave it (indexed, not yet
+  // allocated).
+  BatchIndex current_, next_, after_;
   std::vector<uint32_t> worker_of_, next_worker_of_;
   bool have_next_ = false;
+  bool have_after_ = false;
+  std::vector<uint32_t> table_order_;  // the current batch's tables, largest first
   std::deque<std::vector<uint32_t>> forced_;
   std::optional<TableProfiler> profiler_;
 

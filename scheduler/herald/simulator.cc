@@ -53,23 +53,33 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
   if (options.check) checker.emplace(options.planner.num_workers, options.planner.slots);
   SimulationResult result;
   std::vector<double> times;
-  data::KeyBatch current, next;
+  // A read-ahead of two batches, as the scheduler service's loader keeps.
+  data::KeyBatch current, next, after;
   auto has_current = source(&current);
   if (!has_current.ok()) return has_current.status();
   bool more = *has_current;
   uint64_t iteration = 0;
+  // Whether batch iteration + k is planned (k = 1: the next, 2: the one after).
+  auto planned_ahead = [&](uint64_t k) {
+    return options.max_iterations == 0 || iteration + k < options.max_iterations;
+  };
+  bool has_next = false;
+  if (planned_ahead(1)) {
+    auto got = source(&next);
+    if (!got.ok()) return got.status();
+    has_next = *got;
+  }
   IterationPlan plan_buffer;  // reused: planning allocates nothing once it has grown
   while (more) {
-    const bool room = options.max_iterations == 0 || iteration + 1 < options.max_iterations;
-    bool has_next = false;
-    if (room) {
-      auto got = source(&next);
+    bool has_after = false;
+    if (has_next && planned_ahead(2)) {
+      auto got = source(&after);
       if (!got.ok()) return got.status();
-      has_next = *got;
+      has_after = *got;
     }
     const auto start = std::chrono::steady_clock::now();
-    const absl::Status planned =
-        (*planner)->PlanInto(current, has_next ? &next : nullptr, &plan_buffer);
+    const absl::Status planned = (*planner)->PlanInto(
+        current, has_next ? &next : nullptr, has_after ? &after : nullptr, &plan_buffer);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!planned.ok()) return planned;
@@ -101,7 +111,9 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     result.iterations.push_back(record);
     times.push_back(ms);
     std::swap(current, next);
+    std::swap(next, after);
     more = has_next;
+    has_next = has_after;
     ++iteration;
   }
   if (options.check) {

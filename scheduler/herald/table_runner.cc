@@ -36,6 +36,21 @@ void TableRunner::ForEach(uint32_t n, const std::function<void(uint32_t)>& fn) c
   });
 }
 
+void TableRunner::Beside(const std::function<void()>& serial, const SideWork& side) const {
+  if (threads_ <= 1 || side.items == 0) {
+    serial();
+    for (uint32_t i = 0; i < side.items; ++i) side.fn(i);
+    return;
+  }
+  // One chunk per thread; the first runs on the caller (ParallelFor's
+  // contract), which runs serial() before it joins in.
+  std::atomic<uint32_t> next{0};
+  pool_->ParallelFor(threads_, 1, [&](size_t begin, size_t) {
+    if (begin == 0) serial();
+    for (uint32_t i = next.fetch_add(1); i < side.items; i = next.fetch_add(1)) side.fn(i);
+  });
+}
+
 absl::Status TableRunner::ForEachTableStatus(
     uint32_t num_tables, const std::function<absl::Status(uint32_t)>& fn) const {
   std::vector<absl::Status> status(num_tables);

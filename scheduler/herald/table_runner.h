@@ -41,6 +41,19 @@ class TableRunner {
   absl::Status ForEachTableStatus(uint32_t num_tables,
                                   const std::function<absl::Status(uint32_t)>& fn) const;
 
+  // Work for the other threads while the caller runs a serial step:
+  // fn(i) for every i in [0, items).
+  struct SideWork {
+    uint32_t items = 0;
+    std::function<void(uint32_t)> fn;
+  };
+  // serial() on the calling thread while the other threads run side.fn(i)
+  // for every i, each exactly once; the caller takes the items left once
+  // serial() returns. Returns when all are done. With one thread: serial(),
+  // then every item in order. serial and side must touch disjoint state,
+  // and each item its own, so the result is the same for any thread count.
+  void Beside(const std::function<void()>& serial, const SideWork& side) const;
+
  private:
   uint32_t threads_;
   std::vector<uint32_t> order_;  // empty: the natural order

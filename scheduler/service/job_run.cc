@@ -262,17 +262,23 @@ absl::Status JobRun::Plan() {
   const uint32_t window = spec_.data().read_ahead_batches() > 0 ? spec_.data().read_ahead_batches()
                                                                 : 2;
   ReadAhead loader(std::move(stream), window);
-  data::KeyBatch current, next;
+  // The planner sees the next batch and, with a window of two or more, the
+  // one after it too (it indexes that one beside the next's allocation).
+  data::KeyBatch current, next, after;
   HERALD_ASSIGN_OR_RETURN(bool have_current, loader.Next(&current));
   if (!have_current) return absl::InvalidArgumentError("data: no complete global batch");
+  HERALD_ASSIGN_OR_RETURN(bool have_next, loader.Next(&next));
   IterationPlan plan_buffer;  // reused: its lists keep their memory between iterations
   const IterationPlan* plan = &plan_buffer;
   for (;;) {
     HERALD_RETURN_IF_ERROR(Health());
-    HERALD_ASSIGN_OR_RETURN(bool have_next, loader.Next(&next));
+    bool have_after = false;
+    if (have_next && window >= 2) {
+      HERALD_ASSIGN_OR_RETURN(have_after, loader.Next(&after));
+    }
     const absl::Time plan_start = absl::Now();
-    if (absl::Status planned =
-            planner->PlanInto(current, have_next ? &next : nullptr, &plan_buffer);
+    if (absl::Status planned = planner->PlanInto(current, have_next ? &next : nullptr,
+                                                 have_after ? &after : nullptr, &plan_buffer);
         !planned.ok()) {
       return absl::Status(planned.code(), absl::StrCat("planning iteration ",
                                                        planner->iteration(), ": ",
@@ -317,6 +323,8 @@ absl::Status JobRun::Plan() {
     }
     if (!have_next) break;
     std::swap(current, next);
+    std::swap(next, after);
+    have_next = have_after;
   }
   for (auto& q : queues_) q->Finish();
   return absl::OkStatus();
