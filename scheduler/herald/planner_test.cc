@@ -540,10 +540,10 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
 
 // Memory independent of the dataset: 300 batches over a key space far larger
 // than the caches (half the uses new keys, half 40 recurring ones) under
-// every caching policy. The directory never holds more than the caches'
-// slots plus the two batches in flight plus the rows whose PS copy the last
-// plan changed (at most a batch's rows), while the data's distinct keys grow
-// to many times that.
+// every caching policy, reading two batches ahead. The directory never
+// holds more than the caches' slots plus the three batches in flight plus
+// the rows whose PS copy the last plan changed (at most a batch's rows),
+// while the data's distinct keys grow to many times that.
 TEST(PlannerMemoryTest, DirectoryStaysBoundedByCachesAndBatchesWhateverTheData) {
   const uint32_t workers = 4, tables = 2, batch = 64, capacity = 50, slots = 80;
   for (const char* policy : {"vanilla", "herald", "herald-comm-only"}) {
@@ -561,14 +561,18 @@ TEST(PlannerMemoryTest, DirectoryStaysBoundedByCachesAndBatchesWhateverTheData) 
       }
       return MakeBatch(samples);
     };
-    const size_t bound = size_t{workers} * tables * slots + 3 * size_t{batch} * tables;
-    data::KeyBatch current = make(0);
+    // A third batch in flight when the planner reads two ahead.
+    const size_t bound = size_t{workers} * tables * slots + 4 * size_t{batch} * tables;
+    data::KeyBatch current = make(0), next = make(1);
+    IterationPlan plan;
     for (int it = 0; it < 300; ++it) {
-      const data::KeyBatch next = make(it + 1);
-      auto plan = planner->Plan(current, it + 1 < 300 ? &next : nullptr);
-      ASSERT_TRUE(plan.ok()) << plan.status();
+      const data::KeyBatch after = make(it + 2);
+      const absl::Status planned = planner->PlanInto(current, it + 1 < 300 ? &next : nullptr,
+                                                     it + 2 < 300 ? &after : nullptr, &plan);
+      ASSERT_TRUE(planned.ok()) << planned;
       ASSERT_LE(planner->directory_entries(), bound) << policy << " iteration " << it;
       current = next;
+      next = after;
     }
     EXPECT_GT(distinct.size(), 10 * bound);
   }
@@ -659,6 +663,86 @@ TEST(PlannerThreadsTest, PlansAreTheSameForAnyThreadCount) {
   PlannerOptions bad = Options("herald", 2, 1, 2, 2);
   bad.threads = 0;
   EXPECT_NE(Planner::Create(bad).status().message().find("threads: 0"), std::string::npos);
+}
+
+// Given the batch after the next too (the service's read-ahead of two), the
+// planner indexes it beside the next batch's allocation: every plan is the
+// same as with the next batch alone, under every policy and option, on one
+// thread and on two, and each passes the checker.
+TEST(PlannerReadAheadTest, TheBatchAfterTheNextChangesNoPlan) {
+  std::mt19937_64 rng(13);
+  const uint32_t workers = 4, tables = 6, batch = 32;
+  std::vector<data::KeyBatch> batches;
+  for (int it = 0; it < 12; ++it) {
+    std::vector<std::vector<std::vector<Key>>> samples(batch);
+    for (auto& sample : samples) {
+      sample.resize(tables);
+      for (uint32_t t = 0; t < tables; ++t) {
+        const uint64_t space = 4 + 30 * t;
+        const uint64_t r = rng() % space;
+        sample[t].push_back((r * r) / space);
+      }
+    }
+    batches.push_back(MakeBatch(samples));
+  }
+  for (const std::string& policy : PolicyNames()) {
+    for (int variant = 0; variant < 2; ++variant) {
+      PlannerOptions o = Options(policy, workers, tables, 8, batch + 8);
+      o.adaptive.top_k = 3;
+      const bool owns = o.policy.sync == SyncMode::kOwnership;
+      if (variant == 1 && !owns) continue;
+      if (variant == 1) {
+        o.handoff = o.serve = o.init_on_worker = true;
+        if (o.policy.allocation == Allocation::kLocality) o.allocation_passes = 2;
+      }
+      std::vector<IterationPlan> expected;
+      RunChecked(o, batches, &expected);
+      ASSERT_EQ(expected.size(), batches.size());
+      for (uint32_t threads : {1u, 2u}) {
+        SCOPED_TRACE(policy + " variant " + std::to_string(variant) + " threads " +
+                     std::to_string(threads));
+        o.threads = threads;
+        auto planner = Planner::Create(o);
+        ASSERT_TRUE(planner.ok()) << planner.status();
+        PlanChecker checker(o.num_workers, o.slots);
+        IterationPlan plan;
+        for (size_t i = 0; i < batches.size(); ++i) {
+          const data::KeyBatch* next = i + 1 < batches.size() ? &batches[i + 1] : nullptr;
+          const data::KeyBatch* after = i + 2 < batches.size() ? &batches[i + 2] : nullptr;
+          ASSERT_TRUE((*planner)->PlanInto(batches[i], next, after, &plan).ok());
+          std::vector<PlanCounts> counts;
+          const absl::Status checked = checker.Check(batches[i], plan, &counts);
+          ASSERT_TRUE(checked.ok()) << checked;
+          ExpectSamePlan(expected[i], plan);
+        }
+        EXPECT_TRUE(checker.CheckFinal().ok());
+      }
+    }
+  }
+}
+
+// The read-ahead must come in order: a batch after the next without the
+// next, a missing next after the previous call gave the batch after it, or
+// a next of another size than that batch is refused, and the planner then
+// plans on as if the bad call had not been made.
+TEST(PlannerReadAheadTest, ReadAheadOutOfOrderIsRefused) {
+  const data::KeyBatch a = OneTable({1, 2, 3, 4}), b = OneTable({2, 3, 4, 5}),
+                       c = OneTable({3, 4, 5, 6}), small = OneTable({7, 8});
+  auto planner = *Planner::Create(Options("herald", 2, 1, 4, 8));
+  IterationPlan plan;
+  absl::Status s = planner->PlanInto(a, nullptr, &b, &plan);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("without the next"), std::string::npos) << s;
+  ASSERT_TRUE(planner->PlanInto(a, &b, &c, &plan).ok());
+  s = planner->PlanInto(b, nullptr, &plan);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("gave the batch after it"), std::string::npos) << s;
+  s = planner->PlanInto(b, &small, &plan);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("is not the batch after it given before"), std::string::npos) << s;
+  ASSERT_TRUE(planner->PlanInto(b, &c, &plan).ok());
+  ASSERT_TRUE(planner->PlanInto(c, nullptr, &plan).ok());
+  EXPECT_TRUE(plan.last);
 }
 
 // Planning into one reused IterationPlan (what the service and the

@@ -1,6 +1,7 @@
 #include "scheduler/herald/table_runner.h"
 
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -50,6 +51,37 @@ TEST(TableRunnerTest, ThreadsRunEveryTableExactlyOnce) {
     // The lowest failing table's error, whatever the order and threads.
     absl::Status s = run.ForEachTableStatus(5, [&](uint32_t t) { return results[t]; });
     EXPECT_EQ(s, absl::NotFoundError("3")) << threads << " threads";
+  }
+}
+
+// Beside: the serial step runs on the calling thread, each side item exactly
+// once; with one thread the serial step comes first, then the items in order.
+TEST(TableRunnerTest, SideWorkRunsBesideTheSerialStepOnTheOtherThreads) {
+  for (uint32_t threads : {1u, 2u, 3u}) {
+    TableRunner run(threads);
+    absl::Mutex mu;
+    std::vector<int64_t> events;  // -1: the serial step; i: side item i
+    std::thread::id serial_thread;
+    run.Beside(
+        [&] {
+          serial_thread = std::this_thread::get_id();
+          absl::MutexLock lock(&mu);
+          events.push_back(-1);
+        },
+        {7, [&](uint32_t i) {
+           absl::MutexLock lock(&mu);
+           events.push_back(i);
+         }});
+    EXPECT_EQ(serial_thread, std::this_thread::get_id()) << threads << " threads";
+    if (threads == 1) {
+      EXPECT_EQ(events, (std::vector<int64_t>{-1, 0, 1, 2, 3, 4, 5, 6}));
+    }
+    std::sort(events.begin(), events.end());
+    EXPECT_EQ(events, (std::vector<int64_t>{-1, 0, 1, 2, 3, 4, 5, 6})) << threads << " threads";
+    // No side work: just the serial step.
+    int serial_runs = 0;
+    run.Beside([&] { ++serial_runs; }, {});
+    EXPECT_EQ(serial_runs, 1);
   }
 }
 
