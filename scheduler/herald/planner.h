@@ -219,7 +219,8 @@ class Planner {
   const TableProfiler* profiler() const { return profiler_ ? &*profiler_ : nullptr; }
   const PlannerOptions& options() const { return options_; }
   // Row-directory entries over all tables: rows some cache holds, rows of
-  // the two batches in flight, rows whose PS copy changed in the last plan.
+  // the batches in flight (two, three when reading two ahead), rows whose
+  // PS copy changed in the last plan.
   // Bounded by the caches and batches, whatever the dataset.
   size_t directory_entries() const {
     size_t n = 0;
