@@ -23,7 +23,8 @@ status=${PIPESTATUS[0]}
 set -e
 
 # Test targets that skipped themselves for missing hardware say so in their
-# logs; they are reported here and counted as skipped, not passed.
+# logs; they are reported here and counted as skipped, not passed. Logs of
+# an earlier `bazel test --runs_per_test` (run_N_of_M/) are not this run's.
 testlogs=$(bazel info "${config[@]}" bazel-testlogs 2>/dev/null)
 skipped=0
 if [ -d "$testlogs" ]; then
@@ -33,7 +34,8 @@ if [ -d "$testlogs" ]; then
     reason=$(grep -hoE "SKIPPED \((no GPU|no RDMA device)\): .*" "$file" | head -1)
     echo "run_all: ${target%/*}:${target##*/} ${reason}"
     skipped=$((skipped + 1))
-  done < <(grep -rlE "SKIPPED \((no GPU|no RDMA device)\)" "$testlogs" --include=test.log | sort)
+  done < <(grep -rlE "SKIPPED \((no GPU|no RDMA device)\)" "$testlogs" --include=test.log |
+             grep -vE '/run_[0-9]+_of_[0-9]+/test\.log$' | sort)
 fi
 
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)

@@ -629,22 +629,31 @@ void ExpectSamePlan(const IterationPlan& a, const IterationPlan& b) {
 // Tables planned on several threads give the very same plans as one thread,
 // under every policy (12 tables of different key spaces, so threads finish
 // tables in varying order).
-TEST(PlannerThreadsTest, PlansAreTheSameForAnyThreadCount) {
-  std::mt19937_64 rng(7);
-  const uint32_t workers = 4, tables = 12, batch = 24;
+// `count` batches of `batch` one-key samples over `tables` tables, table t's
+// keys from 3 + spread·t keys, skewed to the low ones (so tables differ in
+// size and keys repeat).
+std::vector<data::KeyBatch> SkewedBatches(uint64_t seed, int count, uint32_t batch,
+                                          uint32_t tables, uint64_t spread) {
+  std::mt19937_64 rng(seed);
   std::vector<data::KeyBatch> batches;
-  for (int it = 0; it < 10; ++it) {
+  for (int it = 0; it < count; ++it) {
     std::vector<std::vector<std::vector<Key>>> samples(batch);
     for (auto& sample : samples) {
       sample.resize(tables);
       for (uint32_t t = 0; t < tables; ++t) {
-        const uint64_t space = 3 + 15 * t;
+        const uint64_t space = 3 + spread * t;
         const uint64_t r = rng() % space;
         sample[t].push_back((r * r) / space);
       }
     }
     batches.push_back(MakeBatch(samples));
   }
+  return batches;
+}
+
+TEST(PlannerThreadsTest, PlansAreTheSameForAnyThreadCount) {
+  const uint32_t workers = 4, tables = 12, batch = 24;
+  const std::vector<data::KeyBatch> batches = SkewedBatches(7, 10, batch, tables, 15);
   for (const std::string& policy : PolicyNames()) {
     SCOPED_TRACE(policy);
     PlannerOptions o = Options(policy, workers, tables, 5, batch + 5);
@@ -670,21 +679,8 @@ TEST(PlannerThreadsTest, PlansAreTheSameForAnyThreadCount) {
 // same as with the next batch alone, under every policy and option, on one
 // thread and on two, and each passes the checker.
 TEST(PlannerReadAheadTest, TheBatchAfterTheNextChangesNoPlan) {
-  std::mt19937_64 rng(13);
   const uint32_t workers = 4, tables = 6, batch = 32;
-  std::vector<data::KeyBatch> batches;
-  for (int it = 0; it < 12; ++it) {
-    std::vector<std::vector<std::vector<Key>>> samples(batch);
-    for (auto& sample : samples) {
-      sample.resize(tables);
-      for (uint32_t t = 0; t < tables; ++t) {
-        const uint64_t space = 4 + 30 * t;
-        const uint64_t r = rng() % space;
-        sample[t].push_back((r * r) / space);
-      }
-    }
-    batches.push_back(MakeBatch(samples));
-  }
+  const std::vector<data::KeyBatch> batches = SkewedBatches(13, 12, batch, tables, 30);
   for (const std::string& policy : PolicyNames()) {
     for (int variant = 0; variant < 2; ++variant) {
       PlannerOptions o = Options(policy, workers, tables, 8, batch + 8);
