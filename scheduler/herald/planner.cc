@@ -304,8 +304,8 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
 
   // The batch's largest tables first, on every phase's threads (the
   // read-ahead batches' phases too: their tables' sizes are alike).
-  table_order_ = TablesLargestFirst(current_);
-  run_.SetTableOrder(table_order_);
+  const std::vector<uint32_t> table_order = TablesLargestFirst(current_);
+  run_.SetTableOrder(table_order);
   const uint32_t W = options_.num_workers;
   plan.iteration = iteration_;
   plan.last = next == nullptr;
@@ -357,7 +357,7 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
     if (after_next != nullptr) {
       after_.Start(*after_next);
       index_after = {num_tables_, [&](uint32_t k) {
-                       const uint32_t t = table_order_[k];
+                       const uint32_t t = table_order[k];
                        after_.IndexTable(*after_next, t, iteration_ + 2, &directory_[t]);
                      }};
     }

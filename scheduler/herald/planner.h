@@ -292,7 +292,6 @@ class Planner {
   std::vector<uint32_t> worker_of_, next_worker_of_;
   bool have_next_ = false;
   bool have_after_ = false;
-  std::vector<uint32_t> table_order_;  // the current batch's tables, largest first
   std::deque<std::vector<uint32_t>> forced_;
   std::optional<TableProfiler> profiler_;
 
