@@ -12,11 +12,6 @@ namespace {
 
 // How many directory entries ahead the per-row loops prefetch.
 constexpr uint32_t kRowLookahead = 8;
-// How many of a worker's samples ahead FillSampleSlots starts its reads,
-// in batches of at least kPrefetchFromSamples samples (smaller ones stay in
-// the CPU caches, where the prefetches would only add instructions).
-constexpr size_t kSamplesAhead = 16;
-constexpr uint32_t kPrefetchFromSamples = 4096;
 // ComputeUsers' sole user of an id no sample has used yet.
 constexpr uint32_t kNoUser = UINT32_MAX - 1;
 // slot_of_id_ of a row not in the worker's cache yet.
@@ -583,16 +578,16 @@ void Planner::WarmStart(IterationPlan* plan) {
   }
 }
 
-namespace {
-
-// The slots of the uses of `samples` (increasing) in one table, into `out`:
-// per sample, its uses' slot_of_id[ids[i]] for i in [offsets[s],
-// offsets[s + 1]). kPrefetch: the samples are a scattered subset of a batch
-// too large for the CPU caches, so each read is a different line: start
-// them a few samples ahead.
-template <bool kPrefetch>
-void FillSlots(const std::vector<uint32_t>& samples, const uint32_t* offsets, const uint32_t* id,
-               const uint32_t* slot_of_id, worker::TableSamples* out) {
+void Planner::FillSampleSlots(uint32_t t, WorkerPlan* wp) {
+  // Per sample of the worker (increasing), its uses' slot_of_id_[ids[i]]
+  // for i in [offsets[s], offsets[s + 1]). The samples are scattered, but
+  // one table's offsets and ids stay in the CPU caches (prefetching them
+  // cost more than it saved, even at 80 × 256).
+  const std::vector<uint32_t>& samples = wp->samples;
+  const uint32_t* offsets = current_.offsets(t).data();
+  const uint32_t* id = current_.ids(t).data();
+  const uint32_t* slot_of_id = slot_of_id_.data();
+  worker::TableSamples* out = &wp->slots[t];
   const size_t n = samples.size();
   // Sized once, then written through pointers (this runs per use).
   out->offsets.resize(n + 1);
@@ -600,9 +595,6 @@ void FillSlots(const std::vector<uint32_t>& samples, const uint32_t* offsets, co
   uint32_t uses = 0;
   *offset++ = 0;
   for (size_t k = 0; k < n; ++k) {
-    if constexpr (kPrefetch) {
-      if (k + kSamplesAhead < n) __builtin_prefetch(&offsets[samples[k + kSamplesAhead]]);
-    }
     const uint32_t s = samples[k];
     uses += offsets[s + 1] - offsets[s];
     *offset++ = uses;
@@ -610,29 +602,8 @@ void FillSlots(const std::vector<uint32_t>& samples, const uint32_t* offsets, co
   out->slots.resize(uses);
   uint32_t* slot = out->slots.data();
   for (size_t k = 0; k < n; ++k) {
-    if constexpr (kPrefetch) {
-      if (k + kSamplesAhead < n) __builtin_prefetch(&id[offsets[samples[k + kSamplesAhead]]]);
-      if (k + kSamplesAhead / 2 < n) {
-        const uint32_t ahead = samples[k + kSamplesAhead / 2];
-        if (offsets[ahead] < offsets[ahead + 1]) {
-          __builtin_prefetch(&slot_of_id[id[offsets[ahead]]]);
-        }
-      }
-    }
     const uint32_t s = samples[k];
-    for (uint32_t i = offsets[s]; i < offsets[s + 1]; ++i) *slot++ = slot_of_id[id[i]];
-  }
-}
-
-}  // namespace
-
-void Planner::FillSampleSlots(uint32_t t, WorkerPlan* wp) {
-  const uint32_t* offsets = current_.offsets(t).data();
-  const uint32_t* ids = current_.ids(t).data();
-  if (current_.num_samples() >= kPrefetchFromSamples) {
-    FillSlots<true>(wp->samples, offsets, ids, slot_of_id_.data(), &wp->slots[t]);
-  } else {
-    FillSlots<false>(wp->samples, offsets, ids, slot_of_id_.data(), &wp->slots[t]);
+    for (uint32_t i = offsets[s], end = offsets[s + 1]; i < end; ++i) *slot++ = slot_of_id[id[i]];
   }
 }
 
