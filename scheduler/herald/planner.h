@@ -273,6 +273,9 @@ class Planner {
   void FlushDirty(IterationPlan* plan);
   // Adds table_counts_ into each worker's plan counts.
   void MergeCounts(IterationPlan* plan);
+  // The worker's per-sample slot lists of table t (plan->slots[t]), from
+  // slot_of_id_, which holds that worker's slots: call it right after the
+  // worker's PlanTable(t, ...).
   void FillSampleSlots(uint32_t t, WorkerPlan* plan);
   void WarmStart(IterationPlan* plan);
 
