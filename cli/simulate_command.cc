@@ -13,6 +13,13 @@
 namespace herald::cli {
 namespace {
 
+// herald-adaptive with a budget (top-k 0): false when the cost model's
+// prediction with no table scored (the planner's base cost) already exceeds
+// the budget, as of the last iteration's ranking. Always true with top-k.
+bool BudgetReachable(const SimulateOptions& o, const scheduler::IterationRecord& last) {
+  return o.top_k > 0 || last.scored_tables > 0 || last.predicted_ms <= o.budget_ms;
+}
+
 absl::Status Validate(const SimulateOptions& o) {
   if (o.data.empty()) return absl::InvalidArgumentError("--data: required (files or directories)");
   if (o.workers == 0 || o.workers > scheduler::WorkerSet::kMaxWorkers) {
@@ -115,10 +122,16 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
               r.hit_rate(), o.threads, o.threads == 1 ? "" : "s", r.sched_ms_median,
               r.sched_ms_p99);
   if (!r.iterations.empty() && r.iterations.back().scored_tables >= 0) {
+    const scheduler::IterationRecord& last = r.iterations.back();
     std::printf("herald-adaptive (top-k %u, budget %.3g ms): tables scored, first/last "
-                "iteration: %d/%d\n",
-                o.top_k, o.budget_ms, r.iterations.front().scored_tables,
-                r.iterations.back().scored_tables);
+                "iteration: %d/%d; the cost model's planning time at the last: %.3f ms\n",
+                o.top_k, o.budget_ms, r.iterations.front().scored_tables, last.scored_tables,
+                last.predicted_ms);
+    if (!BudgetReachable(o, last)) {
+      std::printf("budget %.3g ms NOT reachable: the cost model predicts %.3f ms with no table "
+                  "scored (the planner's base cost), so none is\n",
+                  o.budget_ms, last.predicted_ms);
+    }
   }
   std::printf(o.check ? "every plan replayed by the plan checker: exact BSP, no stale training, "
                         "no lost update\n"
@@ -150,6 +163,11 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       o.warm_start ? "true" : "false");
   if (o.policy == "herald-adaptive") {
     absl::StrAppend(&out, ",\"top_k\":", o.top_k, ",\"budget_ms\":", o.budget_ms);
+    if (!r.iterations.empty()) {
+      const scheduler::IterationRecord& last = r.iterations.back();
+      absl::StrAppend(&out, ",\"predicted_ms\":", last.predicted_ms,
+                      ",\"budget_reachable\":", BudgetReachable(o, last) ? "true" : "false");
+    }
   }
   out += ",\"per_iteration\":[";
   for (size_t i = 0; i < r.iterations.size(); ++i) {

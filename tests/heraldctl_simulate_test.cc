@@ -208,6 +208,26 @@ TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
                                           "--budget-ms=0.001", "--iterations=4", "--json"});
   ASSERT_EQ(budget.code, 0) << budget.output;
   EXPECT_EQ(JsonNumber(budget.output, "scored_tables"), 0) << "1 µs fits no table";
+  // ... nor the planner's base cost: the output says the budget cannot be met.
+  EXPECT_GT(JsonNumber(budget.output, "predicted_ms"), 0.001);
+  EXPECT_NE(budget.output.find("\"budget_reachable\":false"), std::string::npos)
+      << budget.output.substr(0, 800);
+  EXPECT_NE(r.output.find("\"budget_reachable\":true"), std::string::npos)
+      << "a top-k run has no budget to miss";
+  const Result text = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
+                                        "--batch-per-worker=64", "--policy=herald-adaptive",
+                                        "--budget-ms=0.001", "--iterations=4"});
+  ASSERT_EQ(text.code, 0) << text.output;
+  EXPECT_NE(text.output.find("budget 0.001 ms NOT reachable: the cost model predicts"),
+            std::string::npos)
+      << text.output;
+  // A budget above the cost of scoring every table scores all 26.
+  const Result roomy = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
+                                         "--batch-per-worker=64", "--policy=herald-adaptive",
+                                         "--budget-ms=1000", "--iterations=4", "--json"});
+  ASSERT_EQ(roomy.code, 0) << roomy.output;
+  EXPECT_EQ(JsonNumber(roomy.output, "scored_tables"), 26);
+  EXPECT_NE(roomy.output.find("\"budget_reachable\":true"), std::string::npos);
 }
 
 TEST_F(HeraldctlSimulate, WarmStartFetchesTheHottestKeysAtIterationZero) {

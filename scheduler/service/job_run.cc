@@ -270,6 +270,7 @@ absl::Status JobRun::Plan() {
   HERALD_ASSIGN_OR_RETURN(bool have_next, loader.Next(&next));
   IterationPlan plan_buffer;  // reused: its lists keep their memory between iterations
   const IterationPlan* plan = &plan_buffer;
+  bool budget_warned = false;  // herald-adaptive: an unreachable budget is logged once
   for (;;) {
     HERALD_RETURN_IF_ERROR(Health());
     bool have_after = false;
@@ -285,6 +286,14 @@ absl::Status JobRun::Plan() {
                                                        planned.message()));
     }
     const double plan_ms = absl::ToDoubleMilliseconds(absl::Now() - plan_start);
+    if (const TableProfiler* profiler = planner->profiler();
+        profiler != nullptr && !budget_warned && po.adaptive.top_k == 0 && profiler->k() == 0 &&
+        profiler->predicted_ms() > po.adaptive.budget_ms) {
+      budget_warned = true;
+      HLOG_WARN("job {}: herald-adaptive budget {} ms is not reachable: the cost model predicts "
+                "{:.3f} ms with no table scored (the planner's base cost), so none is",
+                job_id_, po.adaptive.budget_ms, profiler->predicted_ms());
+    }
     double encode_ms = 0;  // building and encoding the steps, not waiting to queue them
     PlanCounts total;
     for (uint32_t w = 0; w < workers_.size(); ++w) {
