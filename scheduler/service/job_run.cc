@@ -290,8 +290,8 @@ absl::Status JobRun::Plan() {
         profiler != nullptr && !budget_warned && po.adaptive.top_k == 0 && profiler->k() == 0 &&
         profiler->predicted_ms() > po.adaptive.budget_ms) {
       budget_warned = true;
-      HLOG_WARN("job {}: herald-adaptive budget {:.3g} ms is not reachable: the cost model predicts "
-                "{:.3f} ms with no table scored (the planner's base cost), so none is",
+      HLOG_WARN("job {}: herald-adaptive budget {:.3g} ms is not reachable: the cost model "
+                "predicts {:.3f} ms with no table scored (the planner's base cost), so none is",
                 job_id_, po.adaptive.budget_ms, profiler->predicted_ms());
     }
     double encode_ms = 0;  // building and encoding the steps, not waiting to queue them
