@@ -120,7 +120,9 @@ Commands:
       other worker training it next), cache hit rate, scheduling time per batch, the
       planner's largest row directory.
       --cache-ratio: per-worker cache capacity as a fraction of the data's distinct keys,
-      table by table. herald-adaptive needs --top-k or --budget-ms. --warm-start fetches
+      table by table. herald-adaptive needs --top-k or --budget-ms; it prints its cost
+      model's planning time and says when a --budget-ms is below the planner's base cost
+      (NOT reachable: no table scored). --warm-start fetches
       the data's hottest keys into every cache at iteration 0. --threads: planner
       threads (tables planned at once; the plans are the same for any T). --handoff:
       such rows go from worker to worker directly, as jobs with scheduling.handoff do
