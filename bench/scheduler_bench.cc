@@ -1,6 +1,8 @@
 // Scheduler benchmark: rows moved per policy against vanilla (same data, same
 // run), herald-adaptive's tables scored vs savings and time (--noadaptive to
-// skip), and the planner's time per global batch.
+// skip), and the planner's time per global batch against two baselines
+// measured in the same run: vanilla's planning, and the lookup floor
+// (lookup_floor.h: the key lookups and row reads any planner pays).
 //
 //   bazel build -c opt //bench:scheduler_bench && ./bazel-bin/bench/scheduler_bench
 //
@@ -19,6 +21,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "bench/lookup_floor.h"
 #include "common/data/data_stats.h"
 #include "common/data/generator.h"
 #include "common/data/key_batch_conversion.h"
@@ -186,6 +189,23 @@ void Timing(uint32_t workers, uint32_t bpw, double target_ms, uint32_t target_th
   const uint64_t iterations = warmup + absl::GetFlag(FLAGS_timing_iterations);
   const Dataset d = MakeData(data::Correlation::kEntities, uint64_t{workers} * bpw * iterations,
                              bpw, absl::GetFlag(FLAGS_cache_ratio));
+  // The second baseline: the key lookups and one record read per use that
+  // any directory-based planner pays (lookup_floor.h), on one thread.
+  std::vector<data::KeyBatch> batches;
+  const size_t batch = size_t{workers} * bpw;
+  for (size_t begin = 0; begin + batch <= d.block.size(); begin += batch) {
+    batches.push_back(data::ToKeyBatch(d.block, begin, begin + batch));
+  }
+  const bench::FloorTimes floor = bench::TimeLookupFloor(batches);
+  const double floor_ms = floor.median_ms;
+  std::printf("%u workers × %u samples × 26 tables, lookup floor: %.3f ms median, %.3f ms p99 "
+              "per global batch (1 thread; key lookups and one record read per use, nothing "
+              "planned)",
+              workers, bpw, floor_ms, floor.p99_ms);
+  if (target_ms > 0 && floor_ms > 0) {
+    std::printf("; the target is %.2f× the floor", target_ms / floor_ms);
+  }
+  std::printf("\n");
   for (uint32_t threads : {1u, 2u}) {
     double vanilla_ms = 0;
     // herald x2: two allocation passes (what they cost; the target is
@@ -206,6 +226,7 @@ void Timing(uint32_t workers, uint32_t bpw, double target_ms, uint32_t target_th
         vanilla_ms = median;
       } else {
         std::printf("; %.2f× vanilla's", median / vanilla_ms);
+        if (floor_ms > 0) std::printf(", %.2f× the floor", median / floor_ms);
         if (target_ms > 0 && threads == target_threads && extras.passes == 1) {
           std::printf("; target ≤ %.0f ms: %.2f× the target (%s)", target_ms, median / target_ms,
                       median <= target_ms ? "met" : "NOT met");
