@@ -13,13 +13,6 @@
 namespace herald::cli {
 namespace {
 
-// herald-adaptive with a budget (top-k 0): false when the cost model's
-// prediction with no table scored (the planner's base cost) already exceeds
-// the budget, as of the last iteration's ranking. Always true with top-k.
-bool BudgetReachable(const SimulateOptions& o, const scheduler::IterationRecord& last) {
-  return o.top_k > 0 || last.scored_tables > 0 || last.predicted_ms <= o.budget_ms;
-}
-
 absl::Status Validate(const SimulateOptions& o) {
   if (o.data.empty()) return absl::InvalidArgumentError("--data: required (files or directories)");
   if (o.workers == 0 || o.workers > scheduler::WorkerSet::kMaxWorkers) {
@@ -127,7 +120,7 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
                 "iteration: %d/%d; the cost model's planning time at the last: %.3f ms\n",
                 o.top_k, o.budget_ms, r.iterations.front().scored_tables, last.scored_tables,
                 last.predicted_ms);
-    if (!BudgetReachable(o, last)) {
+    if (!last.budget_reachable) {
       std::printf("budget %.3g ms NOT reachable: the cost model predicts %.3f ms with no table "
                   "scored (the planner's base cost), so none is\n",
                   o.budget_ms, last.predicted_ms);
@@ -166,7 +159,7 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
     if (!r.iterations.empty()) {
       const scheduler::IterationRecord& last = r.iterations.back();
       absl::StrAppend(&out, ",\"predicted_ms\":", last.predicted_ms,
-                      ",\"budget_reachable\":", BudgetReachable(o, last) ? "true" : "false");
+                      ",\"budget_reachable\":", last.budget_reachable ? "true" : "false");
     }
   }
   out += ",\"per_iteration\":[";

@@ -89,6 +89,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     if (const TableProfiler* profiler = (*planner)->profiler()) {
       record.scored_tables = static_cast<int32_t>(profiler->k());
       record.predicted_ms = profiler->predicted_ms();
+      record.budget_reachable = profiler->budget_reachable();
     }
     std::vector<PlanCounts> counts;
     if (options.check) {

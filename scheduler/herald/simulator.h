@@ -42,6 +42,7 @@ struct IterationRecord {
   // allocated during this iteration's plan; -1 for other policies.
   int32_t scored_tables = -1;
   double predicted_ms = 0;  // herald-adaptive: its cost model's planning time
+  bool budget_reachable = true;  // herald-adaptive: TableProfiler::budget_reachable
 };
 
 struct SimulationResult {

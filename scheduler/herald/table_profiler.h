@@ -67,6 +67,11 @@ class TableProfiler {
   // The cost model's prediction for the current choice, from the window's
   // averages (ms).
   double predicted_ms() const { return predicted_ms_; }
+  // False when a budget (top_k 0) is below even the prediction with no
+  // table scored (the planner's base cost), so none is; true with top_k.
+  bool budget_reachable() const {
+    return options_.top_k > 0 || k_ > 0 || predicted_ms_ <= options_.budget_ms;
+  }
 
  private:
   uint32_t Estimate(uint32_t table, Key key) const;

@@ -53,6 +53,7 @@ TEST(TableProfilerTest, RanksTheInfrequentTableFirst) {
   EXPECT_DOUBLE_EQ(profiler.doi(1), 0.0);
   EXPECT_EQ(profiler.k(), 1u);
   EXPECT_EQ(profiler.scored(), (std::vector<bool>{true, false}));
+  EXPECT_TRUE(profiler.budget_reachable()) << "a fixed top-k has no budget to miss";
 }
 
 TEST(TableProfilerTest, TheBudgetChoosesHowManyTablesAreScored) {
@@ -60,7 +61,8 @@ TEST(TableProfilerTest, TheBudgetChoosesHowManyTablesAreScored) {
   // Table 0 has 4 scorable uses per batch (keys used ≤ 2 times), table 1
   // none (key 7 is used 4 times > 2 workers).
   for (const auto& [budget_ms, want_k] :
-       std::vector<std::pair<double, uint32_t>>{{0.001, 0}, {0.004, 0}, {0.00401, 2}, {1.0, 2}}) {
+       std::vector<std::pair<double, uint32_t>>{
+           {0.000001, 0}, {0.001, 0}, {0.004, 0}, {0.00401, 2}, {1.0, 2}}) {
     AdaptiveOptions o;
     o.budget_ms = budget_ms;
     o.profile_every = 1;
@@ -72,6 +74,8 @@ TEST(TableProfilerTest, TheBudgetChoosesHowManyTablesAreScored) {
     EXPECT_EQ(profiler.k(), want_k) << "budget " << budget_ms << " ms";
     const double want_ms = (8.0 + (want_k > 0 ? 4000.0 : 0.0)) / 1e6;
     EXPECT_NEAR(profiler.predicted_ms(), want_ms, 1e-12);
+    // Only a budget below the base cost (8 ns) cannot be met.
+    EXPECT_EQ(profiler.budget_reachable(), budget_ms >= 8e-6) << "budget " << budget_ms << " ms";
   }
 }
 

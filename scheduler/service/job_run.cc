@@ -287,8 +287,7 @@ absl::Status JobRun::Plan() {
     }
     const double plan_ms = absl::ToDoubleMilliseconds(absl::Now() - plan_start);
     if (const TableProfiler* profiler = planner->profiler();
-        profiler != nullptr && !budget_warned && po.adaptive.top_k == 0 && profiler->k() == 0 &&
-        profiler->predicted_ms() > po.adaptive.budget_ms) {
+        profiler != nullptr && !budget_warned && !profiler->budget_reachable()) {
       budget_warned = true;
       HLOG_WARN("job {}: herald-adaptive budget {:.3g} ms is not reachable: the cost model "
                 "predicts {:.3f} ms with no table scored (the planner's base cost), so none is",
