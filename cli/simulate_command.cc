@@ -126,6 +126,8 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
                   o.budget_ms, last.predicted_ms);
     }
   }
+  std::printf("plan digest %016llx (FNV-1a of every plan: equal digests, equal plans)\n",
+              static_cast<unsigned long long>(r.plan_digest));
   std::printf(o.check ? "every plan replayed by the plan checker: exact BSP, no stale training, "
                         "no lost update\n"
                       : "plans NOT checked (--nocheck)\n");
@@ -151,7 +153,8 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,
       ",\"directory_entries_max\":", r.directory_entries_max, ",\"hit_rate\":", r.hit_rate(),
       ",\"sched_ms_median\":", r.sched_ms_median, ",\"sched_ms_p99\":", r.sched_ms_p99,
-      ",\"threads\":", o.threads,
+      ",\"threads\":", o.threads, ",\"plan_digest\":\"", absl::Hex(r.plan_digest, absl::kZeroPad16),
+      "\"",
       ",\"checked\":", o.check ? "true" : "false", ",\"warm_start\":",
       o.warm_start ? "true" : "false");
   if (o.policy == "herald-adaptive") {

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "scheduler/herald/plan_checker.h"
+#include "scheduler/herald/plan_digest.h"
 
 namespace herald::scheduler {
 
@@ -69,6 +70,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     if (!got.ok()) return got.status();
     has_next = *got;
   }
+  result.plan_digest = kPlanDigestSeed;
   IterationPlan plan_buffer;  // reused: planning allocates nothing once it has grown
   while (more) {
     bool has_after = false;
@@ -84,6 +86,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!planned.ok()) return planned;
     const IterationPlan* plan = &plan_buffer;
+    result.plan_digest = PlanDigest(*plan, result.plan_digest);
     IterationRecord record;
     record.sched_ms = ms;
     if (const TableProfiler* profiler = (*planner)->profiler()) {

@@ -52,6 +52,7 @@ struct SimulationResult {
   uint64_t directory_entries_max = 0;  // the planner's row directory, after any plan
   double sched_ms_median = 0;
   double sched_ms_p99 = 0;
+  uint64_t plan_digest = 0;  // PlanDigest over every iteration's plan, in order
   double hit_rate() const {
     return total.uses == 0 ? 0.0 : static_cast<double>(total.hits) / total.uses;
   }
