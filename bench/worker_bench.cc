@@ -98,8 +98,8 @@ double HeraldSamplesPerSecond(const std::string& device_name) {
                         ExecutorOptions{0, 1, /*use_ps=*/false});
 
   CounterRng rng(2, 0, 0);
-  std::vector<Step> steps(4);
-  for (Step& step : steps) {
+  std::vector<plan::Step> steps(4);
+  for (plan::Step& step : steps) {
     step.job_id = "bench";
     step.num_samples = batch;
     step.global_batch_size = batch;

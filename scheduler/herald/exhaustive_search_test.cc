@@ -173,8 +173,8 @@ TEST(PlannerCloneTest, ACloneContinuesExactlyLikeTheOriginal) {
     ASSERT_TRUE(a.ok() && c.ok());
     for (uint32_t w = 0; w < 3; ++w) {
       EXPECT_EQ(a->workers[w].samples, c->workers[w].samples);
-      EXPECT_EQ(a->workers[w].tables[0].fetch_slots, c->workers[w].tables[0].fetch_slots);
-      EXPECT_EQ(a->workers[w].tables[0].evict_slots, c->workers[w].tables[0].evict_slots);
+      EXPECT_EQ(a->workers[w].tables[0].fetch.slots, c->workers[w].tables[0].fetch.slots);
+      EXPECT_EQ(a->workers[w].tables[0].evict.slots, c->workers[w].tables[0].evict.slots);
       EXPECT_EQ(a->workers[w].slots[1].slots, c->workers[w].slots[1].slots);
     }
   }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "plan/table_plan.h"
 
 namespace herald::scheduler {
 
@@ -64,6 +65,17 @@ absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan
   std::swap(ps_changed_previous_, ps_changed_now_);
   for (auto& keys : ps_changed_now_) keys.clear();
   for (uint32_t w = 0; w < num_workers_; ++w) {
+    if (plan.workers[w].tables.size() != truth_.size()) {
+      return Violation(w, 0, absl::StrCat(plan.workers[w].tables.size(), " table plans for ",
+                                          truth_.size(), " tables"));
+    }
+    for (uint32_t t = 0; t < truth_.size(); ++t) {
+      if (auto s = plan::CheckShape(plan.workers[w].tables[t]); !s.ok()) {
+        return Violation(w, t, std::string(s.message()));
+      }
+    }
+  }
+  for (uint32_t w = 0; w < num_workers_; ++w) {
     if (auto s = Evictions(w, plan, counts); !s.ok()) return s;
   }
   for (uint32_t w = 0; w < num_workers_; ++w) {
@@ -99,11 +111,11 @@ absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan
 absl::Status PlanChecker::Evictions(uint32_t w, const IterationPlan& plan,
                                     std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
-    const worker::TablePlan& tp = plan.workers[w].tables[t];
+    const plan::TablePlan& tp = plan.workers[w].tables[t];
     CacheTable& cache = caches_[w][t];
-    for (size_t i = 0; i < tp.evict_slots.size(); ++i) {
-      const uint32_t slot = tp.evict_slots[i];
-      const Key key = tp.evict_keys[i];
+    for (size_t i = 0; i < tp.evict.slots.size(); ++i) {
+      const uint32_t slot = tp.evict.slots[i];
+      const Key key = tp.evict.keys[i];
       if (slot >= cache.slots.size() || cache.slots[slot].state == State::kEmpty ||
           cache.slots[slot].key != key) {
         return Violation(w, t, absl::StrCat("evicts slot ", slot, " as key ", key,
@@ -169,21 +181,20 @@ absl::Status PlanChecker::LandClean(uint32_t w, uint32_t t, uint32_t slot, Key k
 absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
                                   std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
-    const worker::TablePlan& tp = plan.workers[w].tables[t];
-    if (tp.fetch_keys.size() != tp.fetch_slots.size() ||
-        tp.fetch_early.size() != tp.fetch_slots.size()) {
-      return Violation(w, t, "fetch_keys, fetch_slots and fetch_early differ in length");
+    const plan::TablePlan& tp = plan.workers[w].tables[t];
+    if (tp.fetch.early.size() != tp.fetch.keys.size()) {
+      return Violation(w, t, "fetch.early: the planner gives one flag per fetch");
     }
-    for (size_t i = 0; i < tp.fetch_slots.size(); ++i) {
-      const uint32_t slot = tp.fetch_slots[i];
-      const Key key = tp.fetch_keys[i];
+    for (size_t i = 0; i < tp.fetch.slots.size(); ++i) {
+      const uint32_t slot = tp.fetch.slots[i];
+      const Key key = tp.fetch.keys[i];
       if (auto s = Landing(w, t, "fetches", slot, key); !s.ok()) return s;
       auto racing = written_back_at_start_[t].find(key);
       if (racing != written_back_at_start_[t].end()) {
         return Violation(w, t, absl::StrCat("fetch of key ", key, " races the write-back of ",
                                             "its dirty copy evicted by worker ", racing->second));
       }
-      if (tp.fetch_early[i] != 0 && ps_changed_previous_[t].contains(key)) {
+      if (tp.fetch.early[i] != 0 && ps_changed_previous_[t].contains(key)) {
         return Violation(w, t, absl::StrCat("fetch of key ", key, " is marked early, but the ",
                                             "previous iteration changed its PS copy"));
       }
@@ -197,13 +208,10 @@ absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
 absl::Status PlanChecker::Inits(uint32_t w, const IterationPlan& plan,
                                std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
-    const worker::TablePlan& tp = plan.workers[w].tables[t];
-    if (tp.init_keys.size() != tp.init_slots.size()) {
-      return Violation(w, t, "init_keys and init_slots differ in length");
-    }
-    for (size_t i = 0; i < tp.init_slots.size(); ++i) {
-      const uint32_t slot = tp.init_slots[i];
-      const Key key = tp.init_keys[i];
+    const plan::TablePlan& tp = plan.workers[w].tables[t];
+    for (size_t i = 0; i < tp.init.slots.size(); ++i) {
+      const uint32_t slot = tp.init.slots[i];
+      const Key key = tp.init.keys[i];
       if (auto s = Landing(w, t, "initialises", slot, key); !s.ok()) return s;
       if (trained_ever_[t].contains(key)) {
         return Violation(w, t, absl::StrCat("initialises key ", key,
@@ -243,8 +251,8 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
     std::vector<Key> order;  // keys in first-training order, for deterministic messages
     for (uint32_t w = 0; w < num_workers_; ++w) {
       const WorkerPlan& wp = plan.workers[w];
-      const worker::TablePlan& tp = wp.tables[t];
-      const worker::TableSamples& ts = wp.slots[t];
+      const plan::TablePlan& tp = wp.tables[t];
+      const plan::TableSamples& ts = wp.slots[t];
       CacheTable& cache = caches_[w][t];
       const data::KeyBatch::Table& keys = batch.tables[t];
       if (ts.offsets.size() != wp.samples.size() + 1) {
@@ -291,22 +299,15 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
               return Violation(w, t, absl::StrCat("key ", key, " listed twice"));
             }
           }
-          const uint32_t owner = kind == Kind::kRemote ? tp.remote_to[i] : w;
+          const uint32_t owner = kind == Kind::kRemote ? tp.remote.peers[i] : w;
           it->second.push_back(Trainer{w, slot, kind, owner});
           ++listed;
         }
         return absl::OkStatus();
       };
-      if (tp.shared_keys.size() != tp.shared_slots.size()) {
-        return Violation(w, t, "shared_keys and shared_slots differ in length");
-      }
-      if (tp.remote_keys.size() != tp.remote_slots.size() ||
-          tp.remote_to.size() != tp.remote_slots.size()) {
-        return Violation(w, t, "remote_slots, remote_keys and remote_to differ in length");
-      }
       if (auto s = list(tp.owned_slots, nullptr, Kind::kOwned); !s.ok()) return s;
-      if (auto s = list(tp.shared_slots, &tp.shared_keys, Kind::kShared); !s.ok()) return s;
-      if (auto s = list(tp.remote_slots, &tp.remote_keys, Kind::kRemote); !s.ok()) return s;
+      if (auto s = list(tp.push.slots, &tp.push.keys, Kind::kShared); !s.ok()) return s;
+      if (auto s = list(tp.remote.slots, &tp.remote.keys, Kind::kRemote); !s.ok()) return s;
       if (listed != referenced.size()) {
         return Violation(w, t, absl::StrCat(referenced.size() - listed,
                                             " used slots are neither owned, shared nor remote"));
@@ -399,38 +400,34 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
 
 absl::Status PlanChecker::Gathers(uint32_t t, const IterationPlan& plan) const {
   for (uint32_t owner = 0; owner < num_workers_; ++owner) {
-    const worker::TablePlan& tp = plan.workers[owner].tables[t];
-    if (tp.gather_keys.size() != tp.gather_slots.size() ||
-        tp.gather_from.size() != tp.gather_slots.size()) {
-      return Violation(owner, t, "gather_slots, gather_keys and gather_from differ in length");
-    }
+    const plan::TablePlan& tp = plan.workers[owner].tables[t];
     std::vector<size_t> at(num_workers_, 0);  // per sender: its remote entries matched so far
-    for (size_t i = 0; i < tp.gather_slots.size(); ++i) {
-      const uint32_t from = tp.gather_from[i];
-      const Key key = tp.gather_keys[i];
+    for (size_t i = 0; i < tp.gather.slots.size(); ++i) {
+      const uint32_t from = tp.gather.peers[i];
+      const Key key = tp.gather.keys[i];
       if (from >= num_workers_ || from == owner) {
         return Violation(owner, t, absl::StrCat("gathers key ", key, " from worker ", from));
       }
-      const worker::TablePlan& sender = plan.workers[from].tables[t];
+      const plan::TablePlan& sender = plan.workers[from].tables[t];
       size_t& next = at[from];
-      while (next < sender.remote_keys.size() && sender.remote_to[next] != owner) ++next;
-      if (next == sender.remote_keys.size() || sender.remote_keys[next] != key) {
+      while (next < sender.remote.keys.size() && sender.remote.peers[next] != owner) ++next;
+      if (next == sender.remote.keys.size() || sender.remote.keys[next] != key) {
         return Violation(owner, t, absl::StrCat("gathers key ", key, " from worker ", from,
                                                 " which does not send it next"));
       }
       ++next;
       const CacheTable& cache = caches_[owner][t];
       auto held = cache.slot_of.find(key);
-      if (held == cache.slot_of.end() || held->second != tp.gather_slots[i]) {
+      if (held == cache.slot_of.end() || held->second != tp.gather.slots[i]) {
         return Violation(owner, t, absl::StrCat("gathers key ", key, " into slot ",
-                                                tp.gather_slots[i], " which does not hold it"));
+                                                tp.gather.slots[i], " which does not hold it"));
       }
     }
     for (uint32_t from = 0; from < num_workers_; ++from) {
-      const worker::TablePlan& sender = plan.workers[from].tables[t];
-      for (size_t j = at[from]; j < sender.remote_keys.size(); ++j) {
-        if (sender.remote_to[j] == owner) {
-          return Violation(from, t, absl::StrCat("sends its gradient of key ", sender.remote_keys[j],
+      const plan::TablePlan& sender = plan.workers[from].tables[t];
+      for (size_t j = at[from]; j < sender.remote.keys.size(); ++j) {
+        if (sender.remote.peers[j] == owner) {
+          return Violation(from, t, absl::StrCat("sends its gradient of key ", sender.remote.keys[j],
                                                  " to worker ", owner, ", which does not gather it"));
         }
       }
@@ -442,11 +439,11 @@ absl::Status PlanChecker::Gathers(uint32_t t, const IterationPlan& plan) const {
 absl::Status PlanChecker::WriteBacks(uint32_t w, const IterationPlan& plan,
                                      std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
-    const worker::TablePlan& tp = plan.workers[w].tables[t];
+    const plan::TablePlan& tp = plan.workers[w].tables[t];
     CacheTable& cache = caches_[w][t];
-    for (size_t i = 0; i < tp.writeback_slots.size(); ++i) {
-      const uint32_t slot = tp.writeback_slots[i];
-      const Key key = tp.writeback_keys[i];
+    for (size_t i = 0; i < tp.writeback.slots.size(); ++i) {
+      const uint32_t slot = tp.writeback.slots[i];
+      const Key key = tp.writeback.keys[i];
       if (slot >= cache.slots.size() || cache.slots[slot].key != key ||
           cache.slots[slot].state != State::kDirty) {
         return Violation(w, t, absl::StrCat("writes back key ", key, " from slot ", slot,
@@ -465,17 +462,13 @@ absl::Status PlanChecker::WriteBacks(uint32_t w, const IterationPlan& plan,
 absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
                                 std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
-    const worker::TablePlan& tp = plan.workers[w].tables[t];
-    if (tp.send_keys.size() != tp.send_slots.size() || tp.send_to.size() != tp.send_slots.size() ||
-        (!tp.send_served.empty() && tp.send_served.size() != tp.send_slots.size())) {
-      return Violation(w, t, "send_slots, send_keys, send_to and send_served differ in length");
-    }
+    const plan::TablePlan& tp = plan.workers[w].tables[t];
     CacheTable& cache = caches_[w][t];
-    for (size_t i = 0; i < tp.send_slots.size(); ++i) {
-      const uint32_t slot = tp.send_slots[i];
-      const Key key = tp.send_keys[i];
-      const uint32_t to = tp.send_to[i];
-      const bool served = worker::Served(tp.send_served, i);
+    for (size_t i = 0; i < tp.send.slots.size(); ++i) {
+      const uint32_t slot = tp.send.slots[i];
+      const Key key = tp.send.keys[i];
+      const uint32_t to = tp.send.peers[i];
+      const bool served = tp.send.Served(i);
       if (slot >= cache.slots.size() || cache.slots[slot].key != key ||
           cache.slots[slot].state != State::kDirty) {
         return Violation(w, t, absl::StrCat("hands off key ", key, " from slot ", slot,
@@ -485,11 +478,11 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
         return Violation(w, t, absl::StrCat("hands off key ", key, " to worker ", to));
       }
       // The receiver must expect exactly this row next from this sender.
-      const worker::TablePlan& receiver = plan.workers[to].tables[t];
+      const plan::TablePlan& receiver = plan.workers[to].tables[t];
       size_t& next = incoming_seen_[to][t][w];
-      while (next < receiver.incoming_keys.size() && receiver.incoming_from[next] != w) ++next;
-      if (next == receiver.incoming_keys.size() || receiver.incoming_keys[next] != key ||
-          worker::Served(receiver.incoming_served, next) != served) {
+      while (next < receiver.incoming.keys.size() && receiver.incoming.peers[next] != w) ++next;
+      if (next == receiver.incoming.keys.size() || receiver.incoming.keys[next] != key ||
+          receiver.incoming.Served(next) != served) {
         return Violation(w, t, absl::StrCat(served ? "serves" : "hands off", " key ", key,
                                             " to worker ", to,
                                             " whose incoming list does not expect it next"));
@@ -518,12 +511,9 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
 
 absl::Status PlanChecker::Incoming(uint32_t w, const IterationPlan& plan) const {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
-    const worker::TablePlan& tp = plan.workers[w].tables[t];
-    if (tp.incoming_keys.size() != tp.incoming_from.size()) {
-      return Violation(w, t, "incoming_keys and incoming_from differ in length");
-    }
-    if (tp.incoming_keys.size() != in_transit_[w][t].size()) {
-      return Violation(w, t, absl::StrCat("expects ", tp.incoming_keys.size(),
+    const plan::TablePlan& tp = plan.workers[w].tables[t];
+    if (tp.incoming.keys.size() != in_transit_[w][t].size()) {
+      return Violation(w, t, absl::StrCat("expects ", tp.incoming.keys.size(),
                                           " incoming rows, ", in_transit_[w][t].size(),
                                           " are sent to it"));
     }
@@ -533,22 +523,16 @@ absl::Status PlanChecker::Incoming(uint32_t w, const IterationPlan& plan) const 
 
 absl::Status PlanChecker::Receives(uint32_t w, const IterationPlan& plan) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
-    const worker::TablePlan& tp = plan.workers[w].tables[t];
-    if (tp.receive_keys.size() != tp.receive_slots.size()) {
-      return Violation(w, t, "receive_slots and receive_keys differ in length");
-    }
+    const plan::TablePlan& tp = plan.workers[w].tables[t];
     CacheTable& cache = caches_[w][t];
-    for (size_t i = 0; i < tp.receive_slots.size(); ++i) {
-      const uint32_t slot = tp.receive_slots[i];
-      const Key key = tp.receive_keys[i];
+    for (size_t i = 0; i < tp.receive.slots.size(); ++i) {
+      const uint32_t slot = tp.receive.slots[i];
+      const Key key = tp.receive.keys[i];
       auto sent = in_transit_[w][t].find(key);
       if (sent == in_transit_[w][t].end()) {
         return Violation(w, t, absl::StrCat("receives key ", key, " which no worker handed off"));
       }
-      if (tp.receive_served.size() != 0 && tp.receive_served.size() != tp.receive_slots.size()) {
-        return Violation(w, t, "receive_served is neither empty nor one flag per receive");
-      }
-      if (worker::Served(tp.receive_served, i) != sent->second.served) {
+      if (tp.receive.Served(i) != sent->second.served) {
         return Violation(w, t, absl::StrCat("receives key ", key, sent->second.served
                                                                       ? " as handed off, but it was served"
                                                                       : " as served, but it was handed off"));

@@ -32,39 +32,39 @@ uint64_t PlanDigest(const IterationPlan& plan, uint64_t digest) {
   h.Bytes(&plan.iteration, sizeof(plan.iteration));
   for (const WorkerPlan& w : plan.workers) {
     h.List(w.samples);
-    for (const worker::TableSamples& s : w.slots) {
+    for (const plan::TableSamples& s : w.slots) {
       h.List(s.offsets);
       h.List(s.slots);
     }
-    for (const worker::TablePlan& p : w.tables) {
-      h.List(p.evict_slots);
-      h.List(p.evict_keys);
-      h.List(p.fetch_keys);
-      h.List(p.fetch_slots);
-      h.List(p.fetch_early);
+    for (const plan::TablePlan& p : w.tables) {
+      h.List(p.evict.slots);
+      h.List(p.evict.keys);
+      h.List(p.fetch.keys);
+      h.List(p.fetch.slots);
+      h.List(p.fetch.early);
       h.List(p.owned_slots);
-      h.List(p.shared_slots);
-      h.List(p.shared_keys);
-      h.List(p.writeback_slots);
-      h.List(p.writeback_keys);
-      h.List(p.receive_slots);
-      h.List(p.receive_keys);
-      h.List(p.send_slots);
-      h.List(p.send_keys);
-      h.List(p.send_to);
-      h.List(p.incoming_keys);
-      h.List(p.incoming_from);
-      h.List(p.receive_served);
-      h.List(p.send_served);
-      h.List(p.incoming_served);
-      h.List(p.remote_slots);
-      h.List(p.remote_keys);
-      h.List(p.remote_to);
-      h.List(p.gather_slots);
-      h.List(p.gather_keys);
-      h.List(p.gather_from);
-      h.List(p.init_keys);
-      h.List(p.init_slots);
+      h.List(p.push.slots);
+      h.List(p.push.keys);
+      h.List(p.writeback.slots);
+      h.List(p.writeback.keys);
+      h.List(p.receive.slots);
+      h.List(p.receive.keys);
+      h.List(p.send.slots);
+      h.List(p.send.keys);
+      h.List(p.send.peers);
+      h.List(p.incoming.keys);
+      h.List(p.incoming.peers);
+      h.List(p.receive.served);
+      h.List(p.send.served);
+      h.List(p.incoming.served);
+      h.List(p.remote.slots);
+      h.List(p.remote.keys);
+      h.List(p.remote.peers);
+      h.List(p.gather.slots);
+      h.List(p.gather.keys);
+      h.List(p.gather.peers);
+      h.List(p.init.keys);
+      h.List(p.init.slots);
     }
   }
   return h.state();

@@ -5,6 +5,7 @@
 #include "common/status.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/herald/planner.h"
+#include "plan/step_codec.h"
 #include "scheduler/herald/step_builder.h"
 #include "worker/testing/in_process_training.h"
 
@@ -48,14 +49,18 @@ absl::Status TrainPlannedAndCompare(const proto::JobSpec& spec,
   o.capacity.assign(tables, run.capacity);
   o.slots.assign(tables, run.slots);
   HERALD_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, Planner::Create(o));
-  std::vector<std::vector<worker::Step>> steps;
+  std::vector<std::vector<plan::Step>> steps;
   for (size_t t = 0; t < batches.size(); ++t) {
     HERALD_ASSIGN_OR_RETURN(
         IterationPlan plan,
         planner->Plan(batches[t], t + 1 < batches.size() ? &batches[t + 1] : nullptr));
     steps.emplace_back();
     for (uint32_t w = 0; w < run.workers; ++w) {
-      steps.back().push_back(BuildStep(batches[t], spec.num_dense(), plan, w, spec.name()));
+      HERALD_ASSIGN_OR_RETURN(
+          plan::Step step,
+          plan::DecodeWorkerStep(BuildStep(batches[t], spec.num_dense(), plan, w, spec.name()),
+                                 tables, spec.num_dense()));
+      steps.back().push_back(std::move(step));
     }
   }
   ps::InProcessPsCluster cluster(2);

@@ -216,24 +216,24 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
     wp.counts = PlanCounts();
     wp.tables.resize(num_tables);
     wp.slots.resize(num_tables);
-    for (worker::TablePlan& tp : wp.tables) {
-      for (auto* list : {&tp.evict_slots, &tp.fetch_slots, &tp.owned_slots, &tp.shared_slots,
-                         &tp.writeback_slots, &tp.receive_slots, &tp.send_slots, &tp.send_to,
-                         &tp.incoming_from, &tp.remote_slots, &tp.remote_to, &tp.gather_slots,
-                         &tp.gather_from, &tp.init_slots}) {
+    for (plan::TablePlan& tp : wp.tables) {
+      for (auto* list : {&tp.evict.slots, &tp.fetch.slots, &tp.owned_slots, &tp.push.slots,
+                         &tp.writeback.slots, &tp.receive.slots, &tp.send.slots, &tp.send.peers,
+                         &tp.incoming.peers, &tp.remote.slots, &tp.remote.peers, &tp.gather.slots,
+                         &tp.gather.peers, &tp.init.slots}) {
         list->clear();
       }
-      for (auto* list : {&tp.evict_keys, &tp.fetch_keys, &tp.shared_keys, &tp.writeback_keys,
-                         &tp.receive_keys, &tp.send_keys, &tp.incoming_keys, &tp.remote_keys,
-                         &tp.gather_keys, &tp.init_keys}) {
+      for (auto* list : {&tp.evict.keys, &tp.fetch.keys, &tp.push.keys, &tp.writeback.keys,
+                         &tp.receive.keys, &tp.send.keys, &tp.incoming.keys, &tp.remote.keys,
+                         &tp.gather.keys, &tp.init.keys}) {
         list->clear();
       }
       for (auto* list :
-           {&tp.fetch_early, &tp.receive_served, &tp.send_served, &tp.incoming_served}) {
+           {&tp.fetch.early, &tp.receive.served, &tp.send.served, &tp.incoming.served}) {
         list->clear();
       }
     }
-    for (worker::TableSamples& ts : wp.slots) {
+    for (plan::TableSamples& ts : wp.slots) {
       ts.offsets.clear();
       ts.slots.clear();
     }
@@ -385,20 +385,20 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   CacheLayout& cache = caches_[w][t];
   RowDirectory& dir = directory_[t];
   WorkerPlan& wp = plan->workers[w];
-  worker::TablePlan& tp = wp.tables[t];
+  plan::TablePlan& tp = wp.tables[t];
   PlanCounts& counts = table_counts_[t][w];
   std::vector<uint32_t>& missing = missing_[t];
   // From the PS, or, when it was never trained, initialised by the worker.
   auto fetch = [&](const RowState& row, uint32_t slot) {
     if (!trained_.empty() && !trained_[t].MayContain(row.key)) {
-      tp.init_keys.push_back(row.key);
-      tp.init_slots.push_back(slot);
+      tp.init.keys.push_back(row.key);
+      tp.init.slots.push_back(slot);
       ++counts.initialized;
       return;
     }
-    tp.fetch_keys.push_back(row.key);
-    tp.fetch_slots.push_back(slot);
-    tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
+    tp.fetch.keys.push_back(row.key);
+    tp.fetch.slots.push_back(slot);
+    tp.fetch.early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
     ++counts.fetched;
   };
   // Brings the row's newest version into `slot` (empty, or holding an
@@ -409,9 +409,9 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   auto bring_in = [&](const RowState& row, uint32_t id, uint32_t slot) -> bool {
     const bool handed_off = row.holder == static_cast<int32_t>(w);
     if (handed_off || IsServed(row, id)) {
-      tp.receive_slots.push_back(slot);
-      tp.receive_keys.push_back(row.key);
-      tp.receive_served.push_back(handed_off ? 0 : 1);
+      tp.receive.slots.push_back(slot);
+      tp.receive.keys.push_back(row.key);
+      tp.receive.served.push_back(handed_off ? 0 : 1);
       return true;
     }
     if (row.holder != kPsHolder) return false;
@@ -426,12 +426,12 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
 
   const std::vector<uint32_t>& needed = needed_[w][t];
   // Upper bounds, so each list is allocated once.
-  tp.fetch_keys.reserve(tp.fetch_keys.size() + needed.size());
-  tp.fetch_slots.reserve(tp.fetch_slots.size() + needed.size());
-  tp.fetch_early.reserve(tp.fetch_early.size() + needed.size());
+  tp.fetch.keys.reserve(tp.fetch.keys.size() + needed.size());
+  tp.fetch.slots.reserve(tp.fetch.slots.size() + needed.size());
+  tp.fetch.early.reserve(tp.fetch.early.size() + needed.size());
   if (options_.policy.sync == SyncMode::kOwnership) tp.owned_slots.reserve(needed.size());
-  tp.shared_slots.reserve(needed.size());
-  tp.shared_keys.reserve(needed.size());
+  tp.push.slots.reserve(needed.size());
+  tp.push.keys.reserve(needed.size());
   missing.clear();
   // Two passes over the rows, so that the cache's eviction-order records
   // (as scattered as the directory) can be read ahead like the entries:
@@ -466,8 +466,8 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     if (!bring_in(dir.at(handle), id, slot)) return dirty_elsewhere(dir.at(handle));  // in place
     dir.MarkNewest(handle, w);
   }
-  tp.evict_slots.reserve(tp.evict_slots.size() + missing.size());
-  tp.evict_keys.reserve(tp.evict_keys.size() + missing.size());
+  tp.evict.slots.reserve(tp.evict.slots.size() + missing.size());
+  tp.evict.keys.reserve(tp.evict.keys.size() + missing.size());
   if (!missing.empty()) {
     // Evict until the missing rows fit within capacity (then, as capacity ≤
     // slots, they also find free slots), as far as rows not trained now allow.
@@ -515,15 +515,15 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
         cache.SetDirty(slot, true);
         continue;
       }
-      tp.remote_slots.push_back(slot);
-      tp.remote_keys.push_back(row.key);
-      tp.remote_to.push_back(owner);
+      tp.remote.slots.push_back(slot);
+      tp.remote.keys.push_back(row.key);
+      tp.remote.peers.push_back(owner);
       remote_ids_[t].emplace_back(w, id);
       ++counts.transferred;
       ++counts.owner_gradients;
     } else {
-      tp.shared_slots.push_back(slot);
-      tp.shared_keys.push_back(current_.key(id));
+      tp.push.slots.push_back(slot);
+      tp.push.keys.push_back(current_.key(id));
       ++counts.pushed;
     }
   }
@@ -535,10 +535,10 @@ void Planner::GatherLists(uint32_t t, IterationPlan* plan) {
   for (const auto& [w, id] : remote_ids_[t]) {
     const uint32_t handle = current_.row(id);
     const uint32_t owner = OwnerOf(dir.at(handle), id);
-    worker::TablePlan& gather = plan->workers[owner].tables[t];
-    gather.gather_slots.push_back(dir.SlotOf(handle, owner));
-    gather.gather_keys.push_back(current_.key(id));
-    gather.gather_from.push_back(w);
+    plan::TablePlan& gather = plan->workers[owner].tables[t];
+    gather.gather.slots.push_back(dir.SlotOf(handle, owner));
+    gather.gather.keys.push_back(current_.key(id));
+    gather.gather.peers.push_back(w);
   }
 }
 
@@ -552,7 +552,7 @@ void Planner::WarmStart(IterationPlan* plan) {
       for (uint32_t id : needed) trained.insert(current_.key(id));
       size_t room = options_.capacity[t] - needed.size();
       CacheLayout& cache = caches_[w][t];
-      worker::TablePlan& tp = plan->workers[w].tables[t];
+      plan::TablePlan& tp = plan->workers[w].tables[t];
       for (Key key : options_.warm_keys[t]) {
         if (room == 0) break;
         if (trained.contains(key) || !cache.HasFree()) continue;
@@ -563,13 +563,13 @@ void Planner::WarmStart(IterationPlan* plan) {
         dir.SetSlot(handle, w, slot);
         dir.AddCopy(handle, w);
         if (!trained_.empty()) {  // nothing is trained before iteration 0
-          tp.init_keys.push_back(key);
-          tp.init_slots.push_back(slot);
+          tp.init.keys.push_back(key);
+          tp.init.slots.push_back(slot);
           ++plan->workers[w].counts.initialized;
         } else {
-          tp.fetch_keys.push_back(key);
-          tp.fetch_slots.push_back(slot);
-          tp.fetch_early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
+          tp.fetch.keys.push_back(key);
+          tp.fetch.slots.push_back(slot);
+          tp.fetch.early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
           ++plan->workers[w].counts.fetched;
         }
         --room;
@@ -587,7 +587,7 @@ void Planner::FillSampleSlots(uint32_t t, WorkerPlan* wp) {
   const uint32_t* offsets = current_.offsets(t).data();
   const uint32_t* id = current_.ids(t).data();
   const uint32_t* slot_of_id = slot_of_id_.data();
-  worker::TableSamples* out = &wp->slots[t];
+  plan::TableSamples* out = &wp->slots[t];
   const size_t n = samples.size();
   // Sized once, then written through pointers (this runs per use).
   out->offsets.resize(n + 1);
@@ -642,8 +642,8 @@ void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
   const uint32_t handle = cache.RowAt(slot);
   RowDirectory& dir = directory_[t];
   RowState& row = dir.at(handle);
-  wp->tables[t].evict_slots.push_back(slot);
-  wp->tables[t].evict_keys.push_back(row.key);
+  wp->tables[t].evict.slots.push_back(slot);
+  wp->tables[t].evict.keys.push_back(row.key);
   if (row.holder == static_cast<int32_t>(w)) {
     WriteBack(&row, &table_counts_[t][w]);  // before the slot is reused
   }
@@ -670,15 +670,15 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
       // The holder sends the row to `to`: a copy to train on (served), or
       // the row itself, which becomes `to`'s (a hand-off).
       auto send = [&](uint32_t to, bool served) {
-        worker::TablePlan& out = plan->workers[h].tables[t];
-        out.send_slots.push_back(h_slot);
-        out.send_keys.push_back(row.key);
-        out.send_to.push_back(to);
-        out.send_served.push_back(served ? 1 : 0);
-        worker::TablePlan& in = plan->workers[to].tables[t];
-        in.incoming_keys.push_back(row.key);
-        in.incoming_from.push_back(h);
-        in.incoming_served.push_back(served ? 1 : 0);
+        plan::TablePlan& out = plan->workers[h].tables[t];
+        out.send.slots.push_back(h_slot);
+        out.send.keys.push_back(row.key);
+        out.send.peers.push_back(to);
+        out.send.served.push_back(served ? 1 : 0);
+        plan::TablePlan& in = plan->workers[to].tables[t];
+        in.incoming.keys.push_back(row.key);
+        in.incoming.peers.push_back(h);
+        in.incoming.served.push_back(served ? 1 : 0);
         PlanCounts& counts = table_counts_[t][h];
         ++counts.transferred;
         ++(served ? counts.served_copies : counts.handoffs);
@@ -710,9 +710,9 @@ void Planner::CommunicationPlan(IterationPlan* plan) {
         }
         continue;
       }
-      worker::TablePlan& tp = plan->workers[h].tables[t];
-      tp.writeback_slots.push_back(h_slot);
-      tp.writeback_keys.push_back(row.key);
+      plan::TablePlan& tp = plan->workers[h].tables[t];
+      tp.writeback.slots.push_back(h_slot);
+      tp.writeback.keys.push_back(row.key);
       WriteBack(&row, &table_counts_[t][h]);
       caches_[h][t].SetDirty(h_slot, false);
       table_counts_[t][h].handoffs += next_sole_[id] != kSeveral;
@@ -725,12 +725,12 @@ void Planner::FlushDirty(IterationPlan* plan) {
     RowDirectory& dir = directory_[t];
     for (uint32_t w = 0; w < options_.num_workers; ++w) {
       const CacheLayout& cache = caches_[w][t];
-      worker::TablePlan& tp = plan->workers[w].tables[t];
+      plan::TablePlan& tp = plan->workers[w].tables[t];
       cache.ForEachResident([&](uint32_t slot) {
         RowState& row = dir.at(cache.RowAt(slot));
         if (row.holder != static_cast<int32_t>(w)) return;
-        tp.writeback_slots.push_back(slot);
-        tp.writeback_keys.push_back(row.key);
+        tp.writeback.slots.push_back(slot);
+        tp.writeback.keys.push_back(row.key);
         WriteBack(&row, &table_counts_[t][w]);
       });
       caches_[w][t].MarkAllClean();  // every row it held dirty went back

@@ -1,8 +1,8 @@
 #pragma once
 // The embedding scheduler's core: for each global batch it decides which
 // worker trains which sample (allocator.h) and emits, per worker and table,
-// the cache operations in terms of slots (worker::TablePlan) and the slot of
-// every sample's row (worker::TableSamples). It owns every worker's cache
+// the cache operations in terms of slots (plan::TablePlan) and the slot of
+// every sample's row (plan::TableSamples). It owns every worker's cache
 // layout and knows where each cached row's newest version is (row_directory.h).
 //
 // Invariants of every emitted plan (checked independently by PlanChecker):
@@ -48,7 +48,7 @@
 #include "scheduler/herald/table_profiler.h"
 #include "scheduler/herald/table_runner.h"
 #include "scheduler/herald/trained_filter.h"
-#include "worker/cache/step.h"
+#include "plan/step.h"
 
 namespace herald::scheduler {
 
@@ -149,8 +149,8 @@ struct PlanCounts {
 
 struct WorkerPlan {
   std::vector<uint32_t> samples;               // indices into the global batch, increasing
-  std::vector<worker::TablePlan> tables;       // one per table
-  std::vector<worker::TableSamples> slots;     // one per table, CSR over `samples`
+  std::vector<plan::TablePlan> tables;       // one per table
+  std::vector<plan::TableSamples> slots;     // one per table, CSR over `samples`
   PlanCounts counts;
 };
 

@@ -161,7 +161,7 @@ TEST(PlannerTest, CommunicationPlanWritesBackExactlyTheRowsOthersTrainNext) {
   EXPECT_EQ(totals[0].written_back, 1u);
   size_t writebacks_of_7 = 0;
   for (const WorkerPlan& wp : plans[0].workers) {
-    for (Key k : wp.tables[0].writeback_keys) writebacks_of_7 += k == 7;
+    for (Key k : wp.tables[0].writeback.keys) writebacks_of_7 += k == 7;
   }
   EXPECT_EQ(writebacks_of_7, 1u);
   EXPECT_EQ(totals[1].pushed, 2u);   // key 7 by both workers
@@ -213,21 +213,21 @@ TEST(PlannerTest, HandOffsMoveARowOnceToTheOneOtherNextTrainer) {
   RunChecked(o, batches, &plans, {{0, 1}, {0, 1}});
   ASSERT_EQ(plans.size(), batches.size());
   for (uint32_t w = 0; w < 2; ++w) {
-    const worker::TablePlan& sent = plans[0].workers[w].tables[0];
-    ASSERT_EQ(sent.send_keys.size(), 1u) << w;
-    EXPECT_EQ(sent.send_keys[0], w == 0 ? 7u : 8u);
-    EXPECT_EQ(sent.send_to[0], 1 - w);
-    ASSERT_EQ(sent.incoming_keys.size(), 1u);  // and what it gets from the other
-    EXPECT_EQ(sent.incoming_keys[0], w == 0 ? 8u : 7u);
-    EXPECT_EQ(sent.incoming_from[0], 1 - w);
+    const plan::TablePlan& sent = plans[0].workers[w].tables[0];
+    ASSERT_EQ(sent.send.keys.size(), 1u) << w;
+    EXPECT_EQ(sent.send.keys[0], w == 0 ? 7u : 8u);
+    EXPECT_EQ(sent.send.peers[0], 1 - w);
+    ASSERT_EQ(sent.incoming.keys.size(), 1u);  // and what it gets from the other
+    EXPECT_EQ(sent.incoming.keys[0], w == 0 ? 8u : 7u);
+    EXPECT_EQ(sent.incoming.peers[0], 1 - w);
     EXPECT_EQ(plans[0].workers[w].counts.transferred, 1u);
-    EXPECT_TRUE(plans[0].workers[w].tables[0].writeback_keys.empty());
-    const worker::TablePlan& received = plans[1].workers[w].tables[0];
-    ASSERT_EQ(received.receive_keys.size(), 1u) << w;
-    EXPECT_EQ(received.receive_keys[0], w == 0 ? 8u : 7u);
-    EXPECT_TRUE(plans[1].workers[w].tables[0].fetch_keys.empty());
-    ASSERT_EQ(plans[1].workers[w].tables[0].writeback_keys.size(), 1u);  // the final flush
-    EXPECT_EQ(plans[1].workers[w].tables[0].writeback_keys[0], w == 0 ? 8u : 7u);
+    EXPECT_TRUE(plans[0].workers[w].tables[0].writeback.keys.empty());
+    const plan::TablePlan& received = plans[1].workers[w].tables[0];
+    ASSERT_EQ(received.receive.keys.size(), 1u) << w;
+    EXPECT_EQ(received.receive.keys[0], w == 0 ? 8u : 7u);
+    EXPECT_TRUE(plans[1].workers[w].tables[0].fetch.keys.empty());
+    ASSERT_EQ(plans[1].workers[w].tables[0].writeback.keys.size(), 1u);  // the final flush
+    EXPECT_EQ(plans[1].workers[w].tables[0].writeback.keys[0], w == 0 ? 8u : 7u);
   }
   PlannerOptions vanilla = Options("vanilla", 2, 1, 8, 8);
   vanilla.handoff = true;
@@ -242,8 +242,8 @@ TEST(PlannerTest, LruEvictsTheLeastRecentlyUsedRowAndWritesItBackWhenDirty) {
   std::vector<IterationPlan> plans;
   const auto totals = RunChecked(Options("herald", 1, 1, 2, 4), batches, &plans);
   ASSERT_EQ(totals.size(), 4u);
-  ASSERT_EQ(plans[2].workers[0].tables[0].evict_keys.size(), 1u);
-  EXPECT_EQ(plans[2].workers[0].tables[0].evict_keys[0], 1u);
+  ASSERT_EQ(plans[2].workers[0].tables[0].evict.keys.size(), 1u);
+  EXPECT_EQ(plans[2].workers[0].tables[0].evict.keys[0], 1u);
   EXPECT_EQ(totals[2].written_back, 1u);
   EXPECT_EQ(totals[3].hits, 1u);  // key 2 stayed, dirty, owned by the only worker
   EXPECT_EQ(totals[3].fetched, 0u);
@@ -261,8 +261,8 @@ TEST(PlannerTest, LruEvictsACleanCopyBeforeAnOlderDirtyRow) {
   std::vector<IterationPlan> plans;
   RunChecked(Options("herald", 2, 1, 2, 4), batches, &plans, forced);
   ASSERT_EQ(plans.size(), 4u);
-  EXPECT_EQ(plans[1].workers[0].tables[0].writeback_keys, (std::vector<Key>{1}));
-  EXPECT_EQ(plans[2].workers[0].tables[0].evict_keys, (std::vector<Key>{1}));
+  EXPECT_EQ(plans[1].workers[0].tables[0].writeback.keys, (std::vector<Key>{1}));
+  EXPECT_EQ(plans[2].workers[0].tables[0].evict.keys, (std::vector<Key>{1}));
   EXPECT_EQ(plans[2].workers[0].counts.written_back, 0u);
   EXPECT_EQ(plans[3].workers[0].counts.hits, 1u);  // key 2 stayed, dirty
   EXPECT_EQ(plans[3].workers[0].counts.fetched, 0u);
@@ -277,8 +277,8 @@ TEST(PlannerTest, LfuKeepsTheMostUsedRow) {
   std::vector<IterationPlan> plans;
   RunChecked(o, batches, &plans);
   ASSERT_EQ(plans.size(), 5u);
-  ASSERT_EQ(plans[4].workers[0].tables[0].evict_keys.size(), 1u);
-  EXPECT_EQ(plans[4].workers[0].tables[0].evict_keys[0], 2u);
+  ASSERT_EQ(plans[4].workers[0].tables[0].evict.keys.size(), 1u);
+  EXPECT_EQ(plans[4].workers[0].tables[0].evict.keys[0], 2u);
 }
 
 TEST(PlannerTest, RowsOfOneIterationThatDoNotFitTheSlotsAreResourceExhausted) {
@@ -304,7 +304,7 @@ TEST(PlannerTest, AnErrorAfterPlanningBeganStopsThePlanner) {
             absl::StatusCode::kInvalidArgument);
   auto plan = (*planner)->Plan(OneTable({1, 2}), nullptr);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_EQ(plan->workers[0].tables[0].fetch_keys, (std::vector<Key>{1, 2}));
+  EXPECT_EQ(plan->workers[0].tables[0].fetch.keys, (std::vector<Key>{1, 2}));
 
   EXPECT_EQ((*planner)->Plan(OneTable({1, 2, 3}), nullptr).status().code(),
             absl::StatusCode::kResourceExhausted);
@@ -352,9 +352,9 @@ TEST(PlannerTest, FetchesOfRowsUnchangedSinceTheLastIterationMayGoEarly) {
   std::vector<IterationPlan> plans;
   RunChecked(Options("vanilla", 1, 1, 4, 4), batches, &plans);
   ASSERT_EQ(plans.size(), 3u);
-  EXPECT_EQ(plans[0].workers[0].tables[0].fetch_early, std::vector<uint8_t>{1});
-  EXPECT_EQ(plans[1].workers[0].tables[0].fetch_early, std::vector<uint8_t>{0});
-  EXPECT_EQ(plans[2].workers[0].tables[0].fetch_early, std::vector<uint8_t>{1});
+  EXPECT_EQ(plans[0].workers[0].tables[0].fetch.early, std::vector<uint8_t>{1});
+  EXPECT_EQ(plans[1].workers[0].tables[0].fetch.early, std::vector<uint8_t>{0});
+  EXPECT_EQ(plans[2].workers[0].tables[0].fetch.early, std::vector<uint8_t>{1});
 
   // The checker refuses the refetch of key 1 at iteration 1 marked early:
   // iteration 0's commit changed its PS copy.
@@ -365,7 +365,7 @@ TEST(PlannerTest, FetchesOfRowsUnchangedSinceTheLastIterationMayGoEarly) {
   IterationPlan first = *planner->Plan(batches[0], &batches[1]);
   ASSERT_TRUE(checker.Check(batches[0], first, &counts).ok());
   IterationPlan second = *planner->Plan(batches[1], &batches[2]);
-  second.workers[0].tables[0].fetch_early = {1};
+  second.workers[0].tables[0].fetch.early = {1};
   const absl::Status early = checker.Check(batches[1], second, &counts);
   EXPECT_NE(early.message().find("is marked early"), std::string::npos) << early;
 }
@@ -390,32 +390,32 @@ TEST(PlannerTest, ServedRowsStayWithTheirOwnerWhichGathersEveryGradient) {
   std::vector<IterationPlan> plans;
   RunChecked(o, batches, &plans, {{0, 1}, {0, 1}});
   ASSERT_EQ(plans.size(), batches.size());
-  const worker::TablePlan& w0 = plans[0].workers[0].tables[0];
-  const worker::TablePlan& w1 = plans[0].workers[1].tables[0];
-  EXPECT_EQ(w0.fetch_keys, (std::vector<Key>{7, 9}));
+  const plan::TablePlan& w0 = plans[0].workers[0].tables[0];
+  const plan::TablePlan& w1 = plans[0].workers[1].tables[0];
+  EXPECT_EQ(w0.fetch.keys, (std::vector<Key>{7, 9}));
   EXPECT_EQ(w0.owned_slots.size(), 2u);
-  EXPECT_EQ(w0.gather_keys, std::vector<Key>{9});
-  EXPECT_EQ(w0.gather_from, std::vector<uint32_t>{1});
-  EXPECT_EQ(w1.fetch_keys, std::vector<Key>{9});
-  EXPECT_EQ(w1.remote_keys, std::vector<Key>{9});
-  EXPECT_EQ(w1.remote_to, std::vector<uint32_t>{0});
-  EXPECT_EQ(w0.send_keys, std::vector<Key>{7});  // 7's copy for worker 1's next step
-  EXPECT_EQ(w0.send_to, std::vector<uint32_t>{1});
-  EXPECT_EQ(w0.send_served, std::vector<uint8_t>{1});
-  EXPECT_EQ(w1.incoming_keys, std::vector<Key>{7});
-  EXPECT_EQ(w1.incoming_served, std::vector<uint8_t>{1});
-  const worker::TablePlan& n0 = plans[1].workers[0].tables[0];
-  const worker::TablePlan& n1 = plans[1].workers[1].tables[0];
-  EXPECT_EQ(n1.receive_keys, std::vector<Key>{7});
-  EXPECT_EQ(n1.receive_served, std::vector<uint8_t>{1});
-  EXPECT_TRUE(n1.fetch_keys.empty());
-  EXPECT_EQ(n1.remote_keys, std::vector<Key>{7});
-  EXPECT_EQ(n0.gather_keys, std::vector<Key>{7});
-  EXPECT_EQ(n0.writeback_keys.size(), 2u);  // the final flush: 7 and 9, both worker 0's
+  EXPECT_EQ(w0.gather.keys, std::vector<Key>{9});
+  EXPECT_EQ(w0.gather.peers, std::vector<uint32_t>{1});
+  EXPECT_EQ(w1.fetch.keys, std::vector<Key>{9});
+  EXPECT_EQ(w1.remote.keys, std::vector<Key>{9});
+  EXPECT_EQ(w1.remote.peers, std::vector<uint32_t>{0});
+  EXPECT_EQ(w0.send.keys, std::vector<Key>{7});  // 7's copy for worker 1's next step
+  EXPECT_EQ(w0.send.peers, std::vector<uint32_t>{1});
+  EXPECT_EQ(w0.send.served, std::vector<uint8_t>{1});
+  EXPECT_EQ(w1.incoming.keys, std::vector<Key>{7});
+  EXPECT_EQ(w1.incoming.served, std::vector<uint8_t>{1});
+  const plan::TablePlan& n0 = plans[1].workers[0].tables[0];
+  const plan::TablePlan& n1 = plans[1].workers[1].tables[0];
+  EXPECT_EQ(n1.receive.keys, std::vector<Key>{7});
+  EXPECT_EQ(n1.receive.served, std::vector<uint8_t>{1});
+  EXPECT_TRUE(n1.fetch.keys.empty());
+  EXPECT_EQ(n1.remote.keys, std::vector<Key>{7});
+  EXPECT_EQ(n0.gather.keys, std::vector<Key>{7});
+  EXPECT_EQ(n0.writeback.keys.size(), 2u);  // the final flush: 7 and 9, both worker 0's
   for (const IterationPlan& plan : plans) {
     for (const WorkerPlan& wp : plan.workers) {
       EXPECT_EQ(wp.counts.pushed, 0u);
-      EXPECT_TRUE(wp.tables[0].shared_slots.empty());
+      EXPECT_TRUE(wp.tables[0].push.slots.empty());
     }
   }
   EXPECT_EQ(plans[0].workers[0].counts.served_copies, 1u);
@@ -437,13 +437,13 @@ TEST(PlannerTest, RowsNeverTrainedAreInitialisedByTheWorkers) {
   std::vector<IterationPlan> plans;
   RunChecked(o, batches, &plans, {{0, 1}, {0, 1}, {0, 1}});
   ASSERT_EQ(plans.size(), 3u);
-  EXPECT_EQ(plans[0].workers[0].tables[0].init_keys, std::vector<Key>{1});
-  EXPECT_EQ(plans[0].workers[1].tables[0].init_keys, std::vector<Key>{2});
-  EXPECT_TRUE(plans[0].workers[0].tables[0].fetch_keys.empty());
-  EXPECT_EQ(plans[1].workers[0].tables[0].fetch_keys, std::vector<Key>{1});  // trained at 0
-  EXPECT_EQ(plans[1].workers[1].tables[0].init_keys, std::vector<Key>{3});
-  EXPECT_EQ(plans[2].workers[0].tables[0].fetch_keys, std::vector<Key>{3});
-  EXPECT_EQ(plans[2].workers[1].tables[0].init_keys, std::vector<Key>{4});
+  EXPECT_EQ(plans[0].workers[0].tables[0].init.keys, std::vector<Key>{1});
+  EXPECT_EQ(plans[0].workers[1].tables[0].init.keys, std::vector<Key>{2});
+  EXPECT_TRUE(plans[0].workers[0].tables[0].fetch.keys.empty());
+  EXPECT_EQ(plans[1].workers[0].tables[0].fetch.keys, std::vector<Key>{1});  // trained at 0
+  EXPECT_EQ(plans[1].workers[1].tables[0].init.keys, std::vector<Key>{3});
+  EXPECT_EQ(plans[2].workers[0].tables[0].fetch.keys, std::vector<Key>{3});
+  EXPECT_EQ(plans[2].workers[1].tables[0].init.keys, std::vector<Key>{4});
   EXPECT_EQ(plans[0].workers[0].counts.initialized, 1u);
   EXPECT_EQ(plans[0].workers[0].counts.fetched, 0u);
   o.trained_filter_bits = 100;
@@ -589,7 +589,7 @@ TEST(PlannerTest, SamePlansForTheSameSeed) {
     for (size_t w = 0; w < 3; ++w) {
       EXPECT_EQ(a[i].workers[w].samples, b[i].workers[w].samples);
       EXPECT_EQ(a[i].workers[w].slots[0].slots, b[i].workers[w].slots[0].slots);
-      EXPECT_EQ(a[i].workers[w].tables[0].fetch_keys, b[i].workers[w].tables[0].fetch_keys);
+      EXPECT_EQ(a[i].workers[w].tables[0].fetch.keys, b[i].workers[w].tables[0].fetch.keys);
     }
   }
 }
@@ -608,18 +608,18 @@ void ExpectSamePlan(const IterationPlan& a, const IterationPlan& b) {
     EXPECT_EQ(x.counts.hits, y.counts.hits);
     ASSERT_EQ(x.tables.size(), y.tables.size());
     for (size_t t = 0; t < x.tables.size(); ++t) {
-      const worker::TablePlan& p = x.tables[t];
-      const worker::TablePlan& q = y.tables[t];
-      EXPECT_EQ(p.evict_slots, q.evict_slots);
-      EXPECT_EQ(p.evict_keys, q.evict_keys);
-      EXPECT_EQ(p.fetch_keys, q.fetch_keys);
-      EXPECT_EQ(p.fetch_slots, q.fetch_slots);
-      EXPECT_EQ(p.fetch_early, q.fetch_early);
+      const plan::TablePlan& p = x.tables[t];
+      const plan::TablePlan& q = y.tables[t];
+      EXPECT_EQ(p.evict.slots, q.evict.slots);
+      EXPECT_EQ(p.evict.keys, q.evict.keys);
+      EXPECT_EQ(p.fetch.keys, q.fetch.keys);
+      EXPECT_EQ(p.fetch.slots, q.fetch.slots);
+      EXPECT_EQ(p.fetch.early, q.fetch.early);
       EXPECT_EQ(p.owned_slots, q.owned_slots);
-      EXPECT_EQ(p.shared_slots, q.shared_slots);
-      EXPECT_EQ(p.shared_keys, q.shared_keys);
-      EXPECT_EQ(p.writeback_slots, q.writeback_slots);
-      EXPECT_EQ(p.writeback_keys, q.writeback_keys);
+      EXPECT_EQ(p.push.slots, q.push.slots);
+      EXPECT_EQ(p.push.keys, q.push.keys);
+      EXPECT_EQ(p.writeback.slots, q.writeback.slots);
+      EXPECT_EQ(p.writeback.keys, q.writeback.keys);
       EXPECT_EQ(x.slots[t].offsets, y.slots[t].offsets);
       EXPECT_EQ(x.slots[t].slots, y.slots[t].slots);
     }
@@ -811,8 +811,8 @@ TEST(PlanCheckerTest, RejectsAMissingWriteBackAndAFalseOwner) {
   const absl::Status no_writeback = plan_all([](size_t i, IterationPlan* plan) {
     if (i != 0) return;
     for (WorkerPlan& wp : plan->workers) {
-      wp.tables[0].writeback_slots.clear();
-      wp.tables[0].writeback_keys.clear();
+      wp.tables[0].writeback.slots.clear();
+      wp.tables[0].writeback.keys.clear();
     }
   });
   EXPECT_NE(no_writeback.message().find("outdated"), std::string::npos) << no_writeback;
@@ -820,9 +820,9 @@ TEST(PlanCheckerTest, RejectsAMissingWriteBackAndAFalseOwner) {
     if (i != 1) return;
     for (WorkerPlan& wp : plan->workers) {
       auto& tp = wp.tables[0];
-      tp.owned_slots.insert(tp.owned_slots.end(), tp.shared_slots.begin(), tp.shared_slots.end());
-      tp.shared_slots.clear();
-      tp.shared_keys.clear();
+      tp.owned_slots.insert(tp.owned_slots.end(), tp.push.slots.begin(), tp.push.slots.end());
+      tp.push.slots.clear();
+      tp.push.keys.clear();
     }
   });
   EXPECT_NE(two_owners.message().find("updates would be lost"), std::string::npos) << two_owners;
@@ -834,12 +834,12 @@ TEST(PlanCheckerTest, RejectsInitialisingATrainedRow) {
   const PlannerOptions o = Options("nocache", 2, 1, 4, 8);
   const absl::Status reinit = CheckTampered(o, batches, {}, [](size_t i, IterationPlan* plan) {
     if (i != 1) return;
-    worker::TablePlan& tp = plan->workers[0].tables[0];
-    tp.init_keys = tp.fetch_keys;
-    tp.init_slots = tp.fetch_slots;
-    tp.fetch_keys.clear();
-    tp.fetch_slots.clear();
-    tp.fetch_early.clear();
+    plan::TablePlan& tp = plan->workers[0].tables[0];
+    tp.init.keys = tp.fetch.keys;
+    tp.init.slots = tp.fetch.slots;
+    tp.fetch.keys.clear();
+    tp.fetch.slots.clear();
+    tp.fetch.early.clear();
   });
   EXPECT_NE(reinit.message().find("which was trained before"), std::string::npos) << reinit;
 }
@@ -855,10 +855,10 @@ TEST(PlanCheckerTest, RejectsServedRowsWhoseGradientsMissTheirOwner) {
     return CheckTampered(o, batches, {{0, 1}, {0, 1}}, tamper);
   };
   EXPECT_TRUE(plan_all([](size_t, IterationPlan*) {}).ok());
-  auto drop_gather = [](worker::TablePlan* owner) {
-    owner->gather_slots.clear();
-    owner->gather_keys.clear();
-    owner->gather_from.clear();
+  auto drop_gather = [](plan::TablePlan* owner) {
+    owner->gather.slots.clear();
+    owner->gather.keys.clear();
+    owner->gather.peers.clear();
   };
   const absl::Status ungathered = plan_all([&](size_t i, IterationPlan* plan) {
     if (i == 0) drop_gather(&plan->workers[0].tables[0]);
@@ -867,12 +867,12 @@ TEST(PlanCheckerTest, RejectsServedRowsWhoseGradientsMissTheirOwner) {
   // Worker 1 pushes its gradient of the served row to the PS instead.
   const absl::Status to_ps = plan_all([&](size_t i, IterationPlan* plan) {
     if (i != 1) return;
-    worker::TablePlan& tp = plan->workers[1].tables[0];
-    tp.shared_slots = tp.remote_slots;
-    tp.shared_keys = tp.remote_keys;
-    tp.remote_slots.clear();
-    tp.remote_keys.clear();
-    tp.remote_to.clear();
+    plan::TablePlan& tp = plan->workers[1].tables[0];
+    tp.push.slots = tp.remote.slots;
+    tp.push.keys = tp.remote.keys;
+    tp.remote.slots.clear();
+    tp.remote.keys.clear();
+    tp.remote.peers.clear();
     drop_gather(&plan->workers[0].tables[0]);
   });
   EXPECT_NE(to_ps.message().find("not all sending it their gradients"), std::string::npos)
@@ -880,11 +880,11 @@ TEST(PlanCheckerTest, RejectsServedRowsWhoseGradientsMissTheirOwner) {
   // Worker 0 keeps the copy it should have sent.
   const absl::Status unsent = plan_all([&](size_t i, IterationPlan* plan) {
     if (i != 0) return;
-    worker::TablePlan& tp = plan->workers[0].tables[0];
-    tp.send_slots.clear();
-    tp.send_keys.clear();
-    tp.send_to.clear();
-    tp.send_served.clear();
+    plan::TablePlan& tp = plan->workers[0].tables[0];
+    tp.send.slots.clear();
+    tp.send.keys.clear();
+    tp.send.peers.clear();
+    tp.send.served.clear();
   });
   EXPECT_NE(unsent.message().find("expects 1 incoming rows, 0 are sent"), std::string::npos)
       << unsent;
@@ -910,9 +910,9 @@ TEST(PlannerWarmStartTest, FetchesTheHottestKeysAtIterationZeroAndHitsThemLater)
   auto first = (*planner)->Plan(batches[0], &batches[1]);
   ASSERT_TRUE(first.ok()) << first.status();
   // Capacity 3, one row trained: room for the two hottest keys it does not train.
-  EXPECT_EQ(first->workers[0].tables[0].fetch_keys, (std::vector<Key>{9, 8, 1}));
-  EXPECT_EQ(first->workers[1].tables[0].fetch_keys, (std::vector<Key>{9, 8, 2}));
-  EXPECT_TRUE(first->workers[0].tables[0].evict_slots.empty());
+  EXPECT_EQ(first->workers[0].tables[0].fetch.keys, (std::vector<Key>{9, 8, 1}));
+  EXPECT_EQ(first->workers[1].tables[0].fetch.keys, (std::vector<Key>{9, 8, 2}));
+  EXPECT_TRUE(first->workers[0].tables[0].evict.slots.empty());
   EXPECT_EQ(first->workers[0].counts.fetched, 3u);
   ASSERT_TRUE(checker.Check(batches[0], *first, &counts).ok());
   EXPECT_EQ(counts[0].fetched, 3u);
@@ -920,7 +920,7 @@ TEST(PlannerWarmStartTest, FetchesTheHottestKeysAtIterationZeroAndHitsThemLater)
   auto second = (*planner)->Plan(batches[1], nullptr);
   ASSERT_TRUE(second.ok()) << second.status();
   for (uint32_t w = 0; w < 2; ++w) {
-    EXPECT_TRUE(second->workers[w].tables[0].fetch_keys.empty()) << "worker " << w;
+    EXPECT_TRUE(second->workers[w].tables[0].fetch.keys.empty()) << "worker " << w;
     EXPECT_EQ(second->workers[w].counts.hits, 1u);
   }
   ASSERT_TRUE(checker.Check(batches[1], *second, &counts).ok());
@@ -934,7 +934,7 @@ TEST(PlannerWarmStartTest, AFullCacheWarmsNothingAndBadOptionsAreRefused) {
   ASSERT_TRUE(planner.ok());
   auto plan = (*planner)->Plan(OneTable({1, 2}), nullptr);
   ASSERT_TRUE(plan.ok());
-  EXPECT_EQ(plan->workers[0].tables[0].fetch_keys, (std::vector<Key>{1, 2}));
+  EXPECT_EQ(plan->workers[0].tables[0].fetch.keys, (std::vector<Key>{1, 2}));
 
   o.warm_keys = {{9}, {8}};
   EXPECT_NE(Planner::Create(o).status().message().find("warm_keys: 2 tables"), std::string::npos);

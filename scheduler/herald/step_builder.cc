@@ -1,24 +1,30 @@
 #include "scheduler/herald/step_builder.h"
 
+#include "plan/plan_codec.h"
+#include "plan/step_codec.h"
+
 namespace herald::scheduler {
 
-worker::Step BuildStep(const data::KeyBatch& batch, uint32_t num_dense, const IterationPlan& plan,
-                       uint32_t worker, const std::string& job_id) {
+proto::WorkerStep BuildStep(const data::KeyBatch& batch, uint32_t num_dense,
+                            const IterationPlan& plan, uint32_t worker, const std::string& job_id) {
   const WorkerPlan& wp = plan.workers[worker];
-  worker::Step step;
-  step.job_id = job_id;
-  step.iteration = plan.iteration;
-  step.num_samples = static_cast<uint32_t>(wp.samples.size());
-  step.global_batch_size = batch.num_samples;
-  step.labels.reserve(wp.samples.size());
-  step.dense.reserve(wp.samples.size() * num_dense);
+  proto::WorkerStep step;
+  step.set_job_id(job_id);
+  step.set_iteration(plan.iteration);
+  step.set_global_batch_size(batch.num_samples);
+  proto::StepSamples* samples = step.mutable_samples();
+  samples->set_num_samples(static_cast<uint32_t>(wp.samples.size()));
+  std::string* labels = samples->mutable_labels();
+  std::string* dense = samples->mutable_dense();
+  labels->reserve(wp.samples.size() * sizeof(float));
+  dense->reserve(wp.samples.size() * num_dense * sizeof(float));
   for (uint32_t s : wp.samples) {
-    step.labels.push_back(batch.labels[s]);
-    step.dense.insert(step.dense.end(), batch.dense.begin() + size_t{s} * num_dense,
-                      batch.dense.begin() + size_t{s + 1} * num_dense);
+    labels->append(reinterpret_cast<const char*>(&batch.labels[s]), sizeof(float));
+    dense->append(reinterpret_cast<const char*>(batch.dense.data() + size_t{s} * num_dense),
+                  num_dense * sizeof(float));
   }
-  step.samples = wp.slots;
-  step.plan = wp.tables;
+  plan::EncodeTableSamples(wp.slots, samples);
+  plan::EncodeCachePlan(wp.tables, step.mutable_plan());
   return step;
 }
 

@@ -20,7 +20,6 @@
 #include "scheduler/service/job_spec_check.h"
 #include "scheduler/service/model_export.h"
 #include "scheduler/service/read_ahead.h"
-#include "worker/cache/step.h"
 
 namespace herald::scheduler {
 
@@ -297,8 +296,8 @@ absl::Status JobRun::Plan() {
     PlanCounts total;
     for (uint32_t w = 0; w < workers_.size(); ++w) {
       const absl::Time encode_start = absl::Now();
-      worker::Step step = BuildStep(current, spec_.num_dense(), *plan, w, job_id_);
-      auto encoded = std::make_shared<proto::WorkerStep>(worker::EncodeWorkerStep(step));
+      auto encoded = std::make_shared<proto::WorkerStep>(
+          BuildStep(current, spec_.num_dense(), *plan, w, job_id_));
       encoded->set_last(!have_next);
       encode_ms += absl::ToDoubleMilliseconds(absl::Now() - encode_start);
       total += plan->workers[w].counts;

@@ -24,7 +24,7 @@
 #include "ps_server/checkpoint/manifest.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/service/model_export.h"
-#include "worker/cache/step.h"
+#include "plan/step_codec.h"
 #include "worker/runtime/dense_upload.h"
 
 namespace herald::scheduler {
@@ -183,7 +183,7 @@ class SchedulerServiceTest : public ::testing::Test {
     uint64_t received = 0;
     while (reader->Read(&step)) {
       EXPECT_EQ(step.iteration(), received);
-      auto decoded = worker::DecodeWorkerStep(step, 26, 13);
+      auto decoded = plan::DecodeWorkerStep(step, 26, 13);
       EXPECT_TRUE(decoded.ok()) << decoded.status();
       samples_[w] += step.samples().num_samples();
       // Real workers cannot get ahead of each other (the dense all-reduce

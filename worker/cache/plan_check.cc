@@ -47,17 +47,17 @@ class SlotView {
 
 class TableCheck {
  public:
-  TableCheck(size_t t, const EmbeddingCache::Table& table, const TablePlan& plan,
-             const TableSamples& samples)
+  TableCheck(size_t t, const EmbeddingCache::Table& table, const plan::TablePlan& plan,
+             const plan::TableSamples& samples)
       : t_(t), table_(table), plan_(plan), samples_(samples), view_(table) {}
 
   absl::Status Run() {
     if (auto s = Evictions(); !s.ok()) return s;
-    if (auto s = CleanLandings(plan_.fetch_slots, plan_.fetch_keys, "fetch_slots", "fetch_keys");
+    if (auto s = CleanLandings(plan_.fetch.slots, plan_.fetch.keys, "fetch.slots", "fetch.keys");
         !s.ok()) {
       return s;
     }
-    if (auto s = CleanLandings(plan_.init_slots, plan_.init_keys, "init_slots", "init_keys");
+    if (auto s = CleanLandings(plan_.init.slots, plan_.init.keys, "init.slots", "init.keys");
         !s.ok()) {
       return s;
     }
@@ -79,16 +79,16 @@ class TableCheck {
 
   absl::Status Evictions() {
     absl::flat_hash_set<uint32_t> seen;
-    for (size_t i = 0; i < plan_.evict_slots.size(); ++i) {
-      const uint32_t slot = plan_.evict_slots[i];
-      const Key key = plan_.evict_keys[i];
-      if (!InRange(slot)) return Error("evict_slots", i, OutOfRange(slot));
+    for (size_t i = 0; i < plan_.evict.slots.size(); ++i) {
+      const uint32_t slot = plan_.evict.slots[i];
+      const Key key = plan_.evict.keys[i];
+      if (!InRange(slot)) return Error("evict.slots", i, OutOfRange(slot));
       if (!seen.insert(slot).second) {
-        return Error("evict_slots", i, absl::StrCat("slot ", slot, " evicted twice"));
+        return Error("evict.slots", i, absl::StrCat("slot ", slot, " evicted twice"));
       }
       const SlotView::Slot s = view_.At(slot);
       if (s.state == SlotState::kEmpty || s.key != key) {
-        return Error("evict_slots", i,
+        return Error("evict.slots", i,
                      absl::StrCat("slot ", slot, " does not hold key ", key,
                                   s.state == SlotState::kEmpty ? " (empty)"
                                                                : absl::StrCat(" (holds ", s.key, ")")));
@@ -152,11 +152,11 @@ class TableCheck {
   // Rows handed to this worker: like fetches, but they land dirty; served
   // copies land as such.
   absl::Status Receives() {
-    for (size_t i = 0; i < plan_.receive_slots.size(); ++i) {
-      const uint32_t slot = plan_.receive_slots[i];
-      const Key key = plan_.receive_keys[i];
-      if (auto s = CheckLanding("receive_slots", "receive_keys", i, slot, key); !s.ok()) return s;
-      view_.Set(slot, key, Served(plan_.receive_served, i) ? SlotState::kServed : SlotState::kDirty);
+    for (size_t i = 0; i < plan_.receive.slots.size(); ++i) {
+      const uint32_t slot = plan_.receive.slots[i];
+      const Key key = plan_.receive.keys[i];
+      if (auto s = CheckLanding("receive.slots", "receive.keys", i, slot, key); !s.ok()) return s;
+      view_.Set(slot, key, plan_.receive.Served(i) ? SlotState::kServed : SlotState::kDirty);
     }
     return absl::OkStatus();
   }
@@ -165,27 +165,27 @@ class TableCheck {
   // served copies (to each worker once), then at most one hand-off, after
   // which the row is no longer this worker's.
   absl::Status Sends() {
-    absl::flat_hash_set<uint32_t> written(plan_.writeback_slots.begin(),
-                                          plan_.writeback_slots.end());
+    absl::flat_hash_set<uint32_t> written(plan_.writeback.slots.begin(),
+                                          plan_.writeback.slots.end());
     absl::flat_hash_set<uint32_t> handed_off;
     absl::flat_hash_set<std::pair<uint32_t, uint32_t>> sent;  // (slot, to)
-    for (size_t i = 0; i < plan_.send_slots.size(); ++i) {
-      const uint32_t slot = plan_.send_slots[i];
-      const Key key = plan_.send_keys[i];
-      if (!InRange(slot)) return Error("send_slots", i, OutOfRange(slot));
-      if (!sent.insert({slot, plan_.send_to[i]}).second || handed_off.contains(slot) ||
+    for (size_t i = 0; i < plan_.send.slots.size(); ++i) {
+      const uint32_t slot = plan_.send.slots[i];
+      const Key key = plan_.send.keys[i];
+      if (!InRange(slot)) return Error("send.slots", i, OutOfRange(slot));
+      if (!sent.insert({slot, plan_.send.peers[i]}).second || handed_off.contains(slot) ||
           written.contains(slot)) {
-        return Error("send_slots", i,
-                     absl::StrCat("slot ", slot, " sent twice to worker ", plan_.send_to[i],
+        return Error("send.slots", i,
+                     absl::StrCat("slot ", slot, " sent twice to worker ", plan_.send.peers[i],
                                   ", sent after its hand-off, or also written back"));
       }
       const SlotView::Slot s = view_.At(slot);
       if (s.key != key || s.state != SlotState::kDirty) {
-        return Error("send_slots", i,
+        return Error("send.slots", i,
                      absl::StrCat("slot ", slot, " does not hold key ", key,
                                   " dirty; only rows this worker owns are sent"));
       }
-      if (!Served(plan_.send_served, i)) handed_off.insert(slot);
+      if (!plan_.send.Served(i)) handed_off.insert(slot);
     }
     return absl::OkStatus();
   }
@@ -204,10 +204,10 @@ class TableCheck {
                      absl::StrCat("slot ", slot, " is ", SlotStateName(s.state),
                                   "; training needs a fetched or owned row"));
       }
-      if (s.state == SlotState::kServed && keys != &plan_.remote_keys) {
+      if (s.state == SlotState::kServed && keys != &plan_.remote.keys) {
         return Error(name, i,
                      absl::StrCat("slot ", slot, " holds a served copy; its gradients must go "
-                                  "to its owner (remote_slots)"));
+                                  "to its owner (remote.slots)"));
       }
       if (keys != nullptr && (*keys)[i] != s.key) {
         return Error(name, i, absl::StrCat("slot ", slot, " holds key ", s.key, ", not ",
@@ -219,10 +219,10 @@ class TableCheck {
 
   absl::Status Training() {
     if (auto s = CheckTrained(plan_.owned_slots, "owned_slots", nullptr); !s.ok()) return s;
-    if (auto s = CheckTrained(plan_.shared_slots, "shared_slots", &plan_.shared_keys); !s.ok()) {
+    if (auto s = CheckTrained(plan_.push.slots, "push.slots", &plan_.push.keys); !s.ok()) {
       return s;
     }
-    if (auto s = CheckTrained(plan_.remote_slots, "remote_slots", &plan_.remote_keys); !s.ok()) {
+    if (auto s = CheckTrained(plan_.remote.slots, "remote.slots", &plan_.remote.keys); !s.ok()) {
       return s;
     }
     if (auto s = Gathers(); !s.ok()) return s;
@@ -245,8 +245,8 @@ class TableCheck {
       const uint32_t slot = plan_.owned_slots[i];
       view_.Set(slot, view_.At(slot).key, SlotState::kDirty);
     }
-    for (auto [list, name] : {std::pair{&plan_.shared_slots, "shared_slots"},
-                              std::pair{&plan_.remote_slots, "remote_slots"}}) {
+    for (auto [list, name] : {std::pair{&plan_.push.slots, "push.slots"},
+                              std::pair{&plan_.remote.slots, "remote.slots"}}) {
       for (size_t i = 0; i < list->size(); ++i) {
         if (!used.contains((*list)[i])) {
           return Error(name, i, absl::StrCat("slot ", (*list)[i], " is used by no sample"));
@@ -262,19 +262,19 @@ class TableCheck {
   absl::Status Gathers() {
     const absl::flat_hash_set<uint32_t> owned(plan_.owned_slots.begin(), plan_.owned_slots.end());
     absl::flat_hash_set<std::pair<uint32_t, uint32_t>> seen;  // (slot, from)
-    for (size_t i = 0; i < plan_.gather_slots.size(); ++i) {
-      const uint32_t slot = plan_.gather_slots[i];
+    for (size_t i = 0; i < plan_.gather.slots.size(); ++i) {
+      const uint32_t slot = plan_.gather.slots[i];
       if (!owned.contains(slot)) {
-        return Error("gather_slots", i, absl::StrCat("slot ", slot, " is not owned this step"));
+        return Error("gather.slots", i, absl::StrCat("slot ", slot, " is not owned this step"));
       }
-      if (view_.At(slot).key != plan_.gather_keys[i]) {
-        return Error("gather_keys", i, absl::StrCat("slot ", slot, " holds key ",
+      if (view_.At(slot).key != plan_.gather.keys[i]) {
+        return Error("gather.keys", i, absl::StrCat("slot ", slot, " holds key ",
                                                     view_.At(slot).key, ", not ",
-                                                    plan_.gather_keys[i]));
+                                                    plan_.gather.keys[i]));
       }
-      if (!seen.insert({slot, plan_.gather_from[i]}).second) {
-        return Error("gather_from", i, absl::StrCat("slot ", slot, " gathers from worker ",
-                                                    plan_.gather_from[i], " twice"));
+      if (!seen.insert({slot, plan_.gather.peers[i]}).second) {
+        return Error("gather.peers", i, absl::StrCat("slot ", slot, " gathers from worker ",
+                                                    plan_.gather.peers[i], " twice"));
       }
     }
     return absl::OkStatus();
@@ -282,25 +282,25 @@ class TableCheck {
 
   absl::Status WriteBacks() {
     absl::flat_hash_set<uint32_t> seen;
-    for (size_t i = 0; i < plan_.writeback_slots.size(); ++i) {
-      const uint32_t slot = plan_.writeback_slots[i];
-      const Key key = plan_.writeback_keys[i];
-      if (!InRange(slot)) return Error("writeback_slots", i, OutOfRange(slot));
+    for (size_t i = 0; i < plan_.writeback.slots.size(); ++i) {
+      const uint32_t slot = plan_.writeback.slots[i];
+      const Key key = plan_.writeback.keys[i];
+      if (!InRange(slot)) return Error("writeback.slots", i, OutOfRange(slot));
       if (!seen.insert(slot).second) {
-        return Error("writeback_slots", i, absl::StrCat("slot ", slot, " written back twice"));
+        return Error("writeback.slots", i, absl::StrCat("slot ", slot, " written back twice"));
       }
       const SlotView::Slot s = view_.At(slot);
       if (s.state == SlotState::kEmpty || s.key != key) {
-        return Error("writeback_slots", i, absl::StrCat("slot ", slot, " does not hold key ", key));
+        return Error("writeback.slots", i, absl::StrCat("slot ", slot, " does not hold key ", key));
       }
       if (shared_.contains(slot)) {
-        return Error("writeback_slots", i,
+        return Error("writeback.slots", i,
                      absl::StrCat("slot ", slot, " (key ", key,
                                   ") is shared or remote this iteration; the PS or its owner "
                                   "holds its newest copy"));
       }
       if (s.state != SlotState::kDirty) {
-        return Error("writeback_slots", i,
+        return Error("writeback.slots", i,
                      absl::StrCat("slot ", slot, " (key ", key, ") is ", SlotStateName(s.state),
                                   "; only rows this worker owns are written back"));
       }
@@ -310,8 +310,8 @@ class TableCheck {
 
   size_t t_;
   const EmbeddingCache::Table& table_;
-  const TablePlan& plan_;
-  const TableSamples& samples_;
+  const plan::TablePlan& plan_;
+  const plan::TableSamples& samples_;
   SlotView view_;
   absl::flat_hash_set<Key> evicted_dirty_;
   absl::flat_hash_set<uint32_t> landing_slots_;  // fetched or received
@@ -322,7 +322,7 @@ class TableCheck {
 
 }  // namespace
 
-absl::Status ValidatePlan(const EmbeddingCache& cache, const Step& step) {
+absl::Status ValidatePlan(const EmbeddingCache& cache, const plan::Step& step) {
   if (step.plan.size() != cache.num_tables() || step.samples.size() != cache.num_tables()) {
     return absl::InvalidArgumentError(absl::StrCat("step has ", step.plan.size(), " plans and ",
                                                    step.samples.size(), " sample tables; the job has ",

@@ -18,10 +18,10 @@
 
 #include "absl/status/status.h"
 #include "worker/cache/embedding_cache.h"
-#include "worker/cache/step.h"
+#include "plan/step.h"
 
 namespace herald::worker {
 
-absl::Status ValidatePlan(const EmbeddingCache& cache, const Step& step);
+absl::Status ValidatePlan(const EmbeddingCache& cache, const plan::Step& step);
 
 }  // namespace herald::worker

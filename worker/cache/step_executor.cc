@@ -15,9 +15,9 @@ namespace {
 
 double MillisSince(absl::Time start) { return absl::ToDoubleMilliseconds(absl::Now() - start); }
 
-bool NeedsPs(const Step& step) {
-  for (const TablePlan& p : step.plan) {
-    if (!p.fetch_keys.empty() || !p.shared_slots.empty() || !p.writeback_slots.empty()) {
+bool NeedsPs(const plan::Step& step) {
+  for (const plan::TablePlan& p : step.plan) {
+    if (!p.fetch.keys.empty() || !p.push.slots.empty() || !p.writeback.slots.empty()) {
       return true;
     }
   }
@@ -66,11 +66,11 @@ void StepExecutor::WriteSlots(const std::vector<float>& host, const std::vector<
                        stride, array);
 }
 
-absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
+absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step) {
   HERALD_RETURN_IF_ERROR(ValidatePlan(*cache_, step));
   HERALD_RETURN_IF_ERROR(CheckHandOffs(step));
   for (size_t t = 0; t < step.plan.size(); ++t) {
-    if (!step.plan[t].init_keys.empty() && options_.init_scale.size() != cache_->num_tables()) {
+    if (!step.plan[t].init.keys.empty() && options_.init_scale.size() != cache_->num_tables()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "table ", t, ": the plan initialises rows, but this executor has ",
           options_.init_scale.size(), " init scales for ", cache_->num_tables(), " tables"));
@@ -111,38 +111,38 @@ absl::StatusOr<StepResult> StepExecutor::Run(const Step& step) {
   return result;
 }
 
-absl::Status StepExecutor::CheckHandOffs(const Step& step) const {
+absl::Status StepExecutor::CheckHandOffs(const plan::Step& step) const {
   bool hands_off = false, serves = false;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
-    const TablePlan& p = step.plan[t];
-    if (p.receive_keys.size() != received_[t].size()) {
+    const plan::TablePlan& p = step.plan[t];
+    if (p.receive.keys.size() != received_[t].size()) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "table ", t, ": the plan receives ", p.receive_keys.size(), " rows handed off, ",
+          "table ", t, ": the plan receives ", p.receive.keys.size(), " rows handed off, ",
           received_[t].size(), " were received after the previous step"));
     }
-    for (size_t i = 0; i < p.receive_keys.size(); ++i) {
-      const Key key = p.receive_keys[i];
+    for (size_t i = 0; i < p.receive.keys.size(); ++i) {
+      const Key key = p.receive.keys[i];
       auto got = received_[t].find(key);
       if (got == received_[t].end()) {
         return absl::FailedPreconditionError(
             absl::StrCat("table ", t, ": the plan receives key ", key, ", which no worker sent"));
       }
-      if (got->second.served != Served(p.receive_served, i)) {
+      if (got->second.served != p.receive.Served(i)) {
         return absl::FailedPreconditionError(absl::StrCat(
             "table ", t, ": the plan receives key ", key, " as ",
             got->second.served ? "handed off" : "served", ", but it was sent the other way"));
       }
     }
-    for (uint32_t to : p.send_to) {
+    for (uint32_t to : p.send.peers) {
       if (to >= options_.num_workers || to == options_.rank) {
         return absl::InvalidArgumentError(absl::StrCat("table ", t, ": hand-off to worker ", to,
                                                        " (this is ", options_.rank, " of ",
                                                        options_.num_workers, ")"));
       }
     }
-    for (const auto& [peers, what] : {std::pair{&p.incoming_from, "hand-off from"},
-                                      std::pair{&p.remote_to, "gradient to the owner"},
-                                      std::pair{&p.gather_from, "gradient gathered from"}}) {
+    for (const auto& [peers, what] : {std::pair{&p.incoming.peers, "hand-off from"},
+                                      std::pair{&p.remote.peers, "gradient to the owner"},
+                                      std::pair{&p.gather.peers, "gradient gathered from"}}) {
       for (uint32_t peer : *peers) {
         if (peer >= options_.num_workers || peer == options_.rank) {
           return absl::InvalidArgumentError(absl::StrCat("table ", t, ": ", what, " worker ",
@@ -151,9 +151,9 @@ absl::Status StepExecutor::CheckHandOffs(const Step& step) const {
         }
       }
     }
-    hands_off |= !p.send_slots.empty() || !p.incoming_keys.empty();
-    serves |= !p.remote_slots.empty() || !p.gather_slots.empty() ||
-              std::any_of(p.send_served.begin(), p.send_served.end(), [](uint8_t f) { return f; });
+    hands_off |= !p.send.slots.empty() || !p.incoming.keys.empty();
+    serves |= !p.remote.slots.empty() || !p.gather.slots.empty() ||
+              std::any_of(p.send.served.begin(), p.send.served.end(), [](uint8_t f) { return f; });
   }
   if (hands_off && options_.exchanger == nullptr) {
     return absl::FailedPreconditionError(
@@ -170,10 +170,10 @@ absl::Status StepExecutor::CheckHandOffs(const Step& step) const {
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::PlaceReceived(const Step& step) {
+absl::Status StepExecutor::PlaceReceived(const plan::Step& step) {
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
-    const TablePlan& plan = step.plan[t];
-    if (plan.receive_slots.empty()) continue;
+    const plan::TablePlan& plan = step.plan[t];
+    if (plan.receive.slots.empty()) continue;
     EmbeddingCache::Table& table = cache_->table(t);
     // Rows handed off (values with optimizer state), then served copies
     // (values only), each scattered into its slots at once.
@@ -181,29 +181,29 @@ absl::Status StepExecutor::PlaceReceived(const Step& step) {
       const uint32_t width = served ? table.dim : table.row_floats;
       std::vector<uint32_t> slots;
       std::vector<float> rows;
-      for (size_t i = 0; i < plan.receive_slots.size(); ++i) {
-        if (Served(plan.receive_served, i) != served) continue;
-        const ReceivedRow& r = received_[t].at(plan.receive_keys[i]);
-        slots.push_back(plan.receive_slots[i]);
+      for (size_t i = 0; i < plan.receive.slots.size(); ++i) {
+        if (plan.receive.Served(i) != served) continue;
+        const ReceivedRow& r = received_[t].at(plan.receive.keys[i]);
+        slots.push_back(plan.receive.slots[i]);
         rows.insert(rows.end(), r.row.begin(), r.row.end());
       }
       if (slots.empty()) continue;
       WriteSlots(rows, slots, static_cast<int>(width), static_cast<int>(table.row_floats),
                  table.rows.data());
     }
-    for (size_t i = 0; i < plan.receive_slots.size(); ++i) {
-      const Key key = plan.receive_keys[i];
-      cache_->Load(t, plan.receive_slots[i], key, received_[t].at(key).version);
+    for (size_t i = 0; i < plan.receive.slots.size(); ++i) {
+      const Key key = plan.receive.keys[i];
+      cache_->Load(t, plan.receive.slots[i], key, received_[t].at(key).version);
       // A handed-off row is this worker's now; a served copy is its owner's.
-      cache_->SetState(t, plan.receive_slots[i],
-                       Served(plan.receive_served, i) ? SlotState::kServed : SlotState::kDirty);
+      cache_->SetState(t, plan.receive.slots[i],
+                       plan.receive.Served(i) ? SlotState::kServed : SlotState::kDirty);
     }
     received_[t].clear();
   }
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::ExchangeHandOffs(const Step& step, StepResult* result) {
+absl::Status StepExecutor::ExchangeHandOffs(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
   // Per destination: rows in table order, each table's in plan order, as
   // (version, values with optimizer state), a served copy as (version,
@@ -215,21 +215,21 @@ absl::Status StepExecutor::ExchangeHandOffs(const Step& step, StepResult* result
     return served ? table.dim : table.row_floats;
   };
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
-    const TablePlan& plan = step.plan[t];
+    const plan::TablePlan& plan = step.plan[t];
     EmbeddingCache::Table& table = cache_->table(t);
-    for (size_t i = 0; i < plan.incoming_from.size(); ++i) {
-      expect[plan.incoming_from[i]] +=
-          sizeof(uint64_t) + width(table, Served(plan.incoming_served, i)) * sizeof(float);
+    for (size_t i = 0; i < plan.incoming.peers.size(); ++i) {
+      expect[plan.incoming.peers[i]] +=
+          sizeof(uint64_t) + width(table, plan.incoming.Served(i)) * sizeof(float);
     }
-    if (plan.send_slots.empty()) continue;
+    if (plan.send.slots.empty()) continue;
     const int row_floats = static_cast<int>(table.row_floats);
     const std::vector<float> rows =
-        ReadSlots(table.rows.data(), row_floats, plan.send_slots, row_floats);
-    for (size_t i = 0; i < plan.send_slots.size(); ++i) {
-      const uint32_t slot = plan.send_slots[i];
-      const bool served = Served(plan.send_served, i);
+        ReadSlots(table.rows.data(), row_floats, plan.send.slots, row_floats);
+    for (size_t i = 0; i < plan.send.slots.size(); ++i) {
+      const uint32_t slot = plan.send.slots[i];
+      const bool served = plan.send.Served(i);
       const uint64_t version = table.versions[slot];
-      std::string& out = send[plan.send_to[i]];
+      std::string& out = send[plan.send.peers[i]];
       out.append(reinterpret_cast<const char*>(&version), sizeof(version));
       out.append(reinterpret_cast<const char*>(rows.data() + i * table.row_floats),
                  width(table, served) * sizeof(float));
@@ -237,30 +237,30 @@ absl::Status StepExecutor::ExchangeHandOffs(const Step& step, StepResult* result
       if (!served) cache_->SetState(t, slot, SlotState::kClean);
       result->bytes_moved += sizeof(version) + width(table, served) * sizeof(float);
     }
-    result->rows_handed_off += plan.send_slots.size();
+    result->rows_handed_off += plan.send.slots.size();
   }
   HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got, options_.exchanger->Exchange(send, expect));
   std::vector<size_t> at(W, 0);
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
-    const TablePlan& plan = step.plan[t];
+    const plan::TablePlan& plan = step.plan[t];
     const EmbeddingCache::Table& table = cache_->table(t);
-    for (size_t i = 0; i < plan.incoming_keys.size(); ++i) {
-      const uint32_t from = plan.incoming_from[i];
+    for (size_t i = 0; i < plan.incoming.keys.size(); ++i) {
+      const uint32_t from = plan.incoming.peers[i];
       const char* bytes = got[from].data() + at[from];
       ReceivedRow row;
-      row.served = Served(plan.incoming_served, i);
+      row.served = plan.incoming.Served(i);
       std::memcpy(&row.version, bytes, sizeof(row.version));
       row.row.resize(width(table, row.served));
       std::memcpy(row.row.data(), bytes + sizeof(row.version), row.row.size() * sizeof(float));
       at[from] += sizeof(row.version) + row.row.size() * sizeof(float);
-      received_[t][plan.incoming_keys[i]] = std::move(row);
+      received_[t][plan.incoming.keys[i]] = std::move(row);
     }
   }
   result->times.writeback_ms += MillisSince(start);
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::GatherServed(const Step& step, StepResult* result) {
+absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
   // Per destination: the gradients of its rows, in table order, each
   // table's in plan (remote) order, `dim` floats each.
@@ -268,18 +268,18 @@ absl::Status StepExecutor::GatherServed(const Step& step, StepResult* result) {
   std::vector<std::string> send(W);
   std::vector<size_t> expect(W, 0);
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
-    const TablePlan& plan = step.plan[t];
+    const plan::TablePlan& plan = step.plan[t];
     EmbeddingCache::Table& table = cache_->table(t);
     const int dim = static_cast<int>(table.dim);
-    for (uint32_t from : plan.gather_from) expect[from] += table.dim * sizeof(float);
-    if (plan.remote_slots.empty()) continue;
-    const int n = static_cast<int>(plan.remote_slots.size());
-    const std::vector<float> grads = ReadSlots(table.grads.data(), dim, plan.remote_slots, dim);
+    for (uint32_t from : plan.gather.peers) expect[from] += table.dim * sizeof(float);
+    if (plan.remote.slots.empty()) continue;
+    const int n = static_cast<int>(plan.remote.slots.size());
+    const std::vector<float> grads = ReadSlots(table.grads.data(), dim, plan.remote.slots, dim);
     device_->ZeroRows(slots_.data(), n, dim, dim, table.grads.data());
     for (int i = 0; i < n; ++i) {
-      send[plan.remote_to[i]].append(reinterpret_cast<const char*>(grads.data() + i * dim),
+      send[plan.remote.peers[i]].append(reinterpret_cast<const char*>(grads.data() + i * dim),
                                      dim * sizeof(float));
-      cache_->SetState(t, plan.remote_slots[i], SlotState::kStale);  // its owner updates it
+      cache_->SetState(t, plan.remote.slots[i], SlotState::kStale);  // its owner updates it
     }
     result->rows_handed_off += n;
     result->bytes_moved += static_cast<uint64_t>(n) * dim * sizeof(float);
@@ -287,14 +287,14 @@ absl::Status StepExecutor::GatherServed(const Step& step, StepResult* result) {
   HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got, options_.exchanger->Exchange(send, expect));
   std::vector<size_t> at(W, 0);
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
-    const TablePlan& plan = step.plan[t];
-    if (plan.gather_slots.empty()) continue;
+    const plan::TablePlan& plan = step.plan[t];
+    if (plan.gather.slots.empty()) continue;
     EmbeddingCache::Table& table = cache_->table(t);
     const uint32_t dim = table.dim;
     // The owned rows gathered into, each once, with this worker's gradient.
     std::vector<uint32_t> rows;
     absl::flat_hash_map<uint32_t, size_t> row_of;  // slot -> index into rows
-    for (uint32_t slot : plan.gather_slots) {
+    for (uint32_t slot : plan.gather.slots) {
       if (row_of.try_emplace(slot, rows.size()).second) rows.push_back(slot);
     }
     std::vector<float> own =
@@ -306,12 +306,12 @@ absl::Status StepExecutor::GatherServed(const Step& step, StepResult* result) {
       parts[r].emplace_back(options_.rank,
                             std::vector<float>(own.begin() + r * dim, own.begin() + (r + 1) * dim));
     }
-    for (size_t i = 0; i < plan.gather_slots.size(); ++i) {
-      const uint32_t from = plan.gather_from[i];
+    for (size_t i = 0; i < plan.gather.slots.size(); ++i) {
+      const uint32_t from = plan.gather.peers[i];
       std::vector<float> grad(dim);
       std::memcpy(grad.data(), got[from].data() + at[from], dim * sizeof(float));
       at[from] += dim * sizeof(float);
-      parts[row_of.at(plan.gather_slots[i])].emplace_back(from, std::move(grad));
+      parts[row_of.at(plan.gather.slots[i])].emplace_back(from, std::move(grad));
     }
     // The PS's sum (ps_server/shard/job_shard.cc): the lowest rank's
     // gradient, then each next rank's added in turn.
@@ -330,13 +330,13 @@ absl::Status StepExecutor::GatherServed(const Step& step, StepResult* result) {
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::WriteBackSlots(const Step& step, bool evictions, StepResult* result) {
+absl::Status StepExecutor::WriteBackSlots(const plan::Step& step, bool evictions, StepResult* result) {
   const absl::Time start = absl::Now();
   std::vector<ps::TableRows> rows;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
-    const TablePlan& plan = step.plan[t];
-    const std::vector<uint32_t>& listed = evictions ? plan.evict_slots : plan.writeback_slots;
+    const plan::TablePlan& plan = step.plan[t];
+    const std::vector<uint32_t>& listed = evictions ? plan.evict.slots : plan.writeback.slots;
     std::vector<uint32_t> slots;
     ps::TableRows out;
     out.table = TableId(static_cast<uint32_t>(t));
@@ -369,21 +369,21 @@ absl::Status StepExecutor::WriteBackSlots(const Step& step, bool evictions, Step
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::Fetch(const Step& step, StepResult* result) {
+absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
   for (bool early : {true, false}) {
     std::vector<ps::TableKeys> request;
     std::vector<std::vector<uint32_t>> slots;  // parallel to request
     std::vector<size_t> tables;
     for (size_t t = 0; t < cache_->num_tables(); ++t) {
-      const TablePlan& plan = step.plan[t];
+      const plan::TablePlan& plan = step.plan[t];
       ps::TableKeys keys{TableId(static_cast<uint32_t>(t)), {}};
       std::vector<uint32_t> table_slots;
-      for (size_t i = 0; i < plan.fetch_keys.size(); ++i) {
-        const bool is_early = !plan.fetch_early.empty() && plan.fetch_early[i] != 0;
+      for (size_t i = 0; i < plan.fetch.keys.size(); ++i) {
+        const bool is_early = !plan.fetch.early.empty() && plan.fetch.early[i] != 0;
         if (is_early != early) continue;
-        keys.keys.push_back(plan.fetch_keys[i]);
-        table_slots.push_back(plan.fetch_slots[i]);
+        keys.keys.push_back(plan.fetch.keys[i]);
+        table_slots.push_back(plan.fetch.slots[i]);
       }
       if (keys.keys.empty()) continue;
       request.push_back(std::move(keys));
@@ -414,27 +414,27 @@ absl::Status StepExecutor::Fetch(const Step& step, StepResult* result) {
     }
   }
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
-    const TablePlan& plan = step.plan[t];
-    if (plan.init_keys.empty()) continue;
+    const plan::TablePlan& plan = step.plan[t];
+    if (plan.init.keys.empty()) continue;
     EmbeddingCache::Table& table = cache_->table(t);
-    std::vector<float> rows(plan.init_keys.size() * table.row_floats);
-    for (size_t i = 0; i < plan.init_keys.size(); ++i) {
-      math::InitialRow(options_.seed, static_cast<uint32_t>(t), plan.init_keys[i], table.dim,
+    std::vector<float> rows(plan.init.keys.size() * table.row_floats);
+    for (size_t i = 0; i < plan.init.keys.size(); ++i) {
+      math::InitialRow(options_.seed, static_cast<uint32_t>(t), plan.init.keys[i], table.dim,
                        options_.init_scale[t], table.optimizer,
                        rows.data() + i * table.row_floats);
     }
     const int row_floats = static_cast<int>(table.row_floats);
-    WriteSlots(rows, plan.init_slots, row_floats, row_floats, table.rows.data());
-    for (size_t i = 0; i < plan.init_slots.size(); ++i) {
-      cache_->Load(t, plan.init_slots[i], plan.init_keys[i], 0);
+    WriteSlots(rows, plan.init.slots, row_floats, row_floats, table.rows.data());
+    for (size_t i = 0; i < plan.init.slots.size(); ++i) {
+      cache_->Load(t, plan.init.slots[i], plan.init.keys[i], 0);
     }
-    result->rows_initialized += plan.init_slots.size();
+    result->rows_initialized += plan.init.slots.size();
   }
   result->times.fetch_ms += MillisSince(start);
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::Train(const Step& step, StepResult* result) {
+absl::Status StepExecutor::Train(const plan::Step& step, StepResult* result) {
   absl::Time start = absl::Now();
   ModelInput in;
   in.rows = static_cast<int>(step.num_samples);
@@ -465,7 +465,7 @@ absl::Status StepExecutor::Train(const Step& step, StepResult* result) {
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::ApplyOwned(const Step& step, StepResult* result) {
+absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
@@ -488,23 +488,23 @@ absl::Status StepExecutor::ApplyOwned(const Step& step, StepResult* result) {
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::PushShared(const Step& step, StepResult* result) {
+absl::Status StepExecutor::PushShared(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
   std::vector<ps::TableGrads> grads;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
-    const TablePlan& plan = step.plan[t];
-    if (plan.shared_slots.empty()) continue;
-    const int n = static_cast<int>(plan.shared_slots.size());
+    const plan::TablePlan& plan = step.plan[t];
+    if (plan.push.slots.empty()) continue;
+    const int n = static_cast<int>(plan.push.slots.size());
     const int dim = static_cast<int>(table.dim);
     ps::TableGrads g;
     g.table = TableId(static_cast<uint32_t>(t));
-    g.keys = plan.shared_keys;
+    g.keys = plan.push.keys;
     g.dim = table.dim;
-    g.grads = ReadSlots(table.grads.data(), dim, plan.shared_slots, dim);
+    g.grads = ReadSlots(table.grads.data(), dim, plan.push.slots, dim);
     device_->ZeroRows(slots_.data(), n, dim, dim, table.grads.data());
     grads.push_back(std::move(g));
-    for (uint32_t slot : plan.shared_slots) cache_->SetState(t, slot, SlotState::kStale);
+    for (uint32_t slot : plan.push.slots) cache_->SetState(t, slot, SlotState::kStale);
     result->rows_pushed += n;
     result->bytes_moved += static_cast<uint64_t>(n) * (dim * sizeof(float) + 8);
   }

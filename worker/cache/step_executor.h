@@ -29,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
-#include "worker/cache/step.h"
+#include "plan/step.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/row_exchanger.h"
 #include "worker/model/dense_optimizer.h"
@@ -86,20 +86,20 @@ class StepExecutor {
                DenseAllReducer* all_reducer, ps::PsClient* ps, EmbeddingCache* cache,
                ExecutorOptions options);
 
-  absl::StatusOr<StepResult> Run(const Step& step);
+  absl::StatusOr<StepResult> Run(const plan::Step& step);
 
  private:
-  absl::Status WriteBackSlots(const Step& step, bool evictions, StepResult* result);
-  absl::Status Fetch(const Step& step, StepResult* result);
-  absl::Status Train(const Step& step, StepResult* result);
-  absl::Status GatherServed(const Step& step, StepResult* result);
-  absl::Status ApplyOwned(const Step& step, StepResult* result);
-  absl::Status PushShared(const Step& step, StepResult* result);
+  absl::Status WriteBackSlots(const plan::Step& step, bool evictions, StepResult* result);
+  absl::Status Fetch(const plan::Step& step, StepResult* result);
+  absl::Status Train(const plan::Step& step, StepResult* result);
+  absl::Status GatherServed(const plan::Step& step, StepResult* result);
+  absl::Status ApplyOwned(const plan::Step& step, StepResult* result);
+  absl::Status PushShared(const plan::Step& step, StepResult* result);
   // Before anything changes: the step receives exactly the rows handed to
   // this worker after the previous step, and has an exchanger if it hands off.
-  absl::Status CheckHandOffs(const Step& step) const;
-  absl::Status PlaceReceived(const Step& step);
-  absl::Status ExchangeHandOffs(const Step& step, StepResult* result);
+  absl::Status CheckHandOffs(const plan::Step& step) const;
+  absl::Status PlaceReceived(const plan::Step& step);
+  absl::Status ExchangeHandOffs(const plan::Step& step, StepResult* result);
   void UploadSlots(const std::vector<uint32_t>& slots);
   // Rows `slots` of a device array (`stride` floats apart), their first
   // `width` floats each, copied to the host in order; `slots` stay uploaded

@@ -2,6 +2,7 @@
 // partitioned training with caching, ownership, pushes and write-backs
 // equals the single-process reference; bad plans are rejected whole.
 #include "worker/cache/step_executor.h"
+#include "plan/step.h"
 
 #include <cmath>
 #include <memory>
@@ -167,9 +168,9 @@ class BadPlans : public ::testing::Test {
     for (int t = 0; t < 3; ++t) {
       good_.plan.resize(3);
       good_.samples.resize(3);
-      TablePlan& p = good_.plan[t];
-      p.fetch_keys = {Key(1), Key(2)};
-      p.fetch_slots = {0, 1};
+      plan::TablePlan& p = good_.plan[t];
+      p.fetch.keys = {Key(1), Key(2)};
+      p.fetch.slots = {0, 1};
       p.owned_slots = {0, 1};
       good_.samples[t].offsets = {0, 1, 2};
       good_.samples[t].slots = {0, 1};
@@ -181,7 +182,7 @@ class BadPlans : public ::testing::Test {
     good_.dense = {0.5f, 0.25f, 1, 0};
   }
 
-  void ExpectRejected(const Step& step, const std::string& message) {
+  void ExpectRejected(const plan::Step& step, const std::string& message) {
     const std::vector<float> dense = worker_.model->params().values().ToHost();
     auto r = worker_.executor->Run(step);
     ASSERT_FALSE(r.ok()) << message;
@@ -194,152 +195,88 @@ class BadPlans : public ::testing::Test {
   proto::JobSpec spec_;
   ps::InProcessPsCluster cluster_{1};
   Worker worker_;
-  Step good_;
+  plan::Step good_;
 };
 
 TEST_F(BadPlans, AreRejectedWholeAndTheGoodPlanStillRuns) {
-  Step s = good_;
-  s.plan[1].fetch_slots[1] = 8;
-  ExpectRejected(s, "plan for table 1: fetch_slots[1]: slot 8 out of range (8 slots)");
+  plan::Step s = good_;
+  s.plan[1].fetch.slots[1] = 8;
+  ExpectRejected(s, "plan for table 1: fetch.slots[1]: slot 8 out of range (8 slots)");
   s = good_;
-  s.plan[0].fetch_slots = {3, 3};
-  ExpectRejected(s, "fetch_slots[1]: slot 3 used twice");
+  s.plan[0].fetch.slots = {3, 3};
+  ExpectRejected(s, "fetch.slots[1]: slot 3 used twice");
   s = good_;
   s.plan[2].owned_slots = {0};
   ExpectRejected(s, "samples of table 2: slots[1] = 1 is neither owned, shared nor remote");
   s = good_;
-  s.plan[0].writeback_slots = {0};
-  s.plan[0].writeback_keys = {Key(2)};
-  ExpectRejected(s, "writeback_slots[0]: slot 0 does not hold key 2");
+  s.plan[0].writeback.slots = {0};
+  s.plan[0].writeback.keys = {Key(2)};
+  ExpectRejected(s, "writeback.slots[0]: slot 0 does not hold key 2");
   s = good_;
-  s.plan[0].evict_slots = {5};
-  s.plan[0].evict_keys = {Key(9)};
-  ExpectRejected(s, "evict_slots[0]: slot 5 does not hold key 9 (empty)");
+  s.plan[0].evict.slots = {5};
+  s.plan[0].evict.keys = {Key(9)};
+  ExpectRejected(s, "evict.slots[0]: slot 5 does not hold key 9 (empty)");
   // A row initialised here lands like a fetched one.
   s = good_;
-  s.plan[0].init_keys = {Key(1)};
-  s.plan[0].init_slots = {4};
-  ExpectRejected(s, "init_keys[0]: key 1 brought in twice (fetched, received or initialised)");
+  s.plan[0].init.keys = {Key(1)};
+  s.plan[0].init.slots = {4};
+  ExpectRejected(s, "init.keys[0]: key 1 brought in twice (fetched, received or initialised)");
   // Served rows: gradients are gathered only into owned slots holding the
   // key, and sent only to another worker of the job.
   s = good_;
-  s.plan[0].gather_slots = {5};
-  s.plan[0].gather_keys = {Key(1)};
-  s.plan[0].gather_from = {1};
-  ExpectRejected(s, "gather_slots[0]: slot 5 is not owned this step");
-  s.plan[0].gather_slots = {0};
-  s.plan[0].gather_keys = {Key(2)};
-  ExpectRejected(s, "gather_keys[0]: slot 0 holds key 1, not 2");
+  s.plan[0].gather.slots = {5};
+  s.plan[0].gather.keys = {Key(1)};
+  s.plan[0].gather.peers = {1};
+  ExpectRejected(s, "gather.slots[0]: slot 5 is not owned this step");
+  s.plan[0].gather.slots = {0};
+  s.plan[0].gather.keys = {Key(2)};
+  ExpectRejected(s, "gather.keys[0]: slot 0 holds key 1, not 2");
   s = good_;
   s.plan[0].owned_slots = {0};
-  s.plan[0].remote_slots = {1};
-  s.plan[0].remote_keys = {Key(2)};
-  s.plan[0].remote_to = {3};
+  s.plan[0].remote.slots = {1};
+  s.plan[0].remote.keys = {Key(2)};
+  s.plan[0].remote.peers = {3};
   ExpectRejected(s, "table 0: gradient to the owner worker 3 (this is 0 of 1)");
   s.plan[0].owned_slots = {0, 1};
-  ExpectRejected(s, "remote_slots[0]: slot 1 listed twice");
+  ExpectRejected(s, "remote.slots[0]: slot 1 listed twice");
   for (int t = 0; t < 3; ++t) EXPECT_EQ(worker_.cache->Resident(t), 0u);
 
   auto r = worker_.executor->Run(good_);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->rows_fetched, 6u);
   // Iteration 1: key 1 is resident (and dirty) in slot 0.
-  Step next = good_;
+  plan::Step next = good_;
   next.iteration = 1;
-  next.plan[0].fetch_keys = {Key(1)};
-  next.plan[0].fetch_slots = {4};
-  ExpectRejected(next, "fetch_keys[0]: key 1 is already resident in slot 0");
+  next.plan[0].fetch.keys = {Key(1)};
+  next.plan[0].fetch.slots = {4};
+  ExpectRejected(next, "fetch.keys[0]: key 1 is already resident in slot 0");
   next = good_;
   next.iteration = 1;
-  for (auto& p : next.plan) p.fetch_keys.clear(), p.fetch_slots.clear();
-  next.plan[0].fetch_keys = {Key(1)};
-  next.plan[0].fetch_slots = {0};
+  for (auto& p : next.plan) p.fetch.keys.clear(), p.fetch.slots.clear();
+  next.plan[0].fetch.keys = {Key(1)};
+  next.plan[0].fetch.slots = {0};
   ExpectRejected(next, "slot 0 holds the newest (dirty) copy of key 1; overwriting it would lose it");
-  next.plan[0].fetch_keys = {};
-  next.plan[0].fetch_slots = {};
-  next.plan[0].evict_slots = {0};
-  next.plan[0].evict_keys = {Key(1)};
-  next.plan[0].fetch_keys = {Key(1)};
-  next.plan[0].fetch_slots = {2};
+  next.plan[0].fetch.keys = {};
+  next.plan[0].fetch.slots = {};
+  next.plan[0].evict.slots = {0};
+  next.plan[0].evict.keys = {Key(1)};
+  next.plan[0].fetch.keys = {Key(1)};
+  next.plan[0].fetch.slots = {2};
   ExpectRejected(next, "key 1 is evicted dirty by this plan");
   // Hand-offs: a received row may not land on a dirty copy, a sent slot
   // must hold its key dirty, and without an exchanger nothing is handed off.
   next = good_;
   next.iteration = 1;
-  for (auto& p : next.plan) p.fetch_keys.clear(), p.fetch_slots.clear();
-  next.plan[0].receive_slots = {0};
-  next.plan[0].receive_keys = {Key(1)};
-  ExpectRejected(next, "receive_slots[0]: slot 0 holds the newest (dirty) copy of key 1");
-  next.plan[0].receive_slots = {};
-  next.plan[0].receive_keys = {};
-  next.plan[0].send_slots = {0};
-  next.plan[0].send_keys = {Key(7)};
-  next.plan[0].send_to = {1};
-  ExpectRejected(next, "send_slots[0]: slot 0 does not hold key 7 dirty");
-}
-
-TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
-  Step step;
-  step.job_id = "j";
-  step.iteration = 3;
-  step.num_samples = 2;
-  step.global_batch_size = 4;
-  step.labels = {1, 0};
-  step.dense = {1, 2, 3, 4};
-  step.samples.resize(1);
-  step.samples[0].offsets = {0, 1, 3};
-  step.samples[0].slots = {5, 6, 7};
-  step.plan.resize(1);
-  step.plan[0].fetch_keys = {Key(11), Key(12)};
-  step.plan[0].fetch_slots = {6, 7};
-  step.plan[0].owned_slots = {5, 6, 7};
-  step.plan[0].gather_slots = {5};
-  step.plan[0].gather_keys = {Key(10)};
-  step.plan[0].gather_from = {1};
-  step.plan[0].send_slots = {5};
-  step.plan[0].send_keys = {Key(10)};
-  step.plan[0].send_to = {1};
-  step.plan[0].send_served = {1};
-  step.plan[0].init_keys = {Key(13)};
-  step.plan[0].init_slots = {8};
-  proto::WorkerStep wire = EncodeWorkerStep(step);
-  auto back = DecodeWorkerStep(wire, 1, 2);
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->samples[0].slots, step.samples[0].slots);
-  EXPECT_EQ(back->plan[0].fetch_keys, step.plan[0].fetch_keys);
-  EXPECT_EQ(back->plan[0].gather_keys, step.plan[0].gather_keys);
-  EXPECT_EQ(back->plan[0].gather_from, step.plan[0].gather_from);
-  EXPECT_EQ(back->plan[0].send_served, step.plan[0].send_served);
-  EXPECT_EQ(back->plan[0].init_keys, step.plan[0].init_keys);
-  EXPECT_EQ(back->plan[0].init_slots, step.plan[0].init_slots);
-
-  proto::WorkerStep bad = wire;
-  bad.mutable_samples()->mutable_tables(0)->mutable_offsets()->resize(8);
-  auto e = DecodeWorkerStep(bad, 1, 2);
-  ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("samples.tables[0].offsets"), std::string::npos);
-  bad = wire;
-  bad.mutable_plan()->mutable_tables(0)->mutable_fetch_slots()->resize(4);
-  e = DecodeWorkerStep(bad, 1, 2);
-  ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("plan.tables[0].fetch_slots has 1 entries but"),
-            std::string::npos)
-      << e.status();
-  bad = wire;
-  bad.mutable_plan()->mutable_tables(0)->set_send_served(std::string(3, '\1'));
-  e = DecodeWorkerStep(bad, 1, 2);
-  ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("plan.tables[0].send_served has 3 entries but"),
-            std::string::npos)
-      << e.status();
-  bad = wire;
-  bad.mutable_samples()->mutable_dense()->resize(12);
-  e = DecodeWorkerStep(bad, 1, 2);
-  ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("samples.dense"), std::string::npos);
-  e = DecodeWorkerStep(wire, 2, 2);
-  ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("table 1 is missing"), std::string::npos);
+  for (auto& p : next.plan) p.fetch.keys.clear(), p.fetch.slots.clear();
+  next.plan[0].receive.slots = {0};
+  next.plan[0].receive.keys = {Key(1)};
+  ExpectRejected(next, "receive.slots[0]: slot 0 holds the newest (dirty) copy of key 1");
+  next.plan[0].receive.slots = {};
+  next.plan[0].receive.keys = {};
+  next.plan[0].send.slots = {0};
+  next.plan[0].send.keys = {Key(7)};
+  next.plan[0].send.peers = {1};
+  ExpectRejected(next, "send.slots[0]: slot 0 does not hold key 7 dirty");
 }
 
 }  // namespace

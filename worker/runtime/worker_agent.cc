@@ -7,7 +7,7 @@
 #include "common/rpc/status_convert.h"
 #include "common/status.h"
 #include "ps_server/client/sharded_ps_client.h"
-#include "worker/cache/step.h"
+#include "plan/step_codec.h"
 #include "worker/collectives/coordinator_kv_store.h"
 #include "worker/runtime/dense_upload.h"
 #include "worker/runtime/worker_replica.h"
@@ -178,7 +178,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
                                                  ", expected ", iteration));
       break;
     }
-    absl::StatusOr<Step> step = DecodeWorkerStep(wire, spec.tables_size(), spec.num_dense());
+    absl::StatusOr<plan::Step> step = plan::DecodeWorkerStep(wire, spec.tables_size(), spec.num_dense());
     absl::StatusOr<StepResult> result =
         step.ok() ? replica.executor->Run(*step) : absl::StatusOr<StepResult>(step.status());
     if (!result.ok()) {

@@ -46,7 +46,7 @@ std::vector<Key> DistinctKeys(const data::KeyBatch& slice, size_t t) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::vector<Step>>> PlanAll(const std::vector<data::KeyBatch>& batches,
+absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(const std::vector<data::KeyBatch>& batches,
                                                        const TestPlannerOptions& options) {
   const uint32_t W = options.num_workers;
   const size_t T = batches.size();
@@ -68,7 +68,7 @@ absl::StatusOr<std::vector<std::vector<Step>>> PlanAll(const std::vector<data::K
     }
   }
   std::vector<GlobalTable> global(num_tables);
-  std::vector<std::vector<Step>> steps(T, std::vector<Step>(W));
+  std::vector<std::vector<plan::Step>> steps(T, std::vector<plan::Step>(W));
 
   for (size_t t = 0; t < T; ++t) {
     for (size_t tb = 0; tb < num_tables; ++tb) {
@@ -81,7 +81,7 @@ absl::StatusOr<std::vector<std::vector<Step>>> PlanAll(const std::vector<data::K
       GlobalTable& g = global[tb];
       for (uint32_t w = 0; w < W; ++w) {
         WorkerTable& c = cache[w][tb];
-        TablePlan& plan = (steps[t][w].plan.resize(num_tables), steps[t][w].plan[tb]);
+        plan::TablePlan& plan = (steps[t][w].plan.resize(num_tables), steps[t][w].plan[tb]);
         const absl::flat_hash_set<Key> needed(used[w].begin(), used[w].end());
         // Keys to fetch: not resident, or resident but not the newest copy.
         std::vector<Key> missing, refresh;
@@ -114,8 +114,8 @@ absl::StatusOr<std::vector<std::vector<Step>>> PlanAll(const std::vector<data::K
           }
           const uint32_t s = victim++->second;
           const Key k = c.slot_key[s];
-          plan.evict_slots.push_back(s);
-          plan.evict_keys.push_back(k);
+          plan.evict.slots.push_back(s);
+          plan.evict.keys.push_back(k);
           if (Holder(g, k) == static_cast<int>(w)) g.holder[k] = kPs;  // written back at t
           c.slot_of.erase(k);
           c.slot_used[s] = false;
@@ -128,12 +128,12 @@ absl::StatusOr<std::vector<std::vector<Step>>> PlanAll(const std::vector<data::K
           c.slot_key[s] = k;
           c.slot_used[s] = true;
           c.slot_of[k] = s;
-          plan.fetch_keys.push_back(k);
-          plan.fetch_slots.push_back(s);
+          plan.fetch.keys.push_back(k);
+          plan.fetch.slots.push_back(s);
         }
         for (Key k : refresh) {
-          plan.fetch_keys.push_back(k);
-          plan.fetch_slots.push_back(c.slot_of[k]);
+          plan.fetch.keys.push_back(k);
+          plan.fetch.slots.push_back(c.slot_of[k]);
         }
         for (Key k : used[w]) {
           const uint32_t s = c.slot_of[k];
@@ -142,11 +142,11 @@ absl::StatusOr<std::vector<std::vector<Step>>> PlanAll(const std::vector<data::K
           if (users[k] == 1) {
             plan.owned_slots.push_back(s);
           } else {
-            plan.shared_slots.push_back(s);
-            plan.shared_keys.push_back(k);
+            plan.push.slots.push_back(s);
+            plan.push.keys.push_back(k);
           }
         }
-        TableSamples& samples = (steps[t][w].samples.resize(num_tables), steps[t][w].samples[tb]);
+        plan::TableSamples& samples = (steps[t][w].samples.resize(num_tables), steps[t][w].samples[tb]);
         samples.offsets = slices[t][w].tables[tb].offsets;
         for (Key k : slices[t][w].tables[tb].keys) samples.slots.push_back(c.slot_of[k]);
       }
@@ -174,7 +174,7 @@ absl::StatusOr<std::vector<std::vector<Step>>> PlanAll(const std::vector<data::K
       }
       for (uint32_t w = 0; w < W; ++w) {
         WorkerTable& c = cache[w][tb];
-        TablePlan& plan = steps[t][w].plan[tb];
+        plan::TablePlan& plan = steps[t][w].plan[tb];
         for (uint32_t s = 0; s < options.cache_slots; ++s) {
           if (!c.slot_used[s]) continue;
           const Key k = c.slot_key[s];
@@ -183,15 +183,15 @@ absl::StatusOr<std::vector<std::vector<Step>>> PlanAll(const std::vector<data::K
           const bool others_next =
               it != next_users.end() && (it->second.size() > 1 || !it->second.contains(w));
           if (t + 1 == T || others_next) {
-            plan.writeback_slots.push_back(s);
-            plan.writeback_keys.push_back(k);
+            plan.writeback.slots.push_back(s);
+            plan.writeback.keys.push_back(k);
             g.holder[k] = kPs;
           }
         }
       }
     }
     for (uint32_t w = 0; w < W; ++w) {
-      Step& step = steps[t][w];
+      plan::Step& step = steps[t][w];
       step.job_id = options.job_id;
       step.iteration = t;
       step.num_samples = slices[t][w].num_samples;

@@ -20,7 +20,7 @@ absl::Status TestWorker::Init(const proto::JobSpec& spec, uint32_t rank, uint32_
 }
 
 absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
-                                           const std::vector<std::vector<Step>>& steps,
+                                           const std::vector<std::vector<plan::Step>>& steps,
                                            uint32_t workers, uint32_t slots, ps::PsClient* ps,
                                            const std::vector<std::string>& devices) {
   InProcessKvStore store;

@@ -13,7 +13,7 @@
 #include "proto/job.pb.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
-#include "worker/cache/step.h"
+#include "plan/step.h"
 #include "worker/cache/step_executor.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/kv_store.h"
@@ -44,7 +44,7 @@ struct TrainingOutcome {
 // Errors: the first worker's error, or Internal when the replicas' dense
 // parameters differ in any bit.
 absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
-                                           const std::vector<std::vector<Step>>& steps,
+                                           const std::vector<std::vector<plan::Step>>& steps,
                                            uint32_t workers, uint32_t slots, ps::PsClient* ps,
                                            const std::vector<std::string>& devices = {});
 

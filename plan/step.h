@@ -1,0 +1,33 @@
+#pragma once
+// One iteration's work for one worker: its samples (categorical features
+// given as cache slots) and the cache plan of every table. Built by the
+// scheduler (scheduler/planner/step_builder.h), sent as a proto::WorkerStep
+// (codec: plan/step_codec.h), executed by the worker's StepExecutor.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/table_plan.h"
+
+namespace herald::plan {
+
+// A table's slots per sample, CSR: sample i uses slots[offsets[i] ..
+// offsets[i + 1]).
+struct TableSamples {
+  std::vector<uint32_t> offsets;  // num_samples + 1, from 0, non-decreasing
+  std::vector<uint32_t> slots;
+};
+
+struct Step {
+  std::string job_id;
+  uint64_t iteration = 0;
+  uint32_t num_samples = 0;
+  uint32_t global_batch_size = 0;
+  std::vector<float> labels;  // num_samples
+  std::vector<float> dense;   // num_samples × num_dense
+  std::vector<TableSamples> samples;  // one per table, in table order
+  std::vector<TablePlan> plan;        // one per table (empty: no operation)
+};
+
+}  // namespace herald::plan

@@ -1,0 +1,117 @@
+#include "plan/step_codec.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "plan/plan_codec.h"
+#include "plan/wire_columns.h"
+
+namespace herald::plan {
+namespace {
+
+absl::Status SameCount(size_t a, size_t b, const std::string& field_a, const std::string& field_b) {
+  if (a == b) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field_a, " has ", a, " entries but ", field_b, " has ", b));
+}
+
+absl::Status DecodeSamples(const proto::StepSamples& s, uint32_t num_tables, uint32_t num_dense,
+                           Step* step) {
+  const uint32_t n = s.num_samples();
+  HERALD_RETURN_IF_ERROR(UnpackColumn(s.labels(), "samples.labels", &step->labels));
+  HERALD_RETURN_IF_ERROR(
+      SameCount(step->labels.size(), n, "samples.labels", "samples.num_samples"));
+  for (float label : step->labels) {
+    if (!(label == 0.0f || label == 1.0f)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("samples.labels: ", label, " is not 0 or 1"));
+    }
+  }
+  HERALD_RETURN_IF_ERROR(UnpackColumn(s.dense(), "samples.dense", &step->dense));
+  if (step->dense.size() != static_cast<size_t>(n) * num_dense) {
+    return absl::InvalidArgumentError(absl::StrCat("samples.dense: ", step->dense.size(),
+                                                   " floats, want num_samples × num_dense = ",
+                                                   static_cast<size_t>(n) * num_dense));
+  }
+  for (float v : step->dense) {
+    if (!std::isfinite(v)) return absl::InvalidArgumentError("samples.dense: non-finite value");
+  }
+  step->samples.resize(num_tables);
+  std::vector<bool> seen(num_tables, false);
+  for (int i = 0; i < s.tables_size(); ++i) {
+    const auto& t = s.tables(i);
+    const std::string field = absl::StrCat("samples.tables[", i, "]");
+    if (t.table_id() >= num_tables || seen[t.table_id()]) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".table_id: ", t.table_id(),
+                                                     " is unknown or repeated (job has ",
+                                                     num_tables, " tables)"));
+    }
+    seen[t.table_id()] = true;
+    TableSamples& out = step->samples[t.table_id()];
+    HERALD_RETURN_IF_ERROR(UnpackColumn(t.offsets(), field + ".offsets", &out.offsets));
+    HERALD_RETURN_IF_ERROR(UnpackColumn(t.slots(), field + ".slots", &out.slots));
+    if (out.offsets.size() != n + 1 || out.offsets[0] != 0 || out.offsets[n] != out.slots.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".offsets: want num_samples + 1 = ", n + 1,
+          " offsets from 0 to the number of slots ", out.slots.size()));
+    }
+    for (uint32_t j = 0; j < n; ++j) {
+      if (out.offsets[j] > out.offsets[j + 1]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".offsets: decreasing at sample ", j));
+      }
+    }
+  }
+  for (uint32_t t = 0; t < num_tables; ++t) {
+    if (!seen[t]) {
+      return absl::InvalidArgumentError(absl::StrCat("samples.tables: table ", t, " is missing"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Step> DecodeWorkerStep(const proto::WorkerStep& in, uint32_t num_tables,
+                                      uint32_t num_dense) {
+  Step step;
+  step.job_id = in.job_id();
+  step.iteration = in.iteration();
+  step.global_batch_size = in.global_batch_size();
+  step.num_samples = in.samples().num_samples();
+  if (step.global_batch_size < step.num_samples || step.global_batch_size == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("global_batch_size: ", step.global_batch_size,
+                                                   " must be >= num_samples ", step.num_samples,
+                                                   " and > 0"));
+  }
+  HERALD_RETURN_IF_ERROR(DecodeSamples(in.samples(), num_tables, num_dense, &step));
+  HERALD_ASSIGN_OR_RETURN(step.plan, DecodeCachePlan(in.plan(), num_tables));
+  return step;
+}
+
+void EncodeTableSamples(const std::vector<TableSamples>& tables, proto::StepSamples* out) {
+  for (size_t t = 0; t < tables.size(); ++t) {
+    proto::StepSamples::TableSlots* table = out->add_tables();
+    table->set_table_id(static_cast<uint32_t>(t));
+    PackColumn(tables[t].offsets, table->mutable_offsets());
+    PackColumn(tables[t].slots, table->mutable_slots());
+  }
+}
+
+proto::WorkerStep EncodeWorkerStep(const Step& step) {
+  proto::WorkerStep out;
+  out.set_job_id(step.job_id);
+  out.set_iteration(step.iteration);
+  out.set_global_batch_size(step.global_batch_size);
+  proto::StepSamples* s = out.mutable_samples();
+  s->set_num_samples(step.num_samples);
+  PackColumn(step.labels, s->mutable_labels());
+  PackColumn(step.dense, s->mutable_dense());
+  EncodeTableSamples(step.samples, s);
+  EncodeCachePlan(step.plan, out.mutable_plan());
+  return out;
+}
+
+}  // namespace herald::plan

@@ -1,0 +1,75 @@
+#include "plan/step_codec.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace herald::plan {
+namespace {
+
+TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
+  Step step;
+  step.job_id = "j";
+  step.iteration = 3;
+  step.num_samples = 2;
+  step.global_batch_size = 4;
+  step.labels = {1, 0};
+  step.dense = {1, 2, 3, 4};
+  step.samples.resize(1);
+  step.samples[0].offsets = {0, 1, 3};
+  step.samples[0].slots = {5, 6, 7};
+  step.plan.resize(1);
+  step.plan[0].fetch.keys = {Key(11), Key(12)};
+  step.plan[0].fetch.slots = {6, 7};
+  step.plan[0].owned_slots = {5, 6, 7};
+  step.plan[0].gather.slots = {5};
+  step.plan[0].gather.keys = {Key(10)};
+  step.plan[0].gather.peers = {1};
+  step.plan[0].send.slots = {5};
+  step.plan[0].send.keys = {Key(10)};
+  step.plan[0].send.peers = {1};
+  step.plan[0].send.served = {1};
+  step.plan[0].init.keys = {Key(13)};
+  step.plan[0].init.slots = {8};
+  proto::WorkerStep wire = EncodeWorkerStep(step);
+  auto back = DecodeWorkerStep(wire, 1, 2);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->samples[0].slots, step.samples[0].slots);
+  EXPECT_EQ(back->plan[0].fetch.keys, step.plan[0].fetch.keys);
+  EXPECT_EQ(back->plan[0].gather.keys, step.plan[0].gather.keys);
+  EXPECT_EQ(back->plan[0].gather.peers, step.plan[0].gather.peers);
+  EXPECT_EQ(back->plan[0].send.served, step.plan[0].send.served);
+  EXPECT_EQ(back->plan[0].init.keys, step.plan[0].init.keys);
+  EXPECT_EQ(back->plan[0].init.slots, step.plan[0].init.slots);
+
+  proto::WorkerStep bad = wire;
+  bad.mutable_samples()->mutable_tables(0)->mutable_offsets()->resize(8);
+  auto e = DecodeWorkerStep(bad, 1, 2);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("samples.tables[0].offsets"), std::string::npos);
+  bad = wire;
+  bad.mutable_plan()->mutable_tables(0)->mutable_fetch()->mutable_slots()->resize(4);
+  e = DecodeWorkerStep(bad, 1, 2);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("plan.tables[0].fetch.slots has 1 entries but fetch.keys has 2"),
+            std::string::npos)
+      << e.status();
+  bad = wire;
+  bad.mutable_plan()->mutable_tables(0)->mutable_send()->set_served(std::string(3, '\1'));
+  e = DecodeWorkerStep(bad, 1, 2);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("plan.tables[0].send.served has 3 entries but"),
+            std::string::npos)
+      << e.status();
+  bad = wire;
+  bad.mutable_samples()->mutable_dense()->resize(12);
+  e = DecodeWorkerStep(bad, 1, 2);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("samples.dense"), std::string::npos);
+  e = DecodeWorkerStep(wire, 2, 2);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("table 1 is missing"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace herald::plan

@@ -1,0 +1,113 @@
+#pragma once
+// The cache plan of one table for one worker and one iteration: which rows
+// the worker evicts, fetches, initialises, receives, trains, pushes, writes
+// back and sends, in terms of its cache slots. Made by the scheduler's
+// planner, executed by the worker's StepExecutor (worker/cache/
+// step_executor.h), checked by both sides (worker/cache/plan_check.h,
+// scheduler/planner/plan_checker.h). Wire form: proto/plan.proto, codec:
+// plan/plan_codec.h.
+//
+// A plan is a set of lists, one per kind of operation. Each list is a group
+// of parallel columns; row i of a list is entry i of each column it has.
+// Which columns each kind has is stated once, in ForEachList below, and
+// checked by CheckShape.
+
+#include <cstdint>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/ids.h"
+
+namespace herald::plan {
+
+// Rows in cache slots: row i is keys[i] in slots[i].
+struct SlotRows {
+  std::vector<uint32_t> slots;
+  std::vector<Key> keys;
+};
+
+// Rows fetched from the PS into slots. early: empty, or one flag per row
+// (1 = the row's PS copy does not change at the previous iteration's
+// commit, so the fetch may be issued before it).
+struct FetchRows {
+  std::vector<uint32_t> slots;
+  std::vector<Key> keys;
+  std::vector<uint8_t> early;
+};
+
+// Rows, or their gradients, exchanged with another worker (peers[i]).
+// served: empty, or one flag per row (1 = a served copy, 0 = a hand-off;
+// docs/worker.md).
+struct PeerRows {
+  std::vector<uint32_t> slots;
+  std::vector<Key> keys;
+  std::vector<uint32_t> peers;
+  std::vector<uint8_t> served;
+
+  bool Served(size_t i) const { return !served.empty() && served[i] != 0; }
+};
+
+// Operations on one table's slot array, in execution order.
+struct TablePlan {
+  // Dirty rows written back to the PS before anything lands.
+  SlotRows evict;
+  // Rows fetched from the PS; they land clean.
+  FetchRows fetch;
+  // Rows never trained (scheduling.init_on_worker): the worker writes their
+  // initial values (math::InitialRow, as the PS would create them); clean,
+  // version 0.
+  SlotRows init;
+  // Rows other workers sent after the previous step (peers unused), placed
+  // as this worker's dirty copies; served copies land as SlotState::kServed.
+  PeerRows receive;
+  // Slots trained by this worker alone: it applies the optimizer itself.
+  std::vector<uint32_t> owned_slots;
+  // Rows trained by several workers whose gradients go to the PS.
+  SlotRows push;
+  // Rows trained here whose gradients go to worker peers[i], their owner.
+  PeerRows remote;
+  // Owned rows taking a gradient from worker peers[i], in each sender's
+  // remote order; the owner applies the rank-ordered sum of every
+  // trainer's gradient, as the PS would.
+  PeerRows gather;
+  // Dirty rows written back after training.
+  SlotRows writeback;
+  // Rows sent to worker peers[i] after the write-backs.
+  PeerRows send;
+  // The rows other workers send this one after this step (no slots yet:
+  // they land at the next step's receive), in each sender's order.
+  PeerRows incoming;
+};
+
+// The columns a kind of list has besides `keys` (owned_slots: slots only).
+enum Columns : uint8_t {
+  kSlots = 1,  // slots, one per key
+  kPeers = 2,  // peers, one per key
+  kFlags = 4,  // early or served: empty or one per key
+};
+
+// Calls visit(name, list, columns) for every list of `plan` in execution
+// order (owned_slots as its vector). The one place a new kind of operation
+// is named in C++; the codec (plan_codec.cc) lists its wire field.
+template <typename Plan, typename Visitor>
+void ForEachList(Plan& plan, Visitor&& visit) {
+  visit("evict", plan.evict, kSlots);
+  visit("fetch", plan.fetch, kSlots | kFlags);
+  visit("init", plan.init, kSlots);
+  visit("receive", plan.receive, kSlots | kFlags);
+  visit("owned_slots", plan.owned_slots, kSlots);
+  visit("push", plan.push, kSlots);
+  visit("remote", plan.remote, kSlots | kPeers);
+  visit("gather", plan.gather, kSlots | kPeers);
+  visit("writeback", plan.writeback, kSlots);
+  visit("send", plan.send, kSlots | kPeers | kFlags);
+  visit("incoming", plan.incoming, kPeers | kFlags);
+}
+
+// The structural check: every list has exactly the columns of its kind,
+// each with one entry per key. Errors: InvalidArgument naming the list and
+// column, e.g. "send.peers has 2 entries but send.keys has 3".
+absl::Status CheckShape(const TablePlan& plan);
+
+}  // namespace herald::plan
