@@ -3,7 +3,9 @@
 // workers: each worker's sample indices, sample slots and every list of its
 // cache plan, in a fixed order. Two runs whose digests differ made different
 // plans; `heraldctl simulate` prints the digest over all iterations so that
-// a change can be shown to leave every plan as it was.
+// a change can be shown to leave every plan as it was. The column order is
+// fixed (plan_digest.cc) so that digests stay comparable across changes of
+// the plan types: a new kind of operation is folded in after the others.
 
 #include <cstdint>
 
