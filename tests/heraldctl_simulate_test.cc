@@ -31,6 +31,15 @@ double JsonNumber(const std::string& json, const std::string& field) {
   return value;
 }
 
+// The string after "\"field\":\"" in a one-line JSON object.
+std::string JsonString(const std::string& json, const std::string& field) {
+  const std::string tag = "\"" + field + "\":\"";
+  const size_t at = json.find(tag);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + tag.size();
+  return json.substr(begin, json.find('"', begin) - begin);
+}
+
 class HeraldctlSimulate : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -69,6 +78,12 @@ TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanill
   for (const char* field : {"rows_fetched", "rows_pushed", "rows_written_back", "hit_rate"}) {
     EXPECT_EQ(JsonNumber(threaded.output, field), JsonNumber(herald.output, field)) << field;
   }
+  // The same plans, bit for bit (the digest of every plan), and other
+  // plans under another policy.
+  const std::string digest = JsonString(herald.output, "plan_digest");
+  EXPECT_EQ(digest.size(), 16u) << herald.output.substr(0, 400);
+  EXPECT_EQ(JsonString(threaded.output, "plan_digest"), digest);
+  EXPECT_NE(JsonString(vanilla.output, "plan_digest"), digest);
   ASSERT_EQ(herald.code, 0) << herald.output;
   ASSERT_EQ(vanilla.code, 0) << vanilla.output;
   for (const char* field : {"workers", "iterations", "cache_rows_per_worker", "rows_fetched",
