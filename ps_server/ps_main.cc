@@ -20,7 +20,7 @@
 #include "common/rpc/server_tls_flags.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
-#include "scheduler/client/node_membership.h"
+#include "cluster/node_membership.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
 ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");
@@ -103,9 +103,9 @@ int main(int argc, char** argv) {
   options.server = server_options;
   options.server.listen_address = absl::GetFlag(FLAGS_listen);
   options.port_file = absl::GetFlag(FLAGS_port_file);
-  std::unique_ptr<herald::scheduler::NodeMembership> membership;
+  std::unique_ptr<herald::cluster::NodeMembership> membership;
   if (const std::string scheduler = absl::GetFlag(FLAGS_scheduler); !scheduler.empty()) {
-    herald::scheduler::MembershipOptions m;
+    herald::cluster::MembershipOptions m;
     m.scheduler_address = scheduler;
     m.channel = *scheduler_channel;
     if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
     m.registration.set_requested_rank(shard);
     options.on_serving = [&membership, m](const std::string& address) mutable -> absl::Status {
       m.registration.set_address(address);
-      absl::StatusOr<std::unique_ptr<herald::scheduler::NodeMembership>> started =
-          herald::scheduler::NodeMembership::Start(m);
+      absl::StatusOr<std::unique_ptr<herald::cluster::NodeMembership>> started =
+          herald::cluster::NodeMembership::Start(m);
       if (!started.ok()) return started.status();
       membership = std::move(*started);
       return absl::OkStatus();

@@ -20,7 +20,7 @@
 #include "common/rpc/server_process.h"
 #include "common/rpc/client_tls_flags.h"
 #include "common/rpc/server_tls_flags.h"
-#include "scheduler/client/node_membership.h"
+#include "cluster/node_membership.h"
 #include "worker/runtime/device_factory.h"
 #include "worker/runtime/worker_agent.h"
 
@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  herald::scheduler::MembershipOptions membership_options;
+  herald::cluster::MembershipOptions membership_options;
   membership_options.scheduler_address = absl::GetFlag(FLAGS_scheduler);
   membership_options.token = token;
   membership_options.channel = *channel;
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   reg.set_hostname(host);
-  auto membership = herald::scheduler::NodeMembership::Start(membership_options);
+  auto membership = herald::cluster::NodeMembership::Start(membership_options);
   if (!membership.ok()) return Fail("--scheduler: " + std::string(membership.status().message()));
 
   herald::worker::WorkerAgentOptions agent_options;

@@ -4,7 +4,7 @@
 #include "common/data/schema.h"
 #include "common/status.h"
 #include "scheduler/herald/planner.h"
-#include "worker/model/model_factory.h"
+#include "common/model_spec_check.h"
 
 namespace herald::scheduler {
 
@@ -41,7 +41,7 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
       return absl::InvalidArgumentError(absl::StrCat("tables[", t, "].dim: must be > 0"));
     }
   }
-  HERALD_RETURN_IF_ERROR(worker::ValidateModelSpec(spec));
+  HERALD_RETURN_IF_ERROR(ValidateModelSpec(spec));
   if (spec.global_batch_size() == 0) {
     return absl::InvalidArgumentError("global_batch_size: must be > 0");
   }

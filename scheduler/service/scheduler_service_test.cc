@@ -25,7 +25,7 @@
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/service/model_export.h"
 #include "plan/step_codec.h"
-#include "worker/runtime/dense_upload.h"
+#include "cluster/dense_upload.h"
 
 namespace herald::scheduler {
 namespace {
@@ -199,11 +199,11 @@ class SchedulerServiceTest : public ::testing::Test {
       if (step.last()) {
         if (join.rank() == 0) {
           // Chunks of 3 floats: the upload is reassembled in order.
-          EXPECT_TRUE(worker::UploadDense(workers_stub_.get(), "", node_[w], join.job_id(),
+          EXPECT_TRUE(cluster::UploadDense(workers_stub_.get(), "", node_[w], join.job_id(),
                                           kDense, 3)
                           .ok());
         }
-        report.set_dense_crc32(worker::DenseCrc32(dense));
+        report.set_dense_crc32(cluster::DenseCrc32(dense));
       }
       grpc::ClientContext report_context;
       rpc::SetDeadline(&report_context, 5000);

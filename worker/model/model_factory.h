@@ -14,10 +14,7 @@ namespace herald::worker {
 // The model's input shape from the spec (num_dense, table dims and pooling).
 ModelShape ShapeFromSpec(const proto::JobSpec& spec);
 
-// Errors: InvalidArgument naming the field (e.g. "model.bottom_mlp: last
-// width 32 must equal the embedding dim 16 (DLRM)").
-absl::Status ValidateModelSpec(const proto::JobSpec& spec);
-
+// Errors: InvalidArgument naming the field (common/model_spec_check.h).
 absl::StatusOr<std::unique_ptr<RecModel>> CreateModel(const proto::JobSpec& spec,
                                                       Device* device);
 

@@ -9,7 +9,7 @@
 #include "ps_server/client/sharded_ps_client.h"
 #include "plan/step_codec.h"
 #include "worker/collectives/coordinator_kv_store.h"
-#include "worker/runtime/dense_upload.h"
+#include "cluster/dense_upload.h"
 #include "worker/runtime/worker_replica.h"
 
 namespace herald::worker {
@@ -20,7 +20,7 @@ constexpr int64_t kReportTimeoutMs = 10000;
 
 }  // namespace
 
-WorkerAgent::WorkerAgent(scheduler::NodeMembership* membership, WorkerAgentOptions options)
+WorkerAgent::WorkerAgent(cluster::NodeMembership* membership, WorkerAgentOptions options)
     : membership_(membership),
       options_(std::move(options)),
       workers_(proto::WorkerService::NewStub(membership->channel())),
@@ -190,10 +190,10 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       // The model is final: rank 0 uploads it (for export) before reporting,
       // every rank reports its CRC (the scheduler checks they agree).
       const std::vector<float> dense = replica.model->params().values().ToHost();
-      dense_crc = DenseCrc32(dense);
+      dense_crc = cluster::DenseCrc32(dense);
       if (join.rank() == 0) {
         const absl::Status up =
-            UploadDense(workers_.get(), options_.token, node_id, join.job_id(), dense);
+            cluster::UploadDense(workers_.get(), options_.token, node_id, join.job_id(), dense);
         if (!up.ok()) {
           outcome = Annotate(up, "uploading the dense parameters");
           break;

@@ -18,7 +18,7 @@
 #include "grpcpp/grpcpp.h"
 #include "common/rpc/channel.h"
 #include "proto/scheduler.grpc.pb.h"
-#include "scheduler/client/node_membership.h"
+#include "cluster/node_membership.h"
 #include "worker/runtime/device_factory.h"
 
 namespace herald::worker {
@@ -34,7 +34,7 @@ struct WorkerAgentOptions {
 class WorkerAgent {
  public:
   // `membership` (not owned) registers this worker and gives its node id.
-  WorkerAgent(scheduler::NodeMembership* membership, WorkerAgentOptions options);
+  WorkerAgent(cluster::NodeMembership* membership, WorkerAgentOptions options);
 
   // Runs jobs until Stop(). Returns OK after a clean stop.
   absl::Status Run();
@@ -55,7 +55,7 @@ class WorkerAgent {
   // Waits up to `d` unless stopping. True if stopping.
   bool PauseOrStop(absl::Duration d);
 
-  scheduler::NodeMembership* membership_;
+  cluster::NodeMembership* membership_;
   const WorkerAgentOptions options_;
   std::unique_ptr<proto::WorkerService::Stub> workers_;
   std::shared_ptr<proto::Coordinator::Stub> coordinator_;

@@ -1,4 +1,4 @@
-#include "scheduler/herald/planned_training.h"
+#include "tests/planned_training.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/rng.h"

@@ -16,7 +16,7 @@
 #include "grpcpp/grpcpp.h"
 #include "proto/scheduler.grpc.pb.h"
 
-namespace herald::scheduler {
+namespace herald::cluster {
 
 struct MembershipOptions {
   std::string scheduler_address;
@@ -60,4 +60,4 @@ class NodeMembership {
   std::thread thread_;
 };
 
-}  // namespace herald::scheduler
+}  // namespace herald::cluster

@@ -1,4 +1,4 @@
-#include "worker/runtime/dense_upload.h"
+#include "cluster/dense_upload.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
 
-namespace herald::worker {
+namespace herald::cluster {
 namespace {
 
 constexpr int64_t kUploadTimeoutMs = 120000;
@@ -43,4 +43,4 @@ absl::Status UploadDense(proto::WorkerService::Stub* stub, const std::string& to
   return rpc::FromGrpcStatus(writer->Finish());
 }
 
-}  // namespace herald::worker
+}  // namespace herald::cluster

@@ -4,7 +4,7 @@
 // that scheduling does not change the model.
 
 #include "gtest/gtest.h"
-#include "scheduler/herald/planned_training.h"
+#include "tests/planned_training.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
 

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "proto/scheduler.grpc.pb.h"
 
-namespace herald::worker {
+namespace herald::cluster {
 
 // CRC-32 of the float32 bytes of `values`.
 uint32_t DenseCrc32(const std::vector<float>& values);
@@ -22,4 +22,4 @@ absl::Status UploadDense(proto::WorkerService::Stub* stub, const std::string& to
                          const std::string& node_id, const std::string& job_id,
                          const std::vector<float>& values, size_t chunk_floats = 1 << 18);
 
-}  // namespace herald::worker
+}  // namespace herald::cluster

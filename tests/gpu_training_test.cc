@@ -5,7 +5,7 @@
 // The same GPU run twice gives the same bits. Skips visibly without a GPU.
 
 #include "gtest/gtest.h"
-#include "scheduler/herald/planned_training.h"
+#include "tests/planned_training.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
 #include "worker/runtime/device_factory.h"

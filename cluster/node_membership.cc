@@ -1,4 +1,4 @@
-#include "scheduler/client/node_membership.h"
+#include "cluster/node_membership.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
@@ -7,7 +7,7 @@
 #include "common/rpc/status_convert.h"
 #include "common/status.h"
 
-namespace herald::scheduler {
+namespace herald::cluster {
 
 constexpr int64_t kCallTimeoutMs = 5000;
 
@@ -116,4 +116,4 @@ int NodeMembership::registrations() const {
   return registrations_;
 }
 
-}  // namespace herald::scheduler
+}  // namespace herald::cluster
