@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/rpc/channel.h"
+#include "common/tunables.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/scheduler.grpc.pb.h"
 
@@ -23,7 +24,7 @@ struct MembershipOptions {
   std::string token;  // cluster token (empty: none)
   rpc::ChannelOptions channel;  // TLS settings for the scheduler channel
   proto::RegisterRequest registration;
-  absl::Duration retry = absl::Seconds(1);  // between failed registrations
+  absl::Duration retry = absl::Milliseconds(tunables::kRegisterRetryMs);  // after a failure
 };
 
 class NodeMembership {

@@ -18,6 +18,7 @@
 #include "common/rpc/server_process.h"
 #include "common/rpc/client_tls_flags.h"
 #include "common/rpc/server_tls_flags.h"
+#include "common/tunables.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
 #include "cluster/node_membership.h"
@@ -26,7 +27,7 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; p
 ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
 ABSL_FLAG(int, threads, 0, "threads serving one request's keys and commits (0: one per core)");
-ABSL_FLAG(int, stripes, 16, "stripes per table (lock granularity within a request)");
+ABSL_FLAG(int, stripes, herald::tunables::kStripesPerTable, "stripes per table (lock granularity within a request)");
 ABSL_FLAG(std::string, restore, "",
           "checkpoint MANIFEST to load at start (the job, its spec and rows)");
 ABSL_FLAG(int, shard, 0, "with --restore: this process's shard index");

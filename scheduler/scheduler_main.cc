@@ -17,6 +17,7 @@
 #include "common/rpc/server_process.h"
 #include "common/rpc/client_tls_flags.h"
 #include "common/rpc/server_tls_flags.h"
+#include "common/tunables.h"
 #include "scheduler/service/coordinator_service.h"
 #include "scheduler/service/job_manager.h"
 #include "scheduler/service/job_service.h"
@@ -28,14 +29,14 @@ ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once se
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
 ABSL_FLAG(std::string, token_file, "",
           "cluster token file; when set every call must carry the token (x-herald-token)");
-ABSL_FLAG(int, heartbeat_ms, 1000, "heartbeat interval asked of the nodes");
-ABSL_FLAG(int, liveness_timeout_ms, 10000,
+ABSL_FLAG(int, heartbeat_ms, herald::tunables::kHeartbeatIntervalMs, "heartbeat interval asked of the nodes");
+ABSL_FLAG(int, liveness_timeout_ms, herald::tunables::kLivenessTimeoutMs,
           "a node silent for longer is dead (its running job fails)");
 ABSL_FLAG(std::string, metrics_listen, "",
           "serve Prometheus metrics on http://HOST:PORT/metrics (port 0 picks one; empty: off)");
 ABSL_FLAG(std::string, metrics_port_file, "", "write the bound metrics port to this file");
-ABSL_FLAG(int, step_queue, 4, "steps queued per worker ahead of it (back-pressure bound)");
-ABSL_FLAG(int, planner_threads, 1,
+ABSL_FLAG(int, step_queue, herald::tunables::kStepQueueCapacity, "steps queued per worker ahead of it (back-pressure bound)");
+ABSL_FLAG(int, planner_threads, herald::tunables::kPlannerThreads,
           "threads planning a batch's tables at once (1..64; plans are the same for any value)");
 
 int main(int argc, char** argv) {

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/malformed.h"
 #include "common/data/sample_block.h"
+#include "common/tunables.h"
 
 namespace herald::data {
 
@@ -35,9 +36,9 @@ struct ReaderOptions {
   DataSchema schema = kCriteoSchema;
   OnMalformed on_malformed = OnMalformed::kSkip;
   // Read buffer size; a longer line grows the buffer as needed.
-  size_t buffer_bytes = 4 << 20;
+  size_t buffer_bytes = tunables::kReaderBufferBytes;
   // Malformed records kept for reporting (all are counted).
-  size_t max_malformed_kept = 100;
+  size_t max_malformed_kept = tunables::kMaxMalformedReported;
 };
 
 }  // namespace herald::data

@@ -6,12 +6,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/tunables.h"
 #include "grpcpp/grpcpp.h"
 
 namespace herald::rpc {
 
 struct ChannelOptions {
-  int max_message_bytes = 256 << 20;
+  int max_message_bytes = tunables::kMaxMessageBytes;
   // PEM root certificate; when set the channel uses TLS and verifies the
   // server's certificate against it.
   std::string tls_root_cert_path;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/tunables.h"
 #include "grpcpp/grpcpp.h"
 
 namespace herald::rpc {
@@ -15,7 +16,7 @@ struct ServerOptions {
   // Address to bind, "host:port". Port 0 picks a free port. Default loopback only.
   std::string listen_address = "127.0.0.1:0";
   // Largest message accepted or sent, in bytes (bulk row batches are large).
-  int max_message_bytes = 256 << 20;
+  int max_message_bytes = tunables::kMaxMessageBytes;
   // TLS: when both are set the server only accepts TLS connections.
   std::string tls_cert_path;
   std::string tls_key_path;

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "common/router.h"
 #include "common/rpc/channel.h"
+#include "common/tunables.h"
 #include "ps_server/client/ps_client.h"
 #include "ps_server/client/shard_stub.h"
 #include "ps_server/service/ps_core.h"
@@ -19,11 +20,11 @@ namespace herald::ps {
 
 struct PsClientOptions {
   // Deadline of data calls (a fetch may wait for the previous commit).
-  absl::Duration data_timeout = absl::Seconds(60);
+  absl::Duration data_timeout = absl::Milliseconds(tunables::kDataDeadlineMs);
   // Deadline of control calls (start, end, stats, iteration done).
-  absl::Duration control_timeout = absl::Seconds(10);
+  absl::Duration control_timeout = absl::Milliseconds(tunables::kControlDeadlineMs);
   // A request (or a fetch's answer) larger than this is split.
-  size_t max_request_bytes = 64 << 20;
+  size_t max_request_bytes = tunables::kMaxRequestBytes;
   rpc::ChannelOptions channel;
 };
 

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/thread_pool.h"
+#include "common/tunables.h"
 #include "proto/checkpoint.pb.h"
 #include "proto/ps.pb.h"
 #include "ps_server/shard/job_shard.h"
@@ -20,10 +21,10 @@ namespace herald::ps {
 
 struct PsCoreOptions {
   // Threads serving the keys of one request (and commits).
-  uint32_t threads = 4;
-  uint32_t stripes_per_table = 16;
+  uint32_t threads = tunables::kPsThreads;
+  uint32_t stripes_per_table = tunables::kStripesPerTable;
   // Longest a fetch or checkpoint waits for a commit when the caller set no deadline.
-  absl::Duration default_wait = absl::Seconds(60);
+  absl::Duration default_wait = absl::Milliseconds(tunables::kPsWaitMs);
   // Test hook, see CheckpointMidwayHook.
   CheckpointMidwayHook checkpoint_midway;
 };

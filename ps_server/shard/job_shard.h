@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "common/router.h"
 #include "common/thread_pool.h"
+#include "common/tunables.h"
 #include "proto/ps.pb.h"
 #include "ps_server/shard/iteration_buffer.h"
 #include "ps_server/shard/shard_table.h"
@@ -40,13 +41,13 @@ struct JobShardOptions {
   uint32_t num_workers = 1;
   std::vector<TableOptions> tables;  // tables[i].id == i
   // Stripes per table: parallelism within one request.
-  uint32_t stripes_per_table = 16;
+  uint32_t stripes_per_table = tunables::kStripesPerTable;
   // First iteration to run (0, or a restored checkpoint's iteration + 1).
   uint64_t first_iteration = 0;
   // Pushes, write-backs and reports are accepted for iterations
   // [open, open + iterations_ahead): a worker may finish its part of the next
   // iteration before the shard commits the current one.
-  uint32_t iterations_ahead = 4;
+  uint32_t iterations_ahead = tunables::kIterationsAhead;
 };
 
 // Called by Checkpoint after half of the rows are written (test hook for

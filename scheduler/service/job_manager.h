@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/tunables.h"
 #include "scheduler/service/job_run.h"
 #include "scheduler/service/kv_rendezvous.h"
 #include "scheduler/service/node_registry.h"
@@ -25,7 +26,7 @@ namespace herald::scheduler {
 
 struct JobManagerOptions {
   JobRunOptions run;
-  absl::Duration poll = absl::Milliseconds(200);  // wake-up to re-check nodes
+  absl::Duration poll = absl::Milliseconds(tunables::kSchedulerPollMs);  // re-check nodes
 };
 
 class JobManager {

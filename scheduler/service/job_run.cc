@@ -11,6 +11,7 @@
 #include "common/data/hot_keys.h"
 #include "common/logging.h"
 #include "common/status.h"
+#include "common/tunables.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/herald/planner.h"
 #include "scheduler/herald/simulator.h"
@@ -258,8 +259,9 @@ absl::Status JobRun::Plan() {
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
-  const uint32_t window = spec_.data().read_ahead_batches() > 0 ? spec_.data().read_ahead_batches()
-                                                                : 2;
+  const uint32_t window = spec_.data().read_ahead_batches() > 0
+                              ? spec_.data().read_ahead_batches()
+                              : static_cast<uint32_t>(tunables::kReadAheadBatches);
   ReadAhead loader(std::move(stream), window);
   // The planner sees the next batch and, with a window of two or more, the
   // one after it too (it indexes that one beside the next's allocation).

@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/rpc/channel.h"
+#include "common/tunables.h"
 #include "proto/job.pb.h"
 #include "proto/scheduler.pb.h"
 #include "ps_server/client/ps_client.h"
@@ -29,12 +30,12 @@
 namespace herald::scheduler {
 
 struct JobRunOptions {
-  size_t step_queue_capacity = 4;  // steps queued per worker (back-pressure)
-  uint32_t planner_threads = 1;    // PlannerOptions::threads
+  size_t step_queue_capacity = tunables::kStepQueueCapacity;  // steps per worker (back-pressure)
+  uint32_t planner_threads = tunables::kPlannerThreads;  // PlannerOptions::threads
   // How often waits wake to check cancellation and node liveness.
-  absl::Duration poll = absl::Milliseconds(200);
+  absl::Duration poll = absl::Milliseconds(tunables::kSchedulerPollMs);
   // Time for every worker to join and open its step stream.
-  absl::Duration join_timeout = absl::Seconds(120);
+  absl::Duration join_timeout = absl::Milliseconds(tunables::kJobJoinTimeoutMs);
   // TLS settings for the scheduler's channels to the PS shards.
   rpc::ChannelOptions ps_channel;
 };

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/tunables.h"
 #include "worker/collectives/kv_store.h"
 
 namespace gloo {
@@ -20,7 +21,7 @@ namespace herald::worker {
 struct GlooOptions {
   std::string hostname = "127.0.0.1";  // interface address this rank listens on
   std::string prefix = "gloo";         // key prefix in the store (e.g. job id)
-  absl::Duration timeout = absl::Seconds(60);
+  absl::Duration timeout = absl::Milliseconds(tunables::kGlooTimeoutMs);
 };
 
 // Blocks until all `size` ranks connected or the timeout passed. `store` is

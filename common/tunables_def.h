@@ -1,0 +1,62 @@
+// Every Herald tunable, one entry each: HERALD_TUNABLE(type, name, default,
+// meaning). Included twice by common/tunables.h (no include guard); the
+// Options structs and the binaries' flags take their defaults from the
+// constants it makes, and docs/configuration.md's table is checked against
+// it (common/tunables_test). Add a tunable here, never as a literal
+// default elsewhere.
+
+// ---------------------------------------------------------------- RPC
+HERALD_TUNABLE(int64_t, kControlDeadlineMs, 10000,
+               "deadline of a control call to a PS shard (start, end, iteration done, "
+               "checkpoint, stats)")
+HERALD_TUNABLE(int64_t, kDataDeadlineMs, 60000,
+               "deadline of an embedding data call (fetch, push, write-back); a fetch may "
+               "wait for the previous iteration's commit")
+HERALD_TUNABLE(int64_t, kMaxMessageBytes, 256 << 20,
+               "largest gRPC message a server or channel accepts")
+HERALD_TUNABLE(int64_t, kMaxRequestBytes, 64 << 20,
+               "a PS data request, or a fetch's answer at 1 KiB per row, larger than this is "
+               "split; a quarter of kMaxMessageBytes, so rows up to 4 KiB still fit")
+
+// ---------------------------------------------------------------- membership
+HERALD_TUNABLE(int64_t, kHeartbeatIntervalMs, 1000,
+               "heartbeat period the scheduler asks of every node (--heartbeat_ms)")
+HERALD_TUNABLE(int64_t, kLivenessTimeoutMs, 10000,
+               "silence after which a node is dead and its job fails (--liveness_timeout_ms); "
+               "lower detects failures sooner, higher tolerates pauses")
+HERALD_TUNABLE(int64_t, kRegisterRetryMs, 1000,
+               "wait between failed registrations with an unreachable scheduler")
+
+// ---------------------------------------------------------------- scheduler
+HERALD_TUNABLE(int64_t, kStepQueueCapacity, 4,
+               "steps queued per worker ahead of it: the step stream's back-pressure bound "
+               "(--step_queue)")
+HERALD_TUNABLE(int64_t, kPlannerThreads, 1,
+               "threads planning a batch's tables at once; plans are the same for any value "
+               "(--planner_threads)")
+HERALD_TUNABLE(int64_t, kReadAheadBatches, 2,
+               "global batches the loader reads ahead of planning when data.read_ahead_batches "
+               "is 0; the communication plan of batch t needs t+1 and t+2")
+HERALD_TUNABLE(int64_t, kSchedulerPollMs, 200,
+               "how often the scheduler's waits wake to check cancellation and node liveness")
+HERALD_TUNABLE(int64_t, kJobJoinTimeoutMs, 120000,
+               "how long a started job waits for every worker to join it")
+
+// ---------------------------------------------------------------- parameter server
+HERALD_TUNABLE(int64_t, kPsThreads, 4,
+               "threads serving one request's keys and commits (herald_ps --threads 0 takes "
+               "one per core)")
+HERALD_TUNABLE(int64_t, kStripesPerTable, 16,
+               "lock stripes per table within a request (--stripes)")
+HERALD_TUNABLE(int64_t, kIterationsAhead, 4,
+               "iterations a worker's data calls may run ahead of the last commit")
+HERALD_TUNABLE(int64_t, kPsWaitMs, 60000,
+               "longest a fetch waits for the commit it depends on")
+
+// ---------------------------------------------------------------- worker and data
+HERALD_TUNABLE(int64_t, kGlooTimeoutMs, 60000,
+               "deadline of a Gloo rendezvous or collective")
+HERALD_TUNABLE(int64_t, kReaderBufferBytes, 4 << 20,
+               "read buffer of the TSV and binary readers (grows for longer lines)")
+HERALD_TUNABLE(int64_t, kMaxMalformedReported, 100,
+               "malformed records kept for reports (all are counted)")
