@@ -19,6 +19,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # Fuzzing with libFuzzer + ASan (--config=fuzz).
   clang-14 libclang-rt-14-dev
+  # Format check (tools/check_format.sh, .clang-format).
+  clang-format
   # Deployment checks (systemd-analyze verify).
   systemd
   # Test certificates for the TLS tests (tests/harness/test_certs).
