@@ -66,7 +66,8 @@ void Run(TinyKind kind, const Config& c) {
     t.entities = c.workers + 2;
     t.seed = 1000 + i;
     const auto batches = scheduler::MakeTinyInstance(t);
-    auto result = scheduler::SearchOptimalAllocation(Options("herald", c.workers, t.tables), batches);
+    auto result =
+        scheduler::SearchOptimalAllocation(Options("herald", c.workers, t.tables), batches);
     if (!result.ok()) {
       std::fprintf(stderr, "%u workers × %u batches: %s\n", c.workers, c.batches,
                    std::string(result.status().message()).c_str());
@@ -90,15 +91,18 @@ void Run(TinyKind kind, const Config& c) {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  std::printf("Tiny instances: 1 sample per worker per batch, 3 tables of 2W+2 keys, "
-              "cache %u rows per worker and table; transmissions = fetched + pushed + "
-              "written back (final flush included); optimum under herald's synchronisation.\n\n",
-              absl::GetFlag(FLAGS_capacity));
-  std::printf("| data | workers | batches | herald/optimum mean | max | herald optimal | "
-              "vanilla/optimum mean | plans searched per instance |\n");
+  std::printf(
+      "Tiny instances: 1 sample per worker per batch, 3 tables of 2W+2 keys, "
+      "cache %u rows per worker and table; transmissions = fetched + pushed + "
+      "written back (final flush included); optimum under herald's synchronisation.\n\n",
+      absl::GetFlag(FLAGS_capacity));
+  std::printf(
+      "| data | workers | batches | herald/optimum mean | max | herald optimal | "
+      "vanilla/optimum mean | plans searched per instance |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
   const std::vector<herald::Config> configs = {{2, 10}, {3, 6}, {4, 4}, {8, 2}};
-  for (auto kind : {herald::scheduler::TinyKind::kEntity, herald::scheduler::TinyKind::kIndependent}) {
+  for (auto kind :
+       {herald::scheduler::TinyKind::kEntity, herald::scheduler::TinyKind::kIndependent}) {
     for (const auto& c : configs) herald::Run(kind, c);
   }
   return 0;

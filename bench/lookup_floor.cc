@@ -49,8 +49,8 @@ FloorTimes TimeLookupFloor(const std::vector<data::KeyBatch>& batches) {
         r.stamp = b + 1;
       }
     }
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                           start).count());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
   }
   // Keeps the reads from being optimised away.
   if (checksum == UINT64_MAX) ms.push_back(0);

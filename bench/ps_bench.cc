@@ -79,10 +79,11 @@ void Memory(uint64_t rows) {
     uint32_t dim;
     math::SparseOptimizerKind kind;
   };
-  for (const Case& c : {Case{"dim 16 adagrad", 16, math::SparseOptimizerKind::kAdagrad},
-                        Case{"dim 64 sgd", 64, math::SparseOptimizerKind::kSgd},
-                        Case{"dim 64 rowwise-adagrad", 64, math::SparseOptimizerKind::kRowwiseAdagrad},
-                        Case{"dim 16 sgd", 16, math::SparseOptimizerKind::kSgd}}) {
+  for (const Case& c :
+       {Case{"dim 16 adagrad", 16, math::SparseOptimizerKind::kAdagrad},
+        Case{"dim 64 sgd", 64, math::SparseOptimizerKind::kSgd},
+        Case{"dim 64 rowwise-adagrad", 64, math::SparseOptimizerKind::kRowwiseAdagrad},
+        Case{"dim 16 sgd", 16, math::SparseOptimizerKind::kSgd}}) {
     auto table = std::make_unique<ShardTable>(Table(c.dim, c.kind), 16);
     auto t0 = Clock::now();
     std::mt19937_64 rng(7);
@@ -95,14 +96,16 @@ void Memory(uint64_t rows) {
     const double secs = Since(t0);
     const double raw = double(table->RawRowBytes()) / table->rows();
     const double held = double(table->MemoryBytes()) / table->rows();
-    std::printf("%-22s %10.1f %12.1f %12.2f %8.3f\n", c.name, raw, held,
-                table->rows() / secs / 1e6, held / raw);
+    std::printf("%-22s %10.1f %12.1f %12.2f %8.3f\n", c.name, raw, held, table->rows() / secs / 1e6,
+                held / raw);
   }
 }
 
 void Lookup(uint64_t rows, int batch, double seconds) {
-  std::printf("\n== lookup: %llu rows of 64 floats, batches of %d random keys, 1 request at a "
-              "time ==\n", (unsigned long long)rows, batch);
+  std::printf(
+      "\n== lookup: %llu rows of 64 floats, batches of %d random keys, 1 request at a "
+      "time ==\n",
+      (unsigned long long)rows, batch);
   // Baseline: gather random rows from one flat array into a buffer.
   const uint32_t rf = 64;
   std::vector<float> flat(rows * rf, 1.0f);
@@ -189,8 +192,10 @@ double RawLoopback(uint64_t bytes) {
 }
 
 void Rpc(int batch, double seconds) {
-  std::printf("\n== rpc: batches of %d keys, 1 shard over gRPC on 127.0.0.1, 1 request at a "
-              "time ==\n", batch);
+  std::printf(
+      "\n== rpc: batches of %d keys, 1 shard over gRPC on 127.0.0.1, 1 request at a "
+      "time ==\n",
+      batch);
   const double raw = RawLoopback(4ull << 30);
   std::printf("%-34s %29.2f GB/s\n", "baseline: raw loopback TCP", raw / 1e9);
   PsCoreOptions core_options;
@@ -231,7 +236,8 @@ void Rpc(int batch, double seconds) {
     }
     const double fetch = Rate(seconds, [&] {
       auto rows = client->Fetch(job, 0, {{TableId(0), draw()}});
-      if (!rows.ok()) std::printf("fetch failed: %s\n", std::string(rows.status().message()).c_str());
+      if (!rows.ok())
+        std::printf("fetch failed: %s\n", std::string(rows.status().message()).c_str());
     });
     uint32_t worker_pushes = 0;
     std::vector<float> grads(size_t(batch) * dim, 0.001f);
@@ -250,7 +256,7 @@ void Rpc(int batch, double seconds) {
       }
     });
     const double fetch_bytes = batch * (dim * 4.0 + 16);  // rows + key + version
-    const double push_bytes = batch * (dim * 4.0 + 8);     // grads + key
+    const double push_bytes = batch * (dim * 4.0 + 8);    // grads + key
     std::printf("dim %-4u fetch %10.2f Mrows/s %8.2f GB/s   ratio to raw %.2f\n", dim,
                 fetch * batch / 1e6, fetch * fetch_bytes / 1e9, fetch * fetch_bytes / raw);
     std::printf("dim %-4u push  %10.2f Mrows/s %8.2f GB/s   ratio to raw %.2f\n", dim,

@@ -110,12 +110,12 @@ SimulationResult Run(const Dataset& d, const std::string& policy, uint32_t worke
 void Quality(const char* name, data::Correlation correlation, double target_percent) {
   const uint32_t bpw = absl::GetFlag(FLAGS_batch_per_worker);
   const uint64_t iterations = absl::GetFlag(FLAGS_iterations);
-  std::printf("\n== %s data, %u samples per worker, cache %.0f%% of distinct keys, %llu iterations\n",
-              name, bpw, 100 * absl::GetFlag(FLAGS_cache_ratio),
-              static_cast<unsigned long long>(iterations));
-  std::printf("%-8s %-24s %12s %12s %12s %12s %12s %9s %10s %8s\n", "workers", "policy",
-              "fetched", "pushed", "written_back", "to_workers", "total", "vs_vanilla",
-              "max/worker", "hit_rate");
+  std::printf(
+      "\n== %s data, %u samples per worker, cache %.0f%% of distinct keys, %llu iterations\n", name,
+      bpw, 100 * absl::GetFlag(FLAGS_cache_ratio), static_cast<unsigned long long>(iterations));
+  std::printf("%-8s %-24s %12s %12s %12s %12s %12s %9s %10s %8s\n", "workers", "policy", "fetched",
+              "pushed", "written_back", "to_workers", "total", "vs_vanilla", "max/worker",
+              "hit_rate");
   for (uint32_t workers : {2u, 4u, 8u}) {
     const Dataset d = MakeData(correlation, uint64_t{workers} * bpw * iterations, bpw,
                                absl::GetFlag(FLAGS_cache_ratio));
@@ -198,10 +198,11 @@ void Timing(uint32_t workers, uint32_t bpw, double target_ms, uint32_t target_th
   }
   const bench::FloorTimes floor = bench::TimeLookupFloor(batches);
   const double floor_ms = floor.median_ms;
-  std::printf("%u workers × %u samples × 26 tables, lookup floor: %.3f ms median, %.3f ms p99 "
-              "per global batch (1 thread; key lookups and one record read per use, nothing "
-              "planned)",
-              workers, bpw, floor_ms, floor.p99_ms);
+  std::printf(
+      "%u workers × %u samples × 26 tables, lookup floor: %.3f ms median, %.3f ms p99 "
+      "per global batch (1 thread; key lookups and one record read per use, nothing "
+      "planned)",
+      workers, bpw, floor_ms, floor.p99_ms);
   if (target_ms > 0 && floor_ms > 0) {
     std::printf("; the target is %.2f× the floor", target_ms / floor_ms);
   }
@@ -216,12 +217,13 @@ void Timing(uint32_t workers, uint32_t bpw, double target_ms, uint32_t target_th
       extras.passes = std::string(label) == "herald x2" ? 2 : 1;
       const SimulationResult r =
           Run(d, policy, workers, bpw, iterations, /*check=*/false, {}, threads, extras);
-      const auto [median, p99] = warmup == 0 ? std::pair(r.sched_ms_median, r.sched_ms_p99)
-                                             : TimesFrom(r, warmup);
-      std::printf("%u workers × %u samples × 26 tables, %-9s: scheduling %.3f ms median, %.3f ms "
-                  "p99 per global batch (%u thread%s%s)",
-                  workers, bpw, label, median, p99, threads, threads == 1 ? "" : "s",
-                  warmup == 0 ? "" : absl::StrCat(", after ", warmup, " iterations").c_str());
+      const auto [median, p99] =
+          warmup == 0 ? std::pair(r.sched_ms_median, r.sched_ms_p99) : TimesFrom(r, warmup);
+      std::printf(
+          "%u workers × %u samples × 26 tables, %-9s: scheduling %.3f ms median, %.3f ms "
+          "p99 per global batch (%u thread%s%s)",
+          workers, bpw, label, median, p99, threads, threads == 1 ? "" : "s",
+          warmup == 0 ? "" : absl::StrCat(", after ", warmup, " iterations").c_str());
       if (policy == "vanilla") {
         vanilla_ms = median;
       } else {
@@ -269,8 +271,9 @@ void Adaptive(const char* name, data::Correlation correlation) {
     std::vector<double> predicted;
     for (const auto& it : r.iterations) predicted.push_back(it.predicted_ms);
     std::sort(predicted.begin(), predicted.end());
-    const std::string setting = s.top_k > 0 ? "top-k " + std::to_string(s.top_k)
-                                            : "budget " + std::to_string(s.budget_ms).substr(0, 4) + " ms";
+    const std::string setting = s.top_k > 0
+                                    ? "top-k " + std::to_string(s.top_k)
+                                    : "budget " + std::to_string(s.budget_ms).substr(0, 4) + " ms";
     std::printf("%-22s %7d %12.0f %9.1f%% %13.3f %13.3f\n", setting.c_str(),
                 r.iterations.back().scored_tables, total(r), 100.0 * (1.0 - total(r) / vanilla),
                 predicted[predicted.size() / 2], r.sched_ms_median);

@@ -106,10 +106,13 @@ int main(int argc, char** argv) {
   const int repeats = absl::GetFlag(FLAGS_repeats);
   uint64_t sink = 0;
   PlainRead(path, false);  // warm the page cache
-  double t_read = BestSeconds(repeats, [&] { return PlainRead(path, false); }, &sink);
-  double t_lines = BestSeconds(repeats, [&] { return PlainRead(path, true); }, &sink);
+  double t_read = BestSeconds(
+      repeats, [&] { return PlainRead(path, false); }, &sink);
+  double t_lines = BestSeconds(
+      repeats, [&] { return PlainRead(path, true); }, &sink);
   uint64_t rows = 0;
-  double t_parse = BestSeconds(repeats, [&] { return Parse(path); }, &rows);
+  double t_parse = BestSeconds(
+      repeats, [&] { return Parse(path); }, &rows);
   std::printf("file: %s (%.1f MB, %llu rows)\n", path.c_str(), mb,
               static_cast<unsigned long long>(rows));
   std::printf("%-8s %10s\n", "method", "MB/s");

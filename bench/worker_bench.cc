@@ -75,8 +75,8 @@ double HeraldSamplesPerSecond(const std::string& device_name) {
   }
   Device& device = **created;
   auto model = CreateModel(spec, &device);
-  auto optimizer = DenseOptimizer::Create(spec.dense_optimizer(), &device,
-                                          (*model)->params().size());
+  auto optimizer =
+      DenseOptimizer::Create(spec.dense_optimizer(), &device, (*model)->params().size());
   std::vector<CacheTableConfig> configs;
   for (int t = 0; t < tables; ++t) {
     configs.push_back({static_cast<uint32_t>(dim), *math::TableOptimizerFromSpec(spec, t),
@@ -152,11 +152,12 @@ double PyTorchSamplesPerSecond() {
   // environment so both sides use the same number of cores.
   const std::string command = absl::StrCat(
       "OPENBLAS_NUM_THREADS=", absl::GetFlag(FLAGS_threads),
-      " OMP_NUM_THREADS=", absl::GetFlag(FLAGS_threads), " ", absl::GetFlag(FLAGS_python), " ", absl::GetFlag(FLAGS_pytorch_script), " --batch=", absl::GetFlag(FLAGS_batch),
+      " OMP_NUM_THREADS=", absl::GetFlag(FLAGS_threads), " ", absl::GetFlag(FLAGS_python), " ",
+      absl::GetFlag(FLAGS_pytorch_script), " --batch=", absl::GetFlag(FLAGS_batch),
       " --tables=", absl::GetFlag(FLAGS_tables), " --dim=", absl::GetFlag(FLAGS_dim),
       " --rows=", absl::GetFlag(FLAGS_rows), " --mlp=", absl::GetFlag(FLAGS_mlp),
-      " --iterations=", absl::GetFlag(FLAGS_iterations), " --warmup=",
-      absl::GetFlag(FLAGS_warmup), " --threads=", absl::GetFlag(FLAGS_threads), " 2>&1");
+      " --iterations=", absl::GetFlag(FLAGS_iterations), " --warmup=", absl::GetFlag(FLAGS_warmup),
+      " --threads=", absl::GetFlag(FLAGS_threads), " 2>&1");
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return 0;
   std::string output;
@@ -181,17 +182,17 @@ double PyTorchSamplesPerSecond() {
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   openblas_set_num_threads(absl::GetFlag(FLAGS_threads));
-  std::printf("Wide&Deep, batch %d, %d tables × dim %d (%d rows each, warm), MLP %s, %d thread(s)\n",
-              absl::GetFlag(FLAGS_batch), absl::GetFlag(FLAGS_tables), absl::GetFlag(FLAGS_dim),
-              absl::GetFlag(FLAGS_rows), absl::GetFlag(FLAGS_mlp).c_str(),
-              absl::GetFlag(FLAGS_threads));
+  std::printf(
+      "Wide&Deep, batch %d, %d tables × dim %d (%d rows each, warm), MLP %s, %d thread(s)\n",
+      absl::GetFlag(FLAGS_batch), absl::GetFlag(FLAGS_tables), absl::GetFlag(FLAGS_dim),
+      absl::GetFlag(FLAGS_rows), absl::GetFlag(FLAGS_mlp).c_str(), absl::GetFlag(FLAGS_threads));
   const std::string device = absl::GetFlag(FLAGS_device);
   if (device != "cpu") {
     const double gpu = herald::worker::HeraldSamplesPerSecond(device);
     const double cpu = herald::worker::HeraldSamplesPerSecond("cpu");
     if (gpu == 0) return 1;
-    std::printf("herald %s: %10.1f samples/s\nherald cpu: %10.1f samples/s\n", device.c_str(),
-                gpu, cpu);
+    std::printf("herald %s: %10.1f samples/s\nherald cpu: %10.1f samples/s\n", device.c_str(), gpu,
+                cpu);
     std::printf("ratio %s/cpu: %.2f\n", device.c_str(), gpu / cpu);
     return 0;
   }

@@ -63,7 +63,8 @@ absl::Status RunGenData(const GenDataOptions& o) {
       for (size_t i = b; i < e; ++i) {
         wave[i].Clear();
         uint64_t start = first + i * chunk;
-        if (start < o.rows) gen.Generate(start, std::min<uint64_t>(chunk, o.rows - start), &wave[i]);
+        if (start < o.rows)
+          gen.Generate(start, std::min<uint64_t>(chunk, o.rows - start), &wave[i]);
       }
     });
     for (const SampleBlock& block : wave) {

@@ -16,8 +16,8 @@ struct GenDataOptions {
   std::string format = "tsv";            // tsv | bin
   std::string correlation = "entities";  // entities | none
   double cardinality_scale = 1.0;
-  uint32_t threads = 0;                  // 0: hardware concurrency
-  uint64_t teacher_auc_rows = 1000000;   // rows the teacher AUC is measured on
+  uint32_t threads = 0;                 // 0: hardware concurrency
+  uint64_t teacher_auc_rows = 1000000;  // rows the teacher AUC is measured on
 };
 
 // Writes a synthetic Criteo-shaped dataset and prints a summary (rows, click

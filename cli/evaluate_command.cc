@@ -82,18 +82,20 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (options.json) {
     std::string teacher_field = generated ? absl::StrFormat(",\"teacher_auc\":%.6f", teacher) : "";
-    std::printf("{\"job_id\":\"%s\",\"iterations\":%llu,\"samples\":%llu,\"auc\":%.6f,"
-                "\"logloss\":%.6f%s,\"seconds\":%.3f}\n",
-                model.manifest.job_id().c_str(),
-                static_cast<unsigned long long>(model.manifest.iterations()),
-                static_cast<unsigned long long>(m.samples), m.auc, m.logloss,
-                teacher_field.c_str(), seconds);
+    std::printf(
+        "{\"job_id\":\"%s\",\"iterations\":%llu,\"samples\":%llu,\"auc\":%.6f,"
+        "\"logloss\":%.6f%s,\"seconds\":%.3f}\n",
+        model.manifest.job_id().c_str(),
+        static_cast<unsigned long long>(model.manifest.iterations()),
+        static_cast<unsigned long long>(m.samples), m.auc, m.logloss, teacher_field.c_str(),
+        seconds);
   } else {
-    std::printf("job %s after %llu iterations: held-out AUC %.4f, log loss %.4f over %llu "
-                "samples (%.1f s)\n",
-                model.manifest.job_id().c_str(),
-                static_cast<unsigned long long>(model.manifest.iterations()), m.auc, m.logloss,
-                static_cast<unsigned long long>(m.samples), seconds);
+    std::printf(
+        "job %s after %llu iterations: held-out AUC %.4f, log loss %.4f over %llu "
+        "samples (%.1f s)\n",
+        model.manifest.job_id().c_str(),
+        static_cast<unsigned long long>(model.manifest.iterations()), m.auc, m.logloss,
+        static_cast<unsigned long long>(m.samples), seconds);
     if (generated) {
       std::printf("the generator's hidden teacher scores AUC %.4f on the same samples\n", teacher);
     }

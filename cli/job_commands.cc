@@ -97,9 +97,8 @@ int RunSubmit(const SchedulerConnection& c, const std::string& spec_path) {
   if (json) {
     auto s = google::protobuf::util::JsonStringToMessage(text, request.mutable_spec());
     if (!s.ok()) {
-      return Fail("submit", absl::InvalidArgumentError(
-                                absl::StrCat(spec_path, ": not a JobSpec in JSON: ",
-                                             std::string(s.message()))));
+      return Fail("submit", absl::InvalidArgumentError(absl::StrCat(
+                                spec_path, ": not a JobSpec in JSON: ", std::string(s.message()))));
     }
   } else {
     struct Collector : google::protobuf::io::ErrorCollector {
@@ -191,8 +190,8 @@ int RunExport(const SchedulerConnection& c, const std::string& job_id, const std
   if (json) {
     std::printf("%s\n", Json(response).c_str());
   } else {
-    std::printf("exported %s: %llu embedding rows, %llu dense parameters -> %s\n",
-                job_id.c_str(), static_cast<unsigned long long>(response.rows()),
+    std::printf("exported %s: %llu embedding rows, %llu dense parameters -> %s\n", job_id.c_str(),
+                static_cast<unsigned long long>(response.rows()),
                 static_cast<unsigned long long>(response.dense_floats()),
                 response.manifest_path().c_str());
   }

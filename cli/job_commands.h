@@ -11,8 +11,8 @@
 namespace herald::cli {
 
 struct SchedulerConnection {
-  std::string address;     // host:port
-  std::string token_file;  // cluster token (empty: none)
+  std::string address;          // host:port
+  std::string token_file;       // cluster token (empty: none)
   rpc::ChannelOptions channel;  // TLS settings (--tls_ca, --tls_server_name)
 };
 

@@ -16,13 +16,13 @@ namespace {
 absl::Status Validate(const SimulateOptions& o) {
   if (o.data.empty()) return absl::InvalidArgumentError("--data: required (files or directories)");
   if (o.workers == 0 || o.workers > scheduler::WorkerSet::kMaxWorkers) {
-    return absl::InvalidArgumentError(absl::StrCat("--workers: ", o.workers, ", want 1..",
-                                                   scheduler::WorkerSet::kMaxWorkers));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--workers: ", o.workers, ", want 1..", scheduler::WorkerSet::kMaxWorkers));
   }
   if (o.batch_per_worker == 0) return absl::InvalidArgumentError("--batch-per-worker: must be ≥ 1");
   if (!(o.cache_ratio > 0 && o.cache_ratio <= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("--cache-ratio: ", o.cache_ratio,
-                                                   ", want a fraction in (0, 1]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cache-ratio: ", o.cache_ratio, ", want a fraction in (0, 1]"));
   }
   if (o.dim == 0) return absl::InvalidArgumentError("--dim: must be ≥ 1");
   if (o.threads == 0 || o.threads > 64) {
@@ -33,8 +33,7 @@ absl::Status Validate(const SimulateOptions& o) {
   }
   if (o.allocation_passes == 0 || o.allocation_passes > scheduler::kMaxAllocationPasses) {
     return absl::InvalidArgumentError(absl::StrCat("--allocation-passes: ", o.allocation_passes,
-                                                   ", want 1..",
-                                                   scheduler::kMaxAllocationPasses));
+                                                   ", want 1..", scheduler::kMaxAllocationPasses));
   }
   if (o.warm_start && o.policy == "nocache") {
     return absl::InvalidArgumentError("--warm-start: policy nocache keeps no cache to warm");
@@ -52,17 +51,19 @@ absl::Status Validate(const SimulateOptions& o) {
 
 double Megabytes(uint64_t rows, uint32_t dim) { return rows * 4.0 * dim / 1e6; }
 
-void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
-               uint64_t cache_rows, uint64_t distinct) {
+void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r, uint64_t cache_rows,
+               uint64_t distinct) {
   std::printf("policy %s: %u workers x %u samples per iteration, %zu iterations, eviction %s%s\n",
               o.policy.c_str(), o.workers, o.batch_per_worker, r.iterations.size(),
-              o.eviction.c_str(), o.warm_start ? ", warm start (hottest keys fetched at iteration 0)" : "");
-  std::printf("cache ratio %.4g = per-worker capacity as a fraction of the data's distinct keys, "
-              "table by table: %llu rows per worker (data: %llu distinct keys)\n",
-              o.cache_ratio, static_cast<unsigned long long>(cache_rows),
-              static_cast<unsigned long long>(distinct));
-  std::printf("%9s %10s %10s %13s %11s %9s %9s\n", "iteration", "fetched", "pushed",
-              "written_back", "max/worker", "hit_rate", "sched_ms");
+              o.eviction.c_str(),
+              o.warm_start ? ", warm start (hottest keys fetched at iteration 0)" : "");
+  std::printf(
+      "cache ratio %.4g = per-worker capacity as a fraction of the data's distinct keys, "
+      "table by table: %llu rows per worker (data: %llu distinct keys)\n",
+      o.cache_ratio, static_cast<unsigned long long>(cache_rows),
+      static_cast<unsigned long long>(distinct));
+  std::printf("%9s %10s %10s %13s %11s %9s %9s\n", "iteration", "fetched", "pushed", "written_back",
+              "max/worker", "hit_rate", "sched_ms");
   for (size_t i = 0; i < r.iterations.size(); ++i) {
     const scheduler::IterationRecord& it = r.iterations[i];
     std::printf("%9zu %10llu %10llu %13llu %11llu %9.3f %9.3f\n", i,
@@ -74,56 +75,64 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r,
                 it.sched_ms);
   }
   const scheduler::PlanCounts& t = r.total;
-  std::printf("total: %llu rows fetched, %llu gradients pushed, %llu rows written back, "
-              "%llu rows sent worker to worker (%llu rows moved)\n",
-              static_cast<unsigned long long>(t.fetched), static_cast<unsigned long long>(t.pushed),
-              static_cast<unsigned long long>(t.written_back),
-              static_cast<unsigned long long>(t.transferred),
-              static_cast<unsigned long long>(t.fetched + t.pushed + t.written_back +
-                                              t.transferred));
-  std::printf("bytes at dim %u (float32 values, optimizer state not counted): fetched %.2f MB, "
-              "pushed %.2f MB, written back %.2f MB\n",
-              o.dim, Megabytes(t.fetched, o.dim), Megabytes(t.pushed, o.dim),
-              Megabytes(t.written_back, o.dim));
+  std::printf(
+      "total: %llu rows fetched, %llu gradients pushed, %llu rows written back, "
+      "%llu rows sent worker to worker (%llu rows moved)\n",
+      static_cast<unsigned long long>(t.fetched), static_cast<unsigned long long>(t.pushed),
+      static_cast<unsigned long long>(t.written_back),
+      static_cast<unsigned long long>(t.transferred),
+      static_cast<unsigned long long>(t.fetched + t.pushed + t.written_back + t.transferred));
+  std::printf(
+      "bytes at dim %u (float32 values, optimizer state not counted): fetched %.2f MB, "
+      "pushed %.2f MB, written back %.2f MB\n",
+      o.dim, Megabytes(t.fetched, o.dim), Megabytes(t.pushed, o.dim),
+      Megabytes(t.written_back, o.dim));
   if (o.init_on_worker) {
-    std::printf("--init-on-worker: %llu rows never trained initialised by the workers instead "
-                "of fetched (not counted as moved)\n",
-                static_cast<unsigned long long>(t.initialized));
+    std::printf(
+        "--init-on-worker: %llu rows never trained initialised by the workers instead "
+        "of fetched (not counted as moved)\n",
+        static_cast<unsigned long long>(t.initialized));
   }
   if (o.serve) {
-    std::printf("--serve: %llu copies of rows held dirty sent to their other trainers, %llu "
-                "gradients sent to those rows' owners instead of the PS (job spec: "
-                "scheduling.serve)\n",
-                static_cast<unsigned long long>(t.served_copies),
-                static_cast<unsigned long long>(t.owner_gradients));
+    std::printf(
+        "--serve: %llu copies of rows held dirty sent to their other trainers, %llu "
+        "gradients sent to those rows' owners instead of the PS (job spec: "
+        "scheduling.serve)\n",
+        static_cast<unsigned long long>(t.served_copies),
+        static_cast<unsigned long long>(t.owner_gradients));
   }
   if (o.handoff) {
-    std::printf("--handoff: rows one worker held dirty and exactly one other trained next went "
-                "from the one to the other directly (job spec: scheduling.handoff)\n");
+    std::printf(
+        "--handoff: rows one worker held dirty and exactly one other trained next went "
+        "from the one to the other directly (job spec: scheduling.handoff)\n");
   } else {
-    std::printf("of the rows written back, %llu were only passed on to the one other worker "
-                "training them next (with --handoff each moves once instead of twice)\n",
-                static_cast<unsigned long long>(t.handoffs));
+    std::printf(
+        "of the rows written back, %llu were only passed on to the one other worker "
+        "training them next (with --handoff each moves once instead of twice)\n",
+        static_cast<unsigned long long>(t.handoffs));
   }
-  std::printf("planner row directory at its largest: %llu entries (bounded by the caches and "
-              "the batches in flight, not the data)\n",
-              static_cast<unsigned long long>(r.directory_entries_max));
+  std::printf(
+      "planner row directory at its largest: %llu entries (bounded by the caches and "
+      "the batches in flight, not the data)\n",
+      static_cast<unsigned long long>(r.directory_entries_max));
   std::printf("max per worker per iteration, summed over iterations: %llu rows\n",
               static_cast<unsigned long long>(r.sum_max_worker_rows));
-  std::printf("cache hit rate %.4f; scheduling time per global batch (%u planner thread%s): "
-              "median %.3f ms, p99 %.3f ms\n",
-              r.hit_rate(), o.threads, o.threads == 1 ? "" : "s", r.sched_ms_median,
-              r.sched_ms_p99);
+  std::printf(
+      "cache hit rate %.4f; scheduling time per global batch (%u planner thread%s): "
+      "median %.3f ms, p99 %.3f ms\n",
+      r.hit_rate(), o.threads, o.threads == 1 ? "" : "s", r.sched_ms_median, r.sched_ms_p99);
   if (!r.iterations.empty() && r.iterations.back().scored_tables >= 0) {
     const scheduler::IterationRecord& last = r.iterations.back();
-    std::printf("herald-adaptive (top-k %u, budget %.3g ms): tables scored, first/last "
-                "iteration: %d/%d; the cost model's planning time at the last: %.3f ms\n",
-                o.top_k, o.budget_ms, r.iterations.front().scored_tables, last.scored_tables,
-                last.predicted_ms);
+    std::printf(
+        "herald-adaptive (top-k %u, budget %.3g ms): tables scored, first/last "
+        "iteration: %d/%d; the cost model's planning time at the last: %.3f ms\n",
+        o.top_k, o.budget_ms, r.iterations.front().scored_tables, last.scored_tables,
+        last.predicted_ms);
     if (!last.budget_reachable) {
-      std::printf("budget %.3g ms NOT reachable: the cost model predicts %.3f ms with no table "
-                  "scored (the planner's base cost), so none is\n",
-                  o.budget_ms, last.predicted_ms);
+      std::printf(
+          "budget %.3g ms NOT reachable: the cost model predicts %.3f ms with no table "
+          "scored (the planner's base cost), so none is\n",
+          o.budget_ms, last.predicted_ms);
     }
   }
   std::printf("plan digest %016llx (FNV-1a of every plan: equal digests, equal plans)\n",
@@ -143,20 +152,19 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"eviction\":\"", o.eviction, "\",\"dim\":", o.dim, ",\"rows_fetched\":", t.fetched,
       ",\"rows_pushed\":", t.pushed, ",\"rows_written_back\":", t.written_back,
       ",\"rows_handed_off\":", t.handoffs, ",\"rows_transferred\":", t.transferred,
-      ",\"handoff\":", o.handoff ? "true" : "false",
-      ",\"rows_served_copies\":", t.served_copies, ",\"rows_owner_gradients\":",
-      t.owner_gradients, ",\"serve\":", o.serve ? "true" : "false",
-      ",\"rows_initialized\":", t.initialized, ",\"init_on_worker\":",
-      o.init_on_worker ? "true" : "false", ",\"allocation_passes\":", o.allocation_passes,
-      ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
+      ",\"handoff\":", o.handoff ? "true" : "false", ",\"rows_served_copies\":", t.served_copies,
+      ",\"rows_owner_gradients\":", t.owner_gradients, ",\"serve\":", o.serve ? "true" : "false",
+      ",\"rows_initialized\":", t.initialized,
+      ",\"init_on_worker\":", o.init_on_worker ? "true" : "false",
+      ",\"allocation_passes\":", o.allocation_passes, ",\"bytes_fetched\":", t.fetched * 4 * o.dim,
+      ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,
       ",\"directory_entries_max\":", r.directory_entries_max, ",\"hit_rate\":", r.hit_rate(),
       ",\"sched_ms_median\":", r.sched_ms_median, ",\"sched_ms_p99\":", r.sched_ms_p99,
       ",\"threads\":", o.threads, ",\"plan_digest\":\"", absl::Hex(r.plan_digest, absl::kZeroPad16),
-      "\"",
-      ",\"checked\":", o.check ? "true" : "false", ",\"warm_start\":",
-      o.warm_start ? "true" : "false");
+      "\"", ",\"checked\":", o.check ? "true" : "false",
+      ",\"warm_start\":", o.warm_start ? "true" : "false");
   if (o.policy == "herald-adaptive") {
     absl::StrAppend(&out, ",\"top_k\":", o.top_k, ",\"budget_ms\":", o.budget_ms);
     if (!r.iterations.empty()) {
@@ -198,7 +206,8 @@ absl::Status RunSimulate(const SimulateOptions& o) {
   data::SampleBlock block(reader->schema());
   for (uint64_t seen = 0; seen < limit;) {
     block.Clear();
-    HERALD_ASSIGN_OR_RETURN(size_t n, reader->Read(std::min<uint64_t>(65536, limit - seen), &block));
+    HERALD_ASSIGN_OR_RETURN(size_t n,
+                            reader->Read(std::min<uint64_t>(65536, limit - seen), &block));
     if (n == 0) break;
     stats.Add(block);
     scheduler::UpdateMaxKeysPerSample(block, &max_keys);
@@ -206,9 +215,8 @@ absl::Status RunSimulate(const SimulateOptions& o) {
   }
   const data::DatasetSummary summary = stats.Summarize();
   if (summary.rows < batch) {
-    return absl::InvalidArgumentError(absl::StrCat("--data: ", summary.rows,
-                                                   " samples, fewer than one global batch (",
-                                                   batch, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--data: ", summary.rows, " samples, fewer than one global batch (", batch, ")"));
   }
   std::vector<uint64_t> distinct;
   uint64_t distinct_total = 0;

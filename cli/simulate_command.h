@@ -30,7 +30,7 @@ struct SimulateOptions {
   bool warm_start = false;
   double budget_ms = 0;
   uint32_t threads = 1;  // planner threads (tables planned at once), 1..64
-  bool check = true;  // replay every plan through the PlanChecker
+  bool check = true;     // replay every plan through the PlanChecker
   // Worker-to-worker hand-offs (PlannerOptions::handoff).
   bool handoff = false;
   // Rows served by their owner (PlannerOptions::serve).

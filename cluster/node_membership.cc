@@ -16,7 +16,8 @@ absl::StatusOr<std::unique_ptr<NodeMembership>> NodeMembership::Start(Membership
     return absl::InvalidArgumentError(
         absl::StrCat("scheduler address '", options.scheduler_address, "' is not host:port"));
   }
-  HERALD_ASSIGN_OR_RETURN(auto channel, rpc::MakeChannel(options.scheduler_address, options.channel));
+  HERALD_ASSIGN_OR_RETURN(auto channel,
+                          rpc::MakeChannel(options.scheduler_address, options.channel));
   std::unique_ptr<NodeMembership> m(new NodeMembership(std::move(options), std::move(channel)));
   m->thread_ = std::thread([p = m.get()] { p->Run(); });
   return m;
@@ -99,9 +100,9 @@ absl::StatusOr<proto::RegisterResponse> NodeMembership::WaitRegistered(absl::Dur
   absl::MutexLock lock(&mu_);
   auto done = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return registered_; };
   if (!mu_.AwaitWithTimeout(absl::Condition(&done), wait)) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("not registered with the scheduler at ", options_.scheduler_address,
-                     ": ", last_error_.ToString()));
+    return absl::DeadlineExceededError(absl::StrCat("not registered with the scheduler at ",
+                                                    options_.scheduler_address, ": ",
+                                                    last_error_.ToString()));
   }
   return response_;
 }

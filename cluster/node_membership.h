@@ -21,7 +21,7 @@ namespace herald::cluster {
 
 struct MembershipOptions {
   std::string scheduler_address;
-  std::string token;  // cluster token (empty: none)
+  std::string token;            // cluster token (empty: none)
   rpc::ChannelOptions channel;  // TLS settings for the scheduler channel
   proto::RegisterRequest registration;
   absl::Duration retry = absl::Milliseconds(tunables::kRegisterRetryMs);  // after a failure

@@ -7,8 +7,8 @@ namespace herald {
 absl::Status InitLogging(absl::string_view role, int rank, absl::string_view level) {
   spdlog::level::level_enum lvl = spdlog::level::from_str(std::string(level));
   if (lvl == spdlog::level::off && level != "off") {
-    return absl::InvalidArgumentError(absl::StrCat("unknown log level '", level,
-                                                   "' (trace|debug|info|warn|error|off)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown log level '", level, "' (trace|debug|info|warn|error|off)"));
   }
   spdlog::set_level(lvl);
   std::string who = rank >= 0 ? absl::StrCat(role, ":", rank) : std::string(role);

@@ -4,9 +4,9 @@
 // per-batch messages at DEBUG only.
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "spdlog/spdlog.h"
 
 namespace herald {

@@ -23,10 +23,10 @@ absl::Status CheckWidths(const google::protobuf::RepeatedField<uint32_t>& widths
 absl::Status CheckEqualDims(const proto::JobSpec& spec, const char* model) {
   for (int t = 1; t < spec.tables_size(); ++t) {
     if (spec.tables(t).dim() != spec.tables(0).dim()) {
-      return Invalid(absl::StrCat("tables[", t, "].dim"),
-                     absl::StrCat(spec.tables(t).dim(), " differs from tables[0].dim ",
-                                  spec.tables(0).dim(), "; ", model,
-                                  " needs one embedding dim for every table"));
+      return Invalid(
+          absl::StrCat("tables[", t, "].dim"),
+          absl::StrCat(spec.tables(t).dim(), " differs from tables[0].dim ", spec.tables(0).dim(),
+                       "; ", model, " needs one embedding dim for every table"));
     }
   }
   return absl::OkStatus();
@@ -62,7 +62,8 @@ absl::Status ValidateModelSpec(const proto::JobSpec& spec) {
       return absl::OkStatus();
     case proto::MODEL_NCF:
       if (spec.tables_size() < 2) {
-        return Invalid("tables", "NCF needs a user table (tables[0]) and an item table (tables[1])");
+        return Invalid("tables",
+                       "NCF needs a user table (tables[0]) and an item table (tables[1])");
       }
       if (spec.tables(1).dim() != spec.tables(0).dim()) {
         return Invalid("tables[1].dim", "must equal tables[0].dim for NCF's GMF product");
@@ -70,7 +71,8 @@ absl::Status ValidateModelSpec(const proto::JobSpec& spec) {
       return absl::OkStatus();
     case proto::MODEL_DLRM: {
       if (auto s = CheckEqualDims(spec, "DLRM"); !s.ok()) return s;
-      if (spec.num_dense() == 0) return Invalid("num_dense", "DLRM's bottom MLP needs dense features");
+      if (spec.num_dense() == 0)
+        return Invalid("num_dense", "DLRM's bottom MLP needs dense features");
       if (model.bottom_mlp().empty()) return Invalid("model.bottom_mlp", "DLRM needs a bottom MLP");
       const uint32_t last = model.bottom_mlp(model.bottom_mlp_size() - 1);
       if (last != spec.tables(0).dim()) {

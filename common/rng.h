@@ -5,8 +5,8 @@
 // a pure function of (seed, table, key). The CUDA code mirrors this function.
 
 #include <array>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 
 namespace herald {
 

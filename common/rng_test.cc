@@ -13,11 +13,11 @@ TEST(Philox, MatchesPublishedKnownAnswer) {
   // Known-answer vectors of Random123 (kat_vectors, philox4x32 10 rounds).
   PhiloxCounter zero = Philox4x32({0, 0, 0, 0}, {0, 0});
   EXPECT_EQ(zero, (PhiloxCounter{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}));
-  PhiloxCounter ones = Philox4x32({0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu},
-                                  {0xffffffffu, 0xffffffffu});
+  PhiloxCounter ones =
+      Philox4x32({0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, {0xffffffffu, 0xffffffffu});
   EXPECT_EQ(ones, (PhiloxCounter{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}));
-  PhiloxCounter pi = Philox4x32({0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u},
-                                {0xa4093822u, 0x299f31d0u});
+  PhiloxCounter pi =
+      Philox4x32({0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}, {0xa4093822u, 0x299f31d0u});
   EXPECT_EQ(pi, (PhiloxCounter{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}));
 }
 

@@ -12,8 +12,8 @@ PartitionId PartitionOf(TableId table, Key key) {
 
 absl::StatusOr<KeyRouter> KeyRouter::Create(uint32_t num_shards) {
   if (num_shards == 0 || num_shards > kNumVirtualPartitions) {
-    return absl::InvalidArgumentError(absl::StrCat("num_shards must be in [1, ",
-                                                   kNumVirtualPartitions, "], got ", num_shards));
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_shards must be in [1, ", kNumVirtualPartitions, "], got ", num_shards));
   }
   std::vector<uint32_t> map(kNumVirtualPartitions);
   for (uint32_t p = 0; p < kNumVirtualPartitions; ++p) {
@@ -25,8 +25,8 @@ absl::StatusOr<KeyRouter> KeyRouter::Create(uint32_t num_shards) {
 absl::StatusOr<KeyRouter> KeyRouter::FromPartitionMap(std::vector<uint32_t> map,
                                                       uint32_t num_shards) {
   if (map.size() != kNumVirtualPartitions) {
-    return absl::InvalidArgumentError(absl::StrCat("partition map has ", map.size(),
-                                                   " entries, want ", kNumVirtualPartitions));
+    return absl::InvalidArgumentError(
+        absl::StrCat("partition map has ", map.size(), " entries, want ", kNumVirtualPartitions));
   }
   std::vector<bool> used(num_shards, false);
   for (uint32_t p = 0; p < map.size(); ++p) {
@@ -37,7 +37,8 @@ absl::StatusOr<KeyRouter> KeyRouter::FromPartitionMap(std::vector<uint32_t> map,
     used[map[p]] = true;
   }
   for (uint32_t s = 0; s < num_shards; ++s) {
-    if (!used[s]) return absl::InvalidArgumentError(absl::StrCat("shard ", s, " owns no partition"));
+    if (!used[s])
+      return absl::InvalidArgumentError(absl::StrCat("shard ", s, " owns no partition"));
   }
   return KeyRouter(std::move(map), num_shards);
 }

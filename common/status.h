@@ -1,12 +1,12 @@
 #pragma once
 // Status helpers used at every API boundary (absl::Status / absl::StatusOr).
 
-#include "absl/strings/string_view.h"
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace herald {
 

@@ -2,13 +2,13 @@
 // A fixed-size pool of worker threads.
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include <deque>
 
 namespace herald {
 

@@ -46,16 +46,13 @@ HERALD_TUNABLE(int64_t, kJobJoinTimeoutMs, 120000,
 HERALD_TUNABLE(int64_t, kPsThreads, 4,
                "threads serving one request's keys and commits (herald_ps --threads 0 takes "
                "one per core)")
-HERALD_TUNABLE(int64_t, kStripesPerTable, 16,
-               "lock stripes per table within a request (--stripes)")
+HERALD_TUNABLE(int64_t, kStripesPerTable, 16, "lock stripes per table within a request (--stripes)")
 HERALD_TUNABLE(int64_t, kIterationsAhead, 4,
                "iterations a worker's data calls may run ahead of the last commit")
-HERALD_TUNABLE(int64_t, kPsWaitMs, 60000,
-               "longest a fetch waits for the commit it depends on")
+HERALD_TUNABLE(int64_t, kPsWaitMs, 60000, "longest a fetch waits for the commit it depends on")
 
 // ---------------------------------------------------------------- worker and data
-HERALD_TUNABLE(int64_t, kGlooTimeoutMs, 60000,
-               "deadline of a Gloo rendezvous or collective")
+HERALD_TUNABLE(int64_t, kGlooTimeoutMs, 60000, "deadline of a Gloo rendezvous or collective")
 HERALD_TUNABLE(int64_t, kReaderBufferBytes, 4 << 20,
                "read buffer of the TSV and binary readers (grows for longer lines)")
 HERALD_TUNABLE(int64_t, kMaxMalformedReported, 100,

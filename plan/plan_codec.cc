@@ -54,9 +54,11 @@ void ForEachWireList(Visitor&& v) {
   v("push", &TablePlan::push, &proto::TablePlan::push, &proto::TablePlan::mutable_push);
   v("remote", &TablePlan::remote, &proto::TablePlan::remote, &proto::TablePlan::mutable_remote);
   v("gather", &TablePlan::gather, &proto::TablePlan::gather, &proto::TablePlan::mutable_gather);
-  v("writeback", &TablePlan::writeback, &proto::TablePlan::writeback, &proto::TablePlan::mutable_writeback);
+  v("writeback", &TablePlan::writeback, &proto::TablePlan::writeback,
+    &proto::TablePlan::mutable_writeback);
   v("send", &TablePlan::send, &proto::TablePlan::send, &proto::TablePlan::mutable_send);
-  v("incoming", &TablePlan::incoming, &proto::TablePlan::incoming, &proto::TablePlan::mutable_incoming);
+  v("incoming", &TablePlan::incoming, &proto::TablePlan::incoming,
+    &proto::TablePlan::mutable_incoming);
 }
 
 }  // namespace
@@ -90,7 +92,8 @@ absl::StatusOr<std::vector<TablePlan>> DecodeCachePlan(const proto::CachePlan& i
         UnpackColumn(wire.owned_slots(), field + ".owned_slots", &plan.owned_slots));
     absl::Status status;
     ForEachWireList([&](const char* name, auto list, auto get, auto /*mutable_get*/) {
-      if (status.ok()) status = Decode((wire.*get)(), absl::StrCat(field, ".", name), &(plan.*list));
+      if (status.ok())
+        status = Decode((wire.*get)(), absl::StrCat(field, ".", name), &(plan.*list));
     });
     HERALD_RETURN_IF_ERROR(status);
     if (absl::Status shape = CheckShape(plan); !shape.ok()) {

@@ -25,15 +25,14 @@ absl::Status DecodeSamples(const proto::StepSamples& s, uint32_t num_tables, uin
       SameCount(step->labels.size(), n, "samples.labels", "samples.num_samples"));
   for (float label : step->labels) {
     if (!(label == 0.0f || label == 1.0f)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("samples.labels: ", label, " is not 0 or 1"));
+      return absl::InvalidArgumentError(absl::StrCat("samples.labels: ", label, " is not 0 or 1"));
     }
   }
   HERALD_RETURN_IF_ERROR(UnpackColumn(s.dense(), "samples.dense", &step->dense));
   if (step->dense.size() != static_cast<size_t>(n) * num_dense) {
-    return absl::InvalidArgumentError(absl::StrCat("samples.dense: ", step->dense.size(),
-                                                   " floats, want num_samples × num_dense = ",
-                                                   static_cast<size_t>(n) * num_dense));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "samples.dense: ", step->dense.size(),
+        " floats, want num_samples × num_dense = ", static_cast<size_t>(n) * num_dense));
   }
   for (float v : step->dense) {
     if (!std::isfinite(v)) return absl::InvalidArgumentError("samples.dense: non-finite value");
@@ -53,9 +52,9 @@ absl::Status DecodeSamples(const proto::StepSamples& s, uint32_t num_tables, uin
     HERALD_RETURN_IF_ERROR(UnpackColumn(t.offsets(), field + ".offsets", &out.offsets));
     HERALD_RETURN_IF_ERROR(UnpackColumn(t.slots(), field + ".slots", &out.slots));
     if (out.offsets.size() != n + 1 || out.offsets[0] != 0 || out.offsets[n] != out.slots.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".offsets: want num_samples + 1 = ", n + 1,
-          " offsets from 0 to the number of slots ", out.slots.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".offsets: want num_samples + 1 = ", n + 1,
+                       " offsets from 0 to the number of slots ", out.slots.size()));
     }
     for (uint32_t j = 0; j < n; ++j) {
       if (out.offsets[j] > out.offsets[j + 1]) {

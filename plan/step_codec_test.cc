@@ -51,8 +51,9 @@ TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
   bad.mutable_plan()->mutable_tables(0)->mutable_fetch()->mutable_slots()->resize(4);
   e = DecodeWorkerStep(bad, 1, 2);
   ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("plan.tables[0].fetch.slots has 1 entries but fetch.keys has 2"),
-            std::string::npos)
+  EXPECT_NE(
+      e.status().message().find("plan.tables[0].fetch.slots has 1 entries but fetch.keys has 2"),
+      std::string::npos)
       << e.status();
   bad = wire;
   bad.mutable_plan()->mutable_tables(0)->mutable_send()->set_served(std::string(3, '\1'));

@@ -13,10 +13,10 @@
 // checked by CheckShape.
 
 #include <cstdint>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "common/ids.h"
 
 namespace herald::plan {

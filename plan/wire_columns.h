@@ -5,11 +5,11 @@
 
 #include <cstring>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace herald::plan {
 
@@ -21,11 +21,10 @@ void PackColumn(const std::vector<T>& values, std::string* out) {
 // Errors: InvalidArgument naming `field` when the length is not a multiple
 // of sizeof(T).
 template <typename T>
-absl::Status UnpackColumn(const std::string& bytes, absl::string_view field,
-                          std::vector<T>* out) {
+absl::Status UnpackColumn(const std::string& bytes, absl::string_view field, std::vector<T>* out) {
   if (bytes.size() % sizeof(T) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": ", bytes.size(),
-                                                   " bytes is not a multiple of ", sizeof(T)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", bytes.size(), " bytes is not a multiple of ", sizeof(T)));
   }
   out->resize(bytes.size() / sizeof(T));
   if (!bytes.empty()) std::memcpy(out->data(), bytes.data(), bytes.size());

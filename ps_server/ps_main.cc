@@ -6,28 +6,29 @@
 #include <fstream>
 #include <memory>
 #include <string>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/time/clock.h"
+#include "cluster/node_membership.h"
 #include "common/command_line.h"
 #include "common/logging.h"
+#include "common/rpc/client_tls_flags.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/server_process.h"
-#include "common/rpc/client_tls_flags.h"
 #include "common/rpc/server_tls_flags.h"
 #include "common/tunables.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
-#include "cluster/node_membership.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
 ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
 ABSL_FLAG(int, threads, 0, "threads serving one request's keys and commits (0: one per core)");
-ABSL_FLAG(int, stripes, herald::tunables::kStripesPerTable, "stripes per table (lock granularity within a request)");
+ABSL_FLAG(int, stripes, herald::tunables::kStripesPerTable,
+          "stripes per table (lock granularity within a request)");
 ABSL_FLAG(std::string, restore, "",
           "checkpoint MANIFEST to load at start (the job, its spec and rows)");
 ABSL_FLAG(int, shard, 0, "with --restore: this process's shard index");
@@ -67,8 +68,9 @@ int main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_threads) < 0 || absl::GetFlag(FLAGS_stripes) < 1 || shard < 0 ||
       absl::GetFlag(FLAGS_num_shards) < 0) {
-    std::fprintf(stderr, "herald_ps: --threads, --shard and --num_shards must be >= 0, "
-                         "--stripes >= 1\n");
+    std::fprintf(stderr,
+                 "herald_ps: --threads, --shard and --num_shards must be >= 0, "
+                 "--stripes >= 1\n");
     return 2;
   }
   herald::rpc::ServerOptions server_options;

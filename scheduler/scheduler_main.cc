@@ -12,10 +12,10 @@
 #include "absl/flags/usage.h"
 #include "common/command_line.h"
 #include "common/logging.h"
+#include "common/rpc/client_tls_flags.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/server.h"
 #include "common/rpc/server_process.h"
-#include "common/rpc/client_tls_flags.h"
 #include "common/rpc/server_tls_flags.h"
 #include "common/tunables.h"
 #include "scheduler/service/coordinator_service.h"
@@ -29,13 +29,15 @@ ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once se
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
 ABSL_FLAG(std::string, token_file, "",
           "cluster token file; when set every call must carry the token (x-herald-token)");
-ABSL_FLAG(int, heartbeat_ms, herald::tunables::kHeartbeatIntervalMs, "heartbeat interval asked of the nodes");
+ABSL_FLAG(int, heartbeat_ms, herald::tunables::kHeartbeatIntervalMs,
+          "heartbeat interval asked of the nodes");
 ABSL_FLAG(int, liveness_timeout_ms, herald::tunables::kLivenessTimeoutMs,
           "a node silent for longer is dead (its running job fails)");
 ABSL_FLAG(std::string, metrics_listen, "",
           "serve Prometheus metrics on http://HOST:PORT/metrics (port 0 picks one; empty: off)");
 ABSL_FLAG(std::string, metrics_port_file, "", "write the bound metrics port to this file");
-ABSL_FLAG(int, step_queue, herald::tunables::kStepQueueCapacity, "steps queued per worker ahead of it (back-pressure bound)");
+ABSL_FLAG(int, step_queue, herald::tunables::kStepQueueCapacity,
+          "steps queued per worker ahead of it (back-pressure bound)");
 ABSL_FLAG(int, planner_threads, herald::tunables::kPlannerThreads,
           "threads planning a batch's tables at once (1..64; plans are the same for any value)");
 
@@ -57,8 +59,9 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_liveness_timeout_ms) <= absl::GetFlag(FLAGS_heartbeat_ms) ||
       absl::GetFlag(FLAGS_step_queue) < 1 || absl::GetFlag(FLAGS_planner_threads) < 1 ||
       absl::GetFlag(FLAGS_planner_threads) > 64) {
-    std::fprintf(stderr, "herald_scheduler: need --heartbeat_ms >= 1, --liveness_timeout_ms > "
-                         "--heartbeat_ms, --step_queue >= 1 and --planner_threads in 1..64\n");
+    std::fprintf(stderr,
+                 "herald_scheduler: need --heartbeat_ms >= 1, --liveness_timeout_ms > "
+                 "--heartbeat_ms, --step_queue >= 1 and --planner_threads in 1..64\n");
     return 2;
   }
   std::string token;

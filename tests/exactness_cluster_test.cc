@@ -204,7 +204,8 @@ class ExactnessCluster : public ::testing::Test {
       for (size_t i = 0; i < table.keys.size(); ++i) {
         trained += ref.keys[t].contains(table.keys[i]);
         if (!warm_started) {
-          EXPECT_TRUE(ref.keys[t].contains(table.keys[i])) << "table " << t << " key " << table.keys[i];
+          EXPECT_TRUE(ref.keys[t].contains(table.keys[i]))
+              << "table " << t << " key " << table.keys[i];
         }
         const std::vector<float> row = ref.trainer->Row(static_cast<uint32_t>(t), table.keys[i]);
         ASSERT_EQ(row.size(), table.row_floats);
@@ -229,9 +230,8 @@ TEST_F(ExactnessCluster, EveryPolicyAndWorkerCountGivesTheReferenceModel) {
   const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
   ASSERT_EQ(ref.losses.size(), kIterations);
   for (uint32_t workers : {2u, 4u}) {
-    for (proto::PolicyKind policy :
-         {proto::POLICY_NOCACHE, proto::POLICY_VANILLA, proto::POLICY_HERALD,
-          proto::POLICY_HERALD_ADAPTIVE}) {
+    for (proto::PolicyKind policy : {proto::POLICY_NOCACHE, proto::POLICY_VANILLA,
+                                     proto::POLICY_HERALD, proto::POLICY_HERALD_ADAPTIVE}) {
       SCOPED_TRACE(absl::StrCat(proto::PolicyKind_Name(policy), " with ", workers, " workers"));
       proto::JobStatus done;
       const std::string dir = RunAndExport(Spec(policy, workers), &done);

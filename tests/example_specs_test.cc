@@ -53,9 +53,9 @@ TEST(ExampleSpecs, AllocationPassesAreCheckedAgainstTheirRangeAndPolicy) {
     EXPECT_TRUE(scheduler::ValidateJobSpec(spec).ok()) << passes;
   }
   spec.mutable_scheduling()->set_allocation_passes(9);
-  EXPECT_NE(scheduler::ValidateJobSpec(spec).message().find(
-                "scheduling.allocation_passes: 9, want 0..8"),
-            std::string::npos)
+  EXPECT_NE(
+      scheduler::ValidateJobSpec(spec).message().find("scheduling.allocation_passes: 9, want 0..8"),
+      std::string::npos)
       << scheduler::ValidateJobSpec(spec);
   spec.mutable_scheduling()->set_allocation_passes(2);
   spec.mutable_scheduling()->set_policy(proto::POLICY_VANILLA);

@@ -85,8 +85,7 @@ TEST_P(GpuTraining, GpuWorkersEqualTheCpuReference) {
 
 INSTANTIATE_TEST_SUITE_P(Models, GpuTraining,
                          ::testing::Values(proto::MODEL_WIDE_AND_DEEP, proto::MODEL_DEEPFM,
-                                           proto::MODEL_DCN, proto::MODEL_NCF,
-                                           proto::MODEL_DLRM),
+                                           proto::MODEL_DCN, proto::MODEL_NCF, proto::MODEL_DLRM),
                          [](const auto& info) { return proto::ModelKind_Name(info.param); });
 
 }  // namespace

@@ -44,17 +44,21 @@ class HeraldctlSimulate : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::string(MakeTestDir("simulate"));
-    Result gen = Heraldctl(*dir_, {"gen-data", "--rows=12000", "--seed=9",
-                                   "--out=" + *dir_ + "/d.bin", "--format=bin",
-                                   "--cardinality_scale=0.01"});
+    Result gen =
+        Heraldctl(*dir_, {"gen-data", "--rows=12000", "--seed=9", "--out=" + *dir_ + "/d.bin",
+                          "--format=bin", "--cardinality_scale=0.01"});
     ASSERT_EQ(gen.code, 0) << gen.output;
   }
   // `heraldctl simulate --json` on the test data: 4 workers × 64, the policy,
   // 30 iterations, and `flag` when not empty.
   static Result Simulate(const std::string& policy, const std::string& flag = "") {
-    std::vector<std::string> args = {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
-                                     "--batch-per-worker=64", "--policy=" + policy,
-                                     "--iterations=30", "--json"};
+    std::vector<std::string> args = {"simulate",
+                                     "--data=" + *dir_ + "/d.bin",
+                                     "--workers=4",
+                                     "--batch-per-worker=64",
+                                     "--policy=" + policy,
+                                     "--iterations=30",
+                                     "--json"};
     if (!flag.empty()) args.push_back(flag);
     return Heraldctl(*dir_, args);
   }
@@ -65,8 +69,8 @@ std::string* HeraldctlSimulate::dir_ = nullptr;
 TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanilla) {
   auto run = [&](const std::string& policy, const std::string& threads = "--threads=1") {
     return Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers", "4",
-                             "--batch-per-worker", "64", "--cache-ratio", "0.1", "--policy",
-                             policy, "--iterations=30", threads, "--json"});
+                             "--batch-per-worker", "64", "--cache-ratio", "0.1", "--policy", policy,
+                             "--iterations=30", threads, "--json"});
   };
   const Result herald = run("herald");
   const Result vanilla = run("vanilla");
@@ -86,10 +90,11 @@ TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanill
   EXPECT_NE(JsonString(vanilla.output, "plan_digest"), digest);
   ASSERT_EQ(herald.code, 0) << herald.output;
   ASSERT_EQ(vanilla.code, 0) << vanilla.output;
-  for (const char* field : {"workers", "iterations", "cache_rows_per_worker", "rows_fetched",
-                            "rows_pushed", "rows_written_back", "hit_rate", "sched_ms_median",
-                            "sched_ms_p99"}) {
-    EXPECT_GE(JsonNumber(herald.output, field), 0) << field << " in " << herald.output.substr(0, 400);
+  for (const char* field :
+       {"workers", "iterations", "cache_rows_per_worker", "rows_fetched", "rows_pushed",
+        "rows_written_back", "hit_rate", "sched_ms_median", "sched_ms_p99"}) {
+    EXPECT_GE(JsonNumber(herald.output, field), 0)
+        << field << " in " << herald.output.substr(0, 400);
   }
   EXPECT_NE(herald.output.find("\"policy\":\"herald\""), std::string::npos);
   EXPECT_EQ(JsonNumber(herald.output, "iterations"), 30);
@@ -208,9 +213,9 @@ TEST_F(HeraldctlSimulate, AllocationPassesRefineLocationAwareAllocationOnly) {
 }
 
 TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
-  const Result r = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
-                                     "--batch-per-worker=64", "--policy=herald-adaptive",
-                                     "--top-k=5", "--iterations=12", "--json"});
+  const Result r = Heraldctl(
+      *dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4", "--batch-per-worker=64",
+              "--policy=herald-adaptive", "--top-k=5", "--iterations=12", "--json"});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("\"policy\":\"herald-adaptive\""), std::string::npos);
   EXPECT_EQ(JsonNumber(r.output, "top_k"), 5);
@@ -218,9 +223,9 @@ TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
   EXPECT_EQ(JsonNumber(r.output, "scored_tables"), 5) << r.output.substr(0, 600);
   EXPECT_EQ(r.output.find("\"scored_tables\":26"), std::string::npos)
       << "the first plan already allocates the read-ahead batch with the first ranking";
-  const Result budget = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
-                                          "--batch-per-worker=64", "--policy=herald-adaptive",
-                                          "--budget-ms=0.001", "--iterations=4", "--json"});
+  const Result budget = Heraldctl(
+      *dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4", "--batch-per-worker=64",
+              "--policy=herald-adaptive", "--budget-ms=0.001", "--iterations=4", "--json"});
   ASSERT_EQ(budget.code, 0) << budget.output;
   EXPECT_EQ(JsonNumber(budget.output, "scored_tables"), 0) << "1 µs fits no table";
   // ... nor the planner's base cost: the output says the budget cannot be met.
@@ -229,17 +234,17 @@ TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
       << budget.output.substr(0, 800);
   EXPECT_NE(r.output.find("\"budget_reachable\":true"), std::string::npos)
       << "a top-k run has no budget to miss";
-  const Result text = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
-                                        "--batch-per-worker=64", "--policy=herald-adaptive",
-                                        "--budget-ms=0.001", "--iterations=4"});
+  const Result text = Heraldctl(
+      *dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4", "--batch-per-worker=64",
+              "--policy=herald-adaptive", "--budget-ms=0.001", "--iterations=4"});
   ASSERT_EQ(text.code, 0) << text.output;
   EXPECT_NE(text.output.find("budget 0.001 ms NOT reachable: the cost model predicts"),
             std::string::npos)
       << text.output;
   // A budget above the cost of scoring every table scores all 26.
-  const Result roomy = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
-                                         "--batch-per-worker=64", "--policy=herald-adaptive",
-                                         "--budget-ms=1000", "--iterations=4", "--json"});
+  const Result roomy = Heraldctl(
+      *dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4", "--batch-per-worker=64",
+              "--policy=herald-adaptive", "--budget-ms=1000", "--iterations=4", "--json"});
   ASSERT_EQ(roomy.code, 0) << roomy.output;
   EXPECT_EQ(JsonNumber(roomy.output, "scored_tables"), 26);
   EXPECT_NE(roomy.output.find("\"budget_reachable\":true"), std::string::npos);
@@ -247,9 +252,10 @@ TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
 
 TEST_F(HeraldctlSimulate, WarmStartFetchesTheHottestKeysAtIterationZero) {
   auto run = [&](bool warm) {
-    std::vector<std::string> args = {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4",
-                                     "--batch-per-worker=64", "--policy=herald",
-                                     "--iterations=6", "--json"};
+    std::vector<std::string> args = {"simulate",        "--data=" + *dir_ + "/d.bin",
+                                     "--workers=4",     "--batch-per-worker=64",
+                                     "--policy=herald", "--iterations=6",
+                                     "--json"};
     if (warm) args.push_back("--warm-start");
     return Heraldctl(*dir_, args);
   };
@@ -265,9 +271,9 @@ TEST_F(HeraldctlSimulate, WarmStartFetchesTheHottestKeysAtIterationZero) {
 }
 
 TEST_F(HeraldctlSimulate, TextOutputStatesTheCacheRatioAndTheCheck) {
-  const Result r = Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=2",
-                                     "--batch_per_worker=32", "--policy=herald-comm-only",
-                                     "--iterations=3", "--eviction=lfu"});
+  const Result r = Heraldctl(
+      *dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=2", "--batch_per_worker=32",
+              "--policy=herald-comm-only", "--iterations=3", "--eviction=lfu"});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("fraction of the data's distinct keys"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("replayed by the plan checker"), std::string::npos);
@@ -308,8 +314,8 @@ TEST_F(HeraldctlSimulate, BadOptionsNameTheFlagAndExitTwo) {
     EXPECT_EQ(r.code, 2) << r.output;
     EXPECT_NE(r.output.find(c.expected), std::string::npos) << r.output;
   }
-  const Result missing = Heraldctl(*dir_, {"simulate", "--data=/nonexistent/x.tsv", "--workers=2",
-                                           "--batch-per-worker=8"});
+  const Result missing = Heraldctl(
+      *dir_, {"simulate", "--data=/nonexistent/x.tsv", "--workers=2", "--batch-per-worker=8"});
   EXPECT_NE(missing.code, 0);
   EXPECT_NE(missing.output.find("/nonexistent/x.tsv"), std::string::npos) << missing.output;
 }

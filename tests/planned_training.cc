@@ -3,9 +3,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/rng.h"
 #include "common/status.h"
+#include "plan/step_codec.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/herald/planner.h"
-#include "plan/step_codec.h"
 #include "scheduler/herald/step_builder.h"
 #include "worker/testing/in_process_training.h"
 
@@ -74,9 +74,8 @@ absl::Status TrainPlannedAndCompare(const proto::JobSpec& spec,
     for (Key k = 0; k < 30; ++k) keys[t].keys.push_back(k + 1000 * t);
   }
   if (dense != nullptr) *dense = out.dense;
-  return worker::testing::CompareWithReference(out, reference, reference_losses,
-                                               &cluster.client(), spec.name(), batches.size(),
-                                               keys);
+  return worker::testing::CompareWithReference(out, reference, reference_losses, &cluster.client(),
+                                               spec.name(), batches.size(), keys);
 }
 
 }  // namespace herald::scheduler

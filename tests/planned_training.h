@@ -24,8 +24,8 @@ std::vector<data::KeyBatch> SkewedBatches(size_t iterations, uint32_t batch_size
 struct PlannedRun {
   std::string policy = "herald";
   uint32_t workers = 1;
-  uint32_t capacity = 12;  // cache rows per table and worker
-  uint32_t slots = 40;     // slot array size per table
+  uint32_t capacity = 12;            // cache rows per table and worker
+  uint32_t slots = 40;               // slot array size per table
   std::vector<std::string> devices;  // per worker (empty: every worker on the CPU)
 };
 

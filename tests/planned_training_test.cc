@@ -3,8 +3,9 @@
 // the single-process reference trained on the whole global batch — the proof
 // that scheduling does not change the model.
 
-#include "gtest/gtest.h"
 #include "tests/planned_training.h"
+
+#include "gtest/gtest.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
 

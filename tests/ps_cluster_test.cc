@@ -4,10 +4,9 @@
 // workload. Also: a checkpoint writer killed halfway leaves the previous
 // checkpoint usable.
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
-
-#include <dirent.h>
 
 #include <future>
 #include <string>
@@ -72,8 +71,7 @@ std::vector<ps::TableRows> Reference(uint64_t iterations) {
   return *FetchAll(one.client(), o, iterations);
 }
 
-void ExpectSameRows(const std::vector<ps::TableRows>& got,
-                    const std::vector<ps::TableRows>& want) {
+void ExpectSameRows(const std::vector<ps::TableRows>& got, const std::vector<ps::TableRows>& want) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t t = 0; t < got.size(); ++t) {
     EXPECT_EQ(got[t].versions, want[t].versions) << "table " << t;
@@ -164,14 +162,13 @@ TEST(PsCluster, KillingACheckpointWriterLeavesThePreviousCheckpointUsable) {
   std::string good;
   {
     // Shard 1 stalls halfway through every checkpoint it writes.
-    Shards shards =
-        StartShards(dir, "a", 2, {{}, {"--testing_checkpoint_stall_file=" + marker}});
+    Shards shards = StartShards(dir, "a", 2, {{}, {"--testing_checkpoint_stall_file=" + marker}});
     auto client = Connect(shards);
     ASSERT_TRUE(client->StartJob(o.job_id, ScenarioSpec(), o.num_workers).ok());
     ASSERT_TRUE(RunIterations(*client, o, 0, 2).ok());
     // No checkpoint exists yet; the first one dies with shard 1 halfway.
-    auto first = std::async(std::launch::async,
-                            [&] { return client->Checkpoint(o.job_id, 2, ckpt); });
+    auto first =
+        std::async(std::launch::async, [&] { return client->Checkpoint(o.job_id, 2, ckpt); });
     ASSERT_TRUE(shards.processes[1]->WaitForFile(marker, kStartMs).ok());
     // Shard 1 is stalled halfway through iteration 2's file: kill it.
     ASSERT_TRUE(shards.processes[1]->Signal(SIGKILL).ok());
@@ -187,8 +184,7 @@ TEST(PsCluster, KillingACheckpointWriterLeavesThePreviousCheckpointUsable) {
     bool partial = false;
     for (const std::string& name : List(iter2)) partial |= name.find(".tmp-") != std::string::npos;
     EXPECT_TRUE(partial) << "the killed writer's temporary file should be there";
-    EXPECT_EQ(ps::FindLatestManifest(ckpt, o.job_id).status().code(),
-              absl::StatusCode::kNotFound);
+    EXPECT_EQ(ps::FindLatestManifest(ckpt, o.job_id).status().code(), absl::StatusCode::kNotFound);
     shards.processes[0]->Signal(SIGTERM).IgnoreError();
     shards.processes[0]->WaitForExit(kStartMs).IgnoreError();
   }
@@ -205,14 +201,15 @@ TEST(PsCluster, KillingACheckpointWriterLeavesThePreviousCheckpointUsable) {
   }
   {
     std::remove(marker.c_str());
-    Shards shards = StartShards(dir, "d", 2,
-                                {{"--restore=" + good},
-                                 {"--restore=" + good, "--testing_checkpoint_stall_file=" + marker}});
+    Shards shards =
+        StartShards(dir, "d", 2,
+                    {{"--restore=" + good},
+                     {"--restore=" + good, "--testing_checkpoint_stall_file=" + marker}});
     auto client = Connect(shards);
     ASSERT_TRUE(client->StartJob(o.job_id, ScenarioSpec(), o.num_workers, good).ok());
     ASSERT_TRUE(RunIterations(*client, o, 2, 3).ok());
-    auto broken = std::async(std::launch::async,
-                             [&] { return client->Checkpoint(o.job_id, 3, ckpt); });
+    auto broken =
+        std::async(std::launch::async, [&] { return client->Checkpoint(o.job_id, 3, ckpt); });
     ASSERT_TRUE(shards.processes[1]->WaitForFile(marker, kStartMs).ok());
     ASSERT_TRUE(shards.processes[1]->Signal(SIGKILL).ok());
     ASSERT_TRUE(shards.processes[1]->WaitForExit(kStartMs).ok());

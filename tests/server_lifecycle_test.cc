@@ -63,9 +63,9 @@ class ServerLifecycle : public ::testing::TestWithParam<std::string> {
 TEST_P(ServerLifecycle, ServesHealthOnPortZeroAndStopsOnSigterm) {
   std::string dir = MakeTestDir("lifecycle");
   std::string port_file = dir + "/port";
-  auto child = ChildProcess::Start(RunfilePath(GetParam()),
-                                   Args({"--listen=127.0.0.1:0", "--port_file=" + port_file}),
-                                   dir + "/log");
+  auto child =
+      ChildProcess::Start(RunfilePath(GetParam()),
+                          Args({"--listen=127.0.0.1:0", "--port_file=" + port_file}), dir + "/log");
   ASSERT_TRUE(child.ok()) << child.status();
   auto port = (*child)->WaitForPortFile(port_file, 20000);
   ASSERT_TRUE(port.ok()) << port.status();
@@ -80,14 +80,14 @@ TEST_P(ServerLifecycle, ServesHealthOnPortZeroAndStopsOnSigterm) {
 
 TEST_P(ServerLifecycle, RefusesAPortAlreadyInUse) {
   std::string dir = MakeTestDir("busy");
-  auto first = ChildProcess::Start(RunfilePath(GetParam()),
-                                   Args({"--port_file=" + dir + "/port1"}), dir + "/log1");
+  auto first = ChildProcess::Start(RunfilePath(GetParam()), Args({"--port_file=" + dir + "/port1"}),
+                                   dir + "/log1");
   ASSERT_TRUE(first.ok());
   auto port = (*first)->WaitForPortFile(dir + "/port1", 20000);
   ASSERT_TRUE(port.ok()) << port.status();
-  auto second = ChildProcess::Start(
-      RunfilePath(GetParam()), Args({"--listen=127.0.0.1:" + std::to_string(*port)}),
-      dir + "/log2");
+  auto second =
+      ChildProcess::Start(RunfilePath(GetParam()),
+                          Args({"--listen=127.0.0.1:" + std::to_string(*port)}), dir + "/log2");
   ASSERT_TRUE(second.ok());
   auto code = (*second)->WaitForExit(20000);
   ASSERT_TRUE(code.ok()) << code.status();

@@ -51,7 +51,8 @@ class TlsCluster : public ::testing::Test {
 };
 
 TEST_F(TlsCluster, AJobTrainsAndExportsOverTlsEverywhere) {
-  absl::StatusOr<std::string> job = cluster_->Submit(testing::SmallWideAndDeepJob("tls", proto::POLICY_HERALD, 8));
+  absl::StatusOr<std::string> job =
+      cluster_->Submit(testing::SmallWideAndDeepJob("tls", proto::POLICY_HERALD, 8));
   ASSERT_TRUE(job.ok()) << job.status();
   const proto::JobStatus done = cluster_->Watch(*job);
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
@@ -97,9 +98,9 @@ TEST_F(TlsCluster, HeraldctlMustVerifyTheScheduler) {
   // Plaintext against a TLS-only server, an unrelated CA, a name the
   // certificate lacks: each refused (exit 1), never a plaintext fallback.
   for (const std::vector<std::string>& bad :
-       {std::vector<std::string>{},
-        std::vector<std::string>{"--tls-ca=" + certs_.other_ca_pem},
-        std::vector<std::string>{"--tls-ca=" + certs_.ca_pem, "--tls-server-name=herald.invalid"}}) {
+       {std::vector<std::string>{}, std::vector<std::string>{"--tls-ca=" + certs_.other_ca_pem},
+        std::vector<std::string>{"--tls-ca=" + certs_.ca_pem,
+                                 "--tls-server-name=herald.invalid"}}) {
     testing::CommandResult refused = Ctl(nodes, bad);
     EXPECT_EQ(refused.code, 1) << refused.output;
     EXPECT_NE(refused.output.find("UNAVAILABLE"), std::string::npos) << refused.output;
@@ -113,8 +114,7 @@ TEST_F(TlsCluster, BadTlsFlagsAreUsageErrors) {
   EXPECT_NE(missing.output.find("--tls_ca: cannot read"), std::string::npos) << missing.output;
   testing::CommandResult lone = Ctl({"nodes"}, {"--tls-server-name=localhost"});
   EXPECT_EQ(lone.code, 2) << lone.output;
-  EXPECT_NE(lone.output.find("--tls_server_name needs --tls_ca"), std::string::npos)
-      << lone.output;
+  EXPECT_NE(lone.output.find("--tls_server_name needs --tls_ca"), std::string::npos) << lone.output;
 
   // A server given a certificate without its key refuses to start.
   const std::string dir = testing::MakeTestDir("bad_server");
@@ -122,7 +122,8 @@ TEST_F(TlsCluster, BadTlsFlagsAreUsageErrors) {
        {"scheduler/herald_scheduler", "ps_server/herald_ps", "worker/herald_worker"}) {
     SCOPED_TRACE(binary);
     std::vector<std::string> args = {"--tls_cert=" + certs_.server_pem};
-    if (binary != "scheduler/herald_scheduler") args.push_back("--scheduler=" + cluster_->address());
+    if (binary != "scheduler/herald_scheduler")
+      args.push_back("--scheduler=" + cluster_->address());
     auto p = testing::ChildProcess::Start(testing::RunfilePath(binary), args,
                                           dir + "/" + binary.substr(binary.find('/') + 1) + ".log");
     ASSERT_TRUE(p.ok()) << p.status();

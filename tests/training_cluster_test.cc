@@ -32,7 +32,6 @@
 namespace herald {
 namespace {
 
-
 proto::JobSpec TrainingSpec(const std::string& name, proto::PolicyKind policy,
                             uint64_t iterations) {
   return testing::SmallWideAndDeepJob(name, policy, iterations);
@@ -113,8 +112,7 @@ TEST_F(TrainingCluster, JobsUnderHeraldThenVanillaEqualTheReference) {
     const proto::JobSpec spec = TrainingSpec(proto::PolicyKind_Name(policy), policy, 12);
     const std::string job = Submit(spec);
     const proto::JobStatus done = Watch(job);
-    ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED)
-        << done.reason() << "\n" << Logs();
+    ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << "\n" << Logs();
     EXPECT_EQ(done.progress().iteration(), 12u);
     EXPECT_EQ(done.progress().iterations_planned(), 12u);
     EXPECT_GT(done.progress().rows_fetched(), 0u);
@@ -157,9 +155,9 @@ TEST_F(TrainingCluster, RefusesCallsWithoutTheTokenAndBadSpecs) {
   request.mutable_spec()->mutable_scheduling()->set_cache_rows_per_worker(uint64_t{1} << 28);
   grpc::Status rows = jobs_->SubmitJob(&rows_context, request, &response);
   EXPECT_EQ(rows.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(rows.error_message().find(
-                "scheduling.cache_rows_per_worker: 268435456, want < 268435456"),
-            std::string::npos)
+  EXPECT_NE(
+      rows.error_message().find("scheduling.cache_rows_per_worker: 268435456, want < 268435456"),
+      std::string::npos)
       << rows.error_message();
 
   grpc::ClientContext serve_context;
@@ -272,8 +270,7 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
   EXPECT_NE(watched.output.find("JOB_SUCCEEDED"), std::string::npos) << watched.output;
   testing::CommandResult status = run({"status", job, "--json"});
   EXPECT_EQ(status.code, 0);
-  EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos)
-      << status.output;
+  EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos) << status.output;
 
   // Export and evaluate the model.
   testing::CommandResult exported = run({"export", job, "--out=" + dir_ + "/model"});

@@ -34,7 +34,8 @@ TEST(TunablesDoc, ConfigurationTableIsTheTunablesList) {
   const size_t end = doc.find(kEnd);
   ASSERT_NE(begin, std::string::npos) << "missing marker: " << kBegin;
   ASSERT_NE(end, std::string::npos) << "missing marker: " << kEnd;
-  const std::string table = doc.substr(begin + sizeof(kBegin) - 1, end - begin - sizeof(kBegin) + 1);
+  const std::string table =
+      doc.substr(begin + sizeof(kBegin) - 1, end - begin - sizeof(kBegin) + 1);
   EXPECT_EQ(table, ExpectedTable()) << "replace the table in docs/configuration.md with:\n"
                                     << ExpectedTable();
 }

@@ -3,6 +3,7 @@
 // on 127.0.0.1. (libibverbs: ibverbs_test.cc.)
 
 #include <cblas.h>
+
 #include <memory>
 #include <thread>
 #include <vector>

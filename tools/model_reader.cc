@@ -25,8 +25,8 @@ absl::StatusOr<std::vector<float>> ReadDense(const std::string& path, uint64_t f
                                              const std::string& crc) {
   HERALD_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
   if (bytes.size() != floats * sizeof(float)) {
-    return absl::DataLossError(absl::StrCat(path, ": ", bytes.size(), " bytes, the manifest says ",
-                                            floats, " floats"));
+    return absl::DataLossError(
+        absl::StrCat(path, ": ", bytes.size(), " bytes, the manifest says ", floats, " floats"));
   }
   if (Crc32Hex(Crc32(bytes.data(), bytes.size())) != crc) {
     return absl::DataLossError(absl::StrCat(path, ": CRC does not match the manifest's ", crc));
@@ -69,8 +69,8 @@ absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
         path, &header,
         [&](const ps::ShardTableHeader& t) -> absl::Status {
           if (t.table_id >= model.tables.size()) {
-            return absl::DataLossError(absl::StrCat(path, ": table ", t.table_id,
-                                                    " is not in the spec"));
+            return absl::DataLossError(
+                absl::StrCat(path, ": table ", t.table_id, " is not in the spec"));
           }
           table = &model.tables[t.table_id];
           table->dim = t.dim;
@@ -89,8 +89,8 @@ absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
         });
     if (!info.ok()) return info.status();
     if (Crc32Hex(info->crc32) != shard.checksum()) {
-      return absl::DataLossError(
-          absl::StrCat(path, ": CRC ", Crc32Hex(info->crc32), ", manifest says ", shard.checksum()));
+      return absl::DataLossError(absl::StrCat(path, ": CRC ", Crc32Hex(info->crc32),
+                                              ", manifest says ", shard.checksum()));
     }
   }
   return model;

@@ -23,9 +23,9 @@ namespace herald::tools {
 
 struct ExportedTable {
   uint32_t dim = 0;
-  uint32_t row_floats = 0;  // dim + optimizer state
-  std::vector<Key> keys;    // in file order
-  std::vector<float> rows;  // keys.size() × row_floats
+  uint32_t row_floats = 0;                   // dim + optimizer state
+  std::vector<Key> keys;                     // in file order
+  std::vector<float> rows;                   // keys.size() × row_floats
   absl::flat_hash_map<Key, uint64_t> index;  // key -> position in `keys`
 
   // The row of `key` (row_floats values), or nullptr.

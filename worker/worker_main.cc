@@ -4,23 +4,24 @@
 // SIGTERM/SIGINT: the current step finishes, the job is told this worker
 // abandons it, and the process exits 0.
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cluster/node_membership.h"
 #include "common/command_line.h"
 #include "common/logging.h"
+#include "common/rpc/client_tls_flags.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/server.h"
 #include "common/rpc/server_process.h"
-#include "common/rpc/client_tls_flags.h"
 #include "common/rpc/server_tls_flags.h"
-#include "cluster/node_membership.h"
 #include "worker/runtime/device_factory.h"
 #include "worker/runtime/worker_agent.h"
 
@@ -55,7 +56,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> positional = herald::ParseCommandLine(argc, argv);
   if (!positional.empty()) return Fail("unexpected argument '" + positional[0] + "'");
   const int rank = absl::GetFlag(FLAGS_rank);
-  absl::Status s = herald::InitLogging("worker", rank < 0 ? 0 : rank, absl::GetFlag(FLAGS_log_level));
+  absl::Status s =
+      herald::InitLogging("worker", rank < 0 ? 0 : rank, absl::GetFlag(FLAGS_log_level));
   if (!s.ok()) return Fail("--log_level: " + std::string(s.message()));
   if (absl::GetFlag(FLAGS_scheduler).empty()) return Fail("--scheduler is required");
   const std::string device = absl::GetFlag(FLAGS_device);
@@ -84,7 +86,8 @@ int main(int argc, char** argv) {
   if (absl::Status t = herald::rpc::ApplyServerTlsFlags(&server_options); !t.ok()) {
     return Fail(std::string(t.message()));
   }
-  absl::StatusOr<herald::rpc::ChannelOptions> channel = herald::rpc::ClientChannelOptionsFromFlags();
+  absl::StatusOr<herald::rpc::ChannelOptions> channel =
+      herald::rpc::ClientChannelOptionsFromFlags();
   if (!channel.ok()) return Fail(std::string(channel.status().message()));
 
   // Health first, so supervisors see the process up while it registers.

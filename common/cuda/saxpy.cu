@@ -1,8 +1,8 @@
-#include "common/cuda/saxpy.h"
-
 #include <cuda_runtime.h>
 
 #include <string>
+
+#include "common/cuda/saxpy.h"
 
 namespace herald::cuda {
 namespace {
@@ -17,9 +17,9 @@ std::string Describe(const char* call, cudaError_t e, const char* file, int line
          cudaGetErrorString(e);
 }
 
-#define SAXPY_CUDA(call)                                               \
-  do {                                                                 \
-    cudaError_t e_ = (call);                                           \
+#define SAXPY_CUDA(call)                                                   \
+  do {                                                                     \
+    cudaError_t e_ = (call);                                               \
     if (e_ != cudaSuccess) return Describe(#call, e_, __FILE__, __LINE__); \
   } while (0)
 

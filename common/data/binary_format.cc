@@ -47,9 +47,9 @@ absl::StatusOr<DataSchema> ParseHeader(const char* h, const std::string& name) {
   }
   uint32_t version = Get<uint32_t>(h + 8);
   if (version != kBinaryFormatVersion) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": unsupported format version ", version, " (this build reads ",
-                     kBinaryFormatVersion, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(name, ": unsupported format version ", version,
+                                                   " (this build reads ", kBinaryFormatVersion,
+                                                   ")"));
   }
   return DataSchema{Get<uint32_t>(h + 12), Get<uint32_t>(h + 16)};
 }
@@ -299,7 +299,8 @@ absl::StatusOr<bool> BinaryReader::LoadBlock() {
     block_.offsets[0] = 0;
     uint64_t sum = 0;
     for (uint64_t i = 0; i < cells; ++i) {
-      uint32_t len = (flags & kFlagLengths8) ? static_cast<uint8_t>(p[i]) : Get<uint32_t>(p + 4 * i);
+      uint32_t len =
+          (flags & kFlagLengths8) ? static_cast<uint8_t>(p[i]) : Get<uint32_t>(p + 4 * i);
       sum += len;
       block_.offsets[i + 1] = static_cast<uint32_t>(std::min<uint64_t>(sum, num_keys));
     }
@@ -307,8 +308,8 @@ absl::StatusOr<bool> BinaryReader::LoadBlock() {
     if (sum != num_keys) {
       // The checksum matched, so the writer produced this: a format violation.
       return absl::DataLossError(absl::StrCat(name, ": block ", block_index_ - 1,
-                                              ": lengths sum to ", sum, ", header says ",
-                                              num_keys, " keys"));
+                                              ": lengths sum to ", sum, ", header says ", num_keys,
+                                              " keys"));
     }
     block_.keys.resize(num_keys);
     for (uint32_t i = 0; i < num_keys; ++i) {

@@ -84,8 +84,8 @@ class BinaryReader final : public SampleReader {
   MalformedLog malformed_;
   std::unique_ptr<InputStream> input_;
   size_t input_index_ = 0;
-  uint64_t offset_ = 0;          // byte offset in the current input
-  uint64_t samples_in_file_ = 0; // samples seen in the current input
+  uint64_t offset_ = 0;           // byte offset in the current input
+  uint64_t samples_in_file_ = 0;  // samples seen in the current input
   uint64_t block_index_ = 0;
   SampleBlock block_;
   size_t block_pos_ = 0;

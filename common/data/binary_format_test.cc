@@ -120,7 +120,8 @@ TEST(BinaryFormat, CorruptPayloadIsSkippedOrFailsByPolicy) {
 
   auto failed = ReadAll(dir.File("c.bin"), OnMalformed::kFail);
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(failed.status().message().find("c.bin:1: block 0 at offset 32 (100 samples): checksum mismatch"),
+  EXPECT_NE(failed.status().message().find(
+                "c.bin:1: block 0 at offset 32 (100 samples): checksum mismatch"),
             std::string::npos)
       << failed.status();
 }

@@ -142,7 +142,8 @@ bool FastParseCriteoLine(const char* p, const char* end, SampleBlock* out) {
     }
     uint64_t v = 0;
     const char* start = p;
-    while (p != end && static_cast<unsigned>(*p - '0') <= 9) v = v * 10 + static_cast<unsigned>(*p++ - '0');
+    while (p != end && static_cast<unsigned>(*p - '0') <= 9)
+      v = v * 10 + static_cast<unsigned>(*p++ - '0');
     if (p == start || p - start > 9) return false;  // no digits, or may overflow int32
     dense[i] = static_cast<int32_t>(v);
   }

@@ -10,10 +10,10 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/data/input_stream.h"
 #include "common/data/reader.h"
 #include "common/data/writer.h"

@@ -68,18 +68,18 @@ TEST_P(ParseCriteoLineRejects, WithPreciseReasonAndUnchangedBlock) {
 
 INSTANTIATE_TEST_SUITE_P(
     Malformed, ParseCriteoLineRejects,
-    ::testing::Values(BadLine{"1\t1\t2\ta\tb", "expected 6 fields, found 5"},
-                      BadLine{"1\t1\t2\ta\tb\tc\td", "found more"},
-                      BadLine{"", "label: not a number"},
-                      BadLine{"x\t1\t2\ta\tb\tc", "label: not a number 'x'"},
-                      BadLine{"2\t1\t2\ta\tb\tc", "label: '2' is outside [0, 1]"},
-                      BadLine{"1\t1x\t2\ta\tb\tc", "dense feature I1: not an integer '1x'"},
-                      BadLine{"1\t1\t-\ta\tb\tc", "dense feature I2: not an integer"},
-                      BadLine{"1\t1\t99999999999\ta\tb\tc", "dense feature I2: '99999999999' does not fit"},
-                      BadLine{"1\t1\t2\tzz\tb\tc", "categorical feature C1: not a hex id 'zz'"},
-                      BadLine{"1\t1\t2\ta\tb\t12345678901234567", "categorical feature C3: not a hex id of 1-16"},
-                      BadLine{"1\t1\t2\ta,\tb\tc", "categorical feature C1: trailing ','"},
-                      BadLine{"1\t1\t2\ta,,b\tb\tc", "categorical feature C1"}));
+    ::testing::Values(
+        BadLine{"1\t1\t2\ta\tb", "expected 6 fields, found 5"},
+        BadLine{"1\t1\t2\ta\tb\tc\td", "found more"}, BadLine{"", "label: not a number"},
+        BadLine{"x\t1\t2\ta\tb\tc", "label: not a number 'x'"},
+        BadLine{"2\t1\t2\ta\tb\tc", "label: '2' is outside [0, 1]"},
+        BadLine{"1\t1x\t2\ta\tb\tc", "dense feature I1: not an integer '1x'"},
+        BadLine{"1\t1\t-\ta\tb\tc", "dense feature I2: not an integer"},
+        BadLine{"1\t1\t99999999999\ta\tb\tc", "dense feature I2: '99999999999' does not fit"},
+        BadLine{"1\t1\t2\tzz\tb\tc", "categorical feature C1: not a hex id 'zz'"},
+        BadLine{"1\t1\t2\ta\tb\t12345678901234567", "categorical feature C3: not a hex id of 1-16"},
+        BadLine{"1\t1\t2\ta,\tb\tc", "categorical feature C1: trailing ','"},
+        BadLine{"1\t1\t2\ta,,b\tb\tc", "categorical feature C1"}));
 
 TEST(CriteoTsvReader, SkipPolicyCountsAndLocatesMalformedLines) {
   std::string data = "1\t1\t2\ta\tb\tc\n0\tx\t2\ta\tb\tc\n0\t1\t2\ta\tb\n1\t\t\t\t\t\n";

@@ -15,8 +15,8 @@ namespace herald::data {
 struct TableStatsSummary {
   uint64_t distinct_keys = 0;
   uint64_t accesses = 0;
-  uint64_t missing = 0;          // samples without any key
-  double top1_share = 0;         // accesses by the hottest 1% of keys / all accesses
+  uint64_t missing = 0;   // samples without any key
+  double top1_share = 0;  // accesses by the hottest 1% of keys / all accesses
   double top10_share = 0;
   // Hottest keys first, up to the number asked for in Summarize().
   std::vector<std::pair<uint64_t, uint64_t>> hottest;  // (key, count)

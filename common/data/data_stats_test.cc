@@ -7,8 +7,8 @@ namespace {
 
 TEST(TopShare, HandComputed) {
   std::vector<uint64_t> counts = {50, 20, 10, 5, 5, 4, 3, 1, 1, 1};  // total 100
-  EXPECT_DOUBLE_EQ(TopShare(counts, 0.10), 0.50);  // top 1 key
-  EXPECT_DOUBLE_EQ(TopShare(counts, 0.01), 0.50);  // at least one key
+  EXPECT_DOUBLE_EQ(TopShare(counts, 0.10), 0.50);                    // top 1 key
+  EXPECT_DOUBLE_EQ(TopShare(counts, 0.01), 0.50);                    // at least one key
   EXPECT_DOUBLE_EQ(TopShare(counts, 0.30), 0.80);
   EXPECT_DOUBLE_EQ(TopShare({}, 0.1), 0.0);
 }

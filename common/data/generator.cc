@@ -39,8 +39,8 @@ SyntheticGenerator::SyntheticGenerator(GeneratorOptions options)
   for (uint32_t t = 0; t < nt; ++t) {
     CounterRng rng(options_.seed, kStreamTableParams, t);
     TableProfile p;
-    double scaled = std::round(static_cast<double>(options_.cardinalities[t]) *
-                               options_.cardinality_scale);
+    double scaled =
+        std::round(static_cast<double>(options_.cardinalities[t]) * options_.cardinality_scale);
     p.cardinality = std::max<uint64_t>(2, static_cast<uint64_t>(scaled));
     p.cardinality = std::min<uint64_t>(p.cardinality, 1ull << 32);
     p.zipf_exponent = 0.95 + 0.35 * rng.NextDouble();

@@ -47,9 +47,9 @@ class SyntheticGenerator {
     uint64_t cardinality;
     double zipf_exponent;
     double missing_rate;
-    double noise;        // share of independent draws under kEntities
+    double noise;  // share of independent draws under kEntities
     Group group;
-    double weight_scale; // teacher weight standard deviation
+    double weight_scale;  // teacher weight standard deviation
     uint64_t salt;
   };
 

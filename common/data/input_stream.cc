@@ -1,9 +1,9 @@
 #include "common/data/input_stream.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 

@@ -8,9 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace herald::data {
 

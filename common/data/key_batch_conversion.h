@@ -3,8 +3,8 @@
 // for x > 0 and 0 otherwise (missing counts as 0), keys copied per table.
 // The scheduler's data loader applies the same transform.
 
-#include "common/data/sample_block.h"
 #include "common/data/key_batch.h"
+#include "common/data/sample_block.h"
 
 namespace herald::data {
 

@@ -23,8 +23,7 @@ inline constexpr DataSchema kCriteoSchema{13, 26};
 
 // Published distinct-value counts of the 26 Criteo Kaggle categorical features.
 inline constexpr std::array<uint64_t, 26> kCriteoKaggleCardinalities = {
-    1460,    583,   10131227, 2202608, 305,   24,   12517,   633,  3,
-    93145,   5683,  8351593,  3194,    27,    14992, 5461306, 10,  5652,
-    2173,    4,     7046547,  18,      15,    286181, 105,   142572};
+    1460, 583,   10131227, 2202608, 305,  24,   12517, 633,     3,  93145, 5683,   8351593, 3194,
+    27,   14992, 5461306,  10,      5652, 2173, 4,     7046547, 18, 15,    286181, 105,     142572};
 
 }  // namespace herald::data

@@ -40,7 +40,8 @@ std::string DiffBlocks(const SampleBlock& a, const SampleBlock& b) {
   if (a.size() != b.size()) return absl::StrCat("sizes differ: ", a.size(), " vs ", b.size());
   for (size_t s = 0; s < a.size(); ++s) {
     if (a.labels[s] != b.labels[s]) return absl::StrCat("sample ", s, ": label");
-    if (a.dense_missing[s] != b.dense_missing[s]) return absl::StrCat("sample ", s, ": missing mask");
+    if (a.dense_missing[s] != b.dense_missing[s])
+      return absl::StrCat("sample ", s, ": missing mask");
     for (uint32_t i = 0; i < a.schema.num_dense; ++i) {
       if (a.Dense(s, i) != b.Dense(s, i)) return absl::StrCat("sample ", s, ": dense ", i);
     }

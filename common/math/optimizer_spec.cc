@@ -11,19 +11,26 @@ absl::StatusOr<SparseOptimizerConfig> SparseOptimizerFromSpec(const proto::Optim
                                                               const std::string& field) {
   SparseOptimizerConfig c;
   switch (spec.kind()) {
-    case proto::OPTIMIZER_SGD: c.kind = SparseOptimizerKind::kSgd; break;
-    case proto::OPTIMIZER_ADAGRAD: c.kind = SparseOptimizerKind::kAdagrad; break;
-    case proto::OPTIMIZER_ROWWISE_ADAGRAD: c.kind = SparseOptimizerKind::kRowwiseAdagrad; break;
-    case proto::OPTIMIZER_ADAM: c.kind = SparseOptimizerKind::kAdam; break;
+    case proto::OPTIMIZER_SGD:
+      c.kind = SparseOptimizerKind::kSgd;
+      break;
+    case proto::OPTIMIZER_ADAGRAD:
+      c.kind = SparseOptimizerKind::kAdagrad;
+      break;
+    case proto::OPTIMIZER_ROWWISE_ADAGRAD:
+      c.kind = SparseOptimizerKind::kRowwiseAdagrad;
+      break;
+    case proto::OPTIMIZER_ADAM:
+      c.kind = SparseOptimizerKind::kAdam;
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".kind: must be OPTIMIZER_SGD, OPTIMIZER_ADAGRAD, ",
                        "OPTIMIZER_ROWWISE_ADAGRAD or OPTIMIZER_ADAM"));
   }
   if (!(spec.learning_rate() > 0) || !std::isfinite(spec.learning_rate())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".learning_rate: must be a finite number > 0, got ",
-                     spec.learning_rate()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".learning_rate: must be a finite number > 0, got ", spec.learning_rate()));
   }
   c.learning_rate = spec.learning_rate();
   if (spec.epsilon() < 0) {
@@ -39,8 +46,7 @@ absl::StatusOr<SparseOptimizerConfig> SparseOptimizerFromSpec(const proto::Optim
   if (spec.beta1() > 0) c.beta1 = spec.beta1();
   if (spec.beta2() > 0) c.beta2 = spec.beta2();
   if (spec.initial_accumulator() < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".initial_accumulator: must be >= 0"));
+    return absl::InvalidArgumentError(absl::StrCat(field, ".initial_accumulator: must be >= 0"));
   }
   c.initial_accumulator = spec.initial_accumulator();
   return c;

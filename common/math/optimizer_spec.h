@@ -22,8 +22,7 @@ namespace herald::math {
 
 // The sparse optimizer of table `table` of the job: the table's own if its
 // kind is set, else the job's sparse_optimizer. Errors name the field used.
-absl::StatusOr<SparseOptimizerConfig> TableOptimizerFromSpec(const proto::JobSpec& spec,
-                                                             int table);
+absl::StatusOr<SparseOptimizerConfig> TableOptimizerFromSpec(const proto::JobSpec& spec, int table);
 
 // A row's initial values scale: `init_scale` if > 0, else 1/sqrt(dim).
 float EffectiveInitScale(float init_scale, uint32_t dim);

@@ -43,8 +43,8 @@ void InitOptimizerState(const SparseOptimizerConfig& config, uint32_t dim, float
   }
 }
 
-void ApplySparseUpdate(const SparseOptimizerConfig& c, uint32_t dim, const float* g,
-                       float* w, float* state) {
+void ApplySparseUpdate(const SparseOptimizerConfig& c, uint32_t dim, const float* g, float* w,
+                       float* state) {
   const float lr = c.learning_rate;
   switch (c.kind) {
     case SparseOptimizerKind::kSgd:

@@ -73,7 +73,7 @@ TEST(SparseOptimizer, AdamFirstStepMovesByLearningRateAndCountsSteps) {
   // Bias correction makes m̂ = g, v̂ = g², so w moves by exactly lr·sign(g).
   EXPECT_NEAR(r.w[0], 0.99f, 1e-6f);
   EXPECT_NEAR(r.w[1], 1.01f, 1e-6f);
-  EXPECT_FLOAT_EQ(r.state[0], 0.05f);                 // m = 0.1·g
+  EXPECT_FLOAT_EQ(r.state[0], 0.05f);                      // m = 0.1·g
   EXPECT_EQ(r.state[2], (1.0f - 0.999f) * (0.5f * 0.5f));  // v = (1-β2)·g², in float
   Step(c, &r, {0.5f, -2.0f});
   uint32_t step;

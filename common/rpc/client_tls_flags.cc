@@ -22,7 +22,8 @@ absl::StatusOr<ChannelOptions> ClientChannelOptionsFromFlags() {
     if (!name.empty()) return absl::InvalidArgumentError("--tls_server_name needs --tls_ca");
     return options;
   }
-  if (!std::ifstream(ca)) return absl::InvalidArgumentError(absl::StrCat("--tls_ca: cannot read ", ca));
+  if (!std::ifstream(ca))
+    return absl::InvalidArgumentError(absl::StrCat("--tls_ca: cannot read ", ca));
   options.tls_root_cert_path = ca;
   options.tls_server_name = name;
   return options;

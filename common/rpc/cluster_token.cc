@@ -3,9 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
 #include "common/logging.h"
 
 namespace herald::rpc {
@@ -28,7 +28,8 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   std::stringstream content;
   content << in.rdbuf();
   std::string token(absl::StripAsciiWhitespace(content.str()));
-  if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("token file ", path, ": empty"));
+  if (token.empty())
+    return absl::InvalidArgumentError(absl::StrCat("token file ", path, ": empty"));
   return token;
 }
 
@@ -47,9 +48,9 @@ grpc::Status CheckToken(const grpc::ServerContext* context, const std::string& e
   }
   HLOG_WARN("refused {} from {}: {} cluster token", method, context->peer(),
             it == metadata.end() ? "no" : "wrong");
-  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                      absl::StrCat(method, ": missing or wrong cluster token (", kTokenMetadataKey,
-                                   ")"));
+  return grpc::Status(
+      grpc::StatusCode::UNAUTHENTICATED,
+      absl::StrCat(method, ": missing or wrong cluster token (", kTokenMetadataKey, ")"));
 }
 
 }  // namespace herald::rpc

@@ -26,7 +26,8 @@ TEST(StatusConvert, RoundTripsEveryCodeAndMessage) {
 class MarkerPs final : public proto::ParameterServer::Service {
   grpc::Status Stats(grpc::ServerContext*, const proto::PsStatsRequest* req,
                      proto::PsStatsResponse* resp) override {
-    if (req->job_id() == "bad") return ToGrpcStatus(absl::InvalidArgumentError("unknown job 'bad'"));
+    if (req->job_id() == "bad")
+      return ToGrpcStatus(absl::InvalidArgumentError("unknown job 'bad'"));
     resp->set_rows_fetched(4242);
     return grpc::Status::OK;
   }

@@ -1,7 +1,8 @@
 #include "common/rpc/server_process.h"
 
-#include <csignal>
 #include <pthread.h>
+
+#include <csignal>
 
 #include "common/logging.h"
 #include "common/status.h"

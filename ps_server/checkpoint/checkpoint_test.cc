@@ -124,7 +124,8 @@ TEST(Manifest, WritesReadsAndFindsTheLatestCompleteCheckpoint) {
     }
     auto path = WriteManifest(dir.path(), m);
     ASSERT_TRUE(path.ok()) << path.status();
-    EXPECT_EQ(*path, dir.path() + "/ctr/iter-" + std::string(it == 4 ? "000000000004" : "000000000012") + "/MANIFEST");
+    EXPECT_EQ(*path, dir.path() + "/ctr/iter-" +
+                         std::string(it == 4 ? "000000000004" : "000000000012") + "/MANIFEST");
   }
   // An unfinished, later checkpoint (shard files, no manifest) is ignored.
   ASSERT_TRUE(MakeDirs(CheckpointIterationDir(dir.path(), "ctr", 13)).ok());

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "google/protobuf/text_format.h"
 
 namespace herald::ps {
@@ -86,8 +86,8 @@ absl::StatusOr<proto::CheckpointManifest> ReadManifest(const std::string& path) 
   for (int i = 0; i < m.shards_size(); ++i) {
     if (m.shards(i).shard() != static_cast<uint32_t>(i) || m.shards(i).file().empty() ||
         absl::StrContains(m.shards(i).file(), "/")) {
-      return absl::DataLossError(absl::StrCat(path, ": shards[", i, "] is not shard ", i,
-                                              " with a plain file name"));
+      return absl::DataLossError(
+          absl::StrCat(path, ": shards[", i, "] is not shard ", i, " with a plain file name"));
     }
   }
   return m;
@@ -112,7 +112,8 @@ absl::StatusOr<std::string> FindLatestManifest(const std::string& dir, const std
   }
   ::closedir(d);
   if (!found) {
-    return absl::NotFoundError(absl::StrCat("no complete checkpoint of job ", job_id, " under ", dir));
+    return absl::NotFoundError(
+        absl::StrCat("no complete checkpoint of job ", job_id, " under ", dir));
   }
   return ManifestPath(dir, job_id, best);
 }

@@ -32,11 +32,12 @@ absl::Status FsyncDirOf(const std::string& path) {
 // Sequential reader that keeps the running CRC of everything read.
 class CrcReader {
  public:
-  CrcReader(std::FILE* f, std::string path) : f_(f), path_(std::move(path)), crc_(crc32(0, nullptr, 0)) {}
+  CrcReader(std::FILE* f, std::string path)
+      : f_(f), path_(std::move(path)), crc_(crc32(0, nullptr, 0)) {}
   absl::Status Read(void* out, size_t n, const char* what) {
     if (std::fread(out, 1, n, f_) != n) {
-      return absl::DataLossError(absl::StrCat(path_, ": truncated at byte ", offset_,
-                                              " while reading ", what));
+      return absl::DataLossError(
+          absl::StrCat(path_, ": truncated at byte ", offset_, " while reading ", what));
     }
     crc_ = crc32(crc_, static_cast<const Bytef*>(out), static_cast<uInt>(n));
     offset_ += n;
@@ -60,7 +61,9 @@ class CrcReader {
 }  // namespace
 
 ShardFileWriter::ShardFileWriter(std::string path, std::string temp_path, std::FILE* file)
-    : path_(std::move(path)), temp_path_(std::move(temp_path)), file_(file),
+    : path_(std::move(path)),
+      temp_path_(std::move(temp_path)),
+      file_(file),
       crc_(crc32(0, nullptr, 0)) {}
 
 ShardFileWriter::~ShardFileWriter() {
@@ -153,8 +156,8 @@ absl::StatusOr<ShardFileInfo> ReadShardFile(
     const std::function<absl::Status(Key, uint64_t, const float*)>& on_row) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    return absl::NotFoundError(absl::StrCat("cannot open checkpoint file ", path, ": ",
-                                            std::strerror(errno)));
+    return absl::NotFoundError(
+        absl::StrCat("cannot open checkpoint file ", path, ": ", std::strerror(errno)));
   }
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, std::fclose);
   CrcReader r(f, path);
@@ -213,7 +216,8 @@ absl::StatusOr<ShardFileInfo> ReadShardFile(
   }
   if (!(s = r.ReadPod(&total, "row total")).ok()) return s;
   if (total != rows) {
-    return absl::DataLossError(absl::StrCat(path, ": footer counts ", total, " rows, tables hold ", rows));
+    return absl::DataLossError(
+        absl::StrCat(path, ": footer counts ", total, " rows, tables hold ", rows));
   }
   const uint32_t expect = r.crc();
   uint32_t stored = 0;

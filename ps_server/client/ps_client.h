@@ -62,8 +62,8 @@ class PsClient {
                                                        const std::vector<TableKeys>& keys,
                                                        bool early = false) = 0;
   // Duplicate keys of one table are summed in the order given before sending.
-  virtual absl::Status PushGradients(const std::string& job_id, uint64_t iteration,
-                                     uint32_t worker, const std::vector<TableGrads>& grads) = 0;
+  virtual absl::Status PushGradients(const std::string& job_id, uint64_t iteration, uint32_t worker,
+                                     const std::vector<TableGrads>& grads) = 0;
   // Errors: InvalidArgument for a key given twice.
   virtual absl::Status WriteBack(const std::string& job_id, uint64_t iteration, uint32_t worker,
                                  const std::vector<TableRows>& rows) = 0;

@@ -28,10 +28,9 @@ class ShardStub {
                                      absl::Duration timeout) = 0;
   virtual absl::Status WriteBack(const proto::WriteBackRequest& r, absl::Duration timeout) = 0;
   virtual absl::Status IterationDone(const proto::IterationDoneRequest& r,
-                                     proto::IterationDoneResponse* out,
-                                     absl::Duration timeout) = 0;
-  virtual absl::Status Checkpoint(const proto::CheckpointRequest& r,
-                                  proto::CheckpointResponse* out, absl::Duration timeout) = 0;
+                                     proto::IterationDoneResponse* out, absl::Duration timeout) = 0;
+  virtual absl::Status Checkpoint(const proto::CheckpointRequest& r, proto::CheckpointResponse* out,
+                                  absl::Duration timeout) = 0;
   virtual absl::Status Stats(const proto::PsStatsRequest& r, proto::PsStatsResponse* out,
                              absl::Duration timeout) = 0;
 };

@@ -1,8 +1,7 @@
 #include "ps_server/client/sharded_ps_client.h"
 
-#include <thread>
-
 #include <cstring>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -46,10 +45,11 @@ struct Piece {
 // Splits every table's keys by shard and into pieces of at most
 // `max_keys(table)` keys, grouped into requests of at most `budget` bytes.
 // Result: [shard][request] -> pieces.
-std::vector<std::vector<std::vector<Piece>>> Plan(
-    const KeyRouter& router, uint32_t num_shards, const std::vector<TableId>& tables,
-    const std::vector<const std::vector<Key>*>& keys, const std::vector<size_t>& bytes_per_key,
-    size_t budget) {
+std::vector<std::vector<std::vector<Piece>>> Plan(const KeyRouter& router, uint32_t num_shards,
+                                                  const std::vector<TableId>& tables,
+                                                  const std::vector<const std::vector<Key>*>& keys,
+                                                  const std::vector<size_t>& bytes_per_key,
+                                                  size_t budget) {
   std::vector<std::vector<std::vector<Piece>>> plan(num_shards);
   std::vector<size_t> used(num_shards, budget);  // bytes in each shard's last request
   for (size_t t = 0; t < tables.size(); ++t) {
@@ -106,8 +106,7 @@ absl::Status ShardedPsClient::ForEachShard(const std::function<absl::Status(uint
 }
 
 absl::StatusOr<uint64_t> ShardedPsClient::StartJob(const std::string& job_id,
-                                                   const proto::JobSpec& spec,
-                                                   uint32_t num_workers,
+                                                   const proto::JobSpec& spec, uint32_t num_workers,
                                                    const std::string& restore_manifest) {
   std::vector<uint64_t> next(stubs_.size());
   HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
@@ -125,8 +124,10 @@ absl::StatusOr<uint64_t> ShardedPsClient::StartJob(const std::string& job_id,
   }));
   for (uint64_t n : next) {
     if (n != next[0]) {
-      return absl::DataLossError(absl::StrCat("job ", job_id, ": shards start at different "
-                                              "iterations (", next[0], " and ", n, ")"));
+      return absl::DataLossError(absl::StrCat("job ", job_id,
+                                              ": shards start at different "
+                                              "iterations (",
+                                              next[0], " and ", n, ")"));
     }
   }
   absl::MutexLock lock(&mu_);
@@ -161,8 +162,8 @@ absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string&
   // An answer row is at most 8 (key) + 8 (version) + 4 * (4096 dim * 3) bytes;
   // assume a generous 1 KiB per key for planning and let the budget split.
   const std::vector<size_t> bytes_per_key(keys.size(), 1024);
-  auto plan = Plan(router_, num_shards(), tables, unique, bytes_per_key,
-                   options_.max_request_bytes);
+  auto plan =
+      Plan(router_, num_shards(), tables, unique, bytes_per_key, options_.max_request_bytes);
 
   // Unique rows per table, filled by the shards.
   std::vector<std::vector<float>> rows(keys.size());
@@ -239,8 +240,7 @@ absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string&
 }
 
 absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t iteration,
-                                            uint32_t worker,
-                                            const std::vector<TableGrads>& grads) {
+                                            uint32_t worker, const std::vector<TableGrads>& grads) {
   std::vector<TableId> tables;
   std::vector<Dedup> dedup;
   std::vector<std::vector<float>> sums(grads.size());
@@ -249,9 +249,9 @@ absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t 
   for (size_t t = 0; t < grads.size(); ++t) {
     const TableGrads& g = grads[t];
     if (g.dim == 0 || g.grads.size() != g.keys.size() * g.dim) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "push of table ", g.table.value(), ": ", g.grads.size(), " gradient floats for ",
-          g.keys.size(), " keys of dim ", g.dim));
+      return absl::InvalidArgumentError(absl::StrCat("push of table ", g.table.value(), ": ",
+                                                     g.grads.size(), " gradient floats for ",
+                                                     g.keys.size(), " keys of dim ", g.dim));
     }
     tables.push_back(g.table);
     dedup.push_back(Deduplicate(g.keys));
@@ -271,8 +271,8 @@ absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t 
     }
   }
   for (const Dedup& d : dedup) unique.push_back(&d.unique);
-  auto plan = Plan(router_, num_shards(), tables, unique, bytes_per_key,
-                   options_.max_request_bytes);
+  auto plan =
+      Plan(router_, num_shards(), tables, unique, bytes_per_key, options_.max_request_bytes);
   return ForEachShard([&](uint32_t s) -> absl::Status {
     for (const std::vector<Piece>& request_pieces : plan[s]) {
       proto::PushGradientsRequest r;
@@ -309,10 +309,10 @@ absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iter
   for (const TableRows& t : rows) {
     if (t.row_floats == 0 || t.rows.size() != t.keys.size() * t.row_floats ||
         t.versions.size() != t.keys.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "write-back of table ", t.table.value(), ": ", t.rows.size(), " floats and ",
-          t.versions.size(), " versions for ", t.keys.size(), " keys of ", t.row_floats,
-          " floats"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("write-back of table ", t.table.value(), ": ", t.rows.size(), " floats and ",
+                       t.versions.size(), " versions for ", t.keys.size(), " keys of ",
+                       t.row_floats, " floats"));
     }
     if (Deduplicate(t.keys).unique.size() != t.keys.size()) {
       return absl::InvalidArgumentError(
@@ -322,8 +322,7 @@ absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iter
     keys.push_back(&t.keys);
     bytes_per_key.push_back(2 * sizeof(uint64_t) + t.row_floats * sizeof(float));
   }
-  auto plan = Plan(router_, num_shards(), tables, keys, bytes_per_key,
-                   options_.max_request_bytes);
+  auto plan = Plan(router_, num_shards(), tables, keys, bytes_per_key, options_.max_request_bytes);
   return ForEachShard([&](uint32_t s) -> absl::Status {
     for (const std::vector<Piece>& request_pieces : plan[s]) {
       proto::WriteBackRequest r;
@@ -354,9 +353,8 @@ absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iter
   });
 }
 
-absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id,
-                                                    uint64_t iteration, uint32_t worker,
-                                                    uint32_t num_workers) {
+absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id, uint64_t iteration,
+                                                    uint32_t worker, uint32_t num_workers) {
   std::vector<char> committed(stubs_.size(), 0);
   HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
     proto::IterationDoneRequest r;
@@ -421,8 +419,8 @@ absl::StatusOr<std::vector<proto::PsStatsResponse>> ShardedPsClient::Stats(
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(const std::vector<std::string>& addresses,
-                                                           const PsClientOptions& options) {
+absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(
+    const std::vector<std::string>& addresses, const PsClientOptions& options) {
   if (addresses.empty()) return absl::InvalidArgumentError("no parameter-server addresses");
   std::vector<std::unique_ptr<ShardStub>> stubs;
   for (const std::string& a : addresses) {

@@ -44,8 +44,8 @@ class ShardedPsClient final : public PsClient {
                              const std::vector<TableGrads>& grads) override;
   absl::Status WriteBack(const std::string& job_id, uint64_t iteration, uint32_t worker,
                          const std::vector<TableRows>& rows) override;
-  absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration,
-                                     uint32_t worker, uint32_t num_workers) override;
+  absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration, uint32_t worker,
+                                     uint32_t num_workers) override;
   absl::StatusOr<std::string> Checkpoint(const std::string& job_id, uint64_t iteration,
                                          const std::string& dir) override;
   absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;
@@ -68,8 +68,8 @@ class ShardedPsClient final : public PsClient {
 };
 
 // A client of real herald_ps processes; addresses[i] is shard i.
-absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(const std::vector<std::string>& addresses,
-                                                           const PsClientOptions& options = {});
+absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(
+    const std::vector<std::string>& addresses, const PsClientOptions& options = {});
 
 // `num_shards` PsCores in this process behind a ShardedPsClient: the real
 // server code without sockets, for tests of the worker and the scheduler.

@@ -96,9 +96,10 @@ TEST(ShardedPsClient, DuplicateKeysAreFetchedOnceAndGradientsSummed) {
   EXPECT_EQ((*stats)[0].rows_fetched() + (*stats)[1].rows_fetched(), 2u);
 
   // Pushing key 5 twice equals pushing the sum once.
-  ASSERT_TRUE(cluster.client()
-                  .PushGradients("j", 0, 0, {{TableId(0), {5, 5}, 8, std::vector<float>(16, 0.25f)}})
-                  .ok());
+  ASSERT_TRUE(
+      cluster.client()
+          .PushGradients("j", 0, 0, {{TableId(0), {5, 5}, 8, std::vector<float>(16, 0.25f)}})
+          .ok());
   ASSERT_TRUE(*cluster.client().IterationDone("j", 0, 0, 1));
   InProcessPsCluster other(1);
   ASSERT_TRUE(other.client().StartJob("j", spec, 1).ok());

@@ -57,8 +57,7 @@ absl::Status PsCore::RestoreAtStart(const std::string& manifest_path, uint32_t s
 
 absl::Status PsCore::Install(const proto::PsStartJobRequest& request,
                              const proto::CheckpointManifest* manifest,
-                             const std::string& manifest_dir,
-                             proto::PsStartJobResponse* response) {
+                             const std::string& manifest_dir, proto::PsStartJobResponse* response) {
   if (request.job_id().empty()) return absl::InvalidArgumentError("job_id: must not be empty");
   {
     absl::MutexLock lock(&mu_);
@@ -144,8 +143,7 @@ absl::Status PsCore::Checkpoint(const proto::CheckpointRequest& request, absl::T
   return shard->Checkpoint(request, Bound(deadline), response, options_.checkpoint_midway);
 }
 
-absl::Status PsCore::Stats(const proto::PsStatsRequest& request,
-                           proto::PsStatsResponse* response) {
+absl::Status PsCore::Stats(const proto::PsStatsRequest& request, proto::PsStatsResponse* response) {
   HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
   shard->Stats(response);
   return absl::OkStatus();

@@ -40,8 +40,8 @@ class PsCore {
                         proto::PsStartJobResponse* response);
   // Loads the job described by a checkpoint manifest as shard `shard` of
   // `num_shards` (0: the manifest's count) at process start.
-  absl::Status RestoreAtStart(const std::string& manifest_path, uint32_t shard,
-                              uint32_t num_shards, proto::PsStartJobResponse* response);
+  absl::Status RestoreAtStart(const std::string& manifest_path, uint32_t shard, uint32_t num_shards,
+                              proto::PsStartJobResponse* response);
   absl::Status EndJob(const proto::PsEndJobRequest& request);
 
   // `deadline`: absl::InfiniteFuture() means options.default_wait from now.

@@ -51,11 +51,11 @@ absl::Status RunItems(ThreadPool* pool, size_t n, const std::function<absl::Stat
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<JobShard>> JobShard::Create(JobShardOptions options,
-                                                          ThreadPool* pool) {
+                                                           ThreadPool* pool) {
   if (options.job_id.empty()) return absl::InvalidArgumentError("job_id: must not be empty");
   if (options.num_shards == 0 || options.shard >= options.num_shards) {
-    return absl::InvalidArgumentError(absl::StrCat("shard ", options.shard, " is outside [0, ",
-                                                   options.num_shards, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("shard ", options.shard, " is outside [0, ", options.num_shards, ")"));
   }
   if (options.num_workers == 0 || options.num_workers > 65536) {
     return absl::InvalidArgumentError(
@@ -64,8 +64,8 @@ absl::StatusOr<std::unique_ptr<JobShard>> JobShard::Create(JobShardOptions optio
   if (options.tables.empty()) return absl::InvalidArgumentError("tables: none");
   for (size_t i = 0; i < options.tables.size(); ++i) {
     if (options.tables[i].id.value() != i) {
-      return absl::InvalidArgumentError(absl::StrCat("tables[", i, "] has id ",
-                                                     options.tables[i].id.value()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tables[", i, "] has id ", options.tables[i].id.value()));
     }
   }
   options.iterations_ahead = std::max<uint32_t>(options.iterations_ahead, 1);
@@ -95,8 +95,8 @@ absl::Status JobShard::DecodeKeys(uint32_t table_id, const std::string& key_byte
                                   Block* out) const {
   if (table_id >= tables_.size()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": table ", table_id,
-                                                   " does not exist in job ", options_.job_id,
-                                                   " (", tables_.size(), " tables)"));
+                                                   " does not exist in job ", options_.job_id, " (",
+                                                   tables_.size(), " tables)"));
   }
   if ((*seen_tables)[table_id]) {
     return absl::InvalidArgumentError(
@@ -104,17 +104,17 @@ absl::Status JobShard::DecodeKeys(uint32_t table_id, const std::string& key_byte
   }
   (*seen_tables)[table_id] = true;
   if (key_bytes.size() % sizeof(Key) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": keys are ", key_bytes.size(),
-                                                   " bytes, not a multiple of 8"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": keys are ", key_bytes.size(), " bytes, not a multiple of 8"));
   }
   out->table = table_id;
   out->keys = LoadKeys(key_bytes);
   for (Key key : out->keys) {
     const ShardId owner = router_.ShardOf(TableId(table_id), key);
     if (owner.value() != options_.shard) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": key ", key, " of table ", table_id, " belongs to shard ",
-                       owner.value(), ", not shard ", options_.shard));
+      return absl::InvalidArgumentError(absl::StrCat(where, ": key ", key, " of table ", table_id,
+                                                     " belongs to shard ", owner.value(),
+                                                     ", not shard ", options_.shard));
     }
   }
   return absl::OkStatus();
@@ -149,8 +149,8 @@ IterationBuffer& JobShard::Buffer(uint64_t iteration) {
 absl::Status JobShard::CheckIterationOpen(uint64_t iteration, uint32_t worker, const char* what) {
   if (worker >= options_.num_workers) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": worker_rank ", worker,
-                                                   " is outside the job's ",
-                                                   options_.num_workers, " workers"));
+                                                   " is outside the job's ", options_.num_workers,
+                                                   " workers"));
   }
   if (iteration < open_) {
     return absl::FailedPreconditionError(
@@ -219,16 +219,14 @@ absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time dead
     if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) {
       std::string missing = MissingWorkers(t - 1);
       mu_.Unlock();
-      return Reject(absl::DeadlineExceededError(
-          absl::StrCat("fetch for iteration ", t, ": iteration ", t - 1,
-                       " was not committed on shard ", options_.shard,
-                       " before the deadline; not reported: ", missing)));
+      return Reject(absl::DeadlineExceededError(absl::StrCat(
+          "fetch for iteration ", t, ": iteration ", t - 1, " was not committed on shard ",
+          options_.shard, " before the deadline; not reported: ", missing)));
     }
     if (committed_ > t) {
       mu_.Unlock();
-      return Reject(absl::FailedPreconditionError(
-          absl::StrCat("fetch for iteration ", t, ": iteration ", t,
-                       " committed while the fetch waited")));
+      return Reject(absl::FailedPreconditionError(absl::StrCat(
+          "fetch for iteration ", t, ": iteration ", t, " committed while the fetch waited")));
     }
   }
   rows_mu_.ReaderLock();
@@ -297,13 +295,13 @@ absl::Status JobShard::PushGradients(const proto::PushGradientsRequest& request)
     const size_t expect = blocks[i].keys.size() * dim * sizeof(float);
     if (g.grads().size() != expect) {
       return Reject(absl::InvalidArgumentError(
-          absl::StrCat(where, ": grads are ", g.grads().size(), " bytes, expected ", expect,
-                       " (", blocks[i].keys.size(), " keys x dim ", dim, " x 4)")));
+          absl::StrCat(where, ": grads are ", g.grads().size(), " bytes, expected ", expect, " (",
+                       blocks[i].keys.size(), " keys x dim ", dim, " x 4)")));
     }
     size_t bad;
     if (!AllFinite(g.grads(), &bad)) {
-      return Reject(absl::InvalidArgumentError(absl::StrCat(
-          where, ": gradient of key ", blocks[i].keys[bad / dim], " is not finite")));
+      return Reject(absl::InvalidArgumentError(
+          absl::StrCat(where, ": gradient of key ", blocks[i].keys[bad / dim], " is not finite")));
     }
     total_keys += blocks[i].keys.size();
   }
@@ -341,9 +339,9 @@ absl::Status JobShard::PushGradients(const proto::PushGradientsRequest& request)
         }
       }
       if (duplicate) {
-        return absl::AlreadyExistsError(absl::StrCat(
-            "grads[", items[i].block, "]: worker ", worker, " already pushed key ", key,
-            " of table ", block.table, " for iteration ", t));
+        return absl::AlreadyExistsError(absl::StrCat("grads[", items[i].block, "]: worker ", worker,
+                                                     " already pushed key ", key, " of table ",
+                                                     block.table, " for iteration ", t));
       }
       auto row = table.FindOrCreate(stripe, key);
       if (!row.ok()) return row.status();
@@ -399,10 +397,10 @@ absl::Status JobShard::WriteBack(const proto::WriteBackRequest& request) {
                        r.table_id(), " (", rf, " floats: values + optimizer state)")));
     }
     if (r.rows().size() != n * rf * sizeof(float) || r.versions().size() != n * sizeof(uint64_t)) {
-      return Reject(absl::InvalidArgumentError(absl::StrCat(
-          where, ": ", n, " keys need ", n * rf * sizeof(float), " bytes of rows and ",
-          n * sizeof(uint64_t), " bytes of versions, got ", r.rows().size(), " and ",
-          r.versions().size())));
+      return Reject(absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", n, " keys need ", n * rf * sizeof(float), " bytes of rows and ",
+                       n * sizeof(uint64_t), " bytes of versions, got ", r.rows().size(), " and ",
+                       r.versions().size())));
     }
     size_t bad;
     if (!AllFinite(r.rows(), &bad)) {
@@ -453,8 +451,8 @@ absl::Status JobShard::WriteBack(const proto::WriteBackRequest& request) {
       const uint64_t v = version_at(items[i].block, pos);
       if (v < stored) {
         return absl::FailedPreconditionError(absl::StrCat(
-            "rows[", items[i].block, "]: stale write-back of key ", key, " of table ",
-            block.table, ": version ", v, " is older than the stored version ", stored));
+            "rows[", items[i].block, "]: stale write-back of key ", key, " of table ", block.table,
+            ": version ", v, " is older than the stored version ", stored));
       }
       row_of[items[i].block][pos] = *row;
     }
@@ -501,8 +499,8 @@ absl::StatusOr<bool> JobShard::IterationDone(const proto::IterationDoneRequest& 
                                                 options_.num_workers));
   } else if (auto it = pending_.find(t);
              it != pending_.end() && worker < options_.num_workers && it->second->done[worker]) {
-    s = absl::AlreadyExistsError(absl::StrCat("iteration done: worker ", worker,
-                                              " already reported iteration ", t));
+    s = absl::AlreadyExistsError(
+        absl::StrCat("iteration done: worker ", worker, " already reported iteration ", t));
   } else {
     s = CheckIterationOpen(t, worker, "iteration done");
   }
@@ -594,9 +592,9 @@ absl::Status JobShard::Checkpoint(const proto::CheckpointRequest& request, absl:
   if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) {
     std::string missing = MissingWorkers(t);
     mu_.Unlock();
-    return absl::DeadlineExceededError(absl::StrCat(
-        "checkpoint of iteration ", t, ": not committed before the deadline; not reported: ",
-        missing));
+    return absl::DeadlineExceededError(
+        absl::StrCat("checkpoint of iteration ", t,
+                     ": not committed before the deadline; not reported: ", missing));
   }
   if (committed_ != t + 1) {
     const uint64_t latest = committed_ - 1;
@@ -613,10 +611,9 @@ absl::Status JobShard::Checkpoint(const proto::CheckpointRequest& request, absl:
     HERALD_RETURN_IF_ERROR(MakeDirs(dir));
     ShardFileHeader header{options_.job_id, options_.shard, options_.num_shards, t,
                            static_cast<uint32_t>(tables_.size())};
-    HERALD_ASSIGN_OR_RETURN(auto writer,
-                            ShardFileWriter::Create(
-                                dir + "/" + ShardFileName(options_.shard, options_.num_shards),
-                                header));
+    HERALD_ASSIGN_OR_RETURN(
+        auto writer, ShardFileWriter::Create(
+                         dir + "/" + ShardFileName(options_.shard, options_.num_shards), header));
     uint64_t total = 0, written = 0;
     for (auto& table : tables_) total += table->rows();
     bool midway_done = false;
@@ -643,9 +640,9 @@ absl::Status JobShard::Checkpoint(const proto::CheckpointRequest& request, absl:
       }
       std::sort(entries.begin(), entries.end());
       const TableOptions& o = table->options();
-      HERALD_RETURN_IF_ERROR(writer->BeginTable({o.id.value(), o.dim, table->row_floats(),
-                                                 static_cast<uint32_t>(o.optimizer.kind),
-                                                 entries.size()}));
+      HERALD_RETURN_IF_ERROR(
+          writer->BeginTable({o.id.value(), o.dim, table->row_floats(),
+                              static_cast<uint32_t>(o.optimizer.kind), entries.size()}));
       for (const Entry& e : entries) {
         maybe_midway();
         ShardTable::Stripe& stripe = table->stripe(e.stripe);

@@ -102,9 +102,8 @@ class JobShard {
   };
   // Decodes and checks block headers: table known and not repeated, key
   // bytes a multiple of 8, keys owned by this shard. `field` like "keys".
-  absl::Status DecodeKeys(uint32_t table_id, const std::string& key_bytes,
-                          const std::string& where, std::vector<bool>* seen_tables,
-                          Block* out) const;
+  absl::Status DecodeKeys(uint32_t table_id, const std::string& key_bytes, const std::string& where,
+                          std::vector<bool>* seen_tables, Block* out) const;
   StripePlan PlanByStripe(const std::vector<Block>& blocks) const;
   // Counts a rejected request and returns its error.
   absl::Status Reject(absl::Status status);

@@ -246,8 +246,8 @@ TEST_F(JobShardTest, RejectsRequestsThatDoNotFitAndKeepsServing) {
          "grads[0]: dim 3 does not match table 0 (dim 4)");
   expect(Push(*shard, 0, 1, 0, {1, 2}, {1, 1, 1, 1}), absl::StatusCode::kInvalidArgument,
          "grads are 16 bytes, expected 32");
-  expect(Push(*shard, 0, 0, 0, {2, 1}, std::vector<float>(8, 1)),
-         absl::StatusCode::kAlreadyExists, "worker 0 already pushed key 1 of table 0");
+  expect(Push(*shard, 0, 0, 0, {2, 1}, std::vector<float>(8, 1)), absl::StatusCode::kAlreadyExists,
+         "worker 0 already pushed key 1 of table 0");
   expect(Push(*shard, 0, 1, 0, {2}, {1, NAN, 1, 1}), absl::StatusCode::kInvalidArgument,
          "gradient of key 2 is not finite");
   expect(Push(*shard, 0, 7, 0, {2}, {1, 1, 1, 1}), absl::StatusCode::kInvalidArgument,
@@ -318,9 +318,8 @@ TEST_F(JobShardTest, CheckpointCapturesTheCommittedIterationAndRestores) {
   req.set_dir(dir.path());
   proto::CheckpointResponse resp;
   bool midway = false;
-  ASSERT_TRUE(shard->Checkpoint(req, absl::Now() + absl::Seconds(5), &resp,
-                                [&] { midway = true; })
-                  .ok());
+  ASSERT_TRUE(
+      shard->Checkpoint(req, absl::Now() + absl::Seconds(5), &resp, [&] { midway = true; }).ok());
   EXPECT_TRUE(midway);
   EXPECT_EQ(resp.rows(), 300u);
   EXPECT_EQ(resp.checksum().size(), 8u);

@@ -18,8 +18,8 @@ absl::StatusOr<std::vector<TableOptions>> TableOptionsFromSpec(const proto::JobS
     const proto::TableSpec& t = spec.tables(i);
     const std::string field = absl::StrCat("tables[", i, "]");
     if (t.dim() == 0 || t.dim() > kMaxEmbeddingDim) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".dim: must be in [1, ",
-                                                     kMaxEmbeddingDim, "], got ", t.dim()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".dim: must be in [1, ", kMaxEmbeddingDim, "], got ", t.dim()));
     }
     if (t.init_scale() < 0 || !std::isfinite(t.init_scale())) {
       return absl::InvalidArgumentError(

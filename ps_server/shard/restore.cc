@@ -29,9 +29,8 @@ absl::StatusOr<uint64_t> RestoreShard(const proto::CheckpointManifest& manifest,
         [&](const ShardTableHeader& t) -> absl::Status {
           table = t;
           if (t.table_id >= o.tables.size()) {
-            return absl::InvalidArgumentError(absl::StrCat(path, ": table ", t.table_id,
-                                                           " is not in the job (",
-                                                           o.tables.size(), " tables)"));
+            return absl::InvalidArgumentError(absl::StrCat(
+                path, ": table ", t.table_id, " is not in the job (", o.tables.size(), " tables)"));
           }
           const TableOptions& want = o.tables[t.table_id];
           const uint32_t rf = math::RowFloats(want.optimizer.kind, want.dim);
@@ -52,14 +51,13 @@ absl::StatusOr<uint64_t> RestoreShard(const proto::CheckpointManifest& manifest,
     if (!info.ok()) return info.status();
     const std::string crc = absl::StrFormat("%08x", info->crc32);
     if (crc != entry.checksum()) {
-      return absl::DataLossError(absl::StrCat(path, ": checksum ", crc, " does not match the manifest's ",
-                                              entry.checksum()));
+      return absl::DataLossError(absl::StrCat(path, ": checksum ", crc,
+                                              " does not match the manifest's ", entry.checksum()));
     }
     if (header.job_id != manifest.job_id() || header.iteration != manifest.iteration()) {
-      return absl::DataLossError(absl::StrCat(path, ": holds job ", header.job_id, " iteration ",
-                                              header.iteration, ", the manifest says job ",
-                                              manifest.job_id(), " iteration ",
-                                              manifest.iteration()));
+      return absl::DataLossError(absl::StrCat(
+          path, ": holds job ", header.job_id, " iteration ", header.iteration,
+          ", the manifest says job ", manifest.job_id(), " iteration ", manifest.iteration()));
     }
   }
   return loaded;

@@ -18,9 +18,9 @@ absl::StatusOr<uint32_t> ShardTable::FindOrCreate(Stripe& stripe, Key key) {
   if (options_.max_rows > 0) {
     if (rows_.fetch_add(1, std::memory_order_relaxed) >= options_.max_rows) {
       rows_.fetch_sub(1, std::memory_order_relaxed);
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "table ", options_.id.value(), " is full on this shard: ", options_.max_rows,
-          " rows (max_rows per shard); cannot create key ", key));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("table ", options_.id.value(), " is full on this shard: ", options_.max_rows,
+                       " rows (max_rows per shard); cannot create key ", key));
     }
     auto created = stripe.table.FindOrCreate(key);
     if (!created.ok()) rows_.fetch_sub(1, std::memory_order_relaxed);

@@ -26,9 +26,8 @@ absl::StatusOr<uint32_t> EmbeddingTable::FindOrCreate(Key key) {
   if (it != index_.end()) return *it;
   const uint64_t n = size();
   if ((options_.max_rows > 0 && n >= options_.max_rows) || n >= UINT32_MAX) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("table ", options_.id.value(), " is full: ", n, " rows (max_rows ",
-                     options_.max_rows, ")"));
+    return absl::ResourceExhaustedError(absl::StrCat("table ", options_.id.value(), " is full: ", n,
+                                                     " rows (max_rows ", options_.max_rows, ")"));
   }
   const uint32_t index = static_cast<uint32_t>(rows_.Append());
   meta_.Append();

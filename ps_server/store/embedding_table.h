@@ -100,7 +100,9 @@ class EmbeddingTable {
     Key KeyOf(uint32_t i) const { return meta->Item(i)->key; }
     Key KeyOf(KeyProbe p) const { return p.key; }
     template <typename A, typename B>
-    bool operator()(A a, B b) const { return KeyOf(a) == KeyOf(b); }
+    bool operator()(A a, B b) const {
+      return KeyOf(a) == KeyOf(b);
+    }
   };
 
   TableOptions options_;

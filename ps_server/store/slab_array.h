@@ -26,9 +26,7 @@ class SlabArray {
   uint64_t size() const { return size_; }
   uint32_t width() const { return width_; }
 
-  T* Item(uint64_t i) {
-    return slabs_[i / items_per_slab_].get() + (i % items_per_slab_) * width_;
-  }
+  T* Item(uint64_t i) { return slabs_[i / items_per_slab_].get() + (i % items_per_slab_) * width_; }
   const T* Item(uint64_t i) const { return const_cast<SlabArray*>(this)->Item(i); }
 
   // Appends one zero-initialised item and returns its index.
@@ -53,9 +51,8 @@ class SlabArray {
   static constexpr uint32_t kFirstSlabMinItems = 16;
 
   void GrowFirstSlab() {
-    const uint32_t capacity =
-        std::min<uint64_t>(items_per_slab_, std::max<uint64_t>(kFirstSlabMinItems,
-                                                               2ull * first_slab_capacity_));
+    const uint32_t capacity = std::min<uint64_t>(
+        items_per_slab_, std::max<uint64_t>(kFirstSlabMinItems, 2ull * first_slab_capacity_));
     auto slab = std::make_unique<T[]>(static_cast<size_t>(capacity) * width_);
     if (!slabs_.empty()) {
       std::memcpy(slab.get(), slabs_[0].get(),

@@ -7,8 +7,8 @@
 namespace herald::scheduler {
 
 void Allocator::Allocate(const BatchIndex& index, const std::vector<RowDirectory>& directory,
-                         CounterRng* rng, std::vector<uint32_t>* worker_of,
-                         const TableRunner& run, const TableRunner::SideWork& side) {
+                         CounterRng* rng, std::vector<uint32_t>* worker_of, const TableRunner& run,
+                         const TableRunner::SideWork& side) {
   const uint32_t n = index.num_samples();
   worker_of->resize(n);
   if (kind_ == Allocation::kLocality) {
@@ -27,8 +27,8 @@ void Allocator::Allocate(const BatchIndex& index, const std::vector<RowDirectory
 }
 
 void Allocator::Locality(const BatchIndex& index, const std::vector<RowDirectory>& directory,
-                         CounterRng* rng, std::vector<uint32_t>* worker_of,
-                         const TableRunner& run, const TableRunner::SideWork& side) {
+                         CounterRng* rng, std::vector<uint32_t>* worker_of, const TableRunner& run,
+                         const TableRunner::SideWork& side) {
   if (num_workers_ <= 64) {
     LocalityIn<1>(index, directory, rng, worker_of, run, side, &rows1_);
   } else if (num_workers_ <= 128) {

@@ -54,8 +54,7 @@ class Allocator {
   // `side` on `run` after allocating. Either way it is done on return.
   void Allocate(const BatchIndex& index, const std::vector<RowDirectory>& directory,
                 CounterRng* rng, std::vector<uint32_t>* worker_of,
-                const TableRunner& run = TableRunner(),
-                const TableRunner::SideWork& side = {});
+                const TableRunner& run = TableRunner(), const TableRunner::SideWork& side = {});
 
   // kLocality scores only the tables marked true (herald-adaptive); empty:
   // every table. A sample whose scored tables give no worker an advantage
@@ -119,10 +118,10 @@ class Allocator {
   std::vector<int32_t> cost_, closed_cost_;
   std::vector<uint32_t> load_, quota_;
   CheapestWorker cheapest_;
-  std::vector<uint32_t> start_of_count_;  // the samples' order by cached rows
-  std::vector<uint32_t> scored_offsets_, scored_ids_;  // per sample, CSR of scored numbers
+  std::vector<uint32_t> start_of_count_;                    // the samples' order by cached rows
+  std::vector<uint32_t> scored_offsets_, scored_ids_;       // per sample, CSR of scored numbers
   std::vector<const uint32_t*> table_offsets_, table_ids_;  // per table, while allocating
-  std::vector<std::vector<uint32_t>> chunk_ids_;       // scored_ids_ of each chunk of samples
+  std::vector<std::vector<uint32_t>> chunk_ids_;            // scored_ids_ of each chunk of samples
   std::vector<uint32_t> row_start_, row_fill_, row_samples_;  // IndexSamplesOfRows
 };
 

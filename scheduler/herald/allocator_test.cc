@@ -90,8 +90,7 @@ data::KeyBatch Samples(const std::vector<std::vector<Key>>& keys) {
 // there: the k rows stay on one worker (two misses for S0's cached rows
 // instead of three shared rows).
 TEST(AllocatorTest, ASecondPassPlacesASampleKnowingTheSamplesAfterIt) {
-  const data::KeyBatch batch =
-      Samples({{1, 2, 10, 11, 12}, {3, 4}, {5, 10, 11, 12}, {6}});
+  const data::KeyBatch batch = Samples({{1, 2, 10, 11, 12}, {3, 4}, {5, 10, 11, 12}, {6}});
   std::vector<RowDirectory> directory(1);
   BatchIndex index;
   index.Build(batch, 0, &directory);

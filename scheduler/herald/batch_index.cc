@@ -12,9 +12,8 @@ constexpr size_t kLookahead = 12;
 void BatchIndex::Build(const data::KeyBatch& batch, uint64_t iteration,
                        std::vector<RowDirectory>* directories, const TableRunner& run) {
   Start(batch);
-  run.ForEachTable(num_tables(), [&](uint32_t t) {
-    IndexTable(batch, t, iteration, &(*directories)[t]);
-  });
+  run.ForEachTable(num_tables(),
+                   [&](uint32_t t) { IndexTable(batch, t, iteration, &(*directories)[t]); });
   Finish(run);
 }
 

@@ -12,8 +12,7 @@ namespace {
 // A batch of `samples` samples over tables whose keys are drawn from
 // `distinct[t]` keys (0–2 keys per sample), so keys repeat within the batch
 // and, with thousands of distinct keys, collide in the build's memo.
-data::KeyBatch RandomBatch(uint32_t samples, const std::vector<uint32_t>& distinct,
-                           uint32_t seed) {
+data::KeyBatch RandomBatch(uint32_t samples, const std::vector<uint32_t>& distinct, uint32_t seed) {
   std::mt19937 rng(seed);
   data::KeyBatch batch;
   batch.num_samples = samples;

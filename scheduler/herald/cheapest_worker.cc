@@ -14,8 +14,7 @@ constexpr uint8_t kMembers[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4
 
 // Sets bit w of tied[w / 64] for every w ≥ from with cost[w] == least and
 // returns how many; tied[] must start at zero.
-uint32_t MarkTail(const int32_t* cost, uint32_t from, uint32_t n, int32_t least,
-                  uint64_t* tied) {
+uint32_t MarkTail(const int32_t* cost, uint32_t from, uint32_t n, int32_t least, uint64_t* tied) {
   uint32_t ties = 0;
   for (uint32_t w = from; w < n; ++w) {
     if (cost[w] != least) continue;
@@ -61,15 +60,15 @@ uint32_t MarkLeastFour(const int32_t* cost, uint32_t n, uint64_t* tied) {
 
 #if defined(__x86_64__)
 __attribute__((target("avx2,popcnt"))) uint32_t MarkLeastEight(const int32_t* cost, uint32_t n,
-                                                                uint64_t* tied) {
+                                                               uint64_t* tied) {
   uint32_t w = 0;
   __m256i least_lanes = _mm256_set1_epi32(CheapestWorker::kClosed);
   for (; w + 8 <= n; w += 8) {
-    least_lanes = _mm256_min_epi32(
-        least_lanes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cost + w)));
+    least_lanes = _mm256_min_epi32(least_lanes,
+                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cost + w)));
   }
-  __m128i m = _mm_min_epi32(_mm256_castsi256_si128(least_lanes),
-                            _mm256_extracti128_si256(least_lanes, 1));
+  __m128i m =
+      _mm_min_epi32(_mm256_castsi256_si128(least_lanes), _mm256_extracti128_si256(least_lanes, 1));
   m = _mm_min_epi32(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
   m = _mm_min_epi32(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
   int32_t least = _mm_cvtsi128_si32(m);

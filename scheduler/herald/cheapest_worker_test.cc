@@ -23,11 +23,10 @@ void ExpectPlainScanChoices(Lanes lanes) {
       const uint32_t spread = 1 + values.NextBelow(6);  // 1: everyone ties
       const uint32_t full_one_in = round == 0 ? 1 : 5;  // round 0: all full…
       for (int32_t& c : cost) {
-        c = values.NextBelow(full_one_in) == 0
-                ? CheapestWorker::kClosed
-                : -static_cast<int32_t>(values.NextBelow(spread));
+        c = values.NextBelow(full_one_in) == 0 ? CheapestWorker::kClosed
+                                               : -static_cast<int32_t>(values.NextBelow(spread));
       }
-      if (round == 0) cost[values.NextBelow(n)] = 3;  // …but one
+      if (round == 0) cost[values.NextBelow(n)] = 3;                 // …but one
       if (values.NextBelow(3) == 0) cost[values.NextBelow(n)] -= 9;  // one best worker
       int32_t least = CheapestWorker::kClosed;
       for (int32_t c : cost) least = std::min(least, c);
@@ -38,8 +37,7 @@ void ExpectPlainScanChoices(Lanes lanes) {
       CounterRng want_rng(3, n, static_cast<uint64_t>(round));
       CounterRng got_rng = want_rng;
       const uint32_t want =
-          tied.size() == 1 ? tied[0]
-                           : tied[want_rng.NextBelow(static_cast<uint32_t>(tied.size()))];
+          tied.size() == 1 ? tied[0] : tied[want_rng.NextBelow(static_cast<uint32_t>(tied.size()))];
       ASSERT_EQ(cheapest.Pick(cost.data(), n, &got_rng), want) << "n " << n << " round " << round;
       ASSERT_EQ(got_rng.NextBelow(1000000), want_rng.NextBelow(1000000))
           << "the same draws, n " << n << " round " << round;
@@ -47,9 +45,7 @@ void ExpectPlainScanChoices(Lanes lanes) {
   }
 }
 
-TEST(CheapestWorkerTest, FourLanesPickWhatAPlainScanPicks) {
-  ExpectPlainScanChoices(Lanes::kFour);
-}
+TEST(CheapestWorkerTest, FourLanesPickWhatAPlainScanPicks) { ExpectPlainScanChoices(Lanes::kFour); }
 
 TEST(CheapestWorkerTest, EightLanesPickWhatAPlainScanPicks) {
   if (!CheapestWorker::CpuHasAvx2()) {

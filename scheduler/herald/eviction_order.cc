@@ -34,14 +34,12 @@ void LruOrder::Use(uint32_t slot, uint64_t iteration) {
   r.place = kQueue;  // a parked or cleaned entry is dead now: its use is old
   r.latest = ++uses_;
   queue_.push_back({slot, uses_});
-  const size_t entries = queue_.size() - head_ + parked_.size() - parked_head_ +
-                         cleaned_.size() - cleaned_head_;
+  const size_t entries =
+      queue_.size() - head_ + parked_.size() - parked_head_ + cleaned_.size() - cleaned_head_;
   if (entries > 2 * slot_.size() + 64 || uses_ >= renumber_at_) Compact();
 }
 
-void LruOrder::Remove(uint32_t slot) {
-  slot_[slot] = SlotRecord{0, kQueue, 0};
-}
+void LruOrder::Remove(uint32_t slot) { slot_[slot] = SlotRecord{0, kQueue, 0}; }
 
 void LruOrder::SetDirty(uint32_t slot, bool dirty) {
   SlotRecord& r = slot_[slot];
@@ -122,8 +120,7 @@ void LruOrder::Compact() {
     }
   }
   cleaned_sorted_ = cleaned_.size();
-  first_use_of_iteration_ =
-      first_now == 0 ? static_cast<uint32_t>(live.size()) + 1 : first_now;
+  first_use_of_iteration_ = first_now == 0 ? static_cast<uint32_t>(live.size()) + 1 : first_now;
   uses_ = static_cast<uint32_t>(live.size());
 }
 

@@ -118,7 +118,7 @@ class LruOrder : public EvictionOrder {
   uint32_t uses_ = 0;
   uint64_t iteration_ = 0;               // the iteration of the latest use
   uint32_t first_use_of_iteration_ = 1;  // the first use number at iteration_
-  mutable std::vector<Entry> queue_;  // oldest first from head_
+  mutable std::vector<Entry> queue_;     // oldest first from head_
   mutable size_t head_ = 0;
   // Dirty slots passed in queue_, oldest first from parked_head_ (all older
   // than the entries left in queue_ after them).

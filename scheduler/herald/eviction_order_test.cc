@@ -43,7 +43,7 @@ TEST(LruOrder, OffersCleanSlotsBeforeDirtyOnes) {
   std::vector<uint32_t> order;
   lru.ColdestN(2, 4, &order);
   EXPECT_EQ(order, (std::vector<uint32_t>{2, 0, 1}));  // 3 was used at iteration 2
-  lru.SetDirty(1, false);  // written back: clean, and older than 2
+  lru.SetDirty(1, false);                              // written back: clean, and older than 2
   order.clear();
   lru.ColdestN(2, 4, &order);
   EXPECT_EQ(order, (std::vector<uint32_t>{1, 2, 0}));

@@ -93,9 +93,9 @@ class Search {
 
   absl::StatusOr<uint64_t> PlanOne(Planner* planner, size_t b, const data::KeyBatch* next) {
     if (++plans_ > options_.max_plans) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "exhaustive search: more than ", options_.max_plans, " plans for ",
-          options_.planner.num_workers, " workers × ", batches_.size(), " batches"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("exhaustive search: more than ", options_.max_plans, " plans for ",
+                       options_.planner.num_workers, " workers × ", batches_.size(), " batches"));
     }
     auto plan = planner->Plan(batches_[b], next);
     if (!plan.ok()) return plan.status();
@@ -130,14 +130,14 @@ absl::StatusOr<ExhaustiveResult> SearchOptimalAllocation(
   const uint32_t W = options.planner.num_workers;
   if (batches.empty()) return absl::InvalidArgumentError("exhaustive search: no batches");
   if (W == 0 || W > kMaxExhaustiveWorkers) {
-    return absl::InvalidArgumentError(absl::StrCat("exhaustive search: ", W,
-                                                   " workers, want 1..", kMaxExhaustiveWorkers));
+    return absl::InvalidArgumentError(
+        absl::StrCat("exhaustive search: ", W, " workers, want 1..", kMaxExhaustiveWorkers));
   }
   for (size_t b = 0; b < batches.size(); ++b) {
     if (batches[b].num_samples != W) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("exhaustive search: batch ", b, " has ", batches[b].num_samples,
-                       " samples, want one per worker (", W, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("exhaustive search: batch ", b, " has ",
+                                                     batches[b].num_samples,
+                                                     " samples, want one per worker (", W, ")"));
     }
   }
   ExhaustiveResult result;

@@ -55,8 +55,8 @@ inline constexpr uint32_t kMaxExhaustiveWorkers = 8;
 // Errors: InvalidArgument (no batches, more than kMaxExhaustiveWorkers
 // workers, a batch whose size is not the worker count), ResourceExhausted
 // (max_plans reached), and the planner's errors.
-absl::StatusOr<ExhaustiveResult> SearchOptimalAllocation(const ExhaustiveOptions& options,
-                                                         const std::vector<data::KeyBatch>& batches);
+absl::StatusOr<ExhaustiveResult> SearchOptimalAllocation(
+    const ExhaustiveOptions& options, const std::vector<data::KeyBatch>& batches);
 
 // Transmissions of one plan: Σ over workers of fetched + pushed + written back.
 uint64_t Transmissions(const IterationPlan& plan);

@@ -31,18 +31,18 @@ PlanChecker::PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots)
 }
 
 absl::Status PlanChecker::Violation(uint32_t w, uint32_t t, const std::string& what) const {
-  return absl::FailedPreconditionError(
-      absl::StrCat("plan check failed at iteration ", iteration_, ", worker ", w, ", table ", t,
-                   ": ", what));
+  return absl::FailedPreconditionError(absl::StrCat("plan check failed at iteration ", iteration_,
+                                                    ", worker ", w, ", table ", t, ": ", what));
 }
 
 absl::Status PlanChecker::Drop(uint32_t w, uint32_t t, Key key) {
   auto it = truth_[t].find(key);
   if (it->second.copies > 0) return absl::OkStatus();
   if (it->second.ps_version != it->second.version) {
-    return Violation(w, t, absl::StrCat("key ", key, " left every cache while its newest version (",
-                                        it->second.version, ") never reached the PS (",
-                                        it->second.ps_version, "): an update is lost"));
+    return Violation(w, t,
+                     absl::StrCat("key ", key, " left every cache while its newest version (",
+                                  it->second.version, ") never reached the PS (",
+                                  it->second.ps_version, "): an update is lost"));
   }
   truth_[t].erase(it);
   return absl::OkStatus();
@@ -51,8 +51,8 @@ absl::Status PlanChecker::Drop(uint32_t w, uint32_t t, Key key) {
 absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan& plan,
                                 std::vector<PlanCounts>* counts) {
   if (plan.workers.size() != num_workers_) {
-    return Violation(0, 0, absl::StrCat(plan.workers.size(), " worker plans for ", num_workers_,
-                                        " workers"));
+    return Violation(
+        0, 0, absl::StrCat(plan.workers.size(), " worker plans for ", num_workers_, " workers"));
   }
   counts->assign(num_workers_, PlanCounts());
   for (auto& tables : fetched_) {
@@ -66,8 +66,9 @@ absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan
   for (auto& keys : ps_changed_now_) keys.clear();
   for (uint32_t w = 0; w < num_workers_; ++w) {
     if (plan.workers[w].tables.size() != truth_.size()) {
-      return Violation(w, 0, absl::StrCat(plan.workers[w].tables.size(), " table plans for ",
-                                          truth_.size(), " tables"));
+      return Violation(w, 0,
+                       absl::StrCat(plan.workers[w].tables.size(), " table plans for ",
+                                    truth_.size(), " tables"));
     }
     for (uint32_t t = 0; t < truth_.size(); ++t) {
       if (auto s = plan::CheckShape(plan.workers[w].tables[t]); !s.ok()) {
@@ -86,8 +87,9 @@ absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan
   for (uint32_t w = 0; w < num_workers_; ++w) {
     for (uint32_t t = 0; t < truth_.size(); ++t) {
       if (!in_transit_[w][t].empty()) {
-        return Violation(w, t, absl::StrCat("key ", in_transit_[w][t].begin()->first,
-                                            " was handed off to the worker but not received"));
+        return Violation(w, t,
+                         absl::StrCat("key ", in_transit_[w][t].begin()->first,
+                                      " was handed off to the worker but not received"));
       }
     }
   }
@@ -118,8 +120,9 @@ absl::Status PlanChecker::Evictions(uint32_t w, const IterationPlan& plan,
       const Key key = tp.evict.keys[i];
       if (slot >= cache.slots.size() || cache.slots[slot].state == State::kEmpty ||
           cache.slots[slot].key != key) {
-        return Violation(w, t, absl::StrCat("evicts slot ", slot, " as key ", key,
-                                            " but the slot does not hold it"));
+        return Violation(
+            w, t,
+            absl::StrCat("evicts slot ", slot, " as key ", key, " but the slot does not hold it"));
       }
       Copy& copy = cache.slots[slot];
       Truth& truth = truth_[t][key];
@@ -149,16 +152,17 @@ absl::Status PlanChecker::Landing(uint32_t w, uint32_t t, const char* verb, uint
   }
   const Copy& copy = cache.slots[slot];
   if (copy.state != State::kEmpty && copy.key != key) {
-    return Violation(w, t, absl::StrCat(verb, " key ", key, " into slot ", slot,
-                                        " which holds key ", copy.key));
+    return Violation(
+        w, t, absl::StrCat(verb, " key ", key, " into slot ", slot, " which holds key ", copy.key));
   }
   if (copy.state == State::kDirty) {
     return Violation(w, t, absl::StrCat(verb, " key ", key, " over its dirty copy"));
   }
   auto held = cache.slot_of.find(key);
   if (held != cache.slot_of.end() && held->second != slot) {
-    return Violation(w, t, absl::StrCat(verb, " key ", key, " into slot ", slot, " while slot ",
-                                        held->second, " holds it"));
+    return Violation(w, t,
+                     absl::StrCat(verb, " key ", key, " into slot ", slot, " while slot ",
+                                  held->second, " holds it"));
   }
   return absl::OkStatus();
 }
@@ -191,12 +195,14 @@ absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
       if (auto s = Landing(w, t, "fetches", slot, key); !s.ok()) return s;
       auto racing = written_back_at_start_[t].find(key);
       if (racing != written_back_at_start_[t].end()) {
-        return Violation(w, t, absl::StrCat("fetch of key ", key, " races the write-back of ",
-                                            "its dirty copy evicted by worker ", racing->second));
+        return Violation(w, t,
+                         absl::StrCat("fetch of key ", key, " races the write-back of ",
+                                      "its dirty copy evicted by worker ", racing->second));
       }
       if (tp.fetch.early[i] != 0 && ps_changed_previous_[t].contains(key)) {
-        return Violation(w, t, absl::StrCat("fetch of key ", key, " is marked early, but the ",
-                                            "previous iteration changed its PS copy"));
+        return Violation(w, t,
+                         absl::StrCat("fetch of key ", key, " is marked early, but the ",
+                                      "previous iteration changed its PS copy"));
       }
       if (auto s = LandClean(w, t, slot, key); !s.ok()) return s;
       ++(*counts)[w].fetched;
@@ -206,7 +212,7 @@ absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
 }
 
 absl::Status PlanChecker::Inits(uint32_t w, const IterationPlan& plan,
-                               std::vector<PlanCounts>* counts) {
+                                std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const plan::TablePlan& tp = plan.workers[w].tables[t];
     for (size_t i = 0; i < tp.init.slots.size(); ++i) {
@@ -214,9 +220,10 @@ absl::Status PlanChecker::Inits(uint32_t w, const IterationPlan& plan,
       const Key key = tp.init.keys[i];
       if (auto s = Landing(w, t, "initialises", slot, key); !s.ok()) return s;
       if (trained_ever_[t].contains(key)) {
-        return Violation(w, t, absl::StrCat("initialises key ", key,
-                                            ", which was trained before: its values are not the "
-                                            "initial ones"));
+        return Violation(w, t,
+                         absl::StrCat("initialises key ", key,
+                                      ", which was trained before: its values are not the "
+                                      "initial ones"));
       }
       if (auto s = LandClean(w, t, slot, key); !s.ok()) return s;
       ++(*counts)[w].initialized;
@@ -263,16 +270,18 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
         const uint32_t s = wp.samples[j];
         const uint32_t n = keys.offsets[s + 1] - keys.offsets[s];
         if (ts.offsets[j + 1] - ts.offsets[j] != n || ts.offsets[j + 1] > ts.slots.size()) {
-          return Violation(w, t, absl::StrCat("sample ", s, " has ", n, " keys but ",
-                                              ts.offsets[j + 1] - ts.offsets[j], " slots"));
+          return Violation(w, t,
+                           absl::StrCat("sample ", s, " has ", n, " keys but ",
+                                        ts.offsets[j + 1] - ts.offsets[j], " slots"));
         }
         for (uint32_t i = 0; i < n; ++i) {
           const uint32_t slot = ts.slots[ts.offsets[j] + i];
           const Key key = keys.keys[keys.offsets[s] + i];
           if (slot >= cache.slots.size() || cache.slots[slot].state == State::kEmpty ||
               cache.slots[slot].key != key) {
-            return Violation(w, t, absl::StrCat("sample ", s, " reads key ", key, " from slot ",
-                                                slot, " which does not hold it"));
+            return Violation(w, t,
+                             absl::StrCat("sample ", s, " reads key ", key, " from slot ", slot,
+                                          " which does not hold it"));
           }
           referenced.insert(slot);
         }
@@ -283,13 +292,15 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
         for (size_t i = 0; i < slots.size(); ++i) {
           const uint32_t slot = slots[i];
           if (!referenced.contains(slot)) {
-            return Violation(w, t, absl::StrCat("slot ", slot, " listed as ",
-                                                kind_name[static_cast<int>(kind)],
-                                                " but no sample of the worker uses it"));
+            return Violation(
+                w, t,
+                absl::StrCat("slot ", slot, " listed as ", kind_name[static_cast<int>(kind)],
+                             " but no sample of the worker uses it"));
           }
           if (keys != nullptr && (*keys)[i] != cache.slots[slot].key) {
-            return Violation(w, t, absl::StrCat(kind_name[static_cast<int>(kind)], "_keys[", i,
-                                                "] does not match its slot"));
+            return Violation(w, t,
+                             absl::StrCat(kind_name[static_cast<int>(kind)], "_keys[", i,
+                                          "] does not match its slot"));
           }
           const Key key = cache.slots[slot].key;
           auto [it, inserted] = trainers.try_emplace(key);
@@ -309,8 +320,9 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
       if (auto s = list(tp.push.slots, &tp.push.keys, Kind::kShared); !s.ok()) return s;
       if (auto s = list(tp.remote.slots, &tp.remote.keys, Kind::kRemote); !s.ok()) return s;
       if (listed != referenced.size()) {
-        return Violation(w, t, absl::StrCat(referenced.size() - listed,
-                                            " used slots are neither owned, shared nor remote"));
+        return Violation(w, t,
+                         absl::StrCat(referenced.size() - listed,
+                                      " used slots are neither owned, shared nor remote"));
       }
     }
     if (auto s = Gathers(t, plan); !s.ok()) return s;
@@ -328,15 +340,16 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
       for (const Trainer& tr : list) {
         const Copy& copy = caches_[tr.worker][t].slots[tr.slot];
         if (copy.state == State::kStale || copy.version != truth.version) {
-          return Violation(tr.worker, t,
-                           absl::StrCat("trains key ", key, " on an outdated copy (version ",
-                                        copy.version, ", newest ", truth.version, ", PS has ",
-                                        truth.ps_version, ")"));
+          return Violation(
+              tr.worker, t,
+              absl::StrCat("trains key ", key, " on an outdated copy (version ", copy.version,
+                           ", newest ", truth.version, ", PS has ", truth.ps_version, ")"));
         }
         if (copy.state == State::kServed && tr.kind != Kind::kRemote) {
-          return Violation(tr.worker, t, absl::StrCat("trains the served copy of key ", key,
-                                                      " as ", kind_name[static_cast<int>(tr.kind)],
-                                                      "; its gradients must go to its owner"));
+          return Violation(tr.worker, t,
+                           absl::StrCat("trains the served copy of key ", key, " as ",
+                                        kind_name[static_cast<int>(tr.kind)],
+                                        "; its gradients must go to its owner"));
         }
         ++(*counts)[tr.worker].uses;
         if (!fetched_[tr.worker][t].contains(key)) ++(*counts)[tr.worker].hits;
@@ -352,9 +365,9 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
              std::none_of(list.begin(), list.end(), [&](const Trainer& o) {
                return o.kind == Kind::kOwned && o.worker == tr.owner;
              }))) {
-          return Violation(tr.worker, t, absl::StrCat("sends its gradient of key ", key,
-                                                      " to worker ", tr.owner,
-                                                      ", which does not own it this iteration"));
+          return Violation(tr.worker, t,
+                           absl::StrCat("sends its gradient of key ", key, " to worker ", tr.owner,
+                                        ", which does not own it this iteration"));
         }
       }
       if (owners == 1) {
@@ -389,8 +402,9 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
     for (uint32_t w = 0; w < num_workers_; ++w) {
       for (uint32_t slot : served_landed_[w][t]) {
         if (caches_[w][t].slots[slot].state == State::kServed) {
-          return Violation(w, t, absl::StrCat("key ", caches_[w][t].slots[slot].key,
-                                              " was served to the worker, which does not train it"));
+          return Violation(w, t,
+                           absl::StrCat("key ", caches_[w][t].slots[slot].key,
+                                        " was served to the worker, which does not train it"));
         }
       }
     }
@@ -412,23 +426,26 @@ absl::Status PlanChecker::Gathers(uint32_t t, const IterationPlan& plan) const {
       size_t& next = at[from];
       while (next < sender.remote.keys.size() && sender.remote.peers[next] != owner) ++next;
       if (next == sender.remote.keys.size() || sender.remote.keys[next] != key) {
-        return Violation(owner, t, absl::StrCat("gathers key ", key, " from worker ", from,
-                                                " which does not send it next"));
+        return Violation(owner, t,
+                         absl::StrCat("gathers key ", key, " from worker ", from,
+                                      " which does not send it next"));
       }
       ++next;
       const CacheTable& cache = caches_[owner][t];
       auto held = cache.slot_of.find(key);
       if (held == cache.slot_of.end() || held->second != tp.gather.slots[i]) {
-        return Violation(owner, t, absl::StrCat("gathers key ", key, " into slot ",
-                                                tp.gather.slots[i], " which does not hold it"));
+        return Violation(owner, t,
+                         absl::StrCat("gathers key ", key, " into slot ", tp.gather.slots[i],
+                                      " which does not hold it"));
       }
     }
     for (uint32_t from = 0; from < num_workers_; ++from) {
       const plan::TablePlan& sender = plan.workers[from].tables[t];
       for (size_t j = at[from]; j < sender.remote.keys.size(); ++j) {
         if (sender.remote.peers[j] == owner) {
-          return Violation(from, t, absl::StrCat("sends its gradient of key ", sender.remote.keys[j],
-                                                 " to worker ", owner, ", which does not gather it"));
+          return Violation(from, t,
+                           absl::StrCat("sends its gradient of key ", sender.remote.keys[j],
+                                        " to worker ", owner, ", which does not gather it"));
         }
       }
     }
@@ -446,8 +463,9 @@ absl::Status PlanChecker::WriteBacks(uint32_t w, const IterationPlan& plan,
       const Key key = tp.writeback.keys[i];
       if (slot >= cache.slots.size() || cache.slots[slot].key != key ||
           cache.slots[slot].state != State::kDirty) {
-        return Violation(w, t, absl::StrCat("writes back key ", key, " from slot ", slot,
-                                            " which does not hold it dirty"));
+        return Violation(w, t,
+                         absl::StrCat("writes back key ", key, " from slot ", slot,
+                                      " which does not hold it dirty"));
       }
       Copy& copy = cache.slots[slot];
       truth_[t][key].ps_version = copy.version;
@@ -471,8 +489,9 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
       const bool served = tp.send.Served(i);
       if (slot >= cache.slots.size() || cache.slots[slot].key != key ||
           cache.slots[slot].state != State::kDirty) {
-        return Violation(w, t, absl::StrCat("hands off key ", key, " from slot ", slot,
-                                            " which does not hold it dirty"));
+        return Violation(w, t,
+                         absl::StrCat("hands off key ", key, " from slot ", slot,
+                                      " which does not hold it dirty"));
       }
       if (to >= num_workers_ || to == w) {
         return Violation(w, t, absl::StrCat("hands off key ", key, " to worker ", to));
@@ -483,9 +502,9 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
       while (next < receiver.incoming.keys.size() && receiver.incoming.peers[next] != w) ++next;
       if (next == receiver.incoming.keys.size() || receiver.incoming.keys[next] != key ||
           receiver.incoming.Served(next) != served) {
-        return Violation(w, t, absl::StrCat(served ? "serves" : "hands off", " key ", key,
-                                            " to worker ", to,
-                                            " whose incoming list does not expect it next"));
+        return Violation(w, t,
+                         absl::StrCat(served ? "serves" : "hands off", " key ", key, " to worker ",
+                                      to, " whose incoming list does not expect it next"));
       }
       ++next;
       Copy& copy = cache.slots[slot];
@@ -513,9 +532,9 @@ absl::Status PlanChecker::Incoming(uint32_t w, const IterationPlan& plan) const 
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const plan::TablePlan& tp = plan.workers[w].tables[t];
     if (tp.incoming.keys.size() != in_transit_[w][t].size()) {
-      return Violation(w, t, absl::StrCat("expects ", tp.incoming.keys.size(),
-                                          " incoming rows, ", in_transit_[w][t].size(),
-                                          " are sent to it"));
+      return Violation(w, t,
+                       absl::StrCat("expects ", tp.incoming.keys.size(), " incoming rows, ",
+                                    in_transit_[w][t].size(), " are sent to it"));
     }
   }
   return absl::OkStatus();
@@ -533,9 +552,10 @@ absl::Status PlanChecker::Receives(uint32_t w, const IterationPlan& plan) {
         return Violation(w, t, absl::StrCat("receives key ", key, " which no worker handed off"));
       }
       if (tp.receive.Served(i) != sent->second.served) {
-        return Violation(w, t, absl::StrCat("receives key ", key, sent->second.served
-                                                                      ? " as handed off, but it was served"
-                                                                      : " as served, but it was handed off"));
+        return Violation(w, t,
+                         absl::StrCat("receives key ", key,
+                                      sent->second.served ? " as handed off, but it was served"
+                                                          : " as served, but it was handed off"));
       }
       if (auto s = Landing(w, t, "receives", slot, key); !s.ok()) return s;
       Copy& copy = cache.slots[slot];
@@ -560,18 +580,18 @@ absl::Status PlanChecker::CheckFinal() const {
   for (uint32_t w = 0; w < num_workers_; ++w) {
     for (uint32_t t = 0; t < truth_.size(); ++t) {
       if (!in_transit_[w][t].empty()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "after the last iteration, table ", t, " key ", in_transit_[w][t].begin()->first,
-            " is still in transit to worker ", w));
+        return absl::FailedPreconditionError(absl::StrCat("after the last iteration, table ", t,
+                                                          " key ", in_transit_[w][t].begin()->first,
+                                                          " is still in transit to worker ", w));
       }
     }
   }
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     for (const auto& [key, truth] : truth_[t]) {
       if (truth.ps_version != truth.version) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "after the last iteration, table ", t, " key ", key,
-            " has its newest version only in a cache: it was never written back"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("after the last iteration, table ", t, " key ", key,
+                         " has its newest version only in a cache: it was never written back"));
       }
     }
   }

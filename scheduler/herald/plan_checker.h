@@ -92,9 +92,9 @@ class PlanChecker {
 
   uint32_t num_workers_;
   uint64_t iteration_ = 0;
-  std::vector<std::vector<CacheTable>> caches_;          // [worker][table]
-  std::vector<absl::flat_hash_map<Key, Truth>> truth_;   // [table]
-  std::vector<absl::flat_hash_set<Key>> trained_ever_;   // [table] every key trained so far
+  std::vector<std::vector<CacheTable>> caches_;         // [worker][table]
+  std::vector<absl::flat_hash_map<Key, Truth>> truth_;  // [table]
+  std::vector<absl::flat_hash_set<Key>> trained_ever_;  // [table] every key trained so far
   std::vector<absl::flat_hash_map<Key, uint32_t>> written_back_at_start_;  // [table] key -> worker
   std::vector<std::vector<absl::flat_hash_set<Key>>> fetched_;  // [worker][table], this iteration
   // [worker][table] rows handed off or served to the worker, in transit

@@ -21,20 +21,18 @@ constexpr uint32_t kNoSlot = UINT32_MAX;
 
 absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options) {
   if (options.num_workers == 0 || options.num_workers > WorkerSet::kMaxWorkers) {
-    return absl::InvalidArgumentError(absl::StrCat("num_workers: ", options.num_workers,
-                                                   ", want 1..", WorkerSet::kMaxWorkers));
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_workers: ", options.num_workers, ", want 1..", WorkerSet::kMaxWorkers));
   }
   if (options.threads == 0 || options.threads > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("threads: ", options.threads, ", want 1..64"));
+    return absl::InvalidArgumentError(absl::StrCat("threads: ", options.threads, ", want 1..64"));
   }
   if (options.capacity.empty()) {
     return absl::InvalidArgumentError("capacity: one entry per table needed, got none");
   }
   if (options.slots.size() != options.capacity.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("slots: ", options.slots.size(),
-                                                   " entries for ", options.capacity.size(),
-                                                   " tables"));
+    return absl::InvalidArgumentError(absl::StrCat("slots: ", options.slots.size(), " entries for ",
+                                                   options.capacity.size(), " tables"));
   }
   for (size_t t = 0; t < options.slots.size(); ++t) {
     if (options.slots[t] == 0 || options.slots[t] < options.capacity[t]) {
@@ -48,25 +46,24 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
     }
   }
   if (!options.warm_keys.empty() && options.warm_keys.size() != options.capacity.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("warm_keys: ", options.warm_keys.size(),
-                                                   " tables, the planner ",
-                                                   options.capacity.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "warm_keys: ", options.warm_keys.size(), " tables, the planner ", options.capacity.size()));
   }
   if (!options.warm_keys.empty() && !options.policy.keep_cache) {
     return absl::InvalidArgumentError(
         absl::StrCat("warm_keys: policy ", options.policy.name, " keeps no cache to warm"));
   }
   if (options.handoff && options.policy.sync != SyncMode::kOwnership) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "handoff: policy ", options.policy.name,
-        " owns no rows, so none is ever held dirty to hand off (want herald, "
-        "herald-adaptive or herald-comm-only)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("handoff: policy ", options.policy.name,
+                     " owns no rows, so none is ever held dirty to hand off (want herald, "
+                     "herald-adaptive or herald-comm-only)"));
   }
   if (options.serve && options.policy.sync != SyncMode::kOwnership) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "serve: policy ", options.policy.name,
-        " owns no rows, so none is ever held dirty to serve (want herald, "
-        "herald-adaptive or herald-comm-only)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("serve: policy ", options.policy.name,
+                     " owns no rows, so none is ever held dirty to serve (want herald, "
+                     "herald-adaptive or herald-comm-only)"));
   }
   if (options.allocation_passes < 1 || options.allocation_passes > kMaxAllocationPasses) {
     return absl::InvalidArgumentError(absl::StrCat("allocation_passes: ", options.allocation_passes,
@@ -159,8 +156,8 @@ void Planner::ComputeUsers(const BatchIndex& index, const std::vector<uint32_t>&
 }
 
 absl::Status Planner::Allocate(const BatchIndex& index, CounterRng* rng,
-                              std::vector<uint32_t>* worker_of,
-                              const TableRunner::SideWork& side) {
+                               std::vector<uint32_t>* worker_of,
+                               const TableRunner::SideWork& side) {
   if (profiler_) {
     profiler_->Observe(index, directory_, run_);
     allocator_.SetScoredTables(profiler_->scored());
@@ -179,8 +176,8 @@ absl::Status Planner::Allocate(const BatchIndex& index, CounterRng* rng,
   }
   for (size_t s = 0; s < worker_of->size(); ++s) {
     if ((*worker_of)[s] >= options_.num_workers) {
-      return absl::InvalidArgumentError(absl::StrCat("forced allocation: sample ", s,
-                                                     " to worker ", (*worker_of)[s], " of ",
+      return absl::InvalidArgumentError(absl::StrCat("forced allocation: sample ", s, " to worker ",
+                                                     (*worker_of)[s], " of ",
                                                      options_.num_workers));
     }
   }
@@ -217,15 +214,15 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
     wp.tables.resize(num_tables);
     wp.slots.resize(num_tables);
     for (plan::TablePlan& tp : wp.tables) {
-      for (auto* list : {&tp.evict.slots, &tp.fetch.slots, &tp.owned_slots, &tp.push.slots,
-                         &tp.writeback.slots, &tp.receive.slots, &tp.send.slots, &tp.send.peers,
-                         &tp.incoming.peers, &tp.remote.slots, &tp.remote.peers, &tp.gather.slots,
-                         &tp.gather.peers, &tp.init.slots}) {
+      for (auto* list :
+           {&tp.evict.slots, &tp.fetch.slots, &tp.owned_slots, &tp.push.slots, &tp.writeback.slots,
+            &tp.receive.slots, &tp.send.slots, &tp.send.peers, &tp.incoming.peers, &tp.remote.slots,
+            &tp.remote.peers, &tp.gather.slots, &tp.gather.peers, &tp.init.slots}) {
         list->clear();
       }
-      for (auto* list : {&tp.evict.keys, &tp.fetch.keys, &tp.push.keys, &tp.writeback.keys,
-                         &tp.receive.keys, &tp.send.keys, &tp.incoming.keys, &tp.remote.keys,
-                         &tp.gather.keys, &tp.init.keys}) {
+      for (auto* list :
+           {&tp.evict.keys, &tp.fetch.keys, &tp.push.keys, &tp.writeback.keys, &tp.receive.keys,
+            &tp.send.keys, &tp.incoming.keys, &tp.remote.keys, &tp.gather.keys, &tp.init.keys}) {
         list->clear();
       }
       for (auto* list :
@@ -259,12 +256,12 @@ absl::Status Planner::PlanInto(const data::KeyBatch& batch, const data::KeyBatch
   for (const data::KeyBatch* b : {&batch, next, after_next}) {
     if (b == nullptr) continue;
     if (b->tables.size() != num_tables_) {
-      return absl::InvalidArgumentError(absl::StrCat("batch has ", b->tables.size(),
-                                                     " tables, the planner ", num_tables_));
+      return absl::InvalidArgumentError(
+          absl::StrCat("batch has ", b->tables.size(), " tables, the planner ", num_tables_));
     }
     if (b->num_samples < options_.num_workers) {
-      return absl::InvalidArgumentError(absl::StrCat("batch of ", b->num_samples,
-                                                     " samples for ", options_.num_workers,
+      return absl::InvalidArgumentError(absl::StrCat("batch of ", b->num_samples, " samples for ",
+                                                     options_.num_workers,
                                                      " workers: every worker needs one"));
     }
   }
@@ -275,8 +272,8 @@ absl::Status Planner::PlanInto(const data::KeyBatch& batch, const data::KeyBatch
   }
   if (have_after_ && after_.num_samples() != next->num_samples) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "next batch of ", next->num_samples,
-        " samples is not the batch after it given before (", after_.num_samples(), " samples)"));
+        "next batch of ", next->num_samples, " samples is not the batch after it given before (",
+        after_.num_samples(), " samples)"));
   }
   // From here on the planner's state changes: an error leaves it half
   // updated, so it refuses to plan again rather than plan from that state.
@@ -485,9 +482,9 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     }
   }
   if (cache.slots() - cache.resident() < missing.size()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "iteration ", iteration_, ": worker ", w, " trains ", needed.size(), " rows of table ",
-        t, " but its cache has ", cache.slots(), " slots"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("iteration ", iteration_, ": worker ", w, " trains ", needed.size(),
+                     " rows of table ", t, " but its cache has ", cache.slots(), " slots"));
   }
   for (uint32_t id : missing) {
     const uint32_t handle = current_.row(id);
@@ -611,7 +608,8 @@ void Planner::ApplyTraining(uint32_t t) {
   RowDirectory& dir = directory_[t];
   const bool ownership = options_.policy.sync == SyncMode::kOwnership;
   for (uint32_t id = current_.begin(t); id < current_.begin(t + 1); ++id) {
-    if (id + kRowLookahead < current_.begin(t + 1)) dir.PrefetchRow(current_.row(id + kRowLookahead));
+    if (id + kRowLookahead < current_.begin(t + 1))
+      dir.PrefetchRow(current_.row(id + kRowLookahead));
     const uint32_t handle = current_.row(id);
     RowState& row = dir.at(handle);
     if (!trained_.empty()) trained_[t].Add(row.key);

@@ -39,6 +39,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/key_batch.h"
 #include "common/rng.h"
+#include "plan/step.h"
 #include "scheduler/herald/allocator.h"
 #include "scheduler/herald/batch_index.h"
 #include "scheduler/herald/cache_layout.h"
@@ -48,7 +49,6 @@
 #include "scheduler/herald/table_profiler.h"
 #include "scheduler/herald/table_runner.h"
 #include "scheduler/herald/trained_filter.h"
-#include "plan/step.h"
 
 namespace herald::scheduler {
 
@@ -148,9 +148,9 @@ struct PlanCounts {
 };
 
 struct WorkerPlan {
-  std::vector<uint32_t> samples;               // indices into the global batch, increasing
-  std::vector<plan::TablePlan> tables;       // one per table
-  std::vector<plan::TableSamples> slots;     // one per table, CSR over `samples`
+  std::vector<uint32_t> samples;          // indices into the global batch, increasing
+  std::vector<plan::TablePlan> tables;    // one per table
+  std::vector<plan::TableSamples> slots;  // one per table, CSR over `samples`
   PlanCounts counts;
 };
 
@@ -202,9 +202,7 @@ class Planner {
   // read-ahead batch in order) is given `worker_of` (worker of each sample)
   // instead of the policy's allocation. Several calls queue in order. Plan
   // fails with InvalidArgument when a forced allocation does not fit its batch.
-  void ForceAllocation(std::vector<uint32_t> worker_of) {
-    forced_.push_back(std::move(worker_of));
-  }
+  void ForceAllocation(std::vector<uint32_t> worker_of) { forced_.push_back(std::move(worker_of)); }
 
   // With options.serve, the owner of a row several workers (`users`, not
   // empty) train while the PS holds it: a member picked by a hash of the
@@ -299,19 +297,19 @@ class Planner {
   std::optional<TableProfiler> profiler_;
 
   // Per-iteration scratch.
-  std::vector<WorkerSet> users_, next_users_;              // per batch-local id
-  std::vector<uint32_t> sole_, next_sole_;                 // per batch-local id
+  std::vector<WorkerSet> users_, next_users_;                             // per batch-local id
+  std::vector<uint32_t> sole_, next_sole_;                                // per batch-local id
   std::vector<std::vector<std::vector<uint32_t>>> needed_, next_needed_;  // [worker][table] ids
   // next_users_/next_sole_/next_needed_ hold the read-ahead batch's (the communication
   // plan computed them), so they need not be computed again.
   bool next_users_ready_ = false;
   std::vector<uint32_t> slot_of_id_;
-  std::vector<std::vector<uint32_t>> missing_;      // [table]
-  std::vector<std::vector<uint32_t>> victims_;      // [table]
+  std::vector<std::vector<uint32_t>> missing_;  // [table]
+  std::vector<std::vector<uint32_t>> victims_;  // [table]
   // [table] (worker, id) of every remote row, in planning order.
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> remote_ids_;
   std::vector<std::vector<PlanCounts>> table_counts_;  // [table][worker]
-  std::vector<TrainedFilter> trained_;  // [table]; empty unless init_on_worker
+  std::vector<TrainedFilter> trained_;                 // [table]; empty unless init_on_worker
 };
 
 }  // namespace herald::scheduler

@@ -179,8 +179,8 @@ TEST(PlannerTest, WriteBacksToTheOneOtherNextTrainerAreCountedAsHandOffs) {
     data::KeyBatch next;
     uint64_t handoffs, written_back;
   };
-  for (const Scenario& sc : {Scenario{MakeBatch({{{8}}, {{7}}}), 2, 2},
-                             Scenario{MakeBatch({{{7}}, {{7}}}), 0, 1}}) {
+  for (const Scenario& sc :
+       {Scenario{MakeBatch({{{8}}, {{7}}}), 2, 2}, Scenario{MakeBatch({{{7}}, {{7}}}), 0, 1}}) {
     const data::KeyBatch first = MakeBatch({{{7}}, {{8}}});
     auto planner = *Planner::Create(Options("herald", 2, 1, 8, 8));
     planner->ForceAllocation({0, 1});
@@ -231,8 +231,9 @@ TEST(PlannerTest, HandOffsMoveARowOnceToTheOneOtherNextTrainer) {
   }
   PlannerOptions vanilla = Options("vanilla", 2, 1, 8, 8);
   vanilla.handoff = true;
-  EXPECT_NE(Planner::Create(vanilla).status().message().find("handoff: policy vanilla owns no rows"),
-            std::string::npos);
+  EXPECT_NE(
+      Planner::Create(vanilla).status().message().find("handoff: policy vanilla owns no rows"),
+      std::string::npos);
 }
 
 TEST(PlannerTest, LruEvictsTheLeastRecentlyUsedRowAndWritesItBackWhenDirty) {
@@ -287,8 +288,7 @@ TEST(PlannerTest, RowsOfOneIterationThatDoNotFitTheSlotsAreResourceExhausted) {
   auto plan = (*planner)->Plan(OneTable({1, 2, 3}), nullptr);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_NE(plan.status().message().find("3 rows of table 0"), std::string::npos)
-      << plan.status();
+  EXPECT_NE(plan.status().message().find("3 rows of table 0"), std::string::npos) << plan.status();
 }
 
 // A batch rejected for its shape changes nothing: the planner plans the
@@ -311,8 +311,7 @@ TEST(PlannerTest, AnErrorAfterPlanningBeganStopsThePlanner) {
   plan = (*planner)->Plan(OneTable({1}), nullptr);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(plan.status().message().find("3 rows of table 0"), std::string::npos)
-      << plan.status();
+  EXPECT_NE(plan.status().message().find("3 rows of table 0"), std::string::npos) << plan.status();
 }
 
 TEST(PlannerTest, BadOptionsAndBatchesAreRejectedByName) {
@@ -495,7 +494,7 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
         o.eviction = eviction;
         o.seed = rng();
         o.threads = 1 + workers % 3;  // tables on 1-3 threads
-        o.adaptive.top_k = 2;  // herald-adaptive: 2 of the 3 tables scored
+        o.adaptive.top_k = 2;         // herald-adaptive: 2 of the 3 tables scored
         o.adaptive.profile_every = 3;
         if (policy != "nocache" && eviction == EvictionKind::kLru) {
           o.warm_keys = {{0, 1, 2, 3}, {0, 1, 2, 3, 4, 5}, {5, 1, 3}};  // warm start
@@ -632,8 +631,8 @@ void ExpectSamePlan(const IterationPlan& a, const IterationPlan& b) {
 // `count` batches of `batch` one-key samples over `tables` tables, table t's
 // keys from 3 + spread·t keys, skewed to the low ones (so tables differ in
 // size and keys repeat).
-std::vector<data::KeyBatch> SkewedBatches(uint64_t seed, int count, uint32_t batch,
-                                          uint32_t tables, uint64_t spread) {
+std::vector<data::KeyBatch> SkewedBatches(uint64_t seed, int count, uint32_t batch, uint32_t tables,
+                                          uint64_t spread) {
   std::mt19937_64 rng(seed);
   std::vector<data::KeyBatch> batches;
   for (int it = 0; it < count; ++it) {
@@ -794,7 +793,8 @@ absl::Status CheckTampered(const PlannerOptions& o, const std::vector<data::KeyB
   std::vector<PlanCounts> counts;
   absl::Status status;
   for (size_t i = 0; i < batches.size() && status.ok(); ++i) {
-    IterationPlan plan = *planner->Plan(batches[i], i + 1 < batches.size() ? &batches[i + 1] : nullptr);
+    IterationPlan plan =
+        *planner->Plan(batches[i], i + 1 < batches.size() ? &batches[i + 1] : nullptr);
     tamper(i, &plan);
     status = checker.Check(batches[i], plan, &counts);
   }
@@ -851,9 +851,7 @@ TEST(PlanCheckerTest, RejectsServedRowsWhoseGradientsMissTheirOwner) {
                                                MakeBatch({{{7}}, {{7}}})};
   PlannerOptions o = Options("herald", 2, 1, 8, 8);
   o.serve = true;
-  auto plan_all = [&](auto tamper) {
-    return CheckTampered(o, batches, {{0, 1}, {0, 1}}, tamper);
-  };
+  auto plan_all = [&](auto tamper) { return CheckTampered(o, batches, {{0, 1}, {0, 1}}, tamper); };
   EXPECT_TRUE(plan_all([](size_t, IterationPlan*) {}).ok());
   auto drop_gather = [](plan::TablePlan* owner) {
     owner->gather.slots.clear();
@@ -875,8 +873,7 @@ TEST(PlanCheckerTest, RejectsServedRowsWhoseGradientsMissTheirOwner) {
     tp.remote.peers.clear();
     drop_gather(&plan->workers[0].tables[0]);
   });
-  EXPECT_NE(to_ps.message().find("not all sending it their gradients"), std::string::npos)
-      << to_ps;
+  EXPECT_NE(to_ps.message().find("not all sending it their gradients"), std::string::npos) << to_ps;
   // Worker 0 keeps the copy it should have sent.
   const absl::Status unsent = plan_all([&](size_t i, IterationPlan* plan) {
     if (i != 0) return;

@@ -29,8 +29,8 @@ absl::StatusOr<Policy> PolicyByName(const std::string& name) {
   for (const Policy& p : AllPolicies()) {
     if (p.name == name) return p;
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown policy '", name, "' (known: ",
-                                                 absl::StrJoin(PolicyNames(), ", "), ")"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown policy '", name, "' (known: ", absl::StrJoin(PolicyNames(), ", "), ")"));
 }
 
 }  // namespace herald::scheduler

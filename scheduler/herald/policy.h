@@ -36,7 +36,7 @@ struct Policy {
   std::string name;
   Allocation allocation = Allocation::kRandom;
   SyncMode sync = SyncMode::kThroughPs;
-  bool keep_cache = true;  // false: every row is evicted after its iteration
+  bool keep_cache = true;        // false: every row is evicted after its iteration
   bool adaptive_tables = false;  // kLocality scores the profiler's top-k tables
 };
 

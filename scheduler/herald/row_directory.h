@@ -202,8 +202,8 @@ class RowDirectory {
 
   uint32_t num_workers_;
   uint32_t high_words_;  // side words per set: ceil(num_workers / 64) - 1
-  uint32_t wide_after_;   // copies from which a row gets a block
-  uint32_t narrow_at_;    // copies at which it gives it up
+  uint32_t wide_after_;  // copies from which a row gets a block
+  uint32_t narrow_at_;   // copies at which it gives it up
   absl::flat_hash_map<Key, uint32_t> index_;
   absl::flat_hash_map<uint64_t, uint32_t> overflow_;  // slots beyond the inline two
   std::vector<uint32_t> wide_;       // blocks of num_workers_ slots (kNoSlot: none)
@@ -220,7 +220,7 @@ class RowDirectory {
   static uint32_t InChunk(uint32_t handle) { return handle & ((1u << kChunkBits) - 1); }
   std::vector<std::vector<RowState>> rows_;
   std::vector<std::vector<uint64_t>> high_;  // chunks of side words, none when ≤ 64 workers
-  uint32_t num_handles_ = 0;  // handles ever made
+  uint32_t num_handles_ = 0;                 // handles ever made
   std::vector<uint32_t> free_;
   std::vector<uint32_t> release_, keep_;
 };

@@ -172,7 +172,8 @@ TEST(RowDirectory, WorkerSetsMatchAModelInEveryWord) {
       bool any_newest = false;
       for (uint32_t w = 0; w < workers; ++w) {
         const auto it = model[i].find(w);
-        ASSERT_EQ(dir.IsResident(h, w), it != model[i].end()) << workers << " row " << i << " w " << w;
+        ASSERT_EQ(dir.IsResident(h, w), it != model[i].end())
+            << workers << " row " << i << " w " << w;
         const bool is_newest = it != model[i].end() && it->second;
         ASSERT_EQ(dir.IsNewest(h, w), is_newest) << workers << " row " << i << " w " << w;
         if (is_newest) newest.Add(w);
@@ -187,11 +188,11 @@ TEST(RowDirectory, WorkerSetsMatchAModelInEveryWord) {
 
 TEST(RowDirectory, SweepErasesOnlyUnneededReleasedEntries) {
   RowDirectory dir;
-  const uint32_t clean = dir.FindOrAdd(1);      // released, nothing needs it
-  const uint32_t cached = dir.FindOrAdd(2);     // released, then cached again
-  const uint32_t pinned = dir.FindOrAdd(3);     // the next batch uses it
-  const uint32_t changed = dir.FindOrAdd(4);    // PS copy changed this iteration
-  const uint32_t dirty = dir.FindOrAdd(5);      // held dirty by worker 1
+  const uint32_t clean = dir.FindOrAdd(1);    // released, nothing needs it
+  const uint32_t cached = dir.FindOrAdd(2);   // released, then cached again
+  const uint32_t pinned = dir.FindOrAdd(3);   // the next batch uses it
+  const uint32_t changed = dir.FindOrAdd(4);  // PS copy changed this iteration
+  const uint32_t dirty = dir.FindOrAdd(5);    // held dirty by worker 1
   const uint64_t iteration = 7;
   dir.AddCopy(cached, 0);
   dir.at(pinned).pin_stamp = iteration + 2;

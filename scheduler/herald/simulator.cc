@@ -80,8 +80,8 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
       has_after = *got;
     }
     const auto start = std::chrono::steady_clock::now();
-    const absl::Status planned = (*planner)->PlanInto(
-        current, has_next ? &next : nullptr, has_after ? &after : nullptr, &plan_buffer);
+    const absl::Status planned = (*planner)->PlanInto(current, has_next ? &next : nullptr,
+                                                      has_after ? &after : nullptr, &plan_buffer);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!planned.ok()) return planned;
@@ -99,7 +99,8 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
       if (auto s = checker->Check(current, *plan, &counts); !s.ok()) return s;
       // The checker replays one plan at a time; whether a write-back is a
       // hand-off depends on the next batch, so that count is the planner's.
-      for (size_t w = 0; w < counts.size(); ++w) counts[w].handoffs = plan->workers[w].counts.handoffs;
+      for (size_t w = 0; w < counts.size(); ++w)
+        counts[w].handoffs = plan->workers[w].counts.handoffs;
     } else {
       for (const WorkerPlan& wp : plan->workers) counts.push_back(wp.counts);
     }

@@ -41,14 +41,14 @@ struct IterationRecord {
   // herald-adaptive: tables the allocator scored for the read-ahead batch
   // allocated during this iteration's plan; -1 for other policies.
   int32_t scored_tables = -1;
-  double predicted_ms = 0;  // herald-adaptive: its cost model's planning time
+  double predicted_ms = 0;       // herald-adaptive: its cost model's planning time
   bool budget_reachable = true;  // herald-adaptive: TableProfiler::budget_reachable
 };
 
 struct SimulationResult {
   std::vector<IterationRecord> iterations;
   PlanCounts total;
-  uint64_t sum_max_worker_rows = 0;  // Σ over iterations of max_worker_rows
+  uint64_t sum_max_worker_rows = 0;    // Σ over iterations of max_worker_rows
   uint64_t directory_entries_max = 0;  // the planner's row directory, after any plan
   double sched_ms_median = 0;
   double sched_ms_p99 = 0;

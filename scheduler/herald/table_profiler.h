@@ -41,8 +41,8 @@
 namespace herald::scheduler {
 
 struct AdaptiveOptions {
-  uint32_t top_k = 0;       // > 0: score the top_k highest-DoI tables
-  double budget_ms = 0;     // top_k == 0: the planning time per batch to fit
+  uint32_t top_k = 0;    // > 0: score the top_k highest-DoI tables
+  double budget_ms = 0;  // top_k == 0: the planning time per batch to fit
   uint32_t profile_every = 8;
   double base_ns_per_use = 140;
   double score_ns_per_use = 60;

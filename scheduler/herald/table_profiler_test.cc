@@ -60,8 +60,7 @@ TEST(TableProfilerTest, TheBudgetChoosesHowManyTablesAreScored) {
   // Cost model: 1 ns per key use of the batch (8) + 1000 ns per scorable use.
   // Table 0 has 4 scorable uses per batch (keys used ≤ 2 times), table 1
   // none (key 7 is used 4 times > 2 workers).
-  for (const auto& [budget_ms, want_k] :
-       std::vector<std::pair<double, uint32_t>>{
+  for (const auto& [budget_ms, want_k] : std::vector<std::pair<double, uint32_t>>{
            {0.000001, 0}, {0.001, 0}, {0.004, 0}, {0.00401, 2}, {1.0, 2}}) {
     AdaptiveOptions o;
     o.budget_ms = budget_ms;

@@ -12,8 +12,7 @@ TableRunner::TableRunner(uint32_t threads) : threads_(std::max<uint32_t>(threads
   if (threads_ > 1) pool_ = std::make_shared<ThreadPool>(threads_);
 }
 
-void TableRunner::ForEachTable(uint32_t num_tables,
-                               const std::function<void(uint32_t)>& fn) const {
+void TableRunner::ForEachTable(uint32_t num_tables, const std::function<void(uint32_t)>& fn) const {
   if (order_.size() != num_tables) {
     ForEach(num_tables, fn);
     return;

@@ -77,8 +77,9 @@ absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(const proto::
       format = data::FileFormat::kBinary;
       break;
     default:
-      return absl::InvalidArgumentError("data.format: must be CRITEO_TSV, HERALD_BINARY or "
-                                        "GENERATED");
+      return absl::InvalidArgumentError(
+          "data.format: must be CRITEO_TSV, HERALD_BINARY or "
+          "GENERATED");
   }
   if (spec.paths().empty()) return absl::InvalidArgumentError("data.paths: empty");
   data::ReaderOptions options;
@@ -88,10 +89,10 @@ absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(const proto::
   std::vector<std::string> paths(spec.paths().begin(), spec.paths().end());
   HERALD_ASSIGN_OR_RETURN(auto reader, data::OpenReader(format, paths, options));
   if (!(reader->schema() == schema)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "data.paths: the files hold ", reader->schema().num_dense, " dense and ",
-        reader->schema().num_sparse, " categorical features; the job has num_dense=",
-        schema.num_dense, " and ", schema.num_sparse, " tables"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("data.paths: the files hold ", reader->schema().num_dense, " dense and ",
+                     reader->schema().num_sparse, " categorical features; the job has num_dense=",
+                     schema.num_dense, " and ", schema.num_sparse, " tables"));
   }
   return reader;
 }
@@ -143,10 +144,9 @@ absl::StatusOr<bool> BatchStream::Refill() {
     HERALD_ASSIGN_OR_RETURN(size_t n, reader_->Read(kReadChunk, &read_block_));
     if (n == 0) {
       // End of this epoch's input.
-      const bool more_epochs =
-          options_.split == Split::kTrain &&
-          (options_.iterations > 0 || epoch_ + 1 < options_.epochs) &&
-          (options_.max_epochs == 0 || epoch_ + 1 < options_.max_epochs);
+      const bool more_epochs = options_.split == Split::kTrain &&
+                               (options_.iterations > 0 || epoch_ + 1 < options_.epochs) &&
+                               (options_.max_epochs == 0 || epoch_ + 1 < options_.max_epochs);
       if (!more_epochs || added_in_epoch_ == 0) {
         input_done_ = true;
         break;

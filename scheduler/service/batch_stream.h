@@ -72,7 +72,9 @@ class BatchStream {
 
   uint64_t batches() const { return batches_; }
   uint32_t epoch() const { return epoch_; }
-  uint64_t malformed() const { return malformed_before_ + (reader_ ? reader_->malformed().count() : 0); }
+  uint64_t malformed() const {
+    return malformed_before_ + (reader_ ? reader_->malformed().count() : 0);
+  }
   uint64_t dropped_tail_samples() const { return dropped_tail_; }
 
  private:
@@ -97,8 +99,8 @@ class BatchStream {
   uint64_t rng_state_ = 0;
 
   data::SampleBlock read_block_;
-  data::SampleBlock pool_;         // buffered samples, some already taken
-  std::deque<uint32_t> live_;      // indices into pool_ not yet emitted
+  data::SampleBlock pool_;     // buffered samples, some already taken
+  std::deque<uint32_t> live_;  // indices into pool_ not yet emitted
   data::SampleBlock batch_block_;
 };
 

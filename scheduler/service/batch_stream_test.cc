@@ -76,8 +76,8 @@ TEST_F(BatchStreamTest, InputOrderDropsThePartialTailAndCountsIt) {
   ASSERT_TRUE(stream.ok());
   data::KeyBatch batch;
   std::vector<Key> seen;
-  while (*(*stream)->Next(&batch)) seen.insert(seen.end(), batch.tables[0].keys.begin(),
-                                               batch.tables[0].keys.end());
+  while (*(*stream)->Next(&batch))
+    seen.insert(seen.end(), batch.tables[0].keys.begin(), batch.tables[0].keys.end());
   ASSERT_EQ(seen.size(), 96u);  // 6 batches of 16; 4 samples dropped
   for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], i);
   EXPECT_EQ((*stream)->dropped_tail_samples(), 4u);
@@ -128,7 +128,7 @@ TEST_F(BatchStreamTest, IterationsCycleEpochs) {
   const auto batches = Drain(o);
   ASSERT_EQ(batches.size(), 7u);
   EXPECT_EQ(batches[3][10], 0u);  // sample 100 of the stream is sample 0 again
-  o.max_epochs = 1;  // the sizing pass: at most one epoch
+  o.max_epochs = 1;               // the sizing pass: at most one epoch
   EXPECT_EQ(Drain(o).size(), 3u);
 }
 
@@ -159,8 +159,7 @@ TEST_F(BatchStreamTest, BadSourcesAreNamed) {
   EXPECT_NE(BatchStream::Open(o).status().message().find("global_batch_size"), std::string::npos);
   o = Options(path_, 4);
   o.data.set_format(proto::DATA_FORMAT_GENERATED);
-  EXPECT_NE(BatchStream::Open(o).status().message().find("data.generator.rows"),
-            std::string::npos);
+  EXPECT_NE(BatchStream::Open(o).status().message().find("data.generator.rows"), std::string::npos);
   o.data.mutable_generator()->set_rows(10);
   EXPECT_NE(BatchStream::Open(o).status().message().find("26 categorical"), std::string::npos);
 }

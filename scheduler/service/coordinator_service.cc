@@ -41,8 +41,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
 }
 
 grpc::Status CoordinatorService::KvSet(grpc::ServerContext* context,
-                                       const proto::KvSetRequest* request,
-                                       proto::KvSetResponse*) {
+                                       const proto::KvSetRequest* request, proto::KvSetResponse*) {
   if (auto s = rpc::CheckToken(context, token_, "KvSet"); !s.ok()) return s;
   return rpc::ToGrpcStatus(rendezvous_->Set(request->scope(), request->key(), request->value()));
 }

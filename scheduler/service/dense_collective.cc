@@ -7,8 +7,7 @@
 
 namespace herald::scheduler {
 
-proto::DenseCollective ChooseDenseCollective(
-    const std::vector<proto::RegisterRequest>& workers) {
+proto::DenseCollective ChooseDenseCollective(const std::vector<proto::RegisterRequest>& workers) {
   if (workers.size() < 2) return proto::DENSE_COLLECTIVE_GLOO;
   absl::flat_hash_set<std::pair<std::string, std::string>> gpus;  // (host, GPU UUID)
   for (const proto::RegisterRequest& w : workers) {

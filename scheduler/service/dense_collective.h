@@ -11,7 +11,6 @@
 
 namespace herald::scheduler {
 
-proto::DenseCollective ChooseDenseCollective(
-    const std::vector<proto::RegisterRequest>& workers);
+proto::DenseCollective ChooseDenseCollective(const std::vector<proto::RegisterRequest>& workers);
 
 }  // namespace herald::scheduler

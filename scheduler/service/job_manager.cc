@@ -8,8 +8,7 @@
 
 namespace herald::scheduler {
 
-JobManager::JobManager(NodeRegistry* registry, KvRendezvous* rendezvous,
-                       JobManagerOptions options)
+JobManager::JobManager(NodeRegistry* registry, KvRendezvous* rendezvous, JobManagerOptions options)
     : registry_(registry), rendezvous_(rendezvous), options_(options) {
   thread_ = std::thread([this] { Loop(); });
 }
@@ -54,8 +53,8 @@ proto::JobStatus JobManager::StatusLocked(const Job& job, bool include_losses) c
   s.set_reason(job.reason);
   s.set_submitted_unix_ms(job.submitted_ms);
   s.set_finished_unix_ms(job.finished_ms);
-  *s.mutable_progress() = job.run && job.state == proto::JOB_RUNNING ? job.run->Progress()
-                                                                     : job.final_progress;
+  *s.mutable_progress() =
+      job.run && job.state == proto::JOB_RUNNING ? job.run->Progress() : job.final_progress;
   if (include_losses && job.run) {
     for (double loss : job.run->Losses()) s.add_losses(loss);
   }
@@ -84,8 +83,8 @@ absl::Status JobManager::Cancel(const std::string& job_id) {
     if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
     Job& job = *it->second;
     if (IsTerminal(job.state)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job ", job_id, " already ended (", proto::JobState_Name(job.state), ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", job_id, " already ended (", proto::JobState_Name(job.state), ")"));
     }
     if (job.state == proto::JOB_QUEUED) {
       queue_.erase(std::remove(queue_.begin(), queue_.end(), job_id), queue_.end());
@@ -99,8 +98,7 @@ absl::Status JobManager::Cancel(const std::string& job_id) {
 }
 
 absl::StatusOr<proto::JobStatus> JobManager::WaitForUpdate(const std::string& job_id,
-                                                           uint64_t* version,
-                                                           absl::Duration wait) {
+                                                           uint64_t* version, absl::Duration wait) {
   absl::MutexLock lock(&mu_);
   const uint64_t seen = *version;
   auto changed = [this, seen]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return version_ != seen; };
@@ -112,9 +110,9 @@ absl::StatusOr<proto::JobStatus> JobManager::WaitForUpdate(const std::string& jo
 }
 
 void JobManager::Finish(Job* job, const absl::Status& outcome) {
-  job->state = outcome.ok()                            ? proto::JOB_SUCCEEDED
-               : absl::IsCancelled(outcome)            ? proto::JOB_CANCELLED
-                                                       : proto::JOB_FAILED;
+  job->state = outcome.ok()                 ? proto::JOB_SUCCEEDED
+               : absl::IsCancelled(outcome) ? proto::JOB_CANCELLED
+                                            : proto::JOB_FAILED;
   job->reason = std::string(outcome.message());
   job->finished_ms = absl::ToUnixMillis(absl::Now());
   if (job->run) job->final_progress = job->run->Progress();
@@ -131,7 +129,8 @@ bool JobManager::PickNodes(const proto::JobSpec& spec, std::vector<NodeInfo>* ps
     if ((*ps)[i].rank != i) return false;  // a shard is missing
   }
   *workers = registry_->Alive(proto::NODE_ROLE_WORKER);
-  const size_t want = spec.num_workers() > 0 ? spec.num_workers() : std::max<size_t>(1, workers->size());
+  const size_t want =
+      spec.num_workers() > 0 ? spec.num_workers() : std::max<size_t>(1, workers->size());
   if (workers->size() < want) return false;
   workers->resize(want);
   return true;
@@ -145,15 +144,14 @@ void JobManager::Loop() {
     {
       absl::MutexLock lock(&mu_);
       auto ready = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return stopping_ || (!queue_.empty() && PickNodes(jobs_.at(queue_.front())->spec, &ps,
-                                                          &workers));
+        return stopping_ ||
+               (!queue_.empty() && PickNodes(jobs_.at(queue_.front())->spec, &ps, &workers));
       };
       if (!mu_.AwaitWithTimeout(absl::Condition(&ready), options_.poll)) continue;
       if (stopping_) return;
       job = jobs_.at(queue_.front()).get();
       queue_.pop_front();
-      job->run = std::make_shared<JobRun>(job->id, job->spec, ps, workers, registry_,
-                                          options_.run);
+      job->run = std::make_shared<JobRun>(job->id, job->spec, ps, workers, registry_, options_.run);
       job->state = proto::JOB_RUNNING;
       running_ = job->run;
       previous = std::move(kept_on_ps_);
@@ -243,9 +241,10 @@ absl::StatusOr<proto::ExportJobResponse> JobManager::Export(const std::string& j
     if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
     const Job& job = *it->second;
     if (job.state != proto::JOB_SUCCEEDED) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job ", job_id, " is ", proto::JobState_Name(job.state), ": only a succeeded job can be "
-          "exported"));
+      return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " is ",
+                                                        proto::JobState_Name(job.state),
+                                                        ": only a succeeded job can be "
+                                                        "exported"));
     }
     run = job.run;
   }

@@ -93,8 +93,7 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
 }
 
 JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps,
-               std::vector<NodeInfo> workers, const NodeRegistry* registry,
-               JobRunOptions options)
+               std::vector<NodeInfo> workers, const NodeRegistry* registry, JobRunOptions options)
     : job_id_(std::move(job_id)),
       spec_(std::move(spec)),
       ps_nodes_(std::move(ps)),
@@ -282,17 +281,17 @@ absl::Status JobRun::Plan() {
     if (absl::Status planned = planner->PlanInto(current, have_next ? &next : nullptr,
                                                  have_after ? &after : nullptr, &plan_buffer);
         !planned.ok()) {
-      return absl::Status(planned.code(), absl::StrCat("planning iteration ",
-                                                       planner->iteration(), ": ",
-                                                       planned.message()));
+      return absl::Status(planned.code(), absl::StrCat("planning iteration ", planner->iteration(),
+                                                       ": ", planned.message()));
     }
     const double plan_ms = absl::ToDoubleMilliseconds(absl::Now() - plan_start);
     if (const TableProfiler* profiler = planner->profiler();
         profiler != nullptr && !budget_warned && !profiler->budget_reachable()) {
       budget_warned = true;
-      HLOG_WARN("job {}: herald-adaptive budget {:.3g} ms is not reachable: the cost model "
-                "predicts {:.3f} ms with no table scored (the planner's base cost), so none is",
-                job_id_, po.adaptive.budget_ms, profiler->predicted_ms());
+      HLOG_WARN(
+          "job {}: herald-adaptive budget {:.3g} ms is not reachable: the cost model "
+          "predicts {:.3f} ms with no table scored (the planner's base cost), so none is",
+          job_id_, po.adaptive.budget_ms, profiler->predicted_ms());
     }
     double encode_ms = 0;  // building and encoding the steps, not waiting to queue them
     PlanCounts total;
@@ -378,8 +377,8 @@ absl::Status JobRun::Report(const proto::StepReport& report) {
     const double rate = seconds > 0 ? (iteration + 1) * spec_.global_batch_size() / seconds : 0;
     progress_.set_samples_per_second(rate);
     if (total_iterations_ > 0 && rate > 0) {
-      progress_.set_eta_seconds((total_iterations_ - iteration - 1) *
-                                spec_.global_batch_size() / rate);
+      progress_.set_eta_seconds((total_iterations_ - iteration - 1) * spec_.global_batch_size() /
+                                rate);
     }
   }
   return absl::OkStatus();
@@ -457,10 +456,10 @@ absl::Status JobRun::CheckDenseReplicas() {
   const uint32_t uploaded = Crc32(dense_.data(), dense_.size() * sizeof(float));
   for (size_t w = 0; w < workers_.size(); ++w) {
     if (final_crc_[w] != uploaded) {
-      return absl::DataLossError(absl::StrCat(
-          "dense replicas differ after the last iteration: worker ", w, " (",
-          workers_[w].node_id, ") reported CRC ", Crc32Hex(final_crc_[w]),
-          ", worker 0 uploaded parameters with CRC ", Crc32Hex(uploaded)));
+      return absl::DataLossError(
+          absl::StrCat("dense replicas differ after the last iteration: worker ", w, " (",
+                       workers_[w].node_id, ") reported CRC ", Crc32Hex(final_crc_[w]),
+                       ", worker 0 uploaded parameters with CRC ", Crc32Hex(uploaded)));
     }
   }
   return absl::OkStatus();
@@ -480,9 +479,10 @@ absl::StatusOr<proto::ExportJobResponse> JobRun::Export(const std::string& out_d
   }
   absl::MutexLock lock(&ps_mu_);
   if (ended_on_ps_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "job ", job_id_, "'s tables were dropped from the PS shards when a later job started; "
-        "only the most recent succeeded job can be exported"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id_,
+                     "'s tables were dropped from the PS shards when a later job started; "
+                     "only the most recent succeeded job can be exported"));
   }
   return WriteModelExport(model, ps_.get(), out_dir);
 }

@@ -31,7 +31,7 @@ namespace herald::scheduler {
 
 struct JobRunOptions {
   size_t step_queue_capacity = tunables::kStepQueueCapacity;  // steps per worker (back-pressure)
-  uint32_t planner_threads = tunables::kPlannerThreads;  // PlannerOptions::threads
+  uint32_t planner_threads = tunables::kPlannerThreads;       // PlannerOptions::threads
   // How often waits wake to check cancellation and node liveness.
   absl::Duration poll = absl::Milliseconds(tunables::kSchedulerPollMs);
   // Time for every worker to join and open its step stream.
@@ -151,8 +151,8 @@ class JobRun {
   uint64_t rows_vanilla_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t uses_ ABSL_GUARDED_BY(mu_) = 0;  // planned row uses and cache hits
   uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<float> dense_ ABSL_GUARDED_BY(mu_);          // from rank 0, at the end
-  std::vector<uint32_t> final_crc_ ABSL_GUARDED_BY(mu_);   // per worker, last report
+  std::vector<float> dense_ ABSL_GUARDED_BY(mu_);         // from rank 0, at the end
+  std::vector<uint32_t> final_crc_ ABSL_GUARDED_BY(mu_);  // per worker, last report
 
   // Serialises Export and EndOnPs (which drops the tables an export reads).
   absl::Mutex ps_mu_ ABSL_ACQUIRED_AFTER(mu_);

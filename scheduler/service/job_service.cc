@@ -65,8 +65,7 @@ grpc::Status JobServiceImpl::ExportJob(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status JobServiceImpl::ListNodes(grpc::ServerContext* context,
-                                       const proto::ListNodesRequest*,
+grpc::Status JobServiceImpl::ListNodes(grpc::ServerContext* context, const proto::ListNodesRequest*,
                                        proto::ListNodesResponse* response) {
   if (auto s = rpc::CheckToken(context, token_, "ListNodes"); !s.ok()) return s;
   for (auto& n : registry_->List()) *response->add_nodes() = std::move(n);

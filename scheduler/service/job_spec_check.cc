@@ -2,9 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/data/schema.h"
+#include "common/model_spec_check.h"
 #include "common/status.h"
 #include "scheduler/herald/planner.h"
-#include "common/model_spec_check.h"
 
 namespace herald::scheduler {
 
@@ -28,13 +28,12 @@ absl::StatusOr<Policy> PolicyOfSpec(const proto::JobSpec& spec) {
 absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
   if (spec.tables_size() == 0) return absl::InvalidArgumentError("tables: at least one table");
   if (spec.tables_size() > static_cast<int>(data::DataSchema::kMaxSparse)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tables: ", spec.tables_size(), " tables, at most ",
-                     data::DataSchema::kMaxSparse));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tables: ", spec.tables_size(), " tables, at most ", data::DataSchema::kMaxSparse));
   }
   if (spec.num_dense() > data::DataSchema::kMaxDense) {
-    return absl::InvalidArgumentError(absl::StrCat("num_dense: ", spec.num_dense(),
-                                                   ", at most ", data::DataSchema::kMaxDense));
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_dense: ", spec.num_dense(), ", at most ", data::DataSchema::kMaxDense));
   }
   for (int t = 0; t < spec.tables_size(); ++t) {
     if (spec.tables(t).dim() == 0) {
@@ -50,9 +49,8 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
   }
   const uint32_t workers = spec.num_workers();
   if (workers > 0 && spec.global_batch_size() < workers) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("global_batch_size: ", spec.global_batch_size(), " is less than num_workers ",
-                     workers));
+    return absl::InvalidArgumentError(absl::StrCat("global_batch_size: ", spec.global_batch_size(),
+                                                   " is less than num_workers ", workers));
   }
   const proto::DataSpec& d = spec.data();
   switch (d.format()) {
@@ -82,9 +80,9 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
                      " not in (0, 1] (or set scheduling.cache_rows_per_worker)"));
   }
   if (s.handoff() && policy.sync != SyncMode::kOwnership) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "scheduling.handoff: policy ", policy.name,
-        " owns no rows, so none is ever handed off (want HERALD or HERALD_ADAPTIVE)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduling.handoff: policy ", policy.name,
+                     " owns no rows, so none is ever handed off (want HERALD or HERALD_ADAPTIVE)"));
   }
   if (s.serve() && policy.sync != SyncMode::kOwnership) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -92,9 +90,9 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
         " owns no rows, so none is ever served by an owner (want HERALD or HERALD_ADAPTIVE)"));
   }
   if (s.allocation_passes() > kMaxAllocationPasses) {
-    return absl::InvalidArgumentError(absl::StrCat("scheduling.allocation_passes: ",
-                                                   s.allocation_passes(), ", want 0..",
-                                                   kMaxAllocationPasses));
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduling.allocation_passes: ", s.allocation_passes(), ", want 0..",
+                     kMaxAllocationPasses));
   }
   if (s.allocation_passes() > 1 && policy.allocation != Allocation::kLocality) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -102,9 +100,9 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
         ", whose allocation is not location-aware (want HERALD or HERALD_ADAPTIVE)"));
   }
   if (s.cache_rows_per_worker() >= kMaxSlotsPerTable) {
-    return absl::InvalidArgumentError(absl::StrCat("scheduling.cache_rows_per_worker: ",
-                                                   s.cache_rows_per_worker(), ", want < ",
-                                                   kMaxSlotsPerTable, " (slots per worker and table)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduling.cache_rows_per_worker: ", s.cache_rows_per_worker(), ", want < ",
+                     kMaxSlotsPerTable, " (slots per worker and table)"));
   }
   if (policy.adaptive_tables) {
     if (s.adaptive_top_k() == 0 && !(s.adaptive_budget_ms() > 0)) {
@@ -112,9 +110,9 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
           "scheduling: HERALD_ADAPTIVE needs adaptive_top_k > 0 or adaptive_budget_ms > 0");
     }
     if (s.adaptive_top_k() > static_cast<uint32_t>(spec.tables_size())) {
-      return absl::InvalidArgumentError(absl::StrCat("scheduling.adaptive_top_k: ",
-                                                     s.adaptive_top_k(), " for ",
-                                                     spec.tables_size(), " tables"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("scheduling.adaptive_top_k: ", s.adaptive_top_k(), " for ",
+                       spec.tables_size(), " tables"));
     }
     if (s.adaptive_budget_ms() < 0) {
       return absl::InvalidArgumentError(

@@ -9,8 +9,8 @@ absl::Status KvRendezvous::Set(const std::string& scope, const std::string& key,
                                std::string value) {
   if (scope.empty() || key.empty()) return absl::InvalidArgumentError("scope and key: must be set");
   if (value.size() > kMaxValueBytes) {
-    return absl::ResourceExhaustedError(absl::StrCat("value of ", key, ": ", value.size(),
-                                                     " bytes, limit ", kMaxValueBytes));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("value of ", key, ": ", value.size(), " bytes, limit ", kMaxValueBytes));
   }
   absl::MutexLock lock(&mu_);
   auto& values = scopes_[scope];

@@ -24,8 +24,8 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
     res.set_content(RenderMetrics(jobs->TakeSnapshot(), registry->List()),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
-  s->port_ = port == 0 ? s->server_->bind_to_any_port(host) :
-                         (s->server_->bind_to_port(host, port) ? port : -1);
+  s->port_ = port == 0 ? s->server_->bind_to_any_port(host)
+                       : (s->server_->bind_to_port(host, port) ? port : -1);
   if (s->port_ <= 0) {
     return absl::UnavailableError(absl::StrCat("metrics: cannot bind ", listen));
   }

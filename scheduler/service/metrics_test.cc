@@ -49,10 +49,12 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
             std::string::npos);
   EXPECT_NE(text.find("herald_job_rows_initialized_total{job=\"job-1\",name=\"w\\\"d\"} 78\n"),
             std::string::npos);
-  EXPECT_NE(text.find("herald_job_worker_phase_seconds_total{job=\"job-1\",phase=\"compute\"} 2.5\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("herald_job_scheduler_phase_seconds_total{job=\"job-1\",phase=\"plan\"} 1.5\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("herald_job_worker_phase_seconds_total{job=\"job-1\",phase=\"compute\"} 2.5\n"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find("herald_job_scheduler_phase_seconds_total{job=\"job-1\",phase=\"plan\"} 1.5\n"),
+      std::string::npos);
   EXPECT_NE(
       text.find("herald_job_scheduler_phase_seconds_total{job=\"job-1\",phase=\"encode\"} 0.25\n"),
       std::string::npos);

@@ -73,7 +73,8 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
        [](const proto::JobProgress& p) { return p.eta_seconds(); }},
       {"herald_job_rows_fetched_total", "counter", "Embedding rows fetched from the PS (planned).",
        [](const proto::JobProgress& p) { return double(p.rows_fetched()); }},
-      {"herald_job_rows_pushed_total", "counter", "Shared-row gradients pushed to the PS (planned).",
+      {"herald_job_rows_pushed_total", "counter",
+       "Shared-row gradients pushed to the PS (planned).",
        [](const proto::JobProgress& p) { return double(p.rows_pushed()); }},
       {"herald_job_rows_written_back_total", "counter", "Rows written back to the PS (planned).",
        [](const proto::JobProgress& p) { return double(p.rows_written_back()); }},
@@ -94,7 +95,8 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
   for (const Gauge& g : kGauges) {
     Family f(&out, g.name, g.type, g.help);
     for (const proto::JobStatus& j : snapshot.jobs) {
-      f.Add(absl::StrCat(Label("job", j.job_id()), ",", Label("name", j.name())), g.get(j.progress()));
+      f.Add(absl::StrCat(Label("job", j.job_id()), ",", Label("name", j.name())),
+            g.get(j.progress()));
     }
   }
   {
@@ -102,10 +104,11 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
              "Worker time per iteration phase, summed over workers.");
     for (const proto::JobStatus& j : snapshot.jobs) {
       const proto::JobProgress& p = j.progress();
-      const std::pair<const char*, double> phases[] = {
-          {"fetch", p.worker_fetch_ms()},         {"compute", p.worker_compute_ms()},
-          {"allreduce", p.worker_allreduce_ms()}, {"push", p.worker_push_ms()},
-          {"writeback", p.worker_writeback_ms()}};
+      const std::pair<const char*, double> phases[] = {{"fetch", p.worker_fetch_ms()},
+                                                       {"compute", p.worker_compute_ms()},
+                                                       {"allreduce", p.worker_allreduce_ms()},
+                                                       {"push", p.worker_push_ms()},
+                                                       {"writeback", p.worker_writeback_ms()}};
       for (const auto& [phase, ms] : phases) {
         f.Add(absl::StrCat(Label("job", j.job_id()), ",", Label("phase", phase)), ms / 1000);
       }

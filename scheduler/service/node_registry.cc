@@ -7,9 +7,7 @@
 namespace herald::scheduler {
 namespace {
 
-const char* RoleName(proto::NodeRole role) {
-  return role == proto::NODE_ROLE_PS ? "ps" : "worker";
-}
+const char* RoleName(proto::NodeRole role) { return role == proto::NODE_ROLE_PS ? "ps" : "worker"; }
 
 }  // namespace
 

@@ -26,8 +26,9 @@ struct NodeInfo {
 class NodeRegistry {
  public:
   // `clock` is injectable so liveness is testable without sleeping.
-  explicit NodeRegistry(absl::Duration liveness_timeout,
-                        std::function<absl::Time()> clock = [] { return absl::Now(); });
+  explicit NodeRegistry(
+      absl::Duration liveness_timeout,
+      std::function<absl::Time()> clock = [] { return absl::Now(); });
 
   // Rank: `requested_rank` if ≥ 0, else the lowest rank of the role no live
   // node holds. A node registering again from the same role and address

@@ -37,7 +37,7 @@ class ReadAhead {
   std::unique_ptr<BatchStream> stream_;
   mutable absl::Mutex mu_;
   std::deque<data::KeyBatch> ready_ ABSL_GUARDED_BY(mu_);
-  bool done_ ABSL_GUARDED_BY(mu_) = false;     // the stream ended (or failed)
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // the stream ended (or failed)
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t malformed_ ABSL_GUARDED_BY(mu_) = 0;

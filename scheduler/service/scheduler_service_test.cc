@@ -12,20 +12,20 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "cluster/dense_upload.h"
 #include "common/rpc/channel.h"
 #include "common/rpc/server.h"
 #include "gtest/gtest.h"
+#include "plan/step_codec.h"
+#include "ps_server/checkpoint/manifest.h"
+#include "ps_server/client/sharded_ps_client.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
 #include "scheduler/service/coordinator_service.h"
 #include "scheduler/service/job_manager.h"
 #include "scheduler/service/job_service.h"
-#include "scheduler/service/worker_service.h"
-#include "ps_server/checkpoint/manifest.h"
-#include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/service/model_export.h"
-#include "plan/step_codec.h"
-#include "cluster/dense_upload.h"
+#include "scheduler/service/worker_service.h"
 
 namespace herald::scheduler {
 namespace {
@@ -66,8 +66,8 @@ class SchedulerServiceTest : public ::testing::Test {
     coordinator_ = std::make_unique<CoordinatorService>(&registry_, &kv_, "", 1000);
     job_service_ = std::make_unique<JobServiceImpl>(jobs_.get(), &registry_, "");
     worker_service_ = std::make_unique<WorkerServiceImpl>(jobs_.get(), "");
-    auto server = rpc::StartServer({}, {coordinator_.get(), job_service_.get(),
-                                        worker_service_.get()});
+    auto server =
+        rpc::StartServer({}, {coordinator_.get(), job_service_.get(), worker_service_.get()});
     ASSERT_TRUE(server.ok());
     server_ = std::move(*server);
     auto ps_server = rpc::StartServer({}, {&ps_service_});
@@ -155,8 +155,7 @@ class SchedulerServiceTest : public ::testing::Test {
 
   // Opens worker w's step stream for `job_id` with a deadline.
   std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> OpenSteps(grpc::ClientContext* context,
-                                                                   int w,
-                                                                   const std::string& job_id,
+                                                                   int w, const std::string& job_id,
                                                                    int64_t timeout_ms) {
     rpc::SetDeadline(context, timeout_ms);
     proto::WorkerStepsRequest request;
@@ -199,9 +198,9 @@ class SchedulerServiceTest : public ::testing::Test {
       if (step.last()) {
         if (join.rank() == 0) {
           // Chunks of 3 floats: the upload is reassembled in order.
-          EXPECT_TRUE(cluster::UploadDense(workers_stub_.get(), "", node_[w], join.job_id(),
-                                          kDense, 3)
-                          .ok());
+          EXPECT_TRUE(
+              cluster::UploadDense(workers_stub_.get(), "", node_[w], join.job_id(), kDense, 3)
+                  .ok());
         }
         report.set_dense_crc32(cluster::DenseCrc32(dense));
       }
@@ -220,8 +219,7 @@ class SchedulerServiceTest : public ::testing::Test {
     if (may_fail_with.empty() || end.ok()) {
       EXPECT_TRUE(end.ok()) << end.error_message();
     } else {
-      EXPECT_NE(end.error_message().find(may_fail_with), std::string::npos)
-          << end.error_message();
+      EXPECT_NE(end.error_message().find(may_fail_with), std::string::npos) << end.error_message();
     }
     return received;
   }

@@ -28,9 +28,9 @@ grpc::Status WorkerServiceImpl::WorkerSteps(grpc::ServerContext* context,
   auto run = jobs_->RunOfWorker(request->node_id());
   if (!run.ok()) return rpc::ToGrpcStatus(run.status());
   if ((*run)->job_id() != request->job_id()) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        absl::StrCat("steps of ", request->job_id(), ": the running job is ",
-                                     (*run)->job_id()));
+    return grpc::Status(
+        grpc::StatusCode::FAILED_PRECONDITION,
+        absl::StrCat("steps of ", request->job_id(), ": the running job is ", (*run)->job_id()));
   }
   auto queue = (*run)->QueueOf(request->node_id());
   if (!queue.ok()) return rpc::ToGrpcStatus(queue.status());
@@ -90,8 +90,8 @@ grpc::Status WorkerServiceImpl::UploadDense(grpc::ServerContext* context,
     if (chunk.offset() != values.size() || chunk.values().size() % sizeof(float) != 0 ||
         values.size() + chunk.values().size() / sizeof(float) > total) {
       return invalid(absl::StrCat("chunk at offset ", chunk.offset(), " with ",
-                                  chunk.values().size(), " bytes does not continue ",
-                                  values.size(), " of ", total, " floats"));
+                                  chunk.values().size(), " bytes does not continue ", values.size(),
+                                  " of ", total, " floats"));
     }
     const size_t at = values.size();
     values.resize(at + chunk.values().size() / sizeof(float));

@@ -32,14 +32,13 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   c->token_file_ = c->dir_ + "/token";
   std::ofstream(c->token_file_) << kToken << "\n";
   HERALD_ASSIGN_OR_RETURN(
-      c->scheduler_,
-      c->StartProcess("scheduler/herald_scheduler", "scheduler",
-                      {"--heartbeat_ms=200", "--liveness_timeout_ms=3000",
-                       // Two planner threads: tables planned and steps encoded
-                       // in parallel, which must change no bit of a job.
-                       "--planner_threads=2", "--token-file=" + c->token_file_}));
-  HERALD_ASSIGN_OR_RETURN(int port, c->scheduler_->WaitForPortFile(c->dir_ + "/scheduler.port",
-                                                                   20000));
+      c->scheduler_, c->StartProcess("scheduler/herald_scheduler", "scheduler",
+                                     {"--heartbeat_ms=200", "--liveness_timeout_ms=3000",
+                                      // Two planner threads: tables planned and steps encoded
+                                      // in parallel, which must change no bit of a job.
+                                      "--planner_threads=2", "--token-file=" + c->token_file_}));
+  HERALD_ASSIGN_OR_RETURN(int port,
+                          c->scheduler_->WaitForPortFile(c->dir_ + "/scheduler.port", 20000));
   c->address_ = absl::StrCat("127.0.0.1:", port);
   for (int s = 0; s < ps; ++s) {
     HERALD_ASSIGN_OR_RETURN(
@@ -53,17 +52,17 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     std::vector<std::string> args = {"--scheduler=" + c->address_,
                                      "--token_file=" + c->token_file_};
     if (!worker_devices.empty()) args.push_back("--device=" + worker_devices[w]);
-    HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> p,
-                            c->StartProcess("worker/herald_worker", absl::StrCat("worker", w),
-                                            std::move(args)));
+    HERALD_ASSIGN_OR_RETURN(
+        std::unique_ptr<ChildProcess> p,
+        c->StartProcess("worker/herald_worker", absl::StrCat("worker", w), std::move(args)));
     c->workers_.push_back(std::move(p));
   }
   HERALD_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                           rpc::MakeChannel(c->address_, channel_options));
   c->jobs_ = proto::JobService::NewStub(channel);
   if (!c->WaitForNodes(ps + workers)) {
-    return absl::DeadlineExceededError(absl::StrCat("the cluster never had ", ps + workers,
-                                                    " live nodes\n", c->Logs()));
+    return absl::DeadlineExceededError(
+        absl::StrCat("the cluster never had ", ps + workers, " live nodes\n", c->Logs()));
   }
   return c;
 }

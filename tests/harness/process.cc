@@ -87,14 +87,14 @@ absl::StatusOr<int> ChildProcess::WaitForPortFile(const std::string& port_file,
     int port = 0;
     if (in >> port && port > 0) return port;
     if (TryReap()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "process exited with code ", exit_code_, " before writing ", port_file, "; log:\n",
-          LogTail()));
+      return absl::FailedPreconditionError(absl::StrCat("process exited with code ", exit_code_,
+                                                        " before writing ", port_file, "; log:\n",
+                                                        LogTail()));
     }
     absl::SleepFor(absl::Milliseconds(5));  // polling interval, bounded by the deadline
   }
-  return absl::DeadlineExceededError(absl::StrCat("no port in ", port_file, " after ", timeout_ms,
-                                                  " ms; log:\n", LogTail()));
+  return absl::DeadlineExceededError(
+      absl::StrCat("no port in ", port_file, " after ", timeout_ms, " ms; log:\n", LogTail()));
 }
 
 absl::Status ChildProcess::WaitForFile(const std::string& path, int64_t timeout_ms) {
@@ -102,9 +102,9 @@ absl::Status ChildProcess::WaitForFile(const std::string& path, int64_t timeout_
   while (absl::Now() < deadline) {
     if (std::ifstream(path).good()) return absl::OkStatus();
     if (TryReap()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "process exited with code ", exit_code_, " before creating ", path, "; log:\n",
-          LogTail()));
+      return absl::FailedPreconditionError(absl::StrCat("process exited with code ", exit_code_,
+                                                        " before creating ", path, "; log:\n",
+                                                        LogTail()));
     }
     absl::SleepFor(absl::Milliseconds(5));  // polling interval, bounded by the deadline
   }

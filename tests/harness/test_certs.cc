@@ -30,11 +30,11 @@ absl::Status Openssl(const std::string& dir, const std::vector<std::string>& arg
 
 // A self-signed CA certificate and key.
 absl::Status MakeCa(const std::string& dir, const std::string& name) {
-  return Openssl(dir, {"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                       "-nodes", "-keyout", dir + "/" + name + ".key", "-out",
-                       dir + "/" + name + ".pem", "-days", "2", "-subj", "/CN=" + name,
-                       "-addext", "basicConstraints=critical,CA:TRUE", "-addext",
-                       "keyUsage=critical,keyCertSign,cRLSign"});
+  return Openssl(
+      dir, {"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", dir + "/" + name + ".key", "-out", dir + "/" + name + ".pem", "-days", "2",
+            "-subj", "/CN=" + name, "-addext", "basicConstraints=critical,CA:TRUE", "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign"});
 }
 
 }  // namespace
@@ -54,15 +54,15 @@ absl::StatusOr<TestCerts> MakeTestCerts(const std::string& dir) {
   const std::string csr = dir + "/server.csr", ext = dir + "/server.ext";
   std::ofstream(ext) << "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
                      << "extendedKeyUsage=serverAuth\n";
-  if (absl::Status s = Openssl(dir, {"req", "-newkey", "ec", "-pkeyopt",
-                                     "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-                                     c.server_key, "-out", csr, "-subj", "/CN=herald-node"});
+  if (absl::Status s = Openssl(
+          dir, {"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", c.server_key, "-out", csr, "-subj", "/CN=herald-node"});
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = Openssl(dir, {"x509", "-req", "-in", csr, "-CA", c.ca_pem, "-CAkey",
-                                     dir + "/herald-test-ca.key", "-CAcreateserial", "-out",
-                                     c.server_pem, "-days", "2", "-extfile", ext});
+  if (absl::Status s = Openssl(
+          dir, {"x509", "-req", "-in", csr, "-CA", c.ca_pem, "-CAkey", dir + "/herald-test-ca.key",
+                "-CAcreateserial", "-out", c.server_pem, "-days", "2", "-extfile", ext});
       !s.ok()) {
     return s;
   }

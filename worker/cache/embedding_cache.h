@@ -18,9 +18,9 @@ namespace herald::worker {
 
 enum class SlotState : uint8_t {
   kEmpty,
-  kClean,  // equals the PS's copy as of its fetch
-  kDirty,  // newer than the PS: this worker holds the newest version
-  kStale,  // its gradients went to the PS (or the owner); the newest version is there
+  kClean,   // equals the PS's copy as of its fetch
+  kDirty,   // newer than the PS: this worker holds the newest version
+  kStale,   // its gradients went to the PS (or the owner); the newest version is there
   kServed,  // a copy of the values another worker holds dirty, to train on;
             // its gradients go to that worker (the optimizer state is not sent)
 };

@@ -88,10 +88,11 @@ class TableCheck {
       }
       const SlotView::Slot s = view_.At(slot);
       if (s.state == SlotState::kEmpty || s.key != key) {
-        return Error("evict.slots", i,
-                     absl::StrCat("slot ", slot, " does not hold key ", key,
-                                  s.state == SlotState::kEmpty ? " (empty)"
-                                                               : absl::StrCat(" (holds ", s.key, ")")));
+        return Error(
+            "evict.slots", i,
+            absl::StrCat(
+                "slot ", slot, " does not hold key ", key,
+                s.state == SlotState::kEmpty ? " (empty)" : absl::StrCat(" (holds ", s.key, ")")));
       }
       if (s.state == SlotState::kDirty) evicted_dirty_.insert(key);
       view_.Set(slot, key, SlotState::kEmpty);
@@ -103,14 +104,16 @@ class TableCheck {
   // from another worker): the slot and key appear once among all landings,
   // the key is not resident in another slot or evicted dirty by this plan,
   // and the slot is free or holds an outdated, clean copy of the same key.
-  absl::Status CheckLanding(const char* slots_name, const char* keys_name, size_t i,
-                            uint32_t slot, Key key) {
+  absl::Status CheckLanding(const char* slots_name, const char* keys_name, size_t i, uint32_t slot,
+                            Key key) {
     if (!InRange(slot)) return Error(slots_name, i, OutOfRange(slot));
     if (!landing_slots_.insert(slot).second) {
       return Error(slots_name, i, absl::StrCat("slot ", slot, " used twice"));
     }
     if (!landing_keys_.insert(key).second) {
-      return Error(keys_name, i, absl::StrCat("key ", key, " brought in twice (fetched, received or initialised)"));
+      return Error(
+          keys_name, i,
+          absl::StrCat("key ", key, " brought in twice (fetched, received or initialised)"));
     }
     if (evicted_dirty_.contains(key)) {
       return Error(keys_name, i,
@@ -206,12 +209,13 @@ class TableCheck {
       }
       if (s.state == SlotState::kServed && keys != &plan_.remote.keys) {
         return Error(name, i,
-                     absl::StrCat("slot ", slot, " holds a served copy; its gradients must go "
+                     absl::StrCat("slot ", slot,
+                                  " holds a served copy; its gradients must go "
                                   "to its owner (remote.slots)"));
       }
       if (keys != nullptr && (*keys)[i] != s.key) {
-        return Error(name, i, absl::StrCat("slot ", slot, " holds key ", s.key, ", not ",
-                                           (*keys)[i]));
+        return Error(name, i,
+                     absl::StrCat("slot ", slot, " holds key ", s.key, ", not ", (*keys)[i]));
       }
     }
     return absl::OkStatus();
@@ -230,17 +234,17 @@ class TableCheck {
     for (size_t j = 0; j < samples_.slots.size(); ++j) {
       const uint32_t slot = samples_.slots[j];
       if (!trained_.contains(slot)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "samples of table ", t_, ": slots[", j, "] = ", slot,
-            InRange(slot) ? " is neither owned, shared nor remote in the plan"
-                          : " is out of range"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("samples of table ", t_, ": slots[", j, "] = ", slot,
+                         InRange(slot) ? " is neither owned, shared nor remote in the plan"
+                                       : " is out of range"));
       }
       used.insert(slot);
     }
     for (size_t i = 0; i < plan_.owned_slots.size(); ++i) {
       if (!used.contains(plan_.owned_slots[i])) {
-        return Error("owned_slots", i, absl::StrCat("slot ", plan_.owned_slots[i],
-                                                    " is used by no sample"));
+        return Error("owned_slots", i,
+                     absl::StrCat("slot ", plan_.owned_slots[i], " is used by no sample"));
       }
       const uint32_t slot = plan_.owned_slots[i];
       view_.Set(slot, view_.At(slot).key, SlotState::kDirty);
@@ -268,13 +272,14 @@ class TableCheck {
         return Error("gather.slots", i, absl::StrCat("slot ", slot, " is not owned this step"));
       }
       if (view_.At(slot).key != plan_.gather.keys[i]) {
-        return Error("gather.keys", i, absl::StrCat("slot ", slot, " holds key ",
-                                                    view_.At(slot).key, ", not ",
-                                                    plan_.gather.keys[i]));
+        return Error("gather.keys", i,
+                     absl::StrCat("slot ", slot, " holds key ", view_.At(slot).key, ", not ",
+                                  plan_.gather.keys[i]));
       }
       if (!seen.insert({slot, plan_.gather.peers[i]}).second) {
-        return Error("gather.peers", i, absl::StrCat("slot ", slot, " gathers from worker ",
-                                                    plan_.gather.peers[i], " twice"));
+        return Error(
+            "gather.peers", i,
+            absl::StrCat("slot ", slot, " gathers from worker ", plan_.gather.peers[i], " twice"));
       }
     }
     return absl::OkStatus();
@@ -324,9 +329,9 @@ class TableCheck {
 
 absl::Status ValidatePlan(const EmbeddingCache& cache, const plan::Step& step) {
   if (step.plan.size() != cache.num_tables() || step.samples.size() != cache.num_tables()) {
-    return absl::InvalidArgumentError(absl::StrCat("step has ", step.plan.size(), " plans and ",
-                                                   step.samples.size(), " sample tables; the job has ",
-                                                   cache.num_tables(), " tables"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("step has ", step.plan.size(), " plans and ", step.samples.size(),
+                     " sample tables; the job has ", cache.num_tables(), " tables"));
   }
   for (size_t t = 0; t < cache.num_tables(); ++t) {
     TableCheck check(t, cache.table(t), step.plan[t], step.samples[t]);

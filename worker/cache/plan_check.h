@@ -17,8 +17,8 @@
 // Errors: InvalidArgument naming table, list, index, slot and key.
 
 #include "absl/status/status.h"
-#include "worker/cache/embedding_cache.h"
 #include "plan/step.h"
+#include "worker/cache/embedding_cache.h"
 
 namespace herald::worker {
 

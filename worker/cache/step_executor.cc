@@ -85,8 +85,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step) {
   result.num_samples = step.num_samples;
   auto phase = [&](const char* name, absl::Status s) {
     if (s.ok()) s = device_->status();  // a GPU fault surfaces in the phase it happened
-    return s.ok() ? s
-                  : Annotate(s, absl::StrCat("iteration ", step.iteration, " ", name));
+    return s.ok() ? s : Annotate(s, absl::StrCat("iteration ", step.iteration, " ", name));
   };
   HERALD_RETURN_IF_ERROR(phase("evict", WriteBackSlots(step, /*evictions=*/true, &result)));
   HERALD_RETURN_IF_ERROR(phase("fetch", Fetch(step, &result)));
@@ -100,8 +99,8 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step) {
   HERALD_RETURN_IF_ERROR(phase("write-back", WriteBackSlots(step, /*evictions=*/false, &result)));
   if (options_.use_ps) {
     const absl::Time start = absl::Now();
-    auto done = ps_->IterationDone(step.job_id, step.iteration, options_.rank,
-                                   options_.num_workers);
+    auto done =
+        ps_->IterationDone(step.job_id, step.iteration, options_.rank, options_.num_workers);
     HERALD_RETURN_IF_ERROR(phase("iteration done", done.status()));
     result.times.push_ms += MillisSince(start);
   }
@@ -145,9 +144,9 @@ absl::Status StepExecutor::CheckHandOffs(const plan::Step& step) const {
                                       std::pair{&p.gather.peers, "gradient gathered from"}}) {
       for (uint32_t peer : *peers) {
         if (peer >= options_.num_workers || peer == options_.rank) {
-          return absl::InvalidArgumentError(absl::StrCat("table ", t, ": ", what, " worker ",
-                                                         peer, " (this is ", options_.rank,
-                                                         " of ", options_.num_workers, ")"));
+          return absl::InvalidArgumentError(absl::StrCat("table ", t, ": ", what, " worker ", peer,
+                                                         " (this is ", options_.rank, " of ",
+                                                         options_.num_workers, ")"));
         }
       }
     }
@@ -278,7 +277,7 @@ absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* resu
     device_->ZeroRows(slots_.data(), n, dim, dim, table.grads.data());
     for (int i = 0; i < n; ++i) {
       send[plan.remote.peers[i]].append(reinterpret_cast<const char*>(grads.data() + i * dim),
-                                     dim * sizeof(float));
+                                        dim * sizeof(float));
       cache_->SetState(t, plan.remote.slots[i], SlotState::kStale);  // its owner updates it
     }
     result->rows_handed_off += n;
@@ -330,7 +329,8 @@ absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* resu
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::WriteBackSlots(const plan::Step& step, bool evictions, StepResult* result) {
+absl::Status StepExecutor::WriteBackSlots(const plan::Step& step, bool evictions,
+                                          StepResult* result) {
   const absl::Time start = absl::Now();
   std::vector<ps::TableRows> rows;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
@@ -400,9 +400,8 @@ absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
       const size_t t = tables[r];
       EmbeddingCache::Table& table = cache_->table(t);
       if (rows[r].row_floats != table.row_floats || rows[r].keys.size() != slots[r].size()) {
-        return absl::InternalError(absl::StrCat("table ", t, ": PS rows have ",
-                                                rows[r].row_floats, " floats, cache expects ",
-                                                table.row_floats));
+        return absl::InternalError(absl::StrCat("table ", t, ": PS rows have ", rows[r].row_floats,
+                                                " floats, cache expects ", table.row_floats));
       }
       const int row_floats = static_cast<int>(table.row_floats);
       WriteSlots(rows[r].rows, slots[r], row_floats, row_floats, table.rows.data());
@@ -420,8 +419,7 @@ absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
     std::vector<float> rows(plan.init.keys.size() * table.row_floats);
     for (size_t i = 0; i < plan.init.keys.size(); ++i) {
       math::InitialRow(options_.seed, static_cast<uint32_t>(t), plan.init.keys[i], table.dim,
-                       options_.init_scale[t], table.optimizer,
-                       rows.data() + i * table.row_floats);
+                       options_.init_scale[t], table.optimizer, rows.data() + i * table.row_floats);
     }
     const int row_floats = static_cast<int>(table.row_floats);
     WriteSlots(rows, plan.init.slots, row_floats, row_floats, table.rows.data());
@@ -509,8 +507,7 @@ absl::Status StepExecutor::PushShared(const plan::Step& step, StepResult* result
     result->bytes_moved += static_cast<uint64_t>(n) * (dim * sizeof(float) + 8);
   }
   if (!grads.empty()) {
-    HERALD_RETURN_IF_ERROR(
-        ps_->PushGradients(step.job_id, step.iteration, options_.rank, grads));
+    HERALD_RETURN_IF_ERROR(ps_->PushGradients(step.job_id, step.iteration, options_.rank, grads));
   }
   result->times.push_ms += MillisSince(start);
   return absl::OkStatus();

@@ -27,9 +27,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "plan/step.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
-#include "plan/step.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/row_exchanger.h"
 #include "worker/model/dense_optimizer.h"
@@ -50,7 +50,7 @@ struct StepResult {
   uint32_t num_samples = 0;
   PhaseTimes times;
   uint64_t rows_fetched = 0;
-  uint64_t rows_pushed = 0;       // gradient rows sent to the PS
+  uint64_t rows_pushed = 0;  // gradient rows sent to the PS
   uint64_t rows_written_back = 0;
   // Rows sent to another worker: hand-offs, served copies and gradients
   // sent to a row's owner.

@@ -2,7 +2,6 @@
 // partitioned training with caching, ownership, pushes and write-backs
 // equals the single-process reference; bad plans are rejected whole.
 #include "worker/cache/step_executor.h"
-#include "plan/step.h"
 
 #include <cmath>
 #include <memory>
@@ -11,6 +10,7 @@
 #include "common/math/optimizer_spec.h"
 #include "common/rng.h"
 #include "gtest/gtest.h"
+#include "plan/step.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "worker/collectives/gloo_all_reducer.h"
 #include "worker/device/cpu_device.h"
@@ -122,9 +122,9 @@ TEST_P(PartitionedTraining, EqualsTheReferenceForOneTwoAndThreeWorkers) {
       keys[t].table = TableId(t);
       for (Key k = 0; k < 40; ++k) keys[t].keys.push_back(k + 1000 * t);
     }
-    const absl::Status same = testing::CompareWithReference(
-        out, **reference, ref_losses, &cluster.client(), "job-w" + std::to_string(workers),
-        batches.size(), keys);
+    const absl::Status same =
+        testing::CompareWithReference(out, **reference, ref_losses, &cluster.client(),
+                                      "job-w" + std::to_string(workers), batches.size(), keys);
     EXPECT_TRUE(same.ok()) << tag << ": " << same;
   }
 }
@@ -255,7 +255,8 @@ TEST_F(BadPlans, AreRejectedWholeAndTheGoodPlanStillRuns) {
   for (auto& p : next.plan) p.fetch.keys.clear(), p.fetch.slots.clear();
   next.plan[0].fetch.keys = {Key(1)};
   next.plan[0].fetch.slots = {0};
-  ExpectRejected(next, "slot 0 holds the newest (dirty) copy of key 1; overwriting it would lose it");
+  ExpectRejected(next,
+                 "slot 0 holds the newest (dirty) copy of key 1; overwriting it would lose it");
   next.plan[0].fetch.keys = {};
   next.plan[0].fetch.slots = {};
   next.plan[0].evict.slots = {0};

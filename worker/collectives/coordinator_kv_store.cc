@@ -46,8 +46,8 @@ absl::StatusOr<std::vector<std::string>> CoordinatorKvStore::Get(
   absl::Status s = rpc::FromGrpcStatus(stub_->KvGet(&context, request, &response));
   if (!s.ok()) return Annotate(s, absl::StrCat("kv get in scope ", scope_));
   if (response.values_size() != static_cast<int>(keys.size())) {
-    return absl::InternalError(absl::StrCat("kv get: ", response.values_size(),
-                                            " values for ", keys.size(), " keys"));
+    return absl::InternalError(
+        absl::StrCat("kv get: ", response.values_size(), " values for ", keys.size(), " keys"));
   }
   return std::vector<std::string>(response.values().begin(), response.values().end());
 }

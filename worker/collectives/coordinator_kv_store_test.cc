@@ -61,8 +61,7 @@ TEST(CoordinatorKvStore, GlooRanksRendezvousOverTheRpc) {
   auto missing = store.Get({"never"}, absl::Milliseconds(50));
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_NE(missing.status().message().find("job-8/never"), std::string::npos)
-      << missing.status();
+  EXPECT_NE(missing.status().message().find("job-8/never"), std::string::npos) << missing.status();
 }
 
 }  // namespace

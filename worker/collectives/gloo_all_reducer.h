@@ -25,8 +25,7 @@ class GlooAllReducer final : public DenseAllReducer {
  public:
   // Blocks until all `size` ranks connected or the timeout passed.
   // `store` is used only during the call.
-  static absl::StatusOr<std::unique_ptr<GlooAllReducer>> Connect(KvStore* store, int rank,
-                                                                 int size,
+  static absl::StatusOr<std::unique_ptr<GlooAllReducer>> Connect(KvStore* store, int rank, int size,
                                                                  const GlooOptions& options);
   ~GlooAllReducer() override;
 

@@ -11,8 +11,8 @@ absl::Status InProcessKvStore::Set(const std::string& key, const std::string& va
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> InProcessKvStore::Get(
-    const std::vector<std::string>& keys, absl::Duration timeout) {
+absl::StatusOr<std::vector<std::string>> InProcessKvStore::Get(const std::vector<std::string>& keys,
+                                                               absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   auto all_present = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     for (const auto& k : keys) {
@@ -25,9 +25,9 @@ absl::StatusOr<std::vector<std::string>> InProcessKvStore::Get(
     for (const auto& k : keys) {
       if (!values_.contains(k)) missing.push_back(k);
     }
-    return absl::DeadlineExceededError(
-        absl::StrCat("kv store: keys still missing after ", absl::FormatDuration(timeout), ": ",
-                     absl::StrJoin(missing, ", ")));
+    return absl::DeadlineExceededError(absl::StrCat("kv store: keys still missing after ",
+                                                    absl::FormatDuration(timeout), ": ",
+                                                    absl::StrJoin(missing, ", ")));
   }
   std::vector<std::string> out;
   for (const auto& k : keys) out.push_back(values_.at(k));

@@ -38,13 +38,12 @@ absl::StatusOr<std::unique_ptr<NcclAllReducer>> NcclAllReducer::Connect(
   }
   HERALD_ASSIGN_OR_RETURN(std::vector<std::string> values, store->Get({key}, options.timeout));
   if (values[0].size() != sizeof(id.internal)) {
-    return absl::InternalError(absl::StrCat(key, ": ", values[0].size(), " bytes, want ",
-                                            sizeof(id.internal)));
+    return absl::InternalError(
+        absl::StrCat(key, ": ", values[0].size(), " bytes, want ", sizeof(id.internal)));
   }
   std::memcpy(id.internal, values[0].data(), sizeof(id.internal));
 
-  std::unique_ptr<NcclAllReducer> reducer(
-      new NcclAllReducer(rank, size, device, options.timeout));
+  std::unique_ptr<NcclAllReducer> reducer(new NcclAllReducer(rank, size, device, options.timeout));
   if (cudaSetDevice(device->ordinal()) != cudaSuccess) {
     return absl::InternalError(absl::StrCat("cudaSetDevice(", device->ordinal(), ") failed"));
   }
@@ -86,9 +85,9 @@ absl::Status NcclAllReducer::Wait(const char* what, bool stream_work) {
     const ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
     if (r != ncclSuccess) state = r;
     if (state != ncclSuccess && state != ncclInProgress) {
-      return Fail(absl::UnavailableError(absl::StrCat(what, " failed on rank ", rank_, " of ",
-                                                      size_, ": ", NcclError(state),
-                                                      " (a peer may be gone)")));
+      return Fail(
+          absl::UnavailableError(absl::StrCat(what, " failed on rank ", rank_, " of ", size_, ": ",
+                                              NcclError(state), " (a peer may be gone)")));
     }
     bool done = state == ncclSuccess;
     if (done && stream_work) {
@@ -100,9 +99,9 @@ absl::Status NcclAllReducer::Wait(const char* what, bool stream_work) {
     }
     if (done) return absl::OkStatus();
     if (absl::Now() > deadline) {
-      return Fail(absl::DeadlineExceededError(absl::StrCat(
-          what, ": rank ", rank_, " of ", size_, " not done after ",
-          absl::FormatDuration(timeout_), " (a peer may be stuck or gone)")));
+      return Fail(absl::DeadlineExceededError(
+          absl::StrCat(what, ": rank ", rank_, " of ", size_, " not done after ",
+                       absl::FormatDuration(timeout_), " (a peer may be stuck or gone)")));
     }
     std::this_thread::yield();  // polling: NCCL gives no blocking wait that can time out
   }
@@ -115,8 +114,7 @@ absl::Status NcclAllReducer::AllReduceSum(float* data, size_t n) {
   if (cudaSetDevice(device_->ordinal()) != cudaSuccess) {
     return Fail(absl::InternalError(absl::StrCat("cudaSetDevice(", device_->ordinal(), ")")));
   }
-  const ncclResult_t r =
-      ncclAllReduce(data, data, n, ncclFloat, ncclSum, comm_, device_->stream());
+  const ncclResult_t r = ncclAllReduce(data, data, n, ncclFloat, ncclSum, comm_, device_->stream());
   if (r != ncclSuccess && r != ncclInProgress) {
     return Fail(absl::UnavailableError(absl::StrCat("ncclAllReduce: ", NcclError(r))));
   }

@@ -36,8 +36,8 @@ class NcclAllReducer final : public DenseAllReducer {
   // Blocks until all `size` ranks joined or the timeout passed. `device`
   // must outlive the reducer; the all-reduce runs on its stream, ordered
   // after the work already queued there. `store` is used only in the call.
-  static absl::StatusOr<std::unique_ptr<NcclAllReducer>> Connect(KvStore* store, int rank,
-                                                                 int size, CudaDevice* device,
+  static absl::StatusOr<std::unique_ptr<NcclAllReducer>> Connect(KvStore* store, int rank, int size,
+                                                                 CudaDevice* device,
                                                                  const NcclOptions& options);
   ~NcclAllReducer() override;
 

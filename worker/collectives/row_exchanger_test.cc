@@ -46,8 +46,8 @@ TEST(GlooRowExchanger, EveryRankGetsWhatEachOtherSentIt) {
         }
         for (int o = 0; o < size; ++o) {
           if ((*got)[o] != Payload(o, r, round)) {
-            results[r] = absl::InternalError(absl::StrCat("rank ", r, " round ", round,
-                                                          ": wrong bytes from ", o));
+            results[r] = absl::InternalError(
+                absl::StrCat("rank ", r, " round ", round, ": wrong bytes from ", o));
             return;
           }
         }

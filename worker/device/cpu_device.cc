@@ -154,8 +154,7 @@ void CpuDevice::RowDots(const float* a, int a_stride, const float* b, int b_stri
   }
 }
 
-void CpuDevice::FmForward(const float* x, int x_stride, int rows, int fields, int dim,
-                          float* out) {
+void CpuDevice::FmForward(const float* x, int x_stride, int rows, int fields, int dim, float* out) {
   for (int r = 0; r < rows; ++r) {
     const float* xr = x + At(r, x_stride);
     float total = 0.0f;
@@ -240,8 +239,8 @@ void CpuDevice::EmbeddingBagForward(const float* rows, int row_stride, const uin
 }
 
 void CpuDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
-                                     const uint32_t* slots, int n, int dim, bool mean,
-                                     float* grads, int grad_stride) {
+                                     const uint32_t* slots, int n, int dim, bool mean, float* grads,
+                                     int grad_stride) {
   for (int i = 0; i < n; ++i) {
     const float* g = dout + At(i, dout_stride);
     const uint32_t begin = offsets[i], end = offsets[i + 1];
@@ -286,12 +285,12 @@ void CpuDevice::ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t
 }
 
 void CpuDevice::ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim,
-                                const uint32_t* slots, int n, const float* grads,
-                                int grad_stride, float* rows, int row_stride) {
+                                const uint32_t* slots, int n, const float* grads, int grad_stride,
+                                float* rows, int row_stride) {
   for (int i = 0; i < n; ++i) {
     float* row = rows + static_cast<size_t>(slots[i]) * row_stride;
-    math::ApplySparseUpdate(config, dim, grads + static_cast<size_t>(slots[i]) * grad_stride,
-                            row, row + dim);
+    math::ApplySparseUpdate(config, dim, grads + static_cast<size_t>(slots[i]) * grad_stride, row,
+                            row + dim);
   }
 }
 

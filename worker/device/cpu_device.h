@@ -40,8 +40,7 @@ class CpuDevice final : public Device {
   void RowDots(const float* a, int a_stride, const float* b, int b_stride, int rows, int cols,
                float* out) override;
 
-  void FmForward(const float* x, int x_stride, int rows, int fields, int dim,
-                 float* out) override;
+  void FmForward(const float* x, int x_stride, int rows, int fields, int dim, float* out) override;
   void FmBackward(const float* x, int x_stride, const float* dout, int rows, int fields, int dim,
                   float* dx, int dx_stride) override;
   void DotInteractionForward(const float* x, int x_stride, int rows, int fields, int dim,
@@ -63,9 +62,9 @@ class CpuDevice final : public Device {
 
   void ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t n, const float* grad,
                       float* values, float* state) override;
-  void ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim,
-                       const uint32_t* slots, int n, const float* grads, int grad_stride,
-                       float* rows, int row_stride) override;
+  void ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim, const uint32_t* slots,
+                       int n, const float* grads, int grad_stride, float* rows,
+                       int row_stride) override;
 };
 
 }  // namespace herald::worker

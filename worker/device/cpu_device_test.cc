@@ -37,8 +37,8 @@ TEST(CpuDevice, GemmMatchesNaiveProductForEveryTransposition) {
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {
       std::vector<float> got = c;
-      dev.Gemm(ta, tb, m, n, k, 1.5f, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.5f,
-               got.data(), n);
+      dev.Gemm(ta, tb, m, n, k, 1.5f, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.5f, got.data(),
+               n);
       std::vector<float> want = NaiveGemm(ta, tb, m, n, k, 1.5f, a, b, 0.5f, c);
       for (size_t i = 0; i < got.size(); ++i) {
         EXPECT_NEAR(got[i], want[i], 1e-5f) << "ta=" << ta << " tb=" << tb << " i=" << i;

@@ -122,11 +122,10 @@ class Device {
   virtual void GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n,
                           int width, float* out) = 0;
   // rows[slots[i]·row_stride, +width) = in[i, 0..width).
-  virtual void ScatterRows(const float* in, const uint32_t* slots, int n, int width,
-                           int row_stride, float* rows) = 0;
+  virtual void ScatterRows(const float* in, const uint32_t* slots, int n, int width, int row_stride,
+                           float* rows) = 0;
   // rows[slots[i]·row_stride, +width) = 0.
-  virtual void ZeroRows(const uint32_t* slots, int n, int width, int row_stride,
-                        float* rows) = 0;
+  virtual void ZeroRows(const uint32_t* slots, int n, int width, int row_stride, float* rows) = 0;
 
   // ------------------------------------------------------------ optimizers
 
@@ -137,8 +136,8 @@ class Device {
   // One step on each listed row: row = rows[slots[i]·row_stride, +RowFloats),
   // gradient = grads[slots[i]·grad_stride, +dim). Slots are distinct.
   virtual void ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim,
-                               const uint32_t* slots, int n, const float* grads,
-                               int grad_stride, float* rows, int row_stride) = 0;
+                               const uint32_t* slots, int n, const float* grads, int grad_stride,
+                               float* rows, int row_stride) = 0;
 };
 
 }  // namespace herald::worker

@@ -3,10 +3,10 @@
 #include "worker/eval/evaluator.h"
 
 #include "common/data/generator.h"
+#include "common/data/key_batch_conversion.h"
 #include "gtest/gtest.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
-#include "common/data/key_batch_conversion.h"
 
 namespace herald::worker {
 namespace {

@@ -26,8 +26,7 @@ void Concat::Backward(const std::vector<InputGrad>& grads) {
   int column = 0;
   for (size_t i = 0; i < widths_.size(); ++i) {
     if (grads[i].data != nullptr) {
-      device_->Add2D(dy_.data() + column, out_, rows_, widths_[i], grads[i].data,
-                     grads[i].stride);
+      device_->Add2D(dy_.data() + column, out_, rows_, widths_[i], grads[i].data, grads[i].stride);
     }
     column += widths_[i];
   }

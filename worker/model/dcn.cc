@@ -53,8 +53,8 @@ class Dcn final : public RecModel {
 
 }  // namespace
 
-std::unique_ptr<RecModel> MakeDcn(Device* device, ModelShape shape,
-                                  const std::vector<int>& hidden, int cross_layers) {
+std::unique_ptr<RecModel> MakeDcn(Device* device, ModelShape shape, const std::vector<int>& hidden,
+                                  int cross_layers) {
   return std::make_unique<Dcn>(device, std::move(shape), hidden, cross_layers);
 }
 

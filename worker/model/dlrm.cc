@@ -41,14 +41,13 @@ class Dlrm final : public RecModel {
     const int z_width = fields_ * dim_;
     device_->Axpy(rows_, 1.0f, dlogits, top_.output_grad());
     top_.Backward(concat_.output_grad(), concat_.out());
-    concat_.Backward({{bottom_.output_grad(), dim_},
-                      {interaction_.output_grad(), interaction_.out()}});
+    concat_.Backward(
+        {{bottom_.output_grad(), dim_}, {interaction_.output_grad(), interaction_.out()}});
     dz_.Resize(z_.size());
     device_->Fill(dz_.data(), dz_.size(), 0.0f);
     interaction_.Backward(dz_.data(), z_width);
     device_->Add2D(dz_.data(), z_width, rows_, dim_, bottom_.output_grad(), dim_);
-    device_->Add2D(dz_.data() + dim_, z_width, rows_, z_width - dim_, dx + shape_.num_dense,
-                   width);
+    device_->Add2D(dz_.data() + dim_, z_width, rows_, z_width - dim_, dx + shape_.num_dense, width);
     bottom_.Backward(nullptr, 0);  // dense inputs need no gradient
   }
 
@@ -64,8 +63,7 @@ class Dlrm final : public RecModel {
 
 }  // namespace
 
-std::unique_ptr<RecModel> MakeDlrm(Device* device, ModelShape shape,
-                                   const std::vector<int>& bottom,
+std::unique_ptr<RecModel> MakeDlrm(Device* device, ModelShape shape, const std::vector<int>& bottom,
                                    const std::vector<int>& hidden) {
   return std::make_unique<Dlrm>(device, std::move(shape), bottom, hidden);
 }

@@ -10,7 +10,7 @@
 namespace herald::worker::testing {
 
 struct GradientCheckOptions {
-  double epsilon = 1e-3;     // central difference step
+  double epsilon = 1e-3;  // central difference step
   double abs_tolerance = 2e-3;
   double rel_tolerance = 3e-2;
   size_t max_coordinates = 64;  // spread evenly over the array

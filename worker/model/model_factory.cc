@@ -26,8 +26,7 @@ ModelShape ShapeFromSpec(const proto::JobSpec& spec) {
   return shape;
 }
 
-absl::StatusOr<std::unique_ptr<RecModel>> CreateModel(const proto::JobSpec& spec,
-                                                      Device* device) {
+absl::StatusOr<std::unique_ptr<RecModel>> CreateModel(const proto::JobSpec& spec, Device* device) {
   if (auto s = ValidateModelSpec(spec); !s.ok()) return s;
   const proto::ModelSpec& m = spec.model();
   ModelShape shape = ShapeFromSpec(spec);

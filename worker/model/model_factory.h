@@ -15,7 +15,6 @@ namespace herald::worker {
 ModelShape ShapeFromSpec(const proto::JobSpec& spec);
 
 // Errors: InvalidArgument naming the field (common/model_spec_check.h).
-absl::StatusOr<std::unique_ptr<RecModel>> CreateModel(const proto::JobSpec& spec,
-                                                      Device* device);
+absl::StatusOr<std::unique_ptr<RecModel>> CreateModel(const proto::JobSpec& spec, Device* device);
 
 }  // namespace herald::worker

@@ -18,18 +18,16 @@ std::unique_ptr<RecModel> MakeWideAndDeep(Device* device, ModelShape shape,
 std::unique_ptr<RecModel> MakeDeepFm(Device* device, ModelShape shape,
                                      const std::vector<int>& hidden);
 // logit = linear([cross_L(X), deep(X)]) with `cross_layers` cross layers.
-std::unique_ptr<RecModel> MakeDcn(Device* device, ModelShape shape,
-                                  const std::vector<int>& hidden, int cross_layers);
+std::unique_ptr<RecModel> MakeDcn(Device* device, ModelShape shape, const std::vector<int>& hidden,
+                                  int cross_layers);
 // NeuMF: logit = linear([bag_0 ⊙ bag_1, deep(X)]): tables 0 and 1 are the
 // user and item tables (GMF), every feature feeds the MLP.
 // REQUIRES: ≥ 2 tables, tables 0 and 1 of equal dim.
-std::unique_ptr<RecModel> MakeNcf(Device* device, ModelShape shape,
-                                  const std::vector<int>& hidden);
+std::unique_ptr<RecModel> MakeNcf(Device* device, ModelShape shape, const std::vector<int>& hidden);
 // DLRM: z = bottom(dense) (width = table dim), dots = pairwise dots of
 // [z, bag_0, …], logit = top([z, dots]). REQUIRES: equal dims, num_dense > 0,
 // bottom.back() == dim.
-std::unique_ptr<RecModel> MakeDlrm(Device* device, ModelShape shape,
-                                   const std::vector<int>& bottom,
+std::unique_ptr<RecModel> MakeDlrm(Device* device, ModelShape shape, const std::vector<int>& bottom,
                                    const std::vector<int>& hidden);
 
 }  // namespace herald::worker

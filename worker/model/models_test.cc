@@ -43,10 +43,8 @@ proto::JobSpec Spec(proto::ModelKind kind) {
 struct Batch {
   std::vector<float> dense = TestValues(kRows * 3, 20);
   std::vector<float> labels = {1, 0, 0, 1};
-  std::vector<std::vector<uint32_t>> offsets = {
-      {0, 1, 2, 3, 4}, {0, 2, 3, 3, 5}, {0, 3, 4, 5, 6}};
-  std::vector<std::vector<uint32_t>> slots = {
-      {0, 1, 0, 4}, {2, 3, 3, 0, 1}, {1, 2, 2, 4, 0, 3}};
+  std::vector<std::vector<uint32_t>> offsets = {{0, 1, 2, 3, 4}, {0, 2, 3, 3, 5}, {0, 3, 4, 5, 6}};
+  std::vector<std::vector<uint32_t>> slots = {{0, 1, 0, 4}, {2, 3, 3, 0, 1}, {1, 2, 2, 4, 0, 3}};
   std::vector<std::vector<float>> cache;
   std::vector<std::vector<float>> grads;
 
@@ -107,8 +105,7 @@ TEST_P(ModelGradients, MatchFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(AllModels, ModelGradients,
                          ::testing::Values(proto::MODEL_WIDE_AND_DEEP, proto::MODEL_DEEPFM,
-                                           proto::MODEL_DCN, proto::MODEL_NCF,
-                                           proto::MODEL_DLRM),
+                                           proto::MODEL_DCN, proto::MODEL_NCF, proto::MODEL_DLRM),
                          [](const auto& info) { return proto::ModelKind_Name(info.param); });
 
 TEST(ModelFactory, SameSeedSameBitsOtherSeedOtherValues) {
@@ -180,8 +177,7 @@ TEST(DenseOptimizer, StepEqualsTheSharedMathOnTheFlatVector) {
   spec.set_learning_rate(-1);
   auto negative = DenseOptimizer::Create(spec, &dev, params.size());
   ASSERT_FALSE(negative.ok());
-  EXPECT_NE(negative.status().message().find("dense_optimizer.learning_rate"),
-            std::string::npos)
+  EXPECT_NE(negative.status().message().find("dense_optimizer.learning_rate"), std::string::npos)
       << negative.status();
 }
 

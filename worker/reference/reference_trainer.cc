@@ -3,7 +3,6 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-
 #include "common/math/optimizer_spec.h"
 #include "common/status.h"
 #include "worker/model/model_factory.h"
@@ -13,9 +12,9 @@ namespace herald::worker {
 absl::StatusOr<std::unique_ptr<ReferenceTrainer>> ReferenceTrainer::Create(
     const proto::JobSpec& spec, Device* device) {
   HERALD_ASSIGN_OR_RETURN(std::unique_ptr<RecModel> model, CreateModel(spec, device));
-  HERALD_ASSIGN_OR_RETURN(DenseOptimizer dense,
-                          DenseOptimizer::Create(spec.dense_optimizer(), device,
-                                                 model->params().size()));
+  HERALD_ASSIGN_OR_RETURN(
+      DenseOptimizer dense,
+      DenseOptimizer::Create(spec.dense_optimizer(), device, model->params().size()));
   std::vector<Table> tables;
   for (int t = 0; t < spec.tables_size(); ++t) {
     HERALD_ASSIGN_OR_RETURN(math::SparseOptimizerConfig optimizer,
@@ -27,8 +26,8 @@ absl::StatusOr<std::unique_ptr<ReferenceTrainer>> ReferenceTrainer::Create(
     table.optimizer = optimizer;
     tables.push_back(std::move(table));
   }
-  return std::unique_ptr<ReferenceTrainer>(new ReferenceTrainer(
-      spec, device, std::move(model), std::move(dense), std::move(tables)));
+  return std::unique_ptr<ReferenceTrainer>(
+      new ReferenceTrainer(spec, device, std::move(model), std::move(dense), std::move(tables)));
 }
 
 ReferenceTrainer::ReferenceTrainer(const proto::JobSpec& spec, Device* device,
@@ -65,9 +64,8 @@ std::vector<float> ReferenceTrainer::InitialRow(uint32_t table, Key key) const {
 
 absl::Status ReferenceTrainer::LoadDense(const std::vector<float>& values) {
   if (values.size() != model_->params().size()) {
-    return absl::InvalidArgumentError(absl::StrCat("dense parameters: ", values.size(),
-                                                   " values, the model has ",
-                                                   model_->params().size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dense parameters: ", values.size(), " values, the model has ", model_->params().size()));
   }
   model_->params().SetValues(values);
   return absl::OkStatus();

@@ -15,11 +15,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "common/data/key_batch.h"
 #include "proto/job.pb.h"
 #include "worker/device/device.h"
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/rec_model.h"
-#include "common/data/key_batch.h"
 
 namespace herald::worker {
 

@@ -16,8 +16,7 @@
 namespace herald::worker::backend {
 
 bool HasCuda();
-absl::StatusOr<std::unique_ptr<Device>> CreateCudaDevice(int ordinal,
-                                                         const DeviceOptions& options);
+absl::StatusOr<std::unique_ptr<Device>> CreateCudaDevice(int ordinal, const DeviceOptions& options);
 absl::StatusOr<DeviceDescription> DescribeCudaDevice(int ordinal);
 // REQUIRES: `device` was made by CreateCudaDevice.
 absl::StatusOr<std::unique_ptr<DenseAllReducer>> ConnectNccl(Device* device, KvStore* store,

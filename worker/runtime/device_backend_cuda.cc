@@ -1,7 +1,6 @@
-#include "worker/runtime/device_backend.h"
-
 #include "worker/collectives/nccl_all_reducer.h"
 #include "worker/device/cuda/cuda_device.h"
+#include "worker/runtime/device_backend.h"
 
 namespace herald::worker::backend {
 

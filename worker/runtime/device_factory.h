@@ -46,7 +46,7 @@ absl::StatusOr<std::unique_ptr<Device>> CreateDevice(const std::string& name,
 absl::StatusOr<DeviceDescription> DescribeDevice(const std::string& name);
 
 struct CollectiveOptions {
-  GlooOptions gloo;        // Gloo: interface, key prefix, timeout
+  GlooOptions gloo;  // Gloo: interface, key prefix, timeout
   std::string nccl_prefix = "nccl";
 };
 

@@ -13,8 +13,8 @@ TEST(DeviceFactory, NamesAreCheckedAndTheCpuIsAlwaysThere) {
   EXPECT_TRUE(CheckDeviceName("cpu").ok());
   EXPECT_TRUE(CheckDeviceName("cuda:0").ok());
   EXPECT_TRUE(CheckDeviceName("cuda:12").ok());
-  for (const char* bad : {"", "CPU", "gpu:0", "cuda", "cuda:", "cuda:-1", "cuda:x", "cuda:1x",
-                          "cuda:+1"}) {
+  for (const char* bad :
+       {"", "CPU", "gpu:0", "cuda", "cuda:", "cuda:-1", "cuda:x", "cuda:1x", "cuda:+1"}) {
     const absl::Status s = CheckDeviceName(bad);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(s.message().find(std::string("'") + bad + "'"), std::string::npos) << s;

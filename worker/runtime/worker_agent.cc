@@ -1,15 +1,15 @@
 #include "worker/runtime/worker_agent.h"
 
 #include "absl/strings/str_cat.h"
+#include "cluster/dense_upload.h"
 #include "common/logging.h"
 #include "common/rpc/channel.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
 #include "common/status.h"
-#include "ps_server/client/sharded_ps_client.h"
 #include "plan/step_codec.h"
+#include "ps_server/client/sharded_ps_client.h"
 #include "worker/collectives/coordinator_kv_store.h"
-#include "cluster/dense_upload.h"
 #include "worker/runtime/worker_replica.h"
 
 namespace herald::worker {
@@ -174,11 +174,12 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       executing_ = true;
     }
     if (wire.iteration() != iteration) {
-      outcome = absl::InternalError(absl::StrCat("step for iteration ", wire.iteration(),
-                                                 ", expected ", iteration));
+      outcome = absl::InternalError(
+          absl::StrCat("step for iteration ", wire.iteration(), ", expected ", iteration));
       break;
     }
-    absl::StatusOr<plan::Step> step = plan::DecodeWorkerStep(wire, spec.tables_size(), spec.num_dense());
+    absl::StatusOr<plan::Step> step =
+        plan::DecodeWorkerStep(wire, spec.tables_size(), spec.num_dense());
     absl::StatusOr<StepResult> result =
         step.ok() ? replica.executor->Run(*step) : absl::StatusOr<StepResult>(step.status());
     if (!result.ok()) {
@@ -252,8 +253,8 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   if (last) {
     // The scheduler ends the stream once it has sent the last step.
     const absl::Status stream = rpc::FromGrpcStatus(reader->Finish());
-    if (!stream.ok()) HLOG_WARN("job {}: step stream after the last step: {}", join.job_id(),
-                                stream.ToString());
+    if (!stream.ok())
+      HLOG_WARN("job {}: step stream after the last step: {}", join.job_id(), stream.ToString());
     return absl::OkStatus();
   }
   const absl::Status stream = rpc::FromGrpcStatus(reader->Finish());

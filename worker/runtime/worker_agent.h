@@ -15,19 +15,19 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "grpcpp/grpcpp.h"
-#include "common/rpc/channel.h"
-#include "proto/scheduler.grpc.pb.h"
 #include "cluster/node_membership.h"
+#include "common/rpc/channel.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/scheduler.grpc.pb.h"
 #include "worker/runtime/device_factory.h"
 
 namespace herald::worker {
 
 struct WorkerAgentOptions {
-  std::string token;                      // cluster token (empty: none)
-  std::string gloo_host = "127.0.0.1";    // interface the Gloo rank listens on
-  rpc::ChannelOptions ps_channel;         // TLS settings for the PS shards' channels
-  std::string device = "cpu";             // "cpu" or "cuda:N": each job's replica runs there
+  std::string token;                    // cluster token (empty: none)
+  std::string gloo_host = "127.0.0.1";  // interface the Gloo rank listens on
+  rpc::ChannelOptions ps_channel;       // TLS settings for the PS shards' channels
+  std::string device = "cpu";           // "cpu" or "cuda:N": each job's replica runs there
   DeviceOptions device_options;
 };
 

@@ -16,9 +16,9 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
   }
   HERALD_ASSIGN_OR_RETURN(device, CreateDevice(options.device, options.device_options));
   HERALD_ASSIGN_OR_RETURN(model, CreateModel(spec, device.get()));
-  HERALD_ASSIGN_OR_RETURN(DenseOptimizer o, DenseOptimizer::Create(spec.dense_optimizer(),
-                                                                   device.get(),
-                                                                   model->params().size()));
+  HERALD_ASSIGN_OR_RETURN(
+      DenseOptimizer o,
+      DenseOptimizer::Create(spec.dense_optimizer(), device.get(), model->params().size()));
   optimizer.emplace(std::move(o));
   std::vector<CacheTableConfig> tables;
   for (int t = 0; t < spec.tables_size(); ++t) {
@@ -31,10 +31,10 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
     return Annotate(s, absl::StrCat("model and embedding cache (", cache->DeviceBytes(),
                                     " bytes of cache) on ", device->name()));
   }
-  HERALD_ASSIGN_OR_RETURN(reducer, ConnectDenseAllReducer(device.get(), options.collective, store,
-                                                          static_cast<int>(rank),
-                                                          static_cast<int>(workers),
-                                                          options.collective_options));
+  HERALD_ASSIGN_OR_RETURN(
+      reducer,
+      ConnectDenseAllReducer(device.get(), options.collective, store, static_cast<int>(rank),
+                             static_cast<int>(workers), options.collective_options));
   ExecutorOptions executor_options{rank, workers, true};
   executor_options.seed = spec.seed();
   for (const proto::TableSpec& table : spec.tables()) {
@@ -44,9 +44,8 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
   if ((spec.scheduling().handoff() || serve) && workers > 1) {
     GlooOptions gloo = options.collective_options.gloo;
     gloo.prefix = options.exchange_prefix;
-    HERALD_ASSIGN_OR_RETURN(exchanger,
-                            GlooRowExchanger::Connect(store, static_cast<int>(rank),
-                                                      static_cast<int>(workers), gloo));
+    HERALD_ASSIGN_OR_RETURN(exchanger, GlooRowExchanger::Connect(store, static_cast<int>(rank),
+                                                                 static_cast<int>(workers), gloo));
     executor_options.exchanger = exchanger.get();
     executor_options.serve = serve;
   }

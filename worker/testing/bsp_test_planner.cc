@@ -46,8 +46,8 @@ std::vector<Key> DistinctKeys(const data::KeyBatch& slice, size_t t) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(const std::vector<data::KeyBatch>& batches,
-                                                       const TestPlannerOptions& options) {
+absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(
+    const std::vector<data::KeyBatch>& batches, const TestPlannerOptions& options) {
   const uint32_t W = options.num_workers;
   const size_t T = batches.size();
   const size_t num_tables = batches.empty() ? 0 : batches[0].tables.size();
@@ -87,9 +87,9 @@ absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(const std::vector<d
         std::vector<Key> missing, refresh;
         for (Key k : used[w]) {
           auto it = c.slot_of.find(k);
-          const bool newest = Holder(g, k) == static_cast<int>(w) ||
-                              (Holder(g, k) == kPs && it != c.slot_of.end() &&
-                               c.copy_version[k] == Version(g, k));
+          const bool newest =
+              Holder(g, k) == static_cast<int>(w) ||
+              (Holder(g, k) == kPs && it != c.slot_of.end() && c.copy_version[k] == Version(g, k));
           if (it == c.slot_of.end()) {
             missing.push_back(k);
           } else if (!newest) {
@@ -108,9 +108,9 @@ absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(const std::vector<d
         auto victim = lru.begin();
         while (free.size() < missing.size()) {
           if (victim == lru.end()) {
-            return absl::ResourceExhaustedError(absl::StrCat(
-                "worker ", w, " table ", tb, " iteration ", t, ": ", used[w].size(),
-                " keys do not fit ", options.cache_slots, " slots"));
+            return absl::ResourceExhaustedError(
+                absl::StrCat("worker ", w, " table ", tb, " iteration ", t, ": ", used[w].size(),
+                             " keys do not fit ", options.cache_slots, " slots"));
           }
           const uint32_t s = victim++->second;
           const Key k = c.slot_key[s];
@@ -146,7 +146,8 @@ absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(const std::vector<d
             plan.push.keys.push_back(k);
           }
         }
-        plan::TableSamples& samples = (steps[t][w].samples.resize(num_tables), steps[t][w].samples[tb]);
+        plan::TableSamples& samples =
+            (steps[t][w].samples.resize(num_tables), steps[t][w].samples[tb]);
         samples.offsets = slices[t][w].tables[tb].offsets;
         for (Key k : slices[t][w].tables[tb].keys) samples.slots.push_back(c.slot_of[k]);
       }

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "plan/step.h"
 #include "common/data/key_batch.h"
+#include "plan/step.h"
 
 namespace herald::worker::testing {
 
@@ -26,7 +26,7 @@ struct TestPlannerOptions {
 
 // steps[t][w]: worker w's step at iteration t (iterations numbered from 0).
 // Errors: ResourceExhausted when a worker's keys do not fit its cache.
-absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(const std::vector<data::KeyBatch>& batches,
-                                                       const TestPlannerOptions& options);
+absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(
+    const std::vector<data::KeyBatch>& batches, const TestPlannerOptions& options);
 
 }  // namespace herald::worker::testing

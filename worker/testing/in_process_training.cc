@@ -14,9 +14,8 @@ absl::Status TestWorker::Init(const proto::JobSpec& spec, uint32_t rank, uint32_
   ReplicaOptions options;
   options.device = device;
   options.collective_options.gloo.prefix = spec.name();
-  return WorkerReplica::Init(spec, rank, workers,
-                             std::vector<uint32_t>(spec.tables_size(), slots), ps, store,
-                             options);
+  return WorkerReplica::Init(spec, rank, workers, std::vector<uint32_t>(spec.tables_size(), slots),
+                             ps, store, options);
 }
 
 absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
@@ -32,8 +31,8 @@ absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
   for (uint32_t w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
       pool[w] = std::make_unique<TestWorker>();
-      status[w] = pool[w]->Init(spec, w, workers, slots, ps, &store,
-                                devices.empty() ? "cpu" : devices[w]);
+      status[w] =
+          pool[w]->Init(spec, w, workers, slots, ps, &store, devices.empty() ? "cpu" : devices[w]);
       for (size_t t = 0; t < steps.size() && status[w].ok(); ++t) {
         auto r = pool[w]->executor->Run(steps[t][w]);
         if (!r.ok()) {
@@ -72,8 +71,8 @@ namespace {
 absl::Status CompareValues(const std::vector<float>& got, const std::vector<float>& want,
                            const std::string& what) {
   if (got.size() != want.size()) {
-    return absl::InternalError(absl::StrCat(what, ": ", got.size(), " values, reference ",
-                                            want.size()));
+    return absl::InternalError(
+        absl::StrCat(what, ": ", got.size(), " values, reference ", want.size()));
   }
   for (size_t i = 0; i < got.size(); ++i) {
     if (!(std::fabs(got[i] - want[i]) <= 2e-5 + 1e-4 * std::fabs(want[i]))) {
@@ -92,8 +91,8 @@ absl::Status CompareWithReference(const TrainingOutcome& outcome, const Referenc
                                   const std::vector<ps::TableKeys>& keys) {
   if (auto s = CompareValues(outcome.dense, reference.DenseValues(), "dense"); !s.ok()) return s;
   if (outcome.losses.size() != reference_losses.size()) {
-    return absl::InternalError(absl::StrCat(outcome.losses.size(), " losses, reference ",
-                                            reference_losses.size()));
+    return absl::InternalError(
+        absl::StrCat(outcome.losses.size(), " losses, reference ", reference_losses.size()));
   }
   for (size_t t = 0; t < reference_losses.size(); ++t) {
     if (!(std::fabs(outcome.losses[t] - reference_losses[t]) <= 1e-4 * reference_losses[t])) {

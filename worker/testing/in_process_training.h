@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "plan/step.h"
 #include "proto/job.pb.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
-#include "plan/step.h"
 #include "worker/cache/step_executor.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/kv_store.h"
@@ -34,9 +34,9 @@ struct TestWorker : WorkerReplica {
 };
 
 struct TrainingOutcome {
-  std::vector<float> dense;          // worker 0's dense parameters
-  std::vector<double> losses;        // Σ over workers, per iteration
-  std::vector<StepResult> results;   // of worker 0
+  std::vector<float> dense;         // worker 0's dense parameters
+  std::vector<double> losses;       // Σ over workers, per iteration
+  std::vector<StepResult> results;  // of worker 0
 };
 
 // steps[t][w]: worker w's step at iteration t. The job must be started on

@@ -33,8 +33,8 @@ std::string Mutate(const std::string& in, const std::vector<std::string>& seeds,
         }
         break;
       case 3:  // insert random bytes
-        s.insert(rng.NextBelow(n + 1), std::string(1 + rng.NextBelow(8),
-                                                   static_cast<char>(rng.NextBelow(256))));
+        s.insert(rng.NextBelow(n + 1),
+                 std::string(1 + rng.NextBelow(8), static_cast<char>(rng.NextBelow(256))));
         break;
       case 4:  // truncate
         if (n) s.resize(rng.NextBelow(n));

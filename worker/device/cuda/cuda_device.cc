@@ -49,14 +49,13 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(const CudaDeviceO
   std::string why;
   const int count = CudaDeviceCount(&why);
   if (options.ordinal < 0 || options.ordinal >= count) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cuda:", options.ordinal, " does not exist: ", count, " CUDA device(s) visible",
-        why.empty() ? "" : absl::StrCat(" (", why, ")")));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cuda:", options.ordinal, " does not exist: ", count,
+                     " CUDA device(s) visible", why.empty() ? "" : absl::StrCat(" (", why, ")")));
   }
   if (options.pinned_staging_bytes < 4096) {
-    return absl::InvalidArgumentError(absl::StrCat("pinned staging of ",
-                                                   options.pinned_staging_bytes,
-                                                   " bytes: at least 4096 needed"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pinned staging of ", options.pinned_staging_bytes, " bytes: at least 4096 needed"));
   }
   std::unique_ptr<CudaDevice> device(new CudaDevice(options));
   if (absl::Status s = device->Init(); !s.ok()) return s;
@@ -74,8 +73,8 @@ absl::Status CudaDevice::Init() {
     model_ = prop.name;
     uuid_ = "GPU-";
     for (int i = 0; i < 16; ++i) {
-      absl::StrAppend(&uuid_, absl::Hex(static_cast<unsigned char>(prop.uuid.bytes[i]),
-                                        absl::kZeroPad2));
+      absl::StrAppend(&uuid_,
+                      absl::Hex(static_cast<unsigned char>(prop.uuid.bytes[i]), absl::kZeroPad2));
       if (i == 3 || i == 5 || i == 7 || i == 9) uuid_ += "-";
     }
   }
@@ -119,9 +118,9 @@ bool CudaDevice::CheckCuda(int error, const char* call) {
 bool CudaDevice::CheckCublas(int status, const char* call) {
   if (status == CUBLAS_STATUS_SUCCESS) return true;
   if (Ready()) {
-    status_ = absl::InternalError(absl::StrCat(
-        name(), ": ", call, " failed: ",
-        cublasGetStatusString(static_cast<cublasStatus_t>(status))));
+    status_ = absl::InternalError(
+        absl::StrCat(name(), ": ", call,
+                     " failed: ", cublasGetStatusString(static_cast<cublasStatus_t>(status))));
   }
   return false;
 }
@@ -145,9 +144,9 @@ void* CudaDevice::AllocateBytes(size_t bytes) {
   if (e != cudaSuccess) {
     cudaGetLastError();  // an out-of-memory error is not sticky
     if (Ready()) {
-      status_ = absl::ResourceExhaustedError(absl::StrCat(
-          name(), ": cudaMalloc of ", bytes, " bytes failed: ", cudaGetErrorString(e), " (",
-          FreeMemory(), " of ", total_memory_, " bytes free)"));
+      status_ = absl::ResourceExhaustedError(
+          absl::StrCat(name(), ": cudaMalloc of ", bytes, " bytes failed: ", cudaGetErrorString(e),
+                       " (", FreeMemory(), " of ", total_memory_, " bytes free)"));
     }
     return nullptr;
   }
@@ -265,8 +264,8 @@ void CudaDevice::Gemm(bool transpose_a, bool transpose_b, int m, int n, int k, f
   // row-major matrix read column-major is its transpose: so cuBLAS gets B
   // first, with the same transposition flags, and the dimensions n, m.
   CheckCublas(cublasSgemm(cublas_, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                          transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a,
-                          lda, &beta, c, ldc),
+                          transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda,
+                          &beta, c, ldc),
               "cublasSgemm");
 }
 
@@ -339,8 +338,7 @@ void CudaDevice::AddScaledRows(const float* s, const float* x, int x_stride, int
 void CudaDevice::RowDots(const float* a, int a_stride, const float* b, int b_stride, int rows,
                          int cols, float* out) {
   if (Ready()) {
-    CheckCuda(cuda::RowDots(stream_, a, a_stride, b, b_stride, rows, cols, out),
-              "RowDots kernel");
+    CheckCuda(cuda::RowDots(stream_, a, a_stride, b, b_stride, rows, cols, out), "RowDots kernel");
   }
 }
 
@@ -359,11 +357,10 @@ void CudaDevice::FmBackward(const float* x, int x_stride, const float* dout, int
   }
 }
 
-void CudaDevice::DotInteractionForward(const float* x, int x_stride, int rows, int fields,
-                                       int dim, float* out, int out_stride) {
+void CudaDevice::DotInteractionForward(const float* x, int x_stride, int rows, int fields, int dim,
+                                       float* out, int out_stride) {
   if (Ready()) {
-    CheckCuda(cuda::DotInteractionForward(stream_, x, x_stride, rows, fields, dim, out,
-                                          out_stride),
+    CheckCuda(cuda::DotInteractionForward(stream_, x, x_stride, rows, fields, dim, out, out_stride),
               "DotInteractionForward kernel");
   }
 }
@@ -413,10 +410,10 @@ void CudaDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const 
   CheckCuda(cuda::SortBySlot(stream_, temp, &temp_bytes, slots, sorted_slots, identity,
                              sorted_positions, entries),
             "SortBySlot");
-  CheckCuda(cuda::AccumulateSortedBags(stream_, dout, dout_stride, offsets, sorted_slots,
-                                       sorted_positions, bag_of, entries, dim, mean, grads,
-                                       grad_stride),
-            "AccumulateSortedBags kernel");
+  CheckCuda(
+      cuda::AccumulateSortedBags(stream_, dout, dout_stride, offsets, sorted_slots,
+                                 sorted_positions, bag_of, entries, dim, mean, grads, grad_stride),
+      "AccumulateSortedBags kernel");
 }
 
 void CudaDevice::GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n,
@@ -450,8 +447,8 @@ void CudaDevice::ApplyOptimizer(const math::SparseOptimizerConfig& config, size_
 }
 
 void CudaDevice::ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim,
-                                 const uint32_t* slots, int n, const float* grads,
-                                 int grad_stride, float* rows, int row_stride) {
+                                 const uint32_t* slots, int n, const float* grads, int grad_stride,
+                                 float* rows, int row_stride) {
   if (Ready()) {
     CheckCuda(cuda::ApplyRowUpdates(stream_, ToParams(config), dim, slots, n, grads, grad_stride,
                                     rows, row_stride),

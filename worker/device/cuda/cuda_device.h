@@ -97,8 +97,7 @@ class CudaDevice final : public Device {
   void RowDots(const float* a, int a_stride, const float* b, int b_stride, int rows, int cols,
                float* out) override;
 
-  void FmForward(const float* x, int x_stride, int rows, int fields, int dim,
-                 float* out) override;
+  void FmForward(const float* x, int x_stride, int rows, int fields, int dim, float* out) override;
   void FmBackward(const float* x, int x_stride, const float* dout, int rows, int fields, int dim,
                   float* dx, int dx_stride) override;
   void DotInteractionForward(const float* x, int x_stride, int rows, int fields, int dim,

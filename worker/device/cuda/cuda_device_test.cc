@@ -55,7 +55,8 @@ void ExpectClose(const std::string& what, const std::vector<float>& cpu,
 template <typename T>
 struct Twin {
   DeviceArray<T> cpu, gpu;
-  Twin(Device* c, Device* g, const std::vector<T>& host) : cpu(c, host.size()), gpu(g, host.size()) {
+  Twin(Device* c, Device* g, const std::vector<T>& host)
+      : cpu(c, host.size()), gpu(g, host.size()) {
     cpu.CopyFromHost(host);
     gpu.CopyFromHost(host);
   }
@@ -207,8 +208,8 @@ TEST_F(CudaDeviceTest, ElementwiseOperations) {
   for (bool accumulate : {false, true}) {
     cpu_.Multiply2D(a.cpu.data(), stride, b.cpu.data() + 1, stride, rows, cols, out.cpu.data() + 2,
                     stride, accumulate);
-    gpu_->Multiply2D(a.gpu.data(), stride, b.gpu.data() + 1, stride, rows, cols,
-                     out.gpu.data() + 2, stride, accumulate);
+    gpu_->Multiply2D(a.gpu.data(), stride, b.gpu.data() + 1, stride, rows, cols, out.gpu.data() + 2,
+                     stride, accumulate);
     Expect(accumulate ? "Multiply2D accumulate" : "Multiply2D", out);
   }
   auto s = Floats(Random(rows, 20));
@@ -231,14 +232,12 @@ TEST_F(CudaDeviceTest, InteractionsAreBitwiseEqual) {
   auto dout = Floats(Random(rows, 22));
   auto dx = Floats(Random(rows * stride, 23));
   cpu_.FmBackward(x.cpu.data(), stride, dout.cpu.data(), rows, fields, dim, dx.cpu.data(), stride);
-  gpu_->FmBackward(x.gpu.data(), stride, dout.gpu.data(), rows, fields, dim, dx.gpu.data(),
-                   stride);
+  gpu_->FmBackward(x.gpu.data(), stride, dout.gpu.data(), rows, fields, dim, dx.gpu.data(), stride);
   Expect("FmBackward", dx);
   const int pairs = fields * (fields - 1) / 2, out_stride = pairs + 4;
   auto dots = Floats(Random(rows * out_stride, 24));
   cpu_.DotInteractionForward(x.cpu.data(), stride, rows, fields, dim, dots.cpu.data(), out_stride);
-  gpu_->DotInteractionForward(x.gpu.data(), stride, rows, fields, dim, dots.gpu.data(),
-                              out_stride);
+  gpu_->DotInteractionForward(x.gpu.data(), stride, rows, fields, dim, dots.gpu.data(), out_stride);
   Expect("DotInteractionForward", dots);
   auto g = Floats(Random(rows * out_stride, 25));
   cpu_.DotInteractionBackward(x.cpu.data(), stride, g.cpu.data(), out_stride, rows, fields, dim,
@@ -274,8 +273,8 @@ TEST_F(CudaDeviceTest, EmbeddingBagsAreBitwiseEqualAndDeterministic) {
     auto out = Floats(Random(n * (dim + 3), 28));
     cpu_.EmbeddingBagForward(rows.cpu.data(), row_stride, offsets.cpu.data(), slots.cpu.data(), n,
                              dim, mean, out.cpu.data(), dim + 3);
-    gpu_->EmbeddingBagForward(rows.gpu.data(), row_stride, offsets.gpu.data(), slots.gpu.data(),
-                              n, dim, mean, out.gpu.data(), dim + 3);
+    gpu_->EmbeddingBagForward(rows.gpu.data(), row_stride, offsets.gpu.data(), slots.gpu.data(), n,
+                              dim, mean, out.gpu.data(), dim + 3);
     Expect("EmbeddingBagForward" + tag, out);
     auto dout = Floats(Random(n * (dim + 3), 29));
     const auto start = Random(slot_count * dim, 30);
@@ -297,7 +296,8 @@ TEST_F(CudaDeviceTest, EmbeddingBagsAreBitwiseEqualAndDeterministic) {
 TEST_F(CudaDeviceTest, GatherScatterAndZeroRows) {
   const int slot_count = 300, width = 13, stride = 17, n = 120;
   std::vector<uint32_t> pick(n);
-  for (int i = 0; i < n; ++i) pick[i] = static_cast<uint32_t>((i * 7 + 3) % slot_count);  // distinct
+  for (int i = 0; i < n; ++i)
+    pick[i] = static_cast<uint32_t>((i * 7 + 3) % slot_count);  // distinct
   auto slots = Indices(pick);
   auto rows = Floats(Random(slot_count * stride, 31));
   auto out = Floats(std::vector<float>(n * width));

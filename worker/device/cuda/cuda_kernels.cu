@@ -1,9 +1,9 @@
-#include "worker/device/cuda/cuda_kernels.h"
-
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
+
+#include "worker/device/cuda/cuda_kernels.h"
 
 // Compiled with --fmad=false (worker/device/cuda/BUILD.bazel): every a*b+c
 // below rounds the product, as the CPU device and common/math do.
@@ -21,7 +21,7 @@ unsigned Blocks(size_t n) {
 int LastError() { return static_cast<int>(cudaGetLastError()); }
 
 // Grid-stride loop over [0, n).
-#define HERALD_GRID_LOOP(i, n)                                                   \
+#define HERALD_GRID_LOOP(i, n)                                                         \
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<size_t>(blockDim.x) * gridDim.x)
 
@@ -37,9 +37,7 @@ __device__ size_t At(int row, int stride) { return static_cast<size_t>(row) * st
 
 // ------------------------------------------------------------ dense algebra
 
-__global__ void FillKernel(size_t n, float* x, float value) {
-  HERALD_GRID_LOOP(i, n) x[i] = value;
-}
+__global__ void FillKernel(size_t n, float* x, float value) { HERALD_GRID_LOOP(i, n) x[i] = value; }
 
 __global__ void ScaleMatrixKernel(size_t total, float* c, int n, int ldc, float beta) {
   HERALD_GRID_LOOP(i, total) {
@@ -181,8 +179,7 @@ __global__ void DotForwardKernel(size_t total, const float* x, int x_stride, int
 // One thread per (row, field, k): the pairs touching the field, in pair
 // order, as the CPU loop adds them.
 __global__ void DotBackwardKernel(size_t total, const float* x, int x_stride, const float* dout,
-                                  int dout_stride, int fields, int dim, float* dx,
-                                  int dx_stride) {
+                                  int dout_stride, int fields, int dim, float* dx, int dx_stride) {
   HERALD_GRID_LOOP(i, total) {
     const int per_row = fields * dim;
     const int r = static_cast<int>(i / per_row);
@@ -206,13 +203,14 @@ __global__ void DotBackwardKernel(size_t total, const float* x, int x_stride, co
 
 // One thread per (bag, float).
 __global__ void BagForwardKernel(size_t total, const float* rows, int row_stride,
-                                 const uint32_t* offsets, const uint32_t* slots, int dim,
-                                 bool mean, float* out, int out_stride) {
+                                 const uint32_t* offsets, const uint32_t* slots, int dim, bool mean,
+                                 float* out, int out_stride) {
   HERALD_GRID_LOOP(t, total) {
     const int i = static_cast<int>(t / dim), d = static_cast<int>(t % dim);
     const uint32_t begin = offsets[i], end = offsets[i + 1];
     float o = 0.0f;
-    for (uint32_t j = begin; j < end; ++j) o += rows[static_cast<size_t>(slots[j]) * row_stride + d];
+    for (uint32_t j = begin; j < end; ++j)
+      o += rows[static_cast<size_t>(slots[j]) * row_stride + d];
     if (mean && end > begin) o *= 1.0f / static_cast<float>(end - begin);
     out[At(i, out_stride) + d] = o;
   }
@@ -359,8 +357,7 @@ __global__ void RowwiseApplyKernel(size_t n, OptimizerParams c, const float* gra
 
 // One block per listed row.
 __global__ void RowUpdatesKernel(OptimizerParams c, int dim, const uint32_t* slots,
-                                 const float* grads, int grad_stride, float* rows,
-                                 int row_stride) {
+                                 const float* grads, int grad_stride, float* rows, int row_stride) {
   const uint32_t slot = slots[blockIdx.x];
   float* w = rows + static_cast<size_t>(slot) * row_stride;
   const float* g = grads + static_cast<size_t>(slot) * grad_stride;
@@ -452,8 +449,8 @@ int Multiply2D(Stream stream, const float* a, int a_stride, const float* b, int 
 
 int AddScaledRows(Stream stream, const float* s, const float* x, int x_stride, int rows, int cols,
                   float* y, int y_stride) {
-  return Launch(stream, static_cast<size_t>(rows) * cols, AddScaledRowsKernel, s, x, x_stride,
-                cols, y, y_stride);
+  return Launch(stream, static_cast<size_t>(rows) * cols, AddScaledRowsKernel, s, x, x_stride, cols,
+                y, y_stride);
 }
 
 int RowDots(Stream stream, const float* a, int a_stride, const float* b, int b_stride, int rows,
@@ -467,8 +464,8 @@ int FmForward(Stream stream, const float* x, int x_stride, int rows, int fields,
   return Launch(stream, static_cast<size_t>(rows), FmForwardKernel, x, x_stride, fields, dim, out);
 }
 
-int FmBackward(Stream stream, const float* x, int x_stride, const float* dout, int rows,
-               int fields, int dim, float* dx, int dx_stride) {
+int FmBackward(Stream stream, const float* x, int x_stride, const float* dout, int rows, int fields,
+               int dim, float* dx, int dx_stride) {
   return Launch(stream, static_cast<size_t>(rows) * dim, FmBackwardKernel, x, x_stride, dout,
                 fields, dim, dx, dx_stride);
 }
@@ -503,18 +500,18 @@ int BagPositions(Stream stream, const uint32_t* offsets, int n, uint32_t* bag_of
 int SortBySlot(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* slots_in,
                uint32_t* slots_out, const uint32_t* positions_in, uint32_t* positions_out,
                uint32_t entries) {
-  return static_cast<int>(cub::DeviceRadixSort::SortPairs(
-      temp, *temp_bytes, slots_in, slots_out, positions_in, positions_out,
-      static_cast<int>(entries), 0, 32, stream));
+  return static_cast<int>(
+      cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, slots_in, slots_out, positions_in,
+                                      positions_out, static_cast<int>(entries), 0, 32, stream));
 }
 
-int AccumulateSortedBags(Stream stream, const float* dout, int dout_stride,
-                         const uint32_t* offsets, const uint32_t* sorted_slots,
-                         const uint32_t* sorted_positions, const uint32_t* bag_of_position,
-                         uint32_t entries, int dim, bool mean, float* grads, int grad_stride) {
+int AccumulateSortedBags(Stream stream, const float* dout, int dout_stride, const uint32_t* offsets,
+                         const uint32_t* sorted_slots, const uint32_t* sorted_positions,
+                         const uint32_t* bag_of_position, uint32_t entries, int dim, bool mean,
+                         float* grads, int grad_stride) {
   return Launch(stream, static_cast<size_t>(entries) * dim, AccumulateKernel, dout, dout_stride,
-                offsets, sorted_slots, sorted_positions, bag_of_position, entries, dim, mean,
-                grads, grad_stride);
+                offsets, sorted_slots, sorted_positions, bag_of_position, entries, dim, mean, grads,
+                grad_stride);
 }
 
 int GatherRows(Stream stream, const float* rows, int row_stride, const uint32_t* slots, int n,

@@ -53,8 +53,8 @@ int RowDots(Stream stream, const float* a, int a_stride, const float* b, int b_s
 
 int FmForward(Stream stream, const float* x, int x_stride, int rows, int fields, int dim,
               float* out);
-int FmBackward(Stream stream, const float* x, int x_stride, const float* dout, int rows,
-               int fields, int dim, float* dx, int dx_stride);
+int FmBackward(Stream stream, const float* x, int x_stride, const float* dout, int rows, int fields,
+               int dim, float* dx, int dx_stride);
 int DotInteractionForward(Stream stream, const float* x, int x_stride, int rows, int fields,
                           int dim, float* out, int out_stride);
 int DotInteractionBackward(Stream stream, const float* x, int x_stride, const float* dout,
@@ -79,10 +79,10 @@ int BagPositions(Stream stream, const uint32_t* offsets, int n, uint32_t* bag_of
 int SortBySlot(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* slots_in,
                uint32_t* slots_out, const uint32_t* positions_in, uint32_t* positions_out,
                uint32_t entries);
-int AccumulateSortedBags(Stream stream, const float* dout, int dout_stride,
-                         const uint32_t* offsets, const uint32_t* sorted_slots,
-                         const uint32_t* sorted_positions, const uint32_t* bag_of_position,
-                         uint32_t entries, int dim, bool mean, float* grads, int grad_stride);
+int AccumulateSortedBags(Stream stream, const float* dout, int dout_stride, const uint32_t* offsets,
+                         const uint32_t* sorted_slots, const uint32_t* sorted_positions,
+                         const uint32_t* bag_of_position, uint32_t entries, int dim, bool mean,
+                         float* grads, int grad_stride);
 
 int GatherRows(Stream stream, const float* rows, int row_stride, const uint32_t* slots, int n,
                int width, float* out);
