@@ -2,11 +2,15 @@
 # README command 2: the full test suite. Installs dependencies, builds every
 # target and runs every test. Where nvcc exists (/usr/local/cuda) the CUDA
 # targets are compiled too (--config=cuda); GPU tests skip visibly without a
-# device. Ends with a line "N passed, N failed, N skipped".
+# device. The format check (tools/check_format.sh) runs first and counts as
+# one test. Ends with a line "N passed, N failed, N skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash deploy/install_deps.sh
+
+format_failed=0
+bash tools/check_format.sh || format_failed=1
 
 config=()
 if [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -42,5 +46,11 @@ passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
 passed=$((passed - skipped))
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log" || true)
 rm -f "$log"
+if [ "$format_failed" -eq 1 ]; then
+  failed=$((failed + 1))
+  [ "$status" -ne 0 ] || status=1
+else
+  passed=$((passed + 1))
+fi
 echo "${passed} passed, ${failed} failed, ${skipped} skipped"
 exit "$status"
