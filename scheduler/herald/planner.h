@@ -19,7 +19,7 @@
 //    last iteration every dirty row;
 //  * an evicted dirty row is written back first; a plan never evicts a row it
 //    trains in the same iteration; a dirty row is never overwritten;
-//  * fetch_early[i] = 1 when the row's PS copy did not change during the
+//  * fetch.early[i] = 1 when the row's PS copy did not change during the
 //    previous iteration, so the fetch may be issued before that iteration
 //    commits;
 //  * with options.init_on_worker, a row is initialised by its worker
@@ -85,19 +85,19 @@ struct PlannerOptions {
   // Worker-to-worker hand-offs (job spec scheduling.handoff, heraldctl
   // simulate --handoff): a row one worker
   // holds dirty that exactly one other worker trains next goes from the one
-  // to the other directly (TablePlan send_*, incoming_*, then receive_*
+  // to the other directly (TablePlan send, incoming, then receive
   // in the next plan) instead of a write-back
   // to the PS and a fetch. Needs a policy whose rows can be owned.
   bool handoff = false;
   // Rows served by their owner (job spec scheduling.serve, heraldctl
   // simulate --serve): a row one worker holds dirty that several workers,
   // itself among them, train next stays its own: it sends the others a copy
-  // after the step (TablePlan send_* with send_served), they train on it and
-  // send it their gradients (remote_*), and it applies the rank-ordered sum
-  // (gather_*, owned_slots) — no write-back, no fetch, no push to the PS.
+  // after the step (TablePlan send with served flags), they train on it and
+  // send it their gradients (remote), and it applies the rank-ordered sum
+  // (gather, owned_slots) — no write-back, no fetch, no push to the PS.
   // Needs a policy whose rows can be owned.
   bool serve = false;
-  // Rows never trained are initialised by the workers (TablePlan init_*,
+  // Rows never trained are initialised by the workers (TablePlan init,
   // math::InitialRow: what the PS would return) instead of fetched; job spec
   // scheduling.init_on_worker, heraldctl simulate --init-on-worker. Any
   // policy. Which keys may have been trained is kept in one TrainedFilter per

@@ -8,7 +8,7 @@
 // before the previous iteration. Entries exist while some worker caches the
 // row or holds it dirty, while a batch in flight refers to it (pinned), or
 // while it changed at the PS in the latest planned iteration (the next
-// iteration's fetch_early needs that); Sweep() erases the rest, so memory
+// iteration's fetch.early needs that); Sweep() erases the rest, so memory
 // follows the caches' and batches' size, not the dataset's. A handle stays
 // valid until its entry is erased.
 

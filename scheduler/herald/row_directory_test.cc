@@ -1,5 +1,5 @@
 // RowDirectory: handles, the slots it keeps per worker, and which released
-// entries Sweep() erases (only those no cache, batch or fetch_early needs).
+// entries Sweep() erases (only those no cache, batch or fetch.early needs).
 
 #include "scheduler/herald/row_directory.h"
 

@@ -72,9 +72,9 @@ struct ExecutorOptions {
   // exchanges the gradients of served rows (phase 5b) through `exchanger`,
   // which every worker of the job calls, whatever its plan lists.
   bool serve = false;
-  // Rows the plan initialises (init_*) get the values the PS would create:
+  // Rows the plan initialises (init) get the values the PS would create:
   // a function of the job's seed, the table and the key, with each table's
-  // init_scale (JobSpec). A step with init_* needs one scale per table.
+  // init_scale (JobSpec). A step with an init list needs one scale per table.
   uint64_t seed = 0;
   std::vector<float> init_scale;
 };
