@@ -14,10 +14,7 @@ namespace {
 using testing::MakeTestDir;
 
 using Result = testing::CommandResult;
-
-Result Heraldctl(const std::string& dir, const std::vector<std::string>& args) {
-  return testing::RunHeraldctl(dir, args);
-}
+using testing::RunHeraldctl;
 
 // The number after "\"field\":" in a one-line JSON object.
 double JsonNumber(const std::string& json, const std::string& field) {
@@ -45,7 +42,7 @@ class HeraldctlSimulate : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new std::string(MakeTestDir("simulate"));
     Result gen =
-        Heraldctl(*dir_, {"gen-data", "--rows=12000", "--seed=9", "--out=" + *dir_ + "/d.bin",
+        RunHeraldctl(*dir_, {"gen-data", "--rows=12000", "--seed=9", "--out=" + *dir_ + "/d.bin",
                           "--format=bin", "--cardinality_scale=0.01"});
     ASSERT_EQ(gen.code, 0) << gen.output;
   }
@@ -60,7 +57,7 @@ class HeraldctlSimulate : public ::testing::Test {
                                      "--iterations=30",
                                      "--json"};
     if (!flag.empty()) args.push_back(flag);
-    return Heraldctl(*dir_, args);
+    return RunHeraldctl(*dir_, args);
   }
   static std::string* dir_;
 };
@@ -68,7 +65,7 @@ std::string* HeraldctlSimulate::dir_ = nullptr;
 
 TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanilla) {
   auto run = [&](const std::string& policy, const std::string& threads = "--threads=1") {
-    return Heraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers", "4",
+    return RunHeraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers", "4",
                              "--batch-per-worker", "64", "--cache-ratio", "0.1", "--policy", policy,
                              "--iterations=30", threads, "--json"});
   };
@@ -213,7 +210,7 @@ TEST_F(HeraldctlSimulate, AllocationPassesRefineLocationAwareAllocationOnly) {
 }
 
 TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
-  const Result r = Heraldctl(
+  const Result r = RunHeraldctl(
       *dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4", "--batch-per-worker=64",
               "--policy=herald-adaptive", "--top-k=5", "--iterations=12", "--json"});
   ASSERT_EQ(r.code, 0) << r.output;
@@ -223,7 +220,7 @@ TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
   EXPECT_EQ(JsonNumber(r.output, "scored_tables"), 5) << r.output.substr(0, 600);
   EXPECT_EQ(r.output.find("\"scored_tables\":26"), std::string::npos)
       << "the first plan already allocates the read-ahead batch with the first ranking";
-  const Result budget = Heraldctl(
+  const Result budget = RunHeraldctl(
       *dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4", "--batch-per-worker=64",
               "--policy=herald-adaptive", "--budget-ms=0.001", "--iterations=4", "--json"});
   ASSERT_EQ(budget.code, 0) << budget.output;
@@ -234,7 +231,7 @@ TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
       << budget.output.substr(0, 800);
   EXPECT_NE(r.output.find("\"budget_reachable\":true"), std::string::npos)
       << "a top-k run has no budget to miss";
-  const Result text = Heraldctl(
+  const Result text = RunHeraldctl(
       *dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4", "--batch-per-worker=64",
               "--policy=herald-adaptive", "--budget-ms=0.001", "--iterations=4"});
   ASSERT_EQ(text.code, 0) << text.output;
@@ -242,7 +239,7 @@ TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
             std::string::npos)
       << text.output;
   // A budget above the cost of scoring every table scores all 26.
-  const Result roomy = Heraldctl(
+  const Result roomy = RunHeraldctl(
       *dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=4", "--batch-per-worker=64",
               "--policy=herald-adaptive", "--budget-ms=1000", "--iterations=4", "--json"});
   ASSERT_EQ(roomy.code, 0) << roomy.output;
@@ -257,7 +254,7 @@ TEST_F(HeraldctlSimulate, WarmStartFetchesTheHottestKeysAtIterationZero) {
                                      "--policy=herald", "--iterations=6",
                                      "--json"};
     if (warm) args.push_back("--warm-start");
-    return Heraldctl(*dir_, args);
+    return RunHeraldctl(*dir_, args);
   };
   const Result cold = run(false), warm = run(true);
   ASSERT_EQ(cold.code, 0) << cold.output;
@@ -271,7 +268,7 @@ TEST_F(HeraldctlSimulate, WarmStartFetchesTheHottestKeysAtIterationZero) {
 }
 
 TEST_F(HeraldctlSimulate, TextOutputStatesTheCacheRatioAndTheCheck) {
-  const Result r = Heraldctl(
+  const Result r = RunHeraldctl(
       *dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers=2", "--batch_per_worker=32",
               "--policy=herald-comm-only", "--iterations=3", "--eviction=lfu"});
   ASSERT_EQ(r.code, 0) << r.output;
@@ -310,11 +307,11 @@ TEST_F(HeraldctlSimulate, BadOptionsNameTheFlagAndExitTwo) {
        "--threads: 65, want 1..64"},
   };
   for (const Case& c : cases) {
-    const Result r = Heraldctl(*dir_, c.args);
+    const Result r = RunHeraldctl(*dir_, c.args);
     EXPECT_EQ(r.code, 2) << r.output;
     EXPECT_NE(r.output.find(c.expected), std::string::npos) << r.output;
   }
-  const Result missing = Heraldctl(
+  const Result missing = RunHeraldctl(
       *dir_, {"simulate", "--data=/nonexistent/x.tsv", "--workers=2", "--batch-per-worker=8"});
   EXPECT_NE(missing.code, 0);
   EXPECT_NE(missing.output.find("/nonexistent/x.tsv"), std::string::npos) << missing.output;
