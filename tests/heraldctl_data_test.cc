@@ -27,7 +27,7 @@ std::string Slurp(const std::string& path) {
 TEST(HeraldctlData, GenerateStatsAndConvertRoundTrip) {
   std::string dir = MakeTestDir("ctl");
   Result gen = RunHeraldctl(dir, {"gen-data", "--rows=20000", "--seed=5", "--out=" + dir + "/a.tsv",
-                               "--cardinality_scale=0.01"});
+                                  "--cardinality_scale=0.01"});
   ASSERT_EQ(gen.code, 0) << gen.output;
   EXPECT_NE(gen.output.find("wrote 20000 rows"), std::string::npos);
   EXPECT_NE(gen.output.find("teacher AUC"), std::string::npos);
@@ -53,8 +53,9 @@ TEST(HeraldctlData, GenerateStatsAndConvertRoundTrip) {
   EXPECT_EQ(bin_stats.output, stats.output);
 
   // Same seed, same bytes.
-  Result again = RunHeraldctl(dir, {"gen-data", "--rows=20000", "--seed=5", "--out=" + dir + "/c.tsv",
-                                 "--cardinality_scale=0.01", "--threads=1"});
+  Result again =
+      RunHeraldctl(dir, {"gen-data", "--rows=20000", "--seed=5", "--out=" + dir + "/c.tsv",
+                         "--cardinality_scale=0.01", "--threads=1"});
   ASSERT_EQ(again.code, 0);
   EXPECT_EQ(Slurp(dir + "/a.tsv"), Slurp(dir + "/c.tsv"));
 }
@@ -79,8 +80,8 @@ TEST(HeraldctlData, MalformedLinesAreListedOrFailTheConversion) {
   EXPECT_NE(strict.output.find("bad.tsv:2:"), std::string::npos) << strict.output;
   EXPECT_FALSE(std::ifstream(dir + "/o.bin").good()) << "no output on failure";
 
-  Result lenient =
-      RunHeraldctl(dir, {"convert", dir + "/bad.tsv", "--out=" + dir + "/o.bin", "--skip_malformed"});
+  Result lenient = RunHeraldctl(
+      dir, {"convert", dir + "/bad.tsv", "--out=" + dir + "/o.bin", "--skip_malformed"});
   EXPECT_EQ(lenient.code, 0) << lenient.output;
   EXPECT_NE(lenient.output.find("converted 2 rows"), std::string::npos);
   EXPECT_NE(lenient.output.find("1 malformed skipped"), std::string::npos);

@@ -43,7 +43,7 @@ class HeraldctlSimulate : public ::testing::Test {
     dir_ = new std::string(MakeTestDir("simulate"));
     Result gen =
         RunHeraldctl(*dir_, {"gen-data", "--rows=12000", "--seed=9", "--out=" + *dir_ + "/d.bin",
-                          "--format=bin", "--cardinality_scale=0.01"});
+                             "--format=bin", "--cardinality_scale=0.01"});
     ASSERT_EQ(gen.code, 0) << gen.output;
   }
   // `heraldctl simulate --json` on the test data: 4 workers × 64, the policy,
@@ -66,8 +66,8 @@ std::string* HeraldctlSimulate::dir_ = nullptr;
 TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanilla) {
   auto run = [&](const std::string& policy, const std::string& threads = "--threads=1") {
     return RunHeraldctl(*dir_, {"simulate", "--data=" + *dir_ + "/d.bin", "--workers", "4",
-                             "--batch-per-worker", "64", "--cache-ratio", "0.1", "--policy", policy,
-                             "--iterations=30", threads, "--json"});
+                                "--batch-per-worker", "64", "--cache-ratio", "0.1", "--policy",
+                                policy, "--iterations=30", threads, "--json"});
   };
   const Result herald = run("herald");
   const Result vanilla = run("vanilla");
