@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "common/data/data_stats.h"
 #include "common/data/generator.h"
 #include "common/data/key_batch_conversion.h"
+#include "scheduler/herald/scheduling_spec.h"
 #include "scheduler/herald/simulator.h"
 
 ABSL_FLAG(uint32_t, iterations, 100, "iterations per quality run");
@@ -76,17 +78,27 @@ SimulationResult Run(const Dataset& d, const std::string& policy, uint32_t worke
                      uint32_t batch_per_worker, uint64_t iterations, bool check,
                      const scheduler::AdaptiveOptions& adaptive = {}, uint32_t threads = 1,
                      const Extras& extras = {}) {
+  proto::SchedulingSpec spec;
+  spec.set_policy(*scheduler::PolicyKindByName(policy));
+  spec.set_cache_fraction(1);  // the capacities below are the data's
+  spec.set_adaptive_top_k(adaptive.top_k);
+  spec.set_adaptive_budget_ms(static_cast<float>(adaptive.budget_ms));
+  spec.set_handoff(extras.handoff);
+  spec.set_serve(extras.serve);
+  spec.set_init_on_worker(extras.init);
+  spec.set_allocation_passes(extras.passes);
+  scheduler::PlannerResources resources;
+  resources.num_workers = workers;
+  resources.capacity = d.sizing.capacity;
+  resources.slots = d.sizing.slots;
+  resources.threads = threads;
+  auto planner = scheduler::PlannerOptionsFromSpec(spec, std::move(resources));
+  if (!planner.ok()) {
+    std::fprintf(stderr, "scheduler_bench: %s\n", std::string(planner.status().message()).c_str());
+    std::exit(1);
+  }
   scheduler::SimulationOptions o;
-  o.planner.allocation_passes = extras.passes;
-  o.planner.handoff = extras.handoff;
-  o.planner.serve = extras.serve;
-  o.planner.init_on_worker = extras.init;
-  o.planner.threads = threads;
-  o.planner.adaptive = adaptive;
-  o.planner.policy = *scheduler::PolicyByName(policy);
-  o.planner.num_workers = workers;
-  o.planner.capacity = d.sizing.capacity;
-  o.planner.slots = d.sizing.slots;
+  o.planner = *std::move(planner);
   o.max_iterations = iterations;
   o.check = check;
   const size_t batch = size_t{workers} * batch_per_worker;

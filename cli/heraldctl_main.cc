@@ -81,8 +81,8 @@ ABSL_FLAG(bool, init_on_worker, false,
           "simulate: rows never trained are initialised by the workers instead of fetched "
           "(as scheduling.init_on_worker in a job spec)");
 ABSL_FLAG(uint32_t, allocation_passes, 1,
-          "simulate, location-aware policies: greedy allocation passes, 1..8; each pass after "
-          "the first re-places every sample knowing where the others went (as "
+          "simulate, location-aware policies: greedy allocation passes, 0..8 (0: one); each pass "
+          "after the first re-places every sample knowing where the others went (as "
           "scheduling.allocation_passes in a job spec)");
 ABSL_FLAG(std::string, eviction, "lru",
           "simulate: cache eviction lru (clean copies before dirty rows, least recently used "

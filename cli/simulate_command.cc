@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/data/data_stats.h"
 #include "common/data/key_batch_conversion.h"
 #include "common/data/open_reader.h"
 #include "common/status.h"
+#include "scheduler/herald/scheduling_spec.h"
 #include "scheduler/herald/simulator.h"
 
 namespace herald::cli {
@@ -28,25 +31,54 @@ absl::Status Validate(const SimulateOptions& o) {
   if (o.threads == 0 || o.threads > 64) {
     return absl::InvalidArgumentError(absl::StrCat("--threads: ", o.threads, ", want 1..64"));
   }
-  if (o.budget_ms < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--budget-ms: ", o.budget_ms, ", want ≥ 0"));
-  }
-  if (o.allocation_passes == 0 || o.allocation_passes > scheduler::kMaxAllocationPasses) {
-    return absl::InvalidArgumentError(absl::StrCat("--allocation-passes: ", o.allocation_passes,
-                                                   ", want 1..", scheduler::kMaxAllocationPasses));
-  }
-  if (o.warm_start && o.policy == "nocache") {
-    return absl::InvalidArgumentError("--warm-start: policy nocache keeps no cache to warm");
-  }
-  const bool adaptive = o.policy == "herald-adaptive";
-  if (adaptive && o.top_k == 0 && o.budget_ms == 0) {
-    return absl::InvalidArgumentError("herald-adaptive needs --top-k N or --budget-ms MS");
-  }
-  if (!adaptive && (o.top_k != 0 || o.budget_ms != 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--top-k and --budget-ms apply to --policy herald-adaptive only (not ", o.policy, ")"));
-  }
   return absl::OkStatus();
+}
+
+// The job spec's scheduling section these flags stand for: simulate plans
+// through the same PlannerOptionsFromSpec as a job, and its errors name the
+// flag where a job's name the spec field.
+absl::StatusOr<proto::SchedulingSpec> SchedulingOf(const SimulateOptions& o) {
+  HERALD_ASSIGN_OR_RETURN(proto::PolicyKind policy, scheduler::PolicyKindByName(o.policy));
+  HERALD_ASSIGN_OR_RETURN(scheduler::EvictionKind eviction,
+                          scheduler::ParseEvictionKind(o.eviction));
+  proto::SchedulingSpec s;
+  s.set_policy(policy);
+  s.set_cache_fraction(static_cast<float>(o.cache_ratio));
+  s.set_eviction(eviction == scheduler::EvictionKind::kLfu ? proto::EVICTION_LFU
+                                                           : proto::EVICTION_LRU);
+  s.set_warm_start(o.warm_start);
+  s.set_adaptive_top_k(o.top_k);
+  s.set_adaptive_budget_ms(static_cast<float>(o.budget_ms));
+  s.set_handoff(o.handoff);
+  s.set_serve(o.serve);
+  s.set_init_on_worker(o.init_on_worker);
+  s.set_allocation_passes(o.allocation_passes);
+  return s;
+}
+
+// A scheduling-spec error with the spec's field names replaced by the flags'.
+absl::Status InFlagNames(const absl::Status& status) {
+  if (status.ok()) return status;
+  std::string message(status.message());
+  static constexpr std::pair<const char*, const char*> kFlags[] = {
+      {"scheduling.adaptive_top_k / adaptive_budget_ms", "--top-k / --budget-ms"},
+      {"adaptive_top_k > 0 or adaptive_budget_ms > 0", "--top-k > 0 or --budget-ms > 0"},
+      {"scheduling.adaptive_top_k", "--top-k"},
+      {"scheduling.adaptive_budget_ms", "--budget-ms"},
+      {"scheduling.allocation_passes", "--allocation-passes"},
+      {"scheduling.warm_start", "--warm-start"},
+      {"scheduling.handoff", "--handoff"},
+      {"scheduling.serve", "--serve"},
+      {"scheduling.policy", "--policy"},
+      {"scheduling.eviction", "--eviction"},
+  };
+  for (const auto& [field, flag] : kFlags) {
+    for (size_t at = message.find(field); at != std::string::npos;
+         at = message.find(field, at + std::strlen(flag))) {
+      message.replace(at, std::strlen(field), flag);
+    }
+  }
+  return absl::Status(status.code(), message);
 }
 
 double Megabytes(uint64_t rows, uint32_t dim) { return rows * 4.0 * dim / 1e6; }
@@ -156,8 +188,8 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"rows_owner_gradients\":", t.owner_gradients, ",\"serve\":", o.serve ? "true" : "false",
       ",\"rows_initialized\":", t.initialized,
       ",\"init_on_worker\":", o.init_on_worker ? "true" : "false",
-      ",\"allocation_passes\":", o.allocation_passes, ",\"bytes_fetched\":", t.fetched * 4 * o.dim,
-      ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
+      ",\"allocation_passes\":", std::max(1u, o.allocation_passes),
+      ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,
       ",\"directory_entries_max\":", r.directory_entries_max, ",\"hit_rate\":", r.hit_rate(),
@@ -191,9 +223,7 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
 
 absl::Status RunSimulate(const SimulateOptions& o) {
   HERALD_RETURN_IF_ERROR(Validate(o));
-  HERALD_ASSIGN_OR_RETURN(scheduler::Policy policy, scheduler::PolicyByName(o.policy));
-  HERALD_ASSIGN_OR_RETURN(scheduler::EvictionKind eviction,
-                          scheduler::ParseEvictionKind(o.eviction));
+  HERALD_ASSIGN_OR_RETURN(const proto::SchedulingSpec scheduling, SchedulingOf(o));
   HERALD_ASSIGN_OR_RETURN(data::FileFormat format, data::ParseFileFormat(o.format));
   const uint64_t batch = uint64_t{o.workers} * o.batch_per_worker;
   const uint64_t limit = o.iterations == 0 ? UINT64_MAX : o.iterations * batch;
@@ -201,6 +231,8 @@ absl::Status RunSimulate(const SimulateOptions& o) {
   // Pass 1: distinct keys and multi-hot width per table over the samples simulated.
   data::ReaderOptions ro;
   HERALD_ASSIGN_OR_RETURN(auto reader, data::OpenReader(format, o.data, ro));
+  HERALD_RETURN_IF_ERROR(
+      InFlagNames(scheduler::ValidateSchedulingSpec(scheduling, reader->schema().num_sparse)));
   data::DataStatsCollector stats(reader->schema());
   std::vector<uint32_t> max_keys;
   data::SampleBlock block(reader->schema());
@@ -253,21 +285,18 @@ absl::Status RunSimulate(const SimulateOptions& o) {
     ++batches_read;
     return true;
   };
+  scheduler::PlannerResources resources;
+  resources.num_workers = o.workers;
+  resources.capacity = sizing.capacity;
+  resources.slots = sizing.slots;
+  resources.warm_keys = std::move(warm_keys);
+  resources.seed = o.seed;
+  resources.threads = o.threads;
   scheduler::SimulationOptions so;
-  so.planner.policy = policy;
-  so.planner.num_workers = o.workers;
-  so.planner.capacity = sizing.capacity;
-  so.planner.slots = sizing.slots;
-  so.planner.eviction = eviction;
-  so.planner.seed = o.seed;
-  so.planner.warm_keys = std::move(warm_keys);
-  so.planner.adaptive.top_k = o.top_k;
-  so.planner.adaptive.budget_ms = o.budget_ms;
-  so.planner.threads = o.threads;
-  so.planner.handoff = o.handoff;
-  so.planner.serve = o.serve;
-  so.planner.init_on_worker = o.init_on_worker;
-  so.planner.allocation_passes = o.allocation_passes;
+  absl::StatusOr<scheduler::PlannerOptions> planner =
+      scheduler::PlannerOptionsFromSpec(scheduling, std::move(resources));
+  if (!planner.ok()) return InFlagNames(planner.status());
+  so.planner = *std::move(planner);
   so.max_iterations = o.iterations;
   so.check = o.check;
   HERALD_ASSIGN_OR_RETURN(scheduler::SimulationResult result, scheduler::Simulate(so, source));

@@ -37,7 +37,7 @@ struct SimulateOptions {
   bool serve = false;
   // Rows never trained initialised by the workers (PlannerOptions::init_on_worker).
   bool init_on_worker = false;
-  // Greedy passes of location-aware allocation (PlannerOptions::allocation_passes).
+  // Greedy passes of location-aware allocation (scheduling.allocation_passes; 0: one).
   uint32_t allocation_passes = 1;
   bool json = false;
 };

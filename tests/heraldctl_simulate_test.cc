@@ -199,13 +199,18 @@ TEST_F(HeraldctlSimulate, AllocationPassesRefineLocationAwareAllocationOnly) {
   EXPECT_NE(three.output.find("\"allocation_passes\":3"), std::string::npos);
   EXPECT_NE(three.output.find("\"checked\":true"), std::string::npos);
   EXPECT_NE(JsonNumber(three.output, "rows_fetched"), JsonNumber(one.output, "rows_fetched"));
+  // 0 means one pass, as scheduling.allocation_passes: 0 does in a job spec.
   const Result zero = Simulate("herald", "--allocation-passes=0");
-  EXPECT_NE(zero.code, 0);
-  EXPECT_NE(zero.output.find("--allocation-passes: 0, want 1..8"), std::string::npos)
-      << zero.output;
+  ASSERT_EQ(zero.code, 0) << zero.output;
+  EXPECT_NE(zero.output.find("\"allocation_passes\":1"), std::string::npos);
+  EXPECT_EQ(JsonString(zero.output, "plan_digest"), JsonString(one.output, "plan_digest"));
+  const Result nine = Simulate("herald", "--allocation-passes=9");
+  EXPECT_EQ(nine.code, 2);
+  EXPECT_NE(nine.output.find("--allocation-passes: 9, want 0..8"), std::string::npos)
+      << nine.output;
   const Result vanilla = Simulate("vanilla", "--allocation-passes=2");
   EXPECT_NE(vanilla.code, 0);
-  EXPECT_NE(vanilla.output.find("allocation_passes: 2 with policy vanilla"), std::string::npos)
+  EXPECT_NE(vanilla.output.find("--allocation-passes: 2 with policy vanilla"), std::string::npos)
       << vanilla.output;
 }
 
@@ -294,9 +299,9 @@ TEST_F(HeraldctlSimulate, BadOptionsNameTheFlagAndExitTwo) {
        "unknown eviction 'mru'"},
       {{"simulate", data, "--workers=4", "--batch-per-worker=4000"}, "fewer than one global batch"},
       {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--policy=herald-adaptive"},
-       "herald-adaptive needs --top-k N or --budget-ms MS"},
+       "herald-adaptive needs --top-k > 0 or --budget-ms > 0"},
       {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--policy=vanilla", "--top-k=3"},
-       "apply to --policy herald-adaptive only"},
+       "--top-k / --budget-ms: set only with policy herald-adaptive (not vanilla)"},
       {{"simulate", data, "--workers=2", "--batch-per-worker=8", "--policy=herald-adaptive",
         "--budget-ms=-1"},
        "--budget-ms: -1"},

@@ -49,31 +49,9 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
     return absl::InvalidArgumentError(absl::StrCat(
         "warm_keys: ", options.warm_keys.size(), " tables, the planner ", options.capacity.size()));
   }
-  if (!options.warm_keys.empty() && !options.policy.keep_cache) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("warm_keys: policy ", options.policy.name, " keeps no cache to warm"));
-  }
-  if (options.handoff && options.policy.sync != SyncMode::kOwnership) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("handoff: policy ", options.policy.name,
-                     " owns no rows, so none is ever held dirty to hand off (want herald, "
-                     "herald-adaptive or herald-comm-only)"));
-  }
-  if (options.serve && options.policy.sync != SyncMode::kOwnership) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("serve: policy ", options.policy.name,
-                     " owns no rows, so none is ever held dirty to serve (want herald, "
-                     "herald-adaptive or herald-comm-only)"));
-  }
   if (options.allocation_passes < 1 || options.allocation_passes > kMaxAllocationPasses) {
     return absl::InvalidArgumentError(absl::StrCat("allocation_passes: ", options.allocation_passes,
                                                    ", want 1..", kMaxAllocationPasses));
-  }
-  if (options.allocation_passes > 1 && options.policy.allocation != Allocation::kLocality) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "allocation_passes: ", options.allocation_passes, " with policy ", options.policy.name,
-        ", whose allocation is not location-aware: passes refine location-aware allocation "
-        "only (want herald, herald-alloc-only or herald-adaptive)"));
   }
   if (options.init_on_worker &&
       (options.trained_filter_bits < 64 ||

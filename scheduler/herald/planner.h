@@ -162,7 +162,12 @@ struct IterationPlan {
 
 class Planner {
  public:
-  // Errors: InvalidArgument naming the option.
+  // REQUIRES: the policy's options are consistent with the policy (handoff,
+  // serve and warm keys only where it can, more than one allocation pass
+  // only with location-aware allocation, herald-adaptive's top_k or budget):
+  // ValidateSchedulingSpec (scheduling_spec.h) checks them once, and
+  // PlannerOptionsFromSpec builds options that pass it.
+  // Errors: InvalidArgument naming the option for sizes and ranges.
   static absl::StatusOr<std::unique_ptr<Planner>> Create(PlannerOptions options);
 
   // Plans the next iteration for `batch`. `next` is the following global

@@ -229,11 +229,6 @@ TEST(PlannerTest, HandOffsMoveARowOnceToTheOneOtherNextTrainer) {
     ASSERT_EQ(plans[1].workers[w].tables[0].writeback.keys.size(), 1u);  // the final flush
     EXPECT_EQ(plans[1].workers[w].tables[0].writeback.keys[0], w == 0 ? 8u : 7u);
   }
-  PlannerOptions vanilla = Options("vanilla", 2, 1, 8, 8);
-  vanilla.handoff = true;
-  EXPECT_NE(
-      Planner::Create(vanilla).status().message().find("handoff: policy vanilla owns no rows"),
-      std::string::npos);
 }
 
 TEST(PlannerTest, LruEvictsTheLeastRecentlyUsedRowAndWritesItBackWhenDirty) {
@@ -331,11 +326,6 @@ TEST(PlannerTest, BadOptionsAndBatchesAreRejectedByName) {
               std::string::npos)
         << Planner::Create(o).status();
   }
-  o = Options("vanilla", 2, 2, 4, 4);
-  o.allocation_passes = 2;
-  EXPECT_NE(Planner::Create(o).status().message().find("allocation_passes: 2 with policy vanilla"),
-            std::string::npos)
-      << Planner::Create(o).status();
   auto planner = Planner::Create(Options("herald", 2, 2, 4, 4));
   ASSERT_TRUE(planner.ok());
   EXPECT_NE((*planner)->Plan(OneTable({1, 2}), nullptr).status().message().find("1 tables"),
@@ -420,10 +410,6 @@ TEST(PlannerTest, ServedRowsStayWithTheirOwnerWhichGathersEveryGradient) {
   EXPECT_EQ(plans[0].workers[0].counts.served_copies, 1u);
   EXPECT_EQ(plans[0].workers[1].counts.owner_gradients, 1u);
   EXPECT_EQ(plans[1].workers[1].counts.owner_gradients, 1u);
-  PlannerOptions vanilla = Options("vanilla", 2, 1, 8, 8);
-  vanilla.serve = true;
-  EXPECT_NE(Planner::Create(vanilla).status().message().find("serve: policy vanilla owns no rows"),
-            std::string::npos);
 }
 
 // Rows never trained are initialised by the workers, whatever the policy;
@@ -935,9 +921,6 @@ TEST(PlannerWarmStartTest, AFullCacheWarmsNothingAndBadOptionsAreRefused) {
 
   o.warm_keys = {{9}, {8}};
   EXPECT_NE(Planner::Create(o).status().message().find("warm_keys: 2 tables"), std::string::npos);
-  PlannerOptions nocache = Options("nocache", 1, 1, 2, 4);
-  nocache.warm_keys = {{9}};
-  EXPECT_NE(Planner::Create(nocache).status().message().find("keeps no cache"), std::string::npos);
 }
 
 }  // namespace

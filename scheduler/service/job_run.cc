@@ -14,6 +14,7 @@
 #include "common/tunables.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/herald/planner.h"
+#include "scheduler/herald/scheduling_spec.h"
 #include "scheduler/herald/simulator.h"
 #include "scheduler/herald/step_builder.h"
 #include "scheduler/service/batch_stream.h"
@@ -238,23 +239,15 @@ absl::Status JobRun::Plan() {
     absl::MutexLock lock(&mu_);
     sizing = sizing_;
   }
-  HERALD_ASSIGN_OR_RETURN(Policy policy, PolicyOfSpec(spec_));
-  PlannerOptions po;
-  po.policy = policy;
-  po.num_workers = static_cast<uint32_t>(workers_.size());
-  po.capacity = sizing.capacity;
-  po.slots = sizing.slots;
-  po.eviction = spec_.scheduling().eviction() == proto::EVICTION_LFU ? EvictionKind::kLfu
-                                                                     : EvictionKind::kLru;
-  po.seed = spec_.seed();
-  po.warm_keys = sizing.warm_keys;
-  po.adaptive.top_k = spec_.scheduling().adaptive_top_k();
-  po.adaptive.budget_ms = spec_.scheduling().adaptive_budget_ms();
-  po.threads = options_.planner_threads;
-  po.handoff = spec_.scheduling().handoff();
-  po.serve = spec_.scheduling().serve();
-  po.init_on_worker = spec_.scheduling().init_on_worker();
-  po.allocation_passes = std::max<uint32_t>(1, spec_.scheduling().allocation_passes());
+  PlannerResources resources;
+  resources.num_workers = static_cast<uint32_t>(workers_.size());
+  resources.capacity = sizing.capacity;
+  resources.slots = sizing.slots;
+  resources.warm_keys = sizing.warm_keys;
+  resources.seed = spec_.seed();
+  resources.threads = options_.planner_threads;
+  HERALD_ASSIGN_OR_RETURN(PlannerOptions po,
+                          PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));

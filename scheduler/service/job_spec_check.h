@@ -4,15 +4,11 @@
 
 #include "absl/status/status.h"
 #include "proto/job.pb.h"
-#include "scheduler/herald/policy.h"
 
 namespace herald::scheduler {
 
 // Errors: InvalidArgument naming the field; Unimplemented for a feature that
 // is not built (checkpoint.every_iterations > 0).
 absl::Status ValidateJobSpec(const proto::JobSpec& spec);
-
-// The planner policy of the spec (UNSPECIFIED means herald).
-absl::StatusOr<Policy> PolicyOfSpec(const proto::JobSpec& spec);
 
 }  // namespace herald::scheduler
