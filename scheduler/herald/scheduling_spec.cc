@@ -48,9 +48,9 @@ absl::Status ValidateSchedulingSpec(const proto::SchedulingSpec& s, uint32_t num
                      " not in (0, 1] (or set scheduling.cache_rows_per_worker)"));
   }
   if (s.cache_rows_per_worker() >= kMaxSlotsPerTable) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "scheduling.cache_rows_per_worker: ", s.cache_rows_per_worker(), ", want < ",
-        kMaxSlotsPerTable, " (slots per worker and table)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduling.cache_rows_per_worker: ", s.cache_rows_per_worker(), ", want < ",
+                     kMaxSlotsPerTable, " (slots per worker and table)"));
   }
   if (s.handoff() && policy.sync != SyncMode::kOwnership) {
     return absl::InvalidArgumentError(
@@ -65,9 +65,9 @@ absl::Status ValidateSchedulingSpec(const proto::SchedulingSpec& s, uint32_t num
                      "herald-adaptive or herald-comm-only)"));
   }
   if (s.allocation_passes() > kMaxAllocationPasses) {
-    return absl::InvalidArgumentError(absl::StrCat("scheduling.allocation_passes: ",
-                                                   s.allocation_passes(), ", want 0..",
-                                                   kMaxAllocationPasses, " (0: one)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduling.allocation_passes: ", s.allocation_passes(), ", want 0..",
+                     kMaxAllocationPasses, " (0: one)"));
   }
   if (s.allocation_passes() > 1 && policy.allocation != Allocation::kLocality) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -86,9 +86,8 @@ absl::Status ValidateSchedulingSpec(const proto::SchedulingSpec& s, uint32_t num
           "adaptive_top_k > 0 or adaptive_budget_ms > 0");
     }
     if (s.adaptive_top_k() > num_tables) {
-      return absl::InvalidArgumentError(absl::StrCat("scheduling.adaptive_top_k: ",
-                                                     s.adaptive_top_k(), " for ", num_tables,
-                                                     " tables"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "scheduling.adaptive_top_k: ", s.adaptive_top_k(), " for ", num_tables, " tables"));
     }
   } else if (s.adaptive_top_k() != 0 || s.adaptive_budget_ms() != 0) {
     return absl::InvalidArgumentError(

@@ -36,11 +36,11 @@ absl::Status ValidateSchedulingSpec(const proto::SchedulingSpec& scheduling, uin
 // scheduler's own flags.
 struct PlannerResources {
   uint32_t num_workers = 1;
-  std::vector<uint32_t> capacity;            // per table
-  std::vector<uint32_t> slots;               // per table
-  std::vector<std::vector<Key>> warm_keys;   // per table, hottest first (warm_start)
-  uint64_t seed = 1;                         // the job's seed
-  uint32_t threads = 1;                      // planner threads
+  std::vector<uint32_t> capacity;           // per table
+  std::vector<uint32_t> slots;              // per table
+  std::vector<std::vector<Key>> warm_keys;  // per table, hottest first (warm_start)
+  uint64_t seed = 1;                        // the job's seed
+  uint32_t threads = 1;                     // planner threads
 };
 
 // Validates `scheduling` (ValidateSchedulingSpec) and fills every
