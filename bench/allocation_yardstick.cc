@@ -14,8 +14,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "scheduler/herald/exhaustive_search.h"
-#include "scheduler/herald/tiny_instance.h"
+#include "scheduler/planner/exhaustive_search.h"
+#include "scheduler/planner/tiny_instance.h"
 
 ABSL_FLAG(uint32_t, instances, 20, "random instances per configuration");
 ABSL_FLAG(uint32_t, capacity, 2, "cache rows per worker and table");

@@ -26,8 +26,8 @@
 #include "common/data/data_stats.h"
 #include "common/data/generator.h"
 #include "common/data/key_batch_conversion.h"
-#include "scheduler/herald/scheduling_spec.h"
-#include "scheduler/herald/simulator.h"
+#include "scheduler/planner/scheduling_spec.h"
+#include "scheduler/planner/simulator.h"
 
 ABSL_FLAG(uint32_t, iterations, 100, "iterations per quality run");
 ABSL_FLAG(uint32_t, batch_per_worker, 128, "samples per worker per iteration");

@@ -10,8 +10,8 @@
 #include "common/data/key_batch_conversion.h"
 #include "common/data/open_reader.h"
 #include "common/status.h"
-#include "scheduler/herald/scheduling_spec.h"
-#include "scheduler/herald/simulator.h"
+#include "scheduler/planner/scheduling_spec.h"
+#include "scheduler/planner/simulator.h"
 
 namespace herald::cli {
 namespace {

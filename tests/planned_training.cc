@@ -5,8 +5,8 @@
 #include "common/status.h"
 #include "plan/step_codec.h"
 #include "ps_server/client/sharded_ps_client.h"
-#include "scheduler/herald/planner.h"
-#include "scheduler/herald/step_builder.h"
+#include "scheduler/planner/planner.h"
+#include "scheduler/planner/step_builder.h"
 #include "worker/testing/in_process_training.h"
 
 namespace herald::scheduler {

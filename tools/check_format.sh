@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks that every tracked C++ and CUDA file is formatted as .clang-format
+# Checks that every C++ and CUDA file git tracks or would track is formatted as .clang-format
 # says (Google style, 100 columns). Lists the files that are not and exits 1;
 # `tools/check_format.sh --fix` formats them in place. Run by tests/run_all.sh.
 set -euo pipefail
@@ -11,7 +11,7 @@ if [ -z "$format" ]; then
   exit 1
 fi
 
-mapfile -t files < <(git ls-files '*.cc' '*.h' '*.cu' '*.cuh' 2>/dev/null ||
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h' '*.cu' '*.cuh' 2>/dev/null ||
                      find . -path ./bazel-\* -prune -o \( -name '*.cc' -o -name '*.h' \
                        -o -name '*.cu' -o -name '*.cuh' \) -print)
 if [ "${1:-}" = "--fix" ]; then

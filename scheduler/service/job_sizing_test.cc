@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "gtest/gtest.h"
-#include "scheduler/herald/simulator.h"
+#include "scheduler/planner/simulator.h"
 #include "scheduler/service/batch_stream.h"
 #include "scheduler/service/job_run.h"
 

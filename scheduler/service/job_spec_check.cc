@@ -4,7 +4,7 @@
 #include "common/data/schema.h"
 #include "common/model_spec_check.h"
 #include "common/status.h"
-#include "scheduler/herald/scheduling_spec.h"
+#include "scheduler/planner/scheduling_spec.h"
 
 namespace herald::scheduler {
 

@@ -1,0 +1,185 @@
+#include "scheduler/planner/row_directory.h"
+
+#include <algorithm>
+
+namespace herald::scheduler {
+
+RowDirectory::RowDirectory(uint32_t num_workers)
+    : num_workers_(std::max<uint32_t>(num_workers, 1)),
+      high_words_((num_workers_ + 63) / 64 - 1),
+      wide_after_(std::max<uint32_t>(3, num_workers_ / 4)),
+      narrow_at_(std::max<uint32_t>(2, wide_after_ / 2)) {}
+
+uint32_t RowDirectory::FindOrAdd(Key key) {
+  auto [it, inserted] = index_.try_emplace(key, 0);
+  if (!inserted) return it->second;
+  uint32_t handle;
+  if (free_.empty()) {
+    handle = num_handles_++;
+    const uint32_t chunk = ChunkOf(handle);
+    if (chunk == rows_.size()) {
+      const size_t entries = size_t{1} << kChunkBits;
+      rows_.emplace_back();
+      rows_.back().reserve(entries);
+      if (high_words_ > 0) {
+        high_.emplace_back();
+        high_.back().reserve(entries * 2 * high_words_);
+      }
+    }
+    rows_[chunk].emplace_back();
+    if (high_words_ > 0) high_[chunk].resize(high_[chunk].size() + 2 * high_words_, 0);
+  } else {
+    handle = free_.back();
+    free_.pop_back();
+    at(handle) = RowState();
+    if (high_words_ > 0) std::fill(High(handle), High(handle) + 2 * high_words_, 0);
+  }
+  at(handle).key = key;
+  it->second = handle;
+  return handle;
+}
+
+void RowDirectory::ClearHighNewest(uint32_t handle) {
+  std::fill(High(handle) + high_words_, High(handle) + 2 * high_words_, 0);
+}
+
+void RowDirectory::SetSlot(uint32_t handle, uint32_t w, uint32_t slot) {
+  RowState& row = at(handle);
+  if (row.wide == RowState::kNoWide) {
+    for (int i = 0; i < 2; ++i) {
+      if (row.slot_worker[i] == w) {
+        row.slot[i] = slot;
+        return;
+      }
+    }
+    if (row.out_of_line > 0) {
+      auto it = overflow_.find(OverflowKey(handle, w));
+      if (it != overflow_.end()) {
+        it->second = slot;
+        return;
+      }
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (row.slot_worker[i] == RowState::kNoWorker) {
+        row.slot_worker[i] = w;
+        row.slot[i] = slot;
+        return;
+      }
+    }
+    if (row.out_of_line + 3 < wide_after_) {  // this is copy out_of_line + 3
+      overflow_.emplace(OverflowKey(handle, w), slot);
+      ++row.out_of_line;
+      return;
+    }
+    MakeWide(handle);
+  }
+  uint32_t& entry = wide_[uint64_t{row.wide} * num_workers_ + w];
+  if (entry == kNoSlot) ++row.out_of_line;
+  entry = slot;
+}
+
+uint32_t RowDirectory::SlotOf(uint32_t handle, uint32_t w) const {
+  const RowState& row = at(handle);
+  if (row.wide != RowState::kNoWide) return wide_[uint64_t{row.wide} * num_workers_ + w];
+  for (int i = 0; i < 2; ++i) {
+    if (row.slot_worker[i] == w) return row.slot[i];
+  }
+  return overflow_.at(OverflowKey(handle, w));
+}
+
+void RowDirectory::ClearSlot(uint32_t handle, uint32_t w) {
+  RowState& row = at(handle);
+  if (row.wide != RowState::kNoWide) {
+    uint32_t& entry = wide_[uint64_t{row.wide} * num_workers_ + w];
+    if (entry == kNoSlot) return;
+    entry = kNoSlot;
+    if (--row.out_of_line <= narrow_at_) MakeNarrow(handle);
+    return;
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (row.slot_worker[i] == w) {
+      row.slot_worker[i] = RowState::kNoWorker;
+      return;
+    }
+  }
+  if (overflow_.erase(OverflowKey(handle, w)) > 0) --row.out_of_line;
+}
+
+void RowDirectory::MakeWide(uint32_t handle) {
+  RowState& row = at(handle);
+  if (wide_free_.empty()) {
+    row.wide = static_cast<uint32_t>(wide_.size() / num_workers_);
+    wide_.resize(wide_.size() + num_workers_, kNoSlot);
+  } else {
+    row.wide = wide_free_.back();
+    wide_free_.pop_back();
+  }
+  uint32_t* block = &wide_[uint64_t{row.wide} * num_workers_];
+  std::fill(block, block + num_workers_, kNoSlot);
+  for (int i = 0; i < 2; ++i) {
+    if (row.slot_worker[i] == RowState::kNoWorker) continue;
+    block[row.slot_worker[i]] = row.slot[i];
+    row.slot_worker[i] = RowState::kNoWorker;
+    ++row.out_of_line;
+  }
+  uint32_t moved = 0;
+  for (uint32_t w = 0; moved < row.out_of_line && w < num_workers_; ++w) {
+    if (block[w] != kNoSlot) {
+      ++moved;
+      continue;
+    }
+    auto it = overflow_.find(OverflowKey(handle, w));
+    if (it == overflow_.end()) continue;
+    block[w] = it->second;
+    overflow_.erase(it);
+    ++moved;
+  }
+}
+
+void RowDirectory::MakeNarrow(uint32_t handle) {
+  RowState& row = at(handle);
+  const uint32_t* block = &wide_[uint64_t{row.wide} * num_workers_];
+  wide_free_.push_back(row.wide);
+  row.wide = RowState::kNoWide;
+  row.out_of_line = 0;
+  int inline_used = 0;
+  for (uint32_t w = 0; w < num_workers_; ++w) {
+    if (block[w] == kNoSlot) continue;
+    if (inline_used < 2) {
+      row.slot_worker[inline_used] = w;
+      row.slot[inline_used] = block[w];
+      ++inline_used;
+    } else {
+      overflow_.emplace(OverflowKey(handle, w), block[w]);
+      ++row.out_of_line;
+    }
+  }
+}
+
+void RowDirectory::Sweep(uint64_t iteration) {
+  keep_.clear();
+  // Released entries are scattered: start reading them, and then their
+  // keys' places in the index, a few ahead.
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < release_.size(); ++i) {
+    if (i + 2 * kAhead < release_.size()) PrefetchRow(release_[i + 2 * kAhead]);
+    if (i + kAhead < release_.size()) index_.prefetch(at(release_[i + kAhead]).key);
+    const uint32_t handle = release_[i];
+    RowState& row = at(handle);
+    if (IsCached(handle) || row.holder != kPsHolder) continue;  // cached again
+    if (row.pin_stamp > iteration + 1 ||
+        row.ps_changed_stamp == static_cast<uint32_t>(iteration + 1)) {
+      keep_.push_back(handle);  // still needed; look again at the next sweep
+      continue;
+    }
+    auto it = index_.find(row.key);
+    if (it == index_.end() || it->second != handle) continue;  // released twice
+    index_.erase(it);
+    if (row.wide != RowState::kNoWide) wide_free_.push_back(row.wide);
+    row.wide = RowState::kNoWide;
+    free_.push_back(handle);
+  }
+  release_.swap(keep_);
+}
+
+}  // namespace herald::scheduler

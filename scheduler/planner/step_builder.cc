@@ -1,0 +1,31 @@
+#include "scheduler/planner/step_builder.h"
+
+#include "plan/plan_codec.h"
+#include "plan/step_codec.h"
+
+namespace herald::scheduler {
+
+proto::WorkerStep BuildStep(const data::KeyBatch& batch, uint32_t num_dense,
+                            const IterationPlan& plan, uint32_t worker, const std::string& job_id) {
+  const WorkerPlan& wp = plan.workers[worker];
+  proto::WorkerStep step;
+  step.set_job_id(job_id);
+  step.set_iteration(plan.iteration);
+  step.set_global_batch_size(batch.num_samples);
+  proto::StepSamples* samples = step.mutable_samples();
+  samples->set_num_samples(static_cast<uint32_t>(wp.samples.size()));
+  std::string* labels = samples->mutable_labels();
+  std::string* dense = samples->mutable_dense();
+  labels->reserve(wp.samples.size() * sizeof(float));
+  dense->reserve(wp.samples.size() * num_dense * sizeof(float));
+  for (uint32_t s : wp.samples) {
+    labels->append(reinterpret_cast<const char*>(&batch.labels[s]), sizeof(float));
+    dense->append(reinterpret_cast<const char*>(batch.dense.data() + size_t{s} * num_dense),
+                  num_dense * sizeof(float));
+  }
+  plan::EncodeTableSamples(wp.slots, samples);
+  plan::EncodeCachePlan(wp.tables, step.mutable_plan());
+  return step;
+}
+
+}  // namespace herald::scheduler
