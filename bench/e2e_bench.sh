@@ -23,7 +23,7 @@ trap 'kill -TERM "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true' EXI
 
 data=$dir/data.bin
 "$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale "$scale" --format bin --out "$data" >/dev/null
-setsid "$bin/scheduler/planner_scheduler" --port-file "$dir/s.port" > "$dir/scheduler.log" 2>&1 &
+setsid "$bin/scheduler/herald_scheduler" --port-file "$dir/s.port" > "$dir/scheduler.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 300); do [ -s "$dir/s.port" ] && break; sleep 0.1; done
 sched=127.0.0.1:$(cat "$dir/s.port")

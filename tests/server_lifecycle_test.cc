@@ -133,7 +133,7 @@ TEST(SchedulerProcess, RefusesPlannerThreadsOutOfRange) {
   std::string dir = MakeTestDir("scheduler_flags");
   int i = 0;
   for (const char* threads : {"--planner_threads=0", "--planner-threads=65"}) {
-    auto child = ChildProcess::Start(RunfilePath("scheduler/planner_scheduler"), {threads},
+    auto child = ChildProcess::Start(RunfilePath("scheduler/herald_scheduler"), {threads},
                                      dir + "/log" + std::to_string(i++));
     ASSERT_TRUE(child.ok());
     auto code = (*child)->WaitForExit(20000);
@@ -146,7 +146,7 @@ TEST(SchedulerProcess, RefusesPlannerThreadsOutOfRange) {
 
 INSTANTIATE_TEST_SUITE_P(Binaries, ServerLifecycle,
                          ::testing::Values("ps_server/herald_ps", "worker/herald_worker",
-                                           "scheduler/planner_scheduler"),
+                                           "scheduler/herald_scheduler"),
                          [](const auto& info) {
                            return info.param.substr(info.param.find('/') + 1);
                          });

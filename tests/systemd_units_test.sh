@@ -12,7 +12,7 @@ command -v systemd-analyze >/dev/null || {
 }
 
 install_unit() {  # source-name dest-name
-  sed -e "s|/usr/local/bin/herald_scheduler|$runfiles/scheduler/planner_scheduler|" \
+  sed -e "s|/usr/local/bin/herald_scheduler|$runfiles/scheduler/herald_scheduler|" \
       -e "s|/usr/local/bin/herald_ps|$runfiles/ps_server/herald_ps|" \
       -e "s|/usr/local/bin/herald_worker|$runfiles/worker/herald_worker|" \
       "$runfiles/deploy/systemd/$1" > "$dir/$2"

@@ -119,10 +119,10 @@ TEST_F(TlsCluster, BadTlsFlagsAreUsageErrors) {
   // A server given a certificate without its key refuses to start.
   const std::string dir = testing::MakeTestDir("bad_server");
   for (const std::string binary :
-       {"scheduler/planner_scheduler", "ps_server/herald_ps", "worker/herald_worker"}) {
+       {"scheduler/herald_scheduler", "ps_server/herald_ps", "worker/herald_worker"}) {
     SCOPED_TRACE(binary);
     std::vector<std::string> args = {"--tls_cert=" + certs_.server_pem};
-    if (binary != "scheduler/planner_scheduler")
+    if (binary != "scheduler/herald_scheduler")
       args.push_back("--scheduler=" + cluster_->address());
     auto p = testing::ChildProcess::Start(testing::RunfilePath(binary), args,
                                           dir + "/" + binary.substr(binary.find('/') + 1) + ".log");

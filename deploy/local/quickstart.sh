@@ -87,7 +87,7 @@ wait_for_file() {  # path what
   return 1
 }
 
-start scheduler "$bin/scheduler/planner_scheduler" --listen 127.0.0.1:0 \
+start scheduler "$bin/scheduler/herald_scheduler" --listen 127.0.0.1:0 \
   --port-file "$run/scheduler.port" "${auth[@]}"
 wait_for_file "$run/scheduler.port" scheduler
 scheduler=127.0.0.1:$(cat "$run/scheduler.port")

@@ -21,7 +21,7 @@ config=()
 bazel build -c opt "${config[@]}" //scheduler:herald_scheduler //ps_server:herald_ps \
   //worker:herald_worker //cli:heraldctl 2>&1 | grep -v linux-sandbox
 bin=bazel-out/k8-opt/bin
-install -m 0755 "$bin/scheduler/planner_scheduler" "$bin/ps_server/herald_ps" \
+install -m 0755 "$bin/scheduler/herald_scheduler" "$bin/ps_server/herald_ps" \
   "$bin/worker/herald_worker" "$bin/cli/heraldctl" "$prefix/bin/"
 
 getent group herald >/dev/null || groupadd --system herald

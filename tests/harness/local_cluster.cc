@@ -32,7 +32,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   c->token_file_ = c->dir_ + "/token";
   std::ofstream(c->token_file_) << kToken << "\n";
   HERALD_ASSIGN_OR_RETURN(
-      c->scheduler_, c->StartProcess("scheduler/planner_scheduler", "scheduler",
+      c->scheduler_, c->StartProcess("scheduler/herald_scheduler", "scheduler",
                                      {"--heartbeat_ms=200", "--liveness_timeout_ms=3000",
                                       // Two planner threads: tables planned and steps encoded
                                       // in parallel, which must change no bit of a job.
