@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/math/rank_ordered_sum.h"
 #include "common/math/sparse_optimizer.h"
 #include "common/status.h"
 #include "ps_server/checkpoint/manifest.h"
@@ -564,14 +565,10 @@ void JobShard::Apply(IterationBuffer& buffer) {
       }
       std::vector<float> sum(dim);
       for (PendingGrad& g : pending.grads) {
-        std::sort(g.contributions.begin(), g.contributions.end(),
-                  [](const Contribution& a, const Contribution& b) { return a.worker < b.worker; });
-        const float* first = pending.grad_arena.data() + size_t{g.contributions[0].grad} * dim;
-        std::copy(first, first + dim, sum.begin());
-        for (size_t c = 1; c < g.contributions.size(); ++c) {
-          const float* next = pending.grad_arena.data() + size_t{g.contributions[c].grad} * dim;
-          for (uint32_t d = 0; d < dim; ++d) sum[d] += next[d];
-        }
+        math::RankOrderedSum(
+            g.contributions, dim, [](const Contribution& c) { return c.worker; },
+            [&](const Contribution& c) { return pending.grad_arena.data() + size_t{c.grad} * dim; },
+            sum.data());
         float* row = stripe.table.Row(g.row);
         math::ApplySparseUpdate(opt, dim, sum.data(), row, row + dim);
         stripe.table.set_version(g.row, stripe.table.version(g.row) + 1);

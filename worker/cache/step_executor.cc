@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/math/optimizer_spec.h"
+#include "common/math/rank_ordered_sum.h"
 #include "common/status.h"
 #include "worker/cache/plan_check.h"
 
@@ -312,16 +313,12 @@ absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* resu
       at[from] += dim * sizeof(float);
       parts[row_of.at(plan.gather.slots[i])].emplace_back(from, std::move(grad));
     }
-    // The PS's sum (ps_server/shard/job_shard.cc): the lowest rank's
-    // gradient, then each next rank's added in turn.
+    // The PS's sum, in rank order.
+    using Part = std::pair<uint32_t, std::vector<float>>;
     for (size_t r = 0; r < rows.size(); ++r) {
-      std::sort(parts[r].begin(), parts[r].end(),
-                [](const auto& a, const auto& b) { return a.first < b.first; });
-      float* sum = own.data() + r * dim;
-      std::copy(parts[r][0].second.begin(), parts[r][0].second.end(), sum);
-      for (size_t c = 1; c < parts[r].size(); ++c) {
-        for (uint32_t d = 0; d < dim; ++d) sum[d] += parts[r][c].second[d];
-      }
+      math::RankOrderedSum(
+          parts[r], dim, [](const Part& p) { return p.first; },
+          [](const Part& p) { return p.second.data(); }, own.data() + r * dim);
     }
     WriteSlots(own, rows, static_cast<int>(dim), static_cast<int>(dim), table.grads.data());
   }
