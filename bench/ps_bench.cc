@@ -31,6 +31,7 @@
 #include "ps_server/client/sharded_ps_client.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
+#include "ps_server/service/shard_adaptor.h"
 #include "ps_server/shard/shard_table.h"
 
 ABSL_FLAG(std::string, what, "memory,lookup,rpc", "which benchmarks to run");
@@ -117,7 +118,8 @@ void Lookup(uint64_t rows, int batch, double seconds) {
     for (int i = 0; i < batch; ++i) std::memcpy(&out[size_t(i) * rf], &flat[idx[i] * rf], rf * 4);
   });
   flat = {};
-  // Herald: JobShard::Fetch on one shard (hash lookup per key + copy).
+  // Herald: JobShard::Fetch on one shard through its protobuf adaptor (hash
+  // lookup per key + copy into the response).
   ThreadPool pool(absl::GetFlag(FLAGS_threads));
   JobShardOptions o;
   o.job_id = "bench";
@@ -132,7 +134,7 @@ void Lookup(uint64_t rows, int batch, double seconds) {
     const uint64_t n = std::min<uint64_t>(65536, rows - begin);
     k->set_keys(std::string(reinterpret_cast<const char*>(&all[begin]), n * 8));
     proto::FetchResponse resp;
-    shard->Fetch(r, absl::InfiniteFuture(), &resp).IgnoreError();
+    ServeFetch(*shard, r, absl::InfiniteFuture(), &resp).IgnoreError();
   }
   proto::FetchRequest r;
   r.set_job_id("bench");
@@ -142,7 +144,7 @@ void Lookup(uint64_t rows, int batch, double seconds) {
     for (auto& key : keys) key = all[rng() % rows];
     k->set_keys(std::string(reinterpret_cast<const char*>(keys.data()), keys.size() * 8));
     proto::FetchResponse resp;
-    shard->Fetch(r, absl::InfiniteFuture(), &resp).IgnoreError();
+    ServeFetch(*shard, r, absl::InfiniteFuture(), &resp).IgnoreError();
   });
   const double row_bytes = rf * 4;
   std::printf("%-34s %10.2f Mrows/s %8.2f GB/s\n", "baseline: gather from flat array",

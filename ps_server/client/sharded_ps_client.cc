@@ -1,9 +1,9 @@
 #include "ps_server/client/sharded_ps_client.h"
 
 #include <cstring>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
 #include "common/status.h"
 #include "ps_server/checkpoint/manifest.h"
 #include "ps_server/client/grpc_shard_stub.h"
@@ -84,19 +84,17 @@ ShardedPsClient::ShardedPsClient(std::vector<std::unique_ptr<ShardStub>> stubs,
       router_(*KeyRouter::Create(std::max<uint32_t>(stubs_.size(), 1))) {}
 
 absl::Status ShardedPsClient::ForEachShard(const std::function<absl::Status(uint32_t)>& fn) {
-  // One thread per extra shard, not a shared pool: calls block (a fetch
-  // waits for the previous commit), and concurrent callers of this client
-  // (worker threads) must never queue behind each other's blocked calls —
-  // with a bounded pool, the IterationDone that would unblock a waiting
-  // fetch could itself wait for a pool thread.
   if (stubs_.empty()) return absl::FailedPreconditionError("ps client has no shards");
   std::vector<absl::Status> status(stubs_.size());
-  std::vector<std::thread> helpers;
+  absl::BlockingCounter helpers_done(static_cast<int>(stubs_.size() - 1));
   for (size_t s = 1; s < stubs_.size(); ++s) {
-    helpers.emplace_back([&, s] { status[s] = fn(static_cast<uint32_t>(s)); });
+    helpers_.Run([&, s] {
+      status[s] = fn(static_cast<uint32_t>(s));
+      helpers_done.DecrementCount();
+    });
   }
   status[0] = fn(0);
-  for (std::thread& t : helpers) t.join();
+  helpers_done.Wait();
   for (size_t s = 0; s < status.size(); ++s) {
     if (!status[s].ok()) {
       return Annotate(status[s], absl::StrCat("ps shard ", s, " (", stubs_[s]->name(), ")"));

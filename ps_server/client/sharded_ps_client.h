@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/cached_thread_pool.h"
 #include "common/router.h"
 #include "common/rpc/channel.h"
 #include "common/tunables.h"
@@ -51,8 +52,13 @@ class ShardedPsClient final : public PsClient {
   absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;
 
  private:
-  // Runs fn(shard) for every shard in parallel; the first failing shard's
-  // error, annotated with the shard, or OK.
+  // Runs fn(shard) for every shard in parallel (shard 0 on the caller's
+  // thread, the others on helpers_); the first failing shard's error,
+  // annotated with the shard, or OK. Calls block (a fetch waits for the
+  // previous commit) and concurrent callers (worker threads) must never
+  // queue behind each other's blocked calls: with a bounded pool the
+  // IterationDone that would unblock a waiting fetch could itself wait for a
+  // pool thread. Hence a pool that never queues.
   absl::Status ForEachShard(const std::function<absl::Status(uint32_t)>& fn);
 
   struct JobInfo {
@@ -62,6 +68,7 @@ class ShardedPsClient final : public PsClient {
 
   std::vector<std::unique_ptr<ShardStub>> stubs_;
   PsClientOptions options_;
+  CachedThreadPool helpers_;
   KeyRouter router_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, JobInfo> jobs_ ABSL_GUARDED_BY(mu_);

@@ -6,6 +6,7 @@
 #include "common/status.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "ps_server/checkpoint/manifest.h"
+#include "ps_server/service/shard_adaptor.h"
 #include "ps_server/shard/job_tables.h"
 #include "ps_server/shard/restore.h"
 
@@ -116,31 +117,29 @@ absl::Status PsCore::EndJob(const proto::PsEndJobRequest& request) {
 absl::Status PsCore::Fetch(const proto::FetchRequest& request, absl::Time deadline,
                            proto::FetchResponse* response) {
   HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
-  return shard->Fetch(request, Bound(deadline), response);
+  return ServeFetch(*shard, request, Bound(deadline), response);
 }
 
 absl::Status PsCore::PushGradients(const proto::PushGradientsRequest& request) {
   HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
-  return shard->PushGradients(request);
+  return ServePush(*shard, request);
 }
 
 absl::Status PsCore::WriteBack(const proto::WriteBackRequest& request) {
   HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
-  return shard->WriteBack(request);
+  return ServeWriteBack(*shard, request);
 }
 
 absl::Status PsCore::IterationDone(const proto::IterationDoneRequest& request,
                                    proto::IterationDoneResponse* response) {
   HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
-  HERALD_ASSIGN_OR_RETURN(bool committed, shard->IterationDone(request));
-  response->set_committed(committed);
-  return absl::OkStatus();
+  return ServeIterationDone(*shard, request, response);
 }
 
 absl::Status PsCore::Checkpoint(const proto::CheckpointRequest& request, absl::Time deadline,
                                 proto::CheckpointResponse* response) {
   HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
-  return shard->Checkpoint(request, Bound(deadline), response, options_.checkpoint_midway);
+  return ServeCheckpoint(*shard, request, Bound(deadline), response, options_.checkpoint_midway);
 }
 
 absl::Status PsCore::Stats(const proto::PsStatsRequest& request, proto::PsStatsResponse* response) {

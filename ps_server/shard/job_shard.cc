@@ -6,7 +6,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/math/rank_ordered_sum.h"
 #include "common/math/sparse_optimizer.h"
@@ -17,23 +16,12 @@
 namespace herald::ps {
 namespace {
 
-std::vector<Key> LoadKeys(const std::string& bytes) {
-  std::vector<Key> keys(bytes.size() / sizeof(Key));
-  if (!keys.empty()) std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(Key));
-  return keys;
-}
-
-bool AllFinite(const std::string& float_bytes, size_t* first_bad) {
-  const size_t n = float_bytes.size() / sizeof(float);
-  for (size_t i = 0; i < n; ++i) {
-    float f;
-    std::memcpy(&f, float_bytes.data() + i * sizeof(float), sizeof(float));
-    if (!std::isfinite(f)) {
-      *first_bad = i;
-      return false;
-    }
+// Index of the first value that is not finite, or values.size().
+size_t FirstNonFinite(absl::Span<const float> values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) return i;
   }
-  return true;
+  return values.size();
 }
 
 // Runs fn(item_index) for every item on the pool; returns the error of the
@@ -91,31 +79,24 @@ void JobShard::Count(const std::function<void(Counters&)>& fn) {
   fn(counters_);
 }
 
-absl::Status JobShard::DecodeKeys(uint32_t table_id, const std::string& key_bytes,
-                                  const std::string& where, std::vector<bool>* seen_tables,
-                                  Block* out) const {
-  if (table_id >= tables_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": table ", table_id,
+absl::Status JobShard::CheckKeys(const Block& block, const std::string& where,
+                                 std::vector<bool>* seen_tables) const {
+  if (block.table >= tables_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": table ", block.table,
                                                    " does not exist in job ", options_.job_id, " (",
                                                    tables_.size(), " tables)"));
   }
-  if ((*seen_tables)[table_id]) {
+  if ((*seen_tables)[block.table]) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": table ", table_id, " appears twice in one request"));
+        absl::StrCat(where, ": table ", block.table, " appears twice in one request"));
   }
-  (*seen_tables)[table_id] = true;
-  if (key_bytes.size() % sizeof(Key) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": keys are ", key_bytes.size(), " bytes, not a multiple of 8"));
-  }
-  out->table = table_id;
-  out->keys = LoadKeys(key_bytes);
-  for (Key key : out->keys) {
-    const ShardId owner = router_.ShardOf(TableId(table_id), key);
+  (*seen_tables)[block.table] = true;
+  for (Key key : block.keys) {
+    const ShardId owner = router_.ShardOf(TableId(block.table), key);
     if (owner.value() != options_.shard) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": key ", key, " of table ", table_id,
-                                                     " belongs to shard ", owner.value(),
-                                                     ", not shard ", options_.shard));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": key ", key, " of table ", block.table, " belongs to shard ",
+                       owner.value(), ", not shard ", options_.shard));
     }
   }
   return absl::OkStatus();
@@ -195,16 +176,16 @@ bool JobShard::UnchangedIn(uint64_t iteration, const std::vector<Block>& blocks)
   return true;
 }
 
-absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time deadline,
-                             proto::FetchResponse* response) {
-  std::vector<Block> blocks(request.keys_size());
+absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
+                             absl::FunctionRef<RowsOut(size_t block, uint32_t row_floats)> out) {
+  std::vector<Block> blocks;
   std::vector<bool> seen(tables_.size(), false);
-  for (int i = 0; i < request.keys_size(); ++i) {
-    absl::Status s = DecodeKeys(request.keys(i).table_id(), request.keys(i).keys(),
-                                absl::StrCat("keys[", i, "]"), &seen, &blocks[i]);
+  for (size_t i = 0; i < request.blocks.size(); ++i) {
+    blocks.push_back({request.blocks[i].table, request.blocks[i].keys});
+    absl::Status s = CheckKeys(blocks.back(), absl::StrCat("keys[", i, "]"), &seen);
     if (!s.ok()) return Reject(s);
   }
-  const uint64_t t = request.iteration();
+  const uint64_t t = request.iteration;
   mu_.Lock();
   if (t < committed_) {
     const uint64_t next = committed_;
@@ -213,7 +194,7 @@ absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time dead
         "fetch for iteration ", t, ": iteration ", t, " is already committed on shard ",
         options_.shard, " (next iteration ", next, "); its starting rows no longer exist")));
   }
-  const bool early_ok = request.early() && t == committed_ + 1 && open_ == committed_ &&
+  const bool early_ok = request.early && t == committed_ + 1 && open_ == committed_ &&
                         UnchangedIn(committed_, blocks);
   if (!early_ok) {
     auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return committed_ >= t; };
@@ -234,44 +215,32 @@ absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time dead
   mu_.Unlock();
 
   const StripePlan plan = PlanByStripe(blocks);
-  const std::vector<StripeGroups>& groups = plan.groups;
-  const std::vector<StripeWork>& items = plan.items;
+  std::vector<RowsOut> outs;
   uint64_t total_keys = 0;
   for (size_t b = 0; b < blocks.size(); ++b) {
-    const ShardTable& table = *tables_[blocks[b].table];
-    proto::RowBlock* out = response->add_rows();
-    out->set_table_id(blocks[b].table);
-    *out->mutable_keys() = request.keys(b).keys();
-    out->set_row_floats(table.row_floats());
-    out->mutable_rows()->resize(blocks[b].keys.size() * table.row_floats() * sizeof(float));
-    out->mutable_versions()->resize(blocks[b].keys.size() * sizeof(uint64_t));
+    outs.push_back(out(b, tables_[blocks[b].table]->row_floats()));
     total_keys += blocks[b].keys.size();
   }
-  absl::Status status = RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
-    const Block& block = blocks[items[i].block];
+  absl::Status status = RunItems(pool_, plan.items.size(), [&](size_t i) -> absl::Status {
+    const StripeWork item = plan.items[i];
+    const Block& block = blocks[item.block];
     ShardTable& table = *tables_[block.table];
-    ShardTable::Stripe& stripe = table.stripe(items[i].stripe);
-    const StripeGroups& g = groups[items[i].block];
-    proto::RowBlock* out = response->mutable_rows(static_cast<int>(items[i].block));
-    char* rows = out->mutable_rows()->data();
-    char* versions = out->mutable_versions()->data();
+    ShardTable::Stripe& stripe = table.stripe(item.stripe);
+    const StripeGroups& g = plan.groups[item.block];
     const size_t row_bytes = table.row_floats() * sizeof(float);
     absl::MutexLock lock(&stripe.mu);
-    for (uint32_t j = g.begin[items[i].stripe]; j < g.begin[items[i].stripe + 1]; ++j) {
+    for (uint32_t j = g.begin[item.stripe]; j < g.begin[item.stripe + 1]; ++j) {
       const uint32_t pos = g.order[j];
       auto row = table.FindOrCreate(stripe, block.keys[pos]);
       if (!row.ok()) return row.status();
-      std::memcpy(rows + pos * row_bytes, stripe.table.Row(*row), row_bytes);
+      std::memcpy(outs[item.block].rows + pos * row_bytes, stripe.table.Row(*row), row_bytes);
       const uint64_t v = stripe.table.version(*row);
-      std::memcpy(versions + pos * sizeof(uint64_t), &v, sizeof(v));
+      std::memcpy(outs[item.block].versions + pos * sizeof(uint64_t), &v, sizeof(v));
     }
     return absl::OkStatus();
   });
   rows_mu_.ReaderUnlock();
-  if (!status.ok()) {
-    response->Clear();
-    return Reject(status);
-  }
+  if (!status.ok()) return Reject(status);
   Count([&](Counters& c) {
     ++c.fetch_requests;
     c.rows_fetched += total_keys;
@@ -279,101 +248,112 @@ absl::Status JobShard::Fetch(const proto::FetchRequest& request, absl::Time dead
   return absl::OkStatus();
 }
 
-absl::Status JobShard::PushGradients(const proto::PushGradientsRequest& request) {
-  std::vector<Block> blocks(request.grads_size());
-  std::vector<bool> seen(tables_.size(), false);
-  uint64_t total_keys = 0;
-  for (int i = 0; i < request.grads_size(); ++i) {
-    const proto::GradientBlock& g = request.grads(i);
-    const std::string where = absl::StrCat("grads[", i, "]");
-    absl::Status s = DecodeKeys(g.table_id(), g.keys(), where, &seen, &blocks[i]);
-    if (!s.ok()) return Reject(s);
-    const uint32_t dim = tables_[g.table_id()]->dim();
-    if (g.dim() != dim) {
-      return Reject(absl::InvalidArgumentError(absl::StrCat(
-          where, ": dim ", g.dim(), " does not match table ", g.table_id(), " (dim ", dim, ")")));
-    }
-    const size_t expect = blocks[i].keys.size() * dim * sizeof(float);
-    if (g.grads().size() != expect) {
-      return Reject(absl::InvalidArgumentError(
-          absl::StrCat(where, ": grads are ", g.grads().size(), " bytes, expected ", expect, " (",
-                       blocks[i].keys.size(), " keys x dim ", dim, " x 4)")));
-    }
-    size_t bad;
-    if (!AllFinite(g.grads(), &bad)) {
-      return Reject(absl::InvalidArgumentError(
-          absl::StrCat(where, ": gradient of key ", blocks[i].keys[bad / dim], " is not finite")));
-    }
-    total_keys += blocks[i].keys.size();
-  }
-  const uint64_t t = request.iteration();
-  const uint32_t worker = request.worker_rank();
+absl::Status JobShard::BufferRequest(
+    uint64_t t, uint32_t worker, const char* what, const std::vector<Block>& blocks,
+    absl::FunctionRef<absl::Status(const KeyAt&, bool, const PendingStripe&, ShardTable::Stripe&)>
+        check,
+    absl::FunctionRef<void(const KeyAt&, PendingStripe&)> store) {
   absl::MutexLock lock(&mu_);
-  absl::Status s = CheckIterationOpen(t, worker, "push");
+  absl::Status s = CheckIterationOpen(t, worker, what);
   if (!s.ok()) return Reject(s);
   IterationBuffer& buffer = Buffer(t);
-
   const StripePlan plan = PlanByStripe(blocks);
-  const std::vector<StripeGroups>& groups = plan.groups;
-  const std::vector<StripeWork>& items = plan.items;
   // Row index of every key, found (or created) in phase 1.
   std::vector<std::vector<uint32_t>> row_of(blocks.size());
   for (size_t b = 0; b < blocks.size(); ++b) row_of[b].resize(blocks[b].keys.size());
   rows_mu_.ReaderLock();
   // Phase 1: check everything and make sure every row exists (row cap), so
   // that phase 2 and the commit cannot fail.
-  s = RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
-    const Block& block = blocks[items[i].block];
+  s = RunItems(pool_, plan.items.size(), [&](size_t i) -> absl::Status {
+    const StripeWork item = plan.items[i];
+    const Block& block = blocks[item.block];
     ShardTable& table = *tables_[block.table];
-    ShardTable::Stripe& stripe = table.stripe(items[i].stripe);
-    const PendingStripe& pending = buffer.tables[block.table][items[i].stripe];
-    const StripeGroups& g = groups[items[i].block];
+    ShardTable::Stripe& stripe = table.stripe(item.stripe);
+    const PendingStripe& pending = buffer.tables[block.table][item.stripe];
+    const StripeGroups& g = plan.groups[item.block];
     absl::flat_hash_set<Key> in_request;
     absl::MutexLock stripe_lock(&stripe.mu);
-    for (uint32_t j = g.begin[items[i].stripe]; j < g.begin[items[i].stripe + 1]; ++j) {
+    for (uint32_t j = g.begin[item.stripe]; j < g.begin[item.stripe + 1]; ++j) {
       const uint32_t pos = g.order[j];
       const Key key = block.keys[pos];
-      bool duplicate = !in_request.insert(key).second;
-      if (auto it = pending.grad_index.find(key); it != pending.grad_index.end()) {
-        for (const Contribution& c : pending.grads[it->second].contributions) {
-          duplicate |= c.worker == worker;
-        }
-      }
-      if (duplicate) {
-        return absl::AlreadyExistsError(absl::StrCat("grads[", items[i].block, "]: worker ", worker,
-                                                     " already pushed key ", key, " of table ",
-                                                     block.table, " for iteration ", t));
-      }
+      const bool repeated = !in_request.insert(key).second;
       auto row = table.FindOrCreate(stripe, key);
       if (!row.ok()) return row.status();
-      row_of[items[i].block][pos] = *row;
+      row_of[item.block][pos] = *row;
+      HERALD_RETURN_IF_ERROR(check({item.block, pos, key, *row}, repeated, pending, stripe));
     }
     return absl::OkStatus();
   });
-  if (!s.ok()) {
-    rows_mu_.ReaderUnlock();
-    return Reject(s);
+  if (s.ok()) {
+    // Phase 2: buffer.
+    RunItems(pool_, plan.items.size(), [&](size_t i) -> absl::Status {
+      const StripeWork item = plan.items[i];
+      const Block& block = blocks[item.block];
+      PendingStripe& pending = buffer.tables[block.table][item.stripe];
+      const StripeGroups& g = plan.groups[item.block];
+      for (uint32_t j = g.begin[item.stripe]; j < g.begin[item.stripe + 1]; ++j) {
+        const uint32_t pos = g.order[j];
+        store({item.block, pos, block.keys[pos], row_of[item.block][pos]}, pending);
+      }
+      return absl::OkStatus();
+    }).IgnoreError();
   }
-  // Phase 2: buffer the gradients.
-  RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
-    const Block& block = blocks[items[i].block];
-    const uint32_t dim = tables_[block.table]->dim();
-    PendingStripe& pending = buffer.tables[block.table][items[i].stripe];
-    const StripeGroups& g = groups[items[i].block];
-    const char* grads = request.grads(static_cast<int>(items[i].block)).grads().data();
-    for (uint32_t j = g.begin[items[i].stripe]; j < g.begin[items[i].stripe + 1]; ++j) {
-      const uint32_t pos = g.order[j];
-      auto [it, inserted] = pending.grad_index.try_emplace(block.keys[pos], pending.grads.size());
-      if (inserted) pending.grads.push_back({row_of[items[i].block][pos], {}});
-      const uint32_t slot = static_cast<uint32_t>(pending.grad_arena.size() / dim);
-      pending.grads[it->second].contributions.push_back({worker, slot});
-      pending.grad_arena.resize(pending.grad_arena.size() + dim);
-      std::memcpy(pending.grad_arena.data() + static_cast<size_t>(slot) * dim,
-                  grads + static_cast<size_t>(pos) * dim * sizeof(float), dim * sizeof(float));
-    }
-    return absl::OkStatus();
-  }).IgnoreError();
   rows_mu_.ReaderUnlock();
+  return s.ok() ? s : Reject(s);
+}
+
+absl::Status JobShard::PushGradients(const PushIn& request) {
+  std::vector<Block> blocks;
+  std::vector<bool> seen(tables_.size(), false);
+  uint64_t total_keys = 0;
+  for (size_t i = 0; i < request.blocks.size(); ++i) {
+    const GradientsIn& g = request.blocks[i];
+    const std::string where = absl::StrCat("grads[", i, "]");
+    blocks.push_back({g.table, g.keys});
+    absl::Status s = CheckKeys(blocks.back(), where, &seen);
+    if (!s.ok()) return Reject(s);
+    const uint32_t dim = tables_[g.table]->dim();
+    if (g.dim != dim) {
+      return Reject(absl::InvalidArgumentError(absl::StrCat(
+          where, ": dim ", g.dim, " does not match table ", g.table, " (dim ", dim, ")")));
+    }
+    const size_t expect = g.keys.size() * dim;
+    if (g.grads.size() != expect) {
+      return Reject(absl::InvalidArgumentError(
+          absl::StrCat(where, ": grads are ", g.grads.size() * sizeof(float), " bytes, expected ",
+                       expect * sizeof(float), " (", g.keys.size(), " keys x dim ", dim, " x 4)")));
+    }
+    if (const size_t bad = FirstNonFinite(g.grads); bad < g.grads.size()) {
+      return Reject(absl::InvalidArgumentError(
+          absl::StrCat(where, ": gradient of key ", g.keys[bad / dim], " is not finite")));
+    }
+    total_keys += g.keys.size();
+  }
+  const uint64_t t = request.iteration;
+  const uint32_t worker = request.worker;
+  auto check = [&](const KeyAt& k, bool repeated, const PendingStripe& pending,
+                   ShardTable::Stripe&) -> absl::Status {
+    bool duplicate = repeated;
+    if (auto it = pending.grad_index.find(k.key); it != pending.grad_index.end()) {
+      for (const Contribution& c : pending.grads[it->second].contributions) {
+        duplicate |= c.worker == worker;
+      }
+    }
+    if (!duplicate) return absl::OkStatus();
+    return absl::AlreadyExistsError(absl::StrCat("grads[", k.block, "]: worker ", worker,
+                                                 " already pushed key ", k.key, " of table ",
+                                                 blocks[k.block].table, " for iteration ", t));
+  };
+  auto store = [&](const KeyAt& k, PendingStripe& pending) {
+    const uint32_t dim = request.blocks[k.block].dim;
+    auto [it, inserted] = pending.grad_index.try_emplace(k.key, pending.grads.size());
+    if (inserted) pending.grads.emplace_back().row = k.row;
+    const uint32_t slot = static_cast<uint32_t>(pending.grad_arena.size() / dim);
+    pending.grads[it->second].contributions.push_back({worker, slot});
+    const float* grad = request.blocks[k.block].grads.data() + size_t{k.pos} * dim;
+    pending.grad_arena.insert(pending.grad_arena.end(), grad, grad + dim);
+  };
+  HERALD_RETURN_IF_ERROR(BufferRequest(t, worker, "push", blocks, check, store));
   Count([&](Counters& c) {
     ++c.push_requests;
     c.gradients_pushed += total_keys;
@@ -381,107 +361,61 @@ absl::Status JobShard::PushGradients(const proto::PushGradientsRequest& request)
   return absl::OkStatus();
 }
 
-absl::Status JobShard::WriteBack(const proto::WriteBackRequest& request) {
-  std::vector<Block> blocks(request.rows_size());
+absl::Status JobShard::WriteBack(const WriteBackIn& request) {
+  std::vector<Block> blocks;
   std::vector<bool> seen(tables_.size(), false);
   uint64_t total_keys = 0;
-  for (int i = 0; i < request.rows_size(); ++i) {
-    const proto::RowBlock& r = request.rows(i);
+  for (size_t i = 0; i < request.blocks.size(); ++i) {
+    const RowsIn& r = request.blocks[i];
     const std::string where = absl::StrCat("rows[", i, "]");
-    absl::Status s = DecodeKeys(r.table_id(), r.keys(), where, &seen, &blocks[i]);
+    blocks.push_back({r.table, r.keys});
+    absl::Status s = CheckKeys(blocks.back(), where, &seen);
     if (!s.ok()) return Reject(s);
-    const uint32_t rf = tables_[r.table_id()]->row_floats();
-    const size_t n = blocks[i].keys.size();
-    if (r.row_floats() != rf) {
+    const uint32_t rf = tables_[r.table]->row_floats();
+    const size_t n = r.keys.size();
+    if (r.row_floats != rf) {
       return Reject(absl::InvalidArgumentError(
-          absl::StrCat(where, ": row_floats ", r.row_floats(), " does not match table ",
-                       r.table_id(), " (", rf, " floats: values + optimizer state)")));
+          absl::StrCat(where, ": row_floats ", r.row_floats, " does not match table ", r.table,
+                       " (", rf, " floats: values + optimizer state)")));
     }
-    if (r.rows().size() != n * rf * sizeof(float) || r.versions().size() != n * sizeof(uint64_t)) {
-      return Reject(absl::InvalidArgumentError(
-          absl::StrCat(where, ": ", n, " keys need ", n * rf * sizeof(float), " bytes of rows and ",
-                       n * sizeof(uint64_t), " bytes of versions, got ", r.rows().size(), " and ",
-                       r.versions().size())));
+    if (r.rows.size() != n * rf || r.versions.size() != n) {
+      return Reject(absl::InvalidArgumentError(absl::StrCat(
+          where, ": ", n, " keys need ", n * rf * sizeof(float), " bytes of rows and ",
+          n * sizeof(uint64_t), " bytes of versions, got ", r.rows.size() * sizeof(float), " and ",
+          r.versions.size() * sizeof(uint64_t))));
     }
-    size_t bad;
-    if (!AllFinite(r.rows(), &bad)) {
+    if (const size_t bad = FirstNonFinite(r.rows); bad < r.rows.size()) {
       return Reject(absl::InvalidArgumentError(
-          absl::StrCat(where, ": row of key ", blocks[i].keys[bad / rf], " is not finite")));
+          absl::StrCat(where, ": row of key ", r.keys[bad / rf], " is not finite")));
     }
     total_keys += n;
   }
-  const uint64_t t = request.iteration();
-  const uint32_t worker = request.worker_rank();
-  absl::MutexLock lock(&mu_);
-  absl::Status s = CheckIterationOpen(t, worker, "write-back");
-  if (!s.ok()) return Reject(s);
-  IterationBuffer& buffer = Buffer(t);
-
-  const StripePlan plan = PlanByStripe(blocks);
-  const std::vector<StripeGroups>& groups = plan.groups;
-  const std::vector<StripeWork>& items = plan.items;
-  // Row index of every key, found (or created) in phase 1.
-  std::vector<std::vector<uint32_t>> row_of(blocks.size());
-  for (size_t b = 0; b < blocks.size(); ++b) row_of[b].resize(blocks[b].keys.size());
-  auto version_at = [&](size_t b, uint32_t pos) {
-    uint64_t v;
-    std::memcpy(&v, request.rows(static_cast<int>(b)).versions().data() + pos * sizeof(v),
-                sizeof(v));
-    return v;
+  const uint64_t t = request.iteration;
+  auto check = [&](const KeyAt& k, bool repeated, const PendingStripe& pending,
+                   ShardTable::Stripe& stripe) ABSL_EXCLUSIVE_LOCKS_REQUIRED(stripe.mu) {
+    const uint32_t table = blocks[k.block].table;
+    if (repeated || pending.write_backs.contains(k.key)) {
+      return absl::AlreadyExistsError(absl::StrCat("rows[", k.block, "]: key ", k.key, " of table ",
+                                                   table,
+                                                   " was already written back for iteration ", t));
+    }
+    const uint64_t stored = stripe.table.version(k.row);
+    const uint64_t v = request.blocks[k.block].versions[k.pos];
+    if (v < stored) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("rows[", k.block, "]: stale write-back of key ", k.key, " of table ", table,
+                       ": version ", v, " is older than the stored version ", stored));
+    }
+    return absl::OkStatus();
   };
-  rows_mu_.ReaderLock();
-  s = RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
-    const Block& block = blocks[items[i].block];
-    ShardTable& table = *tables_[block.table];
-    ShardTable::Stripe& stripe = table.stripe(items[i].stripe);
-    const PendingStripe& pending = buffer.tables[block.table][items[i].stripe];
-    const StripeGroups& g = groups[items[i].block];
-    absl::flat_hash_set<Key> in_request;
-    absl::MutexLock stripe_lock(&stripe.mu);
-    for (uint32_t j = g.begin[items[i].stripe]; j < g.begin[items[i].stripe + 1]; ++j) {
-      const uint32_t pos = g.order[j];
-      const Key key = block.keys[pos];
-      if (!in_request.insert(key).second || pending.write_backs.contains(key)) {
-        return absl::AlreadyExistsError(
-            absl::StrCat("rows[", items[i].block, "]: key ", key, " of table ", block.table,
-                         " was already written back for iteration ", t));
-      }
-      auto row = table.FindOrCreate(stripe, key);
-      if (!row.ok()) return row.status();
-      const uint64_t stored = stripe.table.version(*row);
-      const uint64_t v = version_at(items[i].block, pos);
-      if (v < stored) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "rows[", items[i].block, "]: stale write-back of key ", key, " of table ", block.table,
-            ": version ", v, " is older than the stored version ", stored));
-      }
-      row_of[items[i].block][pos] = *row;
-    }
-    return absl::OkStatus();
-  });
-  if (!s.ok()) {
-    rows_mu_.ReaderUnlock();
-    return Reject(s);
-  }
-  RunItems(pool_, items.size(), [&](size_t i) -> absl::Status {
-    const Block& block = blocks[items[i].block];
-    const uint32_t rf = tables_[block.table]->row_floats();
-    PendingStripe& pending = buffer.tables[block.table][items[i].stripe];
-    const StripeGroups& g = groups[items[i].block];
-    const char* rows = request.rows(static_cast<int>(items[i].block)).rows().data();
-    for (uint32_t j = g.begin[items[i].stripe]; j < g.begin[items[i].stripe + 1]; ++j) {
-      const uint32_t pos = g.order[j];
-      const uint32_t slot = static_cast<uint32_t>(pending.write_back_arena.size() / rf);
-      pending.write_back_arena.resize(pending.write_back_arena.size() + rf);
-      std::memcpy(pending.write_back_arena.data() + static_cast<size_t>(slot) * rf,
-                  rows + static_cast<size_t>(pos) * rf * sizeof(float), rf * sizeof(float));
-      pending.write_backs.emplace(
-          block.keys[pos],
-          PendingWriteBack{row_of[items[i].block][pos], version_at(items[i].block, pos), slot});
-    }
-    return absl::OkStatus();
-  }).IgnoreError();
-  rows_mu_.ReaderUnlock();
+  auto store = [&](const KeyAt& k, PendingStripe& pending) {
+    const RowsIn& r = request.blocks[k.block];
+    const uint32_t slot = static_cast<uint32_t>(pending.write_back_arena.size() / r.row_floats);
+    const float* row = r.rows.data() + size_t{k.pos} * r.row_floats;
+    pending.write_back_arena.insert(pending.write_back_arena.end(), row, row + r.row_floats);
+    pending.write_backs.emplace(k.key, PendingWriteBack{k.row, r.versions[k.pos], slot});
+  };
+  HERALD_RETURN_IF_ERROR(BufferRequest(t, request.worker, "write-back", blocks, check, store));
   Count([&](Counters& c) {
     ++c.write_back_requests;
     c.rows_written_back += total_keys;
@@ -489,14 +423,12 @@ absl::Status JobShard::WriteBack(const proto::WriteBackRequest& request) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> JobShard::IterationDone(const proto::IterationDoneRequest& request) {
-  const uint64_t t = request.iteration();
-  const uint32_t worker = request.worker_rank();
+absl::StatusOr<bool> JobShard::IterationDone(uint64_t t, uint32_t worker, uint32_t num_workers) {
   absl::MutexLock lock(&mu_);
   absl::Status s;
-  if (request.num_workers() != options_.num_workers) {
-    s = absl::InvalidArgumentError(absl::StrCat("iteration done: num_workers ",
-                                                request.num_workers(), " does not match the job's ",
+  if (num_workers != options_.num_workers) {
+    s = absl::InvalidArgumentError(absl::StrCat("iteration done: num_workers ", num_workers,
+                                                " does not match the job's ",
                                                 options_.num_workers));
   } else if (auto it = pending_.find(t);
              it != pending_.end() && worker < options_.num_workers && it->second->done[worker]) {
@@ -577,11 +509,10 @@ void JobShard::Apply(IterationBuffer& buffer) {
   });
 }
 
-absl::Status JobShard::Checkpoint(const proto::CheckpointRequest& request, absl::Time deadline,
-                                  proto::CheckpointResponse* response,
-                                  const CheckpointMidwayHook& midway) {
-  if (request.dir().empty()) return absl::InvalidArgumentError("checkpoint: dir is empty");
-  const uint64_t t = request.iteration();
+absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint_dir, uint64_t t,
+                                                   absl::Time deadline,
+                                                   const CheckpointMidwayHook& midway) {
+  if (checkpoint_dir.empty()) return absl::InvalidArgumentError("checkpoint: dir is empty");
   mu_.Lock();
   auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return committed_ > t && open_ == committed_;
@@ -603,8 +534,8 @@ absl::Status JobShard::Checkpoint(const proto::CheckpointRequest& request, absl:
   }
   rows_mu_.ReaderLock();
   mu_.Unlock();
-  absl::Status status = [&]() -> absl::Status {
-    const std::string dir = CheckpointIterationDir(request.dir(), options_.job_id, t);
+  absl::StatusOr<ShardFileInfo> info = [&]() -> absl::StatusOr<ShardFileInfo> {
+    const std::string dir = CheckpointIterationDir(checkpoint_dir, options_.job_id, t);
     HERALD_RETURN_IF_ERROR(MakeDirs(dir));
     ShardFileHeader header{options_.job_id, options_.shard, options_.num_shards, t,
                            static_cast<uint32_t>(tables_.size())};
@@ -650,15 +581,10 @@ absl::Status JobShard::Checkpoint(const proto::CheckpointRequest& request, absl:
       }
     }
     maybe_midway();
-    HERALD_ASSIGN_OR_RETURN(ShardFileInfo info, writer->Finish());
-    response->set_path(info.path);
-    response->set_bytes(info.bytes);
-    response->set_checksum(absl::StrFormat("%08x", info.crc32));
-    response->set_rows(info.rows);
-    return absl::OkStatus();
+    return writer->Finish();
   }();
   rows_mu_.ReaderUnlock();
-  return status;
+  return info;
 }
 
 absl::Status JobShard::RestoreRow(TableId table_id, Key key, uint64_t version, const float* row) {

@@ -13,7 +13,9 @@
 //
 // The tables change only at commits, so a fetch sees one committed state.
 // Every request is validated as a whole before anything is buffered: a
-// rejected request changes nothing. Thread-safe.
+// rejected request changes nothing. Requests arrive as spans
+// (shard_requests.h); decoding a wire format is the caller's job.
+// Thread-safe.
 
 #include <cstdint>
 #include <functional>
@@ -22,14 +24,18 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "common/router.h"
 #include "common/thread_pool.h"
 #include "common/tunables.h"
 #include "proto/ps.pb.h"
+#include "ps_server/checkpoint/shard_file.h"
 #include "ps_server/shard/iteration_buffer.h"
+#include "ps_server/shard/shard_requests.h"
 #include "ps_server/shard/shard_table.h"
 
 namespace herald::ps {
@@ -62,30 +68,36 @@ class JobShard {
 
   const JobShardOptions& options() const { return options_; }
 
-  // Errors: InvalidArgument (malformed block, unknown table, key of another
+  // Writes each block's rows and versions where `out(b, row_floats)` says.
+  // Errors: InvalidArgument (unknown or repeated table, key of another
   // shard), FailedPrecondition (iteration already committed),
   // DeadlineExceeded (t-1 not committed by `deadline`), ResourceExhausted
-  // (row cap).
-  absl::Status Fetch(const proto::FetchRequest& request, absl::Time deadline,
-                     proto::FetchResponse* response);
-  // Errors as Fetch, plus AlreadyExists (this worker already pushed a key for
-  // this iteration) and FailedPrecondition (worker already reported done).
-  absl::Status PushGradients(const proto::PushGradientsRequest& request);
+  // (row cap). On error, what was written to `out` is meaningless.
+  absl::Status Fetch(const FetchIn& request, absl::Time deadline,
+                     absl::FunctionRef<RowsOut(size_t block, uint32_t row_floats)> out);
+  // Errors as Fetch, plus InvalidArgument (dim or length does not match the
+  // table, a gradient that is not finite), AlreadyExists (this worker already
+  // pushed a key for this iteration) and FailedPrecondition (worker already
+  // reported done).
+  absl::Status PushGradients(const PushIn& request);
   // Errors as PushGradients; AlreadyExists if the key was already written
   // back for this iteration; FailedPrecondition for a version older than the
   // stored one (a stale owner).
-  absl::Status WriteBack(const proto::WriteBackRequest& request);
+  absl::Status WriteBack(const WriteBackIn& request);
   // Returns true if this report completed (and committed) the iteration.
   // Errors: InvalidArgument (worker rank, worker count), FailedPrecondition
   // (already committed, too far ahead), AlreadyExists (reported twice).
-  absl::StatusOr<bool> IterationDone(const proto::IterationDoneRequest& request);
-  // Writes the committed state after `request.iteration` to
+  absl::StatusOr<bool> IterationDone(uint64_t iteration, uint32_t worker, uint32_t num_workers);
+  // Writes the committed state after `iteration` to
   // `<dir>/<job>/iter-<iteration>/shard-<i>-of-<n>.hsf` (temp file + rename).
   // Waits (up to `deadline`) for that iteration to commit. Errors:
   // FailedPrecondition if a later iteration already committed.
-  absl::Status Checkpoint(const proto::CheckpointRequest& request, absl::Time deadline,
-                          proto::CheckpointResponse* response,
-                          const CheckpointMidwayHook& midway = {});
+  absl::StatusOr<ShardFileInfo> Checkpoint(const std::string& dir, uint64_t iteration,
+                                           absl::Time deadline,
+                                           const CheckpointMidwayHook& midway = {});
+  // Counts a request rejected before it reached the shard (e.g. one that
+  // could not be decoded) and returns its error.
+  absl::Status Reject(absl::Status status);
   // Loads one row before serving starts (checkpoint restore).
   absl::Status RestoreRow(TableId table, Key key, uint64_t version, const float* row);
 
@@ -98,15 +110,30 @@ class JobShard {
 
   struct Block {
     uint32_t table;
-    std::vector<Key> keys;
+    absl::Span<const Key> keys;
   };
-  // Decodes and checks block headers: table known and not repeated, key
-  // bytes a multiple of 8, keys owned by this shard. `field` like "keys".
-  absl::Status DecodeKeys(uint32_t table_id, const std::string& key_bytes, const std::string& where,
-                          std::vector<bool>* seen_tables, Block* out) const;
+  // Checks a block's table (known, not repeated) and that its keys belong
+  // to this shard. `where` names the block, like "keys[2]".
+  absl::Status CheckKeys(const Block& block, const std::string& where,
+                         std::vector<bool>* seen_tables) const;
   StripePlan PlanByStripe(const std::vector<Block>& blocks) const;
-  // Counts a rejected request and returns its error.
-  absl::Status Reject(absl::Status status);
+  // One key of a buffered request, handed to the callbacks of BufferRequest.
+  struct KeyAt {
+    size_t block;
+    uint32_t pos;  // index in blocks[block].keys
+    Key key;
+    uint32_t row;  // the key's row in its stripe (found or created)
+  };
+  // The skeleton of PushGradients and WriteBack: under mu_, checks that
+  // iteration `t` is open for `worker`, then per stripe (in parallel) finds
+  // or creates every key's row and calls `check(key, repeated_in_request,
+  // pending, stripe)`; only if every key passed, calls `store(key, pending)`
+  // for every key. A rejected request buffers nothing.
+  absl::Status BufferRequest(
+      uint64_t t, uint32_t worker, const char* what, const std::vector<Block>& blocks,
+      absl::FunctionRef<absl::Status(const KeyAt&, bool, const PendingStripe&, ShardTable::Stripe&)>
+          check,
+      absl::FunctionRef<void(const KeyAt&, PendingStripe&)> store) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status CheckIterationOpen(uint64_t iteration, uint32_t worker, const char* what)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   IterationBuffer& Buffer(uint64_t iteration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

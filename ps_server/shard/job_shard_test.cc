@@ -8,6 +8,7 @@
 #include "common/router.h"
 #include "gtest/gtest.h"
 #include "ps_server/checkpoint/shard_file.h"
+#include "ps_server/service/shard_adaptor.h"
 
 namespace herald::ps {
 namespace {
@@ -65,16 +66,11 @@ class JobShardTest : public ::testing::Test {
     g->set_keys(Pack(keys));
     g->set_dim(dim);
     g->set_grads(Pack(grads));
-    return s.PushGradients(r);
+    return ServePush(s, r);
   }
 
   static absl::StatusOr<bool> Done(JobShard& s, uint64_t t, uint32_t worker, uint32_t workers) {
-    proto::IterationDoneRequest r;
-    r.set_job_id("job");
-    r.set_iteration(t);
-    r.set_worker_rank(worker);
-    r.set_num_workers(workers);
-    return s.IterationDone(r);
+    return s.IterationDone(t, worker, workers);
   }
 
   // Fetches one table's rows; fails the test on error.
@@ -86,7 +82,7 @@ class JobShardTest : public ::testing::Test {
     k->set_table_id(table);
     k->set_keys(Pack(keys));
     proto::FetchResponse resp;
-    absl::Status st = s.Fetch(r, absl::Now() + absl::Seconds(30), &resp);
+    absl::Status st = ServeFetch(s, r, absl::Now() + absl::Seconds(30), &resp);
     EXPECT_TRUE(st.ok()) << st;
     return resp.rows_size() ? resp.rows(0) : proto::RowBlock();
   }
@@ -101,7 +97,7 @@ class JobShardTest : public ::testing::Test {
     k->set_table_id(table);
     k->set_keys(Pack(keys));
     proto::FetchResponse resp;
-    return s.Fetch(r, absl::Now() + wait, &resp);
+    return ServeFetch(s, r, absl::Now() + wait, &resp);
   }
 
   static std::vector<float> RowOf(const proto::RowBlock& b, size_t i) {
@@ -200,11 +196,11 @@ TEST_F(JobShardTest, WriteBackIsStoredAtCommitBeforeGradients) {
   rb->set_row_floats(kDim);
   rb->set_rows(Pack(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
   rb->set_versions(Pack(std::vector<uint64_t>{4, 2}, 0));
-  ASSERT_TRUE(shard->WriteBack(w).ok());
+  ASSERT_TRUE(ServeWriteBack(*shard, w).ok());
   // Not visible before the commit: fetches see one committed state.
   EXPECT_NE(RowOf(Fetch(*shard, 0, 0, {9}), 0), (std::vector<float>{1, 2, 3, 4}));
   ASSERT_TRUE(Push(*shard, 0, 0, 0, {10}, {10, 10, 10, 10}).ok());
-  EXPECT_EQ(shard->WriteBack(w).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(ServeWriteBack(*shard, w).code(), absl::StatusCode::kAlreadyExists);
   ASSERT_TRUE(Done(*shard, 0, 0, 2).ok());
   ASSERT_TRUE(Done(*shard, 0, 1, 2).ok());
   const proto::RowBlock r = Fetch(*shard, 1, 0, {9, 10});
@@ -215,7 +211,7 @@ TEST_F(JobShardTest, WriteBackIsStoredAtCommitBeforeGradients) {
   // An older version than the stored one is a stale owner: refused.
   w.set_iteration(1);
   rb->set_versions(Pack(std::vector<uint64_t>{3, 3}, 0));
-  absl::Status s = shard->WriteBack(w);
+  absl::Status s = ServeWriteBack(*shard, w);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("stale write-back of key 9"), std::string::npos) << s;
 }
@@ -259,7 +255,7 @@ TEST_F(JobShardTest, RejectsRequestsThatDoNotFitAndKeepsServing) {
   auto* g = bad_bytes.add_grads();
   g->set_table_id(0);
   g->set_keys("123");
-  expect(shard->PushGradients(bad_bytes), absl::StatusCode::kInvalidArgument,
+  expect(ServePush(*shard, bad_bytes), absl::StatusCode::kInvalidArgument,
          "keys are 3 bytes, not a multiple of 8");
   ASSERT_TRUE(Done(*shard, 0, 0, 2).ok());
   expect(Done(*shard, 0, 0, 2).status(), absl::StatusCode::kAlreadyExists,
@@ -318,8 +314,9 @@ TEST_F(JobShardTest, CheckpointCapturesTheCommittedIterationAndRestores) {
   req.set_dir(dir.path());
   proto::CheckpointResponse resp;
   bool midway = false;
-  ASSERT_TRUE(
-      shard->Checkpoint(req, absl::Now() + absl::Seconds(5), &resp, [&] { midway = true; }).ok());
+  ASSERT_TRUE(ServeCheckpoint(*shard, req, absl::Now() + absl::Seconds(5), &resp, [&] {
+                midway = true;
+              }).ok());
   EXPECT_TRUE(midway);
   EXPECT_EQ(resp.rows(), 300u);
   EXPECT_EQ(resp.checksum().size(), 8u);
@@ -328,7 +325,7 @@ TEST_F(JobShardTest, CheckpointCapturesTheCommittedIterationAndRestores) {
 
   // Checkpointing an older iteration once a later one committed is refused.
   ASSERT_TRUE(Done(*shard, 1, 0, 1).ok());
-  EXPECT_EQ(shard->Checkpoint(req, absl::Now(), &resp).code(),
+  EXPECT_EQ(ServeCheckpoint(*shard, req, absl::Now(), &resp).code(),
             absl::StatusCode::kFailedPrecondition);
 
   JobShardOptions o = Options(SparseOptimizerKind::kRowwiseAdagrad, 1);
