@@ -50,6 +50,20 @@ void Prepare(const Client& client, grpc::ClientContext* context, int64_t timeout
   rpc::AttachToken(context, client.token);
 }
 
+// One unary JobService call: connects, attaches the token and the deadline,
+// calls `method`.
+template <typename Request, typename Response>
+absl::Status Call(const SchedulerConnection& c, int64_t timeout_ms,
+                  grpc::Status (proto::JobService::Stub::*method)(grpc::ClientContext*,
+                                                                  const Request&, Response*),
+                  const Request& request, Response* response) {
+  Client client;
+  if (absl::Status s = Connect(c, &client); !s.ok()) return s;
+  grpc::ClientContext context;
+  Prepare(client, &context, timeout_ms);
+  return rpc::FromGrpcStatus((client.stub.get()->*method)(&context, request, response));
+}
+
 std::string Json(const google::protobuf::Message& m) {
   std::string out;
   google::protobuf::util::JsonPrintOptions options;
@@ -113,26 +127,19 @@ int RunSubmit(const SchedulerConnection& c, const std::string& spec_path) {
       return Fail("submit", absl::InvalidArgumentError(absl::StrCat(spec_path, ":", errors.first)));
     }
   }
-  Client client;
-  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("submit", s);
-  grpc::ClientContext context;
-  Prepare(client, &context, kCallTimeoutMs);
   proto::SubmitJobResponse response;
-  absl::Status s = rpc::FromGrpcStatus(client.stub->SubmitJob(&context, request, &response));
+  absl::Status s = Call(c, kCallTimeoutMs, &proto::JobService::Stub::SubmitJob, request, &response);
   if (!s.ok()) return Fail("submit", s);
   std::printf("%s\n", response.job_id().c_str());
   return 0;
 }
 
 int RunStatus(const SchedulerConnection& c, const std::string& job_id, bool json) {
-  Client client;
-  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("status", s);
-  grpc::ClientContext context;
-  Prepare(client, &context, kCallTimeoutMs);
   proto::JobStatusRequest request;
   request.set_job_id(job_id);
   proto::JobStatusResponse response;
-  absl::Status s = rpc::FromGrpcStatus(client.stub->GetJobStatus(&context, request, &response));
+  absl::Status s =
+      Call(c, kCallTimeoutMs, &proto::JobService::Stub::GetJobStatus, request, &response);
   if (!s.ok()) return Fail("status", s);
   if (json) {
     std::printf("%s\n", Json(response).c_str());
@@ -162,30 +169,23 @@ int RunWatch(const SchedulerConnection& c, const std::string& job_id, bool json)
 }
 
 int RunCancel(const SchedulerConnection& c, const std::string& job_id) {
-  Client client;
-  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("cancel", s);
-  grpc::ClientContext context;
-  Prepare(client, &context, kCallTimeoutMs);
   proto::CancelJobRequest request;
   request.set_job_id(job_id);
   proto::CancelJobResponse response;
-  absl::Status s = rpc::FromGrpcStatus(client.stub->CancelJob(&context, request, &response));
+  absl::Status s = Call(c, kCallTimeoutMs, &proto::JobService::Stub::CancelJob, request, &response);
   return s.ok() ? 0 : Fail("cancel", s);
 }
 
 int RunExport(const SchedulerConnection& c, const std::string& job_id, const std::string& out_dir,
               bool json) {
   if (out_dir.empty()) return Fail("export", absl::InvalidArgumentError("--out: required"));
-  Client client;
-  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("export", s);
-  grpc::ClientContext context;
-  Prepare(client, &context, kExportTimeoutMs);
   proto::ExportJobRequest request;
   request.set_job_id(job_id);
   // The scheduler and the PS shards write it: they need an absolute path.
   request.set_out_dir(std::filesystem::absolute(out_dir).lexically_normal().string());
   proto::ExportJobResponse response;
-  absl::Status s = rpc::FromGrpcStatus(client.stub->ExportJob(&context, request, &response));
+  absl::Status s =
+      Call(c, kExportTimeoutMs, &proto::JobService::Stub::ExportJob, request, &response);
   if (!s.ok()) return Fail("export", s);
   if (json) {
     std::printf("%s\n", Json(response).c_str());
@@ -199,12 +199,9 @@ int RunExport(const SchedulerConnection& c, const std::string& job_id, const std
 }
 
 int RunNodes(const SchedulerConnection& c, bool json) {
-  Client client;
-  if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("nodes", s);
-  grpc::ClientContext context;
-  Prepare(client, &context, kCallTimeoutMs);
   proto::ListNodesResponse response;
-  absl::Status s = rpc::FromGrpcStatus(client.stub->ListNodes(&context, {}, &response));
+  absl::Status s = Call(c, kCallTimeoutMs, &proto::JobService::Stub::ListNodes,
+                        proto::ListNodesRequest(), &response);
   if (!s.ok()) return Fail("nodes", s);
   if (json) {
     std::printf("%s\n", Json(response).c_str());

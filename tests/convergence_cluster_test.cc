@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "tests/harness/heraldctl.h"
 #include "tests/harness/local_cluster.h"
@@ -22,10 +23,7 @@ proto::JobSpec ConvergenceSpec() {
   spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
   spec.mutable_model()->add_top_mlp(32);
   spec.mutable_model()->add_top_mlp(16);
-  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
-  spec.mutable_dense_optimizer()->set_learning_rate(0.003f);
-  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
-  spec.mutable_sparse_optimizer()->set_learning_rate(0.1f);
+  herald::testing::UseAdamAndAdagrad(&spec, 0.003f, 0.1f);
   for (int t = 0; t < 26; ++t) spec.add_tables()->set_dim(8);
   proto::DataSpec* data = spec.mutable_data();
   data->set_format(proto::DATA_FORMAT_GENERATED);

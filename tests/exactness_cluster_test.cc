@@ -21,6 +21,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/service/batch_stream.h"
@@ -47,10 +48,7 @@ proto::JobSpec Spec(proto::PolicyKind policy, uint32_t workers) {
   spec.mutable_model()->add_bottom_mlp(8);
   spec.mutable_model()->add_bottom_mlp(4);
   spec.mutable_model()->add_top_mlp(8);
-  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
-  spec.mutable_dense_optimizer()->set_learning_rate(0.01f);
-  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
-  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
+  herald::testing::UseAdamAndAdagrad(&spec, 0.01f, 0.05f);
   for (int t = 0; t < 26; ++t) spec.add_tables()->set_dim(4);
   proto::DataSpec* data = spec.mutable_data();
   data->set_format(proto::DATA_FORMAT_GENERATED);

@@ -4,6 +4,7 @@
 // the GPU (Gloo through the host), and a GPU worker beside a CPU worker.
 // The same GPU run twice gives the same bits. Skips visibly without a GPU.
 
+#include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "tests/planned_training.h"
 #include "worker/device/cpu_device.h"
@@ -28,10 +29,7 @@ proto::JobSpec Spec(proto::ModelKind kind) {
   spec.mutable_model()->add_bottom_mlp(8);
   spec.mutable_model()->add_bottom_mlp(kDim);
   spec.mutable_model()->set_cross_layers(2);
-  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
-  spec.mutable_dense_optimizer()->set_learning_rate(0.01f);
-  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
-  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
+  herald::testing::UseAdamAndAdagrad(&spec, 0.01f, 0.05f);
   for (uint32_t t = 0; t < kTables; ++t) {
     auto* table = spec.add_tables();
     table->set_dim(kDim);

@@ -5,6 +5,7 @@
 
 #include "tests/planned_training.h"
 
+#include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
@@ -22,10 +23,7 @@ proto::JobSpec Spec() {
   spec.set_num_dense(kNumDense);
   spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
   spec.mutable_model()->add_top_mlp(8);
-  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
-  spec.mutable_dense_optimizer()->set_learning_rate(0.01f);
-  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
-  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
+  herald::testing::UseAdamAndAdagrad(&spec, 0.01f, 0.05f);
   for (uint32_t t = 0; t < kTables; ++t) {
     auto* table = spec.add_tables();
     table->set_dim(4);

@@ -73,22 +73,9 @@ class JobShardTest : public ::testing::Test {
     return s.IterationDone(t, worker, workers);
   }
 
-  // Fetches one table's rows; fails the test on error.
-  static proto::RowBlock Fetch(JobShard& s, uint64_t t, uint32_t table, std::vector<Key> keys) {
-    proto::FetchRequest r;
-    r.set_job_id("job");
-    r.set_iteration(t);
-    auto* k = r.add_keys();
-    k->set_table_id(table);
-    k->set_keys(Pack(keys));
-    proto::FetchResponse resp;
-    absl::Status st = ServeFetch(s, r, absl::Now() + absl::Seconds(30), &resp);
-    EXPECT_TRUE(st.ok()) << st;
-    return resp.rows_size() ? resp.rows(0) : proto::RowBlock();
-  }
-
   static absl::Status TryFetch(JobShard& s, uint64_t t, uint32_t table, std::vector<Key> keys,
-                               absl::Duration wait, bool early = false) {
+                               absl::Duration wait, bool early = false,
+                               proto::FetchResponse* response = nullptr) {
     proto::FetchRequest r;
     r.set_job_id("job");
     r.set_iteration(t);
@@ -96,8 +83,16 @@ class JobShardTest : public ::testing::Test {
     auto* k = r.add_keys();
     k->set_table_id(table);
     k->set_keys(Pack(keys));
+    proto::FetchResponse ignored;
+    return ServeFetch(s, r, absl::Now() + wait, response ? response : &ignored);
+  }
+
+  // Fetches one table's rows; fails the test on error.
+  static proto::RowBlock Fetch(JobShard& s, uint64_t t, uint32_t table, std::vector<Key> keys) {
     proto::FetchResponse resp;
-    return ServeFetch(s, r, absl::Now() + wait, &resp);
+    absl::Status st = TryFetch(s, t, table, std::move(keys), absl::Seconds(30), false, &resp);
+    EXPECT_TRUE(st.ok()) << st;
+    return resp.rows_size() ? resp.rows(0) : proto::RowBlock();
   }
 
   static std::vector<float> RowOf(const proto::RowBlock& b, size_t i) {

@@ -1,6 +1,7 @@
 #include "tests/harness/small_job.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/job_spec_testing.h"
 
 namespace herald::testing {
 
@@ -12,10 +13,7 @@ proto::JobSpec SmallWideAndDeepJob(const std::string& name, proto::PolicyKind po
   spec.set_num_dense(13);
   spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
   spec.mutable_model()->add_top_mlp(8);
-  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
-  spec.mutable_dense_optimizer()->set_learning_rate(0.01f);
-  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
-  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
+  herald::testing::UseAdamAndAdagrad(&spec, 0.01f, 0.05f);
   for (int t = 0; t < 26; ++t) {
     auto* table = spec.add_tables();
     table->set_name(absl::StrCat("C", t + 1));

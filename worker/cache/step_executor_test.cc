@@ -9,6 +9,7 @@
 
 #include "common/math/optimizer_spec.h"
 #include "common/rng.h"
+#include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "plan/step.h"
 #include "ps_server/client/sharded_ps_client.h"
@@ -31,10 +32,7 @@ proto::JobSpec Spec(proto::ModelKind kind) {
   spec.mutable_model()->set_kind(kind);
   spec.mutable_model()->add_top_mlp(8);
   spec.mutable_model()->add_bottom_mlp(4);
-  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
-  spec.mutable_dense_optimizer()->set_learning_rate(0.01f);
-  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
-  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
+  herald::testing::UseAdamAndAdagrad(&spec, 0.01f, 0.05f);
   for (int t = 0; t < 3; ++t) {
     auto* table = spec.add_tables();
     table->set_dim(4);

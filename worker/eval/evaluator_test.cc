@@ -4,6 +4,7 @@
 
 #include "common/data/generator.h"
 #include "common/data/key_batch_conversion.h"
+#include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
@@ -40,10 +41,7 @@ TEST(ReferenceTrainer, LearnsTheTeacherOnHeldOutData) {
   spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
   spec.mutable_model()->add_top_mlp(32);
   spec.mutable_model()->add_top_mlp(16);
-  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
-  spec.mutable_dense_optimizer()->set_learning_rate(0.003f);
-  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
-  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
+  herald::testing::UseAdamAndAdagrad(&spec, 0.003f, 0.05f);
   for (uint32_t t = 0; t < generator.schema().num_sparse; ++t) spec.add_tables()->set_dim(8);
   CpuDevice device;
   auto trainer = ReferenceTrainer::Create(spec, &device);
