@@ -31,6 +31,9 @@ HERALD_TUNABLE(int64_t, kRegisterRetryMs, 1000,
 HERALD_TUNABLE(int64_t, kStepQueueCapacity, 4,
                "steps queued per worker ahead of it: the step stream's back-pressure bound "
                "(--step_queue)")
+HERALD_TUNABLE(int64_t, kJoinWaitMs, 5000,
+               "longest a worker's JoinJob call is held waiting for a job to start; the "
+               "worker asks again after an empty answer")
 HERALD_TUNABLE(int64_t, kPlannerThreads, 1,
                "threads planning a batch's tables at once; plans are the same for any value "
                "(--planner_threads)")

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
+#include "common/tunables.h"
 
 namespace herald::scheduler {
 
@@ -15,7 +16,8 @@ grpc::Status WorkerServiceImpl::JoinJob(grpc::ServerContext* context,
                                         const proto::JoinJobRequest* request,
                                         proto::JoinJobResponse* response) {
   if (auto s = rpc::CheckToken(context, token_, "JoinJob"); !s.ok()) return s;
-  absl::StatusOr<proto::JoinJobResponse> r = jobs_->Join(request->node_id(), absl::Seconds(5));
+  absl::StatusOr<proto::JoinJobResponse> r =
+      jobs_->Join(request->node_id(), absl::Milliseconds(tunables::kJoinWaitMs));
   if (!r.ok()) return rpc::ToGrpcStatus(r.status());
   *response = std::move(*r);
   return grpc::Status::OK;

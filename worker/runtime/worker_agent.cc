@@ -7,6 +7,7 @@
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
 #include "common/status.h"
+#include "common/tunables.h"
 #include "plan/step_codec.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "worker/collectives/coordinator_kv_store.h"
@@ -15,7 +16,8 @@
 namespace herald::worker {
 namespace {
 
-constexpr int64_t kJoinTimeoutMs = 15000;  // the scheduler holds JoinJob up to 5 s
+// The scheduler holds JoinJob up to kJoinWaitMs; this leaves room for the network.
+constexpr int64_t kJoinTimeoutMs = 3 * tunables::kJoinWaitMs;
 constexpr int64_t kReportTimeoutMs = 10000;
 
 }  // namespace
