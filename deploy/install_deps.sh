@@ -25,6 +25,8 @@ PACKAGES=(
   systemd
   # Test certificates for the TLS tests (tests/harness/test_certs).
   openssl
+  # The emulated multi-host lab (deploy/lab/lab.sh): namespaces, tc, link probe.
+  iproute2 iperf3
 )
 
 missing=()

@@ -24,6 +24,9 @@
 #include "ps_server/service/ps_service.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
+ABSL_FLAG(std::string, advertise, "",
+          "address other hosts reach this shard at (registered with the scheduler); "
+          "required when --listen binds every interface (0.0.0.0)");
 ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
 ABSL_FLAG(int, threads, 0, "threads serving one request's keys and commits (0: one per core)");
@@ -105,6 +108,11 @@ int main(int argc, char** argv) {
   options.role = "herald_ps";
   options.server = server_options;
   options.server.listen_address = absl::GetFlag(FLAGS_listen);
+  options.server.advertise_host = absl::GetFlag(FLAGS_advertise);
+  if (absl::Status a = herald::rpc::CheckAdvertised(options.server); !a.ok()) {
+    std::fprintf(stderr, "herald_ps: %s\n", std::string(a.message()).c_str());
+    return 2;
+  }
   options.port_file = absl::GetFlag(FLAGS_port_file);
   std::unique_ptr<herald::cluster::NodeMembership> membership;
   if (const std::string scheduler = absl::GetFlag(FLAGS_scheduler); !scheduler.empty()) {

@@ -26,6 +26,7 @@
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/service/batch_stream.h"
 #include "tests/harness/local_cluster.h"
+#include "tests/harness/reference_model.h"
 #include "tools/model_reader.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
@@ -37,7 +38,6 @@ namespace herald {
 namespace {
 
 constexpr uint64_t kIterations = 10;
-constexpr double kRelative = 1e-5;
 
 proto::JobSpec Spec(proto::PolicyKind policy, uint32_t workers) {
   proto::JobSpec spec;
@@ -69,46 +69,8 @@ proto::JobSpec Spec(proto::PolicyKind policy, uint32_t workers) {
   return spec;
 }
 
-// ‖a − b‖₂ / ‖b‖₂ (0 when both are zero).
-double RelativeError(const std::vector<double>& a, const std::vector<double>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    norm += b[i] * b[i];
-  }
-  return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
-}
-
-struct Reference {
-  std::unique_ptr<worker::CpuDevice> device = std::make_unique<worker::CpuDevice>();
-  std::unique_ptr<worker::ReferenceTrainer> trainer;
-  std::vector<double> losses;
-  std::vector<absl::flat_hash_set<Key>> keys;  // trained keys per table
-};
-
-Reference TrainReference(const proto::JobSpec& spec) {
-  Reference r;
-  auto trainer = worker::ReferenceTrainer::Create(spec, r.device.get());
-  EXPECT_TRUE(trainer.ok()) << trainer.status();
-  r.trainer = std::move(*trainer);
-  r.keys.resize(spec.tables_size());
-  auto stream = scheduler::BatchStream::Open(
-      scheduler::StreamOptionsFromSpec(spec, scheduler::Split::kTrain));
-  EXPECT_TRUE(stream.ok()) << stream.status();
-  data::KeyBatch batch;
-  for (;;) {
-    auto more = (*stream)->Next(&batch);
-    EXPECT_TRUE(more.ok()) << more.status();
-    if (!more.ok() || !*more) break;
-    auto loss = r.trainer->Train(batch);
-    EXPECT_TRUE(loss.ok());
-    r.losses.push_back(*loss / spec.global_batch_size());
-    for (size_t t = 0; t < r.keys.size(); ++t) {
-      r.keys[t].insert(batch.tables[t].keys.begin(), batch.tables[t].keys.end());
-    }
-  }
-  return r;
-}
+using testing::ReferenceModel;
+using testing::TrainReference;
 
 // Every worker on the CPU, or (gpu build of this test) worker w on GPU
 // w mod GPUs; empty with *skip set when the test needs GPUs and has none.
@@ -179,44 +141,15 @@ class ExactnessCluster : public ::testing::Test {
     EXPECT_EQ(written, planned.rows_written_back());
   }
 
-  // `warm_started`: the job's warm start fetched hot rows it may never train;
-  // they are in the export at their initial values (what the reference's
-  // Row() gives for a row it never trained), beside every reference row.
+  // The export equals the reference (tests/harness/reference_model.h) and
+  // so does the loss of every iteration, within 1e-5 relative.
   void ExpectEqualsReference(const std::string& dir, const proto::JobStatus& done,
-                             const Reference& ref, bool warm_started = false) {
-    auto model = tools::ReadModelExport(dir);
-    ASSERT_TRUE(model.ok()) << model.status();
-    EXPECT_EQ(model->manifest.iterations(), kIterations);
-    const std::vector<float> ref_dense = ref.trainer->DenseValues();
-    ASSERT_EQ(model->dense.size(), ref_dense.size());
-    EXPECT_LE(RelativeError({model->dense.begin(), model->dense.end()},
-                            {ref_dense.begin(), ref_dense.end()}),
-              kRelative);
-    for (size_t t = 0; t < model->tables.size(); ++t) {
-      const tools::ExportedTable& table = model->tables[t];
-      if (!warm_started) {
-        EXPECT_EQ(table.keys.size(), ref.keys[t].size()) << "table " << t;
-      }
-      std::vector<double> got, want;
-      size_t trained = 0;
-      for (size_t i = 0; i < table.keys.size(); ++i) {
-        trained += ref.keys[t].contains(table.keys[i]);
-        if (!warm_started) {
-          EXPECT_TRUE(ref.keys[t].contains(table.keys[i]))
-              << "table " << t << " key " << table.keys[i];
-        }
-        const std::vector<float> row = ref.trainer->Row(static_cast<uint32_t>(t), table.keys[i]);
-        ASSERT_EQ(row.size(), table.row_floats);
-        want.insert(want.end(), row.begin(), row.end());
-        got.insert(got.end(), table.rows.begin() + i * table.row_floats,
-                   table.rows.begin() + (i + 1) * table.row_floats);
-      }
-      EXPECT_LE(RelativeError(got, want), kRelative) << "table " << t;
-      EXPECT_EQ(trained, ref.keys[t].size()) << "table " << t << ": a trained row is missing";
-    }
+                             const ReferenceModel& ref, bool warm_started = false) {
+    testing::ExpectExportEqualsReference(dir, ref, kIterations, warm_started);
     ASSERT_EQ(static_cast<size_t>(done.losses_size()), ref.losses.size());
     for (int i = 0; i < done.losses_size(); ++i) {
-      EXPECT_NEAR(done.losses(i), ref.losses[i], kRelative * std::abs(ref.losses[i]))
+      EXPECT_NEAR(done.losses(i), ref.losses[i],
+                  testing::kReferenceRelativeError * std::abs(ref.losses[i]))
           << "iteration " << i;
     }
   }
@@ -225,7 +158,7 @@ class ExactnessCluster : public ::testing::Test {
 };
 
 TEST_F(ExactnessCluster, EveryPolicyAndWorkerCountGivesTheReferenceModel) {
-  const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  const ReferenceModel ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
   ASSERT_EQ(ref.losses.size(), kIterations);
   for (uint32_t workers : {2u, 4u}) {
     for (proto::PolicyKind policy : {proto::POLICY_NOCACHE, proto::POLICY_VANILLA,
@@ -247,7 +180,7 @@ TEST_F(ExactnessCluster, EveryPolicyAndWorkerCountGivesTheReferenceModel) {
 // the model is still the reference's; the PS sees fewer fetches and
 // write-backs (its counters equal the planner's, which count the rest).
 TEST_F(ExactnessCluster, HandOffsBetweenWorkersGiveTheReferenceModel) {
-  const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  const ReferenceModel ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
   for (uint32_t workers : {2u, 4u}) {
     SCOPED_TRACE(absl::StrCat("herald with hand-offs, ", workers, " workers"));
     proto::JobSpec spec = Spec(proto::POLICY_HERALD, workers);
@@ -268,7 +201,7 @@ TEST_F(ExactnessCluster, HandOffsBetweenWorkersGiveTheReferenceModel) {
 // model is still the reference's. With hand-offs too on 4 workers, and
 // under herald-adaptive on 3.
 TEST_F(ExactnessCluster, ServedRowsGiveTheReferenceModel) {
-  const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  const ReferenceModel ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
   struct Case {
     proto::PolicyKind policy;
     uint32_t workers;
@@ -300,7 +233,7 @@ TEST_F(ExactnessCluster, ServedRowsGiveTheReferenceModel) {
 // the reference's — under vanilla, and under herald with hand-offs, served
 // rows and three allocation passes (scheduling.allocation_passes).
 TEST_F(ExactnessCluster, RowsInitialisedByWorkersGiveTheReferenceModel) {
-  const Reference ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  const ReferenceModel ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
   for (const auto& [policy, workers] :
        {std::pair{proto::POLICY_VANILLA, 2u}, std::pair{proto::POLICY_HERALD, 4u}}) {
     SCOPED_TRACE(absl::StrCat("policy ", policy, ", ", workers, " workers"));

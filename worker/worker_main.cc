@@ -36,7 +36,12 @@ ABSL_FLAG(uint64_t, pinned_staging_mb, 16,
           "cuda:N: size of each of the two pinned host buffers transfers go through, MiB");
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "health service address (host:port; port 0 picks)");
 ABSL_FLAG(std::string, port_file, "", "write the bound health port to this file once serving");
-ABSL_FLAG(std::string, gloo_host, "127.0.0.1", "interface address the Gloo all-reduce listens on");
+ABSL_FLAG(std::string, advertise, "",
+          "address other hosts reach this worker at (registered with the scheduler); "
+          "required when --listen binds every interface (0.0.0.0)");
+ABSL_FLAG(std::string, gloo_host, "",
+          "interface address the Gloo all-reduce and row exchange listen on "
+          "(empty: --advertise, else the --listen host)");
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
 
 namespace {
@@ -83,6 +88,10 @@ int main(int argc, char** argv) {
 
   herald::rpc::ServerOptions server_options;
   server_options.listen_address = absl::GetFlag(FLAGS_listen);
+  server_options.advertise_host = absl::GetFlag(FLAGS_advertise);
+  if (absl::Status a = herald::rpc::CheckAdvertised(server_options); !a.ok()) {
+    return Fail(std::string(a.message()));
+  }
   if (absl::Status t = herald::rpc::ApplyServerTlsFlags(&server_options); !t.ok()) {
     return Fail(std::string(t.message()));
   }
@@ -126,6 +135,13 @@ int main(int argc, char** argv) {
   herald::worker::WorkerAgentOptions agent_options;
   agent_options.token = token;
   agent_options.gloo_host = absl::GetFlag(FLAGS_gloo_host);
+  if (agent_options.gloo_host.empty()) {
+    // The host part of the advertised address ("host:port", IPv6 in brackets).
+    const std::string address = (*server)->address();
+    std::string host = address.substr(0, address.rfind(':'));
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    agent_options.gloo_host = host;
+  }
   agent_options.ps_channel = *channel;
   agent_options.device = device;
   agent_options.device_options.pinned_staging_bytes = staging_mb << 20;

@@ -26,9 +26,24 @@ RunningServer::RunningServer(std::unique_ptr<grpc::Server> server, int port, std
 
 RunningServer::~RunningServer() { Shutdown(); }
 
+namespace {
+bool IsWildcard(const std::string& host) {
+  return host == "0.0.0.0" || host == "[::]" || host == "::" || host.empty();
+}
+}  // namespace
+
 std::string RunningServer::address() const {
-  std::string host = host_ == "0.0.0.0" || host_ == "[::]" ? "127.0.0.1" : host_;
-  return absl::StrCat(host, ":", port_);
+  return absl::StrCat(IsWildcard(host_) ? "127.0.0.1" : host_, ":", port_);
+}
+
+absl::Status CheckAdvertised(const ServerOptions& options) {
+  const std::string host = options.listen_address.substr(0, options.listen_address.rfind(':'));
+  if (IsWildcard(host) && options.advertise_host.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--listen ", options.listen_address,
+        " binds every interface: set --advertise to the address other hosts reach this one at"));
+  }
+  return absl::OkStatus();
 }
 
 void RunningServer::Shutdown() {
@@ -81,7 +96,9 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(
   if (server == nullptr || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot bind ", options.listen_address));
   }
-  return std::make_unique<RunningServer>(std::move(server), bound_port, host);
+  return std::make_unique<RunningServer>(
+      std::move(server), bound_port,
+      options.advertise_host.empty() ? host : options.advertise_host);
 }
 
 absl::Status WritePortFile(const std::string& path, int port) {

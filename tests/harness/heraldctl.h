@@ -11,7 +11,10 @@ struct CommandResult {
   std::string output;  // stdout + stderr (the last 1 MB)
 };
 
-// Writes the output to a numbered log file in `dir`.
-CommandResult RunHeraldctl(const std::string& dir, const std::vector<std::string>& args);
+// Writes the output to a numbered log file in `dir`. `through`: a command
+// that runs heraldctl (e.g. {lab.sh, "exec", "1"} for a lab host); empty:
+// heraldctl itself.
+CommandResult RunHeraldctl(const std::string& dir, const std::vector<std::string>& args,
+                           const std::vector<std::string>& through = {});
 
 }  // namespace herald::testing
