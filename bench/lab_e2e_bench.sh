@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# End-to-end benchmark where bytes cost time: the real binaries on emulated
+# hosts (deploy/lab/lab.sh), every NIC shaped to the same rate both ways.
+# Host 1 runs herald_scheduler, host 2 the one herald_ps, hosts 3.. one CPU
+# herald_worker each. The same Wide&Deep job (small MLP, large embeddings,
+# generated Criteo-shaped data with entity correlation, cache 10% of rows)
+# runs under nocache, vanilla (the baseline, same run), herald with the
+# defaults a user gets, and herald with every exact option on, at a slow
+# link rate and at one 10x faster. For each: samples/s and the ratio to
+# vanilla, embedding bytes per iteration through the PS NIC and the busiest
+# worker NIC (read from the namespaces' interface counters), rows moved,
+# cache hit rate, the workers' time per phase, and the largest difference
+# of every model from vanilla's (they must agree within float rounding).
+#
+#   bench/lab_e2e_bench.sh [--workers 4] [--dim 128] [--rows 120000] [--iterations 30]
+#                          [--slow-gbps 0.2] [--batch 2048]
+# Needs root (network namespaces). Removes the lab and every process on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+workers=4
+dim=128
+rows=120000
+iterations=30
+slow=0.2
+batch=2048
+while [ $# -gt 0 ]; do
+  case $1 in
+    --workers) workers=$2; shift 2 ;;
+    --dim) dim=$2; shift 2 ;;
+    --rows) rows=$2; shift 2 ;;
+    --iterations) iterations=$2; shift 2 ;;
+    --slow-gbps) slow=$2; shift 2 ;;
+    --batch) batch=$2; shift 2 ;;
+    *) echo "lab_e2e_bench: unknown flag $1" >&2; exit 2 ;;
+  esac
+done
+fast=$(awk -v s="$slow" 'BEGIN { print s * 10 }')
+
+bazel build -c opt //ps_server:herald_ps //worker:herald_worker //scheduler:herald_scheduler \
+  //cli:heraldctl //tools:model_diff 2>&1 | grep -E "ERROR|error:" || true
+bin=$PWD/bazel-out/k8-opt/bin
+ctl=$bin/cli/heraldctl
+lab=$PWD/deploy/lab/lab.sh
+name=hbench
+hosts=$((workers + 2))
+dir=$(mktemp -d /tmp/herald-lab-e2e.XXXXXX)
+trap '"$lab" down --name "$name"' EXIT
+trap 'exit 130' INT TERM
+
+echo "lab_e2e_bench: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)," \
+  "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); files in $dir"
+"$lab" up --name "$name" --hosts "$hosts" --link-gbps "$slow" --no-probe
+on() { local h=$1; shift; "$lab" exec --name "$name" "$h" "$@"; }
+start() {  # host log binary args...
+  local h=$1 log=$2
+  shift 2
+  # In a subshell, so this shell does not report the kill at exit.
+  (setsid "$lab" exec --name "$name" "$h" "$@" > "$dir/$log.log" 2>&1 < /dev/null &)
+}
+wait_file() {
+  for _ in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done
+  echo "lab_e2e_bench: $1 never appeared" >&2
+  exit 1
+}
+
+data=$dir/data.bin
+"$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale 0.02 --correlation entities \
+  --format bin --out "$data" > /dev/null
+start 1 scheduler "$bin/scheduler/herald_scheduler" --listen 198.18.0.1:0 \
+  --port_file "$dir/scheduler.port" --planner_threads 2
+wait_file "$dir/scheduler.port"
+sched=198.18.0.1:$(cat "$dir/scheduler.port")
+start 2 ps "$bin/ps_server/herald_ps" --listen 198.18.0.2:0 --scheduler "$sched" --shard 0
+for w in $(seq 1 "$workers"); do
+  h=$((w + 2))
+  start "$h" "worker$w" "$bin/worker/herald_worker" --listen "198.18.0.$h:0" --scheduler "$sched"
+done
+for _ in $(seq 1 300); do
+  [ "$(on 1 "$ctl" nodes --scheduler "$sched" 2> /dev/null | grep -c ' alive$' || true)" -ge $((workers + 1)) ] && break
+  sleep 0.1
+done
+
+spec() {  # policy, extra scheduling fields
+  cat << EOF
+name: "lab-e2e"
+model { kind: MODEL_WIDE_AND_DEEP top_mlp: [64, 32] }
+num_dense: 13
+$(for t in $(seq 1 26); do echo "tables { name: \"C$t\" dim: $dim }"; done)
+dense_optimizer { kind: OPTIMIZER_ADAM learning_rate: 0.001 }
+sparse_optimizer { kind: OPTIMIZER_ADAGRAD learning_rate: 0.05 }
+data { format: DATA_FORMAT_HERALD_BINARY paths: "$data" eval_fraction: 0.05 shuffle_buffer: 65536 }
+scheduling { policy: $1 cache_fraction: 0.1 $2 }
+global_batch_size: $batch
+iterations: $iterations
+seed: 1
+num_workers: $workers
+EOF
+}
+
+nic_bytes() {  # host -> "rx tx"
+  echo "$(on "$1" cat /sys/class/net/eth0/statistics/rx_bytes) $(on "$1" cat /sys/class/net/eth0/statistics/tx_bytes)"
+}
+counters() {  # file: one line per host 2..hosts: host rx tx
+  for h in $(seq 2 "$hosts"); do echo "$h $(nic_bytes "$h")"; done > "$1"
+}
+
+run_job() {  # link policy-name policy extra
+  local link=$1 run=$2 out=$dir/$1-$2
+  spec "$3" "$4" > "$out.txt"
+  counters "$out.before"
+  local job
+  job=$(on 1 "$ctl" submit "$out.txt" --scheduler "$sched")
+  on 1 "$ctl" watch "$job" --scheduler "$sched" > "$out.watch" || {
+    echo "lab_e2e_bench: job $run at $link Gb/s failed: $(tail -1 "$out.watch")" >&2
+    exit 1
+  }
+  counters "$out.after"
+  on 1 "$ctl" status "$job" --json --scheduler "$sched" > "$out.json"
+  on 1 "$ctl" export "$job" --out "$out.model" --scheduler "$sched" > /dev/null
+}
+
+runs=(nocache vanilla herald all)
+for link in "$slow" "$fast"; do
+  "$lab" shape --name "$name" --link-gbps "$link" > /dev/null
+  "$lab" probe --name "$name" | tee "$dir/$link.probe"
+  run_job "$link" nocache POLICY_NOCACHE ""
+  run_job "$link" vanilla POLICY_VANILLA ""
+  run_job "$link" herald POLICY_HERALD ""
+  run_job "$link" all POLICY_HERALD "handoff: true serve: true init_on_worker: true allocation_passes: 2"
+  for r in "${runs[@]}"; do
+    "$bin/tools/model_diff" "$dir/$link-vanilla.model" "$dir/$link-$r.model" > "$dir/$link-$r.diff"
+  done
+done
+
+python3 - "$dir" "$workers" "$slow" "$fast" "$dim" "$batch" << 'PY'
+import json, sys
+d, workers, links, dim, batch = sys.argv[1], int(sys.argv[2]), sys.argv[3:5], sys.argv[5], int(sys.argv[6])
+runs = ["nocache", "vanilla", "herald", "all"]
+heads = ["nocache", "vanilla", "herald", "herald+all"]
+def load(link, r):
+    p = json.load(open(f"{d}/{link}-{r}.json"))["jobs"][0]["progress"]
+    before = {int(l.split()[0]): list(map(int, l.split()[1:])) for l in open(f"{d}/{link}-{r}.before")}
+    after = {int(l.split()[0]): list(map(int, l.split()[1:])) for l in open(f"{d}/{link}-{r}.after")}
+    nic = {h: [a - b for a, b in zip(after[h], before[h])] for h in after}
+    return p, nic, open(f"{d}/{link}-{r}.diff").read().strip()
+g = lambda p, k: float(p.get(k, 0))
+print(f"Wide&Deep, 26 tables dim {dim}, MLP 64-32, batch {batch}, {workers} CPU workers on "
+      f"{workers} hosts, 1 PS host, cache 10%, every option = handoff+serve+init_on_worker+2 passes")
+for link in links:
+    print()
+    print(open(f"{d}/{link}.probe").read().strip())
+    jobs = [load(link, r) for r in runs]
+    iters = [g(p, "iteration") for p, _, _ in jobs]
+    print(f"{'link ' + link + ' Gb/s':34s}" + "".join(f"{h:>12s}" for h in heads))
+    def row(label, f, fmt="{:12.1f}", ratio=False):
+        vals = [f(*j, it) for j, it in zip(jobs, iters)]
+        line = f"{label:34s}" + "".join(fmt.format(v) for v in vals)
+        if ratio and vals[1]:
+            line += "   /vanilla: " + " ".join(f"{v / vals[1]:.2f}x" for v in vals)
+        print(line)
+    row("samples/s", lambda p, n, _, it: g(p, "samples_per_second"), ratio=True)
+    row("PS NIC MB/iteration (rx+tx)", lambda p, n, _, it: sum(n[2]) / it / 1e6, "{:12.2f}", True)
+    row("busiest worker NIC MB/iteration", lambda p, n, _, it: max(sum(n[h]) for h in n if h > 2) / it / 1e6, "{:12.2f}", True)
+    row("rows moved/iteration", lambda p, n, _, it: g(p, "rows_moved") / it, "{:12.0f}", True)
+    row("rows worker-to-worker/iteration", lambda p, n, _, it: g(p, "rows_handed_off") / it, "{:12.0f}")
+    row("cache hit rate %", lambda p, n, _, it: 100 * g(p, "cache_hit_rate"))
+    for phase in ["fetch", "compute", "allreduce", "push", "writeback"]:
+        row(f"{phase} ms/iteration/worker", lambda p, n, _, it, k=f"worker_{phase}_ms": g(p, k) / it / workers)
+    row("transfer share of iteration %", lambda p, n, _, it: 100 * sum(g(p, f"worker_{x}_ms") for x in ["fetch", "push", "writeback"]) /
+        max(1e-9, sum(g(p, f"worker_{x}_ms") for x in ["fetch", "compute", "allreduce", "push", "writeback"])))
+    for r, (_, _, diff) in zip(heads, jobs):
+        print(f"  model vs vanilla, {r:10s}: {diff}")
+PY
