@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end benchmark on this machine: the same Wide&Deep job (generated
 # Criteo-shaped data, 2 PS shards, 2 CPU workers, real processes on
-# 127.0.0.1) under vanilla (the baseline, same run), herald, herald with
-# worker-to-worker hand-offs, and herald with hand-offs and rows served by
-# their owner, with those and rows never trained initialised by the
-# workers, and with all of those and two allocation passes; prints samples/s, embedding bytes the workers moved per
+# 127.0.0.1) under vanilla (the baseline, same run), herald with every
+# exact option off, herald with worker-to-worker hand-offs, and herald with
+# hand-offs and rows served by their owner, with those and rows never
+# trained initialised by the workers, and with all of those and two
+# allocation passes (herald's defaults); prints samples/s, embedding bytes the workers moved per
 # sample, rows moved, and the workers' time per phase, with ratios to
 # vanilla.
 #
@@ -49,17 +50,19 @@ run_job() {  # name, policy, extra scheduling fields -> status JSON in $dir/<nam
   "$ctl" status "$job" --json --scheduler "$sched" > "$dir/$1.json"
 }
 run_job vanilla POLICY_VANILLA ""
-run_job herald POLICY_HERALD ""
-run_job handoff POLICY_HERALD "handoff: true"
-run_job serve POLICY_HERALD "handoff: true serve: true"
-run_job init POLICY_HERALD "handoff: true serve: true init_on_worker: true"
-run_job passes POLICY_HERALD "handoff: true serve: true init_on_worker: true allocation_passes: 2"
+# herald with every exact option off, then turned on one by one; the last
+# column is herald's defaults (every option on, common/scheduling_defaults.h).
+run_job herald POLICY_HERALD "handoff: false serve: false init_on_worker: false allocation_passes: 1"
+run_job handoff POLICY_HERALD "handoff: true serve: false init_on_worker: false allocation_passes: 1"
+run_job serve POLICY_HERALD "handoff: true serve: true init_on_worker: false allocation_passes: 1"
+run_job init POLICY_HERALD "handoff: true serve: true init_on_worker: true allocation_passes: 1"
+run_job passes POLICY_HERALD ""
 
 python3 - "$dir" <<'PY'
 import json, sys
 d = sys.argv[1]
 names = ["vanilla", "herald", "handoff", "serve", "init", "passes"]
-heads = ["vanilla", "herald", "+hand-offs", "+serving", "+init", "+2 passes"]
+heads = ["vanilla", "herald-off", "+hand-offs", "+serving", "+init", "+2=default"]
 jobs = [json.load(open(f"{d}/{n}.json"))["jobs"][0]["progress"] for n in names]
 def g(p, k): return float(p.get(k, 0))
 samples = lambda p: g(p, "iteration") * 2048

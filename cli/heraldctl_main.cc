@@ -72,18 +72,19 @@ ABSL_FLAG(double, budget_ms, 0,
 ABSL_FLAG(uint64_t, iterations, 0, "simulate: iterations to run (0: every full global batch)");
 ABSL_FLAG(bool, handoff, false,
           "simulate: a row one worker holds dirty that exactly one other worker trains next "
-          "goes from the one to the other directly (as scheduling.handoff in a job spec)");
+          "goes from the one to the other directly (as scheduling.handoff in a job spec; left "
+          "out: the policy's default, on for herald policies that own rows)");
 ABSL_FLAG(bool, serve, false,
           "simulate: a row one worker holds dirty that several workers, itself among them, "
           "train next stays its own: it sends the others a copy and applies their gradients "
-          "(as scheduling.serve in a job spec)");
+          "(as scheduling.serve in a job spec; left out: the policy's default)");
 ABSL_FLAG(bool, init_on_worker, false,
           "simulate: rows never trained are initialised by the workers instead of fetched "
-          "(as scheduling.init_on_worker in a job spec)");
-ABSL_FLAG(uint32_t, allocation_passes, 1,
-          "simulate, location-aware policies: greedy allocation passes, 0..8 (0: one); each pass "
-          "after the first re-places every sample knowing where the others went (as "
-          "scheduling.allocation_passes in a job spec)");
+          "(as scheduling.init_on_worker in a job spec; left out: the policy's default)");
+ABSL_FLAG(uint32_t, allocation_passes, 0,
+          "simulate, location-aware policies: greedy allocation passes, 0..8 (0: the policy's "
+          "default, 2 for location-aware ones); each pass after the first re-places every "
+          "sample knowing where the others went (as scheduling.allocation_passes in a job spec)");
 ABSL_FLAG(std::string, eviction, "lru",
           "simulate: cache eviction lru (clean copies before dirty rows, least recently used "
           "first) | lfu");
@@ -160,6 +161,21 @@ int Fail(const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
 }
 
+// Whether --NAME, --NAME=VALUE or --noNAME is on the command line (dashes
+// and underscores alike): a boolean flag left out takes a default that is
+// not the flag's own.
+bool FlagGiven(int argc, char** argv, const std::string& name) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.rfind("--", 0) != 0) continue;
+    arg = arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
+    std::replace(arg.begin(), arg.end(), '-', '_');
+    if (arg == name || arg == "no" + name) return true;
+  }
+  return false;
+}
+
 int Usage(const std::string& message) {
   std::fprintf(stderr, "heraldctl: %s\n\n%s\n", message.c_str(), kUsage);
   return 2;
@@ -224,9 +240,12 @@ int main(int argc, char** argv) {
     o.dim = absl::GetFlag(FLAGS_dim);
     o.seed = absl::GetFlag(FLAGS_seed);
     o.check = absl::GetFlag(FLAGS_check);
-    o.handoff = absl::GetFlag(FLAGS_handoff);
-    o.serve = absl::GetFlag(FLAGS_serve);
-    o.init_on_worker = absl::GetFlag(FLAGS_init_on_worker);
+    // Unset options take the policy's default, as in a job spec.
+    if (FlagGiven(argc, argv, "handoff")) o.handoff = absl::GetFlag(FLAGS_handoff);
+    if (FlagGiven(argc, argv, "serve")) o.serve = absl::GetFlag(FLAGS_serve);
+    if (FlagGiven(argc, argv, "init_on_worker")) {
+      o.init_on_worker = absl::GetFlag(FLAGS_init_on_worker);
+    }
     o.allocation_passes = absl::GetFlag(FLAGS_allocation_passes);
     o.top_k = absl::GetFlag(FLAGS_top_k);
     o.warm_start = absl::GetFlag(FLAGS_warm_start);

@@ -9,6 +9,7 @@
 #include "common/data/data_stats.h"
 #include "common/data/key_batch_conversion.h"
 #include "common/data/open_reader.h"
+#include "common/scheduling_defaults.h"
 #include "common/status.h"
 #include "scheduler/planner/scheduling_spec.h"
 #include "scheduler/planner/simulator.h"
@@ -49,9 +50,9 @@ absl::StatusOr<proto::SchedulingSpec> SchedulingOf(const SimulateOptions& o) {
   s.set_warm_start(o.warm_start);
   s.set_adaptive_top_k(o.top_k);
   s.set_adaptive_budget_ms(static_cast<float>(o.budget_ms));
-  s.set_handoff(o.handoff);
-  s.set_serve(o.serve);
-  s.set_init_on_worker(o.init_on_worker);
+  if (o.handoff) s.set_handoff(*o.handoff);
+  if (o.serve) s.set_serve(*o.serve);
+  if (o.init_on_worker) s.set_init_on_worker(*o.init_on_worker);
   s.set_allocation_passes(o.allocation_passes);
   return s;
 }
@@ -119,13 +120,13 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r, u
       "pushed %.2f MB, written back %.2f MB\n",
       o.dim, Megabytes(t.fetched, o.dim), Megabytes(t.pushed, o.dim),
       Megabytes(t.written_back, o.dim));
-  if (o.init_on_worker) {
+  if (*o.init_on_worker) {
     std::printf(
         "--init-on-worker: %llu rows never trained initialised by the workers instead "
         "of fetched (not counted as moved)\n",
         static_cast<unsigned long long>(t.initialized));
   }
-  if (o.serve) {
+  if (*o.serve) {
     std::printf(
         "--serve: %llu copies of rows held dirty sent to their other trainers, %llu "
         "gradients sent to those rows' owners instead of the PS (job spec: "
@@ -133,7 +134,7 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r, u
         static_cast<unsigned long long>(t.served_copies),
         static_cast<unsigned long long>(t.owner_gradients));
   }
-  if (o.handoff) {
+  if (*o.handoff) {
     std::printf(
         "--handoff: rows one worker held dirty and exactly one other trained next went "
         "from the one to the other directly (job spec: scheduling.handoff)\n");
@@ -184,12 +185,12 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"eviction\":\"", o.eviction, "\",\"dim\":", o.dim, ",\"rows_fetched\":", t.fetched,
       ",\"rows_pushed\":", t.pushed, ",\"rows_written_back\":", t.written_back,
       ",\"rows_handed_off\":", t.handoffs, ",\"rows_transferred\":", t.transferred,
-      ",\"handoff\":", o.handoff ? "true" : "false", ",\"rows_served_copies\":", t.served_copies,
-      ",\"rows_owner_gradients\":", t.owner_gradients, ",\"serve\":", o.serve ? "true" : "false",
+      ",\"handoff\":", *o.handoff ? "true" : "false", ",\"rows_served_copies\":", t.served_copies,
+      ",\"rows_owner_gradients\":", t.owner_gradients, ",\"serve\":", *o.serve ? "true" : "false",
       ",\"rows_initialized\":", t.initialized,
-      ",\"init_on_worker\":", o.init_on_worker ? "true" : "false",
-      ",\"allocation_passes\":", std::max(1u, o.allocation_passes),
-      ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
+      ",\"init_on_worker\":", *o.init_on_worker ? "true" : "false",
+      ",\"allocation_passes\":", o.allocation_passes, ",\"bytes_fetched\":", t.fetched * 4 * o.dim,
+      ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,
       ",\"directory_entries_max\":", r.directory_entries_max, ",\"hit_rate\":", r.hit_rate(),
@@ -221,9 +222,15 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
 
 }  // namespace
 
-absl::Status RunSimulate(const SimulateOptions& o) {
-  HERALD_RETURN_IF_ERROR(Validate(o));
-  HERALD_ASSIGN_OR_RETURN(const proto::SchedulingSpec scheduling, SchedulingOf(o));
+absl::Status RunSimulate(const SimulateOptions& options) {
+  HERALD_RETURN_IF_ERROR(Validate(options));
+  HERALD_ASSIGN_OR_RETURN(proto::SchedulingSpec scheduling, SchedulingOf(options));
+  ResolveSchedulingDefaults(&scheduling);
+  SimulateOptions o = options;  // with the policy's defaults filled in, as reported
+  o.handoff = scheduling.handoff();
+  o.serve = scheduling.serve();
+  o.init_on_worker = scheduling.init_on_worker();
+  o.allocation_passes = scheduling.allocation_passes();
   HERALD_ASSIGN_OR_RETURN(data::FileFormat format, data::ParseFileFormat(o.format));
   const uint64_t batch = uint64_t{o.workers} * o.batch_per_worker;
   const uint64_t limit = o.iterations == 0 ? UINT64_MAX : o.iterations * batch;

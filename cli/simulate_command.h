@@ -3,6 +3,7 @@
 // or worker and reports the embedding rows it would move.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,14 +32,16 @@ struct SimulateOptions {
   double budget_ms = 0;
   uint32_t threads = 1;  // planner threads (tables planned at once), 1..64
   bool check = true;     // replay every plan through the PlanChecker
+  // The exact options, as in a job spec; unset (nullopt, 0) means the
+  // policy's default, as for a job (common/scheduling_defaults.h).
   // Worker-to-worker hand-offs (PlannerOptions::handoff).
-  bool handoff = false;
+  std::optional<bool> handoff;
   // Rows served by their owner (PlannerOptions::serve).
-  bool serve = false;
+  std::optional<bool> serve;
   // Rows never trained initialised by the workers (PlannerOptions::init_on_worker).
-  bool init_on_worker = false;
-  // Greedy passes of location-aware allocation (scheduling.allocation_passes; 0: one).
-  uint32_t allocation_passes = 1;
+  std::optional<bool> init_on_worker;
+  // Greedy passes of location-aware allocation (scheduling.allocation_passes).
+  uint32_t allocation_passes = 0;
   bool json = false;
 };
 

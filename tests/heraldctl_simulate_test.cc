@@ -37,6 +37,14 @@ std::string JsonString(const std::string& json, const std::string& field) {
   return json.substr(begin, json.find('"', begin) - begin);
 }
 
+// Every exact option off (each defaults to on with herald), and one more flag.
+std::vector<std::string> OptionsOffAnd(const std::string& flag = "") {
+  std::vector<std::string> flags = {"--nohandoff", "--noserve", "--noinit-on-worker",
+                                    "--allocation-passes=1"};
+  if (!flag.empty()) flags.push_back(flag);  // the last of a flag given twice wins
+  return flags;
+}
+
 class HeraldctlSimulate : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -47,8 +55,8 @@ class HeraldctlSimulate : public ::testing::Test {
     ASSERT_EQ(gen.code, 0) << gen.output;
   }
   // `heraldctl simulate --json` on the test data: 4 workers × 64, the policy,
-  // 30 iterations, and `flag` when not empty.
-  static Result Simulate(const std::string& policy, const std::string& flag = "") {
+  // 30 iterations, and `flags`.
+  static Result Simulate(const std::string& policy, const std::vector<std::string>& flags = {}) {
     std::vector<std::string> args = {"simulate",
                                      "--data=" + *dir_ + "/d.bin",
                                      "--workers=4",
@@ -56,7 +64,7 @@ class HeraldctlSimulate : public ::testing::Test {
                                      "--policy=" + policy,
                                      "--iterations=30",
                                      "--json"};
-    if (!flag.empty()) args.push_back(flag);
+    args.insert(args.end(), flags.begin(), flags.end());
     return RunHeraldctl(*dir_, args);
   }
   static std::string* dir_;
@@ -119,7 +127,7 @@ TEST_F(HeraldctlSimulate, JsonReportsEveryFieldAndHeraldMovesFewerRowsThanVanill
 // worker, with every plan checked; vanilla has nothing to hand off.
 TEST_F(HeraldctlSimulate, HandOffsMoveEachHandedOffRowOnce) {
   auto run = [&](const std::string& policy, bool handoff) {
-    return Simulate(policy, handoff ? "--handoff" : "");
+    return Simulate(policy, OptionsOffAnd(handoff ? "--handoff" : ""));
   };
   const Result plain = run("herald", false), handed = run("herald", true);
   ASSERT_EQ(plain.code, 0) << plain.output;
@@ -145,7 +153,7 @@ TEST_F(HeraldctlSimulate, HandOffsMoveEachHandedOffRowOnce) {
 // move in all than in the plain run; vanilla has nothing to serve.
 TEST_F(HeraldctlSimulate, ServingSendsNoGradientToThePs) {
   auto run = [&](const std::string& policy, bool serve) {
-    return Simulate(policy, serve ? "--serve" : "");
+    return Simulate(policy, OptionsOffAnd(serve ? "--serve" : ""));
   };
   auto moved = [](const Result& r) {
     return JsonNumber(r.output, "rows_fetched") + JsonNumber(r.output, "rows_pushed") +
@@ -175,7 +183,8 @@ TEST_F(HeraldctlSimulate, ServingSendsNoGradientToThePs) {
 TEST_F(HeraldctlSimulate, RowsNeverTrainedAreInitialisedNotFetched) {
   for (const std::string policy : {"vanilla", "herald"}) {
     SCOPED_TRACE(policy);
-    const Result plain = Simulate(policy), init = Simulate(policy, "--init-on-worker");
+    const Result plain = Simulate(policy, OptionsOffAnd()),
+                 init = Simulate(policy, OptionsOffAnd("--init-on-worker"));
     ASSERT_EQ(plain.code, 0) << plain.output;
     ASSERT_EQ(init.code, 0) << init.output;
     EXPECT_NE(init.output.find("\"init_on_worker\":true"), std::string::npos);
@@ -192,23 +201,26 @@ TEST_F(HeraldctlSimulate, RowsNeverTrainedAreInitialisedNotFetched) {
 // --allocation-passes: herald re-places every sample knowing where the
 // others went; plans still checked, and the reach of the option is enforced.
 TEST_F(HeraldctlSimulate, AllocationPassesRefineLocationAwareAllocationOnly) {
-  const Result one = Simulate("herald"), three = Simulate("herald", "--allocation-passes=3");
+  const Result one = Simulate("herald", {"--allocation-passes=1"}),
+               three = Simulate("herald", {"--allocation-passes=3"});
   ASSERT_EQ(one.code, 0) << one.output;
   ASSERT_EQ(three.code, 0) << three.output;
   EXPECT_NE(one.output.find("\"allocation_passes\":1"), std::string::npos);
   EXPECT_NE(three.output.find("\"allocation_passes\":3"), std::string::npos);
   EXPECT_NE(three.output.find("\"checked\":true"), std::string::npos);
   EXPECT_NE(JsonNumber(three.output, "rows_fetched"), JsonNumber(one.output, "rows_fetched"));
-  // 0 means one pass, as scheduling.allocation_passes: 0 does in a job spec.
-  const Result zero = Simulate("herald", "--allocation-passes=0");
+  // 0 means the policy's default (two passes for herald), as
+  // scheduling.allocation_passes: 0 does in a job spec.
+  const Result zero = Simulate("herald", {"--allocation-passes=0"}),
+               two = Simulate("herald", {"--allocation-passes=2"});
   ASSERT_EQ(zero.code, 0) << zero.output;
-  EXPECT_NE(zero.output.find("\"allocation_passes\":1"), std::string::npos);
-  EXPECT_EQ(JsonString(zero.output, "plan_digest"), JsonString(one.output, "plan_digest"));
-  const Result nine = Simulate("herald", "--allocation-passes=9");
+  EXPECT_NE(zero.output.find("\"allocation_passes\":2"), std::string::npos);
+  EXPECT_EQ(JsonString(zero.output, "plan_digest"), JsonString(two.output, "plan_digest"));
+  const Result nine = Simulate("herald", {"--allocation-passes=9"});
   EXPECT_EQ(nine.code, 2);
   EXPECT_NE(nine.output.find("--allocation-passes: 9, want 0..8"), std::string::npos)
       << nine.output;
-  const Result vanilla = Simulate("vanilla", "--allocation-passes=2");
+  const Result vanilla = Simulate("vanilla", {"--allocation-passes=2"});
   EXPECT_NE(vanilla.code, 0);
   EXPECT_NE(vanilla.output.find("--allocation-passes: 2 with policy vanilla"), std::string::npos)
       << vanilla.output;
@@ -252,13 +264,43 @@ TEST_F(HeraldctlSimulate, HeraldAdaptiveScoresTheTablesItIsGiven) {
   EXPECT_NE(roomy.output.find("\"budget_reachable\":true"), std::string::npos);
 }
 
+// Left out, the exact options take the policy's defaults, as in a job spec:
+// every one on with herald (the fastest configuration measured), off with
+// vanilla (the published baseline); a flag given turns one off.
+TEST_F(HeraldctlSimulate, OptionsLeftOutTakeThePolicysDefaults) {
+  auto flag = [](const Result& r, const std::string& name) {
+    if (r.output.find("\"" + name + "\":true") != std::string::npos) return 1;
+    if (r.output.find("\"" + name + "\":false") != std::string::npos) return 0;
+    return -1;
+  };
+  const Result herald = Simulate("herald"), vanilla = Simulate("vanilla"),
+               alloc_only = Simulate("herald-alloc-only"),
+               no_serve = Simulate("herald", {"--noserve"});
+  for (const Result* r : {&herald, &vanilla, &alloc_only, &no_serve}) {
+    ASSERT_EQ(r->code, 0) << r->output;
+  }
+  for (const char* name : {"handoff", "serve", "init_on_worker"}) {
+    EXPECT_EQ(flag(herald, name), 1) << name;
+    EXPECT_EQ(flag(vanilla, name), 0) << name;
+  }
+  EXPECT_EQ(JsonNumber(herald.output, "allocation_passes"), 2);
+  EXPECT_EQ(JsonNumber(vanilla.output, "allocation_passes"), 1);
+  EXPECT_EQ(flag(alloc_only, "handoff"), 0);
+  EXPECT_EQ(flag(alloc_only, "init_on_worker"), 1);
+  EXPECT_EQ(JsonNumber(alloc_only.output, "allocation_passes"), 2);
+  EXPECT_EQ(flag(no_serve, "serve"), 0);
+  EXPECT_EQ(flag(no_serve, "handoff"), 1);
+  EXPECT_GT(JsonNumber(herald.output, "rows_transferred"), 0);
+}
+
 TEST_F(HeraldctlSimulate, WarmStartFetchesTheHottestKeysAtIterationZero) {
   auto run = [&](bool warm) {
     std::vector<std::string> args = {"simulate",        "--data=" + *dir_ + "/d.bin",
                                      "--workers=4",     "--batch-per-worker=64",
                                      "--policy=herald", "--iterations=6",
                                      "--json"};
-    if (warm) args.push_back("--warm-start");
+    const std::vector<std::string> off = OptionsOffAnd(warm ? "--warm-start" : "");
+    args.insert(args.end(), off.begin(), off.end());
     return RunHeraldctl(*dir_, args);
   };
   const Result cold = run(false), warm = run(true);

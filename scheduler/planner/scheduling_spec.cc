@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/scheduling_defaults.h"
 #include "common/status.h"
 
 namespace herald::scheduler {
@@ -102,8 +103,10 @@ absl::Status ValidateSchedulingSpec(const proto::SchedulingSpec& s, uint32_t num
   return absl::OkStatus();
 }
 
-absl::StatusOr<PlannerOptions> PlannerOptionsFromSpec(const proto::SchedulingSpec& s,
+absl::StatusOr<PlannerOptions> PlannerOptionsFromSpec(const proto::SchedulingSpec& spec,
                                                       PlannerResources resources) {
+  proto::SchedulingSpec s = spec;
+  ResolveSchedulingDefaults(&s);
   HERALD_RETURN_IF_ERROR(
       ValidateSchedulingSpec(s, static_cast<uint32_t>(resources.capacity.size())));
   PlannerOptions o;
@@ -120,7 +123,7 @@ absl::StatusOr<PlannerOptions> PlannerOptionsFromSpec(const proto::SchedulingSpe
   o.handoff = s.handoff();
   o.serve = s.serve();
   o.init_on_worker = s.init_on_worker();
-  o.allocation_passes = std::max<uint32_t>(1, s.allocation_passes());
+  o.allocation_passes = s.allocation_passes();
   return o;
 }
 

@@ -43,8 +43,9 @@ struct PlannerResources {
   uint32_t threads = 1;                     // planner threads
 };
 
-// Validates `scheduling` (ValidateSchedulingSpec) and fills every
-// PlannerOptions field from it and `resources`.
+// Fills the unset options of `scheduling` with their policy's defaults
+// (common/scheduling_defaults.h), validates it (ValidateSchedulingSpec) and
+// fills every PlannerOptions field from it and `resources`.
 absl::StatusOr<PlannerOptions> PlannerOptionsFromSpec(const proto::SchedulingSpec& scheduling,
                                                       PlannerResources resources);
 

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/scheduling_defaults.h"
 #include "gtest/gtest.h"
 
 namespace herald::scheduler {
@@ -78,16 +79,52 @@ TEST(SchedulingSpec, PlannerOptionsCarryEveryField) {
   EXPECT_EQ(o->threads, 2u);
   EXPECT_TRUE(Planner::Create(*o).ok());
 
-  s = Spec(proto::POLICY_KIND_UNSPECIFIED);  // herald, one pass
+  s = Spec(proto::POLICY_KIND_UNSPECIFIED);  // herald with its defaults
   o = PlannerOptionsFromSpec(s, r);
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->policy.name, "herald");
-  EXPECT_EQ(o->allocation_passes, 1u);
+  EXPECT_TRUE(o->handoff && o->serve && o->init_on_worker);
+  EXPECT_EQ(o->allocation_passes, 2u);
   EXPECT_EQ(o->eviction, EvictionKind::kLru);
+
+  s = Spec(proto::POLICY_VANILLA);  // the baseline: every option off
+  o = PlannerOptionsFromSpec(s, r);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->handoff || o->serve || o->init_on_worker);
+  EXPECT_EQ(o->allocation_passes, 1u);
+  s.set_policy(proto::POLICY_KIND_UNSPECIFIED);
 
   s.set_handoff(true);
   s.set_policy(proto::POLICY_VANILLA);
   EXPECT_FALSE(PlannerOptionsFromSpec(s, r).ok());
+}
+
+// The defaults (common/scheduling_defaults.h, written by policy kind) turn
+// on exactly what each policy can do, so a spec that sets nothing is valid.
+TEST(SchedulingSpec, DefaultsTurnOnWhatEachPolicyCanDo) {
+  for (proto::PolicyKind kind :
+       {proto::POLICY_KIND_UNSPECIFIED, proto::POLICY_NOCACHE, proto::POLICY_VANILLA,
+        proto::POLICY_HERALD, proto::POLICY_HERALD_ADAPTIVE, proto::POLICY_HERALD_ALLOC_ONLY,
+        proto::POLICY_HERALD_COMM_ONLY}) {
+    SCOPED_TRACE(proto::PolicyKind_Name(kind));
+    proto::SchedulingSpec s = Spec(kind);
+    if (kind == proto::POLICY_HERALD_ADAPTIVE) s.set_adaptive_top_k(2);
+    ResolveSchedulingDefaults(&s);
+    const Policy policy = *PolicyOfSpec(s);
+    const bool owns = policy.sync == SyncMode::kOwnership;
+    EXPECT_EQ(s.handoff(), owns);
+    EXPECT_EQ(s.serve(), owns);
+    EXPECT_EQ(s.init_on_worker(), policy.name.rfind("herald", 0) == 0);
+    EXPECT_EQ(s.allocation_passes(), policy.allocation == Allocation::kLocality ? 2u : 1u);
+    EXPECT_TRUE(ValidateSchedulingSpec(s, 4).ok()) << ValidateSchedulingSpec(s, 4);
+    // A value the spec sets is kept.
+    proto::SchedulingSpec off = Spec(kind);
+    off.set_handoff(false);
+    off.set_allocation_passes(1);
+    ResolveSchedulingDefaults(&off);
+    EXPECT_FALSE(off.handoff());
+    EXPECT_EQ(off.allocation_passes(), 1u);
+  }
 }
 
 }  // namespace

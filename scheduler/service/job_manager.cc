@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/scheduling_defaults.h"
 #include "scheduler/service/job_spec_check.h"
 
 namespace herald::scheduler {
@@ -29,7 +30,11 @@ bool JobManager::IsTerminal(proto::JobState state) {
          state == proto::JOB_CANCELLED;
 }
 
-absl::StatusOr<std::string> JobManager::Submit(const proto::JobSpec& spec) {
+absl::StatusOr<std::string> JobManager::Submit(const proto::JobSpec& submitted) {
+  // The job runs, reports and hands its workers the spec with every default
+  // filled in, so everyone reads the same options.
+  proto::JobSpec spec = submitted;
+  ResolveSchedulingDefaults(spec.mutable_scheduling());
   if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   auto job = std::make_unique<Job>();

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/math/optimizer_spec.h"
+#include "common/scheduling_defaults.h"
 #include "common/status.h"
 #include "worker/model/model_factory.h"
 
@@ -40,8 +41,10 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
   for (const proto::TableSpec& table : spec.tables()) {
     executor_options.init_scale.push_back(table.init_scale());
   }
-  const bool serve = spec.scheduling().serve() && workers > 1;
-  if ((spec.scheduling().handoff() || serve) && workers > 1) {
+  proto::SchedulingSpec scheduling = spec.scheduling();
+  ResolveSchedulingDefaults(&scheduling);  // as the planner reads them
+  const bool serve = scheduling.serve() && workers > 1;
+  if ((scheduling.handoff() || serve) && workers > 1) {
     GlooOptions gloo = options.collective_options.gloo;
     gloo.prefix = options.exchange_prefix;
     HERALD_ASSIGN_OR_RETURN(exchanger, GlooRowExchanger::Connect(store, static_cast<int>(rank),
