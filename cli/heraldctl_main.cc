@@ -85,6 +85,18 @@ ABSL_FLAG(uint32_t, allocation_passes, 0,
           "simulate, location-aware policies: greedy allocation passes, 0..8 (0: the policy's "
           "default, 2 for location-aware ones); each pass after the first re-places every "
           "sample knowing where the others went (as scheduling.allocation_passes in a job spec)");
+ABSL_FLAG(double, link_gbps, 0,
+          "simulate: predict the iteration time on a cluster whose every NIC moves this many "
+          "Gb/s each way (0: no prediction; scheduler/planner/network_cost.h)");
+ABSL_FLAG(double, latency_us, 0, "simulate, with --link-gbps: one-way latency in microseconds");
+ABSL_FLAG(uint32_t, ps_hosts, 1, "simulate, with --link-gbps: PS hosts (a NIC each)");
+ABSL_FLAG(uint32_t, row_floats, 0,
+          "simulate, with --link-gbps: floats per row, values + optimizer state (0: 2 x --dim)");
+ABSL_FLAG(uint64_t, dense_params, 0,
+          "simulate, with --link-gbps: dense parameters all-reduced every iteration");
+ABSL_FLAG(double, compute_ms_per_sample, 0,
+          "simulate, with --link-gbps: a worker's compute time per sample (e.g. its "
+          "compute ms per iteration / samples per worker)");
 ABSL_FLAG(std::string, eviction, "lru",
           "simulate: cache eviction lru (clean copies before dirty rows, least recently used "
           "first) | lfu");
@@ -115,6 +127,8 @@ Commands:
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
            [--warm-start] [--seed S] [--threads T] [--handoff] [--serve]
            [--init-on-worker] [--allocation-passes N] [--nocheck] [--json]
+           [--link-gbps G [--latency-us U] [--ps-hosts H] [--row-floats F]
+            [--dense-params P] [--compute-ms-per-sample C]]
       Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
       herald-comm-only, herald-adaptive) without any PS or worker: rows fetched, pushed
       and written back per iteration (and the write-backs that only hand a row to the one
@@ -134,7 +148,10 @@ Commands:
       by the workers, not fetched (rows_initialized; any policy). --allocation-passes N:
       location-aware allocation (herald, herald-alloc-only, herald-adaptive) re-places
       every sample N - 1 more times, each time knowing where the others went: fewer rows
-      moved, more scheduling time (as scheduling.allocation_passes).
+      moved, more scheduling time (as scheduling.allocation_passes). Left out, these four
+      take the policy's defaults, as in a job spec (on with herald; --nohandoff etc.).
+      --link-gbps: also predict the iteration time on a cluster of such NICs from the
+      bytes each NIC carries per phase, round trips and compute (docs/scheduler.md).
 
   Job commands (submit, status, watch, cancel, nodes, export) take
   [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS
@@ -252,6 +269,12 @@ int main(int argc, char** argv) {
     o.budget_ms = absl::GetFlag(FLAGS_budget_ms);
     o.threads = std::max<uint32_t>(1, absl::GetFlag(FLAGS_threads));
     o.json = absl::GetFlag(FLAGS_json);
+    o.link_gbps = absl::GetFlag(FLAGS_link_gbps);
+    o.latency_us = absl::GetFlag(FLAGS_latency_us);
+    o.ps_hosts = absl::GetFlag(FLAGS_ps_hosts);
+    o.row_floats = absl::GetFlag(FLAGS_row_floats);
+    o.dense_params = absl::GetFlag(FLAGS_dense_params);
+    o.compute_ms_per_sample = absl::GetFlag(FLAGS_compute_ms_per_sample);
     absl::Status s = herald::cli::RunSimulate(o);
     return s.ok() ? 0 : Fail(s);
   }

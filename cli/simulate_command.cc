@@ -11,6 +11,7 @@
 #include "common/data/open_reader.h"
 #include "common/scheduling_defaults.h"
 #include "common/status.h"
+#include "scheduler/planner/network_cost.h"
 #include "scheduler/planner/scheduling_spec.h"
 #include "scheduler/planner/simulator.h"
 
@@ -32,7 +33,36 @@ absl::Status Validate(const SimulateOptions& o) {
   if (o.threads == 0 || o.threads > 64) {
     return absl::InvalidArgumentError(absl::StrCat("--threads: ", o.threads, ", want 1..64"));
   }
+  if (o.link_gbps < 0 || o.latency_us < 0 || o.compute_ms_per_sample < 0) {
+    return absl::InvalidArgumentError(
+        "--link-gbps, --latency-us, --compute-ms-per-sample: must be ≥ 0");
+  }
+  if (o.ps_hosts == 0) return absl::InvalidArgumentError("--ps-hosts: must be ≥ 1");
   return absl::OkStatus();
+}
+
+// The mean predicted iteration of the simulated plans on the cluster the
+// options describe (only when o.link_gbps > 0).
+scheduler::PhaseTimes Predicted(const SimulateOptions& o, const scheduler::SimulationResult& r) {
+  scheduler::ClusterModel m;
+  m.link_gbps = o.link_gbps;
+  m.latency_us = o.latency_us;
+  m.ps_hosts = o.ps_hosts;
+  m.dim = o.dim;
+  m.row_floats = o.row_floats == 0 ? 2 * o.dim : o.row_floats;
+  m.dense_params = o.dense_params;
+  m.compute_ms_per_sample = o.compute_ms_per_sample;
+  m.samples_per_worker = o.batch_per_worker;
+  scheduler::PhaseTimes sum;
+  for (const scheduler::IterationRecord& it : r.iterations) {
+    sum += scheduler::PredictIteration(m, it.workers);
+  }
+  const double n = std::max<size_t>(1, r.iterations.size());
+  for (double* x : {&sum.fetch_ms, &sum.compute_ms, &sum.allreduce_ms, &sum.push_ms,
+                    &sum.writeback_ms, &sum.exchange_ms}) {
+    *x /= n;
+  }
+  return sum;
 }
 
 // The job spec's scheduling section these flags stand for: simulate plans
@@ -168,6 +198,17 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r, u
           o.budget_ms, last.predicted_ms);
     }
   }
+  if (o.link_gbps > 0) {
+    const scheduler::PhaseTimes t = Predicted(o, r);
+    std::printf(
+        "predicted on %.3g Gb/s NICs, %.3g us latency, %u PS host%s: %.2f ms per iteration "
+        "(fetch %.2f, compute %.2f, all-reduce %.2f, push %.2f, write-back %.2f, exchange "
+        "%.2f), %.0f samples/s, %.0f%% in embedding transfers\n",
+        o.link_gbps, o.latency_us, o.ps_hosts, o.ps_hosts == 1 ? "" : "s", t.total_ms(), t.fetch_ms,
+        t.compute_ms, t.allreduce_ms, t.push_ms, t.writeback_ms, t.exchange_ms,
+        o.workers * o.batch_per_worker * 1000.0 / t.total_ms(),
+        100 * t.transfer_ms() / t.total_ms());
+  }
   std::printf("plan digest %016llx (FNV-1a of every plan: equal digests, equal plans)\n",
               static_cast<unsigned long long>(r.plan_digest));
   std::printf(o.check ? "every plan replayed by the plan checker: exact BSP, no stale training, "
@@ -198,6 +239,18 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"threads\":", o.threads, ",\"plan_digest\":\"", absl::Hex(r.plan_digest, absl::kZeroPad16),
       "\"", ",\"checked\":", o.check ? "true" : "false",
       ",\"warm_start\":", o.warm_start ? "true" : "false");
+  if (o.link_gbps > 0) {
+    const scheduler::PhaseTimes t = Predicted(o, r);
+    absl::StrAppend(
+        &out, ",\"predicted_ms_per_iteration\":", t.total_ms(),
+        ",\"predicted_samples_per_second\":",
+        o.workers * o.batch_per_worker * 1000.0 / t.total_ms(),
+        ",\"predicted_fetch_ms\":", t.fetch_ms, ",\"predicted_compute_ms\":", t.compute_ms,
+        ",\"predicted_allreduce_ms\":", t.allreduce_ms, ",\"predicted_push_ms\":", t.push_ms,
+        ",\"predicted_writeback_ms\":", t.writeback_ms,
+        ",\"predicted_exchange_ms\":", t.exchange_ms,
+        ",\"predicted_transfer_share\":", t.transfer_ms() / t.total_ms());
+  }
   if (o.policy == "herald-adaptive") {
     absl::StrAppend(&out, ",\"top_k\":", o.top_k, ",\"budget_ms\":", o.budget_ms);
     if (!r.iterations.empty()) {

@@ -43,6 +43,16 @@ struct SimulateOptions {
   // Greedy passes of location-aware allocation (scheduling.allocation_passes).
   uint32_t allocation_passes = 0;
   bool json = false;
+  // A predicted iteration time on a cluster (scheduler/planner/
+  // network_cost.h) when link_gbps > 0: every NIC's rate each way, one-way
+  // latency, PS hosts, floats per row (0: 2 × dim, Adagrad's), all-reduced
+  // dense parameters and compute time per sample.
+  double link_gbps = 0;
+  double latency_us = 0;
+  uint32_t ps_hosts = 1;
+  uint32_t row_floats = 0;
+  uint64_t dense_params = 0;
+  double compute_ms_per_sample = 0;
 };
 
 // Errors: InvalidArgument for a bad option (named), the reader's errors for

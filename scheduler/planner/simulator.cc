@@ -109,6 +109,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
       record.max_worker_rows =
           std::max(record.max_worker_rows, c.fetched + c.pushed + c.written_back + c.transferred);
     }
+    record.workers = std::move(counts);
     result.total += record.total;
     result.sum_max_worker_rows += record.max_worker_rows;
     result.directory_entries_max =

@@ -35,9 +35,10 @@ CacheSizing SizeCaches(const std::vector<uint64_t>& distinct_keys,
 void UpdateMaxKeysPerSample(const data::SampleBlock& block, std::vector<uint32_t>* max);
 
 struct IterationRecord {
-  PlanCounts total;              // all workers
-  uint64_t max_worker_rows = 0;  // max over workers of fetched + pushed + written back
-  double sched_ms = 0;           // Planner::Plan wall time
+  PlanCounts total;                 // all workers
+  std::vector<PlanCounts> workers;  // by rank
+  uint64_t max_worker_rows = 0;     // max over workers of fetched + pushed + written back
+  double sched_ms = 0;              // Planner::Plan wall time
   // herald-adaptive: tables the allocator scored for the read-ahead batch
   // allocated during this iteration's plan; -1 for other policies.
   int32_t scored_tables = -1;
