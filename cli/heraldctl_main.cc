@@ -89,6 +89,9 @@ ABSL_FLAG(double, link_gbps, 0,
           "simulate: predict the iteration time on a cluster whose every NIC moves this many "
           "Gb/s each way (0: no prediction; scheduler/planner/network_cost.h)");
 ABSL_FLAG(double, latency_us, 0, "simulate, with --link-gbps: one-way latency in microseconds");
+ABSL_FLAG(double, host_gbps, 0,
+          "simulate, with --link-gbps: a host's rate of processing payload bytes "
+          "(serialising, copying, reducing), added to the wire time (0: free)");
 ABSL_FLAG(uint32_t, ps_hosts, 1, "simulate, with --link-gbps: PS hosts (a NIC each)");
 ABSL_FLAG(uint32_t, row_floats, 0,
           "simulate, with --link-gbps: floats per row, values + optimizer state (0: 2 x --dim)");
@@ -127,7 +130,7 @@ Commands:
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
            [--warm-start] [--seed S] [--threads T] [--handoff] [--serve]
            [--init-on-worker] [--allocation-passes N] [--nocheck] [--json]
-           [--link-gbps G [--latency-us U] [--ps-hosts H] [--row-floats F]
+           [--link-gbps G [--latency-us U] [--host-gbps H] [--ps-hosts N] [--row-floats F]
             [--dense-params P] [--compute-ms-per-sample C]]
       Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
       herald-comm-only, herald-adaptive) without any PS or worker: rows fetched, pushed
@@ -271,6 +274,7 @@ int main(int argc, char** argv) {
     o.json = absl::GetFlag(FLAGS_json);
     o.link_gbps = absl::GetFlag(FLAGS_link_gbps);
     o.latency_us = absl::GetFlag(FLAGS_latency_us);
+    o.host_gbps = absl::GetFlag(FLAGS_host_gbps);
     o.ps_hosts = absl::GetFlag(FLAGS_ps_hosts);
     o.row_floats = absl::GetFlag(FLAGS_row_floats);
     o.dense_params = absl::GetFlag(FLAGS_dense_params);

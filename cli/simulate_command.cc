@@ -33,9 +33,9 @@ absl::Status Validate(const SimulateOptions& o) {
   if (o.threads == 0 || o.threads > 64) {
     return absl::InvalidArgumentError(absl::StrCat("--threads: ", o.threads, ", want 1..64"));
   }
-  if (o.link_gbps < 0 || o.latency_us < 0 || o.compute_ms_per_sample < 0) {
+  if (o.link_gbps < 0 || o.latency_us < 0 || o.host_gbps < 0 || o.compute_ms_per_sample < 0) {
     return absl::InvalidArgumentError(
-        "--link-gbps, --latency-us, --compute-ms-per-sample: must be ≥ 0");
+        "--link-gbps, --latency-us, --host-gbps, --compute-ms-per-sample: must be ≥ 0");
   }
   if (o.ps_hosts == 0) return absl::InvalidArgumentError("--ps-hosts: must be ≥ 1");
   return absl::OkStatus();
@@ -47,6 +47,7 @@ scheduler::PhaseTimes Predicted(const SimulateOptions& o, const scheduler::Simul
   scheduler::ClusterModel m;
   m.link_gbps = o.link_gbps;
   m.latency_us = o.latency_us;
+  m.host_gbps = o.host_gbps;
   m.ps_hosts = o.ps_hosts;
   m.dim = o.dim;
   m.row_floats = o.row_floats == 0 ? 2 * o.dim : o.row_floats;

@@ -49,6 +49,7 @@ struct SimulateOptions {
   // dense parameters and compute time per sample.
   double link_gbps = 0;
   double latency_us = 0;
+  double host_gbps = 0;
   uint32_t ps_hosts = 1;
   uint32_t row_floats = 0;
   uint64_t dense_params = 0;

@@ -7,11 +7,13 @@ namespace {
 
 constexpr double kKey = 8, kVersion = 8, kFloat = 4;
 
-// Milliseconds a phase takes: its busiest NIC's bytes at the link rate, plus
-// `round_trips` round trips.
+// Milliseconds a phase takes: its busiest NIC's bytes at the link rate (and
+// at the host's processing rate), plus `round_trips` round trips.
 double PhaseMs(const ClusterModel& m, double busiest_bytes, double round_trips) {
   const double bytes_per_ms = m.link_gbps * 1e9 / 8 / 1e3;
-  return busiest_bytes / bytes_per_ms + round_trips * 2 * m.latency_us / 1e3;
+  double ms = busiest_bytes / bytes_per_ms + round_trips * 2 * m.latency_us / 1e3;
+  if (m.host_gbps > 0) ms += busiest_bytes / (m.host_gbps * 1e9 / 8 / 1e3);
+  return ms;
 }
 
 // Each worker's bytes of one kind of row and the phase time when the PS

@@ -17,9 +17,12 @@
 //   all-reduce  ring over the workers: 2 (W - 1) / W × 4 × dense_params
 //               bytes each way per worker, 2 (W - 1) steps
 //   compute     compute_ms_per_sample × samples per worker
-// A round trip is twice the one-way latency. Protocol overheads (framing,
-// serialisation, TCP's ramp) are not modelled: the prediction is a lower
-// bound that the measured lab runs check (docs/benchmarks.md).
+// A round trip is twice the one-way latency. `host_gbps` (0: not modelled)
+// is the rate at which a host processes a phase's bytes besides sending
+// them (serialising, copying, reducing; not overlapped with the wire
+// today): each phase's busiest bytes then cost bytes / link + bytes / host.
+// Framing and TCP's ramp are not modelled; the measured lab runs check the
+// prediction (docs/benchmarks.md).
 
 #include <cstdint>
 #include <vector>
@@ -31,6 +34,7 @@ namespace herald::scheduler {
 struct ClusterModel {
   double link_gbps = 0;       // every NIC, each direction; must be > 0
   double latency_us = 0;      // one way
+  double host_gbps = 0;       // a host's processing rate of payload bytes; 0: free
   uint32_t ps_hosts = 1;      // the PS shards' hosts (a PS NIC each)
   uint32_t dim = 64;          // embedding dimension
   uint32_t row_floats = 128;  // values + optimizer state per row

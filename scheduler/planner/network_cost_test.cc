@@ -55,6 +55,14 @@ TEST(NetworkCost, EveryPhaseCountsItsBytesAndRoundTrips) {
   EXPECT_DOUBLE_EQ(t.transfer_ms(), t.push_ms + t.writeback_ms + t.exchange_ms);
 }
 
+TEST(NetworkCost, AHostProcessingRateAddsToTheWireTime) {
+  PlanCounts c;
+  c.pushed = 5'000;  // 120,000 bytes
+  ClusterModel m = Model();
+  m.host_gbps = 4;  // 500,000 bytes per ms
+  EXPECT_DOUBLE_EQ(PredictIteration(m, {c}).push_ms, 120'000 / 125'000.0 + 120'000 / 500'000.0);
+}
+
 TEST(NetworkCost, OneWorkerHasNoAllReduce) {
   ClusterModel m = Model();
   m.dense_params = 1'000'000;
