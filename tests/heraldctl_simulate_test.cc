@@ -293,6 +293,31 @@ TEST_F(HeraldctlSimulate, OptionsLeftOutTakeThePolicysDefaults) {
   EXPECT_GT(JsonNumber(herald.output, "rows_transferred"), 0);
 }
 
+// --link-gbps: a predicted iteration from the bytes the plans move; herald,
+// which moves fewer, is predicted faster than vanilla where bytes cost time,
+// and a faster link shortens every prediction.
+TEST_F(HeraldctlSimulate, LinkRatePredictsTheIterationTime) {
+  const std::vector<std::string> model = {"--link-gbps=0.5", "--dim=64", "--dense-params=100000",
+                                          "--compute-ms-per-sample=0.01"};
+  auto with = [&](std::vector<std::string> flags, const std::string& more) {
+    flags.push_back(more);
+    return flags;
+  };
+  const Result vanilla = Simulate("vanilla", model), herald = Simulate("herald", model),
+               fast = Simulate("vanilla", with(model, "--link-gbps=5"));
+  for (const Result* r : {&vanilla, &herald, &fast}) ASSERT_EQ(r->code, 0) << r->output;
+  const double v = JsonNumber(vanilla.output, "predicted_ms_per_iteration");
+  double phases = 0;
+  for (const char* phase : {"fetch", "compute", "allreduce", "push", "writeback", "exchange"}) {
+    phases += JsonNumber(vanilla.output, std::string("predicted_") + phase + "_ms");
+  }
+  EXPECT_NEAR(phases, v, 1e-4 * v);  // each printed to 6 digits
+  EXPECT_NEAR(JsonNumber(vanilla.output, "predicted_compute_ms"), 0.64, 1e-9);  // 64 × 0.01
+  EXPECT_LT(JsonNumber(herald.output, "predicted_ms_per_iteration"), v);
+  EXPECT_LT(JsonNumber(fast.output, "predicted_ms_per_iteration"), v);
+  EXPECT_EQ(Simulate("vanilla").output.find("predicted_ms"), std::string::npos);
+}
+
 TEST_F(HeraldctlSimulate, WarmStartFetchesTheHottestKeysAtIterationZero) {
   auto run = [&](bool warm) {
     std::vector<std::string> args = {"simulate",        "--data=" + *dir_ + "/d.bin",
