@@ -8,7 +8,7 @@
 #
 #   lab.sh up    [--name L] --hosts N [--link-gbps G] [--latency-us U] [--no-probe]
 #   lab.sh shape [--name L] [--link-gbps G] [--latency-us U]   (re-shape every link; 0: unshaped)
-#   lab.sh probe [--name L]              measured TCP throughput h1 -> h2 and back (iperf3)
+#   lab.sh probe [--name L]              every host's link: measured TCP throughput both ways (iperf3)
 #   lab.sh exec  [--name L] HOST CMD...  run CMD on host HOST (1..N); replaces this shell
 #   lab.sh link  [--name L] HOST up|down take a host's NIC down (a failed link) or up again
 #   lab.sh addr  HOST                    the address of host HOST
@@ -104,31 +104,40 @@ down() {
   done
 }
 
-probe() {
-  command -v iperf3 > /dev/null || die "probe: iperf3 is not installed (deploy/install_deps.sh installs it)"
-  local server client port=5201 result
-  server=$(host_ns 2)
-  client=$(host_ns 1)
-  ip netns exec "$server" iperf3 --server --one-off --bind "$(addr 2)" --port "$port" > /dev/null 2>&1 &
+# One host's link, measured against host 1's (host 1's against host 2's):
+# TCP both ways at once for `seconds`, next to the rate tc was given.
+probe_link() {  # host seconds
+  local h=$1 seconds=$2 peer=1 port=5201 result configured
+  [ "$h" != 1 ] || peer=2
+  local server client
+  server=$(host_ns "$h")
+  client=$(host_ns "$peer")
+  ip netns exec "$server" iperf3 --server --one-off --bind "$(addr "$h")" --port "$port" > /dev/null 2>&1 &
   local server_pid=$!
   for _ in $(seq 1 100); do
     ip netns exec "$server" ss -ltn 2> /dev/null | grep -q ":$port " && break
     sleep 0.05
   done
-  result=$(ip netns exec "$client" iperf3 --client "$(addr 2)" --port "$port" --time 2 --bidir --json) ||
-    { kill "$server_pid" 2> /dev/null; die "probe: iperf3 failed"; }
+  result=$(ip netns exec "$client" iperf3 --client "$(addr "$h")" --port "$port" --time "$seconds" --bidir --json) ||
+    { kill "$server_pid" 2> /dev/null; die "probe: iperf3 to h$h failed"; }
   wait "$server_pid" 2> /dev/null || true
-  configured=$(tc -n "$client" qdisc show dev eth0 | sed -n 's/.* rate \([^ ]*\).*/\1/p')
+  configured=$(tc -n "$server" qdisc show dev eth0 | sed -n 's/.* rate \([^ ]*\).*/\1/p')
   python3 -c '
 import json, sys
 end = json.loads(sys.stdin.read())["end"]
-configured = sys.argv[1]
-print("lab: link h1<->h2: configured %s; measured h1->h2 %.3f Gb/s, h2->h1 %.3f Gb/s"
-      " (TCP both ways at once, iperf3, 2 s)" % (
-          configured or "unshaped",
-          end["sum_received"]["bits_per_second"] / 1e9,
-          end["sum_received_bidir_reverse"]["bits_per_second"] / 1e9))
-' "$configured" <<< "$result"
+h, peer, configured, seconds = sys.argv[1:5]
+print("lab: link of h%s: configured %s; measured h%s->h%s %.3f Gb/s, h%s->h%s %.3f Gb/s"
+      " (TCP both ways at once, iperf3, %s s)" % (
+          h, configured or "unshaped", peer, h, end["sum_received"]["bits_per_second"] / 1e9,
+          h, peer, end["sum_received_bidir_reverse"]["bits_per_second"] / 1e9, seconds))
+' "$h" "$peer" "$configured" "$seconds" <<< "$result"
+}
+
+# Every host's link (1 s each).
+probe() {
+  command -v iperf3 > /dev/null || die "probe: iperf3 is not installed (deploy/install_deps.sh installs it)"
+  local h
+  for h in $(lab_hosts); do probe_link "$h" 1; done
 }
 
 case $command in
