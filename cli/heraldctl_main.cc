@@ -48,6 +48,10 @@ ABSL_FLAG(double, cardinality_scale, 1.0,
 ABSL_FLAG(uint32_t, threads, 0,
           "gen-data: generator threads (0: all cores); simulate: planner threads (0: 1)");
 ABSL_FLAG(bool, json, false, "read commands: print JSON instead of a table");
+ABSL_FLAG(bool, history, false,
+          "status JOB: the job's history, a row per iteration (evenly thinned past "
+          "kJobHistoryPoints)");
+ABSL_FLAG(bool, csv, false, "status JOB --history: print CSV");
 ABSL_FLAG(std::string, from, "auto", "convert: input format auto|tsv|bin");
 ABSL_FLAG(std::string, to, "bin", "convert: output format bin|tsv");
 ABSL_FLAG(std::vector<std::string>, data, {},
@@ -162,7 +166,8 @@ Commands:
   submit SPEC
       Submit a JobSpec (text-format protobuf, or JSON when it starts with '{'); prints
       the job id. An invalid spec is refused naming the field (exit 2).
-  status [JOB] [--json]   watch JOB [--json]   cancel JOB   nodes [--json]
+  status [JOB] [--json]   status JOB --history [--json|--csv]
+  watch JOB [--json]   cancel JOB   nodes [--json]
       Job state and progress; live progress until the job ends (exit 0 only if it
       succeeded); cancel; registered PS shards and workers with their health.
   export JOB --out DIR [--json]
@@ -305,7 +310,12 @@ int main(int argc, char** argv) {
   }
   if (command == "status") {
     if (args.size() > 2) return Usage("expected 'status [JOB]'");
-    return herald::cli::RunStatus(connection, args.size() == 2 ? args[1] : "", json);
+    const herald::cli::StatusFormat format =
+        json ? herald::cli::StatusFormat::kJson
+             : (absl::GetFlag(FLAGS_csv) ? herald::cli::StatusFormat::kCsv
+                                         : herald::cli::StatusFormat::kText);
+    return herald::cli::RunStatus(connection, args.size() == 2 ? args[1] : "", format,
+                                  absl::GetFlag(FLAGS_history));
   }
   if (command == "watch" || command == "cancel") {
     if (args.size() != 2) return Usage(absl::StrCat("expected '", command, " JOB'"));

@@ -134,15 +134,60 @@ int RunSubmit(const SchedulerConnection& c, const std::string& spec_path) {
   return 0;
 }
 
-int RunStatus(const SchedulerConnection& c, const std::string& job_id, bool json) {
+// A job's history: one row per point, each worker's five phase times last.
+void PrintHistory(const proto::JobStatus& job, bool csv) {
+  const size_t workers = job.history_size() > 0 ? job.history(0).workers_size() : 0;
+  std::string header = csv ? "iteration,unix_ms,loss,samples_per_second,rows_fetched,rows_pushed,"
+                             "rows_written_back,rows_transferred,rows_vanilla,cache_hit_rate"
+                           : absl::StrFormat("%9s %10s %12s %9s %9s %9s %9s %9s %6s", "iteration",
+                                             "loss", "samples/s", "fetched", "pushed", "written",
+                                             "transfer", "vanilla", "hit%");
+  for (size_t w = 0; w < workers; ++w) {
+    for (const char* phase : {"fetch", "compute", "allreduce", "push", "writeback"}) {
+      absl::StrAppend(&header, csv ? absl::StrFormat(",w%d_%s_ms", w, phase)
+                                   : absl::StrFormat(" w%d_%s", w, phase));
+    }
+  }
+  std::printf("%s\n", header.c_str());
+  for (const proto::HistoryPoint& p : job.history()) {
+    std::string line =
+        csv ? absl::StrFormat("%d,%d,%.9g,%.6g,%d,%d,%d,%d,%d,%.6g", p.iteration(), p.unix_ms(),
+                              p.loss(), p.samples_per_second(), p.rows_fetched(), p.rows_pushed(),
+                              p.rows_written_back(), p.rows_transferred(), p.rows_vanilla(),
+                              p.cache_hit_rate())
+            : absl::StrFormat("%9d %10.5f %12.1f %9d %9d %9d %9d %9d %6.1f", p.iteration(),
+                              p.loss(), p.samples_per_second(), p.rows_fetched(), p.rows_pushed(),
+                              p.rows_written_back(), p.rows_transferred(), p.rows_vanilla(),
+                              100 * p.cache_hit_rate());
+    for (const proto::WorkerPhases& w : p.workers()) {
+      for (double ms :
+           {w.fetch_ms(), w.compute_ms(), w.allreduce_ms(), w.push_ms(), w.writeback_ms()}) {
+        absl::StrAppend(&line, csv ? absl::StrFormat(",%.3f", ms) : absl::StrFormat(" %.1f", ms));
+      }
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+int RunStatus(const SchedulerConnection& c, const std::string& job_id, StatusFormat format,
+              bool history) {
+  if (history && job_id.empty()) {
+    return Fail("status", absl::InvalidArgumentError("--history: name the job (status JOB)"));
+  }
+  if (format == StatusFormat::kCsv && !history) {
+    return Fail("status", absl::InvalidArgumentError("--csv: only with --history"));
+  }
   proto::JobStatusRequest request;
   request.set_job_id(job_id);
+  request.set_include_history(history);
   proto::JobStatusResponse response;
   absl::Status s =
       Call(c, kCallTimeoutMs, &proto::JobService::Stub::GetJobStatus, request, &response);
   if (!s.ok()) return Fail("status", s);
-  if (json) {
+  if (format == StatusFormat::kJson) {
     std::printf("%s\n", Json(response).c_str());
+  } else if (history) {
+    for (const auto& j : response.jobs()) PrintHistory(j, format == StatusFormat::kCsv);
   } else {
     for (const auto& j : response.jobs()) std::printf("%s\n", Line(j).c_str());
   }

@@ -23,7 +23,11 @@ absl::Status ReadJobSpecFile(const std::string& path, std::string* text_or_json,
 
 // Each prints its result (JSON with `json`) and returns the exit code.
 int RunSubmit(const SchedulerConnection& c, const std::string& spec_path);
-int RunStatus(const SchedulerConnection& c, const std::string& job_id, bool json);
+// How `status` prints: a line per job, or JSON; with `history`, the job's
+// history (one row per point) as a table, JSON or CSV.
+enum class StatusFormat { kText, kJson, kCsv };
+int RunStatus(const SchedulerConnection& c, const std::string& job_id, StatusFormat format,
+              bool history);
 int RunWatch(const SchedulerConnection& c, const std::string& job_id, bool json);
 int RunCancel(const SchedulerConnection& c, const std::string& job_id);
 int RunNodes(const SchedulerConnection& c, bool json);

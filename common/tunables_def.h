@@ -34,6 +34,9 @@ HERALD_TUNABLE(int64_t, kStepQueueCapacity, 4,
 HERALD_TUNABLE(int64_t, kJoinWaitMs, 5000,
                "longest a worker's JoinJob call is held waiting for a job to start; the "
                "worker asks again after an empty answer")
+HERALD_TUNABLE(int64_t, kJobHistoryPoints, 512,
+               "points a job's history keeps (heraldctl status --history); past that it keeps "
+               "every 2nd iteration, then every 4th, ...")
 HERALD_TUNABLE(int64_t, kPlannerThreads, 1,
                "threads planning a batch's tables at once; plans are the same for any value "
                "(--planner_threads)")

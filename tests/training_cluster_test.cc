@@ -12,7 +12,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/rpc/channel.h"
 #include "common/rpc/cluster_token.h"
@@ -271,6 +273,34 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
   testing::CommandResult status = run({"status", job, "--json"});
   EXPECT_EQ(status.code, 0);
   EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos) << status.output;
+
+  // The history: a row per iteration (6 < kJobHistoryPoints), the planned
+  // rows of each adding up to the job's totals, every worker's phases.
+  testing::CommandResult history = run({"status", job, "--history", "--csv"});
+  ASSERT_EQ(history.code, 0) << history.output;
+  std::vector<std::string> lines =
+      absl::StrSplit(absl::StripTrailingAsciiWhitespace(history.output), '\n');
+  ASSERT_EQ(lines.size(), 7u) << history.output;
+  const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
+  ASSERT_EQ(header.size(), 10u + 2 * 5) << lines[0];
+  EXPECT_EQ(header[4], "rows_fetched");
+  EXPECT_EQ(header[19], "w1_writeback_ms");
+  uint64_t fetched = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> cells = absl::StrSplit(lines[i], ',');
+    ASSERT_EQ(cells.size(), header.size()) << lines[i];
+    EXPECT_EQ(cells[0], std::to_string(i - 1));
+    uint64_t rows = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(cells[4], &rows));
+    fetched += rows;
+    double compute = 0;
+    ASSERT_TRUE(absl::SimpleAtod(cells[11], &compute));  // w0_compute_ms
+    EXPECT_GT(compute, 0) << lines[i];
+  }
+  EXPECT_NE(status.output.find(absl::StrCat("\"rows_fetched\":\"", fetched, "\"")),
+            std::string::npos)
+      << status.output;
+  EXPECT_EQ(run({"status", "--history"}).code, 2);  // needs a job
 
   // Export and evaluate the model.
   testing::CommandResult exported = run({"export", job, "--out=" + dir_ + "/model"});

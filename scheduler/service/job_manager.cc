@@ -50,7 +50,8 @@ absl::StatusOr<std::string> JobManager::Submit(const proto::JobSpec& submitted) 
   return id;
 }
 
-proto::JobStatus JobManager::StatusLocked(const Job& job, bool include_losses) const {
+proto::JobStatus JobManager::StatusLocked(const Job& job, bool include_losses,
+                                          bool include_history) const {
   proto::JobStatus s;
   s.set_job_id(job.id);
   s.set_name(job.spec.name());
@@ -63,20 +64,25 @@ proto::JobStatus JobManager::StatusLocked(const Job& job, bool include_losses) c
   if (include_losses && job.run) {
     for (double loss : job.run->Losses()) s.add_losses(loss);
   }
+  if (include_history && job.run) {
+    for (const proto::HistoryPoint& p : job.run->History()) *s.add_history() = p;
+  }
   return s;
 }
 
 absl::StatusOr<std::vector<proto::JobStatus>> JobManager::Status(const std::string& job_id,
-                                                                 bool include_losses) const {
+                                                                 bool include_losses,
+                                                                 bool include_history) const {
   absl::MutexLock lock(&mu_);
   std::vector<proto::JobStatus> out;
   if (!job_id.empty()) {
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
-    out.push_back(StatusLocked(*it->second, include_losses));
+    out.push_back(StatusLocked(*it->second, include_losses, include_history));
     return out;
   }
-  for (const auto& id : order_) out.push_back(StatusLocked(*jobs_.at(id), include_losses));
+  for (const auto& id : order_)
+    out.push_back(StatusLocked(*jobs_.at(id), include_losses, include_history));
   return out;
 }
 

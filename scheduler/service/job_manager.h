@@ -38,9 +38,11 @@ class JobManager {
   // Errors: the spec's validation error (nothing is queued).
   absl::StatusOr<std::string> Submit(const proto::JobSpec& spec);
   // One job, or every job when `job_id` is empty; with `include_losses`,
-  // each job's per-iteration losses. Errors: NotFound.
+  // each job's per-iteration losses, with `include_history` its history
+  // (job_history.h). Errors: NotFound.
   absl::StatusOr<std::vector<proto::JobStatus>> Status(const std::string& job_id,
-                                                       bool include_losses = false) const;
+                                                       bool include_losses = false,
+                                                       bool include_history = false) const;
   // Errors: NotFound; FailedPrecondition for a job that already ended.
   absl::Status Cancel(const std::string& job_id);
   // Waits up to `wait` for any job state change after `*version`, then
@@ -93,8 +95,8 @@ class JobManager {
   // The nodes the job runs on, or nothing yet.
   bool PickNodes(const proto::JobSpec& spec, std::vector<NodeInfo>* ps,
                  std::vector<NodeInfo>* workers) const;
-  proto::JobStatus StatusLocked(const Job& job, bool include_losses = false) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  proto::JobStatus StatusLocked(const Job& job, bool include_losses = false,
+                                bool include_history = false) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void Finish(Job* job, const absl::Status& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   NodeRegistry* registry_;

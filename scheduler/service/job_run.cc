@@ -100,7 +100,8 @@ JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps
       ps_nodes_(std::move(ps)),
       workers_(std::move(workers)),
       registry_(registry),
-      options_(options) {
+      options_(options),
+      history_(options.history_points) {
   for (size_t w = 0; w < workers_.size(); ++w) {
     queues_.push_back(std::make_unique<StepQueue>(options_.step_queue_capacity));
   }
@@ -110,6 +111,7 @@ JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps
   final_crc_.assign(workers_.size(), 0);
   total_iterations_ = spec_.iterations();
   started_ = absl::Now();
+  last_point_time_ = started_;
 }
 
 int JobRun::WorkerIndex(const std::string& node_id) const {
@@ -288,13 +290,28 @@ absl::Status JobRun::Plan() {
     }
     double encode_ms = 0;  // building and encoding the steps, not waiting to queue them
     PlanCounts total;
+    for (uint32_t w = 0; w < workers_.size(); ++w) total += plan->workers[w].counts;
+    {
+      // The iteration's history point exists before any worker can report it.
+      absl::MutexLock lock(&mu_);
+      if (planned_ == 0) last_point_iteration_ = plan->iteration;
+      proto::HistoryPoint& point = pending_[plan->iteration].point;
+      point.set_iteration(plan->iteration);
+      point.set_rows_fetched(total.fetched);
+      point.set_rows_pushed(total.pushed);
+      point.set_rows_written_back(total.written_back);
+      point.set_rows_transferred(total.transferred);
+      point.set_rows_vanilla(2 * total.uses);
+      point.set_cache_hit_rate(total.uses == 0 ? 0.0
+                                               : static_cast<double>(total.hits) / total.uses);
+      for (size_t w = 0; w < workers_.size(); ++w) point.add_workers();
+    }
     for (uint32_t w = 0; w < workers_.size(); ++w) {
       const absl::Time encode_start = absl::Now();
       auto encoded = std::make_shared<proto::WorkerStep>(
           BuildStep(current, spec_.num_dense(), *plan, w, job_id_));
       encoded->set_last(!have_next);
       encode_ms += absl::ToDoubleMilliseconds(absl::Now() - encode_start);
-      total += plan->workers[w].counts;
       HERALD_RETURN_IF_ERROR(PushStep(w, std::move(encoded)));
     }
     {
@@ -312,6 +329,7 @@ absl::Status JobRun::Plan() {
                                progress_.rows_written_back() + progress_.rows_handed_off());
       // Vanilla under exact BSP moves every used row both ways (docs/scheduler.md).
       rows_vanilla_ += 2 * total.uses;
+
       progress_.set_rows_moved_vanilla(rows_vanilla_);
       progress_.set_malformed_lines(loader.malformed());
       uses_ += total.uses;
@@ -358,11 +376,29 @@ absl::Status JobRun::Report(const proto::StepReport& report) {
   Pending& p = pending_[report.iteration()];
   ++p.reports;
   p.loss_sum += report.loss_sum();
+  if (p.point.workers_size() > w) {
+    proto::WorkerPhases* phases = p.point.mutable_workers(w);
+    phases->set_fetch_ms(report.fetch_ms());
+    phases->set_compute_ms(report.compute_ms());
+    phases->set_allreduce_ms(report.allreduce_ms());
+    phases->set_push_ms(report.push_ms());
+    phases->set_writeback_ms(report.writeback_ms());
+  }
   // Iterations complete in order: every worker reports them in order.
   while (!pending_.empty() && pending_.begin()->second.reports == workers_.size()) {
     const uint64_t iteration = pending_.begin()->first;
     const double loss = pending_.begin()->second.loss_sum / spec_.global_batch_size();
+    proto::HistoryPoint point = std::move(pending_.begin()->second.point);
     pending_.erase(pending_.begin());
+    const absl::Time now = absl::Now();
+    const double interval = absl::ToDoubleSeconds(now - last_point_time_);
+    const uint64_t done = iteration + 1 - last_point_iteration_;
+    point.set_unix_ms(absl::ToUnixMillis(now));
+    point.set_loss(loss);
+    point.set_samples_per_second(interval > 0 ? done * spec_.global_batch_size() / interval : 0);
+    last_point_time_ = now;
+    last_point_iteration_ = iteration + 1;
+    history_.Add(point);
     losses_.push_back(loss);
     progress_.set_iteration(iteration + 1);
     progress_.set_loss(loss);
@@ -500,6 +536,11 @@ proto::JobProgress JobRun::Progress() const {
 std::vector<double> JobRun::Losses() const {
   absl::MutexLock lock(&mu_);
   return losses_;
+}
+
+std::vector<proto::HistoryPoint> JobRun::History() const {
+  absl::MutexLock lock(&mu_);
+  return history_.points();
 }
 
 }  // namespace herald::scheduler

@@ -24,6 +24,7 @@
 #include "proto/job.pb.h"
 #include "proto/scheduler.pb.h"
 #include "ps_server/client/ps_client.h"
+#include "scheduler/service/job_history.h"
 #include "scheduler/service/node_registry.h"
 #include "scheduler/service/step_queue.h"
 
@@ -38,6 +39,8 @@ struct JobRunOptions {
   absl::Duration join_timeout = absl::Milliseconds(tunables::kJobJoinTimeoutMs);
   // TLS settings for the scheduler's channels to the PS shards.
   rpc::ChannelOptions ps_channel;
+  // Points the job's history keeps (job_history.h).
+  size_t history_points = tunables::kJobHistoryPoints;
 };
 
 // The cache sizes a job's planner uses, from a pass over its training data.
@@ -106,6 +109,8 @@ class JobRun {
   std::vector<proto::PsStatsResponse> PsStats();
   // Losses of the completed iterations (Σ over workers / global batch).
   std::vector<double> Losses() const;
+  // The job's history (job_history.h), oldest first.
+  std::vector<proto::HistoryPoint> History() const;
 
  private:
   absl::Status Prepare();
@@ -140,12 +145,18 @@ class JobRun {
   std::vector<uint64_t> next_report_ ABSL_GUARDED_BY(mu_);  // per worker
   std::vector<bool> joined_ ABSL_GUARDED_BY(mu_);           // per worker
   std::vector<uint64_t> sent_ ABSL_GUARDED_BY(mu_);         // steps queued, per worker
+  // An iteration planned and not yet reported by every worker: made when
+  // it is planned (rows, hits), completed by the reports (loss, phases).
   struct Pending {
     uint32_t reports = 0;
     double loss_sum = 0;
+    proto::HistoryPoint point;
   };
   std::map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
   std::vector<double> losses_ ABSL_GUARDED_BY(mu_);
+  JobHistory history_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_point_time_ ABSL_GUARDED_BY(mu_);
+  uint64_t last_point_iteration_ ABSL_GUARDED_BY(mu_) = 0;
   proto::JobProgress progress_ ABSL_GUARDED_BY(mu_);
   absl::Time started_ ABSL_GUARDED_BY(mu_);
   uint64_t rows_vanilla_ ABSL_GUARDED_BY(mu_) = 0;

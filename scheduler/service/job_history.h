@@ -1,0 +1,33 @@
+#pragma once
+// A job's history with memory independent of its length: one point per
+// completed iteration until `capacity` points are held, then every other
+// point is dropped and only every 2nd iteration is kept from then on (then
+// every 4th, ...). The points kept are always iterations that are multiples
+// of the current stride, so they stay evenly spaced and the newest one is
+// at most one stride old. Not thread-safe (JobRun holds it under its lock).
+
+#include <cstdint>
+#include <vector>
+
+#include "proto/scheduler.pb.h"
+
+namespace herald::scheduler {
+
+class JobHistory {
+ public:
+  // REQUIRES: capacity >= 2.
+  explicit JobHistory(size_t capacity);
+
+  // Points must come in increasing iteration order.
+  void Add(const proto::HistoryPoint& point);
+
+  const std::vector<proto::HistoryPoint>& points() const { return points_; }
+  uint64_t stride() const { return stride_; }
+
+ private:
+  size_t capacity_;
+  uint64_t stride_ = 1;
+  std::vector<proto::HistoryPoint> points_;
+};
+
+}  // namespace herald::scheduler
