@@ -27,6 +27,9 @@ PACKAGES=(
   openssl
   # The emulated multi-host lab (deploy/lab/lab.sh): namespaces, tc, link probe.
   iproute2 iperf3
+  # The status page: Chart.js served by the scheduler, TLS for it, and the
+  # browser that tests it (tests/status_page_test).
+  libjs-chart.js libssl-dev chromium
 )
 
 missing=()

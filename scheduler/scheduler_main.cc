@@ -22,6 +22,7 @@
 #include "scheduler/service/job_manager.h"
 #include "scheduler/service/job_service.h"
 #include "scheduler/service/metrics_http.h"
+#include "scheduler/service/status_http.h"
 #include "scheduler/service/worker_service.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
@@ -36,6 +37,12 @@ ABSL_FLAG(int, liveness_timeout_ms, herald::tunables::kLivenessTimeoutMs,
 ABSL_FLAG(std::string, metrics_listen, "",
           "serve Prometheus metrics on http://HOST:PORT/metrics (port 0 picks one; empty: off)");
 ABSL_FLAG(std::string, metrics_port_file, "", "write the bound metrics port to this file");
+ABSL_FLAG(std::string, http_listen, "",
+          "serve the status page on http://HOST:PORT/ (https with --tls_cert; port 0 picks "
+          "one; empty: off); with --token_file it asks for the token");
+ABSL_FLAG(std::string, http_port_file, "", "write the bound status page port to this file");
+ABSL_FLAG(std::string, chart_js, "/usr/share/javascript/chart.js/chart.min.js",
+          "Chart.js for the status page's charts (Debian's libjs-chart.js)");
 ABSL_FLAG(int, step_queue, herald::tunables::kStepQueueCapacity,
           "steps queued per worker ahead of it (back-pressure bound)");
 ABSL_FLAG(int, planner_threads, herald::tunables::kPlannerThreads,
@@ -115,11 +122,35 @@ int main(int argc, char** argv) {
       }
     }
   }
+  std::unique_ptr<herald::scheduler::StatusHttpServer> status_page;
+  if (const std::string listen = absl::GetFlag(FLAGS_http_listen); !listen.empty()) {
+    herald::scheduler::StatusHttpOptions o;
+    o.listen = listen;
+    o.token = token;
+    o.tls_cert_path = options.server.tls_cert_path;
+    o.tls_key_path = options.server.tls_key_path;
+    o.chart_js_path = absl::GetFlag(FLAGS_chart_js);
+    auto started = herald::scheduler::StatusHttpServer::Start(o, &jobs, &registry);
+    if (!started.ok()) {
+      HLOG_ERROR("herald_scheduler: {}", std::string(started.status().message()));
+      return started.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    }
+    status_page = std::move(*started);
+    HLOG_INFO("status page on {}://{}:{}/", status_page->tls() ? "https" : "http",
+              listen.substr(0, listen.rfind(':')), status_page->port());
+    if (const std::string file = absl::GetFlag(FLAGS_http_port_file); !file.empty()) {
+      if (absl::Status w = herald::rpc::WritePortFile(file, status_page->port()); !w.ok()) {
+        HLOG_ERROR("herald_scheduler: {}", std::string(w.message()));
+        return 1;
+      }
+    }
+  }
   s = herald::rpc::ServeUntilSignal(options, {&coordinator, &job_service, &worker_service});
   if (!s.ok()) {
     HLOG_ERROR("herald_scheduler: {}", std::string(s.message()));
     return 1;
   }
-  metrics.reset();  // stops serving before the job manager goes away
+  status_page.reset();  // both stop serving before the job manager goes away
+  metrics.reset();
   return 0;
 }

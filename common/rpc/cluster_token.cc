@@ -9,9 +9,6 @@
 #include "common/logging.h"
 
 namespace herald::rpc {
-namespace {
-
-// Compares without an early exit, so timing does not reveal a prefix.
 bool SameSecret(const std::string& a, absl::string_view b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -19,8 +16,6 @@ bool SameSecret(const std::string& a, absl::string_view b) {
   }
   return diff == 0;
 }
-
-}  // namespace
 
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   std::ifstream in(path);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "grpcpp/grpcpp.h"
 
 namespace herald::rpc {
@@ -16,6 +17,10 @@ inline constexpr char kTokenMetadataKey[] = "x-herald-token";
 // The file's content without surrounding whitespace. Errors: NotFound
 // (unreadable), InvalidArgument (empty), both naming the path.
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
+
+// Whether `given` is the token `expected`, compared without an early exit
+// so timing does not reveal a prefix (also for HTTP: the status page).
+bool SameSecret(const std::string& expected, absl::string_view given);
 
 // Adds the token to a call (nothing when `token` is empty).
 void AttachToken(grpc::ClientContext* context, const std::string& token);

@@ -11,6 +11,8 @@
 # evaluates the trained model on the held-out split, exports it, and stops
 # every process it started — also on Ctrl-C or an error.
 #
+# The scheduler serves its status page on 127.0.0.1 (the address is printed;
+# HERALD_HTTP_PORT fixes the port; sign in with the token file's content).
 # Environment: HERALD_WORK (default .herald/) for data, logs and the model;
 # HERALD_ROWS (default 300000) and HERALD_CARDINALITY_SCALE (default 0.02)
 # for the generated data; HERALD_EPOCHS (default 1).
@@ -88,9 +90,12 @@ wait_for_file() {  # path what
 }
 
 start scheduler "$bin/scheduler/herald_scheduler" --listen 127.0.0.1:0 \
-  --port-file "$run/scheduler.port" "${auth[@]}"
+  --port-file "$run/scheduler.port" --http-listen "127.0.0.1:${HERALD_HTTP_PORT:-0}" \
+  --http-port-file "$run/http.port" "${auth[@]}"
 wait_for_file "$run/scheduler.port" scheduler
+wait_for_file "$run/http.port" scheduler
 scheduler=127.0.0.1:$(cat "$run/scheduler.port")
+echo "quickstart: status page: http://127.0.0.1:$(cat "$run/http.port")/ (token: $run/token)"
 for shard in 0 1; do
   start "ps$shard" "$bin/ps_server/herald_ps" --listen 127.0.0.1:0 --shard "$shard" \
     --scheduler "$scheduler" "${auth[@]}"
@@ -129,4 +134,6 @@ fi
 
 "$ctl" export "$job" --out "$run/model" "${ctl_args[@]}"
 "$ctl" evaluate --model "$run/model"
-echo "quickstart: done. Model in $run/model (format: docs/export.md); logs in $run/"
+"$ctl" status "$job" --history --csv "${ctl_args[@]}" > "$run/history.csv"
+echo "quickstart: done. Model in $run/model (format: docs/export.md); history in" \
+  "$run/history.csv; logs in $run/"

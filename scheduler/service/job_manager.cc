@@ -50,8 +50,7 @@ absl::StatusOr<std::string> JobManager::Submit(const proto::JobSpec& submitted) 
   return id;
 }
 
-proto::JobStatus JobManager::StatusLocked(const Job& job, bool include_losses,
-                                          bool include_history) const {
+proto::JobStatus JobManager::StatusLocked(const Job& job, JobStatusDetail detail) const {
   proto::JobStatus s;
   s.set_job_id(job.id);
   s.set_name(job.spec.name());
@@ -61,28 +60,27 @@ proto::JobStatus JobManager::StatusLocked(const Job& job, bool include_losses,
   s.set_finished_unix_ms(job.finished_ms);
   *s.mutable_progress() =
       job.run && job.state == proto::JOB_RUNNING ? job.run->Progress() : job.final_progress;
-  if (include_losses && job.run) {
+  if (detail.losses && job.run) {
     for (double loss : job.run->Losses()) s.add_losses(loss);
   }
-  if (include_history && job.run) {
+  if (detail.history && job.run) {
     for (const proto::HistoryPoint& p : job.run->History()) *s.add_history() = p;
   }
+  if (detail.spec) *s.mutable_spec() = job.spec;
   return s;
 }
 
 absl::StatusOr<std::vector<proto::JobStatus>> JobManager::Status(const std::string& job_id,
-                                                                 bool include_losses,
-                                                                 bool include_history) const {
+                                                                 JobStatusDetail detail) const {
   absl::MutexLock lock(&mu_);
   std::vector<proto::JobStatus> out;
   if (!job_id.empty()) {
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
-    out.push_back(StatusLocked(*it->second, include_losses, include_history));
+    out.push_back(StatusLocked(*it->second, detail));
     return out;
   }
-  for (const auto& id : order_)
-    out.push_back(StatusLocked(*jobs_.at(id), include_losses, include_history));
+  for (const auto& id : order_) out.push_back(StatusLocked(*jobs_.at(id), detail));
   return out;
 }
 

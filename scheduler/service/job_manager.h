@@ -29,6 +29,13 @@ struct JobManagerOptions {
   absl::Duration poll = absl::Milliseconds(tunables::kSchedulerPollMs);  // re-check nodes
 };
 
+// What JobManager::Status adds beyond state and progress.
+struct JobStatusDetail {
+  bool losses = false;   // every completed iteration's loss
+  bool history = false;  // the job's history (job_history.h)
+  bool spec = false;     // the spec as run, defaults filled in
+};
+
 class JobManager {
  public:
   JobManager(NodeRegistry* registry, KvRendezvous* rendezvous, JobManagerOptions options);
@@ -37,12 +44,9 @@ class JobManager {
 
   // Errors: the spec's validation error (nothing is queued).
   absl::StatusOr<std::string> Submit(const proto::JobSpec& spec);
-  // One job, or every job when `job_id` is empty; with `include_losses`,
-  // each job's per-iteration losses, with `include_history` its history
-  // (job_history.h). Errors: NotFound.
+  // One job, or every job when `job_id` is empty. Errors: NotFound.
   absl::StatusOr<std::vector<proto::JobStatus>> Status(const std::string& job_id,
-                                                       bool include_losses = false,
-                                                       bool include_history = false) const;
+                                                       JobStatusDetail detail = {}) const;
   // Errors: NotFound; FailedPrecondition for a job that already ended.
   absl::Status Cancel(const std::string& job_id);
   // Waits up to `wait` for any job state change after `*version`, then
@@ -95,8 +99,8 @@ class JobManager {
   // The nodes the job runs on, or nothing yet.
   bool PickNodes(const proto::JobSpec& spec, std::vector<NodeInfo>* ps,
                  std::vector<NodeInfo>* workers) const;
-  proto::JobStatus StatusLocked(const Job& job, bool include_losses = false,
-                                bool include_history = false) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  proto::JobStatus StatusLocked(const Job& job, JobStatusDetail detail = {}) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void Finish(Job* job, const absl::Status& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   NodeRegistry* registry_;

@@ -22,8 +22,9 @@ grpc::Status JobServiceImpl::GetJobStatus(grpc::ServerContext* context,
                                           const proto::JobStatusRequest* request,
                                           proto::JobStatusResponse* response) {
   if (auto s = rpc::CheckToken(context, token_, "GetJobStatus"); !s.ok()) return s;
-  auto jobs =
-      jobs_->Status(request->job_id(), request->include_losses(), request->include_history());
+  auto jobs = jobs_->Status(
+      request->job_id(),
+      {request->include_losses(), request->include_history(), request->include_spec()});
   if (!jobs.ok()) return rpc::ToGrpcStatus(jobs.status());
   for (auto& j : *jobs) *response->add_jobs() = std::move(j);
   return grpc::Status::OK;

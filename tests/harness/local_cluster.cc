@@ -20,7 +20,8 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> LocalCluster::StartProcess(
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     const std::string& name, int ps, int workers, const TestCerts* tls,
-    const std::vector<std::string>& worker_devices) {
+    const std::vector<std::string>& worker_devices,
+    const std::vector<std::string>& scheduler_flags) {
   std::unique_ptr<LocalCluster> c(new LocalCluster());
   rpc::ChannelOptions channel_options;
   if (tls != nullptr) {
@@ -31,12 +32,13 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   c->dir_ = MakeTestDir(name);
   c->token_file_ = c->dir_ + "/token";
   std::ofstream(c->token_file_) << kToken << "\n";
-  HERALD_ASSIGN_OR_RETURN(
-      c->scheduler_, c->StartProcess("scheduler/herald_scheduler", "scheduler",
-                                     {"--heartbeat_ms=200", "--liveness_timeout_ms=3000",
-                                      // Two planner threads: tables planned and steps encoded
-                                      // in parallel, which must change no bit of a job.
-                                      "--planner_threads=2", "--token-file=" + c->token_file_}));
+  std::vector<std::string> flags = {"--heartbeat_ms=200", "--liveness_timeout_ms=3000",
+                                    // Two planner threads: tables planned and steps encoded
+                                    // in parallel, which must change no bit of a job.
+                                    "--planner_threads=2", "--token-file=" + c->token_file_};
+  flags.insert(flags.end(), scheduler_flags.begin(), scheduler_flags.end());
+  HERALD_ASSIGN_OR_RETURN(c->scheduler_,
+                          c->StartProcess("scheduler/herald_scheduler", "scheduler", flags));
   HERALD_ASSIGN_OR_RETURN(int port,
                           c->scheduler_->WaitForPortFile(c->dir_ + "/scheduler.port", 20000));
   c->address_ = absl::StrCat("127.0.0.1:", port);

@@ -26,9 +26,11 @@ class LocalCluster {
   // this harness's) verifies with its CA. Errors: a process that did not come
   // up (with its log tail).
   // `worker_devices[w]`: worker w's --device (empty: every worker on the CPU).
+  // `scheduler_flags`: more flags for herald_scheduler.
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(
       const std::string& name, int ps, int workers, const TestCerts* tls = nullptr,
-      const std::vector<std::string>& worker_devices = {});
+      const std::vector<std::string>& worker_devices = {},
+      const std::vector<std::string>& scheduler_flags = {});
 
   const std::string& dir() const { return dir_; }
   const std::string& address() const { return address_; }  // the scheduler's
