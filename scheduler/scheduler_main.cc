@@ -21,7 +21,6 @@
 #include "scheduler/service/coordinator_service.h"
 #include "scheduler/service/job_manager.h"
 #include "scheduler/service/job_service.h"
-#include "scheduler/service/metrics_http.h"
 #include "scheduler/service/status_http.h"
 #include "scheduler/service/worker_service.h"
 
@@ -105,9 +104,13 @@ int main(int argc, char** argv) {
                                                     absl::GetFlag(FLAGS_heartbeat_ms));
   herald::scheduler::JobServiceImpl job_service(&jobs, &registry, token);
   herald::scheduler::WorkerServiceImpl worker_service(&jobs, token);
-  std::unique_ptr<herald::scheduler::MetricsHttpServer> metrics;
+  std::unique_ptr<herald::scheduler::StatusHttpServer> metrics;
   if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
-    auto started = herald::scheduler::MetricsHttpServer::Start(listen, &jobs, &registry);
+    herald::scheduler::StatusHttpOptions o;
+    o.listen = listen;
+    o.page = false;  // scrapers: metrics only, no token
+    o.flag = "--metrics_listen";
+    auto started = herald::scheduler::StatusHttpServer::Start(o, &jobs, &registry);
     if (!started.ok()) {
       HLOG_ERROR("herald_scheduler: {}", std::string(started.status().message()));
       return started.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "scheduler/service/metrics_http.h"
 #include "scheduler/service/metrics_text.h"
+#include "scheduler/service/status_http.h"
 
 namespace herald::scheduler {
 namespace {
@@ -71,7 +71,11 @@ TEST(MetricsHttp, ServesMetricsOnAnEphemeralPortAndRefusesBadAddresses) {
   NodeRegistry registry(absl::Hours(1));
   KvRendezvous kv;
   JobManager jobs(&registry, &kv, JobManagerOptions{});
-  auto server = MetricsHttpServer::Start("127.0.0.1:0", &jobs, &registry);
+  StatusHttpOptions o;
+  o.listen = "127.0.0.1:0";
+  o.page = false;
+  o.flag = "--metrics_listen";
+  auto server = StatusHttpServer::Start(o, &jobs, &registry);
   ASSERT_TRUE(server.ok()) << server.status();
   httplib::Client client("127.0.0.1", (*server)->port());
   client.set_connection_timeout(5);
@@ -81,9 +85,13 @@ TEST(MetricsHttp, ServesMetricsOnAnEphemeralPortAndRefusesBadAddresses) {
   EXPECT_EQ(res->status, 200);
   EXPECT_NE(res->body.find("herald_jobs{state=\"JOB_QUEUED\"} 0"), std::string::npos) << res->body;
   EXPECT_EQ(client.Get("/other")->status, 404);
+  EXPECT_EQ(client.Get("/")->status, 404);  // no page on the metrics port
+  EXPECT_EQ(client.Get("/api/status")->status, 404);
 
-  EXPECT_EQ(MetricsHttpServer::Start("no-port", &jobs, &registry).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  o.listen = "no-port";
+  auto bad = StatusHttpServer::Start(o, &jobs, &registry);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("--metrics_listen"), std::string::npos) << bad.status();
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ absl::StatusOr<std::unique_ptr<StatusHttpServer>> StatusHttpServer::Start(
   if (colon == std::string::npos || colon == 0 ||
       !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--http_listen: \"", listen, "\" is not host:port"));
+        absl::StrCat(options.flag, ": \"", listen, "\" is not host:port"));
   }
   const std::string host = listen.substr(0, colon);
   std::unique_ptr<StatusHttpServer> s(new StatusHttpServer());
@@ -72,7 +72,7 @@ absl::StatusOr<std::unique_ptr<StatusHttpServer>> StatusHttpServer::Start(
     auto ssl = std::make_unique<httplib::SSLServer>(options.tls_cert_path.c_str(),
                                                     options.tls_key_path.c_str());
     if (!ssl->is_valid()) {
-      return absl::InvalidArgumentError(absl::StrCat("--http_listen: cannot load TLS certificate ",
+      return absl::InvalidArgumentError(absl::StrCat(options.flag, ": cannot load TLS certificate ",
                                                      options.tls_cert_path, " and key ",
                                                      options.tls_key_path));
     }
@@ -97,46 +97,48 @@ absl::StatusOr<std::unique_ptr<StatusHttpServer>> StatusHttpServer::Start(
     }
   };
   httplib::Server& server = *s->server_;
-  server.Get("/", [authorized](const httplib::Request& req, httplib::Response& res) {
-    if (!authorized(req)) {
-      res.status = 401;
-      res.set_content(LoginPageHtml(""), "text/html; charset=utf-8");
-      return;
-    }
-    res.set_content(StatusPageHtml(), "text/html; charset=utf-8");
-  });
-  server.Get("/login", [login](const httplib::Request& req, httplib::Response& res) {
-    login(req.get_param_value("token"), res);
-  });
-  server.Post("/login", [login](const httplib::Request& req, httplib::Response& res) {
-    login(req.get_param_value("token"), res);
-  });
-  server.Get("/api/status", [authorized, jobs, registry](const httplib::Request& req,
-                                                         httplib::Response& res) {
-    if (!authorized(req)) {
-      res.status = 401;
-      res.set_content("{\"error\":\"the cluster token is required\"}", "application/json");
-      return;
-    }
-    proto::ListNodesResponse nodes;
-    for (const proto::NodeStatus& n : registry->List()) *nodes.add_nodes() = n;
-    proto::JobStatusResponse status;
-    auto all = jobs->Status("", {/*losses=*/false, /*history=*/true, /*spec=*/true});
-    if (all.ok()) {
-      for (auto& j : *all) *status.add_jobs() = std::move(j);
-    }
-    res.set_content(absl::StrCat("{\"nodes\":", Json(nodes), ",\"jobs\":", Json(status), "}"),
-                    "application/json");
-  });
-  const std::string chart_js = ReadFileOrEmpty(options.chart_js_path);
-  server.Get("/chart.js", [chart_js](const httplib::Request&, httplib::Response& res) {
-    if (chart_js.empty()) {
-      res.status = 404;
-      return;
-    }
-    res.set_header("Cache-Control", "max-age=3600");
-    res.set_content(chart_js, "application/javascript");
-  });
+  if (options.page) {
+    server.Get("/", [authorized](const httplib::Request& req, httplib::Response& res) {
+      if (!authorized(req)) {
+        res.status = 401;
+        res.set_content(LoginPageHtml(""), "text/html; charset=utf-8");
+        return;
+      }
+      res.set_content(StatusPageHtml(), "text/html; charset=utf-8");
+    });
+    server.Get("/login", [login](const httplib::Request& req, httplib::Response& res) {
+      login(req.get_param_value("token"), res);
+    });
+    server.Post("/login", [login](const httplib::Request& req, httplib::Response& res) {
+      login(req.get_param_value("token"), res);
+    });
+    server.Get("/api/status", [authorized, jobs, registry](const httplib::Request& req,
+                                                           httplib::Response& res) {
+      if (!authorized(req)) {
+        res.status = 401;
+        res.set_content("{\"error\":\"the cluster token is required\"}", "application/json");
+        return;
+      }
+      proto::ListNodesResponse nodes;
+      for (const proto::NodeStatus& n : registry->List()) *nodes.add_nodes() = n;
+      proto::JobStatusResponse status;
+      auto all = jobs->Status("", {/*losses=*/false, /*history=*/true, /*spec=*/true});
+      if (all.ok()) {
+        for (auto& j : *all) *status.add_jobs() = std::move(j);
+      }
+      res.set_content(absl::StrCat("{\"nodes\":", Json(nodes), ",\"jobs\":", Json(status), "}"),
+                      "application/json");
+    });
+    const std::string chart_js = ReadFileOrEmpty(options.chart_js_path);
+    server.Get("/chart.js", [chart_js](const httplib::Request&, httplib::Response& res) {
+      if (chart_js.empty()) {
+        res.status = 404;
+        return;
+      }
+      res.set_header("Cache-Control", "max-age=3600");
+      res.set_content(chart_js, "application/javascript");
+    });
+  }
   server.Get("/metrics",
              [authorized, jobs, registry](const httplib::Request& req, httplib::Response& res) {
                if (!authorized(req)) {
@@ -149,7 +151,7 @@ absl::StatusOr<std::unique_ptr<StatusHttpServer>> StatusHttpServer::Start(
   s->port_ =
       port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
   if (s->port_ <= 0) {
-    return absl::UnavailableError(absl::StrCat("--http_listen: cannot bind ", listen));
+    return absl::UnavailableError(absl::StrCat(options.flag, ": cannot bind ", listen));
   }
   httplib::Server* raw = s->server_.get();
   s->thread_ = std::thread([raw] { raw->listen_after_bind(); });

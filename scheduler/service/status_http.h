@@ -1,7 +1,7 @@
 #pragma once
-// The scheduler's read-only status page over HTTP(S) (cpp-httplib on its own
-// thread): the cluster's nodes, the job queue and, per job, its spec, state,
-// progress and charts of its history (status_page.h). Routes:
+// The scheduler's HTTP(S) server (cpp-httplib on its own thread): the
+// read-only status page, or only the metrics (options.page false): the cluster's nodes, the job
+// queue and, per job, its spec, state, progress and charts of its history (status_page.h). Routes:
 //   GET  /             the page (a login form when a token is required and
 //                      not given)
 //   GET  /api/status   {"nodes": ListNodesResponse, "jobs": JobStatusResponse
@@ -31,7 +31,10 @@ class Server;
 namespace herald::scheduler {
 
 struct StatusHttpOptions {
-  std::string listen;                       // host:port; port 0 picks one
+  std::string listen;  // host:port; port 0 picks one
+  // false: only /metrics (herald_scheduler --metrics_listen, for scrapers).
+  bool page = true;
+  std::string flag = "--http_listen";       // the flag named in errors
   std::string token;                        // the cluster token; empty: the page is open
   std::string tls_cert_path, tls_key_path;  // both: HTTPS only
   std::string chart_js_path = "/usr/share/javascript/chart.js/chart.min.js";
