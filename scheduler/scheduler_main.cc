@@ -36,6 +36,9 @@ ABSL_FLAG(int, liveness_timeout_ms, herald::tunables::kLivenessTimeoutMs,
 ABSL_FLAG(std::string, metrics_listen, "",
           "serve Prometheus metrics on http://HOST:PORT/metrics (port 0 picks one; empty: off)");
 ABSL_FLAG(std::string, metrics_port_file, "", "write the bound metrics port to this file");
+ABSL_FLAG(std::string, state_dir, "",
+          "record every job in <dir>/scheduler.db (SQLite) and read them back at start: queued "
+          "jobs stay queued, a job that was running is failed (empty: jobs live in memory only)");
 ABSL_FLAG(std::string, http_listen, "",
           "serve the status page on http://HOST:PORT/ (https with --tls_cert; port 0 picks "
           "one; empty: off); with --token_file it asks for the token");
@@ -99,7 +102,24 @@ int main(int argc, char** argv) {
   job_options.run.step_queue_capacity = absl::GetFlag(FLAGS_step_queue);
   job_options.run.planner_threads = static_cast<uint32_t>(absl::GetFlag(FLAGS_planner_threads));
   job_options.run.ps_channel = *ps_channel;
-  herald::scheduler::JobManager jobs(&registry, &rendezvous, job_options);
+  std::unique_ptr<herald::scheduler::JobStore> store;
+  if (const std::string dir = absl::GetFlag(FLAGS_state_dir); !dir.empty()) {
+    auto opened = herald::scheduler::JobStore::Open(dir);
+    if (!opened.ok()) {
+      HLOG_ERROR("herald_scheduler: --state_dir: {}", std::string(opened.status().message()));
+      return 1;
+    }
+    store = std::move(*opened);
+    auto restored = store->Load();
+    if (!restored.ok()) {
+      HLOG_ERROR("herald_scheduler: --state_dir: {}", std::string(restored.status().message()));
+      return 1;
+    }
+    HLOG_INFO("jobs recorded in {} ({} read back)", store->path(), restored->size());
+    job_options.store = store.get();
+    job_options.restored = std::move(*restored);
+  }
+  herald::scheduler::JobManager jobs(&registry, &rendezvous, std::move(job_options));
   herald::scheduler::CoordinatorService coordinator(&registry, &rendezvous, token,
                                                     absl::GetFlag(FLAGS_heartbeat_ms));
   herald::scheduler::JobServiceImpl job_service(&jobs, &registry, token);

@@ -10,8 +10,57 @@
 namespace herald::scheduler {
 
 JobManager::JobManager(NodeRegistry* registry, KvRendezvous* rendezvous, JobManagerOptions options)
-    : registry_(registry), rendezvous_(rendezvous), options_(options) {
+    : registry_(registry), rendezvous_(rendezvous), options_(std::move(options)) {
+  {
+    absl::MutexLock lock(&mu_);
+    Restore(options_.restored);
+  }
   thread_ = std::thread([this] { Loop(); });
+}
+
+absl::Status JobManager::Record(const Job& job) {
+  if (options_.store == nullptr) return absl::OkStatus();
+  StoredJob stored;
+  stored.id = job.id;
+  stored.number = job.number;
+  stored.spec = job.spec;
+  stored.state = job.state;
+  stored.reason = job.reason;
+  stored.progress = job.run ? job.run->Progress() : job.final_progress;
+  stored.submitted_unix_ms = job.submitted_ms;
+  stored.finished_unix_ms = job.finished_ms;
+  absl::Status s = options_.store->Put(stored);
+  if (!s.ok()) HLOG_ERROR("job {}: not recorded: {}", job.id, std::string(s.message()));
+  return s;
+}
+
+void JobManager::Restore(std::vector<StoredJob> stored) {
+  for (StoredJob& j : stored) {
+    auto job = std::make_unique<Job>();
+    job->id = j.id;
+    job->number = j.number;
+    job->spec = std::move(j.spec);
+    job->state = j.state;
+    job->reason = std::move(j.reason);
+    job->final_progress = std::move(j.progress);
+    job->submitted_ms = j.submitted_unix_ms;
+    job->finished_ms = j.finished_unix_ms;
+    if (job->state == proto::JOB_RUNNING) {
+      job->state = proto::JOB_FAILED;
+      job->reason =
+          absl::StrCat("the scheduler restarted while the job ran (last recorded at iteration ",
+                       job->final_progress.iteration(),
+                       "); resuming from a checkpoint is not built yet: submit it again");
+      job->finished_ms = absl::ToUnixMillis(absl::Now());
+      Record(*job).IgnoreError();
+    }
+    if (job->state == proto::JOB_QUEUED) queue_.push_back(job->id);
+    HLOG_INFO("job {} ({}) restored: {}", job->id, job->spec.name(),
+              proto::JobState_Name(job->state));
+    next_id_ = std::max(next_id_, job->number + 1);
+    order_.push_back(job->id);
+    jobs_[job->id] = std::move(job);
+  }
 }
 
 JobManager::~JobManager() {
@@ -38,9 +87,14 @@ absl::StatusOr<std::string> JobManager::Submit(const proto::JobSpec& submitted) 
   if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   auto job = std::make_unique<Job>();
-  job->id = absl::StrCat("job-", next_id_++);
+  job->number = next_id_;
+  job->id = absl::StrCat("job-", job->number);
   job->spec = spec;
   job->submitted_ms = absl::ToUnixMillis(absl::Now());
+  if (absl::Status s = Record(*job); !s.ok()) {
+    return absl::UnavailableError(absl::StrCat("the job could not be recorded: ", s.message()));
+  }
+  ++next_id_;
   const std::string id = job->id;
   HLOG_INFO("job {} ({}) queued", id, spec.name());
   jobs_[id] = std::move(job);
@@ -125,6 +179,7 @@ void JobManager::Finish(Job* job, const absl::Status& outcome) {
   job->reason = std::string(outcome.message());
   job->finished_ms = absl::ToUnixMillis(absl::Now());
   if (job->run) job->final_progress = job->run->Progress();
+  Record(*job).IgnoreError();
   ++version_;
   HLOG_INFO("job {} {}{}{}", job->id, proto::JobState_Name(job->state),
             job->reason.empty() ? "" : ": ", job->reason);
@@ -162,6 +217,7 @@ void JobManager::Loop() {
       queue_.pop_front();
       job->run = std::make_shared<JobRun>(job->id, job->spec, ps, workers, registry_, options_.run);
       job->state = proto::JOB_RUNNING;
+      Record(*job).IgnoreError();
       running_ = job->run;
       previous = std::move(kept_on_ps_);
       ++version_;
@@ -256,6 +312,12 @@ absl::StatusOr<proto::ExportJobResponse> JobManager::Export(const std::string& j
                                                         "exported"));
     }
     run = job.run;
+  }
+  if (run == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job_id,
+        " ran under an earlier scheduler process: its tables are not kept for "
+        "export across a restart (export it before restarting, or from its checkpoint)"));
   }
   return run->Export(out_dir);
 }

@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/tunables.h"
 #include "scheduler/service/job_run.h"
+#include "scheduler/service/job_store.h"
 #include "scheduler/service/kv_rendezvous.h"
 #include "scheduler/service/node_registry.h"
 
@@ -27,6 +28,14 @@ namespace herald::scheduler {
 struct JobManagerOptions {
   JobRunOptions run;
   absl::Duration poll = absl::Milliseconds(tunables::kSchedulerPollMs);  // re-check nodes
+  // Where every job is recorded at submission and at each change of state
+  // (not owned; null: jobs live in memory only).
+  JobStore* store = nullptr;
+  // Jobs read back from `store` when the scheduler starts: the queued ones
+  // are queued again; one that was running failed with the restart (resume
+  // from a checkpoint is not built); ended ones are listed as they ended
+  // (not exportable: their tables left the PS with the previous scheduler).
+  std::vector<StoredJob> restored;
 };
 
 // What JobManager::Status adds beyond state and progress.
@@ -93,6 +102,7 @@ class JobManager {
     int64_t finished_ms = 0;
     std::shared_ptr<JobRun> run;
     proto::JobProgress final_progress;
+    uint64_t number = 0;  // N of "job-N"
   };
 
   void Loop();
@@ -102,6 +112,9 @@ class JobManager {
   proto::JobStatus StatusLocked(const Job& job, JobStatusDetail detail = {}) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void Finish(Job* job, const absl::Status& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the job to options_.store (if any). Errors: the store's.
+  absl::Status Record(const Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Restore(std::vector<StoredJob> jobs) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   NodeRegistry* registry_;
   KvRendezvous* rendezvous_;

@@ -37,6 +37,7 @@ class LocalCluster {
   const std::string& token_file() const { return token_file_; }
   proto::JobService::Stub* jobs() { return jobs_.get(); }
   ChildProcess& worker(int w) { return *workers_[w]; }
+  ChildProcess& scheduler() { return *scheduler_; }
   // Addresses of the PS shards, by shard index.
   std::vector<std::string> PsAddresses() const;
 

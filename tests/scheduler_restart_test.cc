@@ -1,0 +1,146 @@
+// A scheduler with --state_dir remembers its jobs across a SIGKILL: queued
+// jobs stay queued (and job ids go on), ended ones are listed as they
+// ended, and a job that was running fails naming the restart (resuming it
+// is not built yet). Real processes, real SQLite file, heraldctl as a user.
+
+#include <signal.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "tests/harness/heraldctl.h"
+#include "tests/harness/local_cluster.h"
+#include "tests/harness/process.h"
+#include "tests/harness/small_job.h"
+
+namespace herald {
+namespace {
+
+// One herald_scheduler on 127.0.0.1 with the cluster token and `state_dir`.
+struct Scheduler {
+  std::unique_ptr<testing::ChildProcess> process;
+  std::string address;
+};
+
+Scheduler StartScheduler(const std::string& dir, const std::string& state_dir,
+                         const std::string& token_file, const std::string& name) {
+  Scheduler s;
+  const std::string port_file = dir + "/" + name + ".port";
+  auto p = testing::ChildProcess::Start(testing::RunfilePath("scheduler/herald_scheduler"),
+                                        {"--listen=127.0.0.1:0", "--port_file=" + port_file,
+                                         "--state_dir=" + state_dir, "--token_file=" + token_file},
+                                        dir + "/" + name + ".log");
+  EXPECT_TRUE(p.ok()) << p.status();
+  if (!p.ok()) return s;
+  auto port = (*p)->WaitForPortFile(port_file, 20000);
+  EXPECT_TRUE(port.ok()) << port.status();
+  s.address = absl::StrCat("127.0.0.1:", port.ok() ? *port : 0);
+  s.process = std::move(*p);
+  return s;
+}
+
+void Kill(testing::ChildProcess& p) {
+  ASSERT_TRUE(p.Signal(SIGKILL).ok());
+  auto code = p.WaitForExit(20000);
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 128 + SIGKILL);
+}
+
+class SchedulerRestart : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTestDir("scheduler_restart");
+    token_file_ = dir_ + "/token";
+    std::ofstream(token_file_) << testing::LocalCluster::kToken << "\n";
+  }
+  testing::CommandResult Ctl(const std::string& address, std::vector<std::string> args) {
+    args.insert(args.end(), {"--scheduler=" + address, "--token-file=" + token_file_});
+    return testing::RunHeraldctl(dir_, args);
+  }
+  std::string SpecFile(const proto::JobSpec& spec) {
+    std::string text;
+    google::protobuf::TextFormat::PrintToString(spec, &text);
+    const std::string path = dir_ + "/" + spec.name() + ".txt";
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string dir_, token_file_;
+};
+
+TEST_F(SchedulerRestart, QueuedJobsStayQueuedAndIdsGoOn) {
+  const std::string state = dir_ + "/state";
+  Scheduler first = StartScheduler(dir_, state, token_file_, "first");
+  ASSERT_NE(first.process, nullptr);
+  // No PS or worker is registered: both jobs wait in the queue.
+  for (const char* name : {"a", "b"}) {
+    testing::CommandResult submitted =
+        Ctl(first.address,
+            {"submit", SpecFile(testing::SmallWideAndDeepJob(name, proto::POLICY_HERALD, 4))});
+    ASSERT_EQ(submitted.code, 0) << submitted.output;
+  }
+  Kill(*first.process);
+
+  Scheduler second = StartScheduler(dir_, state, token_file_, "second");
+  ASSERT_NE(second.process, nullptr);
+  testing::CommandResult status = Ctl(second.address, {"status"});
+  ASSERT_EQ(status.code, 0) << status.output;
+  EXPECT_NE(status.output.find("job-1 a"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("job-2 b"), std::string::npos) << status.output;
+  EXPECT_EQ(status.output.find("RUNNING"), std::string::npos) << status.output;
+  size_t queued = 0;
+  for (size_t at = 0; (at = status.output.find("JOB_QUEUED", at)) != std::string::npos; ++at) {
+    ++queued;
+  }
+  EXPECT_EQ(queued, 2u) << status.output;
+  testing::CommandResult third =
+      Ctl(second.address,
+          {"submit", SpecFile(testing::SmallWideAndDeepJob("c", proto::POLICY_HERALD, 4))});
+  ASSERT_EQ(third.code, 0) << third.output;
+  EXPECT_EQ(absl::StripAsciiWhitespace(third.output), "job-3");
+  // A cancelled job is recorded as cancelled too.
+  ASSERT_EQ(Ctl(second.address, {"cancel", "job-1"}).code, 0);
+  Kill(*second.process);
+  Scheduler last = StartScheduler(dir_, state, token_file_, "last");
+  testing::CommandResult after = Ctl(last.address, {"status", "job-1"});
+  EXPECT_NE(after.output.find("JOB_CANCELLED"), std::string::npos) << after.output;
+}
+
+TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneFailsNamingTheRestart) {
+  const std::string state = dir_ + "/state";
+  auto cluster =
+      testing::LocalCluster::Start("restart_cluster", 1, 2, nullptr, {}, {"--state_dir=" + state});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  auto done = (*cluster)->Submit(testing::SmallWideAndDeepJob("done", proto::POLICY_HERALD, 5));
+  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_EQ((*cluster)->Watch(*done).state(), proto::JOB_SUCCEEDED) << (*cluster)->Logs();
+  auto running =
+      (*cluster)->Submit(testing::SmallWideAndDeepJob("long", proto::POLICY_HERALD, 100000));
+  ASSERT_TRUE(running.ok()) << running.status();
+  const proto::JobStatus seen = (*cluster)->Watch(*running, [](const proto::JobStatus& s) {
+    return s.state() == proto::JOB_RUNNING && s.progress().iteration() >= 2;
+  });
+  ASSERT_EQ(seen.state(), proto::JOB_RUNNING) << seen.reason() << (*cluster)->Logs();
+  Kill((*cluster)->scheduler());
+
+  Scheduler again = StartScheduler(dir_, state, token_file_, "again");
+  ASSERT_NE(again.process, nullptr);
+  testing::CommandResult first = Ctl(again.address, {"status", *done});
+  EXPECT_NE(first.output.find("JOB_SUCCEEDED"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("iter 5/5"), std::string::npos) << first.output;
+  testing::CommandResult second = Ctl(again.address, {"status", *running});
+  EXPECT_NE(second.output.find("JOB_FAILED"), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find("the scheduler restarted while the job ran"), std::string::npos)
+      << second.output;
+  testing::CommandResult exported = Ctl(again.address, {"export", *done, "--out=" + dir_ + "/m"});
+  EXPECT_EQ(exported.code, 1);
+  EXPECT_NE(exported.output.find("earlier scheduler process"), std::string::npos)
+      << exported.output;
+}
+
+}  // namespace
+}  // namespace herald
