@@ -16,6 +16,7 @@
 // and without a GPU every test prints "SKIPPED (no GPU): ..." and skips.
 
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
+#include "ps_server/checkpoint/manifest.h"
+#include "ps_server/checkpoint/shard_file.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/service/batch_stream.h"
 #include "tests/harness/local_cluster.h"
@@ -248,6 +251,62 @@ TEST_F(ExactnessCluster, RowsInitialisedByWorkersGiveTheReferenceModel) {
     const std::string dir = RunAndExport(spec, &done);
     ExpectEqualsReference(dir, done, ref);  // also: PS fetch counters = planned fetches
     EXPECT_GT(done.progress().rows_initialized(), 0u);
+  }
+}
+
+// Consistent periodic checkpoints (checkpoint.every_iterations 3 of 10,
+// keep_last 2): the iterations before them flush every dirty row, which
+// changes no bit of the model; the checkpoint of iteration 8 holds exactly
+// the reference's rows after 9 iterations, every trained key and no other;
+// older ones are pruned.
+TEST_F(ExactnessCluster, PeriodicCheckpointsCaptureTheReferenceModelAtTheirIteration) {
+  const ReferenceModel ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  proto::JobSpec nine = Spec(proto::POLICY_HERALD, 2);
+  nine.set_iterations(9);
+  const ReferenceModel ref9 = TrainReference(nine);
+  proto::JobSpec spec = Spec(proto::POLICY_HERALD, 4);  // every exact option on by default
+  const std::string ckpt = cluster_->dir() + "/ckpt";
+  spec.mutable_checkpoint()->set_dir(ckpt);
+  spec.mutable_checkpoint()->set_every_iterations(3);
+  spec.mutable_checkpoint()->set_keep_last(2);
+  proto::JobStatus done;
+  const std::string dir = RunAndExport(spec, &done);
+  ExpectEqualsReference(dir, done, ref);
+  EXPECT_GT(done.progress().rows_handed_off(), 0u);
+  EXPECT_EQ(done.progress().checkpoints_written(), 4u);  // 2, 5, 8 and the final 9
+  EXPECT_NE(done.progress().last_checkpoint().find("iter-000000000009/MANIFEST"), std::string::npos)
+      << done.progress().last_checkpoint();
+  const std::string job_dir = ckpt + "/" + done.job_id();
+  for (uint64_t it : {2u, 5u}) {
+    EXPECT_FALSE(std::ifstream(ps::ManifestPath(ckpt, done.job_id(), it)).good()) << it;
+  }
+  auto manifest = ps::ReadManifest(ps::ManifestPath(ckpt, done.job_id(), 8));
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  std::vector<std::vector<double>> got(ref9.keys.size()), want(ref9.keys.size());
+  std::vector<size_t> rows(ref9.keys.size(), 0);
+  for (const proto::CheckpointShard& shard : manifest->shards()) {
+    ps::ShardFileHeader header;
+    uint32_t table = 0;
+    auto read = ps::ReadShardFile(
+        ps::ManifestDir(ps::ManifestPath(ckpt, done.job_id(), 8)) + "/" + shard.file(), &header,
+        [&](const ps::ShardTableHeader& t) {
+          table = t.table_id;
+          return absl::OkStatus();
+        },
+        [&](Key key, uint64_t, const float* row) {
+          EXPECT_TRUE(ref9.keys[table].contains(key)) << "table " << table << " key " << key;
+          const std::vector<float> r = ref9.trainer->Row(table, key);
+          want[table].insert(want[table].end(), r.begin(), r.end());
+          got[table].insert(got[table].end(), row, row + r.size());
+          ++rows[table];
+          return absl::OkStatus();
+        });
+    ASSERT_TRUE(read.ok()) << read.status();
+  }
+  for (size_t t = 0; t < ref9.keys.size(); ++t) {
+    EXPECT_EQ(rows[t], ref9.keys[t].size()) << "table " << t;
+    EXPECT_LE(testing::RelativeError(got[t], want[t]), testing::kReferenceRelativeError)
+        << "table " << t;
   }
 }
 

@@ -1,5 +1,6 @@
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "common/data/test_util.h"
@@ -107,6 +108,38 @@ TEST(ShardFile, AbandonedWriterLeavesNoFile) {
   }
   struct stat st;
   EXPECT_NE(::stat(dir.File("s.hsf").c_str(), &st), 0);
+}
+
+TEST(Manifest, PruningKeepsTheNewestCompleteCheckpointsAndOneBeingWritten) {
+  TempDir dir;
+  auto complete = [&](uint64_t it) {
+    proto::CheckpointManifest m;
+    m.set_job_id("ctr");
+    m.set_iteration(it);
+    m.set_num_shards(1);
+    m.add_shards()->set_file(ShardFileName(0, 1));
+    ASSERT_TRUE(WriteManifest(dir.path(), m).ok());
+  };
+  auto unfinished = [&](uint64_t it) {
+    ASSERT_TRUE(MakeDirs(CheckpointIterationDir(dir.path(), "ctr", it)).ok());
+  };
+  unfinished(1);
+  complete(2);
+  complete(5);
+  unfinished(6);
+  complete(8);
+  unfinished(9);  // newer than every complete one: perhaps being written
+  auto removed = PruneCheckpoints(dir.path(), "ctr", 2);
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, 3);  // 1, 2 and 6
+  for (uint64_t it : {1u, 2u, 6u}) {
+    EXPECT_FALSE(std::filesystem::exists(CheckpointIterationDir(dir.path(), "ctr", it))) << it;
+  }
+  for (uint64_t it : {5u, 8u, 9u}) {
+    EXPECT_TRUE(std::filesystem::exists(CheckpointIterationDir(dir.path(), "ctr", it))) << it;
+  }
+  EXPECT_EQ(*PruneCheckpoints(dir.path(), "ctr", 0), 0);  // 0 keeps everything
+  EXPECT_EQ(*PruneCheckpoints(dir.path(), "none", 2), 0);
 }
 
 TEST(Manifest, WritesReadsAndFindsTheLatestCompleteCheckpoint) {

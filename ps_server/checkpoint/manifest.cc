@@ -4,11 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -116,6 +119,35 @@ absl::StatusOr<std::string> FindLatestManifest(const std::string& dir, const std
         absl::StrCat("no complete checkpoint of job ", job_id, " under ", dir));
   }
   return ManifestPath(dir, job_id, best);
+}
+
+absl::StatusOr<int> PruneCheckpoints(const std::string& dir, const std::string& job_id,
+                                     uint32_t keep_last) {
+  if (keep_last == 0) return 0;
+  const std::filesystem::path job_dir = std::filesystem::path(dir) / job_id;
+  std::error_code error;
+  std::vector<std::pair<uint64_t, bool>> iterations;  // (iteration, complete)
+  for (const auto& entry : std::filesystem::directory_iterator(job_dir, error)) {
+    const std::string name = entry.path().filename().string();
+    uint64_t it;
+    if (!absl::StartsWith(name, "iter-") || !absl::SimpleAtoi(name.substr(5), &it)) continue;
+    iterations.emplace_back(it, std::filesystem::exists(ManifestPath(dir, job_id, it)));
+  }
+  std::sort(iterations.rbegin(), iterations.rend());  // newest first
+  uint32_t complete = 0;
+  int removed = 0;
+  for (const auto& [it, is_complete] : iterations) {
+    // Unfinished ones newer than every complete one may still be written.
+    const bool keep = is_complete ? ++complete <= keep_last : complete == 0;
+    if (keep) continue;
+    const std::string path = CheckpointIterationDir(dir, job_id, it);
+    std::filesystem::remove_all(path, error);
+    if (error) {
+      return absl::InternalError(absl::StrCat("cannot remove ", path, ": ", error.message()));
+    }
+    ++removed;
+  }
+  return removed;
 }
 
 }  // namespace herald::ps

@@ -35,6 +35,13 @@ absl::StatusOr<proto::CheckpointManifest> ReadManifest(const std::string& path);
 // Errors: NotFound if there is none.
 absl::StatusOr<std::string> FindLatestManifest(const std::string& dir, const std::string& job_id);
 
+// Keeps the newest `keep_last` complete checkpoints of `job_id` under `dir`
+// (0: all) and removes the older ones, and every unfinished one older than
+// the newest complete one. Returns how many iteration directories it
+// removed. Errors: Internal naming a directory that could not be removed.
+absl::StatusOr<int> PruneCheckpoints(const std::string& dir, const std::string& job_id,
+                                     uint32_t keep_last);
+
 // Directory holding a manifest (shard file names are relative to it).
 std::string ManifestDir(const std::string& manifest_path);
 

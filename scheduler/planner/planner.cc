@@ -337,7 +337,11 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
       have_after_ = true;
     }
     have_next_ = true;
-    if (options_.policy.sync == SyncMode::kOwnership) CommunicationPlan(&plan);
+    if (FlushesAt(options_.flush_every, iteration_)) {
+      FlushDirty(&plan);
+    } else if (options_.policy.sync == SyncMode::kOwnership) {
+      CommunicationPlan(&plan);
+    }
   } else {
     have_next_ = false;
     FlushDirty(&plan);

@@ -86,6 +86,10 @@ std::vector<PlanCounts> RunChecked(const PlannerOptions& options,
     }
     totals.push_back(Sum(counts));
     if (plans != nullptr) plans->push_back(*std::move(plan));
+    if (FlushesAt(options.flush_every, i)) {  // a consistent point: the PS has the model
+      const absl::Status flushed = checker.CheckFinal();
+      EXPECT_TRUE(flushed.ok()) << "after flush iteration " << i << ": " << flushed;
+    }
   }
   const absl::Status final_check = checker.CheckFinal();
   EXPECT_TRUE(final_check.ok()) << final_check;
@@ -499,6 +503,13 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
           const auto served_only = RunChecked(o, batches);
           EXPECT_EQ(served_only.size(), batches.size());
           o.serve = false;
+        }
+        {  // flushing every dirty row every 4 iterations, every option on
+          PlannerOptions flushing = o;
+          flushing.flush_every = 4;
+          flushing.handoff = flushing.serve = flushing.policy.sync == SyncMode::kOwnership;
+          const auto flushed = RunChecked(flushing, batches);
+          EXPECT_EQ(flushed.size(), batches.size());
         }
         if (o.policy.allocation == Allocation::kLocality) {  // refining allocation passes
           PlannerOptions refined = o;

@@ -120,6 +120,7 @@ absl::StatusOr<PlannerOptions> PlannerOptionsFromSpec(const proto::SchedulingSpe
   o.adaptive.top_k = s.adaptive_top_k();
   o.adaptive.budget_ms = s.adaptive_budget_ms();
   o.threads = resources.threads;
+  o.flush_every = resources.flush_every;
   o.handoff = s.handoff();
   o.serve = s.serve();
   o.init_on_worker = s.init_on_worker();

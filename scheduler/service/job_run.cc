@@ -12,6 +12,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/tunables.h"
+#include "ps_server/checkpoint/manifest.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/planner/planner.h"
 #include "scheduler/planner/scheduling_spec.h"
@@ -248,6 +249,8 @@ absl::Status JobRun::Plan() {
   resources.warm_keys = sizing.warm_keys;
   resources.seed = spec_.seed();
   resources.threads = options_.planner_threads;
+  if (!spec_.checkpoint().dir().empty())
+    resources.flush_every = spec_.checkpoint().every_iterations();
   HERALD_ASSIGN_OR_RETURN(PlannerOptions po,
                           PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
@@ -341,6 +344,9 @@ absl::Status JobRun::Plan() {
       }
     }
     if (!have_next) break;
+    if (FlushesAt(po.flush_every, plan->iteration)) {
+      HERALD_RETURN_IF_ERROR(CheckpointAt(plan->iteration));
+    }
     std::swap(current, next);
     std::swap(next, after);
     have_next = have_after;
@@ -426,6 +432,36 @@ absl::Status JobRun::WaitForReports() {
   }
 }
 
+absl::Status JobRun::CheckpointAt(uint64_t iteration) {
+  const absl::Time start = absl::Now();
+  for (;;) {
+    HERALD_RETURN_IF_ERROR(Health());
+    absl::MutexLock lock(&mu_);
+    auto reported = [this, iteration]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return !failure_.ok() || progress_.iteration() > iteration;
+    };
+    if (mu_.AwaitWithTimeout(absl::Condition(&reported), options_.poll) && failure_.ok()) break;
+  }
+  absl::StatusOr<std::string> manifest =
+      ps_->Checkpoint(job_id_, iteration, spec_.checkpoint().dir());
+  if (!manifest.ok()) {
+    return absl::Status(
+        manifest.status().code(),
+        absl::StrCat("checkpoint of iteration ", iteration, ": ", manifest.status().message()));
+  }
+  absl::StatusOr<int> pruned =
+      ps::PruneCheckpoints(spec_.checkpoint().dir(), job_id_, spec_.checkpoint().keep_last());
+  if (!pruned.ok()) HLOG_WARN("job {}: {}", job_id_, std::string(pruned.status().message()));
+  const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+  HLOG_INFO("job {}: checkpoint of iteration {} in {:.0f} ms: {}", job_id_, iteration, ms,
+            *manifest);
+  absl::MutexLock lock(&mu_);
+  progress_.set_last_checkpoint(*manifest);
+  progress_.set_checkpoints_written(progress_.checkpoints_written() + 1);
+  progress_.set_checkpoint_ms(progress_.checkpoint_ms() + ms);
+  return absl::OkStatus();
+}
+
 absl::Status JobRun::Run() {
   absl::Status s = Prepare();
   if (s.ok()) s = Plan();
@@ -436,6 +472,12 @@ absl::Status JobRun::Run() {
         ps_->Checkpoint(job_id_, total_iterations_ - 1, spec_.checkpoint().dir());
     if (manifest.ok()) {
       HLOG_INFO("job {}: checkpoint {}", job_id_, *manifest);
+      ps::PruneCheckpoints(spec_.checkpoint().dir(), job_id_, spec_.checkpoint().keep_last())
+          .status()
+          .IgnoreError();
+      absl::MutexLock lock(&mu_);
+      progress_.set_last_checkpoint(*manifest);
+      progress_.set_checkpoints_written(progress_.checkpoints_written() + 1);
     } else {
       s = absl::Status(manifest.status().code(),
                        absl::StrCat("final checkpoint: ", manifest.status().message()));

@@ -116,6 +116,11 @@ class JobRun {
   absl::Status Prepare();
   absl::Status Plan();
   absl::Status WaitForReports();
+  // After flush iteration `iteration` (every dirty row written back): waits
+  // for every worker's report of it, checkpoints every shard at it and prunes
+  // to checkpoint.keep_last. No step after it is queued meanwhile, so no
+  // shard commits past it.
+  absl::Status CheckpointAt(uint64_t iteration);
   // Pushes to worker w's queue, waking every `poll` to check the job.
   absl::Status PushStep(uint32_t w, std::shared_ptr<const proto::WorkerStep> step);
   // The failure (cancel, a dead node, an error report), or OK.

@@ -56,10 +56,8 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
   }
   HERALD_RETURN_IF_ERROR(
       ValidateSchedulingSpec(spec.scheduling(), static_cast<uint32_t>(spec.tables_size())));
-  if (spec.checkpoint().every_iterations() > 0) {
-    // Needs the workers' dirty rows flushed first (docs/checkpoints.md).
-    return absl::UnimplementedError(
-        "checkpoint.every_iterations: not built yet (set checkpoint.dir for a final checkpoint)");
+  if (spec.checkpoint().every_iterations() > 0 && spec.checkpoint().dir().empty()) {
+    return absl::InvalidArgumentError("checkpoint.every_iterations: set checkpoint.dir too");
   }
   return absl::OkStatus();
 }
