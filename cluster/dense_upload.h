@@ -22,4 +22,11 @@ absl::Status UploadDense(proto::WorkerService::Stub* stub, const std::string& to
                          const std::string& node_id, const std::string& job_id,
                          const std::vector<float>& values, size_t chunk_floats = 1 << 18);
 
+// The same for a checkpoint after `iteration` (WorkerStep.checkpoint): the
+// parameters, then the dense optimizer's `state`.
+absl::Status UploadCheckpointDense(proto::WorkerService::Stub* stub, const std::string& token,
+                                   const std::string& node_id, const std::string& job_id,
+                                   uint64_t iteration, const std::vector<float>& values,
+                                   const std::vector<float>& state, size_t chunk_floats = 1 << 18);
+
 }  // namespace herald::cluster

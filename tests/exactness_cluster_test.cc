@@ -257,8 +257,8 @@ TEST_F(ExactnessCluster, RowsInitialisedByWorkersGiveTheReferenceModel) {
 // Consistent periodic checkpoints (checkpoint.every_iterations 3 of 10,
 // keep_last 2): the iterations before them flush every dirty row, which
 // changes no bit of the model; the checkpoint of iteration 8 holds exactly
-// the reference's rows after 9 iterations, every trained key and no other;
-// older ones are pruned.
+// the reference's rows after 9 iterations, every trained key and no other,
+// and its dense parameters and Adam state; older ones are pruned.
 TEST_F(ExactnessCluster, PeriodicCheckpointsCaptureTheReferenceModelAtTheirIteration) {
   const ReferenceModel ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
   proto::JobSpec nine = Spec(proto::POLICY_HERALD, 2);
@@ -308,6 +308,27 @@ TEST_F(ExactnessCluster, PeriodicCheckpointsCaptureTheReferenceModelAtTheirItera
     EXPECT_LE(testing::RelativeError(got[t], want[t]), testing::kReferenceRelativeError)
         << "table " << t;
   }
+  // Its dense half: the parameters and the Adam state after 9 iterations.
+  const std::vector<float> ref_dense = ref9.trainer->DenseValues();
+  const std::vector<float> ref_state = ref9.trainer->DenseOptimizerState();
+  ASSERT_EQ(manifest->dense_file(), "dense.bin");
+  ASSERT_EQ(manifest->dense_floats(), ref_dense.size());
+  ASSERT_EQ(manifest->dense_state_floats(), ref_state.size());
+  ASSERT_GT(ref_state.size(), 0u);
+  const std::string dense_path =
+      ps::ManifestDir(ps::ManifestPath(ckpt, done.job_id(), 8)) + "/dense.bin";
+  EXPECT_EQ(*ps::FileCrc32Hex(dense_path), manifest->dense_checksum());
+  std::vector<float> stored(ref_dense.size() + ref_state.size());
+  std::ifstream in(dense_path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(stored.data()), stored.size() * sizeof(float));
+  ASSERT_TRUE(in.good());
+  auto as_double = [](auto begin, auto end) { return std::vector<double>(begin, end); };
+  EXPECT_LE(testing::RelativeError(as_double(stored.begin(), stored.begin() + ref_dense.size()),
+                                   as_double(ref_dense.begin(), ref_dense.end())),
+            testing::kReferenceRelativeError);
+  EXPECT_LE(testing::RelativeError(as_double(stored.begin() + ref_dense.size(), stored.end()),
+                                   as_double(ref_state.begin(), ref_state.end())),
+            testing::kReferenceRelativeError);
 }
 
 TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {

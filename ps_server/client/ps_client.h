@@ -42,6 +42,16 @@ struct TableGrads {
   std::vector<float> grads;
 };
 
+// The dense half of a job's checkpoint, a file the caller wrote into the
+// checkpoint's iteration directory before the shards checkpoint; recorded in
+// the manifest (proto/checkpoint.proto, dense_*).
+struct DenseCheckpointFile {
+  std::string file;  // relative to the iteration directory
+  uint64_t floats = 0;
+  uint64_t state_floats = 0;
+  std::string checksum;  // crc32, 8 hex digits
+};
+
 class PsClient {
  public:
   virtual ~PsClient() = default;
@@ -75,7 +85,8 @@ class PsClient {
   // writes the manifest. Returns the manifest path. The job must have been
   // started through this client (the manifest records its spec).
   virtual absl::StatusOr<std::string> Checkpoint(const std::string& job_id, uint64_t iteration,
-                                                 const std::string& dir) = 0;
+                                                 const std::string& dir,
+                                                 const DenseCheckpointFile* dense = nullptr) = 0;
   // One entry per shard.
   virtual absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) = 0;
 };

@@ -369,8 +369,8 @@ absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id, u
 }
 
 absl::StatusOr<std::string> ShardedPsClient::Checkpoint(const std::string& job_id,
-                                                        uint64_t iteration,
-                                                        const std::string& dir) {
+                                                        uint64_t iteration, const std::string& dir,
+                                                        const DenseCheckpointFile* dense) {
   JobInfo info;
   {
     absl::MutexLock lock(&mu_);
@@ -402,6 +402,12 @@ absl::StatusOr<std::string> ShardedPsClient::Checkpoint(const std::string& job_i
     e->set_bytes(out[s].bytes());
     e->set_checksum(out[s].checksum());
     e->set_rows(out[s].rows());
+  }
+  if (dense != nullptr) {
+    manifest.set_dense_file(dense->file);
+    manifest.set_dense_floats(dense->floats);
+    manifest.set_dense_state_floats(dense->state_floats);
+    manifest.set_dense_checksum(dense->checksum);
   }
   return WriteManifest(dir, manifest);
 }

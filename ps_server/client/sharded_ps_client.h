@@ -48,7 +48,8 @@ class ShardedPsClient final : public PsClient {
   absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration, uint32_t worker,
                                      uint32_t num_workers) override;
   absl::StatusOr<std::string> Checkpoint(const std::string& job_id, uint64_t iteration,
-                                         const std::string& dir) override;
+                                         const std::string& dir,
+                                         const DenseCheckpointFile* dense = nullptr) override;
   absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;
 
  private:

@@ -285,7 +285,7 @@ JobManager::Snapshot JobManager::TakeSnapshot() const {
 }
 
 absl::Status JobManager::AcceptDense(const std::string& node_id, const std::string& job_id,
-                                     std::vector<float> values) {
+                                     std::vector<float> values, const DenseUpload& meta) {
   std::shared_ptr<JobRun> run;
   {
     absl::MutexLock lock(&mu_);
@@ -294,7 +294,7 @@ absl::Status JobManager::AcceptDense(const std::string& node_id, const std::stri
     }
     run = running_;
   }
-  return run->AcceptDense(node_id, std::move(values));
+  return run->AcceptDense(node_id, std::move(values), meta);
 }
 
 absl::StatusOr<proto::ExportJobResponse> JobManager::Export(const std::string& job_id,

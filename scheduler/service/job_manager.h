@@ -73,7 +73,7 @@ class JobManager {
   // Rank 0's trained dense parameters for the running job `job_id`.
   // Errors: NotFound (not running), JobRun::AcceptDense's.
   absl::Status AcceptDense(const std::string& node_id, const std::string& job_id,
-                           std::vector<float> values);
+                           std::vector<float> values, const DenseUpload& meta = {});
   // Writes the model of `job_id` to `out_dir` (model_export.h). Errors:
   // NotFound; FailedPrecondition for a job that did not succeed or whose
   // tables left the PS shards (a later job started); the export's.

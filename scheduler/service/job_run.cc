@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <functional>
 
 #include "absl/strings/str_cat.h"
@@ -314,6 +315,7 @@ absl::Status JobRun::Plan() {
       auto encoded = std::make_shared<proto::WorkerStep>(
           BuildStep(current, spec_.num_dense(), *plan, w, job_id_));
       encoded->set_last(!have_next);
+      encoded->set_checkpoint(have_next && FlushesAt(po.flush_every, plan->iteration));
       encode_ms += absl::ToDoubleMilliseconds(absl::Now() - encode_start);
       HERALD_RETURN_IF_ERROR(PushStep(w, std::move(encoded)));
     }
@@ -442,8 +444,39 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration) {
     };
     if (mu_.AwaitWithTimeout(absl::Condition(&reported), options_.poll) && failure_.ok()) break;
   }
+  // The dense half: what rank 0 uploaded before reporting the iteration.
+  CheckpointDense dense;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = checkpoint_dense_.find(iteration);
+    if (it == checkpoint_dense_.end()) {
+      return absl::InternalError(absl::StrCat("checkpoint of iteration ", iteration,
+                                              ": worker 0 uploaded no dense state"));
+    }
+    dense = std::move(it->second);
+    checkpoint_dense_.erase(checkpoint_dense_.begin(), std::next(it));
+  }
+  const std::string iteration_dir =
+      ps::CheckpointIterationDir(spec_.checkpoint().dir(), job_id_, iteration);
+  HERALD_RETURN_IF_ERROR(ps::MakeDirs(iteration_dir));
+  ps::DenseCheckpointFile dense_file;
+  dense_file.file = "dense.bin";
+  dense_file.floats = dense.floats.size() - dense.state_floats;
+  dense_file.state_floats = dense.state_floats;
+  const size_t bytes = dense.floats.size() * sizeof(float);
+  dense_file.checksum = Crc32Hex(Crc32(dense.floats.data(), bytes));
+  {
+    std::ofstream out(iteration_dir + "/" + dense_file.file, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(dense.floats.data()),
+              static_cast<std::streamsize>(bytes));
+    if (!out.flush()) {
+      return absl::UnavailableError(absl::StrCat("checkpoint of iteration ", iteration,
+                                                 ": cannot write ", iteration_dir, "/",
+                                                 dense_file.file));
+    }
+  }
   absl::StatusOr<std::string> manifest =
-      ps_->Checkpoint(job_id_, iteration, spec_.checkpoint().dir());
+      ps_->Checkpoint(job_id_, iteration, spec_.checkpoint().dir(), &dense_file);
   if (!manifest.ok()) {
     return absl::Status(
         manifest.status().code(),
@@ -506,7 +539,8 @@ std::vector<proto::PsStatsResponse> JobRun::PsStats() {
   return stats.ok() ? *stats : std::vector<proto::PsStatsResponse>{};
 }
 
-absl::Status JobRun::AcceptDense(const std::string& node_id, std::vector<float> values) {
+absl::Status JobRun::AcceptDense(const std::string& node_id, std::vector<float> values,
+                                 const DenseUpload& meta) {
   const int w = WorkerIndex(node_id);
   if (w < 0) return absl::NotFoundError(absl::StrCat(node_id, " is not a worker of ", job_id_));
   if (w != 0) {
@@ -515,7 +549,11 @@ absl::Status JobRun::AcceptDense(const std::string& node_id, std::vector<float> 
   }
   if (values.empty()) return absl::InvalidArgumentError("no dense parameters");
   absl::MutexLock lock(&mu_);
-  dense_ = std::move(values);
+  if (meta.checkpoint) {
+    checkpoint_dense_[meta.iteration] = {std::move(values), meta.state_floats};
+  } else {
+    dense_ = std::move(values);
+  }
   return absl::OkStatus();
 }
 

@@ -30,6 +30,13 @@
 
 namespace herald::scheduler {
 
+// What an UploadDense stream carried besides the floats (DenseChunk).
+struct DenseUpload {
+  bool checkpoint = false;  // for the checkpoint after `iteration`
+  uint64_t iteration = 0;
+  uint64_t state_floats = 0;  // trailing floats of dense optimizer state
+};
+
 struct JobRunOptions {
   size_t step_queue_capacity = tunables::kStepQueueCapacity;  // steps per worker (back-pressure)
   uint32_t planner_threads = tunables::kPlannerThreads;       // PlannerOptions::threads
@@ -79,7 +86,8 @@ class JobRun {
   // its last report. Run() checks every replica's reported CRC against them.
   // Errors: NotFound (not this job's worker), PermissionDenied (not rank 0),
   // InvalidArgument (empty).
-  absl::Status AcceptDense(const std::string& node_id, std::vector<float> values);
+  absl::Status AcceptDense(const std::string& node_id, std::vector<float> values,
+                           const DenseUpload& meta = {});
   // Writes the trained model to `out_dir` (model_export.h). Errors:
   // FailedPrecondition once EndOnPs() ran (the tables are gone), the
   // export's.
@@ -167,7 +175,13 @@ class JobRun {
   uint64_t rows_vanilla_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t uses_ ABSL_GUARDED_BY(mu_) = 0;  // planned row uses and cache hits
   uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<float> dense_ ABSL_GUARDED_BY(mu_);         // from rank 0, at the end
+  std::vector<float> dense_ ABSL_GUARDED_BY(mu_);  // from rank 0, at the end
+  // From rank 0 for the checkpoint after an iteration: parameters + state.
+  struct CheckpointDense {
+    std::vector<float> floats;
+    uint64_t state_floats = 0;
+  };
+  std::map<uint64_t, CheckpointDense> checkpoint_dense_ ABSL_GUARDED_BY(mu_);
   std::vector<uint32_t> final_crc_ ABSL_GUARDED_BY(mu_);  // per worker, last report
 
   // Serialises Export and EndOnPs (which drops the tables an export reads).

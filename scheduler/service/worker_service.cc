@@ -68,6 +68,7 @@ grpc::Status WorkerServiceImpl::UploadDense(grpc::ServerContext* context,
   std::vector<float> values;
   std::string node_id, job_id;
   uint64_t total = 0;
+  DenseUpload meta;  // checkpoint, iteration, state floats: as the first chunk says
   bool first = true;
   auto invalid = [](const std::string& what) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("UploadDense: ", what));
@@ -77,6 +78,13 @@ grpc::Status WorkerServiceImpl::UploadDense(grpc::ServerContext* context,
       node_id = chunk.node_id();
       job_id = chunk.job_id();
       total = chunk.total_floats();
+      meta.checkpoint = chunk.checkpoint();
+      meta.iteration = chunk.iteration();
+      meta.state_floats = chunk.state_floats();
+      if (meta.state_floats >= total) {
+        return invalid(absl::StrCat("state_floats ", meta.state_floats, " leaves no parameters in ",
+                                    total, " floats"));
+      }
       if (total == 0 || total > kMaxFloats) {
         return invalid(absl::StrCat("total_floats ", total, " not in [1, 2^32]"));
       }
@@ -102,7 +110,7 @@ grpc::Status WorkerServiceImpl::UploadDense(grpc::ServerContext* context,
   if (first || values.size() != total) {
     return invalid(absl::StrCat("received ", values.size(), " of ", total, " floats"));
   }
-  return rpc::ToGrpcStatus(jobs_->AcceptDense(node_id, job_id, std::move(values)));
+  return rpc::ToGrpcStatus(jobs_->AcceptDense(node_id, job_id, std::move(values), meta));
 }
 
 }  // namespace herald::scheduler

@@ -42,6 +42,8 @@ class ReferenceTrainer {
   // Row (values + optimizer state) of `key`, initialised if never touched.
   std::vector<float> Row(uint32_t table, Key key) const;
   std::vector<float> DenseValues() const { return model_->params().values().ToHost(); }
+  // The dense optimizer's state (e.g. Adam's moments), as a worker's.
+  std::vector<float> DenseOptimizerState() { return dense_optimizer_.state().ToHost(); }
   RecModel& model() { return *model_; }
 
  private:

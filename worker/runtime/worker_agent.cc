@@ -188,6 +188,17 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       outcome = result.status();
       break;
     }
+    if (wire.checkpoint() && !wire.last() && join.rank() == 0) {
+      // A consistent checkpoint follows this step: its dense half.
+      const absl::Status up = cluster::UploadCheckpointDense(
+          workers_.get(), options_.token, node_id, join.job_id(), iteration,
+          replica.model->params().values().ToHost(),
+          replica.optimizer ? replica.optimizer->state().ToHost() : std::vector<float>());
+      if (!up.ok()) {
+        outcome = Annotate(up, "uploading the dense state for the checkpoint");
+        break;
+      }
+    }
     uint32_t dense_crc = 0;
     if (wire.last()) {
       // The model is final: rank 0 uploads it (for export) before reporting,
