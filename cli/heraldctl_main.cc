@@ -89,6 +89,9 @@ ABSL_FLAG(uint32_t, allocation_passes, 0,
           "simulate, location-aware policies: greedy allocation passes, 0..8 (0: the policy's "
           "default, 2 for location-aware ones); each pass after the first re-places every "
           "sample knowing where the others went (as scheduling.allocation_passes in a job spec)");
+ABSL_FLAG(uint64_t, flush_every, 0,
+          "simulate: every N iterations write back every dirty row, as a job with "
+          "checkpoint.every_iterations N does before each checkpoint (0: never)");
 ABSL_FLAG(double, link_gbps, 0,
           "simulate: predict the iteration time on a cluster whose every NIC moves this many "
           "Gb/s each way (0: no prediction; scheduler/planner/network_cost.h)");
@@ -133,7 +136,7 @@ Commands:
   simulate --data FILE --workers N --batch-per-worker B [--cache-ratio R] [--policy P]
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
            [--warm-start] [--seed S] [--threads T] [--handoff] [--serve]
-           [--init-on-worker] [--allocation-passes N] [--nocheck] [--json]
+           [--init-on-worker] [--allocation-passes N] [--flush-every N] [--nocheck] [--json]
            [--link-gbps G [--latency-us U] [--host-gbps H] [--ps-hosts N] [--row-floats F]
             [--dense-params P] [--compute-ms-per-sample C]]
       Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
@@ -157,6 +160,7 @@ Commands:
       every sample N - 1 more times, each time knowing where the others went: fewer rows
       moved, more scheduling time (as scheduling.allocation_passes). Left out, these four
       take the policy's defaults, as in a job spec (on with herald; --nohandoff etc.).
+      --flush-every N: the rows periodic checkpoints cost (checkpoint.every_iterations).
       --link-gbps: also predict the iteration time on a cluster of such NICs from the
       bytes each NIC carries per phase, round trips and compute (docs/scheduler.md).
 
@@ -272,6 +276,7 @@ int main(int argc, char** argv) {
       o.init_on_worker = absl::GetFlag(FLAGS_init_on_worker);
     }
     o.allocation_passes = absl::GetFlag(FLAGS_allocation_passes);
+    o.flush_every = absl::GetFlag(FLAGS_flush_every);
     o.top_k = absl::GetFlag(FLAGS_top_k);
     o.warm_start = absl::GetFlag(FLAGS_warm_start);
     o.budget_ms = absl::GetFlag(FLAGS_budget_ms);

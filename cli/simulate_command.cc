@@ -231,8 +231,8 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"rows_owner_gradients\":", t.owner_gradients, ",\"serve\":", *o.serve ? "true" : "false",
       ",\"rows_initialized\":", t.initialized,
       ",\"init_on_worker\":", *o.init_on_worker ? "true" : "false",
-      ",\"allocation_passes\":", o.allocation_passes, ",\"bytes_fetched\":", t.fetched * 4 * o.dim,
-      ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
+      ",\"allocation_passes\":", o.allocation_passes, ",\"flush_every\":", o.flush_every,
+      ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,
       ",\"directory_entries_max\":", r.directory_entries_max, ",\"hit_rate\":", r.hit_rate(),
@@ -353,6 +353,7 @@ absl::Status RunSimulate(const SimulateOptions& options) {
   resources.warm_keys = std::move(warm_keys);
   resources.seed = o.seed;
   resources.threads = o.threads;
+  resources.flush_every = o.flush_every;
   scheduler::SimulationOptions so;
   absl::StatusOr<scheduler::PlannerOptions> planner =
       scheduler::PlannerOptionsFromSpec(scheduling, std::move(resources));

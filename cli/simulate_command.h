@@ -42,6 +42,9 @@ struct SimulateOptions {
   std::optional<bool> init_on_worker;
   // Greedy passes of location-aware allocation (scheduling.allocation_passes).
   uint32_t allocation_passes = 0;
+  // Every N iterations a flush writes back every dirty row, as a job with
+  // checkpoint.every_iterations N does (0: never): its cost in rows.
+  uint64_t flush_every = 0;
   bool json = false;
   // A predicted iteration time on a cluster (scheduler/planner/
   // network_cost.h) when link_gbps > 0: every NIC's rate each way, one-way

@@ -318,6 +318,18 @@ TEST_F(HeraldctlSimulate, LinkRatePredictsTheIterationTime) {
   EXPECT_EQ(Simulate("vanilla").output.find("predicted_ms"), std::string::npos);
 }
 
+// --flush-every: periodic checkpoints' flushes write back more (every dirty
+// row every N iterations); plans still checked, the model unchanged.
+TEST_F(HeraldctlSimulate, FlushesForCheckpointsWriteBackMore) {
+  const Result plain = Simulate("herald"), flushed = Simulate("herald", {"--flush-every=5"});
+  ASSERT_EQ(plain.code, 0) << plain.output;
+  ASSERT_EQ(flushed.code, 0) << flushed.output;
+  EXPECT_EQ(JsonNumber(flushed.output, "flush_every"), 5);
+  EXPECT_NE(flushed.output.find("\"checked\":true"), std::string::npos);
+  EXPECT_GT(JsonNumber(flushed.output, "rows_written_back"),
+            JsonNumber(plain.output, "rows_written_back"));
+}
+
 TEST_F(HeraldctlSimulate, WarmStartFetchesTheHottestKeysAtIterationZero) {
   auto run = [&](bool warm) {
     std::vector<std::string> args = {"simulate",        "--data=" + *dir_ + "/d.bin",
