@@ -1,7 +1,7 @@
 // A scheduler with --state_dir remembers its jobs across a SIGKILL: queued
 // jobs stay queued (and job ids go on), ended ones are listed as they
-// ended, and a job that was running fails naming the restart (resuming it
-// is not built yet). Real processes, real SQLite file, heraldctl as a user.
+// ended, and a job that was running fails naming the restart and its last
+// checkpoint (resuming it is not built yet). Real processes, real SQLite file, heraldctl as a user.
 
 #include <signal.h>
 
@@ -118,11 +118,13 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneFailsNamingTheRestart) 
   auto done = (*cluster)->Submit(testing::SmallWideAndDeepJob("done", proto::POLICY_HERALD, 5));
   ASSERT_TRUE(done.ok()) << done.status();
   ASSERT_EQ((*cluster)->Watch(*done).state(), proto::JOB_SUCCEEDED) << (*cluster)->Logs();
-  auto running =
-      (*cluster)->Submit(testing::SmallWideAndDeepJob("long", proto::POLICY_HERALD, 100000));
+  proto::JobSpec long_job = testing::SmallWideAndDeepJob("long", proto::POLICY_HERALD, 100000);
+  long_job.mutable_checkpoint()->set_dir(dir_ + "/ckpt");
+  long_job.mutable_checkpoint()->set_every_iterations(2);
+  auto running = (*cluster)->Submit(long_job);
   ASSERT_TRUE(running.ok()) << running.status();
   const proto::JobStatus seen = (*cluster)->Watch(*running, [](const proto::JobStatus& s) {
-    return s.state() == proto::JOB_RUNNING && s.progress().iteration() >= 2;
+    return s.state() == proto::JOB_RUNNING && s.progress().checkpoints_written() >= 1;
   });
   ASSERT_EQ(seen.state(), proto::JOB_RUNNING) << seen.reason() << (*cluster)->Logs();
   Kill((*cluster)->scheduler());
@@ -135,6 +137,10 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneFailsNamingTheRestart) 
   testing::CommandResult second = Ctl(again.address, {"status", *running});
   EXPECT_NE(second.output.find("JOB_FAILED"), std::string::npos) << second.output;
   EXPECT_NE(second.output.find("the scheduler restarted while the job ran"), std::string::npos)
+      << second.output;
+  // The store was written at each checkpoint: the reason names the last one.
+  EXPECT_NE(second.output.find("its last checkpoint: " + dir_ + "/ckpt/" + *running + "/iter-"),
+            std::string::npos)
       << second.output;
   testing::CommandResult exported = Ctl(again.address, {"export", *done, "--out=" + dir_ + "/m"});
   EXPECT_EQ(exported.code, 1);

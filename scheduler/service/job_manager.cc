@@ -47,10 +47,14 @@ void JobManager::Restore(std::vector<StoredJob> stored) {
     job->finished_ms = j.finished_unix_ms;
     if (job->state == proto::JOB_RUNNING) {
       job->state = proto::JOB_FAILED;
-      job->reason =
-          absl::StrCat("the scheduler restarted while the job ran (last recorded at iteration ",
-                       job->final_progress.iteration(),
-                       "); resuming from a checkpoint is not built yet: submit it again");
+      // Its progress as recorded at its start or its last checkpoint.
+      job->reason = absl::StrCat(
+          "the scheduler restarted while the job ran (recorded at iteration ",
+          job->final_progress.iteration(),
+          job->final_progress.last_checkpoint().empty()
+              ? ""
+              : absl::StrCat("; its last checkpoint: ", job->final_progress.last_checkpoint()),
+          "); resuming from a checkpoint is not built yet: submit it again");
       job->finished_ms = absl::ToUnixMillis(absl::Now());
       Record(*job).IgnoreError();
     }
@@ -215,7 +219,12 @@ void JobManager::Loop() {
       if (stopping_) return;
       job = jobs_.at(queue_.front()).get();
       queue_.pop_front();
-      job->run = std::make_shared<JobRun>(job->id, job->spec, ps, workers, registry_, options_.run);
+      JobRunOptions run_options = options_.run;
+      run_options.on_checkpoint = [this, job] {  // the store then knows the last checkpoint
+        absl::MutexLock lock(&mu_);
+        Record(*job).IgnoreError();
+      };
+      job->run = std::make_shared<JobRun>(job->id, job->spec, ps, workers, registry_, run_options);
       job->state = proto::JOB_RUNNING;
       Record(*job).IgnoreError();
       running_ = job->run;

@@ -488,10 +488,13 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration) {
   const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   HLOG_INFO("job {}: checkpoint of iteration {} in {:.0f} ms: {}", job_id_, iteration, ms,
             *manifest);
-  absl::MutexLock lock(&mu_);
-  progress_.set_last_checkpoint(*manifest);
-  progress_.set_checkpoints_written(progress_.checkpoints_written() + 1);
-  progress_.set_checkpoint_ms(progress_.checkpoint_ms() + ms);
+  {
+    absl::MutexLock lock(&mu_);
+    progress_.set_last_checkpoint(*manifest);
+    progress_.set_checkpoints_written(progress_.checkpoints_written() + 1);
+    progress_.set_checkpoint_ms(progress_.checkpoint_ms() + ms);
+  }
+  if (options_.on_checkpoint) options_.on_checkpoint();
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,9 @@ struct JobRunOptions {
   rpc::ChannelOptions ps_channel;
   // Points the job's history keeps (job_history.h).
   size_t history_points = tunables::kJobHistoryPoints;
+  // Called (without JobRun's lock) after each periodic checkpoint, e.g. to
+  // record the job's progress durably.
+  std::function<void()> on_checkpoint;
 };
 
 // The cache sizes a job's planner uses, from a pass over its training data.

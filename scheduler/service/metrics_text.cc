@@ -91,6 +91,11 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
        [](const proto::JobProgress& p) { return double(p.malformed_lines()); }},
       {"herald_job_worker_bytes_moved_total", "counter", "Embedding bytes workers moved.",
        [](const proto::JobProgress& p) { return double(p.worker_bytes_moved()); }},
+      {"herald_job_checkpoints_written_total", "counter", "Consistent checkpoints written.",
+       [](const proto::JobProgress& p) { return double(p.checkpoints_written()); }},
+      {"herald_job_checkpoint_seconds_total", "counter",
+       "Training time spent waiting for periodic checkpoints.",
+       [](const proto::JobProgress& p) { return p.checkpoint_ms() / 1000; }},
   };
   for (const Gauge& g : kGauges) {
     Family f(&out, g.name, g.type, g.help);

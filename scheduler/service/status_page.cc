@@ -106,6 +106,11 @@ function drawJob(job) {
   document.getElementById('job-title').textContent =
       job ? job.job_id + ' · ' + job.name + ' · ' + (job.state || '').replace('JOB_', '') : '—';
   document.getElementById('spec').textContent = job ? JSON.stringify(job.spec || {}, null, 1) : '';
+  const p = job ? (job.progress || {}) : {};
+  document.getElementById('checkpoint').textContent = num(p.checkpoints_written)
+      ? num(p.checkpoints_written) + ' checkpoint(s), waited ' + (num(p.checkpoint_ms) / 1000).toFixed(1) +
+        ' s; last: ' + p.last_checkpoint
+      : '';
   const h = job ? (job.history || []) : [];
   const it = h.map((p) => num(p.iteration));
   chart('chart-loss', 'loss', [series('loss', h.map((p) => num(p.loss)), 0)], it);
@@ -160,7 +165,7 @@ constexpr char kBody[] = R"html(
 <th>device</th><th>heartbeat</th><th>health</th></tr></thead><tbody id="nodes"></tbody></table></section>
 <section><h2>Jobs</h2><table><thead><tr><th>job</th><th>name</th><th>state</th><th>iteration</th>
 <th>samples/s</th><th>loss</th><th>hit</th><th>reason</th></tr></thead><tbody id="jobs"></tbody></table></section>
-<section><h2 id="job-title">—</h2>
+<section><h2 id="job-title">—</h2><p id="checkpoint" class="muted"></p>
 <div class="charts" id="charts">
 <div class="chart"><canvas id="chart-loss"></canvas></div>
 <div class="chart"><canvas id="chart-speed"></canvas></div>
