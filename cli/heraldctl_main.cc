@@ -52,6 +52,9 @@ ABSL_FLAG(bool, history, false,
           "status JOB: the job's history, a row per iteration (evenly thinned past "
           "kJobHistoryPoints)");
 ABSL_FLAG(bool, csv, false, "status JOB --history: print CSV");
+ABSL_FLAG(std::string, resume, "",
+          "submit: continue from a periodic checkpoint (a MANIFEST, or a job's checkpoint "
+          "directory DIR/JOB for its newest), as checkpoint.resume_from");
 ABSL_FLAG(std::string, from, "auto", "convert: input format auto|tsv|bin");
 ABSL_FLAG(std::string, to, "bin", "convert: output format bin|tsv");
 ABSL_FLAG(std::vector<std::string>, data, {},
@@ -167,7 +170,7 @@ Commands:
   Job commands (submit, status, watch, cancel, nodes, export) take
   [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS
   cluster, [--tls-ca PEM] [--tls-server-name NAME] (docs/operations.md).
-  submit SPEC
+  submit SPEC [--resume CHECKPOINT]
       Submit a JobSpec (text-format protobuf, or JSON when it starts with '{'); prints
       the job id. An invalid spec is refused naming the field (exit 2).
   status [JOB] [--json]   status JOB --history [--json|--csv]
@@ -311,7 +314,7 @@ int main(int argc, char** argv) {
   const bool json = absl::GetFlag(FLAGS_json);
   if (command == "submit") {
     if (args.size() != 2) return Usage("expected 'submit SPEC_FILE'");
-    return herald::cli::RunSubmit(connection, args[1]);
+    return herald::cli::RunSubmit(connection, args[1], absl::GetFlag(FLAGS_resume));
   }
   if (command == "status") {
     if (args.size() > 2) return Usage("expected 'status [JOB]'");

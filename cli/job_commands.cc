@@ -101,7 +101,8 @@ absl::Status ReadJobSpecFile(const std::string& path, std::string* text, bool* j
   return absl::OkStatus();
 }
 
-int RunSubmit(const SchedulerConnection& c, const std::string& spec_path) {
+int RunSubmit(const SchedulerConnection& c, const std::string& spec_path,
+              const std::string& resume) {
   std::string text;
   bool json = false;
   if (absl::Status s = ReadJobSpecFile(spec_path, &text, &json); !s.ok()) {
@@ -126,6 +127,11 @@ int RunSubmit(const SchedulerConnection& c, const std::string& spec_path) {
     if (!parser.ParseFromString(text, request.mutable_spec())) {
       return Fail("submit", absl::InvalidArgumentError(absl::StrCat(spec_path, ":", errors.first)));
     }
+  }
+  if (!resume.empty()) {
+    // The scheduler reads it: an absolute path.
+    request.mutable_spec()->mutable_checkpoint()->set_resume_from(
+        std::filesystem::absolute(resume).lexically_normal().string());
   }
   proto::SubmitJobResponse response;
   absl::Status s = Call(c, kCallTimeoutMs, &proto::JobService::Stub::SubmitJob, request, &response);

@@ -22,7 +22,10 @@ struct SchedulerConnection {
 absl::Status ReadJobSpecFile(const std::string& path, std::string* text_or_json, bool* json);
 
 // Each prints its result (JSON with `json`) and returns the exit code.
-int RunSubmit(const SchedulerConnection& c, const std::string& spec_path);
+// `resume` (may be empty): continue from that checkpoint (a MANIFEST or a
+// job's checkpoint directory), as checkpoint.resume_from.
+int RunSubmit(const SchedulerConnection& c, const std::string& spec_path,
+              const std::string& resume = "");
 // How `status` prints: a line per job, or JSON; with `history`, the job's
 // history (one row per point) as a table, JSON or CSV.
 enum class StatusFormat { kText, kJson, kCsv };

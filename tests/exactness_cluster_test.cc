@@ -331,6 +331,57 @@ TEST_F(ExactnessCluster, PeriodicCheckpointsCaptureTheReferenceModelAtTheirItera
             testing::kReferenceRelativeError);
 }
 
+// Resuming (checkpoint.resume_from): a job continued from the periodic
+// checkpoint of iteration 5 of an earlier job, on another number of
+// workers, ends with the reference's model and trains only iterations 6-9,
+// with the reference's losses; from a job's checkpoint directory it takes the
+// newest (iteration 8); a final checkpoint (no dense half) is refused.
+TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
+  const ReferenceModel ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  proto::JobSpec first = Spec(proto::POLICY_HERALD, 4);
+  const std::string ckpt = cluster_->dir() + "/resume-ckpt";
+  first.mutable_checkpoint()->set_dir(ckpt);
+  first.mutable_checkpoint()->set_every_iterations(3);
+  first.mutable_checkpoint()->set_keep_last(0);
+  proto::JobStatus first_done;
+  RunAndExport(first, &first_done);
+
+  for (const auto& [from, resumed_at] :
+       {std::pair{ps::ManifestPath(ckpt, first_done.job_id(), 5), 6u},
+        std::pair{ckpt + "/" + first_done.job_id(), 9u}}) {
+    SCOPED_TRACE(from);
+    proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
+    spec.mutable_checkpoint()->set_resume_from(from);
+    auto job = cluster_->Submit(spec);
+    ASSERT_TRUE(job.ok()) << job.status();
+    proto::JobStatus done = cluster_->Watch(*job);
+    ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
+    auto with_losses = cluster_->Status(*job, /*include_losses=*/true);
+    ASSERT_TRUE(with_losses.ok());
+    done = *with_losses;
+    EXPECT_EQ(done.progress().iteration(), kIterations);
+    ASSERT_EQ(static_cast<uint64_t>(done.losses_size()), kIterations - resumed_at);
+    for (int i = 0; i < done.losses_size(); ++i) {
+      const double want = ref.losses[resumed_at + i];
+      EXPECT_NEAR(done.losses(i), want, testing::kReferenceRelativeError * std::abs(want)) << i;
+    }
+    const std::string dir = absl::StrCat(cluster_->dir(), "/export-", *job);
+    auto exported = cluster_->Export(*job, dir);
+    ASSERT_TRUE(exported.ok()) << exported.status();
+    testing::ExpectExportEqualsReference(dir, ref, kIterations);
+  }
+
+  proto::JobSpec from_final = Spec(proto::POLICY_HERALD, 2);
+  from_final.mutable_checkpoint()->set_resume_from(
+      ps::ManifestPath(ckpt, first_done.job_id(), kIterations - 1));
+  auto refused = cluster_->Submit(from_final);
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  const proto::JobStatus failed = cluster_->Watch(*refused);
+  EXPECT_EQ(failed.state(), proto::JOB_FAILED);
+  EXPECT_NE(failed.reason().find("checkpoint.resume_from"), std::string::npos) << failed.reason();
+  EXPECT_NE(failed.reason().find("has no dense half"), std::string::npos) << failed.reason();
+}
+
 TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
   proto::JobStatus first, second;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &first));

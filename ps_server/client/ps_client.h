@@ -59,10 +59,12 @@ class PsClient {
   virtual uint32_t num_shards() const = 0;
 
   // Installs the job on every shard (restoring every shard from
-  // `restore_manifest` if set). Returns the job's next iteration.
+  // `restore_manifest` if set: a checkpoint of `restore_job_id`, or of
+  // `job_id` when that is empty). Returns the job's next iteration.
   virtual absl::StatusOr<uint64_t> StartJob(const std::string& job_id, const proto::JobSpec& spec,
                                             uint32_t num_workers,
-                                            const std::string& restore_manifest = "") = 0;
+                                            const std::string& restore_manifest = "",
+                                            const std::string& restore_job_id = "") = 0;
   virtual absl::Status EndJob(const std::string& job_id) = 0;
 
   // Rows as of the end of iteration - 1 (see JobShard::Fetch). Duplicate keys

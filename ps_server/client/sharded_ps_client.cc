@@ -105,7 +105,8 @@ absl::Status ShardedPsClient::ForEachShard(const std::function<absl::Status(uint
 
 absl::StatusOr<uint64_t> ShardedPsClient::StartJob(const std::string& job_id,
                                                    const proto::JobSpec& spec, uint32_t num_workers,
-                                                   const std::string& restore_manifest) {
+                                                   const std::string& restore_manifest,
+                                                   const std::string& restore_job_id) {
   std::vector<uint64_t> next(stubs_.size());
   HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
     proto::PsStartJobRequest r;
@@ -115,6 +116,7 @@ absl::StatusOr<uint64_t> ShardedPsClient::StartJob(const std::string& job_id,
     r.set_num_shards(num_shards());
     r.set_num_workers(num_workers);
     r.set_restore_manifest(restore_manifest);
+    r.set_restore_job_id(restore_job_id);
     proto::PsStartJobResponse out;
     absl::Status st = stubs_[s]->StartJob(r, &out, options_.data_timeout);
     next[s] = out.next_iteration();

@@ -35,8 +35,8 @@ class ShardedPsClient final : public PsClient {
 
   uint32_t num_shards() const override { return static_cast<uint32_t>(stubs_.size()); }
   absl::StatusOr<uint64_t> StartJob(const std::string& job_id, const proto::JobSpec& spec,
-                                    uint32_t num_workers,
-                                    const std::string& restore_manifest) override;
+                                    uint32_t num_workers, const std::string& restore_manifest,
+                                    const std::string& restore_job_id) override;
   absl::Status EndJob(const std::string& job_id) override;
   absl::StatusOr<std::vector<TableRows>> Fetch(const std::string& job_id, uint64_t iteration,
                                                const std::vector<TableKeys>& keys,

@@ -35,10 +35,12 @@ absl::Status PsCore::StartJob(const proto::PsStartJobRequest& request,
   if (request.restore_manifest().empty()) return Install(request, nullptr, "", response);
   HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
                           ReadManifest(request.restore_manifest()));
-  if (manifest.job_id() != request.job_id()) {
+  const std::string& expected =
+      request.restore_job_id().empty() ? request.job_id() : request.restore_job_id();
+  if (manifest.job_id() != expected) {
     return absl::InvalidArgumentError(absl::StrCat("restore_manifest ", request.restore_manifest(),
                                                    " is a checkpoint of job ", manifest.job_id(),
-                                                   ", not ", request.job_id()));
+                                                   ", not ", expected));
   }
   return Install(request, &manifest, ManifestDir(request.restore_manifest()), response);
 }

@@ -88,6 +88,7 @@ Planner::Planner(PlannerOptions options)
       victims_(num_tables_),
       remote_ids_(num_tables_),
       table_counts_(num_tables_, std::vector<PlanCounts>(options_.num_workers)) {
+  iteration_ = options_.first_iteration;
   if (options_.init_on_worker) {
     trained_.assign(num_tables_, TrainedFilter(options_.trained_filter_bits));
   }

@@ -118,6 +118,9 @@ struct PlannerOptions {
   // checkpoint captures (job spec checkpoint.every_iterations). Iteration i
   // flushes when (i + 1) % flush_every == 0; the last iteration always does.
   uint64_t flush_every = 0;
+  // The first iteration planned (a job resumed from a checkpoint of
+  // iteration first_iteration - 1); plans and steps are numbered from it.
+  uint64_t first_iteration = 0;
 };
 
 // Whether iteration `iteration` ends with every dirty row written back

@@ -174,14 +174,33 @@ absl::Status JobRun::Prepare() {
     absl::MutexLock lock(&ps_mu_);  // PsStats() reads it from other threads
     ps_ = std::move(client);
   }
-  absl::StatusOr<uint64_t> next =
-      ps_->StartJob(job_id_, spec_, static_cast<uint32_t>(workers_.size()));
+  ResumePoint resume;
+  if (!spec_.checkpoint().resume_from().empty()) {
+    HERALD_ASSIGN_OR_RETURN(resume, ReadResumePoint(spec_));
+  }
+  absl::StatusOr<uint64_t> next = ps_->StartJob(
+      job_id_, spec_, static_cast<uint32_t>(workers_.size()), resume.manifest, resume.job_id);
   if (!next.ok()) {
     return absl::Status(next.status().code(),
                         absl::StrCat("starting the job on the PS: ", next.status().message()));
   }
+  if (*next != resume.first_iteration) {
+    return absl::DataLossError(absl::StrCat("the PS shards start at iteration ", *next, ", the ",
+                                            "checkpoint at ", resume.first_iteration));
+  }
   absl::MutexLock lock(&mu_);
   sizing_ = std::move(sizing);
+  if (!resume.manifest.empty()) {
+    HLOG_INFO("job {}: resumed from {} at iteration {}", job_id_, resume.manifest,
+              resume.first_iteration);
+    sizing_.warm_keys.clear();
+  }
+  first_iteration_ = resume.first_iteration;
+  std::fill(next_report_.begin(), next_report_.end(), first_iteration_);
+  progress_.set_iteration(first_iteration_);
+  last_point_iteration_ = first_iteration_;
+  initial_dense_ = std::move(resume.dense);
+  initial_dense_state_ = std::move(resume.dense_state);
   sized_ = true;
   return absl::OkStatus();
 }
@@ -215,6 +234,12 @@ absl::StatusOr<proto::JoinJobResponse> JobRun::Join(const std::string& node_id,
   std::vector<proto::RegisterRequest> registrations;
   for (const NodeInfo& n : workers_) registrations.push_back(n.registration);
   r.set_dense_collective(ChooseDenseCollective(registrations));
+  r.set_first_iteration(first_iteration_);
+  if (!initial_dense_.empty()) {
+    r.set_initial_dense(initial_dense_.data(), initial_dense_.size() * sizeof(float));
+    r.set_initial_dense_state(initial_dense_state_.data(),
+                              initial_dense_state_.size() * sizeof(float));
+  }
   return r;
 }
 
@@ -254,6 +279,16 @@ absl::Status JobRun::Plan() {
     resources.flush_every = spec_.checkpoint().every_iterations();
   HERALD_ASSIGN_OR_RETURN(PlannerOptions po,
                           PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
+  {
+    absl::MutexLock lock(&mu_);
+    po.first_iteration = first_iteration_;
+  }
+  if (!spec_.checkpoint().resume_from().empty()) {
+    // The restored tables hold rows the planner never saw trained: fetch
+    // every row rather than initialise it, and warm nothing.
+    po.init_on_worker = false;
+    po.warm_keys.clear();
+  }
   HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
@@ -264,6 +299,15 @@ absl::Status JobRun::Plan() {
   // The planner sees the next batch and, with a window of two or more, the
   // one after it too (it indexes that one beside the next's allocation).
   data::KeyBatch current, next, after;
+  // A resumed job continues the same deterministic stream after the
+  // checkpoint's iteration.
+  for (uint64_t skipped = 0; skipped < po.first_iteration; ++skipped) {
+    HERALD_ASSIGN_OR_RETURN(bool skipped_one, loader.Next(&current));
+    if (!skipped_one) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "checkpoint.resume_from: the data has fewer than ", po.first_iteration, " batches"));
+    }
+  }
   HERALD_ASSIGN_OR_RETURN(bool have_current, loader.Next(&current));
   if (!have_current) return absl::InvalidArgumentError("data: no complete global batch");
   HERALD_ASSIGN_OR_RETURN(bool have_next, loader.Next(&next));
@@ -324,7 +368,7 @@ absl::Status JobRun::Plan() {
       progress_.set_scheduler_plan_ms(progress_.scheduler_plan_ms() + plan_ms);
       progress_.set_scheduler_encode_ms(progress_.scheduler_encode_ms() + encode_ms);
       ++planned_;
-      progress_.set_iterations_planned(planned_);
+      progress_.set_iterations_planned(first_iteration_ + planned_);
       progress_.set_rows_fetched(progress_.rows_fetched() + total.fetched);
       progress_.set_rows_pushed(progress_.rows_pushed() + total.pushed);
       progress_.set_rows_written_back(progress_.rows_written_back() + total.written_back);
@@ -342,7 +386,7 @@ absl::Status JobRun::Plan() {
       progress_.set_cache_hit_rate(uses_ == 0 ? 0.0 : static_cast<double>(hits_) / uses_);
       if (!have_next) {
         planning_done_ = true;
-        total_iterations_ = planned_;
+        total_iterations_ = first_iteration_ + planned_;
       }
     }
     if (!have_next) break;
@@ -368,7 +412,7 @@ absl::Status JobRun::Report(const proto::StepReport& report) {
     return absl::OkStatus();
   }
   absl::MutexLock lock(&mu_);
-  if (report.iteration() != next_report_[w] || report.iteration() >= sent_[w]) {
+  if (report.iteration() != next_report_[w] || report.iteration() >= first_iteration_ + sent_[w]) {
     return absl::InvalidArgumentError(absl::StrCat("report of iteration ", report.iteration(),
                                                    " from worker ", w, ": expected iteration ",
                                                    next_report_[w]));
@@ -411,7 +455,8 @@ absl::Status JobRun::Report(const proto::StepReport& report) {
     progress_.set_iteration(iteration + 1);
     progress_.set_loss(loss);
     const double seconds = absl::ToDoubleSeconds(absl::Now() - started_);
-    const double rate = seconds > 0 ? (iteration + 1) * spec_.global_batch_size() / seconds : 0;
+    const double rate =
+        seconds > 0 ? (iteration + 1 - first_iteration_) * spec_.global_batch_size() / seconds : 0;
     progress_.set_samples_per_second(rate);
     if (total_iterations_ > 0 && rate > 0) {
       progress_.set_eta_seconds((total_iterations_ - iteration - 1) * spec_.global_batch_size() /
@@ -426,7 +471,8 @@ absl::Status JobRun::WaitForReports() {
     HERALD_RETURN_IF_ERROR(Health());
     absl::MutexLock lock(&mu_);
     auto done = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return !failure_.ok() || (planning_done_ && progress_.iteration() == planned_);
+      return !failure_.ok() ||
+             (planning_done_ && progress_.iteration() == first_iteration_ + planned_);
     };
     if (mu_.AwaitWithTimeout(absl::Condition(&done), options_.poll) && failure_.ok()) {
       return absl::OkStatus();
@@ -583,7 +629,7 @@ absl::StatusOr<proto::ExportJobResponse> JobRun::Export(const std::string& out_d
   model.spec = spec_;
   {
     absl::MutexLock lock(&mu_);
-    if (!failure_.ok() || !planning_done_ || progress_.iteration() != planned_) {
+    if (!failure_.ok() || !planning_done_ || progress_.iteration() != first_iteration_ + planned_) {
       return absl::FailedPreconditionError(absl::StrCat("job ", job_id_, " did not succeed"));
     }
     model.iterations = progress_.iteration();

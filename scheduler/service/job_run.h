@@ -27,6 +27,7 @@
 #include "ps_server/client/ps_client.h"
 #include "scheduler/service/job_history.h"
 #include "scheduler/service/node_registry.h"
+#include "scheduler/service/resume_point.h"
 #include "scheduler/service/step_queue.h"
 
 namespace herald::scheduler {
@@ -180,6 +181,10 @@ class JobRun {
   uint64_t uses_ ABSL_GUARDED_BY(mu_) = 0;  // planned row uses and cache hits
   uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<float> dense_ ABSL_GUARDED_BY(mu_);  // from rank 0, at the end
+  // A resumed job: its first iteration and the dense half it starts from.
+  uint64_t first_iteration_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<float> initial_dense_ ABSL_GUARDED_BY(mu_);
+  std::vector<float> initial_dense_state_ ABSL_GUARDED_BY(mu_);
   // From rank 0 for the checkpoint after an iteration: parameters + state.
   struct CheckpointDense {
     std::vector<float> floats;

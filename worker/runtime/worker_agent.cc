@@ -124,7 +124,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   for (uint64_t s : join.table_slots()) slots.push_back(static_cast<uint32_t>(s));
   if (slots.empty()) slots.assign(spec.tables_size(), static_cast<uint32_t>(join.cache_slots()));
   std::vector<std::string> ps_addresses(join.ps_addresses().begin(), join.ps_addresses().end());
-  uint64_t iteration = 0;  // the next iteration this worker expects
+  uint64_t iteration = join.first_iteration();  // the next iteration this worker expects
   auto fail = [&](const absl::Status& s) {
     ReportError(node_id, join.job_id(), iteration, s.ToString());
     return s;
@@ -147,6 +147,12 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       !s.ok()) {
     return fail(s);
   }
+  if (!join.initial_dense().empty()) {  // a job resumed from a checkpoint
+    if (absl::Status s = replica.LoadDense(join.initial_dense(), join.initial_dense_state());
+        !s.ok()) {
+      return fail(s);
+    }
+  }
 
   grpc::ClientContext context;
   rpc::AttachToken(&context, options_.token);
@@ -156,7 +162,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     stream_context_ = &context;
     node_id_ = node_id;
     job_id_ = join.job_id();
-    next_iteration_ = 0;
+    next_iteration_ = iteration;
     executing_ = false;
     abandoned_ = false;
   }

@@ -1,5 +1,7 @@
 #include "worker/runtime/worker_replica.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "common/math/optimizer_spec.h"
 #include "common/scheduling_defaults.h"
@@ -54,6 +56,30 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
   }
   executor = std::make_unique<StepExecutor>(device.get(), model.get(), &*optimizer, reducer.get(),
                                             ps, cache.get(), executor_options);
+  return absl::OkStatus();
+}
+
+absl::Status WorkerReplica::LoadDense(const std::string& values, const std::string& state) {
+  DeviceArray<float>& params = model->params().values();
+  if (values.size() != params.size() * sizeof(float)) {
+    return absl::InvalidArgumentError(absl::StrCat("initial dense parameters: ", values.size(),
+                                                   " bytes for a model of ", params.size(),
+                                                   " parameters"));
+  }
+  const size_t state_floats = optimizer ? optimizer->state().size() : 0;
+  if (state.size() != state_floats * sizeof(float)) {
+    return absl::InvalidArgumentError(absl::StrCat("initial dense optimizer state: ", state.size(),
+                                                   " bytes, the optimizer keeps ", state_floats,
+                                                   " floats"));
+  }
+  std::vector<float> host(params.size());
+  std::memcpy(host.data(), values.data(), values.size());
+  params.CopyFromHost(host);
+  if (state_floats > 0) {
+    host.resize(state_floats);
+    std::memcpy(host.data(), state.data(), state.size());
+    optimizer->state().CopyFromHost(host);
+  }
   return absl::OkStatus();
 }
 

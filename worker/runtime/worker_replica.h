@@ -51,6 +51,11 @@ struct WorkerReplica {
   absl::Status Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers,
                     const std::vector<uint32_t>& table_slots, ps::PsClient* ps, KvStore* store,
                     const ReplicaOptions& options);
+
+  // Starts from a checkpoint's dense half (a resumed job): `values` are the
+  // parameters, `state` the dense optimizer's state, float32 bytes.
+  // Errors: InvalidArgument when a size is not the model's.
+  absl::Status LoadDense(const std::string& values, const std::string& state);
 };
 
 }  // namespace herald::worker
