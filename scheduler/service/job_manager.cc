@@ -54,7 +54,8 @@ void JobManager::Restore(std::vector<StoredJob> stored) {
           job->final_progress.last_checkpoint().empty()
               ? ""
               : absl::StrCat("; its last checkpoint: ", job->final_progress.last_checkpoint()),
-          "); resuming from a checkpoint is not built yet: submit it again");
+          "); automatic recovery is not built: submit it again (heraldctl submit --resume "
+          "CHECKPOINT_DIR/JOB continues from its newest periodic checkpoint)");
       job->finished_ms = absl::ToUnixMillis(absl::Now());
       Record(*job).IgnoreError();
     }
