@@ -15,13 +15,17 @@
 // Gloo through the host and two or more give NCCL), the same checks apply,
 // and without a GPU every test prints "SKIPPED (no GPU): ..." and skips.
 
+#include <signal.h>
+
 #include <cmath>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "ps_server/checkpoint/manifest.h"
@@ -380,6 +384,57 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
   EXPECT_EQ(failed.state(), proto::JOB_FAILED);
   EXPECT_NE(failed.reason().find("checkpoint.resume_from"), std::string::npos) << failed.reason();
   EXPECT_NE(failed.reason().find("has no dense half"), std::string::npos) << failed.reason();
+}
+
+// Automatic recovery (recovery in the spec, on by default): the job's
+// rank-0 worker is killed with SIGKILL after the first periodic checkpoint;
+// the scheduler resumes the job from its newest checkpoint on the live
+// workers (two spares here), the job succeeds with one recovery naming the
+// cause, and its model is the reference's within float rounding.
+TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
+  proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
+  spec.set_global_batch_size(16);
+  spec.set_iterations(250);
+  spec.mutable_checkpoint()->set_dir(cluster_->dir() + "/recovery-ckpt");
+  spec.mutable_checkpoint()->set_every_iterations(5);
+  const ReferenceModel ref = TrainReference(spec);
+  ASSERT_EQ(ref.losses.size(), 250u);
+  // The rank-0 worker's process (the job takes the lowest ranks).
+  grpc::ClientContext context;
+  cluster_->Authorize(&context);
+  proto::ListNodesResponse nodes;
+  ASSERT_TRUE(cluster_->jobs()->ListNodes(&context, {}, &nodes).ok());
+  int victim = -1;
+  for (const proto::NodeStatus& n : nodes.nodes()) {
+    if (n.role() != proto::NODE_ROLE_WORKER || n.rank() != 0) continue;
+    for (int w = 0; w < 4; ++w) {
+      std::ifstream port(absl::StrCat(cluster_->dir(), "/worker", w, ".port"));
+      int p = 0;
+      port >> p;
+      if (absl::EndsWith(n.address(), absl::StrCat(":", p))) victim = w;
+    }
+  }
+  ASSERT_GE(victim, 0);
+
+  auto job = cluster_->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const proto::JobStatus checkpointed = cluster_->Watch(
+      *job, [](const proto::JobStatus& s) { return s.progress().checkpoints_written() >= 1; });
+  ASSERT_EQ(checkpointed.state(), proto::JOB_RUNNING) << checkpointed.reason();
+  ASSERT_TRUE(cluster_->worker(victim).Signal(SIGKILL).ok());
+  const proto::JobStatus done = cluster_->Watch(*job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
+  EXPECT_EQ(done.recoveries(), 1u);
+  ASSERT_EQ(done.recovery_causes_size(), 1);
+  EXPECT_FALSE(done.recovery_causes(0).empty());
+  EXPECT_EQ(done.progress().iteration(), 250u);
+  const std::string dir = absl::StrCat(cluster_->dir(), "/export-", *job);
+  auto exported = cluster_->Export(*job, dir);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  // 250 iterations, part of them summed in another order (another
+  // allocation after the recovery): float rounding drifts further than
+  // over the 10-iteration jobs above.
+  testing::ExpectExportEqualsReference(dir, ref, 250, /*warm_started=*/false, 1e-4);
 }
 
 TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {

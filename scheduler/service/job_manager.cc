@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/logging.h"
 #include "common/scheduling_defaults.h"
 #include "scheduler/service/job_spec_check.h"
@@ -126,6 +127,8 @@ proto::JobStatus JobManager::StatusLocked(const Job& job, JobStatusDetail detail
     for (const proto::HistoryPoint& p : job.run->History()) *s.add_history() = p;
   }
   if (detail.spec) *s.mutable_spec() = job.spec;
+  s.set_recoveries(job.recoveries);
+  for (const std::string& cause : job.recovery_causes) s.add_recovery_causes(cause);
   return s;
 }
 
@@ -220,12 +223,14 @@ void JobManager::Loop() {
       if (stopping_) return;
       job = jobs_.at(queue_.front()).get();
       queue_.pop_front();
-      JobRunOptions run_options = options_.run;
-      run_options.on_checkpoint = [this, job] {  // the store then knows the last checkpoint
+      job->run_options = options_.run;
+      job->run_options.on_checkpoint = [this, job] {  // the store then knows the last checkpoint
         absl::MutexLock lock(&mu_);
+        job->last_checkpoint = job->run->Progress().last_checkpoint();
         Record(*job).IgnoreError();
       };
-      job->run = std::make_shared<JobRun>(job->id, job->spec, ps, workers, registry_, run_options);
+      job->run =
+          std::make_shared<JobRun>(job->id, job->spec, ps, workers, registry_, job->run_options);
       job->state = proto::JOB_RUNNING;
       Record(*job).IgnoreError();
       running_ = job->run;
@@ -235,13 +240,73 @@ void JobManager::Loop() {
                 workers.size());
     }
     if (previous) previous->EndOnPs();
-    const absl::Status outcome = job->run->Run();
+    absl::Status outcome = job->run->Run();
     rendezvous_->DropScope(job->id);
+    while (!outcome.ok()) {
+      absl::StatusOr<std::shared_ptr<JobRun>> resumed = Recover(job, outcome);
+      if (!resumed.ok()) {
+        outcome = resumed.status();
+        break;
+      }
+      outcome = (*resumed)->Run();
+      rendezvous_->DropScope(job->id);
+    }
     absl::MutexLock lock(&mu_);
     Finish(job, outcome);
     running_.reset();
     if (outcome.ok()) kept_on_ps_ = job->run;
   }
+}
+
+absl::StatusOr<std::shared_ptr<JobRun>> JobManager::Recover(Job* job, const absl::Status& failure) {
+  absl::MutexLock lock(&mu_);
+  auto give_up = [&](const std::string& why) {
+    std::string message(failure.message());
+    if (!why.empty()) absl::StrAppend(&message, " (", why, ")");
+    if (!job->recovery_causes.empty()) {
+      absl::StrAppend(&message, "; recovered ", job->recoveries,
+                      " time(s) before, from: ", absl::StrJoin(job->recovery_causes, "; "));
+    }
+    return absl::Status(failure.code(), message);
+  };
+  if (absl::IsCancelled(failure) || stopping_) return give_up("");
+  const proto::RecoverySpec& r = job->spec.recovery();
+  const uint32_t attempts = r.has_max_attempts() ? r.max_attempts() : 3;
+  if (attempts == 0) return give_up("");
+  if (job->last_checkpoint.empty()) return give_up("no periodic checkpoint to recover from");
+  if (job->recoveries >= attempts) {
+    return give_up(absl::StrCat("recovery attempts used up: ", attempts));
+  }
+  // Nodes that died are known dead after a liveness timeout; then wait for
+  // enough live ones (restarted, or spares).
+  const absl::Time settled = absl::Now() + registry_->liveness_timeout();
+  auto stopped = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
+  mu_.AwaitWithDeadline(absl::Condition(&stopped), settled);
+  if (stopping_) return give_up("the scheduler is stopping");
+  std::vector<NodeInfo> ps, workers;
+  const absl::Time deadline = absl::Now() + absl::Seconds(r.timeout_s() > 0 ? r.timeout_s() : 60);
+  auto ready = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return stopping_ || PickNodes(job->spec, &ps, &workers);
+  };
+  while (!ready()) {
+    if (absl::Now() >= deadline) {
+      return give_up(absl::StrCat("not enough live nodes within ",
+                                  r.timeout_s() > 0 ? r.timeout_s() : 60, " s to recover"));
+    }
+    mu_.AwaitWithTimeout(absl::Condition(&ready), options_.poll);
+  }
+  if (stopping_) return give_up("the scheduler is stopping");
+  job->recovery_causes.push_back(std::string(failure.message()));
+  ++job->recoveries;
+  proto::JobSpec spec = job->spec;
+  spec.mutable_checkpoint()->set_resume_from(job->last_checkpoint);
+  job->run = std::make_shared<JobRun>(job->id, spec, ps, workers, registry_, job->run_options);
+  running_ = job->run;
+  ++version_;
+  HLOG_WARN("job {}: recovering ({} of {}) from {} on {} PS shard(s) and {} worker(s) after: {}",
+            job->id, job->recoveries, attempts, job->last_checkpoint, ps.size(), workers.size(),
+            std::string(failure.message()));
+  return job->run;
 }
 
 absl::StatusOr<proto::JoinJobResponse> JobManager::Join(const std::string& node_id,

@@ -102,10 +102,22 @@ class JobManager {
     int64_t finished_ms = 0;
     std::shared_ptr<JobRun> run;
     proto::JobProgress final_progress;
-    uint64_t number = 0;  // N of "job-N"
+    uint64_t number = 0;        // N of "job-N"
+    JobRunOptions run_options;  // the job's runs: its checkpoint callback
+    uint32_t recoveries = 0;
+    std::vector<std::string> recovery_causes;
+    std::string last_checkpoint;  // newest periodic checkpoint of any of its runs
   };
 
   void Loop();
+  // After `job`'s run failed with `failure`: waits for the nodes to settle
+  // (a liveness timeout, so dead ones are known dead) and for enough live
+  // ones (up to recovery.timeout_s), then returns a new run resuming the job
+  // from its newest periodic checkpoint, already installed as the running
+  // one. Errors: `failure` itself, with every earlier cause, when the job
+  // is not to be recovered (cancelled, no checkpoint, attempts used up, no
+  // nodes in time, the scheduler stopping).
+  absl::StatusOr<std::shared_ptr<JobRun>> Recover(Job* job, const absl::Status& failure);
   // The nodes the job runs on, or nothing yet.
   bool PickNodes(const proto::JobSpec& spec, std::vector<NodeInfo>* ps,
                  std::vector<NodeInfo>* workers) const;

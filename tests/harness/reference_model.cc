@@ -44,7 +44,7 @@ double RelativeError(const std::vector<double>& a, const std::vector<double>& b)
 }
 
 void ExpectExportEqualsReference(const std::string& dir, const ReferenceModel& ref,
-                                 uint64_t iterations, bool warm_started) {
+                                 uint64_t iterations, bool warm_started, double relative) {
   auto model = tools::ReadModelExport(dir);
   ASSERT_TRUE(model.ok()) << model.status();
   ASSERT_NE(ref.trainer, nullptr);
@@ -53,7 +53,7 @@ void ExpectExportEqualsReference(const std::string& dir, const ReferenceModel& r
   ASSERT_EQ(model->dense.size(), ref_dense.size());
   EXPECT_LE(RelativeError({model->dense.begin(), model->dense.end()},
                           {ref_dense.begin(), ref_dense.end()}),
-            kReferenceRelativeError);
+            relative);
   ASSERT_EQ(model->tables.size(), ref.keys.size());
   for (size_t t = 0; t < model->tables.size(); ++t) {
     const tools::ExportedTable& table = model->tables[t];
@@ -74,7 +74,7 @@ void ExpectExportEqualsReference(const std::string& dir, const ReferenceModel& r
       got.insert(got.end(), table.rows.begin() + i * table.row_floats,
                  table.rows.begin() + (i + 1) * table.row_floats);
     }
-    EXPECT_LE(RelativeError(got, want), kReferenceRelativeError) << "table " << t;
+    EXPECT_LE(RelativeError(got, want), relative) << "table " << t;
     EXPECT_EQ(trained, ref.keys[t].size()) << "table " << t << ": a trained row is missing";
   }
 }
