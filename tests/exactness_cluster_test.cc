@@ -437,6 +437,41 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
   testing::ExpectExportEqualsReference(dir, ref, 250, /*warm_started=*/false, 1e-4);
 }
 
+// The same with a PS shard killed with SIGKILL and restarted (as systemd
+// would): the job waits for the shard to register again, restores every
+// shard from its newest checkpoint and ends with the reference model.
+TEST_F(ExactnessCluster, AKilledPsShardIsRecoveredFromTheLastCheckpoint) {
+  proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
+  spec.set_global_batch_size(16);
+  spec.set_iterations(250);
+  spec.mutable_checkpoint()->set_dir(cluster_->dir() + "/ps-recovery-ckpt");
+  spec.mutable_checkpoint()->set_every_iterations(5);
+  const ReferenceModel ref = TrainReference(spec);
+  auto job = cluster_->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  proto::JobStatus checkpointed;  // bounded poll until the first checkpoint
+  for (int i = 0; i < 3000 && checkpointed.progress().checkpoints_written() == 0; ++i) {
+    auto s = cluster_->Status(*job, /*include_losses=*/false);
+    ASSERT_TRUE(s.ok()) << s.status();
+    checkpointed = *s;
+    if (checkpointed.progress().checkpoints_written() == 0) {
+      absl::SleepFor(absl::Milliseconds(5));  // poll interval
+    }
+  }
+  ASSERT_EQ(checkpointed.state(), proto::JOB_RUNNING) << checkpointed.reason();
+  ASSERT_TRUE(cluster_->ps(1).Signal(SIGKILL).ok());
+  ASSERT_TRUE(cluster_->ps(1).WaitForExit(20000).ok());
+  ASSERT_TRUE(cluster_->RestartPs(1).ok());
+  const proto::JobStatus done = cluster_->Watch(*job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
+  EXPECT_GE(done.recoveries(), 1u);
+  EXPECT_EQ(done.progress().iteration(), 250u);
+  const std::string dir = absl::StrCat(cluster_->dir(), "/export-", *job);
+  auto exported = cluster_->Export(*job, dir);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  testing::ExpectExportEqualsReference(dir, ref, 250, /*warm_started=*/false, 1e-4);
+}
+
 TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
   proto::JobStatus first, second;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &first));

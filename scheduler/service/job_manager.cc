@@ -46,17 +46,26 @@ void JobManager::Restore(std::vector<StoredJob> stored) {
     job->final_progress = std::move(j.progress);
     job->submitted_ms = j.submitted_unix_ms;
     job->finished_ms = j.finished_unix_ms;
-    if (job->state == proto::JOB_RUNNING) {
+    job->last_checkpoint = job->final_progress.last_checkpoint();
+    const proto::RecoverySpec& recovery = job->spec.recovery();
+    const bool recoverable = recovery.has_max_attempts() ? recovery.max_attempts() > 0 : true;
+    if (job->state == proto::JOB_RUNNING && recoverable && !job->last_checkpoint.empty()) {
+      // Queued again, to resume from its newest periodic checkpoint once the
+      // nodes have registered with this scheduler.
+      job->state = proto::JOB_QUEUED;
+      job->spec.mutable_checkpoint()->set_resume_from(job->last_checkpoint);
+      job->recoveries = 1;
+      job->recovery_causes.push_back(
+          absl::StrCat("the scheduler restarted while the job ran (recorded at iteration ",
+                       job->final_progress.iteration(), ")"));
+      Record(*job).IgnoreError();
+    } else if (job->state == proto::JOB_RUNNING) {
       job->state = proto::JOB_FAILED;
       // Its progress as recorded at its start or its last checkpoint.
       job->reason = absl::StrCat(
           "the scheduler restarted while the job ran (recorded at iteration ",
           job->final_progress.iteration(),
-          job->final_progress.last_checkpoint().empty()
-              ? ""
-              : absl::StrCat("; its last checkpoint: ", job->final_progress.last_checkpoint()),
-          "); automatic recovery is not built: submit it again (heraldctl submit --resume "
-          "CHECKPOINT_DIR/JOB continues from its newest periodic checkpoint)");
+          "); it has no periodic checkpoint to resume from (checkpoint.every_iterations)");
       job->finished_ms = absl::ToUnixMillis(absl::Now());
       Record(*job).IgnoreError();
     }

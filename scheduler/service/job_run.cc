@@ -177,6 +177,9 @@ absl::Status JobRun::Prepare() {
   ResumePoint resume;
   if (!spec_.checkpoint().resume_from().empty()) {
     HERALD_ASSIGN_OR_RETURN(resume, ReadResumePoint(spec_));
+    // A run of this job that the shards still hold (its scheduler died)
+    // gives way to the restored one; shards without it answer NotFound.
+    ps_->EndJob(job_id_).IgnoreError();
   }
   absl::StatusOr<uint64_t> next = ps_->StartJob(
       job_id_, spec_, static_cast<uint32_t>(workers_.size()), resume.manifest, resume.job_id);

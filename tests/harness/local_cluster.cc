@@ -69,6 +69,17 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   return c;
 }
 
+absl::Status LocalCluster::RestartPs(int shard) {
+  const std::string name = absl::StrCat("ps", shard, "-restarted");
+  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> p,
+                          StartProcess("ps_server/herald_ps", name,
+                                       {"--scheduler=" + address_, absl::StrCat("--shard=", shard),
+                                        "--token_file=" + token_file_, "--threads=1"}));
+  HERALD_RETURN_IF_ERROR(p->WaitForPortFile(dir_ + "/" + name + ".port", 20000).status());
+  ps_[shard] = std::move(p);
+  return absl::OkStatus();
+}
+
 std::vector<std::string> LocalCluster::PsAddresses() const {
   std::vector<std::string> out;
   for (size_t s = 0; s < ps_.size(); ++s) {

@@ -38,6 +38,11 @@ class LocalCluster {
   proto::JobService::Stub* jobs() { return jobs_.get(); }
   ChildProcess& worker(int w) { return *workers_[w]; }
   ChildProcess& scheduler() { return *scheduler_; }
+  ChildProcess& ps(int shard) { return *ps_[shard]; }
+  // Starts a new herald_ps for `shard` (as systemd restarts a crashed one),
+  // replacing the process handle; the old process must have exited.
+  // Errors: the new process did not come up.
+  absl::Status RestartPs(int shard);
   // Addresses of the PS shards, by shard index.
   std::vector<std::string> PsAddresses() const;
 
