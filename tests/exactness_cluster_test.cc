@@ -131,6 +131,25 @@ class ExactnessCluster : public ::testing::Test {
     return dir;
   }
 
+  // Polls (bounded, every 5 ms) until the job has written a periodic
+  // checkpoint or has ended; returns its status then.
+  proto::JobStatus WaitForFirstCheckpoint(const std::string& job) {
+    proto::JobStatus status;
+    for (int i = 0; i < 3000; ++i) {
+      auto s = cluster_->Status(job, /*include_losses=*/false);
+      EXPECT_TRUE(s.ok()) << s.status();
+      if (!s.ok()) break;
+      status = *s;
+      const bool ended =
+          status.state() != proto::JOB_RUNNING && status.state() != proto::JOB_QUEUED;
+      if (status.progress().checkpoints_written() > 0 || ended) {
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(5));  // poll interval
+    }
+    return status;
+  }
+
   // The PS shards' counters for the job equal the planner's counts.
   void ExpectPlannerEqualsExecutor(const std::string& job, const proto::JobProgress& planned) {
     auto ps = ps::MakeGrpcPsClient(cluster_->PsAddresses());
@@ -418,8 +437,7 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
 
   auto job = cluster_->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
-  const proto::JobStatus checkpointed = cluster_->Watch(
-      *job, [](const proto::JobStatus& s) { return s.progress().checkpoints_written() >= 1; });
+  const proto::JobStatus checkpointed = WaitForFirstCheckpoint(*job);
   ASSERT_EQ(checkpointed.state(), proto::JOB_RUNNING) << checkpointed.reason();
   ASSERT_TRUE(cluster_->worker(victim).Signal(SIGKILL).ok());
   const proto::JobStatus done = cluster_->Watch(*job);
@@ -449,15 +467,7 @@ TEST_F(ExactnessCluster, AKilledPsShardIsRecoveredFromTheLastCheckpoint) {
   const ReferenceModel ref = TrainReference(spec);
   auto job = cluster_->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
-  proto::JobStatus checkpointed;  // bounded poll until the first checkpoint
-  for (int i = 0; i < 3000 && checkpointed.progress().checkpoints_written() == 0; ++i) {
-    auto s = cluster_->Status(*job, /*include_losses=*/false);
-    ASSERT_TRUE(s.ok()) << s.status();
-    checkpointed = *s;
-    if (checkpointed.progress().checkpoints_written() == 0) {
-      absl::SleepFor(absl::Milliseconds(5));  // poll interval
-    }
-  }
+  const proto::JobStatus checkpointed = WaitForFirstCheckpoint(*job);
   ASSERT_EQ(checkpointed.state(), proto::JOB_RUNNING) << checkpointed.reason();
   ASSERT_TRUE(cluster_->ps(1).Signal(SIGKILL).ok());
   ASSERT_TRUE(cluster_->ps(1).WaitForExit(20000).ok());
