@@ -230,6 +230,30 @@ TEST_F(TrainingCluster, AKilledWorkerFailsTheJobNamingIt) {
   EXPECT_EQ(exported.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// With periodic checkpoints the scheduler tries to recover, but the killed
+// worker never comes back and no spare registers: after a liveness timeout
+// and recovery.timeout_s the job fails, naming the node and why it was not
+// recovered; nothing hangs.
+TEST_F(TrainingCluster, AWorkerThatNeverComesBackFailsTheJobAfterTheRecoveryTimeout) {
+  proto::JobSpec spec = TrainingSpec("lost", proto::POLICY_HERALD, 100000);
+  spec.mutable_checkpoint()->set_dir(dir_ + "/lost-ckpt");
+  spec.mutable_checkpoint()->set_every_iterations(2);
+  spec.mutable_recovery()->set_timeout_s(2);
+  const std::string job = Submit(spec);
+  Watch(job, [](const proto::JobStatus& s) { return s.progress().checkpoints_written() >= 1; });
+  ASSERT_TRUE(cluster_->worker(1).Signal(SIGKILL).ok());
+  ASSERT_TRUE(cluster_->worker(1).WaitForExit(60000).ok());
+  const absl::Time killed = absl::Now();
+  const proto::JobStatus failed = Watch(job);
+  EXPECT_EQ(failed.state(), proto::JOB_FAILED);
+  EXPECT_NE(failed.reason().find("worker-"), std::string::npos) << failed.reason();
+  EXPECT_NE(failed.reason().find("not enough live nodes within 2 s to recover"), std::string::npos)
+      << failed.reason();
+  EXPECT_EQ(failed.recoveries(), 0u);
+  // Liveness timeout (3 s) + recovery timeout (2 s) + polls, well under a minute.
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(30));
+}
+
 TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
   auto run = [&](std::vector<std::string> args, bool with_token = true) {
     args.push_back("--scheduler=" + address_);
