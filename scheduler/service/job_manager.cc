@@ -53,7 +53,8 @@ void JobManager::Restore(std::vector<StoredJob> stored) {
       // Queued again, to resume from its newest periodic checkpoint once the
       // nodes have registered with this scheduler.
       job->state = proto::JOB_QUEUED;
-      job->spec.mutable_checkpoint()->set_resume_from(job->last_checkpoint);
+      job->spec.mutable_checkpoint()->set_resume_from(
+          absl::StrCat(job->spec.checkpoint().dir(), "/", job->id));
       job->recoveries = 1;
       job->recovery_causes.push_back(
           absl::StrCat("the scheduler restarted while the job ran (recorded at iteration ",
@@ -308,7 +309,10 @@ absl::StatusOr<std::shared_ptr<JobRun>> JobManager::Recover(Job* job, const absl
   job->recovery_causes.push_back(std::string(failure.message()));
   ++job->recoveries;
   proto::JobSpec spec = job->spec;
-  spec.mutable_checkpoint()->set_resume_from(job->last_checkpoint);
+  // The job's checkpoint directory: its newest intact periodic checkpoint
+  // (a damaged one is skipped for the one before it).
+  spec.mutable_checkpoint()->set_resume_from(
+      absl::StrCat(job->spec.checkpoint().dir(), "/", job->id));
   job->run = std::make_shared<JobRun>(job->id, spec, ps, workers, registry_, job->run_options);
   running_ = job->run;
   ++version_;

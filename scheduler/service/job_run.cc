@@ -199,6 +199,7 @@ absl::Status JobRun::Prepare() {
     sizing_.warm_keys.clear();
   }
   first_iteration_ = resume.first_iteration;
+  progress_.set_resumed_from(resume.manifest);
   std::fill(next_report_.begin(), next_report_.end(), first_iteration_);
   progress_.set_iteration(first_iteration_);
   last_point_iteration_ = first_iteration_;

@@ -10,8 +10,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/crc32.h"
+#include "common/logging.h"
 #include "common/status.h"
 #include "ps_server/checkpoint/manifest.h"
+#include "ps_server/checkpoint/shard_file.h"
 
 namespace herald::scheduler {
 namespace {
@@ -20,8 +22,35 @@ absl::Status Error(absl::StatusCode code, const std::string& message) {
   return absl::Status(code, absl::StrCat("checkpoint.resume_from: ", message));
 }
 
-// The newest complete checkpoint under a job's checkpoint directory that has
-// a dense half (a periodic one; a job's final checkpoint has none).
+// OK if every file `manifest` names is there with its checksum and it has a
+// dense half; else the first problem, naming the file.
+absl::Status Intact(const std::string& manifest_path, const proto::CheckpointManifest& manifest) {
+  if (manifest.dense_file().empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(manifest_path,
+                     " has no dense half (a job's final checkpoint): resume from a "
+                     "periodic one (checkpoint.every_iterations)"));
+  }
+  const std::string dir = ps::ManifestDir(manifest_path);
+  auto check = [&](const std::string& file, const std::string& want) -> absl::Status {
+    auto crc = ps::FileCrc32Hex(dir + "/" + file);
+    if (!crc.ok()) return absl::DataLossError(absl::StrCat(dir, "/", file, ": missing"));
+    if (*crc != want) {
+      return absl::DataLossError(
+          absl::StrCat(dir, "/", file, ": checksum ", *crc, ", the manifest says ", want));
+    }
+    return absl::OkStatus();
+  };
+  HERALD_RETURN_IF_ERROR(check(manifest.dense_file(), manifest.dense_checksum()));
+  for (const proto::CheckpointShard& shard : manifest.shards()) {
+    HERALD_RETURN_IF_ERROR(check(shard.file(), shard.checksum()));
+  }
+  return absl::OkStatus();
+}
+
+// The newest complete, intact checkpoint under a job's checkpoint directory
+// that has a dense half (a periodic one; a job's final checkpoint has none).
+// A damaged one is skipped for the one before it.
 absl::StatusOr<std::string> NewestResumable(const std::string& job_dir) {
   std::filesystem::path path(job_dir);
   if (!path.has_filename()) path = path.parent_path();  // a trailing '/'
@@ -39,7 +68,11 @@ absl::StatusOr<std::string> NewestResumable(const std::string& job_dir) {
   for (uint64_t it : iterations) {
     const std::string manifest_path = ps::ManifestPath(dir, job_id, it);
     auto manifest = ps::ReadManifest(manifest_path);
-    if (manifest.ok() && !manifest->dense_file().empty()) return manifest_path;
+    if (!manifest.ok() || manifest->dense_file().empty()) continue;  // unfinished, or final
+    const absl::Status intact = Intact(manifest_path, *manifest);
+    if (intact.ok()) return manifest_path;
+    HLOG_WARN("checkpoint {} is damaged ({}); trying the one before it", manifest_path,
+              std::string(intact.message()));
   }
   return absl::NotFoundError(
       absl::StrCat(job_dir, " holds no complete periodic checkpoint (with a dense half)"));
@@ -59,11 +92,8 @@ absl::StatusOr<ResumePoint> ReadResumePoint(const proto::JobSpec& spec) {
   if (!manifest.ok()) {
     return Error(manifest.status().code(), std::string(manifest.status().message()));
   }
-  if (manifest->dense_file().empty()) {
-    return Error(absl::StatusCode::kFailedPrecondition,
-                 absl::StrCat(r.manifest,
-                              " has no dense half (a job's final checkpoint): resume "
-                              "from a periodic one (checkpoint.every_iterations)"));
+  if (absl::Status intact = Intact(r.manifest, *manifest); !intact.ok()) {
+    return Error(intact.code(), std::string(intact.message()));
   }
   if (manifest->spec().tables_size() != spec.tables_size()) {
     return Error(absl::StatusCode::kInvalidArgument,
