@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Checkpoint and recovery costs on a local cluster (127.0.0.1: scheduler, 2 PS
+# shards, 3 CPU workers, the job on 2 of them), Wide&Deep on generated data:
+#   - the write rate of a periodic checkpoint (its files' bytes over the time
+#     the job waited for it) against a plain sequential write of the same
+#     bytes to the same disk, in the same run;
+#   - the checkpoint overhead as a share of training time;
+#   - the time from a SIGKILL of a job's worker during training to training
+#     again (the scheduler waits one liveness timeout, then resumes on the
+#     spare worker from the newest checkpoint).
+#
+#   bench/checkpoint_bench.sh [ROWS] [EVERY]     (defaults 300000 100)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rows=${1:-300000}
+every=${2:-100}
+bazel build -c opt //ps_server:herald_ps //worker:herald_worker //scheduler:herald_scheduler \
+  //cli:heraldctl 2>&1 | grep -E "ERROR|error:" || true
+bin=$PWD/bazel-out/k8-opt/bin
+ctl=$bin/cli/heraldctl
+dir=$(mktemp -d /tmp/herald-ckpt-bench.XXXXXX)
+pids=()
+trap 'kill -KILL "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
+echo "checkpoint_bench: $(nproc) cores, files in $dir ($(df -h "$dir" | awk 'NR==2 {print $1}'))"
+
+"$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale 0.02 --correlation entities \
+  --format bin --out "$dir/data.bin" > /dev/null
+liveness_ms=3000
+setsid "$bin/scheduler/herald_scheduler" --port-file "$dir/s.port" --heartbeat_ms 200 \
+  --liveness_timeout_ms "$liveness_ms" > "$dir/scheduler.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 300); do [ -s "$dir/s.port" ] && break; sleep 0.1; done
+sched=127.0.0.1:$(cat "$dir/s.port")
+for s in 0 1; do
+  setsid "$bin/ps_server/herald_ps" --shard "$s" --scheduler "$sched" > "$dir/ps$s.log" 2>&1 &
+  pids+=($!)
+done
+declare -A worker_pid
+for w in 0 1 2; do
+  setsid "$bin/worker/herald_worker" --scheduler "$sched" --listen 127.0.0.1:0 \
+    --port-file "$dir/w$w.port" > "$dir/worker$w.log" 2>&1 &
+  worker_pid[$w]=$!
+  pids+=($!)
+done
+for _ in $(seq 1 300); do
+  [ "$("$ctl" nodes --scheduler "$sched" 2>/dev/null | grep -c ' alive$' || true)" -ge 5 ] && break
+  sleep 0.1
+done
+
+spec() {  # name
+  sed -e "s|^  paths: .*|  paths: \"$dir/data.bin\"|" -e "s|^name: .*|name: \"$1\"|" \
+      -e "s|^checkpoint .*|checkpoint { dir: \"$dir/ckpt\" every_iterations: $every keep_last: 0 }|" \
+      -e "s|^num_workers: .*|num_workers: 2|" deploy/examples/wide_and_deep.txt > "$dir/$1.txt"
+  echo "$dir/$1.txt"
+}
+field() { python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['jobs'][0]['progress']; print(p.get(sys.argv[2], 0))" "$1" "$2"; }
+
+# 1. Overhead and write rate.
+job=$("$ctl" submit "$(spec overhead)" --scheduler "$sched")
+"$ctl" watch "$job" --scheduler "$sched" > /dev/null
+"$ctl" status "$job" --json --scheduler "$sched" > "$dir/overhead.json"
+iterations=$(field "$dir/overhead.json" iteration)
+sps=$(field "$dir/overhead.json" samples_per_second)
+ckpt_ms=$(field "$dir/overhead.json" checkpoint_ms)
+written=$(field "$dir/overhead.json" checkpoints_written)
+first=$(ls -d "$dir/ckpt/$job"/iter-* | head -1)
+bytes=$(du -sb "$first" | cut -f1)
+periodic=$((written - 1))  # the last one is the final checkpoint, not waited for
+start=$(date +%s.%N)
+dd if=/dev/zero of="$dir/sequential.bin" bs=1M count=$(( (bytes + 1048575) / 1048576 )) status=none
+end=$(date +%s.%N)
+python3 - "$iterations" "$sps" "$ckpt_ms" "$periodic" "$bytes" "$start" "$end" << 'PY'
+import sys
+it, sps, ckpt_ms, periodic, nbytes, start, end = map(float, sys.argv[1:])
+train_s = it * 2048 / sps
+seq_s = end - start
+per = ckpt_ms / max(periodic, 1) / 1000
+print(f"job: {it:.0f} iterations in {train_s:.1f} s; {periodic:.0f} periodic checkpoint(s), "
+      f"{ckpt_ms / 1000:.2f} s waited: {100 * ckpt_ms / 1000 / train_s:.1f}% of training time")
+print(f"checkpoint of {nbytes / 1e6:.1f} MB: {nbytes / 1e6 / per:.0f} MB/s (waited per checkpoint, "
+      f"flush included); sequential write of the same bytes: {nbytes / 1e6 / seq_s:.0f} MB/s; "
+      f"ratio {seq_s / per:.2f}")
+PY
+
+# 2. SIGKILL to training again.
+job=$("$ctl" submit "$(spec recovery)" --scheduler "$sched")
+for _ in $(seq 1 3000); do
+  "$ctl" status "$job" --json --scheduler "$sched" > "$dir/r.json"
+  # Training again after its first checkpoint (a kill during training).
+  [ "$(field "$dir/r.json" checkpoints_written)" -ge 1 ] &&
+    [ "$(field "$dir/r.json" iteration)" -gt $((every + 2)) ] && break
+  sleep 0.01
+done
+at=$(field "$dir/r.json" iteration)
+# The job's workers are the two lowest ranks; kill rank 0's process.
+rank0=$("$ctl" nodes --scheduler "$sched" | awk '$2 == "worker" && $4 == 0 {print $5}')
+for w in 0 1 2; do
+  [ "127.0.0.1:$(cat "$dir/w$w.port")" = "$rank0" ] && victim=${worker_pid[$w]}
+done
+python3 - "$ctl" "$sched" "$job" "$victim" "$liveness_ms" "$at" << 'PY'
+import json, os, signal, subprocess, sys, time
+ctl, sched, job, victim, liveness_ms, at = sys.argv[1:]
+def progress():
+    out = subprocess.run([ctl, "status", job, "--json", "--scheduler", sched],
+                         capture_output=True, text=True).stdout
+    return json.loads(out)["jobs"][0]["progress"]
+killed = time.time()
+os.kill(int(victim), signal.SIGKILL)
+for _ in range(6000):  # bounded: 60 s
+    p = progress()
+    resumed_from = p.get("resumed_from", "")
+    if "iter-" in resumed_from:
+        k = int(resumed_from.split("iter-")[1].split("/")[0])
+        if int(p.get("iteration", 0)) > k + 1:  # an iteration trained after the resume
+            print(f"SIGKILL of a worker at iteration ~{at} to the first iteration trained after "
+                  f"the resume from iteration {k}: {time.time() - killed:.1f} s (of which the "
+                  f"liveness timeout: {int(liveness_ms) / 1000:.1f} s)")
+            break
+    time.sleep(0.01)
+else:
+    print("recovery: training did not resume within 60 s")
+PY
