@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -10,6 +11,7 @@
 #include "common/data/generator.h"
 #include "common/status.h"
 #include "scheduler/service/batch_stream.h"
+#include "scheduler/service/held_out.h"
 #include "tools/model_reader.h"
 #include "worker/device/cpu_device.h"
 #include "worker/eval/evaluator.h"
@@ -44,7 +46,10 @@ double TeacherAuc(const proto::JobSpec& spec) {
 
 absl::Status RunEvaluate(const EvaluateOptions& options) {
   const absl::Time start = absl::Now();
-  HERALD_ASSIGN_OR_RETURN(tools::ExportedModel model, tools::ReadModelExport(options.model_dir));
+  const bool is_export = std::filesystem::exists(options.model_dir + "/MODEL");
+  HERALD_ASSIGN_OR_RETURN(tools::ExportedModel model,
+                          is_export ? tools::ReadModelExport(options.model_dir)
+                                    : tools::ReadCheckpointModel(options.model_dir));
   const proto::JobSpec& spec = model.manifest.spec();
   if (!(spec.data().eval_fraction() > 0)) {
     return absl::InvalidArgumentError(
@@ -64,18 +69,12 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   }
   model.tables.clear();
 
-  scheduler::BatchStreamOptions stream_options =
-      scheduler::StreamOptionsFromSpec(spec, scheduler::Split::kHeldOut);
-  stream_options.global_batch_size = options.batch;
-  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<scheduler::BatchStream> stream,
-                          scheduler::BatchStream::Open(stream_options));
   worker::Evaluator evaluator;
-  data::KeyBatch batch;
-  for (;;) {
-    HERALD_ASSIGN_OR_RETURN(bool more, stream->Next(&batch));
-    if (!more) break;
-    evaluator.Add(net->Predict(batch), batch.labels);
-  }
+  HERALD_RETURN_IF_ERROR(scheduler::ForEachHeldOutBatch(
+      spec, options.batch, options.max_samples, [&](const data::KeyBatch& batch) {
+        evaluator.Add(net->Predict(batch), batch.labels);
+        return absl::OkStatus();
+      }));
   const worker::EvalMetrics m = evaluator.Compute();
   const bool generated = spec.data().format() == proto::DATA_FORMAT_GENERATED;
   const double teacher = generated ? TeacherAuc(spec) : 0;
@@ -83,8 +82,8 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   if (options.json) {
     std::string teacher_field = generated ? absl::StrFormat(",\"teacher_auc\":%.6f", teacher) : "";
     std::printf(
-        "{\"job_id\":\"%s\",\"iterations\":%llu,\"samples\":%llu,\"auc\":%.6f,"
-        "\"logloss\":%.6f%s,\"seconds\":%.3f}\n",
+        "{\"job_id\":\"%s\",\"iterations\":%llu,\"samples\":%llu,\"auc\":%.17g,"
+        "\"logloss\":%.17g%s,\"seconds\":%.3f}\n",
         model.manifest.job_id().c_str(),
         static_cast<unsigned long long>(model.manifest.iterations()),
         static_cast<unsigned long long>(m.samples), m.auc, m.logloss, teacher_field.c_str(),

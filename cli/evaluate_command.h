@@ -1,19 +1,23 @@
 #pragma once
-// heraldctl evaluate: loads a model exported by `heraldctl export` and
-// computes its exact AUC and log loss on the held-out split of the job's own
-// data (the samples the scheduler never trained on: DataSpec.eval_fraction,
-// same seed), on this machine's CPU.
+// heraldctl evaluate: loads a model exported by `heraldctl export`, or a
+// periodic checkpoint, and computes its exact AUC and log loss on the
+// held-out split of the job's own data (the samples the scheduler never
+// trained on: DataSpec.eval_fraction, same seed), on this machine's CPU.
+// Scores the batches a job's own evaluations score (held_out.h), so with
+// the same batch size and sample cap the numbers are the same.
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/tunables.h"
 
 namespace herald::cli {
 
 struct EvaluateOptions {
-  std::string model_dir;
-  uint32_t batch = 4096;  // samples per forward pass
+  std::string model_dir;  // an export, or a checkpoint's iteration directory or MANIFEST
+  uint32_t batch = tunables::kEvalBatchSize;  // samples per forward pass
+  uint64_t max_samples = 0;                   // the first N held-out samples (0: all)
   bool json = false;
 };
 

@@ -13,7 +13,7 @@
 //   heraldctl submit SPEC | status [JOB] | watch JOB | cancel JOB | nodes
 //             | export JOB --out DIR     [--scheduler H:P] [--token-file F] [--json]
 //                                        [--tls-ca PEM] [--tls-server-name NAME]
-//   heraldctl evaluate --model DIR [--batch N] [--json]
+//   heraldctl evaluate --model DIR [--batch N] [--max-samples N] [--json]
 //
 // Exit codes: 0 success, 1 the command failed, 2 usage error.
 
@@ -35,8 +35,13 @@
 ABSL_FLAG(uint64_t, rows, 0, "gen-data: number of samples to generate");
 ABSL_FLAG(uint64_t, seed, 1, "gen-data: generator seed (same seed, same data)");
 ABSL_FLAG(std::string, out, "", "gen-data, convert: output file; export: output directory");
-ABSL_FLAG(std::string, model, "", "evaluate: directory of an exported model");
-ABSL_FLAG(uint32_t, batch, 4096, "evaluate: samples per forward pass");
+ABSL_FLAG(std::string, model, "",
+          "evaluate: an exported model's directory, or a periodic checkpoint (its iteration "
+          "directory or MANIFEST)");
+ABSL_FLAG(uint32_t, batch, herald::tunables::kEvalBatchSize, "evaluate: samples per forward pass");
+ABSL_FLAG(
+    uint64_t, max_samples, 0,
+    "evaluate: score only the first N held-out samples (0: all), as a job's eval.max_samples");
 ABSL_FLAG(std::string, format, "",
           "gen-data: output format tsv|bin (default tsv); data stats: input format "
           "auto|tsv|bin (default auto)");
@@ -181,9 +186,11 @@ Commands:
       Write a succeeded job's model (embedding tables + dense weights + MODEL manifest,
       docs/export.md) to DIR, which the scheduler and PS shards write (shared or local
       disk). Only the most recent succeeded job can be exported.
-  evaluate --model DIR [--batch N] [--json]
-      Exact held-out AUC and log loss of an exported model on its job's held-out split
-      (data.eval_fraction), computed here on the CPU.
+  evaluate --model DIR [--batch N] [--max-samples N] [--json]
+      Exact held-out AUC and log loss of an exported model, or of a periodic checkpoint,
+      on its job's held-out split (data.eval_fraction), computed here on the CPU. With
+      the job's eval.batch_size and eval.max_samples it gives the numbers the job's own
+      evaluation after that iteration reported.
 
 Exit codes: 0 success, 1 the command failed, 2 usage error.
 Run 'heraldctl --helpfull' for every flag.)";
@@ -300,6 +307,7 @@ int main(int argc, char** argv) {
     herald::cli::EvaluateOptions o;
     o.model_dir = absl::GetFlag(FLAGS_model);
     o.batch = absl::GetFlag(FLAGS_batch);
+    o.max_samples = absl::GetFlag(FLAGS_max_samples);
     o.json = absl::GetFlag(FLAGS_json);
     if (o.model_dir.empty()) return Usage("evaluate: --model DIR is required");
     if (o.batch == 0) return Usage("evaluate: --batch must be > 0");

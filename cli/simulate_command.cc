@@ -353,7 +353,7 @@ absl::Status RunSimulate(const SimulateOptions& options) {
   resources.warm_keys = std::move(warm_keys);
   resources.seed = o.seed;
   resources.threads = o.threads;
-  resources.flush_every = o.flush_every;
+  resources.flush_every = {o.flush_every};
   scheduler::SimulationOptions so;
   absl::StatusOr<scheduler::PlannerOptions> planner =
       scheduler::PlannerOptionsFromSpec(scheduling, std::move(resources));

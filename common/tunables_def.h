@@ -37,6 +37,10 @@ HERALD_TUNABLE(int64_t, kJoinWaitMs, 5000,
 HERALD_TUNABLE(int64_t, kJobHistoryPoints, 512,
                "points a job's history keeps (heraldctl status --history); past that it keeps "
                "every 2nd iteration, then every 4th, ...")
+HERALD_TUNABLE(int64_t, kEvalMaxSamples, 100000,
+               "held-out samples an evaluation during a job scores when eval.max_samples is 0")
+HERALD_TUNABLE(int64_t, kEvalBatchSize, 4096,
+               "samples per forward pass of an evaluation when eval.batch_size is 0")
 HERALD_TUNABLE(int64_t, kPlannerThreads, 1,
                "threads planning a batch's tables at once; plans are the same for any value "
                "(--planner_threads)")

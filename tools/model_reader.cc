@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/crc32.h"
 #include "common/status.h"
@@ -36,31 +37,12 @@ absl::StatusOr<std::vector<float>> ReadDense(const std::string& path, uint64_t f
   return dense;
 }
 
-}  // namespace
-
-const float* ExportedTable::Find(Key key) const {
-  auto it = index.find(key);
-  return it == index.end() ? nullptr : rows.data() + it->second * row_floats;
-}
-
-absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
-  const std::string model_path = absl::StrCat(dir, "/MODEL");
-  HERALD_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(model_path));
-  ExportedModel model;
-  if (!google::protobuf::TextFormat::ParseFromString(text, &model.manifest)) {
-    return absl::DataLossError(absl::StrCat(model_path, ": not a ModelExport text proto"));
-  }
-  const proto::ModelExport& m = model.manifest;
-  if (m.format_version() != 1) {
-    return absl::DataLossError(
-        absl::StrCat(model_path, ": format_version ", m.format_version(), " (this reader: 1)"));
-  }
-  HERALD_ASSIGN_OR_RETURN(model.dense, ReadDense(absl::StrCat(dir, "/", m.dense_file()),
-                                                 m.dense_floats(), m.dense_crc32()));
-
-  const std::string manifest_path = absl::StrCat(dir, "/", m.tables_manifest());
-  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest tables, ps::ReadManifest(manifest_path));
-  model.tables.resize(m.spec().tables_size());
+// Every row of the shard files the checkpoint manifest `tables` (at
+// `manifest_path`) lists, into out->tables (one per table of out's spec).
+absl::Status ReadTables(const std::string& manifest_path, const proto::CheckpointManifest& tables,
+                        ExportedModel* out) {
+  ExportedModel& model = *out;
+  model.tables.resize(model.manifest.spec().tables_size());
   for (const proto::CheckpointShard& shard : tables.shards()) {
     const std::string path = absl::StrCat(ps::ManifestDir(manifest_path), "/", shard.file());
     ps::ShardFileHeader header;
@@ -93,6 +75,64 @@ absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
                                               ", manifest says ", shard.checksum()));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const float* ExportedTable::Find(Key key) const {
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : rows.data() + it->second * row_floats;
+}
+
+absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
+  const std::string model_path = absl::StrCat(dir, "/MODEL");
+  HERALD_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(model_path));
+  ExportedModel model;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &model.manifest)) {
+    return absl::DataLossError(absl::StrCat(model_path, ": not a ModelExport text proto"));
+  }
+  const proto::ModelExport& m = model.manifest;
+  if (m.format_version() != 1) {
+    return absl::DataLossError(
+        absl::StrCat(model_path, ": format_version ", m.format_version(), " (this reader: 1)"));
+  }
+  HERALD_ASSIGN_OR_RETURN(model.dense, ReadDense(absl::StrCat(dir, "/", m.dense_file()),
+                                                 m.dense_floats(), m.dense_crc32()));
+
+  const std::string manifest_path = absl::StrCat(dir, "/", m.tables_manifest());
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest tables, ps::ReadManifest(manifest_path));
+  HERALD_RETURN_IF_ERROR(ReadTables(manifest_path, tables, &model));
+  return model;
+}
+
+absl::StatusOr<ExportedModel> ReadCheckpointModel(const std::string& path) {
+  std::string manifest_path = path;
+  while (manifest_path.size() > 1 && manifest_path.back() == '/') manifest_path.pop_back();
+  if (!absl::EndsWith(manifest_path, "/MANIFEST")) manifest_path += "/MANIFEST";
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest tables, ps::ReadManifest(manifest_path));
+  if (tables.dense_file().empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(manifest_path,
+                     ": a checkpoint without the dense half (a final or PS-only one); "
+                     "evaluate the job's export instead"));
+  }
+  ExportedModel model;
+  model.manifest.set_format_version(1);
+  model.manifest.set_job_id(tables.job_id());
+  model.manifest.set_iterations(tables.iteration() + 1);
+  *model.manifest.mutable_spec() = tables.spec();
+  model.manifest.set_tables_manifest("MANIFEST");
+  // dense.bin holds the parameters, then the optimizer's state.
+  const std::string dense_path =
+      absl::StrCat(ps::ManifestDir(manifest_path), "/", tables.dense_file());
+  HERALD_ASSIGN_OR_RETURN(model.dense,
+                          ReadDense(dense_path, tables.dense_floats() + tables.dense_state_floats(),
+                                    tables.dense_checksum()));
+  model.dense.resize(tables.dense_floats());
+  model.manifest.set_dense_file(tables.dense_file());
+  model.manifest.set_dense_floats(tables.dense_floats());
+  HERALD_RETURN_IF_ERROR(ReadTables(manifest_path, tables, &model));
   return model;
 }
 

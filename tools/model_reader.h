@@ -1,5 +1,6 @@
 #pragma once
-// Reads a model exported by `heraldctl export` (format: docs/export.md) into
+// Reads a model exported by `heraldctl export` (format: docs/export.md), or
+// a periodic checkpoint (docs/checkpoints.md), into
 // memory: the MODEL manifest, the dense parameter vector (CRC checked) and
 // every embedding row of every table (each shard file's CRC checked).
 //
@@ -41,5 +42,12 @@ struct ExportedModel {
 // Errors: NotFound (no MODEL), DataLoss naming the file and the problem
 // (bad manifest, CRC mismatch, short dense file, unknown table, duplicate key).
 absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir);
+
+// The same from a periodic checkpoint (checkpoint.every_iterations): `path`
+// is its MANIFEST or its iteration directory. The manifest's `iterations`
+// is the checkpoint's iteration + 1, its dense vector the parameters
+// without the optimizer's state. Errors: as ReadModelExport;
+// FailedPrecondition for a checkpoint without the dense half.
+absl::StatusOr<ExportedModel> ReadCheckpointModel(const std::string& path);
 
 }  // namespace herald::tools

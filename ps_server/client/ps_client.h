@@ -52,6 +52,13 @@ struct DenseCheckpointFile {
   std::string checksum;  // crc32, 8 hex digits
 };
 
+// Which rows a fetch of iteration t answers with.
+enum class FetchMode {
+  kCommitted,  // as of the end of t - 1, once it committed (JobShard::Fetch)
+  kEarly,      // the same rows, before t - 1 commits where none changes in it
+  kReadOnly,   // kCommitted without creating rows on the shards (evaluation)
+};
+
 class PsClient {
  public:
   virtual ~PsClient() = default;
@@ -72,7 +79,7 @@ class PsClient {
   virtual absl::StatusOr<std::vector<TableRows>> Fetch(const std::string& job_id,
                                                        uint64_t iteration,
                                                        const std::vector<TableKeys>& keys,
-                                                       bool early = false) = 0;
+                                                       FetchMode mode = FetchMode::kCommitted) = 0;
   // Duplicate keys of one table are summed in the order given before sending.
   virtual absl::Status PushGradients(const std::string& job_id, uint64_t iteration, uint32_t worker,
                                      const std::vector<TableGrads>& grads) = 0;

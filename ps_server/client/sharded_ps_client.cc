@@ -150,7 +150,7 @@ absl::Status ShardedPsClient::EndJob(const std::string& job_id) {
 absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string& job_id,
                                                               uint64_t iteration,
                                                               const std::vector<TableKeys>& keys,
-                                                              bool early) {
+                                                              FetchMode mode) {
   std::vector<Dedup> dedup;
   std::vector<TableId> tables;
   std::vector<const std::vector<Key>*> unique;
@@ -175,7 +175,8 @@ absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string&
       proto::FetchRequest r;
       r.set_job_id(job_id);
       r.set_iteration(iteration);
-      r.set_early(early);
+      r.set_early(mode == FetchMode::kEarly);
+      r.set_read_only(mode == FetchMode::kReadOnly);
       for (const Piece& p : request_pieces) {
         std::vector<Key> k;
         for (uint32_t pos : p.positions) k.push_back(dedup[p.table].unique[pos]);

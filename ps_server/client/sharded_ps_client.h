@@ -40,7 +40,7 @@ class ShardedPsClient final : public PsClient {
   absl::Status EndJob(const std::string& job_id) override;
   absl::StatusOr<std::vector<TableRows>> Fetch(const std::string& job_id, uint64_t iteration,
                                                const std::vector<TableKeys>& keys,
-                                               bool early) override;
+                                               FetchMode mode) override;
   absl::Status PushGradients(const std::string& job_id, uint64_t iteration, uint32_t worker,
                              const std::vector<TableGrads>& grads) override;
   absl::Status WriteBack(const std::string& job_id, uint64_t iteration, uint32_t worker,

@@ -45,7 +45,11 @@ class Copies {
 absl::Status ServeFetch(JobShard& shard, const proto::FetchRequest& request, absl::Time deadline,
                         proto::FetchResponse* response) {
   Copies copies;
-  FetchIn in{request.iteration(), request.early(), {}};
+  if (request.read_only() && request.early()) {
+    return shard.Reject(
+        absl::InvalidArgumentError("fetch: a read-only fetch (evaluation) cannot be early"));
+  }
+  FetchIn in{request.iteration(), request.early(), request.read_only(), {}};
   for (int i = 0; i < request.keys_size(); ++i) {
     const proto::KeyBlock& k = request.keys(i);
     auto keys = copies.View<Key>(k.keys(), absl::StrCat("keys[", i, "]"), "keys");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -194,8 +195,8 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
         "fetch for iteration ", t, ": iteration ", t, " is already committed on shard ",
         options_.shard, " (next iteration ", next, "); its starting rows no longer exist")));
   }
-  const bool early_ok = request.early && t == committed_ + 1 && open_ == committed_ &&
-                        UnchangedIn(committed_, blocks);
+  const bool early_ok = request.early && !request.read_only && t == committed_ + 1 &&
+                        open_ == committed_ && UnchangedIn(committed_, blocks);
   if (!early_ok) {
     auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return committed_ >= t; };
     if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) {
@@ -231,10 +232,25 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     absl::MutexLock lock(&stripe.mu);
     for (uint32_t j = g.begin[item.stripe]; j < g.begin[item.stripe + 1]; ++j) {
       const uint32_t pos = g.order[j];
-      auto row = table.FindOrCreate(stripe, block.keys[pos]);
-      if (!row.ok()) return row.status();
-      std::memcpy(outs[item.block].rows + pos * row_bytes, stripe.table.Row(*row), row_bytes);
-      const uint64_t v = stripe.table.version(*row);
+      const Key key = block.keys[pos];
+      std::optional<uint32_t> row;
+      if (request.read_only) {
+        row = stripe.table.Find(key);
+      } else {
+        absl::StatusOr<uint32_t> created = table.FindOrCreate(stripe, key);
+        if (!created.ok()) return created.status();
+        row = *created;
+      }
+      char* out_row = outs[item.block].rows + pos * row_bytes;
+      uint64_t v = 0;
+      if (row) {
+        std::memcpy(out_row, stripe.table.Row(*row), row_bytes);
+        v = stripe.table.version(*row);
+      } else {  // read-only, never stored: its initial value
+        std::vector<float> initial(table.row_floats());
+        stripe.table.InitialRow(key, initial.data());
+        std::memcpy(out_row, initial.data(), row_bytes);
+      }
       std::memcpy(outs[item.block].versions + pos * sizeof(uint64_t), &v, sizeof(v));
     }
     return absl::OkStatus();

@@ -3,7 +3,8 @@
 // protocol (docs/protocol.md, "Parameter server"):
 //
 //   Fetch(t)          rows as of the end of iteration t-1; waits (up to a
-//                     deadline) until t-1 is committed.
+//                     deadline) until t-1 is committed. Creates the rows it
+//                     does not hold, except a read-only fetch (evaluation).
 //   PushGradients(t)  buffers one worker's gradients for iteration t.
 //   WriteBack(t)      buffers absolute rows (values + state + version) that a
 //                     worker owned; stored at t's commit, before gradients.

@@ -109,6 +109,42 @@ class JobShardTest : public ::testing::Test {
   ThreadPool pool_{3};
 };
 
+TEST_F(JobShardTest, ReadOnlyFetchServesCommittedRowsAndCreatesNone) {
+  auto shard = Make(Options(SparseOptimizerKind::kAdagrad, 1));
+  const proto::RowBlock initial = Fetch(*shard, 0, 0, {42});  // creates key 42
+  ASSERT_TRUE(Push(*shard, 0, 0, 0, {42}, {0.5f, 0.5f, 0.5f, 0.5f}).ok());
+  ASSERT_TRUE(*Done(*shard, 0, 0, 1));
+  auto read_only = [&](std::vector<Key> keys, bool early, proto::FetchResponse* out) {
+    proto::FetchRequest r;
+    r.set_job_id("job");
+    r.set_iteration(1);
+    r.set_read_only(true);
+    r.set_early(early);
+    auto* k = r.add_keys();
+    k->set_table_id(0);
+    k->set_keys(Pack(keys));
+    return ServeFetch(*shard, r, absl::Now() + absl::Seconds(5), out);
+  };
+  proto::FetchResponse got;
+  ASSERT_TRUE(read_only({42, 7}, false, &got).ok());
+  // 42: as committed (trained once); 7, never stored: its initial row.
+  const proto::RowBlock trained = Fetch(*shard, 1, 0, {42});
+  EXPECT_EQ(RowOf(got.rows(0), 0), RowOf(trained, 0));
+  EXPECT_NE(RowOf(got.rows(0), 0), RowOf(initial, 0));
+  EXPECT_EQ(VersionOf(got.rows(0), 0), 1u);
+  EXPECT_EQ(VersionOf(got.rows(0), 1), 0u);
+  proto::PsStatsResponse stats;
+  shard->Stats(&stats);
+  EXPECT_EQ(stats.tables(0).rows(), 1u) << "the read-only fetch created key 7";
+  // ... and it is the row the shard creates when a training fetch asks.
+  EXPECT_EQ(RowOf(got.rows(0), 1), RowOf(Fetch(*shard, 1, 0, {7}), 0));
+  // Never early.
+  proto::FetchResponse refused;
+  const absl::Status early = read_only({42}, true, &refused);
+  EXPECT_EQ(early.code(), absl::StatusCode::kInvalidArgument) << early;
+  EXPECT_NE(early.message().find("cannot be early"), std::string::npos) << early;
+}
+
 TEST_F(JobShardTest, CommitSumsGradientsInRankOrderAndAppliesTheOptimizerOnce) {
   auto shard = Make(Options(SparseOptimizerKind::kAdagrad, 2));
   const std::vector<float> before = RowOf(Fetch(*shard, 0, 1, {42}), 0);

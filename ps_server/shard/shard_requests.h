@@ -45,6 +45,9 @@ struct FetchIn {
   // Served before iteration - 1 commits where the shard holds no change for
   // any of the keys (see FetchRequest.early in proto/ps.proto).
   bool early = false;
+  // Evaluation: rows as of the end of iteration - 1 without creating any (a
+  // row the shard does not hold is answered initialised, version 0).
+  bool read_only = false;
   std::vector<KeysIn> blocks;
 };
 

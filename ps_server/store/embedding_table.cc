@@ -33,10 +33,13 @@ absl::StatusOr<uint32_t> EmbeddingTable::FindOrCreate(Key key) {
   meta_.Append();
   *meta_.Item(index) = RowMeta{key, 0};
   index_.insert(index);
-  float* row = Row(index);
+  InitialRow(key, Row(index));
+  return index;
+}
+
+void EmbeddingTable::InitialRow(Key key, float* row) const {
   math::InitialRow(options_.seed, options_.id.value(), key, options_.dim, options_.init_scale,
                    options_.optimizer, row);
-  return index;
 }
 
 uint64_t EmbeddingTable::MemoryBytes() const {

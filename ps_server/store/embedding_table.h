@@ -55,6 +55,9 @@ class EmbeddingTable {
   // Errors: RESOURCE_EXHAUSTED naming the table and its cap.
   absl::StatusOr<uint32_t> FindOrCreate(Key key);
   std::optional<uint32_t> Find(Key key) const;
+  // Writes the row `key` starts with (values, then optimizer state) to
+  // `row` (row_floats() floats) without storing anything.
+  void InitialRow(Key key, float* row) const;
 
   float* Row(uint32_t index) { return rows_.Item(index); }
   const float* Row(uint32_t index) const { return rows_.Item(index); }

@@ -111,22 +111,30 @@ struct PlannerOptions {
   // each pass after the first re-places every sample knowing where the
   // others went (allocator.h). More passes move fewer rows and take longer.
   uint32_t allocation_passes = 1;
-  // Every `flush_every` iterations (0: never), the iteration's plan writes
-  // back every row a worker holds dirty instead of planning hand-offs and
-  // serving for the next (the caches keep clean copies): once that
-  // iteration commits, the PS holds the whole model, which a consistent
-  // checkpoint captures (job spec checkpoint.every_iterations). Iteration i
-  // flushes when (i + 1) % flush_every == 0; the last iteration always does.
-  uint64_t flush_every = 0;
+  // Every `p` iterations for each period p here (0s ignored), the
+  // iteration's plan writes back every row a worker holds dirty instead of
+  // planning hand-offs and serving for the next (the caches keep clean
+  // copies): once that iteration commits, the PS holds the whole model,
+  // which a consistent checkpoint captures and an evaluation reads (job
+  // spec checkpoint.every_iterations, eval.every_iterations). Iteration i
+  // flushes when (i + 1) % p == 0 for some p; the last iteration always does.
+  std::vector<uint64_t> flush_every;
   // The first iteration planned (a job resumed from a checkpoint of
   // iteration first_iteration - 1); plans and steps are numbered from it.
   uint64_t first_iteration = 0;
 };
 
 // Whether iteration `iteration` ends with every dirty row written back
-// (PlannerOptions::flush_every; the last iteration also does).
+// under periods `flush_every` (PlannerOptions::flush_every; the last
+// iteration also does).
 inline bool FlushesAt(uint64_t flush_every, uint64_t iteration) {
   return flush_every > 0 && (iteration + 1) % flush_every == 0;
+}
+inline bool FlushesAt(const std::vector<uint64_t>& flush_every, uint64_t iteration) {
+  for (uint64_t p : flush_every) {
+    if (FlushesAt(p, iteration)) return true;
+  }
+  return false;
 }
 
 // Rows one worker moves in one iteration. uses: distinct rows it trains;

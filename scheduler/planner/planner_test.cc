@@ -506,7 +506,7 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
         }
         {  // flushing every dirty row every 4 iterations, every option on
           PlannerOptions flushing = o;
-          flushing.flush_every = 4;
+          flushing.flush_every = {4};
           flushing.handoff = flushing.serve = flushing.policy.sync == SyncMode::kOwnership;
           const auto flushed = RunChecked(flushing, batches);
           EXPECT_EQ(flushed.size(), batches.size());

@@ -41,7 +41,7 @@ struct PlannerResources {
   std::vector<std::vector<Key>> warm_keys;  // per table, hottest first (warm_start)
   uint64_t seed = 1;                        // the job's seed
   uint32_t threads = 1;                     // planner threads
-  uint64_t flush_every = 0;                 // PlannerOptions::flush_every (checkpoints)
+  std::vector<uint64_t> flush_every;        // PlannerOptions::flush_every (checkpoints, evals)
 };
 
 // Fills the unset options of `scheduling` with their policy's defaults

@@ -19,4 +19,38 @@ void JobHistory::Add(const proto::HistoryPoint& point) {
   }
 }
 
+void JobHistory::AddEval(uint64_t iteration, int64_t unix_ms, double auc, double logloss) {
+  proto::HistoryPoint e;
+  e.set_iteration(iteration);
+  e.set_unix_ms(unix_ms);
+  e.set_eval_auc(auc);
+  e.set_eval_logloss(logloss);
+  evals_.push_back(e);
+  if (evals_.size() <= capacity_) return;
+  // Drop every other one, oldest first, keeping the newest.
+  std::vector<proto::HistoryPoint> kept;
+  for (size_t i = 0; i + 1 < evals_.size(); i += 2) kept.push_back(std::move(evals_[i]));
+  if (evals_.size() % 2 == 0) kept.push_back(std::move(evals_.back()));
+  evals_ = std::move(kept);
+}
+
+std::vector<proto::HistoryPoint> JobHistory::points() const {
+  std::vector<proto::HistoryPoint> merged;
+  merged.reserve(points_.size() + evals_.size());
+  size_t e = 0;
+  for (const proto::HistoryPoint& p : points_) {
+    for (; e < evals_.size() && evals_[e].iteration() < p.iteration(); ++e) {
+      merged.push_back(evals_[e]);
+    }
+    merged.push_back(p);
+    if (e < evals_.size() && evals_[e].iteration() == p.iteration()) {
+      merged.back().set_eval_auc(evals_[e].eval_auc());
+      merged.back().set_eval_logloss(evals_[e].eval_logloss());
+      ++e;
+    }
+  }
+  for (; e < evals_.size(); ++e) merged.push_back(evals_[e]);
+  return merged;
+}
+
 }  // namespace herald::scheduler

@@ -4,7 +4,10 @@
 // point is dropped and only every 2nd iteration is kept from then on (then
 // every 4th, ...). The points kept are always iterations that are multiples
 // of the current stride, so they stay evenly spaced and the newest one is
-// at most one stride old. Not thread-safe (JobRun holds it under its lock).
+// at most one stride old. Evaluations (few, and each one matters) are kept
+// apart, up to `capacity` of them (past that every other older one is
+// dropped), so thinning the training points never loses one. Not
+// thread-safe (JobRun holds it under its lock).
 
 #include <cstdint>
 #include <vector>
@@ -20,14 +23,20 @@ class JobHistory {
 
   // Points must come in increasing iteration order.
   void Add(const proto::HistoryPoint& point);
+  // The evaluation after `iteration`, in increasing iteration order.
+  void AddEval(uint64_t iteration, int64_t unix_ms, double auc, double logloss);
 
-  const std::vector<proto::HistoryPoint>& points() const { return points_; }
+  // The training points with the evaluations merged in, by iteration: an
+  // evaluation after a kept iteration sets that point's eval fields, any
+  // other is a point of its own (iteration, time and eval fields only).
+  std::vector<proto::HistoryPoint> points() const;
   uint64_t stride() const { return stride_; }
 
  private:
   size_t capacity_;
   uint64_t stride_ = 1;
   std::vector<proto::HistoryPoint> points_;
+  std::vector<proto::HistoryPoint> evals_;
 };
 
 }  // namespace herald::scheduler

@@ -35,5 +35,47 @@ TEST(JobHistory, AnyLengthFitsEvenlySpacedAndRecent) {
   EXPECT_EQ(h.points()[3].loss(), 1.0 / (3 * 128 + 1));  // each point is its iteration's
 }
 
+TEST(JobHistory, EvaluationsSurviveThinningAndMergeIntoTheirIteration) {
+  JobHistory h(16);
+  for (uint64_t i = 0; i < 100; ++i) {
+    h.Add(Point(i));
+    if ((i + 1) % 10 == 0) h.AddEval(i, 1000 + i, 0.5 + i / 1000.0, 0.7 - i / 1000.0);
+  }
+  // Stride 8 now: iterations 0, 8, ..., 96 kept; evaluations after 9, 19,
+  // ..., 99 all kept, none of them at a kept iteration.
+  const std::vector<proto::HistoryPoint> points = h.points();
+  std::vector<uint64_t> evaluated;
+  for (size_t k = 0; k < points.size(); ++k) {
+    if (k > 0) EXPECT_LT(points[k - 1].iteration(), points[k].iteration());
+    if (!points[k].has_eval_auc()) continue;
+    evaluated.push_back(points[k].iteration());
+    EXPECT_EQ(points[k].eval_auc(), 0.5 + points[k].iteration() / 1000.0);
+    EXPECT_EQ(points[k].eval_logloss(), 0.7 - points[k].iteration() / 1000.0);
+    EXPECT_EQ(points[k].unix_ms(), static_cast<int64_t>(1000 + points[k].iteration()));
+  }
+  EXPECT_EQ(evaluated, (std::vector<uint64_t>{9, 19, 29, 39, 49, 59, 69, 79, 89, 99}));
+  EXPECT_EQ(points.size(), 13u + 10u);
+}
+
+TEST(JobHistory, AnEvaluationAtAKeptIterationSetsThatPoint) {
+  JobHistory h(8);
+  for (uint64_t i = 0; i < 4; ++i) h.Add(Point(i));
+  h.AddEval(3, 0, 0.75, 0.5);
+  const std::vector<proto::HistoryPoint> points = h.points();
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_FALSE(points[2].has_eval_auc());
+  EXPECT_EQ(points[3].eval_auc(), 0.75);
+  EXPECT_EQ(points[3].loss(), 1.0 / 4);  // the training values stay
+}
+
+TEST(JobHistory, EvaluationsAreBoundedToo) {
+  JobHistory h(8);
+  for (uint64_t i = 0; i < 1000; ++i) {
+    h.AddEval(i, 0, 0.5, 0.5);
+    ASSERT_LE(h.points().size(), 8u) << "after evaluation " << i;
+  }
+  EXPECT_EQ(h.points().back().iteration(), 999u);  // the newest is always kept
+}
+
 }  // namespace
 }  // namespace herald::scheduler

@@ -356,6 +356,18 @@ absl::Status JobManager::Report(const proto::StepReport& report) {
   return run->Report(report);
 }
 
+absl::Status JobManager::ReportEval(const proto::EvalReport& report) {
+  std::shared_ptr<JobRun> run;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!running_ || running_->job_id() != report.job_id()) {
+      return absl::NotFoundError(absl::StrCat("job ", report.job_id(), " is not running"));
+    }
+    run = running_;
+  }
+  return run->ReportEval(report);
+}
+
 JobManager::Snapshot JobManager::TakeSnapshot() const {
   Snapshot snapshot;
   std::shared_ptr<JobRun> run;

@@ -70,6 +70,8 @@ class JobManager {
   // The running job that includes the worker. Errors: NotFound.
   absl::StatusOr<std::shared_ptr<JobRun>> RunOfWorker(const std::string& node_id) const;
   absl::Status Report(const proto::StepReport& report);
+  // JobRun::ReportEval of the running job. Errors: NotFound (not running).
+  absl::Status ReportEval(const proto::EvalReport& report);
   // Rank 0's trained dense parameters for the running job `job_id`.
   // Errors: NotFound (not running), JobRun::AcceptDense's.
   absl::Status AcceptDense(const std::string& node_id, const std::string& job_id,

@@ -103,6 +103,7 @@ JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps
       workers_(std::move(workers)),
       registry_(registry),
       options_(options),
+      eval_(EvalSettingsFromSpec(spec_)),
       history_(options.history_points) {
   for (size_t w = 0; w < workers_.size(); ++w) {
     queues_.push_back(std::make_unique<StepQueue>(options_.step_queue_capacity));
@@ -161,9 +162,27 @@ absl::Status JobRun::Health() {
   return absl::OkStatus();
 }
 
+absl::Status JobRun::LoadHeldOut() {
+  if (!eval_.enabled()) return absl::OkStatus();
+  HERALD_RETURN_IF_ERROR(ForEachHeldOutBatch(
+      spec_, eval_.batch_size, eval_.max_samples, [&](const data::KeyBatch& batch) {
+        eval_batches_.push_back(
+            EncodeEvalBatch(batch, static_cast<uint32_t>(eval_batches_.size())));
+        eval_batch_sizes_.push_back(batch.num_samples);
+        eval_labels_.insert(eval_labels_.end(), batch.labels.begin(), batch.labels.end());
+        return absl::OkStatus();
+      }));
+  if (eval_batches_.empty()) {
+    HLOG_WARN("job {}: data.eval_fraction {} held out no sample: no evaluation", job_id_,
+              spec_.data().eval_fraction());
+  }
+  return absl::OkStatus();
+}
+
 absl::Status JobRun::Prepare() {
   HERALD_ASSIGN_OR_RETURN(JobCacheSizing sizing,
                           SizeJobCaches(spec_, static_cast<uint32_t>(workers_.size())));
+  HERALD_RETURN_IF_ERROR(LoadHeldOut());
   std::vector<std::string> addresses;
   for (const NodeInfo& n : ps_nodes_) addresses.push_back(n.registration.address());
   ps::PsClientOptions ps_options;
@@ -259,6 +278,10 @@ absl::Status JobRun::PushStep(uint32_t w, std::shared_ptr<const proto::WorkerSte
     absl::MutexLock lock(&mu_);
     ++sent_[w];
   }
+  return Enqueue(w, std::move(step));
+}
+
+absl::Status JobRun::Enqueue(uint32_t w, std::shared_ptr<const proto::WorkerStep> step) {
   for (;;) {
     HERALD_RETURN_IF_ERROR(Health());
     HERALD_ASSIGN_OR_RETURN(bool queued, queues_[w]->Push(step, options_.poll));
@@ -279,8 +302,11 @@ absl::Status JobRun::Plan() {
   resources.warm_keys = sizing.warm_keys;
   resources.seed = spec_.seed();
   resources.threads = options_.planner_threads;
-  if (!spec_.checkpoint().dir().empty())
-    resources.flush_every = spec_.checkpoint().every_iterations();
+  // Checkpoints and evaluations need the whole model on the PS shards.
+  const uint64_t checkpoint_every =
+      spec_.checkpoint().dir().empty() ? 0 : spec_.checkpoint().every_iterations();
+  const uint64_t eval_every = eval_batches_.empty() ? 0 : eval_.every_iterations;
+  resources.flush_every = {checkpoint_every, eval_every};
   HERALD_ASSIGN_OR_RETURN(PlannerOptions po,
                           PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
   {
@@ -363,7 +389,7 @@ absl::Status JobRun::Plan() {
       auto encoded = std::make_shared<proto::WorkerStep>(
           BuildStep(current, spec_.num_dense(), *plan, w, job_id_));
       encoded->set_last(!have_next);
-      encoded->set_checkpoint(have_next && FlushesAt(po.flush_every, plan->iteration));
+      encoded->set_checkpoint(have_next && FlushesAt(checkpoint_every, plan->iteration));
       encode_ms += absl::ToDoubleMilliseconds(absl::Now() - encode_start);
       HERALD_RETURN_IF_ERROR(PushStep(w, std::move(encoded)));
     }
@@ -393,9 +419,15 @@ absl::Status JobRun::Plan() {
         total_iterations_ = first_iteration_ + planned_;
       }
     }
-    if (!have_next) break;
-    if (FlushesAt(po.flush_every, plan->iteration)) {
+    if (!have_next) {
+      if (eval_.at_end) HERALD_RETURN_IF_ERROR(EvaluateAt(plan->iteration));
+      break;
+    }
+    if (FlushesAt(checkpoint_every, plan->iteration)) {
       HERALD_RETURN_IF_ERROR(CheckpointAt(plan->iteration));
+    }
+    if (FlushesAt(eval_every, plan->iteration)) {
+      HERALD_RETURN_IF_ERROR(EvaluateAt(plan->iteration));
     }
     std::swap(current, next);
     std::swap(next, after);
@@ -484,16 +516,77 @@ absl::Status JobRun::WaitForReports() {
   }
 }
 
-absl::Status JobRun::CheckpointAt(uint64_t iteration) {
-  const absl::Time start = absl::Now();
+absl::Status JobRun::WaitForIteration(uint64_t iteration) {
   for (;;) {
     HERALD_RETURN_IF_ERROR(Health());
     absl::MutexLock lock(&mu_);
     auto reported = [this, iteration]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
       return !failure_.ok() || progress_.iteration() > iteration;
     };
-    if (mu_.AwaitWithTimeout(absl::Condition(&reported), options_.poll) && failure_.ok()) break;
+    if (mu_.AwaitWithTimeout(absl::Condition(&reported), options_.poll) && failure_.ok()) {
+      return absl::OkStatus();
+    }
   }
+}
+
+absl::Status JobRun::EvaluateAt(uint64_t iteration) {
+  if (eval_batches_.empty()) return absl::OkStatus();
+  const absl::Time start = absl::Now();
+  HERALD_RETURN_IF_ERROR(WaitForIteration(iteration));
+  const uint32_t workers = static_cast<uint32_t>(workers_.size());
+  {
+    absl::MutexLock lock(&mu_);
+    eval_round_ = std::make_unique<EvalRound>(iteration + 1, eval_batch_sizes_, workers);
+  }
+  for (uint32_t b = 0; b < eval_batches_.size(); ++b) {
+    auto step = std::make_shared<proto::WorkerStep>();
+    step->set_job_id(job_id_);
+    step->set_iteration(iteration + 1);
+    *step->mutable_eval() = eval_batches_[b];
+    HERALD_RETURN_IF_ERROR(Enqueue(EvalRound::WorkerOf(b, workers), std::move(step)));
+  }
+  for (;;) {
+    HERALD_RETURN_IF_ERROR(Health());
+    absl::MutexLock lock(&mu_);
+    auto done = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return !failure_.ok() || eval_round_->complete();
+    };
+    if (mu_.AwaitWithTimeout(absl::Condition(&done), options_.poll) && failure_.ok()) break;
+  }
+  const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+  absl::MutexLock lock(&mu_);
+  const EvalResult r = eval_round_->Compute(eval_labels_);
+  eval_round_.reset();
+  progress_.set_eval_auc(r.auc);
+  progress_.set_eval_logloss(r.logloss);
+  progress_.set_eval_iteration(iteration + 1);
+  progress_.set_eval_samples(r.samples);
+  progress_.set_evals_done(progress_.evals_done() + 1);
+  progress_.set_eval_ms(progress_.eval_ms() + ms);
+  history_.AddEval(iteration, absl::ToUnixMillis(absl::Now()), r.auc, r.logloss);
+  HLOG_INFO(
+      "job {}: after iteration {}: held-out AUC {:.6f}, log loss {:.6f} over {} samples "
+      "({:.0f} ms)",
+      job_id_, iteration, r.auc, r.logloss, r.samples, ms);
+  return absl::OkStatus();
+}
+
+absl::Status JobRun::ReportEval(const proto::EvalReport& report) {
+  const int w = WorkerIndex(report.node_id());
+  if (w < 0) {
+    return absl::NotFoundError(absl::StrCat(report.node_id(), " is not a worker of ", job_id_));
+  }
+  absl::MutexLock lock(&mu_);
+  if (eval_round_ == nullptr || eval_round_->iteration() != report.iteration()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id_, " runs no evaluation before iteration ", report.iteration()));
+  }
+  return eval_round_->Accept(static_cast<uint32_t>(w), report.index(), report.predictions());
+}
+
+absl::Status JobRun::CheckpointAt(uint64_t iteration) {
+  const absl::Time start = absl::Now();
+  HERALD_RETURN_IF_ERROR(WaitForIteration(iteration));
   // The dense half: what rank 0 uploaded before reporting the iteration.
   CheckpointDense dense;
   {

@@ -2,7 +2,8 @@
 // One running job: sizes the caches from the data, installs the job on the
 // PS shards, plans every global batch (read ahead by the data loader) and
 // feeds each worker's bounded step queue, then follows the workers' reports
-// until every worker has reported the last iteration. Fails the job (with
+// until every worker has reported the last iteration. Evaluates the model on
+// the held-out samples as eval.* asks (EvaluateAt). Fails the job (with
 // the reason) on a planning or data error, a worker error report, a worker
 // or PS shard that stops heartbeating, or Cancel().
 //
@@ -25,6 +26,8 @@
 #include "proto/job.pb.h"
 #include "proto/scheduler.pb.h"
 #include "ps_server/client/ps_client.h"
+#include "scheduler/service/eval_round.h"
+#include "scheduler/service/held_out.h"
 #include "scheduler/service/job_history.h"
 #include "scheduler/service/node_registry.h"
 #include "scheduler/service/resume_point.h"
@@ -113,6 +116,10 @@ class JobRun {
   // Errors: NotFound (not this job's worker), InvalidArgument (an iteration
   // not sent to it). A report carrying an error fails the job.
   absl::Status Report(const proto::StepReport& report);
+  // A worker's predictions for one held-out batch. Errors: NotFound (not
+  // this job's worker), FailedPrecondition (no such evaluation running),
+  // EvalRound::Accept's.
+  absl::Status ReportEval(const proto::EvalReport& report);
 
   proto::JobProgress Progress() const;
   // Steps waiting in each worker's queue (by rank).
@@ -134,8 +141,19 @@ class JobRun {
   // to checkpoint.keep_last. No step after it is queued meanwhile, so no
   // shard commits past it.
   absl::Status CheckpointAt(uint64_t iteration);
-  // Pushes to worker w's queue, waking every `poll` to check the job.
+  // After flush iteration `iteration` (or the last): waits for every
+  // worker's report of it, sends each worker its share of the held-out
+  // batches, waits for every prediction and records the exact AUC and log
+  // loss (progress, history, log). Training waits meanwhile.
+  absl::Status EvaluateAt(uint64_t iteration);
+  // Waits until every worker reported `iteration` (or the job failed).
+  absl::Status WaitForIteration(uint64_t iteration);
+  // Reads and encodes the held-out batches (Prepare, when eval_ asks).
+  absl::Status LoadHeldOut();
+  // Counts a training step, then queues it (Enqueue).
   absl::Status PushStep(uint32_t w, std::shared_ptr<const proto::WorkerStep> step);
+  // Pushes to worker w's queue, waking every `poll` to check the job.
+  absl::Status Enqueue(uint32_t w, std::shared_ptr<const proto::WorkerStep> step);
   // The failure (cancel, a dead node, an error report), or OK.
   absl::Status Health();
   void Fail(absl::Status status);
@@ -150,6 +168,12 @@ class JobRun {
   const std::vector<NodeInfo> workers_;
   const NodeRegistry* registry_;
   const JobRunOptions options_;
+  const EvalSettings eval_;
+  // The held-out batches (set by Prepare, then read-only): encoded for the
+  // workers, their sizes and labels in order.
+  std::vector<proto::EvalBatch> eval_batches_;
+  std::vector<uint32_t> eval_batch_sizes_;
+  std::vector<float> eval_labels_;
   std::unique_ptr<ps::PsClient> ps_;  // set once by Prepare (under ps_mu_)
   std::vector<std::unique_ptr<StepQueue>> queues_;
 
@@ -191,7 +215,8 @@ class JobRun {
     uint64_t state_floats = 0;
   };
   std::map<uint64_t, CheckpointDense> checkpoint_dense_ ABSL_GUARDED_BY(mu_);
-  std::vector<uint32_t> final_crc_ ABSL_GUARDED_BY(mu_);  // per worker, last report
+  std::vector<uint32_t> final_crc_ ABSL_GUARDED_BY(mu_);        // per worker, last report
+  std::unique_ptr<EvalRound> eval_round_ ABSL_GUARDED_BY(mu_);  // the one running
 
   // Serialises Export and EndOnPs (which drops the tables an export reads).
   absl::Mutex ps_mu_ ABSL_ACQUIRED_AFTER(mu_);

@@ -59,6 +59,17 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
   if (spec.checkpoint().every_iterations() > 0 && spec.checkpoint().dir().empty()) {
     return absl::InvalidArgumentError("checkpoint.every_iterations: set checkpoint.dir too");
   }
+  const proto::EvalSpec& e = spec.eval();
+  if (e.every_iterations() > 0 && !(d.eval_fraction() > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("eval.every_iterations: ", e.every_iterations(),
+                     " needs held-out samples: set data.eval_fraction > 0"));
+  }
+  constexpr uint32_t kMaxEvalBatch = 1 << 20;
+  if (e.batch_size() > kMaxEvalBatch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("eval.batch_size: ", e.batch_size(), " is over ", kMaxEvalBatch));
+  }
   return absl::OkStatus();
 }
 

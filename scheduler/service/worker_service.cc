@@ -59,6 +59,13 @@ grpc::Status WorkerServiceImpl::ReportStep(grpc::ServerContext* context,
   return rpc::ToGrpcStatus(jobs_->Report(*request));
 }
 
+grpc::Status WorkerServiceImpl::ReportEval(grpc::ServerContext* context,
+                                           const proto::EvalReport* request,
+                                           proto::EvalReportResponse*) {
+  if (auto s = rpc::CheckToken(context, token_, "ReportEval"); !s.ok()) return s;
+  return rpc::ToGrpcStatus(jobs_->ReportEval(*request));
+}
+
 grpc::Status WorkerServiceImpl::UploadDense(grpc::ServerContext* context,
                                             grpc::ServerReader<proto::DenseChunk>* reader,
                                             proto::UploadDenseResponse*) {

@@ -24,6 +24,8 @@ class WorkerServiceImpl final : public proto::WorkerService::Service {
                            grpc::ServerWriter<proto::WorkerStep>* writer) override;
   grpc::Status ReportStep(grpc::ServerContext* context, const proto::StepReport* request,
                           proto::StepReportResponse* response) override;
+  grpc::Status ReportEval(grpc::ServerContext* context, const proto::EvalReport* request,
+                          proto::EvalReportResponse* response) override;
   // Chunks must be in order and cover [0, total_floats) exactly.
   grpc::Status UploadDense(grpc::ServerContext* context,
                            grpc::ServerReader<proto::DenseChunk>* reader,

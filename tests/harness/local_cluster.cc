@@ -141,12 +141,13 @@ proto::JobStatus LocalCluster::Watch(const std::string& job_id,
 }
 
 absl::StatusOr<proto::JobStatus> LocalCluster::Status(const std::string& job_id,
-                                                      bool include_losses) {
+                                                      bool include_losses, bool include_history) {
   grpc::ClientContext context;
   Authorize(&context);
   proto::JobStatusRequest request;
   request.set_job_id(job_id);
   request.set_include_losses(include_losses);
+  request.set_include_history(include_history);
   proto::JobStatusResponse response;
   HERALD_RETURN_IF_ERROR(rpc::FromGrpcStatus(jobs_->GetJobStatus(&context, request, &response)));
   if (response.jobs_size() != 1) return absl::InternalError("expected one job");

@@ -56,7 +56,8 @@ class LocalCluster {
   // last status seen.
   proto::JobStatus Watch(const std::string& job_id,
                          const std::function<bool(const proto::JobStatus&)>& until = nullptr);
-  absl::StatusOr<proto::JobStatus> Status(const std::string& job_id, bool include_losses);
+  absl::StatusOr<proto::JobStatus> Status(const std::string& job_id, bool include_losses,
+                                          bool include_history = false);
   absl::StatusOr<proto::ExportJobResponse> Export(const std::string& job_id,
                                                   const std::string& out_dir);
   // The tail of every process's log, for failure messages.

@@ -389,7 +389,8 @@ absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
     }
     if (request.empty()) continue;
     HERALD_ASSIGN_OR_RETURN(std::vector<ps::TableRows> rows,
-                            ps_->Fetch(step.job_id, step.iteration, request, early));
+                            ps_->Fetch(step.job_id, step.iteration, request,
+                                       early ? ps::FetchMode::kEarly : ps::FetchMode::kCommitted));
     if (rows.size() != request.size()) {
       return absl::InternalError("PS client answered a different number of tables");
     }

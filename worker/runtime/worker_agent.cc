@@ -103,6 +103,27 @@ absl::Status WorkerAgent::Run() {
   return absl::OkStatus();
 }
 
+absl::Status WorkerAgent::Evaluate(HeldOutScorer& scorer, const proto::WorkerStep& step,
+                                   const std::string& node_id) {
+  absl::StatusOr<std::vector<float>> predictions = scorer.Score(step.eval(), step.iteration());
+  if (!predictions.ok()) {
+    return Annotate(predictions.status(),
+                    absl::StrCat("scoring held-out batch ", step.eval().index()));
+  }
+  grpc::ClientContext context;
+  rpc::SetDeadline(&context, kReportTimeoutMs);
+  rpc::AttachToken(&context, options_.token);
+  proto::EvalReport report;
+  report.set_node_id(node_id);
+  report.set_job_id(step.job_id());
+  report.set_iteration(step.iteration());
+  report.set_index(step.eval().index());
+  report.set_predictions(predictions->data(), predictions->size() * sizeof(float));
+  proto::EvalReportResponse response;
+  return Annotate(rpc::FromGrpcStatus(workers_->ReportEval(&context, report, &response)),
+                  "reporting an evaluation");
+}
+
 void WorkerAgent::ReportError(const std::string& node_id, const std::string& job_id,
                               uint64_t iteration, const std::string& error) {
   grpc::ClientContext context;
@@ -171,19 +192,34 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   request.set_job_id(join.job_id());
   std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> reader =
       workers_->WorkerSteps(&context, request);
+  HeldOutScorer scorer(spec, join.job_id(), ps->get(), replica.model.get(), replica.device.get());
   proto::WorkerStep wire;
   bool last = false;
   absl::Status outcome;
   bool stop_after_step = false;
-  while (!last && !stop_after_step && reader->Read(&wire)) {
+  // After the last step only evaluations follow, until the scheduler ends
+  // the stream.
+  while (!stop_after_step && reader->Read(&wire)) {
     {
       absl::MutexLock lock(&mu_);
-      if (stopping_) break;  // Stop() abandons this iteration
+      if (stopping_ && !last) break;  // Stop() abandons this iteration
       executing_ = true;
     }
     if (wire.iteration() != iteration) {
       outcome = absl::InternalError(
           absl::StrCat("step for iteration ", wire.iteration(), ", expected ", iteration));
+      break;
+    }
+    if (wire.has_eval()) {
+      outcome = Evaluate(scorer, wire, node_id);
+      if (!outcome.ok()) break;
+      absl::MutexLock lock(&mu_);
+      executing_ = false;
+      continue;
+    }
+    if (last) {
+      outcome = absl::InternalError(
+          absl::StrCat("a training step for iteration ", iteration, " after the last one"));
       break;
     }
     absl::StatusOr<plan::Step> step =
@@ -270,7 +306,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     return outcome;
   }
   if (last) {
-    // The scheduler ends the stream once it has sent the last step.
+    // The scheduler ended the stream after the last step and evaluation.
     const absl::Status stream = rpc::FromGrpcStatus(reader->Finish());
     if (!stream.ok())
       HLOG_WARN("job {}: step stream after the last step: {}", join.job_id(), stream.ToString());

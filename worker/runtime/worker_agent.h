@@ -3,7 +3,9 @@
 // worker (JoinJob), builds a WorkerReplica for it (PS client, model, cache,
 // Gloo through the scheduler's rendezvous), executes its step stream in
 // order and reports every iteration (loss, phase times, bytes) or the error
-// that stopped it; then waits for the next job.
+// that stopped it; then waits for the next job. Between two steps, and
+// after the last, the stream may carry held-out batches to score
+// (WorkerStep.eval): the evaluations during the job.
 //
 // Shutdown (Stop, e.g. on SIGTERM): a step being executed finishes; the
 // worker then reports the next iteration as abandoned (at once when it was
@@ -19,6 +21,7 @@
 #include "common/rpc/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/scheduler.grpc.pb.h"
+#include "worker/eval/held_out_scorer.h"
 #include "worker/runtime/device_factory.h"
 
 namespace herald::worker {
@@ -47,6 +50,10 @@ class WorkerAgent {
   // One job from JoinJob to its last step (or failure). Errors are the
   // job's; they are reported to the scheduler and logged.
   absl::Status RunJob(const proto::JoinJobResponse& join, const std::string& node_id);
+  // Scores a held-out batch (step.eval) and sends the predictions
+  // (ReportEval). Errors: the scorer's, the report's.
+  absl::Status Evaluate(HeldOutScorer& scorer, const proto::WorkerStep& step,
+                        const std::string& node_id);
   void ReportError(const std::string& node_id, const std::string& job_id, uint64_t iteration,
                    const std::string& error);
   bool stopping() const;

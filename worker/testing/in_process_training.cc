@@ -106,7 +106,7 @@ absl::Status CompareWithReference(const TrainingOutcome& outcome, const Referenc
 absl::Status CompareRowsWithReference(const ReferenceTrainer& reference, ps::PsClient* ps,
                                       const std::string& job, uint64_t iterations,
                                       const std::vector<ps::TableKeys>& keys) {
-  auto rows = ps->Fetch(job, iterations, keys, false);
+  auto rows = ps->Fetch(job, iterations, keys);
   if (!rows.ok()) return rows.status();
   for (size_t t = 0; t < rows->size(); ++t) {
     const auto& r = (*rows)[t];

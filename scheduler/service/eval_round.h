@@ -1,0 +1,48 @@
+#pragma once
+// One evaluation during a job: the workers' predictions for every held-out
+// batch (batch i is worker i mod W's), and the exact metrics over all of
+// them once every batch is in. The predictions are combined in batch order,
+// so the metrics are those of one process scoring the batches in order
+// (`heraldctl evaluate`), whatever the worker count.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace herald::scheduler {
+
+struct EvalResult {
+  double auc = 0.5;
+  double logloss = 0;
+  uint64_t samples = 0;
+};
+
+class EvalRound {
+ public:
+  // `batch_sizes`: samples per held-out batch, in order.
+  EvalRound(uint64_t iteration, std::vector<uint32_t> batch_sizes, uint32_t workers);
+
+  static uint32_t WorkerOf(uint32_t batch, uint32_t workers) { return batch % workers; }
+
+  // The step iteration the evaluation runs before (WorkerStep.iteration).
+  uint64_t iteration() const { return iteration_; }
+  // Batch `index`'s predictions from worker `worker` (float32 bytes).
+  // Errors: InvalidArgument (no such batch, another worker's, wrong size, a
+  // prediction that is not a probability), AlreadyExists (answered twice).
+  absl::Status Accept(uint32_t worker, uint32_t index, const std::string& predictions);
+  bool complete() const { return received_ == batch_sizes_.size(); }
+  // REQUIRES: complete(). `labels`: every batch's, in order.
+  EvalResult Compute(const std::vector<float>& labels) const;
+
+ private:
+  const uint64_t iteration_;
+  const std::vector<uint32_t> batch_sizes_;
+  const uint32_t workers_;
+  std::vector<std::vector<float>> predictions_;  // by batch
+  std::vector<bool> answered_;
+  size_t received_ = 0;
+};
+
+}  // namespace herald::scheduler
