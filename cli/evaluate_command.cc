@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -46,10 +47,16 @@ double TeacherAuc(const proto::JobSpec& spec) {
 
 absl::Status RunEvaluate(const EvaluateOptions& options) {
   const absl::Time start = absl::Now();
-  const bool is_export = std::filesystem::exists(options.model_dir + "/MODEL");
-  HERALD_ASSIGN_OR_RETURN(tools::ExportedModel model,
-                          is_export ? tools::ReadModelExport(options.model_dir)
-                                    : tools::ReadCheckpointModel(options.model_dir));
+  const std::string& dir = options.model_dir;
+  const bool is_export = std::filesystem::exists(dir + "/MODEL");
+  if (!is_export && !std::filesystem::exists(dir + "/MANIFEST") &&
+      !absl::EndsWith(dir, "/MANIFEST")) {
+    return absl::NotFoundError(absl::StrCat("--model ", dir, ": neither an exported model (no ",
+                                            dir, "/MODEL) nor a periodic checkpoint (no ", dir,
+                                            "/MANIFEST)"));
+  }
+  HERALD_ASSIGN_OR_RETURN(tools::ExportedModel model, is_export ? tools::ReadModelExport(dir)
+                                                                : tools::ReadCheckpointModel(dir));
   const proto::JobSpec& spec = model.manifest.spec();
   if (!(spec.data().eval_fraction() > 0)) {
     return absl::InvalidArgumentError(

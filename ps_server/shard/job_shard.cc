@@ -258,8 +258,13 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
   rows_mu_.ReaderUnlock();
   if (!status.ok()) return Reject(status);
   Count([&](Counters& c) {
-    ++c.fetch_requests;
-    c.rows_fetched += total_keys;
+    if (request.read_only) {  // evaluation: not the training's traffic
+      ++c.read_only_requests;
+      c.rows_read_only += total_keys;
+    } else {
+      ++c.fetch_requests;
+      c.rows_fetched += total_keys;
+    }
   });
   return absl::OkStatus();
 }
@@ -640,6 +645,8 @@ void JobShard::Stats(proto::PsStatsResponse* response) {
   response->set_rows_written_back(c.rows_written_back);
   response->set_iterations_committed(c.iterations_committed);
   response->set_fetch_requests(c.fetch_requests);
+  response->set_rows_read_only(c.rows_read_only);
+  response->set_read_only_requests(c.read_only_requests);
   response->set_push_requests(c.push_requests);
   response->set_write_back_requests(c.write_back_requests);
   response->set_rejected_requests(c.rejected_requests);

@@ -160,6 +160,7 @@ class JobShard {
   struct Counters {
     uint64_t rows_fetched = 0, gradients_pushed = 0, rows_written_back = 0;
     uint64_t fetch_requests = 0, push_requests = 0, write_back_requests = 0;
+    uint64_t rows_read_only = 0, read_only_requests = 0;  // evaluation fetches
     uint64_t rejected_requests = 0, iterations_committed = 0;
     double commit_ms_total = 0, commit_ms_max = 0;
   };

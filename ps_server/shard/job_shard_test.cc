@@ -136,6 +136,9 @@ TEST_F(JobShardTest, ReadOnlyFetchServesCommittedRowsAndCreatesNone) {
   proto::PsStatsResponse stats;
   shard->Stats(&stats);
   EXPECT_EQ(stats.tables(0).rows(), 1u) << "the read-only fetch created key 7";
+  EXPECT_EQ(stats.rows_read_only(), 2u);
+  EXPECT_EQ(stats.read_only_requests(), 1u);
+  EXPECT_EQ(stats.rows_fetched(), 2u);  // the training fetches of 42 only
   // ... and it is the row the shard creates when a training fetch asks.
   EXPECT_EQ(RowOf(got.rows(0), 1), RowOf(Fetch(*shard, 1, 0, {7}), 0));
   // Never early.
