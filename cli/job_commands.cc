@@ -1,5 +1,6 @@
 #include "cli/job_commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -81,6 +82,10 @@ std::string Line(const proto::JobStatus& s) {
       s.job_id(), s.name(), proto::JobState_Name(s.state()), p.iteration(), total,
       p.samples_per_second(), p.loss(), 100 * p.cache_hit_rate(), p.rows_moved(),
       p.rows_moved_vanilla());
+  if (p.evals_done() > 0) {
+    absl::StrAppendFormat(&line, "  eval@%d AUC %.4f logloss %.4f", p.eval_iteration(),
+                          p.eval_auc(), p.eval_logloss());
+  }
   if (p.eta_seconds() > 0 && s.state() == proto::JOB_RUNNING) {
     absl::StrAppendFormat(&line, "  ETA %.0fs", p.eta_seconds());
   }
@@ -140,14 +145,20 @@ int RunSubmit(const SchedulerConnection& c, const std::string& spec_path,
   return 0;
 }
 
-// A job's history: one row per point, each worker's five phase times last.
+// A job's history: one row per point, the evaluation's AUC and log loss
+// after the training values (empty / "-" where none ran), each worker's five
+// phase times last. A point of an evaluation alone has only those.
 void PrintHistory(const proto::JobStatus& job, bool csv) {
-  const size_t workers = job.history_size() > 0 ? job.history(0).workers_size() : 0;
-  std::string header = csv ? "iteration,unix_ms,loss,samples_per_second,rows_fetched,rows_pushed,"
-                             "rows_written_back,rows_transferred,rows_vanilla,cache_hit_rate"
-                           : absl::StrFormat("%9s %10s %12s %9s %9s %9s %9s %9s %6s", "iteration",
-                                             "loss", "samples/s", "fetched", "pushed", "written",
-                                             "transfer", "vanilla", "hit%");
+  size_t workers = 0;
+  for (const proto::HistoryPoint& p : job.history()) {
+    workers = std::max<size_t>(workers, p.workers_size());
+  }
+  std::string header =
+      csv ? "iteration,unix_ms,loss,samples_per_second,rows_fetched,rows_pushed,"
+            "rows_written_back,rows_transferred,rows_vanilla,cache_hit_rate,eval_auc,eval_logloss"
+          : absl::StrFormat("%9s %10s %12s %9s %9s %9s %9s %9s %6s %8s %8s", "iteration", "loss",
+                            "samples/s", "fetched", "pushed", "written", "transfer", "vanilla",
+                            "hit%", "eval_auc", "eval_ll");
   for (size_t w = 0; w < workers; ++w) {
     for (const char* phase : {"fetch", "compute", "allreduce", "push", "writeback"}) {
       absl::StrAppend(&header, csv ? absl::StrFormat(",w%d_%s_ms", w, phase)
@@ -156,15 +167,28 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
   }
   std::printf("%s\n", header.c_str());
   for (const proto::HistoryPoint& p : job.history()) {
-    std::string line =
-        csv ? absl::StrFormat("%d,%d,%.9g,%.6g,%d,%d,%d,%d,%d,%.6g", p.iteration(), p.unix_ms(),
-                              p.loss(), p.samples_per_second(), p.rows_fetched(), p.rows_pushed(),
-                              p.rows_written_back(), p.rows_transferred(), p.rows_vanilla(),
-                              p.cache_hit_rate())
-            : absl::StrFormat("%9d %10.5f %12.1f %9d %9d %9d %9d %9d %6.1f", p.iteration(),
-                              p.loss(), p.samples_per_second(), p.rows_fetched(), p.rows_pushed(),
-                              p.rows_written_back(), p.rows_transferred(), p.rows_vanilla(),
-                              100 * p.cache_hit_rate());
+    const bool trained = p.workers_size() > 0;  // not an evaluation's point alone
+    std::string line;
+    if (csv) {
+      line = trained ? absl::StrFormat("%d,%d,%.9g,%.6g,%d,%d,%d,%d,%d,%.6g", p.iteration(),
+                                       p.unix_ms(), p.loss(), p.samples_per_second(),
+                                       p.rows_fetched(), p.rows_pushed(), p.rows_written_back(),
+                                       p.rows_transferred(), p.rows_vanilla(), p.cache_hit_rate())
+                     : absl::StrFormat("%d,%d,,,,,,,,", p.iteration(), p.unix_ms());
+      absl::StrAppend(&line, p.has_eval_auc()
+                                 ? absl::StrFormat(",%.9g,%.9g", p.eval_auc(), p.eval_logloss())
+                                 : ",,");
+    } else {
+      line = trained ? absl::StrFormat("%9d %10.5f %12.1f %9d %9d %9d %9d %9d %6.1f", p.iteration(),
+                                       p.loss(), p.samples_per_second(), p.rows_fetched(),
+                                       p.rows_pushed(), p.rows_written_back(), p.rows_transferred(),
+                                       p.rows_vanilla(), 100 * p.cache_hit_rate())
+                     : absl::StrFormat("%9d %10s %12s %9s %9s %9s %9s %9s %6s", p.iteration(), "-",
+                                       "-", "-", "-", "-", "-", "-", "-");
+      absl::StrAppend(&line, p.has_eval_auc()
+                                 ? absl::StrFormat(" %8.4f %8.4f", p.eval_auc(), p.eval_logloss())
+                                 : absl::StrFormat(" %8s %8s", "-", "-"));
+    }
     for (const proto::WorkerPhases& w : p.workers()) {
       for (double ms :
            {w.fetch_ms(), w.compute_ms(), w.allreduce_ms(), w.push_ms(), w.writeback_ms()}) {

@@ -2,7 +2,8 @@
 // cluster (scheduler with --http_listen), then headless Chromium signs in
 // with the cluster token, lets the page poll /api/status and draw, and
 // dumps the DOM: the page shows that job, every chart holds one point per
-// iteration of its history, and each worker has its phase chart. A
+// iteration of its history (the held-out chart one per evaluation) and the
+// last evaluation's AUC, and each worker has its phase chart. A
 // screenshot is saved as a test output (status_page.png). Where Chromium
 // cannot start, the test prints "SKIPPED (no browser): reason".
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "tests/harness/heraldctl.h"
 #include "tests/harness/local_cluster.h"
@@ -65,8 +67,9 @@ TEST(StatusPage, ChromiumShowsTheJobsChartsWithItsDataPoints) {
       {"--http_listen=127.0.0.1:0",
        "--http_port_file=" + std::string(std::getenv("TEST_TMPDIR")) + "/http.port"});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  auto job =
-      (*cluster)->Submit(testing::SmallWideAndDeepJob("page", proto::POLICY_HERALD, kIterations));
+  proto::JobSpec spec = testing::SmallWideAndDeepJob("page", proto::POLICY_HERALD, kIterations);
+  spec.mutable_eval()->set_every_iterations(4);  // after iterations 3 and 7 (the end)
+  auto job = (*cluster)->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
   const proto::JobStatus done = (*cluster)->Watch(*job);
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << (*cluster)->Logs();
@@ -96,6 +99,13 @@ TEST(StatusPage, ChromiumShowsTheJobsChartsWithItsDataPoints) {
                             "chart-phases-0", "chart-phases-1"}) {
     EXPECT_EQ(Attribute(page, chart, "data-points"), points) << chart;
   }
+  EXPECT_EQ(Attribute(page, "chart-eval", "data-points"), "2");
+  const size_t eval = page.find("id=\"eval\"");
+  ASSERT_NE(eval, std::string::npos);
+  EXPECT_NE(
+      page.substr(eval, 300).find(absl::StrFormat("held-out AUC %.4f", done.progress().eval_auc())),
+      std::string::npos)
+      << page.substr(eval, 300);
   // Chart.js drew them: it sizes the canvases it owns.
   EXPECT_NE(Attribute(page, "chart-loss", "style").find("height"), std::string::npos)
       << page.substr(page.find("chart-loss") - 200, 400);

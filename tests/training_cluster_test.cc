@@ -306,9 +306,10 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
       absl::StrSplit(absl::StripTrailingAsciiWhitespace(history.output), '\n');
   ASSERT_EQ(lines.size(), 7u) << history.output;
   const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
-  ASSERT_EQ(header.size(), 10u + 2 * 5) << lines[0];
+  ASSERT_EQ(header.size(), 12u + 2 * 5) << lines[0];
   EXPECT_EQ(header[4], "rows_fetched");
-  EXPECT_EQ(header[19], "w1_writeback_ms");
+  EXPECT_EQ(header[10], "eval_auc");
+  EXPECT_EQ(header[21], "w1_writeback_ms");
   uint64_t fetched = 0;
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::vector<std::string> cells = absl::StrSplit(lines[i], ',');
@@ -318,8 +319,11 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
     ASSERT_TRUE(absl::SimpleAtoi(cells[4], &rows));
     fetched += rows;
     double compute = 0;
-    ASSERT_TRUE(absl::SimpleAtod(cells[11], &compute));  // w0_compute_ms
+    ASSERT_TRUE(absl::SimpleAtod(cells[13], &compute));  // w0_compute_ms
     EXPECT_GT(compute, 0) << lines[i];
+    // The evaluation at the end (eval.at_end): on the last iteration only.
+    double auc = 0;
+    EXPECT_EQ(absl::SimpleAtod(cells[10], &auc), i + 1 == lines.size()) << lines[i];
   }
   EXPECT_NE(status.output.find(absl::StrCat("\"rows_fetched\":\"", fetched, "\"")),
             std::string::npos)

@@ -96,6 +96,16 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
       {"herald_job_checkpoint_seconds_total", "counter",
        "Training time spent waiting for periodic checkpoints.",
        [](const proto::JobProgress& p) { return p.checkpoint_ms() / 1000; }},
+      {"herald_job_eval_auc", "gauge", "Held-out AUC of the newest evaluation (0.5 before one).",
+       [](const proto::JobProgress& p) { return p.evals_done() ? p.eval_auc() : 0.5; }},
+      {"herald_job_eval_logloss", "gauge", "Held-out log loss of the newest evaluation.",
+       [](const proto::JobProgress& p) { return p.eval_logloss(); }},
+      {"herald_job_eval_iteration", "gauge", "Iterations trained before the newest evaluation.",
+       [](const proto::JobProgress& p) { return double(p.eval_iteration()); }},
+      {"herald_job_evals_total", "counter", "Evaluations on the held-out samples run.",
+       [](const proto::JobProgress& p) { return double(p.evals_done()); }},
+      {"herald_job_eval_seconds_total", "counter", "Training time spent waiting for evaluations.",
+       [](const proto::JobProgress& p) { return p.eval_ms() / 1000; }},
   };
   for (const Gauge& g : kGauges) {
     Family f(&out, g.name, g.type, g.help);

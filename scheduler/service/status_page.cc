@@ -67,6 +67,8 @@ function drawJobs(jobs) {
     body.appendChild(tr);
   }
 }
+// A history point of training (not an evaluation's point alone).
+function trained(p) { return (p.workers || []).length > 0; }
 function chart(id, title, datasets, labels, stacked) {
   const canvas = document.getElementById(id);
   canvas.dataset.points = labels.length;
@@ -77,7 +79,7 @@ function chart(id, title, datasets, labels, stacked) {
       data: {labels, datasets},
       options: {animation: false, responsive: true, maintainAspectRatio: false,
                 plugins: {title: {display: true, text: title}},
-                elements: {point: {radius: 0}},
+                elements: {point: {radius: labels.length > 40 ? 0 : 2}},
                 scales: {x: {title: {display: true, text: 'iteration'}},
                          y: {stacked: !!stacked, beginAtZero: true}}}});
   } else {
@@ -111,7 +113,17 @@ function drawJob(job) {
       ? num(p.checkpoints_written) + ' checkpoint(s), waited ' + (num(p.checkpoint_ms) / 1000).toFixed(1) +
         ' s; last: ' + p.last_checkpoint
       : '';
-  const h = job ? (job.history || []) : [];
+  document.getElementById('eval').textContent = num(p.evals_done)
+      ? 'held-out AUC ' + num(p.eval_auc).toFixed(4) + ', log loss ' + num(p.eval_logloss).toFixed(4) +
+        ' after iteration ' + num(p.eval_iteration) + ' (' + num(p.eval_samples) + ' samples; ' +
+        num(p.evals_done) + ' evaluation(s), ' + (num(p.eval_ms) / 1000).toFixed(1) + ' s)'
+      : '';
+  const all = job ? (job.history || []) : [];
+  const evals = all.filter((p) => p.eval_auc !== undefined);
+  chart('chart-eval', 'held-out AUC and log loss', [
+    series('AUC', evals.map((p) => num(p.eval_auc)), 0),
+    series('log loss', evals.map((p) => num(p.eval_logloss)), 2)], evals.map((p) => num(p.iteration)));
+  const h = all.filter(trained);
   const it = h.map((p) => num(p.iteration));
   chart('chart-loss', 'loss', [series('loss', h.map((p) => num(p.loss)), 0)], it);
   chart('chart-speed', 'samples/s', [series('samples/s', h.map((p) => num(p.samples_per_second)), 1)], it);
@@ -165,9 +177,10 @@ constexpr char kBody[] = R"html(
 <th>device</th><th>heartbeat</th><th>health</th></tr></thead><tbody id="nodes"></tbody></table></section>
 <section><h2>Jobs</h2><table><thead><tr><th>job</th><th>name</th><th>state</th><th>iteration</th>
 <th>samples/s</th><th>loss</th><th>hit</th><th>reason</th></tr></thead><tbody id="jobs"></tbody></table></section>
-<section><h2 id="job-title">—</h2><p id="checkpoint" class="muted"></p>
+<section><h2 id="job-title">—</h2><p id="eval"></p><p id="checkpoint" class="muted"></p>
 <div class="charts" id="charts">
 <div class="chart"><canvas id="chart-loss"></canvas></div>
+<div class="chart"><canvas id="chart-eval"></canvas></div>
 <div class="chart"><canvas id="chart-speed"></canvas></div>
 <div class="chart"><canvas id="chart-rows"></canvas></div>
 <div class="chart"><canvas id="chart-vanilla"></canvas></div>
