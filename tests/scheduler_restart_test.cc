@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -141,6 +143,14 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
   testing::CommandResult first = Ctl(again.address, {"status", *done});
   EXPECT_NE(first.output.find("JOB_SUCCEEDED"), std::string::npos) << first.output;
   EXPECT_NE(first.output.find("iter 5/5"), std::string::npos) << first.output;
+  // Its history too: a row per iteration, the evaluation at its end on the last.
+  testing::CommandResult history = Ctl(again.address, {"status", *done, "--history", "--csv"});
+  std::vector<std::string> rows =
+      absl::StrSplit(absl::StripTrailingAsciiWhitespace(history.output), '\n');
+  ASSERT_EQ(rows.size(), 1u + 5) << history.output;
+  EXPECT_TRUE(absl::StartsWith(rows[1], "0,")) << history.output;
+  EXPECT_FALSE(absl::StrContains(rows[5], ",,"))
+      << "no evaluation after the last iteration: " << rows[5];
   testing::CommandResult exported = Ctl(again.address, {"export", *done, "--out=" + dir_ + "/m"});
   EXPECT_EQ(exported.code, 1);
   EXPECT_NE(exported.output.find("earlier scheduler process"), std::string::npos)
@@ -154,6 +164,16 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
   EXPECT_NE(status.output.find("\"recoveries\":1"), std::string::npos) << status.output;
   EXPECT_NE(status.output.find("the scheduler restarted while the job ran"), std::string::npos)
       << status.output;
+  // One history across both schedulers: iterations 0..49 in order, those
+  // before the restart from the job store, those after its checkpoint from
+  // the resumed run.
+  history = Ctl(again.address, {"status", *running, "--history", "--csv"});
+  rows = std::vector<std::string>(
+      absl::StrSplit(absl::StripTrailingAsciiWhitespace(history.output), '\n'));
+  ASSERT_EQ(rows.size(), 1u + 50) << history.output;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_TRUE(absl::StartsWith(rows[i], absl::StrCat(i - 1, ","))) << rows[i];
+  }
 }
 
 }  // namespace

@@ -7,8 +7,9 @@
 # Criteo-shaped dataset (or converts the given Criteo TSV files), starts
 # herald_scheduler, 2 herald_ps and 2 CPU herald_worker on 127.0.0.1 with a
 # fresh cluster token, submits the Wide&Deep job (deploy/examples/
-# wide_and_deep.txt, herald policy) on that data, shows live progress,
-# evaluates the trained model on the held-out split, exports it, and stops
+# wide_and_deep.txt, herald policy) on that data, shows live progress and
+# the held-out evaluations the job ran, exports the trained model, evaluates
+# it again from the export, and stops
 # every process it started — also on Ctrl-C or an error.
 #
 # The scheduler serves its status page on 127.0.0.1 (the address is printed;
@@ -132,7 +133,12 @@ if ! "$ctl" status "$job" "${ctl_args[@]}" | grep -q JOB_SUCCEEDED; then
   exit 1
 fi
 
+# The job's own evaluations (eval.every_iterations, and at the end).
+"$ctl" status "$job" --history "${ctl_args[@]}" |
+  awk 'NR == 1 || $10 != "-" { print $1, $10, $11 }' |
+  sed '1s/.*/quickstart: held-out evaluations during the job (iteration, AUC, log loss):/'
 "$ctl" export "$job" --out "$run/model" "${ctl_args[@]}"
+# The same on one CPU from the export, with the generator's teacher for scale.
 "$ctl" evaluate --model "$run/model"
 "$ctl" status "$job" --history --csv "${ctl_args[@]}" > "$run/history.csv"
 echo "quickstart: done. Model in $run/model (format: docs/export.md); history in" \

@@ -7,6 +7,7 @@ namespace herald::scheduler {
 JobHistory::JobHistory(size_t capacity) : capacity_(std::max<size_t>(2, capacity)) {}
 
 void JobHistory::Add(const proto::HistoryPoint& point) {
+  while (!points_.empty() && points_.back().iteration() >= point.iteration()) points_.pop_back();
   if (point.iteration() % stride_ != 0) return;
   points_.push_back(point);
   while (points_.size() > capacity_) {
@@ -20,6 +21,7 @@ void JobHistory::Add(const proto::HistoryPoint& point) {
 }
 
 void JobHistory::AddEval(uint64_t iteration, int64_t unix_ms, double auc, double logloss) {
+  while (!evals_.empty() && evals_.back().iteration() >= iteration) evals_.pop_back();
   proto::HistoryPoint e;
   e.set_iteration(iteration);
   e.set_unix_ms(unix_ms);
@@ -32,6 +34,18 @@ void JobHistory::AddEval(uint64_t iteration, int64_t unix_ms, double auc, double
   for (size_t i = 0; i + 1 < evals_.size(); i += 2) kept.push_back(std::move(evals_[i]));
   if (evals_.size() % 2 == 0) kept.push_back(std::move(evals_.back()));
   evals_ = std::move(kept);
+}
+
+void JobHistory::Continue(const std::vector<proto::HistoryPoint>& earlier) {
+  for (const proto::HistoryPoint& p : earlier) {
+    if (p.workers_size() > 0) {  // a training point (with or without an evaluation)
+      proto::HistoryPoint trained = p;
+      trained.clear_eval_auc();
+      trained.clear_eval_logloss();
+      Add(trained);
+    }
+    if (p.has_eval_auc()) AddEval(p.iteration(), p.unix_ms(), p.eval_auc(), p.eval_logloss());
+  }
 }
 
 std::vector<proto::HistoryPoint> JobHistory::points() const {

@@ -21,10 +21,13 @@ class JobHistory {
   // REQUIRES: capacity >= 2.
   explicit JobHistory(size_t capacity);
 
-  // Points must come in increasing iteration order.
+  // A point at or before the newest one replaces every point from its
+  // iteration on (a run resumed from a checkpoint trains them again).
   void Add(const proto::HistoryPoint& point);
-  // The evaluation after `iteration`, in increasing iteration order.
+  // The evaluation after `iteration`; replaces later ones likewise.
   void AddEval(uint64_t iteration, int64_t unix_ms, double auc, double logloss);
+  // Continues an earlier run's history (points() of it, e.g. as stored).
+  void Continue(const std::vector<proto::HistoryPoint>& earlier);
 
   // The training points with the evaluations merged in, by iteration: an
   // evaluation after a kept iteration sets that point's eval fields, any

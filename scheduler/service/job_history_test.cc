@@ -77,5 +77,30 @@ TEST(JobHistory, EvaluationsAreBoundedToo) {
   EXPECT_EQ(h.points().back().iteration(), 999u);  // the newest is always kept
 }
 
+TEST(JobHistory, AResumedRunContinuesTheHistoryAndReplacesWhatItTrainsAgain) {
+  auto trained = [](uint64_t i, double loss) {
+    proto::HistoryPoint p = Point(i);
+    p.set_loss(loss);
+    p.add_workers();
+    return p;
+  };
+  JobHistory first(8);
+  for (uint64_t i = 0; i < 7; ++i) first.Add(trained(i, 1));
+  first.AddEval(3, 0, 0.6, 0.4);
+  first.AddEval(5, 0, 0.7, 0.3);
+  // The resumed run: from the checkpoint after iteration 3.
+  JobHistory resumed(8);
+  resumed.Continue(first.points());
+  ASSERT_EQ(resumed.points().size(), 7u);
+  resumed.Add(trained(4, 2));
+  resumed.AddEval(4, 0, 0.65, 0.35);
+  const std::vector<proto::HistoryPoint> points = resumed.points();
+  ASSERT_EQ(points.size(), 5u);  // 0..4: 5 and 6 are trained again
+  EXPECT_EQ(points[3].loss(), 1);
+  EXPECT_EQ(points[3].eval_auc(), 0.6);  // the first run's evaluation after 3 stays
+  EXPECT_EQ(points[4].loss(), 2);
+  EXPECT_EQ(points[4].eval_auc(), 0.65);  // the one after 5 is gone
+}
+
 }  // namespace
 }  // namespace herald::scheduler

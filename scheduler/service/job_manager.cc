@@ -28,6 +28,7 @@ absl::Status JobManager::Record(const Job& job) {
   stored.state = job.state;
   stored.reason = job.reason;
   stored.progress = job.run ? job.run->Progress() : job.final_progress;
+  stored.history = job.run ? job.run->History() : job.history;
   stored.submitted_unix_ms = job.submitted_ms;
   stored.finished_unix_ms = job.finished_ms;
   absl::Status s = options_.store->Put(stored);
@@ -44,6 +45,7 @@ void JobManager::Restore(std::vector<StoredJob> stored) {
     job->state = j.state;
     job->reason = std::move(j.reason);
     job->final_progress = std::move(j.progress);
+    job->history = std::move(j.history);
     job->submitted_ms = j.submitted_unix_ms;
     job->finished_ms = j.finished_unix_ms;
     job->last_checkpoint = job->final_progress.last_checkpoint();
@@ -133,8 +135,10 @@ proto::JobStatus JobManager::StatusLocked(const Job& job, JobStatusDetail detail
   if (detail.losses && job.run) {
     for (double loss : job.run->Losses()) s.add_losses(loss);
   }
-  if (detail.history && job.run) {
-    for (const proto::HistoryPoint& p : job.run->History()) *s.add_history() = p;
+  if (detail.history) {
+    const std::vector<proto::HistoryPoint> history =
+        job.run && job.state == proto::JOB_RUNNING ? job.run->History() : job.history;
+    for (const proto::HistoryPoint& p : history) *s.add_history() = p;
   }
   if (detail.spec) *s.mutable_spec() = job.spec;
   s.set_recoveries(job.recoveries);
@@ -196,7 +200,10 @@ void JobManager::Finish(Job* job, const absl::Status& outcome) {
                                             : proto::JOB_FAILED;
   job->reason = std::string(outcome.message());
   job->finished_ms = absl::ToUnixMillis(absl::Now());
-  if (job->run) job->final_progress = job->run->Progress();
+  if (job->run) {
+    job->final_progress = job->run->Progress();
+    job->history = job->run->History();
+  }
   Record(*job).IgnoreError();
   ++version_;
   HLOG_INFO("job {} {}{}{}", job->id, proto::JobState_Name(job->state),
@@ -234,6 +241,7 @@ void JobManager::Loop() {
       job = jobs_.at(queue_.front()).get();
       queue_.pop_front();
       job->run_options = options_.run;
+      job->run_options.history = job->history;        // a restored job's, recorded before
       job->run_options.on_checkpoint = [this, job] {  // the store then knows the last checkpoint
         absl::MutexLock lock(&mu_);
         job->last_checkpoint = job->run->Progress().last_checkpoint();
@@ -313,6 +321,8 @@ absl::StatusOr<std::shared_ptr<JobRun>> JobManager::Recover(Job* job, const absl
   // (a damaged one is skipped for the one before it).
   spec.mutable_checkpoint()->set_resume_from(
       absl::StrCat(job->spec.checkpoint().dir(), "/", job->id));
+  job->history = job->run->History();
+  job->run_options.history = job->history;  // the new run continues it
   job->run = std::make_shared<JobRun>(job->id, spec, ps, workers, registry_, job->run_options);
   running_ = job->run;
   ++version_;

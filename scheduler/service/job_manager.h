@@ -109,6 +109,8 @@ class JobManager {
     uint32_t recoveries = 0;
     std::vector<std::string> recovery_causes;
     std::string last_checkpoint;  // newest periodic checkpoint of any of its runs
+    // Its history as of its last record (restored with it), and once it ended.
+    std::vector<proto::HistoryPoint> history;
   };
 
   void Loop();

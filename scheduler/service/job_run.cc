@@ -113,6 +113,7 @@ JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps
   sent_.assign(workers_.size(), 0);
   final_crc_.assign(workers_.size(), 0);
   total_iterations_ = spec_.iterations();
+  history_.Continue(options_.history);
   started_ = absl::Now();
   last_point_time_ = started_;
 }

@@ -51,8 +51,10 @@ struct JobRunOptions {
   absl::Duration join_timeout = absl::Milliseconds(tunables::kJobJoinTimeoutMs);
   // TLS settings for the scheduler's channels to the PS shards.
   rpc::ChannelOptions ps_channel;
-  // Points the job's history keeps (job_history.h).
+  // Points the job's history keeps (job_history.h), and the points of its
+  // earlier runs this run continues (a recovered or resumed job's).
   size_t history_points = tunables::kJobHistoryPoints;
+  std::vector<proto::HistoryPoint> history;
   // Called (without JobRun's lock) after each periodic checkpoint, e.g. to
   // record the job's progress durably.
   std::function<void()> on_checkpoint;

@@ -11,7 +11,8 @@
 namespace herald::scheduler {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+// 1: no history column; 2: history (a JobHistoryRecord).
+constexpr int kSchemaVersion = 2;
 
 // Finalizes a statement on every path out of a scope.
 struct Statement {
@@ -45,8 +46,8 @@ absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& dir)
                           "CREATE TABLE IF NOT EXISTS jobs (number INTEGER PRIMARY KEY, id TEXT "
                           "NOT NULL UNIQUE, spec BLOB NOT NULL, state INTEGER NOT NULL, reason "
                           "TEXT NOT NULL, progress BLOB NOT NULL, submitted_ms INTEGER NOT NULL, "
-                          "finished_ms INTEGER NOT NULL)",
-                          "INSERT OR IGNORE INTO meta VALUES ('schema', 1)"}) {
+                          "finished_ms INTEGER NOT NULL, history BLOB NOT NULL DEFAULT x'')",
+                          "INSERT OR IGNORE INTO meta VALUES ('schema', 2)"}) {
     if (absl::Status s = store->Exec(sql); !s.ok()) {
       return absl::DataLossError(absl::StrCat(path, ": ", s.message()));
     }
@@ -57,7 +58,18 @@ absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& dir)
       sqlite3_step(version.stmt) != SQLITE_ROW) {
     return absl::DataLossError(absl::StrCat(path, ": no schema version: ", sqlite3_errmsg(db)));
   }
-  if (const int v = sqlite3_column_int(version.stmt, 0); v != kSchemaVersion) {
+  int v = sqlite3_column_int(version.stmt, 0);
+  if (v == 1) {  // written by an older scheduler: add the history column
+    for (const char* sql :
+         {"BEGIN", "ALTER TABLE jobs ADD COLUMN history BLOB NOT NULL DEFAULT x''",
+          "UPDATE meta SET value = 2 WHERE key = 'schema'", "COMMIT"}) {
+      if (absl::Status s = store->Exec(sql); !s.ok()) {
+        return absl::DataLossError(absl::StrCat(path, ": upgrading schema 1 to 2: ", s.message()));
+      }
+    }
+    v = 2;
+  }
+  if (v != kSchemaVersion) {
     return absl::DataLossError(
         absl::StrCat(path, ": schema version ", v, ", this scheduler reads ", kSchemaVersion));
   }
@@ -81,12 +93,15 @@ absl::Status JobStore::Put(const StoredJob& job) {
   Statement put;
   if (sqlite3_prepare_v2(db_,
                          "INSERT OR REPLACE INTO jobs (number, id, spec, state, reason, progress, "
-                         "submitted_ms, finished_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                         "submitted_ms, finished_ms, history) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          -1, &put.stmt, nullptr) != SQLITE_OK) {
     return absl::UnavailableError(absl::StrCat(path_, ": ", sqlite3_errmsg(db_)));
   }
   const std::string spec = job.spec.SerializeAsString();
   const std::string progress = job.progress.SerializeAsString();
+  proto::JobHistoryRecord record;
+  for (const proto::HistoryPoint& point : job.history) *record.add_points() = point;
+  const std::string history = record.SerializeAsString();
   sqlite3_bind_int64(put.stmt, 1, static_cast<sqlite3_int64>(job.number));
   sqlite3_bind_text(put.stmt, 2, job.id.data(), static_cast<int>(job.id.size()), SQLITE_STATIC);
   sqlite3_bind_blob(put.stmt, 3, spec.data(), static_cast<int>(spec.size()), SQLITE_STATIC);
@@ -96,6 +111,7 @@ absl::Status JobStore::Put(const StoredJob& job) {
   sqlite3_bind_blob(put.stmt, 6, progress.data(), static_cast<int>(progress.size()), SQLITE_STATIC);
   sqlite3_bind_int64(put.stmt, 7, job.submitted_unix_ms);
   sqlite3_bind_int64(put.stmt, 8, job.finished_unix_ms);
+  sqlite3_bind_blob(put.stmt, 9, history.data(), static_cast<int>(history.size()), SQLITE_STATIC);
   if (sqlite3_step(put.stmt) != SQLITE_DONE) {
     return absl::UnavailableError(
         absl::StrCat(path_, ": cannot record ", job.id, ": ", sqlite3_errmsg(db_)));
@@ -108,7 +124,7 @@ absl::StatusOr<std::vector<StoredJob>> JobStore::Load() {
   Statement all;
   if (sqlite3_prepare_v2(db_,
                          "SELECT number, id, spec, state, reason, progress, submitted_ms, "
-                         "finished_ms FROM jobs ORDER BY number",
+                         "finished_ms, history FROM jobs ORDER BY number",
                          -1, &all.stmt, nullptr) != SQLITE_OK) {
     return absl::DataLossError(absl::StrCat(path_, ": ", sqlite3_errmsg(db_)));
   }
@@ -119,18 +135,23 @@ absl::StatusOr<std::vector<StoredJob>> JobStore::Load() {
     j.number = static_cast<uint64_t>(sqlite3_column_int64(all.stmt, 0));
     j.id = reinterpret_cast<const char*>(sqlite3_column_text(all.stmt, 1));
     auto blob = [&](int column) {
-      return std::string(static_cast<const char*>(sqlite3_column_blob(all.stmt, column)),
-                         static_cast<size_t>(sqlite3_column_bytes(all.stmt, column)));
+      const void* data = sqlite3_column_blob(all.stmt, column);  // null when empty
+      const int bytes = sqlite3_column_bytes(all.stmt, column);
+      return data == nullptr
+                 ? std::string()
+                 : std::string(static_cast<const char*>(data), static_cast<size_t>(bytes));
     };
     const int state = sqlite3_column_int(all.stmt, 3);
+    proto::JobHistoryRecord history;
     if (!j.spec.ParseFromString(blob(2)) || !j.progress.ParseFromString(blob(5)) ||
-        !proto::JobState_IsValid(state)) {
+        !history.ParseFromString(blob(8)) || !proto::JobState_IsValid(state)) {
       return absl::DataLossError(absl::StrCat(path_, ": job ", j.id, " does not parse"));
     }
     j.state = static_cast<proto::JobState>(state);
     j.reason = reinterpret_cast<const char*>(sqlite3_column_text(all.stmt, 4));
     j.submitted_unix_ms = sqlite3_column_int64(all.stmt, 6);
     j.finished_unix_ms = sqlite3_column_int64(all.stmt, 7);
+    j.history.assign(history.points().begin(), history.points().end());
     jobs.push_back(std::move(j));
   }
   if (step != SQLITE_DONE) {

@@ -1,7 +1,7 @@
 #pragma once
 // The scheduler's durable record of its jobs: one SQLite database,
 // <state_dir>/scheduler.db, with a row per job (id, spec, state, reason,
-// progress, times), each write one transaction (WAL journal, synchronous
+// progress, history, times), each write one transaction (WAL journal, synchronous
 // FULL: a write that returned survives a crash of the process or the
 // machine). JobManager writes a job at submission and at every change of
 // state, and reads them all back when the scheduler starts
@@ -28,6 +28,7 @@ struct StoredJob {
   proto::JobState state = proto::JOB_STATE_UNSPECIFIED;
   std::string reason;
   proto::JobProgress progress;
+  std::vector<proto::HistoryPoint> history;  // JobHistory's points
   int64_t submitted_unix_ms = 0;
   int64_t finished_unix_ms = 0;
 };
@@ -35,8 +36,9 @@ struct StoredJob {
 class JobStore {
  public:
   // Opens `<dir>/scheduler.db`, creating the directory, the file and its
-  // table as needed. Errors: Unavailable or DataLoss naming the file (not a
-  // database, unreadable, a newer schema).
+  // table as needed; a database of schema 1 (no history) gains the column.
+  // Errors: Unavailable or DataLoss naming the file (not a database,
+  // unreadable, a newer schema).
   static absl::StatusOr<std::unique_ptr<JobStore>> Open(const std::string& dir);
   ~JobStore();
 
