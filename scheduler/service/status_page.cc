@@ -113,6 +113,11 @@ function drawJob(job) {
       ? num(p.checkpoints_written) + ' checkpoint(s), waited ' + (num(p.checkpoint_ms) / 1000).toFixed(1) +
         ' s; last: ' + p.last_checkpoint
       : '';
+  const causes = job ? (job.recovery_causes || []) : [];
+  document.getElementById('recovery').textContent = num(job && job.recoveries)
+      ? 'recovered ' + num(job.recoveries) + ' time(s)' + (p.resumed_from ? ', last from ' + p.resumed_from : '') +
+        '; after: ' + causes.join('; ')
+      : '';
   document.getElementById('eval').textContent = num(p.evals_done)
       ? 'held-out AUC ' + num(p.eval_auc).toFixed(4) + ', log loss ' + num(p.eval_logloss).toFixed(4) +
         ' after iteration ' + num(p.eval_iteration) + ' (' + num(p.eval_samples) + ' samples; ' +
@@ -177,7 +182,7 @@ constexpr char kBody[] = R"html(
 <th>device</th><th>heartbeat</th><th>health</th></tr></thead><tbody id="nodes"></tbody></table></section>
 <section><h2>Jobs</h2><table><thead><tr><th>job</th><th>name</th><th>state</th><th>iteration</th>
 <th>samples/s</th><th>loss</th><th>hit</th><th>reason</th></tr></thead><tbody id="jobs"></tbody></table></section>
-<section><h2 id="job-title">—</h2><p id="eval"></p><p id="checkpoint" class="muted"></p>
+<section><h2 id="job-title">—</h2><p id="eval"></p><p id="recovery" class="dead"></p><p id="checkpoint" class="muted"></p>
 <div class="charts" id="charts">
 <div class="chart"><canvas id="chart-loss"></canvas></div>
 <div class="chart"><canvas id="chart-eval"></canvas></div>
