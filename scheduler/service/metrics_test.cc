@@ -25,6 +25,9 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
   job.mutable_progress()->set_worker_compute_ms(2500);
   job.mutable_progress()->set_scheduler_plan_ms(1500);
   job.mutable_progress()->set_scheduler_encode_ms(250);
+  job.mutable_progress()->set_evals_done(2);
+  job.mutable_progress()->set_eval_auc(0.75);
+  job.mutable_progress()->set_eval_ms(1500);
   snapshot.jobs.push_back(job);
   snapshot.running_job = "job-1";
   snapshot.queue_depths = {3, 0};
@@ -48,6 +51,12 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
   EXPECT_NE(text.find("herald_job_rows_handed_off_total{job=\"job-1\",name=\"w\\\"d\"} 56\n"),
             std::string::npos);
   EXPECT_NE(text.find("herald_job_rows_initialized_total{job=\"job-1\",name=\"w\\\"d\"} 78\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("herald_job_eval_auc{job=\"job-1\",name=\"w\\\"d\"} 0.75\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("herald_job_evals_total{job=\"job-1\",name=\"w\\\"d\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("herald_job_eval_seconds_total{job=\"job-1\",name=\"w\\\"d\"} 1.5\n"),
             std::string::npos);
   EXPECT_NE(
       text.find("herald_job_worker_phase_seconds_total{job=\"job-1\",phase=\"compute\"} 2.5\n"),
