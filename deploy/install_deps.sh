@@ -13,8 +13,10 @@ PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev libcpp-httplib-dev zlib1g-dev libsqlite3-dev
   # Math and collectives.
   libopenblas-dev libgloo-dev
-  # RDMA fast path (compiles without a device; tests skip).
-  libibverbs-dev librdmacm-dev
+  # RDMA fast path (compiles without a device; tests skip) and UCX, the
+  # embedding row transport (verbs on RDMA clusters; TCP and shared memory
+  # here); ucx-utils for ucx_info / ucx_perftest.
+  libibverbs-dev librdmacm-dev libucx-dev ucx-utils
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev
   # Fuzzing with libFuzzer + ASan (--config=fuzz).

@@ -22,6 +22,7 @@
 #include "common/tunables.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
+#include "ps_server/service/ucx_ps_server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
 ABSL_FLAG(std::string, advertise, "",
@@ -40,11 +41,54 @@ ABSL_FLAG(std::string, scheduler, "",
           "herald_scheduler host:port to register with (as shard --shard) and heartbeat; "
           "empty: standalone");
 ABSL_FLAG(std::string, token_file, "", "cluster token file (when the scheduler requires one)");
+ABSL_FLAG(std::string, transport, "auto",
+          "embedding data path: ucx (fetch, push and write-back over UCX: RDMA verbs, shared "
+          "memory or TCP, as UCX picks; fail if it cannot start), grpc, or auto (ucx where it "
+          "starts and TLS is off, else grpc); control calls are always gRPC");
+ABSL_FLAG(int, ucx_port, 0, "port of the UCX listener, on the --listen host (0: picked)");
+ABSL_FLAG(std::string, ucx_port_file, "", "write the UCX listener's port to this file");
 ABSL_FLAG(std::string, testing_checkpoint_stall_file, "",
           "TESTS ONLY: halfway through writing a checkpoint, create this file and stall "
           "(up to 120 s) so a test can kill the writer mid-checkpoint");
 
 namespace {
+
+// The UCX data path per --transport: started (auto: where UCX initialises
+// and TLS is off), or null for gRPC only. Errors: InvalidArgument for a bad
+// --transport, Unavailable when --transport=ucx cannot start.
+absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> StartUcx(herald::ps::PsCore* core,
+                                                                  const std::string& transport,
+                                                                  const std::string& listen,
+                                                                  bool tls,
+                                                                  const std::string& token) {
+  if (transport != "auto" && transport != "ucx" && transport != "grpc") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--transport: \"", transport, "\" is not auto, ucx or grpc"));
+  }
+  if (transport == "grpc") return nullptr;
+  if (transport == "auto" && tls) {
+    HLOG_INFO("data path: gRPC (TLS is configured; UCX traffic would not be encrypted)");
+    return nullptr;
+  }
+  herald::ucx::RpcServerOptions options;
+  options.host = listen.substr(0, listen.rfind(':'));
+  options.port = absl::GetFlag(FLAGS_ucx_port);
+  options.token = token;
+  absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> server =
+      herald::ps::UcxPsServer::Start(core, options);
+  if (!server.ok()) {
+    if (transport == "ucx") return server.status();
+    HLOG_WARN("data path: gRPC (UCX did not start: {})", std::string(server.status().message()));
+    return nullptr;
+  }
+  if (tls) HLOG_WARN("data path: UCX although TLS is configured: rows travel unencrypted");
+  HLOG_INFO("data path: UCX on {}:{} (fetch, push, write-back; control over gRPC)", options.host,
+            (*server)->port());
+  if (const std::string file = absl::GetFlag(FLAGS_ucx_port_file); !file.empty()) {
+    std::ofstream(file) << (*server)->port() << "\n";
+  }
+  return server;
+}
 
 // Test hook: announce the stall, then hold the checkpoint half written.
 void StallCheckpoint(const std::string& marker) {
@@ -103,6 +147,23 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  std::string token;
+  if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
+    absl::StatusOr<std::string> read = herald::rpc::ReadTokenFile(path);
+    if (!read.ok()) {
+      std::fprintf(stderr, "herald_ps: --token_file: %s\n",
+                   std::string(read.status().message()).c_str());
+      return 2;
+    }
+    token = *read;
+  }
+  absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> ucx =
+      StartUcx(&core, absl::GetFlag(FLAGS_transport), absl::GetFlag(FLAGS_listen),
+               !server_options.tls_cert_path.empty(), token);
+  if (!ucx.ok()) {
+    HLOG_ERROR("herald_ps: {}", std::string(ucx.status().message()));
+    return absl::IsInvalidArgument(ucx.status()) ? 2 : 1;
+  }
   herald::ps::PsService service(&core);
   herald::rpc::ServeOptions options;
   options.role = "herald_ps";
@@ -119,19 +180,17 @@ int main(int argc, char** argv) {
     herald::cluster::MembershipOptions m;
     m.scheduler_address = scheduler;
     m.channel = *scheduler_channel;
-    if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
-      absl::StatusOr<std::string> token = herald::rpc::ReadTokenFile(path);
-      if (!token.ok()) {
-        std::fprintf(stderr, "herald_ps: --token_file: %s\n",
-                     std::string(token.status().message()).c_str());
-        return 2;
-      }
-      m.token = *token;
-    }
+    m.token = token;
     m.registration.set_role(herald::proto::NODE_ROLE_PS);
     m.registration.set_requested_rank(shard);
-    options.on_serving = [&membership, m](const std::string& address) mutable -> absl::Status {
+    const int ucx_port = *ucx ? (*ucx)->port() : 0;
+    options.on_serving = [&membership, m,
+                          ucx_port](const std::string& address) mutable -> absl::Status {
       m.registration.set_address(address);
+      if (ucx_port > 0) {  // the same host as the gRPC address (the advertised one)
+        m.registration.set_ucx_address(
+            absl::StrCat(address.substr(0, address.rfind(':')), ":", ucx_port));
+      }
       absl::StatusOr<std::unique_ptr<herald::cluster::NodeMembership>> started =
           herald::cluster::NodeMembership::Start(m);
       if (!started.ok()) return started.status();

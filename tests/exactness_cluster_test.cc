@@ -496,5 +496,32 @@ TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
   for (int i = 0; i < first.losses_size(); ++i) EXPECT_EQ(first.losses(i), second.losses(i));
 }
 
+// The data path does not change a bit: the same job with fetch, push and
+// write-back over UCX (what --transport=auto picks here) and over gRPC.
+TEST_F(ExactnessCluster, UcxAndGrpcDataPathsGiveTheSameBits) {
+  proto::JobStatus over_ucx, over_grpc;
+  auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &over_ucx));
+  EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("data path UCX"), std::string::npos)
+      << cluster_->Logs();
+  cluster_.reset();
+  auto grpc =
+      testing::LocalCluster::Start("exactness_grpc", 2, 4, nullptr, {}, {}, {"--transport=grpc"});
+  ASSERT_TRUE(grpc.ok()) << grpc.status();
+  cluster_ = std::move(*grpc);
+  auto b = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &over_grpc));
+  EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("data path gRPC (--transport=grpc)"),
+            std::string::npos)
+      << cluster_->Logs();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->dense, b->dense);
+  for (size_t t = 0; t < a->tables.size(); ++t) {
+    EXPECT_EQ(a->tables[t].keys, b->tables[t].keys) << "table " << t;
+    EXPECT_EQ(a->tables[t].rows, b->tables[t].rows) << "table " << t;
+  }
+  for (int i = 0; i < over_ucx.losses_size(); ++i) {
+    EXPECT_EQ(over_ucx.losses(i), over_grpc.losses(i));
+  }
+}
+
 }  // namespace
 }  // namespace herald

@@ -43,6 +43,10 @@ ABSL_FLAG(std::string, gloo_host, "",
           "interface address the Gloo all-reduce and row exchange listen on "
           "(empty: --advertise, else the --listen host)");
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
+ABSL_FLAG(std::string, transport, "auto",
+          "embedding data path to the PS shards: ucx (fail a job whose shards do not all serve "
+          "UCX), grpc, or auto (ucx where every shard serves it, TLS is off and it connects, "
+          "else grpc); control calls are always gRPC");
 
 namespace {
 
@@ -143,6 +147,11 @@ int main(int argc, char** argv) {
     agent_options.gloo_host = host;
   }
   agent_options.ps_channel = *channel;
+  agent_options.transport = absl::GetFlag(FLAGS_transport);
+  if (agent_options.transport != "auto" && agent_options.transport != "ucx" &&
+      agent_options.transport != "grpc") {
+    return Fail("--transport: \"" + agent_options.transport + "\" is not auto, ucx or grpc");
+  }
   agent_options.device = device;
   agent_options.device_options.pinned_staging_bytes = staging_mb << 20;
   herald::worker::WorkerAgent agent(membership->get(), agent_options);

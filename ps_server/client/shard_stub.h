@@ -1,17 +1,35 @@
 #pragma once
 // The calls of one parameter-server shard, as the client sees them: over
-// gRPC (GrpcShardStub) or straight into a PsCore (InProcessShardStub).
+// gRPC (GrpcShardStub), with the data calls over UCX (UcxShardStub), or
+// straight into a PsCore (InProcessShardStub).
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "proto/ps.pb.h"
 
 namespace herald::ps {
 
 class PsCore;
+
+// A fetch's answer read where it arrived: block b (request order) has
+// `count` rows of `row_floats` floats and `count` versions, as raw bytes
+// (any alignment), valid while `owner` lives.
+struct FetchedRows {
+  struct Block {
+    uint32_t row_floats = 0;
+    size_t count = 0;
+    const char* rows = nullptr;
+    const char* versions = nullptr;
+  };
+  std::shared_ptr<const void> owner;
+  std::vector<Block> blocks;
+};
 
 class ShardStub {
  public:
@@ -24,6 +42,11 @@ class ShardStub {
   virtual absl::Status EndJob(const proto::PsEndJobRequest& r, absl::Duration timeout) = 0;
   virtual absl::Status Fetch(const proto::FetchRequest& r, proto::FetchResponse* out,
                              absl::Duration timeout) = 0;
+  // The same answer without a FetchResponse where the transport has none
+  // (UCX); by default Fetch's, in place. Errors: Fetch's; DataLoss for an
+  // answer whose sizes do not match the request.
+  virtual absl::StatusOr<FetchedRows> FetchRows(const proto::FetchRequest& r,
+                                                absl::Duration timeout);
   virtual absl::Status PushGradients(const proto::PushGradientsRequest& r,
                                      absl::Duration timeout) = 0;
   virtual absl::Status WriteBack(const proto::WriteBackRequest& r, absl::Duration timeout) = 0;

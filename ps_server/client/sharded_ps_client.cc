@@ -7,6 +7,7 @@
 #include "common/status.h"
 #include "ps_server/checkpoint/manifest.h"
 #include "ps_server/client/grpc_shard_stub.h"
+#include "ps_server/client/ucx_shard_stub.h"
 
 namespace herald::ps {
 namespace {
@@ -76,6 +77,26 @@ std::vector<std::vector<std::vector<Piece>>> Plan(const KeyRouter& router, uint3
 }
 
 }  // namespace
+
+absl::StatusOr<FetchedRows> ShardStub::FetchRows(const proto::FetchRequest& r,
+                                                 absl::Duration timeout) {
+  auto out = std::make_shared<proto::FetchResponse>();
+  HERALD_RETURN_IF_ERROR(Fetch(r, out.get(), timeout));
+  FetchedRows fetched;
+  for (int b = 0; b < out->rows_size(); ++b) {
+    const proto::RowBlock& block = out->rows(b);
+    const uint32_t rf = block.row_floats();
+    const size_t n = b < r.keys_size() ? r.keys(b).keys().size() / sizeof(Key) : 0;
+    if (rf == 0 || block.rows().size() != n * rf * sizeof(float) ||
+        block.versions().size() != n * sizeof(uint64_t)) {
+      return absl::DataLossError(
+          absl::StrCat("malformed rows of table ", block.table_id(), " from ", name()));
+    }
+    fetched.blocks.push_back({rf, n, block.rows().data(), block.versions().data()});
+  }
+  fetched.owner = std::move(out);
+  return fetched;
+}
 
 ShardedPsClient::ShardedPsClient(std::vector<std::unique_ptr<ShardStub>> stubs,
                                  PsClientOptions options)
@@ -184,22 +205,21 @@ absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string&
         block->set_table_id(tables[p.table].value());
         block->set_keys(Bytes(k.data(), k.size()));
       }
-      proto::FetchResponse out;
-      HERALD_RETURN_IF_ERROR(stubs_[s]->Fetch(r, &out, options_.data_timeout));
-      if (out.rows_size() != static_cast<int>(request_pieces.size())) {
-        return absl::DataLossError(absl::StrCat("answer has ", out.rows_size(), " blocks for ",
+      HERALD_ASSIGN_OR_RETURN(FetchedRows out, stubs_[s]->FetchRows(r, options_.data_timeout));
+      if (out.blocks.size() != request_pieces.size()) {
+        return absl::DataLossError(absl::StrCat("answer has ", out.blocks.size(), " blocks for ",
                                                 request_pieces.size(), " asked"));
       }
       absl::MutexLock lock(&fill_mu);
       for (size_t b = 0; b < request_pieces.size(); ++b) {
         const Piece& p = request_pieces[b];
-        const proto::RowBlock& block = out.rows(static_cast<int>(b));
-        const uint32_t rf = block.row_floats();
+        const FetchedRows::Block& block = out.blocks[b];
+        const uint32_t rf = block.row_floats;
         const size_t n = p.positions.size();
-        if (rf == 0 || block.rows().size() != n * rf * sizeof(float) ||
-            block.versions().size() != n * sizeof(uint64_t) ||
+        if (rf == 0 || block.count != n ||
             (row_floats[p.table] != 0 && row_floats[p.table] != rf)) {
-          return absl::DataLossError(absl::StrCat("malformed rows of table ", block.table_id()));
+          return absl::DataLossError(
+              absl::StrCat("malformed rows of table ", tables[p.table].value()));
         }
         if (row_floats[p.table] == 0) {
           row_floats[p.table] = rf;
@@ -208,9 +228,9 @@ absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string&
         }
         for (size_t i = 0; i < n; ++i) {
           std::memcpy(rows[p.table].data() + size_t{p.positions[i]} * rf,
-                      block.rows().data() + i * rf * sizeof(float), rf * sizeof(float));
-          std::memcpy(&versions[p.table][p.positions[i]],
-                      block.versions().data() + i * sizeof(uint64_t), sizeof(uint64_t));
+                      block.rows + i * rf * sizeof(float), rf * sizeof(float));
+          std::memcpy(&versions[p.table][p.positions[i]], block.versions + i * sizeof(uint64_t),
+                      sizeof(uint64_t));
         }
       }
     }
@@ -429,9 +449,20 @@ absl::StatusOr<std::vector<proto::PsStatsResponse>> ShardedPsClient::Stats(
 absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(
     const std::vector<std::string>& addresses, const PsClientOptions& options) {
   if (addresses.empty()) return absl::InvalidArgumentError("no parameter-server addresses");
+  std::shared_ptr<ucx::UcxRpcClient> rows;
+  if (!options.ucx_addresses.empty()) {
+    if (options.ucx_addresses.size() != addresses.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(options.ucx_addresses.size(),
+                                                     " UCX addresses for ", addresses.size(),
+                                                     " parameter-server shards"));
+    }
+    HERALD_ASSIGN_OR_RETURN(rows, ucx::UcxRpcClient::Connect(options.ucx_addresses, options.token,
+                                                             options.control_timeout));
+  }
   std::vector<std::unique_ptr<ShardStub>> stubs;
-  for (const std::string& a : addresses) {
-    HERALD_ASSIGN_OR_RETURN(auto stub, MakeGrpcShardStub(a, options.channel));
+  for (size_t s = 0; s < addresses.size(); ++s) {
+    HERALD_ASSIGN_OR_RETURN(auto stub, MakeGrpcShardStub(addresses[s], options.channel));
+    if (rows) stub = MakeUcxShardStub(std::move(stub), rows, s);
     stubs.push_back(std::move(stub));
   }
   return std::unique_ptr<PsClient>(new ShardedPsClient(std::move(stubs), options));

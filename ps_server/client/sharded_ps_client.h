@@ -27,6 +27,11 @@ struct PsClientOptions {
   // A request (or a fetch's answer) larger than this is split.
   size_t max_request_bytes = tunables::kMaxRequestBytes;
   rpc::ChannelOptions channel;
+  // The shards' UCX data addresses ("host:port", one per shard, in shard
+  // order): fetch, push and write-back go over UCX, control calls over
+  // gRPC. Empty: everything over gRPC.
+  std::vector<std::string> ucx_addresses;
+  std::string token;  // the cluster token the UCX servers ask for
 };
 
 class ShardedPsClient final : public PsClient {
@@ -75,7 +80,10 @@ class ShardedPsClient final : public PsClient {
   absl::flat_hash_map<std::string, JobInfo> jobs_ ABSL_GUARDED_BY(mu_);
 };
 
-// A client of real herald_ps processes; addresses[i] is shard i.
+// A client of real herald_ps processes; addresses[i] is shard i (gRPC), and
+// options.ucx_addresses[i] its UCX data address if set. Errors:
+// InvalidArgument (no address, a UCX address count that is not the shard
+// count), UCX's (Unavailable, Unauthenticated naming the shard).
 absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(
     const std::vector<std::string>& addresses, const PsClientOptions& options = {});
 

@@ -19,7 +19,7 @@ absl::Time PsCore::Bound(absl::Time deadline) const {
   return deadline == absl::InfiniteFuture() ? absl::Now() + options_.default_wait : deadline;
 }
 
-absl::StatusOr<std::shared_ptr<JobShard>> PsCore::Find(const std::string& job_id) {
+absl::StatusOr<std::shared_ptr<JobShard>> PsCore::Shard(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(job_id);
   if (it != jobs_.end()) return it->second.shard;
@@ -109,7 +109,7 @@ absl::Status PsCore::Install(const proto::PsStartJobRequest& request,
 }
 
 absl::Status PsCore::EndJob(const proto::PsEndJobRequest& request) {
-  HERALD_RETURN_IF_ERROR(Find(request.job_id()).status());
+  HERALD_RETURN_IF_ERROR(Shard(request.job_id()).status());
   absl::MutexLock lock(&mu_);
   jobs_.erase(request.job_id());
   HLOG_INFO("job {}: ended", request.job_id());
@@ -118,34 +118,34 @@ absl::Status PsCore::EndJob(const proto::PsEndJobRequest& request) {
 
 absl::Status PsCore::Fetch(const proto::FetchRequest& request, absl::Time deadline,
                            proto::FetchResponse* response) {
-  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
   return ServeFetch(*shard, request, Bound(deadline), response);
 }
 
 absl::Status PsCore::PushGradients(const proto::PushGradientsRequest& request) {
-  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
   return ServePush(*shard, request);
 }
 
 absl::Status PsCore::WriteBack(const proto::WriteBackRequest& request) {
-  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
   return ServeWriteBack(*shard, request);
 }
 
 absl::Status PsCore::IterationDone(const proto::IterationDoneRequest& request,
                                    proto::IterationDoneResponse* response) {
-  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
   return ServeIterationDone(*shard, request, response);
 }
 
 absl::Status PsCore::Checkpoint(const proto::CheckpointRequest& request, absl::Time deadline,
                                 proto::CheckpointResponse* response) {
-  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
   return ServeCheckpoint(*shard, request, Bound(deadline), response, options_.checkpoint_midway);
 }
 
 absl::Status PsCore::Stats(const proto::PsStatsRequest& request, proto::PsStatsResponse* response) {
-  HERALD_ASSIGN_OR_RETURN(auto shard, Find(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
   shard->Stats(response);
   return absl::OkStatus();
 }

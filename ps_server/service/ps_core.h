@@ -55,13 +55,17 @@ class PsCore {
                           proto::CheckpointResponse* response);
   absl::Status Stats(const proto::PsStatsRequest& request, proto::PsStatsResponse* response);
 
+  // The shard of a running job, for transports that serve it directly
+  // (ucx_ps_server.h). Errors: NotFound naming the jobs there are.
+  absl::StatusOr<std::shared_ptr<JobShard>> Shard(const std::string& job_id);
+  // `deadline`, or options.default_wait from now for absl::InfiniteFuture().
+  absl::Time Bound(absl::Time deadline) const;
+
  private:
   struct Job {
     proto::PsStartJobRequest start;  // spec, layout, workers, restore manifest
     std::shared_ptr<JobShard> shard;
   };
-  absl::StatusOr<std::shared_ptr<JobShard>> Find(const std::string& job_id);
-  absl::Time Bound(absl::Time deadline) const;
   absl::Status Install(const proto::PsStartJobRequest& request,
                        const proto::CheckpointManifest* manifest, const std::string& manifest_dir,
                        proto::PsStartJobResponse* response);

@@ -80,6 +80,15 @@ void JobShard::Count(const std::function<void(Counters&)>& fn) {
   fn(counters_);
 }
 
+absl::StatusOr<uint32_t> JobShard::RowFloats(uint32_t table) const {
+  if (table >= tables_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("table ", table, " does not exist in job ",
+                                                   options_.job_id, " (", tables_.size(),
+                                                   " tables)"));
+  }
+  return tables_[table]->row_floats();
+}
+
 absl::Status JobShard::CheckKeys(const Block& block, const std::string& where,
                                  std::vector<bool>* seen_tables) const {
   if (block.table >= tables_.size()) {

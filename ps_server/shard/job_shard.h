@@ -105,6 +105,9 @@ class JobShard {
   void Stats(proto::PsStatsResponse* response);
   // First iteration not yet committed.
   uint64_t next_iteration();
+  // Floats per row (values + optimizer state) of `table`. Errors:
+  // InvalidArgument for a table the job does not have.
+  absl::StatusOr<uint32_t> RowFloats(uint32_t table) const;
 
  private:
   JobShard(JobShardOptions options, ThreadPool* pool, KeyRouter router);

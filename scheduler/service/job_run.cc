@@ -248,7 +248,14 @@ absl::StatusOr<proto::JoinJobResponse> JobRun::Join(const std::string& node_id,
   *r.mutable_spec() = spec_;
   r.set_rank(static_cast<uint32_t>(w));
   r.set_num_workers(static_cast<uint32_t>(workers_.size()));
-  for (const NodeInfo& n : ps_nodes_) r.add_ps_addresses(n.registration.address());
+  bool every_shard_ucx = true;
+  for (const NodeInfo& n : ps_nodes_) {
+    r.add_ps_addresses(n.registration.address());
+    every_shard_ucx = every_shard_ucx && !n.registration.ucx_address().empty();
+  }
+  if (every_shard_ucx) {
+    for (const NodeInfo& n : ps_nodes_) r.add_ps_ucx_addresses(n.registration.ucx_address());
+  }
   uint64_t largest = 0;
   for (uint32_t s : sizing_.slots) {
     r.add_table_slots(s);

@@ -20,9 +20,10 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> LocalCluster::StartProcess(
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     const std::string& name, int ps, int workers, const TestCerts* tls,
-    const std::vector<std::string>& worker_devices,
-    const std::vector<std::string>& scheduler_flags) {
+    const std::vector<std::string>& worker_devices, const std::vector<std::string>& scheduler_flags,
+    const std::vector<std::string>& node_flags) {
   std::unique_ptr<LocalCluster> c(new LocalCluster());
+  c->node_flags_ = node_flags;
   rpc::ChannelOptions channel_options;
   if (tls != nullptr) {
     c->tls_flags_ = {"--tls_cert=" + tls->server_pem, "--tls_key=" + tls->server_key,
@@ -45,15 +46,14 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   for (int s = 0; s < ps; ++s) {
     HERALD_ASSIGN_OR_RETURN(
         std::unique_ptr<ChildProcess> p,
-        c->StartProcess("ps_server/herald_ps", absl::StrCat("ps", s),
-                        {"--scheduler=" + c->address_, absl::StrCat("--shard=", s),
-                         "--token_file=" + c->token_file_, "--threads=1"}));
+        c->StartProcess("ps_server/herald_ps", absl::StrCat("ps", s), c->PsFlags(s)));
     c->ps_.push_back(std::move(p));
   }
   for (int w = 0; w < workers; ++w) {
     std::vector<std::string> args = {"--scheduler=" + c->address_,
                                      "--token_file=" + c->token_file_};
     if (!worker_devices.empty()) args.push_back("--device=" + worker_devices[w]);
+    args.insert(args.end(), node_flags.begin(), node_flags.end());
     HERALD_ASSIGN_OR_RETURN(
         std::unique_ptr<ChildProcess> p,
         c->StartProcess("worker/herald_worker", absl::StrCat("worker", w), std::move(args)));
@@ -69,12 +69,17 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   return c;
 }
 
+std::vector<std::string> LocalCluster::PsFlags(int shard) const {
+  std::vector<std::string> flags = {"--scheduler=" + address_, absl::StrCat("--shard=", shard),
+                                    "--token_file=" + token_file_, "--threads=1"};
+  flags.insert(flags.end(), node_flags_.begin(), node_flags_.end());
+  return flags;
+}
+
 absl::Status LocalCluster::RestartPs(int shard) {
   const std::string name = absl::StrCat("ps", shard, "-restarted");
   HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> p,
-                          StartProcess("ps_server/herald_ps", name,
-                                       {"--scheduler=" + address_, absl::StrCat("--shard=", shard),
-                                        "--token_file=" + token_file_, "--threads=1"}));
+                          StartProcess("ps_server/herald_ps", name, PsFlags(shard)));
   HERALD_RETURN_IF_ERROR(p->WaitForPortFile(dir_ + "/" + name + ".port", 20000).status());
   ps_[shard] = std::move(p);
   return absl::OkStatus();

@@ -26,11 +26,13 @@ class LocalCluster {
   // this harness's) verifies with its CA. Errors: a process that did not come
   // up (with its log tail).
   // `worker_devices[w]`: worker w's --device (empty: every worker on the CPU).
-  // `scheduler_flags`: more flags for herald_scheduler.
+  // `scheduler_flags`: more flags for herald_scheduler; `node_flags`: for
+  // every herald_ps and herald_worker (e.g. {"--transport=grpc"}).
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(
       const std::string& name, int ps, int workers, const TestCerts* tls = nullptr,
       const std::vector<std::string>& worker_devices = {},
-      const std::vector<std::string>& scheduler_flags = {});
+      const std::vector<std::string>& scheduler_flags = {},
+      const std::vector<std::string>& node_flags = {});
 
   const std::string& dir() const { return dir_; }
   const std::string& address() const { return address_; }  // the scheduler's
@@ -65,12 +67,15 @@ class LocalCluster {
 
  private:
   LocalCluster() = default;
+  // herald_ps's flags for shard `shard`.
+  std::vector<std::string> PsFlags(int shard) const;
   absl::StatusOr<std::unique_ptr<ChildProcess>> StartProcess(const std::string& binary,
                                                              const std::string& name,
                                                              std::vector<std::string> args);
 
   std::string dir_, token_file_, address_;
-  std::vector<std::string> tls_flags_;  // given to every process (empty: plaintext)
+  std::vector<std::string> tls_flags_;   // given to every process (empty: plaintext)
+  std::vector<std::string> node_flags_;  // given to every PS and worker
   std::unique_ptr<ChildProcess> scheduler_;
   std::vector<std::unique_ptr<ChildProcess>> ps_, workers_;
   std::unique_ptr<proto::JobService::Stub> jobs_;

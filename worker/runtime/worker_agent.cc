@@ -124,6 +124,38 @@ absl::Status WorkerAgent::Evaluate(HeldOutScorer& scorer, const proto::WorkerSte
                   "reporting an evaluation");
 }
 
+absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
+    const proto::JoinJobResponse& join, const std::vector<std::string>& ps_addresses) {
+  ps::PsClientOptions grpc_only;
+  grpc_only.channel = options_.ps_channel;
+  const bool tls = !options_.ps_channel.tls_root_cert_path.empty();
+  const bool offered = join.ps_ucx_addresses_size() == static_cast<int>(ps_addresses.size());
+  if (options_.transport == "grpc" || (options_.transport == "auto" && (tls || !offered))) {
+    HLOG_INFO("job {}: data path gRPC ({})", join.job_id(),
+              options_.transport == "grpc" ? "--transport=grpc"
+              : tls                        ? "TLS is configured"
+                                           : "not every shard serves UCX");
+    return ps::MakeGrpcPsClient(ps_addresses, grpc_only);
+  }
+  if (!offered) {
+    return absl::FailedPreconditionError(
+        "--transport=ucx, but not every PS shard serves UCX (start them with --transport=ucx)");
+  }
+  ps::PsClientOptions with_ucx = grpc_only;
+  with_ucx.ucx_addresses.assign(join.ps_ucx_addresses().begin(), join.ps_ucx_addresses().end());
+  with_ucx.token = options_.token;
+  absl::StatusOr<std::unique_ptr<ps::PsClient>> client =
+      ps::MakeGrpcPsClient(ps_addresses, with_ucx);
+  if (client.ok()) {
+    HLOG_INFO("job {}: data path UCX to {} shard(s)", join.job_id(), ps_addresses.size());
+    return client;
+  }
+  if (options_.transport == "ucx") return client.status();
+  HLOG_WARN("job {}: data path gRPC (UCX did not connect: {})", join.job_id(),
+            std::string(client.status().message()));
+  return ps::MakeGrpcPsClient(ps_addresses, grpc_only);
+}
+
 void WorkerAgent::ReportError(const std::string& node_id, const std::string& job_id,
                               uint64_t iteration, const std::string& error) {
   grpc::ClientContext context;
@@ -150,9 +182,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     ReportError(node_id, join.job_id(), iteration, s.ToString());
     return s;
   };
-  ps::PsClientOptions ps_options;
-  ps_options.channel = options_.ps_channel;
-  absl::StatusOr<std::unique_ptr<ps::PsClient>> ps = ps::MakeGrpcPsClient(ps_addresses, ps_options);
+  absl::StatusOr<std::unique_ptr<ps::PsClient>> ps = ConnectPs(join, ps_addresses);
   if (!ps.ok()) return fail(ps.status());
   CoordinatorKvStore store(coordinator_, join.job_id(), options_.token);
   ReplicaOptions replica_options;

@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
@@ -21,6 +22,7 @@
 #include "common/rpc/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/scheduler.grpc.pb.h"
+#include "ps_server/client/ps_client.h"
 #include "worker/eval/held_out_scorer.h"
 #include "worker/runtime/device_factory.h"
 
@@ -30,7 +32,10 @@ struct WorkerAgentOptions {
   std::string token;                    // cluster token (empty: none)
   std::string gloo_host = "127.0.0.1";  // interface the Gloo rank listens on
   rpc::ChannelOptions ps_channel;       // TLS settings for the PS shards' channels
-  std::string device = "cpu";           // "cpu" or "cuda:N": each job's replica runs there
+  // The embedding data path: "ucx", "grpc" or "auto" (UCX where every shard
+  // serves it, TLS is off and it connects; else gRPC).
+  std::string transport = "auto";
+  std::string device = "cpu";  // "cpu" or "cuda:N": each job's replica runs there
   DeviceOptions device_options;
 };
 
@@ -54,6 +59,9 @@ class WorkerAgent {
   // (ReportEval). Errors: the scorer's, the report's.
   absl::Status Evaluate(HeldOutScorer& scorer, const proto::WorkerStep& step,
                         const std::string& node_id);
+  // The job's PS client over the chosen data path (options_.transport).
+  absl::StatusOr<std::unique_ptr<ps::PsClient>> ConnectPs(
+      const proto::JoinJobResponse& join, const std::vector<std::string>& ps_addresses);
   void ReportError(const std::string& node_id, const std::string& job_id, uint64_t iteration,
                    const std::string& error);
   bool stopping() const;

@@ -1,0 +1,393 @@
+#include "common/ucx/ucx_worker.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <ucp/api/ucp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/status.h"
+
+namespace herald::ucx {
+
+// Everything the progress thread owns or drains; the callbacks UCX calls.
+struct UcxWorker::Internals {
+  // A message queued by Send, sent by the progress thread.
+  struct SendOp {
+    ucp_ep_h ep;
+    MessageId id;
+    Header header;  // must live until the send completes (UCX 1.13)
+    AlignedBuffer payload;
+    std::function<void(absl::Status)> done;
+  };
+  // A rendezvous message whose data the progress thread receives.
+  struct RecvOp {
+    UcxWorker* self;
+    MessageId id;
+    ucp_ep_h from;
+    Header header;
+    AlignedBuffer payload;
+    void* descriptor;
+  };
+
+  static void Finish(SendOp* op, absl::Status status) {
+    if (op->done) op->done(std::move(status));
+    delete op;
+  }
+
+  static void SendDone(void* request, ucs_status_t status, void* user_data) {
+    Finish(static_cast<SendOp*>(user_data),
+           status == UCS_OK
+               ? absl::OkStatus()
+               : absl::UnavailableError(absl::StrCat("UCX send: ", ucs_status_string(status))));
+    ucp_request_free(request);
+  }
+
+  static void Deliver(RecvOp* op) {
+    op->self->on_message_(op->id, op->from, op->header, std::move(op->payload));
+    delete op;
+  }
+
+  static void RecvDone(void* request, ucs_status_t status, size_t, void* user_data) {
+    auto* op = static_cast<RecvOp*>(user_data);
+    if (status == UCS_OK) {
+      Deliver(op);
+    } else {
+      HLOG_WARN("UCX: receiving a message: {}", ucs_status_string(status));
+      delete op;
+    }
+    ucp_request_free(request);
+  }
+
+  static ucs_status_t OnMessage(void* arg, const void* header, size_t header_length, void* data,
+                                size_t length, const ucp_am_recv_param_t* param, MessageId id) {
+    auto* self = static_cast<UcxWorker*>(arg);
+    Header h;
+    if (header_length != sizeof(Header)) {
+      HLOG_WARN("UCX: a message with a {}-byte header (expected {}) dropped", header_length,
+                sizeof(Header));
+      return UCS_OK;
+    }
+    std::memcpy(&h, header, sizeof(h));
+    ucp_ep_h from =
+        (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) != 0 ? param->reply_ep : nullptr;
+    if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+      // Received after the callback returns (ProgressPending).
+      self->internals_->rendezvous.push_back(
+          new RecvOp{self, id, from, h, AlignedBuffer(length), data});
+      return UCS_INPROGRESS;
+    }
+    self->on_message_(id, from, h, AlignedBuffer::CopyOf(data, length));
+    return UCS_OK;
+  }
+
+  template <MessageId kId>
+  static ucs_status_t OnMessageOf(void* arg, const void* header, size_t header_length, void* data,
+                                  size_t length, const ucp_am_recv_param_t* param) {
+    return OnMessage(arg, header, header_length, data, length, param, kId);
+  }
+
+  static void OnConnection(ucp_conn_request_h request, void* arg) {
+    auto* self = static_cast<UcxWorker*>(arg);
+    ucp_ep_params_t p{};
+    p.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                   UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    p.conn_request = request;
+    p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    p.err_handler.cb = &OnEndpointFailure;
+    p.err_handler.arg = self;
+    ucp_ep_h ep = nullptr;
+    const ucs_status_t s = ucp_ep_create(self->worker_, &p, &ep);
+    if (s != UCS_OK) {
+      HLOG_WARN("UCX: accepting a connection: {}", ucs_status_string(s));
+      return;
+    }
+    absl::MutexLock lock(&self->mu_);
+    self->endpoints_.insert(ep);
+  }
+
+  static void OnEndpointFailure(void* arg, ucp_ep_h ep, ucs_status_t status) {
+    auto* self = static_cast<UcxWorker*>(arg);
+    {
+      absl::MutexLock lock(&self->mu_);
+      if (self->endpoints_.erase(ep) == 0) return;  // closed already
+    }
+    self->on_error_(ep, ucs_status_string(status));
+    self->internals_->failed.push_back(ep);  // closed after progress returns
+  }
+
+  // Progress-thread state.
+  std::vector<RecvOp*> rendezvous;
+  std::vector<ucp_ep_h> failed;
+  // Filled by Send (any thread, under `mu`), drained by the progress thread.
+  absl::Mutex mu;
+  std::deque<SendOp*> outbox ABSL_GUARDED_BY(mu);
+};
+
+namespace {
+
+void WaitFor(ucp_worker_h worker, ucs_status_ptr_t request) {
+  if (request == nullptr || UCS_PTR_IS_ERR(request)) return;
+  while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker);
+  ucp_request_free(request);
+}
+
+void CloseEndpoint(ucp_worker_h worker, ucp_ep_h ep) {
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  WaitFor(worker, ucp_ep_close_nbx(ep, &p));
+}
+
+absl::StatusOr<sockaddr_in> Address(const std::string& host, int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("UCX: \"", host, "\" is not an IPv4 address"));
+  }
+  return a;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<UcxWorker>> UcxWorker::Create(OnMessage on_message,
+                                                             OnEndpointError on_error,
+                                                             bool loopback_only) {
+  std::unique_ptr<UcxWorker> w(new UcxWorker(std::move(on_message), std::move(on_error)));
+  if (absl::Status s = w->Init(loopback_only); !s.ok()) return s;
+  return w;
+}
+
+UcxWorker::UcxWorker(OnMessage on_message, OnEndpointError on_error)
+    : on_message_(std::move(on_message)),
+      on_error_(std::move(on_error)),
+      internals_(std::make_unique<Internals>()) {}
+
+absl::Status UcxWorker::Init(bool loopback_only) {
+  ucp_config_t* config = nullptr;
+  if (ucs_status_t s = ucp_config_read(nullptr, nullptr, &config); s != UCS_OK) {
+    return absl::UnavailableError(absl::StrCat("UCX configuration: ", ucs_status_string(s)));
+  }
+  if (loopback_only && std::getenv("UCX_NET_DEVICES") == nullptr) {
+    ucp_config_modify(config, "NET_DEVICES", "lo");
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  const ucs_status_t init = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  if (init != UCS_OK) {
+    context_ = nullptr;
+    return absl::UnavailableError(absl::StrCat("UCX init: ", ucs_status_string(init)));
+  }
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_MULTI;
+  if (ucs_status_t s = ucp_worker_create(context_, &wp, &worker_); s != UCS_OK) {
+    worker_ = nullptr;
+    return absl::UnavailableError(absl::StrCat("UCX worker: ", ucs_status_string(s)));
+  }
+  if (ucs_status_t s = ucp_worker_get_efd(worker_, &wakeup_fd_); s != UCS_OK) {
+    return absl::UnavailableError(absl::StrCat("UCX wakeup fd: ", ucs_status_string(s)));
+  }
+  const std::pair<MessageId, ucp_am_recv_callback_t> handlers[] = {
+      {kHello, &Internals::OnMessageOf<kHello>},
+      {kHelloReply, &Internals::OnMessageOf<kHelloReply>},
+      {kRequest, &Internals::OnMessageOf<kRequest>},
+      {kReply, &Internals::OnMessageOf<kReply>}};
+  for (const auto& [id, cb] : handlers) {
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id = id;
+    hp.cb = cb;
+    hp.arg = this;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    if (ucs_status_t s = ucp_worker_set_am_recv_handler(worker_, &hp); s != UCS_OK) {
+      return absl::UnavailableError(absl::StrCat("UCX handler: ", ucs_status_string(s)));
+    }
+  }
+  thread_ = std::thread([this] { Progress(); });
+  return absl::OkStatus();
+}
+
+UcxWorker::~UcxWorker() {
+  if (thread_.joinable()) {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    ucp_worker_signal(worker_);
+    thread_.join();
+  }
+  if (worker_ != nullptr) {
+    std::set<ucp_ep_h> open;
+    {
+      absl::MutexLock lock(&mu_);
+      open.swap(endpoints_);
+    }
+    for (ucp_ep_h ep : open) CloseEndpoint(worker_, ep);
+    {
+      absl::MutexLock lock(&internals_->mu);
+      for (Internals::SendOp* op : internals_->outbox) {
+        Internals::Finish(op, absl::CancelledError("the UCX worker is shutting down"));
+      }
+      internals_->outbox.clear();
+    }
+    for (Internals::RecvOp* op : internals_->rendezvous) {
+      ucp_am_data_release(worker_, op->descriptor);
+      delete op;
+    }
+    if (listener_ != nullptr) ucp_listener_destroy(listener_);
+    ucp_worker_destroy(worker_);
+  }
+  if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+void UcxWorker::Progress() {
+  for (;;) {
+    // Sends queued by other threads.
+    std::deque<Internals::SendOp*> outbox;
+    {
+      absl::MutexLock lock(&internals_->mu);
+      outbox.swap(internals_->outbox);
+    }
+    for (Internals::SendOp* op : outbox) {
+      bool open;
+      {
+        absl::MutexLock lock(&mu_);
+        open = endpoints_.count(op->ep) > 0;
+      }
+      if (!open) {
+        Internals::Finish(op, absl::UnavailableError("the UCX endpoint is closed"));
+        continue;
+      }
+      ucp_request_param_t p{};
+      p.op_attr_mask =
+          UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+      p.flags = UCP_AM_SEND_FLAG_REPLY;
+      p.cb.send = &Internals::SendDone;
+      p.user_data = op;
+      ucs_status_ptr_t r = ucp_am_send_nbx(op->ep, op->id, &op->header, sizeof(Header),
+                                           op->payload.data(), op->payload.size(), &p);
+      if (r == nullptr) {
+        Internals::Finish(op, absl::OkStatus());
+      } else if (UCS_PTR_IS_ERR(r)) {
+        Internals::Finish(op, absl::UnavailableError(absl::StrCat(
+                                  "UCX send: ", ucs_status_string(UCS_PTR_STATUS(r)))));
+      }
+    }
+    while (ucp_worker_progress(worker_) != 0) {
+    }
+    // Rendezvous data announced during progress: receive it now.
+    std::vector<Internals::RecvOp*> rendezvous;
+    rendezvous.swap(internals_->rendezvous);
+    for (Internals::RecvOp* op : rendezvous) {
+      ucp_request_param_t p{};
+      p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+      p.cb.recv_am = &Internals::RecvDone;
+      p.user_data = op;
+      ucs_status_ptr_t r =
+          ucp_am_recv_data_nbx(worker_, op->descriptor, op->payload.data(), op->payload.size(), &p);
+      if (r == nullptr) {
+        Internals::Deliver(op);
+      } else if (UCS_PTR_IS_ERR(r)) {
+        HLOG_WARN("UCX: receiving a message: {}", ucs_status_string(UCS_PTR_STATUS(r)));
+        delete op;
+      }
+    }
+    std::vector<ucp_ep_h> failed;
+    failed.swap(internals_->failed);
+    for (ucp_ep_h ep : failed) CloseEndpoint(worker_, ep);
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+    }
+    if (!rendezvous.empty() || !outbox.empty()) continue;
+    if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) continue;
+    {
+      absl::MutexLock lock(&internals_->mu);
+      if (!internals_->outbox.empty()) continue;
+    }
+    pollfd fd{wakeup_fd_, POLLIN, 0};
+    ::poll(&fd, 1, 100);  // woken by traffic or ucp_worker_signal
+  }
+}
+
+absl::StatusOr<int> UcxWorker::Listen(const std::string& host, int port) {
+  HERALD_ASSIGN_OR_RETURN(sockaddr_in addr, Address(host, port));
+  ucp_listener_params_t p{};
+  p.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+  p.sockaddr.addr = reinterpret_cast<const sockaddr*>(&addr);
+  p.sockaddr.addrlen = sizeof(addr);
+  p.conn_handler.cb = &Internals::OnConnection;
+  p.conn_handler.arg = this;
+  if (ucs_status_t s = ucp_listener_create(worker_, &p, &listener_); s != UCS_OK) {
+    listener_ = nullptr;
+    return absl::UnavailableError(
+        absl::StrCat("UCX: cannot listen on ", host, ":", port, ": ", ucs_status_string(s)));
+  }
+  ucp_listener_attr_t attr{};
+  attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+  if (ucs_status_t s = ucp_listener_query(listener_, &attr); s != UCS_OK) {
+    return absl::UnavailableError(absl::StrCat("UCX listener: ", ucs_status_string(s)));
+  }
+  ucp_worker_signal(worker_);
+  return ntohs(reinterpret_cast<const sockaddr_in*>(&attr.sockaddr)->sin_port);
+}
+
+absl::StatusOr<ucp_ep_h> UcxWorker::Connect(const std::string& host, int port) {
+  HERALD_ASSIGN_OR_RETURN(sockaddr_in addr, Address(host, port));
+  ucp_ep_params_t p{};
+  p.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                 UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  p.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+  p.sockaddr.addr = reinterpret_cast<const sockaddr*>(&addr);
+  p.sockaddr.addrlen = sizeof(addr);
+  p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  p.err_handler.cb = &Internals::OnEndpointFailure;
+  p.err_handler.arg = this;
+  ucp_ep_h ep = nullptr;
+  if (ucs_status_t s = ucp_ep_create(worker_, &p, &ep); s != UCS_OK) {
+    return absl::UnavailableError(
+        absl::StrCat("UCX: cannot connect to ", host, ":", port, ": ", ucs_status_string(s)));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    endpoints_.insert(ep);
+  }
+  ucp_worker_signal(worker_);
+  return ep;
+}
+
+void UcxWorker::Send(ucp_ep_h ep, MessageId id, const Header& header, AlignedBuffer payload,
+                     std::function<void(absl::Status)> done) {
+  {
+    absl::MutexLock lock(&internals_->mu);
+    internals_->outbox.push_back(
+        new Internals::SendOp{ep, id, header, std::move(payload), std::move(done)});
+  }
+  ucp_worker_signal(worker_);
+}
+
+std::string UcxWorker::Describe(ucp_ep_h ep) {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* stream = ::open_memstream(&text, &size);
+  if (stream == nullptr) return "";
+  ucp_ep_print_info(ep, stream);
+  std::fclose(stream);
+  std::string out(text, size);
+  std::free(text);
+  return out;
+}
+
+}  // namespace herald::ucx
