@@ -11,6 +11,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cluster/node_membership.h"
 #include "common/command_line.h"
@@ -45,8 +47,8 @@ ABSL_FLAG(std::string, transport, "auto",
           "embedding data path: ucx (fetch, push and write-back over UCX: RDMA verbs, shared "
           "memory or TCP, as UCX picks; fail if it cannot start), grpc, or auto (ucx where it "
           "starts and TLS is off, else grpc); control calls are always gRPC");
-ABSL_FLAG(int, ucx_port, 0, "port of the UCX listener, on the --listen host (0: picked)");
-ABSL_FLAG(std::string, ucx_port_file, "", "write the UCX listener's port to this file");
+ABSL_FLAG(std::string, ucx_address_file, "",
+          "write the UCX data address (what a client connects to) to this file");
 ABSL_FLAG(std::string, testing_checkpoint_stall_file, "",
           "TESTS ONLY: halfway through writing a checkpoint, create this file and stall "
           "(up to 120 s) so a test can kill the writer mid-checkpoint");
@@ -71,9 +73,9 @@ absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> StartUcx(herald::ps::Ps
     return nullptr;
   }
   herald::ucx::RpcServerOptions options;
-  options.host = listen.substr(0, listen.rfind(':'));
-  options.port = absl::GetFlag(FLAGS_ucx_port);
   options.token = token;
+  // Serving 127.0.0.1 only: UCX stays on shared memory and loopback too.
+  options.loopback_only = absl::StartsWith(listen, "127.");
   absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> server =
       herald::ps::UcxPsServer::Start(core, options);
   if (!server.ok()) {
@@ -82,10 +84,10 @@ absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> StartUcx(herald::ps::Ps
     return nullptr;
   }
   if (tls) HLOG_WARN("data path: UCX although TLS is configured: rows travel unencrypted");
-  HLOG_INFO("data path: UCX on {}:{} (fetch, push, write-back; control over gRPC)", options.host,
-            (*server)->port());
-  if (const std::string file = absl::GetFlag(FLAGS_ucx_port_file); !file.empty()) {
-    std::ofstream(file) << (*server)->port() << "\n";
+  HLOG_INFO("data path: UCX (fetch, push, write-back; control over gRPC){}",
+            options.loopback_only ? ", shared memory and loopback only" : "");
+  if (const std::string file = absl::GetFlag(FLAGS_ucx_address_file); !file.empty()) {
+    std::ofstream(file) << (*server)->address() << "\n";
   }
   return server;
 }
@@ -183,14 +185,9 @@ int main(int argc, char** argv) {
     m.token = token;
     m.registration.set_role(herald::proto::NODE_ROLE_PS);
     m.registration.set_requested_rank(shard);
-    const int ucx_port = *ucx ? (*ucx)->port() : 0;
-    options.on_serving = [&membership, m,
-                          ucx_port](const std::string& address) mutable -> absl::Status {
+    if (*ucx) m.registration.set_ucx_address((*ucx)->address());
+    options.on_serving = [&membership, m](const std::string& address) mutable -> absl::Status {
       m.registration.set_address(address);
-      if (ucx_port > 0) {  // the same host as the gRPC address (the advertised one)
-        m.registration.set_ucx_address(
-            absl::StrCat(address.substr(0, address.rfind(':')), ":", ucx_port));
-      }
       absl::StatusOr<std::unique_ptr<herald::cluster::NodeMembership>> started =
           herald::cluster::NodeMembership::Start(m);
       if (!started.ok()) return started.status();

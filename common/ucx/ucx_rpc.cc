@@ -1,10 +1,9 @@
 #include "common/ucx/ucx_rpc.h"
 
-#include <algorithm>
 #include <cstring>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -12,26 +11,47 @@
 namespace herald::ucx {
 namespace {
 
+constexpr char kAddressPrefix[] = "ucx:";
+
 AlignedBuffer BytesOf(const std::string& s) { return AlignedBuffer::CopyOf(s.data(), s.size()); }
 
 std::string StringOf(const AlignedBuffer& b) { return std::string(b.data(), b.size()); }
 
-absl::StatusOr<std::pair<std::string, int>> SplitAddress(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
-      port <= 0 || port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("UCX address \"", address, "\": expected HOST:PORT"));
-  }
-  return std::make_pair(address.substr(0, colon), port);
+// Hello: u32 token length, the token, then the client's worker address.
+AlignedBuffer EncodeHello(const std::string& token, const std::string& address) {
+  std::string bytes(4, '\0');
+  const uint32_t n = static_cast<uint32_t>(token.size());
+  std::memcpy(bytes.data(), &n, 4);
+  bytes += token;
+  bytes += address;
+  return BytesOf(bytes);
 }
 
-bool IsLoopback(const std::string& host_or_address) {
-  return absl::StartsWith(host_or_address, "127.");
+bool DecodeHello(const AlignedBuffer& hello, std::string* token, std::string* address) {
+  uint32_t n = 0;
+  if (hello.size() < 4) return false;
+  std::memcpy(&n, hello.data(), 4);
+  if (n > hello.size() - 4) return false;
+  *token = std::string(hello.data() + 4, n);
+  *address = std::string(hello.data() + 4 + n, hello.size() - 4 - n);
+  return !address->empty();
 }
 
 }  // namespace
+
+std::string EncodeAddress(const std::string& worker_address) {
+  return absl::StrCat(kAddressPrefix, absl::BytesToHexString(worker_address));
+}
+
+absl::StatusOr<std::string> DecodeAddress(const std::string& address) {
+  const std::string hex = address.substr(std::min(address.size(), sizeof(kAddressPrefix) - 1));
+  if (!absl::StartsWith(address, kAddressPrefix) || hex.empty() || hex.size() % 2 != 0 ||
+      hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("UCX address \"", address.substr(0, 40), "\": expected ucx:HEX"));
+  }
+  return absl::HexStringToBytes(hex);
+}
 
 // ---------------------------------------------------------------- server
 
@@ -41,14 +61,14 @@ absl::StatusOr<std::unique_ptr<UcxRpcServer>> UcxRpcServer::Start(const RpcServe
   UcxRpcServer* self = server.get();
   server->pool_ = std::make_unique<CachedThreadPool>();
   HERALD_ASSIGN_OR_RETURN(
-      server->worker_,
-      UcxWorker::Create(
-          [self](MessageId id, ucp_ep_h from, const Header& header, AlignedBuffer payload) {
-            self->OnMessage(id, from, header, std::move(payload));
-          },
-          [self](ucp_ep_h ep, const std::string&) { self->OnEndpointError(ep); },
-          IsLoopback(options.host)));
-  HERALD_ASSIGN_OR_RETURN(server->port_, server->worker_->Listen(options.host, options.port));
+      server->worker_, UcxWorker::Create(
+                           [self](MessageId id, const Header& header, AlignedBuffer payload) {
+                             self->OnMessage(id, header, std::move(payload));
+                           },
+                           [self](ucp_ep_h ep, const std::string&) { self->OnEndpointError(ep); },
+                           options.loopback_only));
+  HERALD_ASSIGN_OR_RETURN(std::string address, server->worker_->Address());
+  server->address_ = EncodeAddress(address);
   return server;
 }
 
@@ -63,52 +83,76 @@ UcxRpcServer::~UcxRpcServer() {
 
 void UcxRpcServer::OnEndpointError(ucp_ep_h ep) {
   absl::MutexLock lock(&mu_);
-  authorized_.erase(ep);
+  for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+    if (it->second.ep == ep) {
+      connections_.erase(it);
+      return;
+    }
+  }
 }
 
-void UcxRpcServer::OnMessage(MessageId id, ucp_ep_h from, const Header& header,
-                             AlignedBuffer payload) {
-  if (from == nullptr) return;  // no way to answer
-  Header reply;
-  reply.request_id = header.request_id;
-  if (id == kHello) {
-    const bool ok = options_.token.empty() || StringOf(payload) == options_.token;
-    {
-      absl::MutexLock lock(&mu_);
-      authorized_[from] = ok;
-    }
-    if (!ok) {
-      ++refused_;
-      HLOG_WARN("UCX: a connection presented a wrong cluster token; its requests are refused");
-    }
-    reply.code =
-        static_cast<int32_t>(ok ? absl::StatusCode::kOk : absl::StatusCode::kUnauthenticated);
-    worker_->Send(from, kHelloReply, reply, AlignedBuffer());
+void UcxRpcServer::Welcome(const Header& header, const AlignedBuffer& hello) {
+  std::string token, address;
+  if (!DecodeHello(hello, &token, &address)) {
+    HLOG_WARN("UCX: a malformed hello ({} bytes) ignored", hello.size());
     return;
   }
-  if (id != kRequest) return;
-  bool authorized;
+  absl::StatusOr<ucp_ep_h> ep = worker_->Connect(address);
+  if (!ep.ok()) {
+    HLOG_WARN("UCX: cannot connect back to a client: {}", std::string(ep.status().message()));
+    return;
+  }
+  const bool ok = options_.token.empty() || token == options_.token;
+  Header reply;
+  reply.request_id = header.request_id;
+  reply.code =
+      static_cast<int32_t>(ok ? absl::StatusCode::kOk : absl::StatusCode::kUnauthenticated);
+  {
+    absl::MutexLock lock(&mu_);
+    reply.connection = next_connection_++;
+    connections_[reply.connection] = {*ep, ok};
+  }
+  if (!ok) {
+    ++refused_;
+    HLOG_WARN("UCX: a client presented a wrong cluster token; its requests are refused");
+  }
+  worker_->Send(*ep, kHelloReply, reply, AlignedBuffer());
+}
+
+void UcxRpcServer::OnMessage(MessageId id, const Header& header, AlignedBuffer payload) {
+  if (id != kHello && id != kRequest) return;
+  Connection connection;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return;
-    auto it = authorized_.find(from);
-    authorized = it != authorized_.end() && it->second;
+    if (id == kRequest) {
+      auto it = connections_.find(header.connection);
+      if (it == connections_.end()) return;  // no way to answer (a client that did not say Hello)
+      connection = it->second;
+    }
   }
-  if (!authorized) {
+  auto request = std::make_shared<AlignedBuffer>(std::move(payload));
+  if (id == kHello) {  // connecting back may wait: not on the progress thread
+    pool_->Run([this, header, request] { Welcome(header, *request); });
+    return;
+  }
+  Header reply;
+  reply.request_id = header.request_id;
+  if (!connection.authorized) {
     ++refused_;
     reply.code = static_cast<int32_t>(absl::StatusCode::kUnauthenticated);
-    worker_->Send(from, kReply, reply,
+    worker_->Send(connection.ep, kReply, reply,
                   BytesOf("UCX: this connection did not present the cluster token"));
     return;
   }
-  pool_->Run([this, from, reply, request = std::make_shared<AlignedBuffer>(std::move(payload))] {
+  pool_->Run([this, ep = connection.ep, reply, request] {
     absl::StatusOr<AlignedBuffer> result = handler_(std::move(*request));
     Header h = reply;
     if (result.ok()) {
-      worker_->Send(from, kReply, h, std::move(*result));
+      worker_->Send(ep, kReply, h, std::move(*result));
     } else {
       h.code = static_cast<int32_t>(result.status().code());
-      worker_->Send(from, kReply, h, BytesOf(std::string(result.status().message())));
+      worker_->Send(ep, kReply, h, BytesOf(std::string(result.status().message())));
     }
   });
 }
@@ -116,30 +160,40 @@ void UcxRpcServer::OnMessage(MessageId id, ucp_ep_h from, const Header& header,
 // ---------------------------------------------------------------- client
 
 absl::StatusOr<std::unique_ptr<UcxRpcClient>> UcxRpcClient::Connect(
-    const std::vector<std::string>& servers, const std::string& token, absl::Duration timeout) {
+    const std::vector<std::string>& addresses, const std::vector<std::string>& names,
+    const std::string& token, absl::Duration timeout, bool loopback_only) {
+  if (names.size() != addresses.size()) {
+    return absl::InvalidArgumentError("UCX: one name per server address");
+  }
   std::unique_ptr<UcxRpcClient> client(new UcxRpcClient());
   UcxRpcClient* self = client.get();
   HERALD_ASSIGN_OR_RETURN(
       client->worker_,
       UcxWorker::Create(
-          [self](MessageId id, ucp_ep_h from, const Header& header, AlignedBuffer payload) {
-            self->OnMessage(id, from, header, std::move(payload));
+          [self](MessageId id, const Header& header, AlignedBuffer payload) {
+            self->OnMessage(id, header, std::move(payload));
           },
           [self](ucp_ep_h ep, const std::string& why) { self->OnEndpointError(ep, why); },
-          std::all_of(servers.begin(), servers.end(), IsLoopback)));
-  for (const std::string& address : servers) {
-    HERALD_ASSIGN_OR_RETURN(auto host_port, SplitAddress(address));
-    HERALD_ASSIGN_OR_RETURN(ucp_ep_h ep,
-                            client->worker_->Connect(host_port.first, host_port.second));
+          loopback_only));
+  HERALD_ASSIGN_OR_RETURN(const std::string own, client->worker_->Address());
+  for (size_t s = 0; s < addresses.size(); ++s) {
+    absl::StatusOr<std::string> address = DecodeAddress(addresses[s]);
+    if (!address.ok()) return Annotate(address.status(), names[s]);
+    absl::StatusOr<ucp_ep_h> ep = client->worker_->Connect(*address);
+    if (!ep.ok()) return Annotate(ep.status(), names[s]);
     absl::MutexLock lock(&client->mu_);
-    client->servers_.push_back({address, ep, false, ""});
+    client->servers_.push_back({names[s], *ep, 0, false, ""});
   }
-  for (size_t s = 0; s < servers.size(); ++s) {
-    absl::StatusOr<AlignedBuffer> hello = client->Exchange(s, kHello, BytesOf(token), timeout);
-    if (!hello.ok()) {
-      return absl::Status(hello.status().code(), absl::StrCat("UCX hello to ", servers[s], ": ",
-                                                              hello.status().message()));
+  client->num_servers_ = addresses.size();
+  for (size_t s = 0; s < addresses.size(); ++s) {
+    absl::StatusOr<Pending> hello = client->Exchange(s, kHello, EncodeHello(token, own), timeout);
+    if (!hello.ok()) return Annotate(hello.status(), absl::StrCat("UCX hello to ", names[s]));
+    if (!hello->status.ok()) {
+      return absl::Status(hello->status.code(), absl::StrCat("UCX hello to ", names[s],
+                                                             ": the cluster token was refused"));
     }
+    absl::MutexLock lock(&client->mu_);
+    client->servers_[s].connection = hello->header.connection;
   }
   return client;
 }
@@ -156,18 +210,19 @@ void UcxRpcClient::OnEndpointError(ucp_ep_h ep, const std::string& why) {
       if (p.server != s || p.done) continue;
       p.done = true;
       p.status = absl::UnavailableError(
-          absl::StrCat("UCX connection to ", servers_[s].address, " failed: ", why));
+          absl::StrCat("UCX connection to ", servers_[s].name, " failed: ", why));
     }
   }
 }
 
-void UcxRpcClient::OnMessage(MessageId id, ucp_ep_h, const Header& header, AlignedBuffer payload) {
+void UcxRpcClient::OnMessage(MessageId id, const Header& header, AlignedBuffer payload) {
   if (id != kReply && id != kHelloReply) return;
   absl::MutexLock lock(&mu_);
   auto it = pending_.find(header.request_id);
   if (it == pending_.end() || it->second.done) return;  // the caller gave up
   Pending& p = it->second;
   p.done = true;
+  p.header = header;
   const auto code = static_cast<absl::StatusCode>(header.code);
   if (code == absl::StatusCode::kOk) {
     p.reply = std::move(payload);
@@ -176,12 +231,12 @@ void UcxRpcClient::OnMessage(MessageId id, ucp_ep_h, const Header& header, Align
   }
 }
 
-absl::StatusOr<AlignedBuffer> UcxRpcClient::Exchange(size_t index, MessageId kind,
-                                                     AlignedBuffer payload,
-                                                     absl::Duration timeout) {
-  uint64_t id;
+absl::StatusOr<UcxRpcClient::Pending> UcxRpcClient::Exchange(size_t index, MessageId kind,
+                                                             AlignedBuffer payload,
+                                                             absl::Duration timeout) {
+  Header header;
   ucp_ep_h ep;
-  std::string address;
+  std::string name;
   {
     absl::MutexLock lock(&mu_);
     if (index >= servers_.size()) {
@@ -189,16 +244,15 @@ absl::StatusOr<AlignedBuffer> UcxRpcClient::Exchange(size_t index, MessageId kin
     }
     const Server& s = servers_[index];
     if (s.failed) {
-      return absl::UnavailableError(
-          absl::StrCat("UCX connection to ", s.address, " failed: ", s.why));
+      return absl::UnavailableError(absl::StrCat("UCX connection to ", s.name, " failed: ", s.why));
     }
-    id = next_id_++;
+    header.request_id = next_id_++;
+    header.connection = s.connection;
     ep = s.ep;
-    address = s.address;
-    pending_[id].server = index;
+    name = s.name;
+    pending_[header.request_id].server = index;
   }
-  Header header;
-  header.request_id = id;
+  const uint64_t id = header.request_id;
   worker_->Send(ep, kind, header, std::move(payload), [this, id](absl::Status sent) {
     if (sent.ok()) return;
     absl::MutexLock lock(&mu_);
@@ -211,18 +265,19 @@ absl::StatusOr<AlignedBuffer> UcxRpcClient::Exchange(size_t index, MessageId kin
   auto done = [this, id]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return pending_.at(id).done; };
   if (!mu_.AwaitWithTimeout(absl::Condition(&done), timeout)) {
     pending_.erase(id);  // a late reply is dropped
-    return absl::DeadlineExceededError(absl::StrCat("UCX call to ", address, ": no answer within ",
-                                                    absl::FormatDuration(timeout)));
+    return absl::DeadlineExceededError(
+        absl::StrCat("UCX call to ", name, ": no answer within ", absl::FormatDuration(timeout)));
   }
   Pending p = std::move(pending_.at(id));
   pending_.erase(id);
-  if (!p.status.ok()) return p.status;
-  return std::move(p.reply);
+  return p;
 }
 
 absl::StatusOr<AlignedBuffer> UcxRpcClient::Call(size_t index, AlignedBuffer request,
                                                  absl::Duration timeout) {
-  return Exchange(index, kRequest, std::move(request), timeout);
+  HERALD_ASSIGN_OR_RETURN(Pending p, Exchange(index, kRequest, std::move(request), timeout));
+  if (!p.status.ok()) return p.status;
+  return std::move(p.reply);
 }
 
 std::string UcxRpcClient::Describe(size_t index) {

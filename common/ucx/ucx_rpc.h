@@ -4,10 +4,15 @@
 // that waits, such as a fetch waiting for a commit, never holds up another),
 // and a client whose calls wait with a deadline.
 //
-// The first message on a connection is the client's Hello with the cluster
-// token. A server with a token answers every request of a connection that
-// did not present it with UNAUTHENTICATED (counted and logged). UCX traffic
-// is not encrypted: where the network is not trusted, use gRPC with TLS.
+// Peers find each other by UCX worker address (UcxWorker::Address, handed
+// over out of band: a PS registers its address with the scheduler), so UCX
+// may use shared memory between processes of one host and TCP or RDMA verbs
+// between hosts. A client's first message to a server is its Hello: the
+// cluster token and the client's own address; the server connects back and
+// answers with a connection id every request then carries. A server with a
+// token answers every request of a connection that did not present it with
+// UNAUTHENTICATED (counted and logged). UCX traffic is not encrypted: where
+// the network is not trusted, use gRPC with TLS.
 //
 // Errors a call returns: the handler's status (code and message, as the
 // handler returned them); DeadlineExceeded or Unavailable naming the server
@@ -31,9 +36,10 @@
 namespace herald::ucx {
 
 struct RpcServerOptions {
-  std::string host = "127.0.0.1";  // an IPv4 address of this host
-  int port = 0;                    // 0: picked (see port())
-  std::string token;               // empty: no token asked for
+  std::string token;  // empty: no token asked for
+  // Every client is on this host: UCX uses shared memory and the loopback
+  // interface only (see UcxWorker::Create).
+  bool loopback_only = false;
 };
 
 class UcxRpcServer {
@@ -41,29 +47,37 @@ class UcxRpcServer {
   // One request's reply payload, or an error sent back as the call's.
   using Handler = std::function<absl::StatusOr<AlignedBuffer>(AlignedBuffer request)>;
 
-  // Errors: Unavailable (UCX cannot initialise or listen there).
+  // Errors: Unavailable (UCX cannot initialise).
   static absl::StatusOr<std::unique_ptr<UcxRpcServer>> Start(const RpcServerOptions& options,
                                                              Handler handler);
   // Stops: waits for the handlers running, then closes every connection.
   ~UcxRpcServer();
 
-  int port() const { return port_; }
+  // What clients connect to: "ucx:" and the worker address in hex.
+  const std::string& address() const { return address_; }
   // Requests refused for want of the token.
   uint64_t refused() const { return refused_.load(); }
 
  private:
+  struct Connection {
+    ucp_ep_h ep = nullptr;
+    bool authorized = false;
+  };
   UcxRpcServer(RpcServerOptions options, Handler handler)
       : options_(std::move(options)), handler_(std::move(handler)) {}
-  void OnMessage(MessageId id, ucp_ep_h from, const Header& header, AlignedBuffer payload);
+  void OnMessage(MessageId id, const Header& header, AlignedBuffer payload);
+  // Connects back to a client that said Hello and answers it.
+  void Welcome(const Header& header, const AlignedBuffer& hello);
   void OnEndpointError(ucp_ep_h ep);
 
   const RpcServerOptions options_;
   const Handler handler_;
-  int port_ = 0;
+  std::string address_;
   std::atomic<uint64_t> refused_{0};
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<ucp_ep_h, bool> authorized_ ABSL_GUARDED_BY(mu_);  // connections that said Hello
+  std::map<uint32_t, Connection> connections_ ABSL_GUARDED_BY(mu_);
+  uint32_t next_connection_ ABSL_GUARDED_BY(mu_) = 1;
   // Declared last: destroyed first. The pool's destructor waits for the
   // handlers; the worker's then closes the connections.
   std::unique_ptr<UcxWorker> worker_;
@@ -72,15 +86,17 @@ class UcxRpcServer {
 
 class UcxRpcClient {
  public:
-  // Connects to every "host:port" of `servers` and presents `token`,
-  // waiting up to `timeout` for each answer. Errors: InvalidArgument (an
+  // Connects to every server address (UcxRpcServer::address()) and
+  // presents `token`, waiting up to `timeout` for each answer. `names`
+  // (same size) name the servers in errors. Errors: InvalidArgument (an
   // address that does not parse), Unavailable naming a server that does not
   // answer, Unauthenticated naming one that refuses the token.
   static absl::StatusOr<std::unique_ptr<UcxRpcClient>> Connect(
-      const std::vector<std::string>& servers, const std::string& token, absl::Duration timeout);
+      const std::vector<std::string>& addresses, const std::vector<std::string>& names,
+      const std::string& token, absl::Duration timeout, bool loopback_only);
   ~UcxRpcClient();
 
-  size_t num_servers() const { return servers_.size(); }
+  size_t num_servers() const { return num_servers_; }
   // Sends `request` to server `index` and waits up to `timeout` for the
   // reply. Thread-safe; calls run concurrently.
   absl::StatusOr<AlignedBuffer> Call(size_t index, AlignedBuffer request, absl::Duration timeout);
@@ -89,8 +105,9 @@ class UcxRpcClient {
 
  private:
   struct Server {
-    std::string address;
+    std::string name;
     ucp_ep_h ep = nullptr;
+    uint32_t connection = 0;  // the server's id for us, from its Hello reply
     bool failed = false;
     std::string why;  // the connection's failure
   };
@@ -98,20 +115,26 @@ class UcxRpcClient {
     size_t server = 0;
     bool done = false;
     absl::Status status;
+    Header header;
     AlignedBuffer reply;
   };
   UcxRpcClient() = default;
-  void OnMessage(MessageId id, ucp_ep_h from, const Header& header, AlignedBuffer payload);
+  void OnMessage(MessageId id, const Header& header, AlignedBuffer payload);
   void OnEndpointError(ucp_ep_h ep, const std::string& why);
-  // Sends and waits for the answer to request `id` (registered in pending_).
-  absl::StatusOr<AlignedBuffer> Exchange(size_t index, MessageId kind, AlignedBuffer payload,
-                                         absl::Duration timeout);
+  // Sends `payload` as `kind` to server `index` and waits for its answer.
+  absl::StatusOr<Pending> Exchange(size_t index, MessageId kind, AlignedBuffer payload,
+                                   absl::Duration timeout);
 
+  size_t num_servers_ = 0;
   absl::Mutex mu_;
   std::vector<Server> servers_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::unique_ptr<UcxWorker> worker_;  // last: its thread stops first
 };
+
+// "ucx:" + hex of a worker address, and back. Errors: InvalidArgument.
+std::string EncodeAddress(const std::string& worker_address);
+absl::StatusOr<std::string> DecodeAddress(const std::string& address);
 
 }  // namespace herald::ucx

@@ -1,12 +1,13 @@
-// UCX request/reply over loopback (UCX's TCP and shared-memory transports
-// here): small and rendezvous-sized payloads arrive intact and aligned,
+// UCX request/reply between two workers of this process (UCX picks shared
+// memory here): small and rendezvous-sized payloads arrive intact and aligned,
 // concurrent calls get their own replies, a handler's error comes back as
 // the call's, a connection without the token is refused, a call to a
-// server that died fails with UNAVAILABLE and one that takes too long with
-// DEADLINE_EXCEEDED, both naming the server.
+// server that takes too long fails with DEADLINE_EXCEEDED and one to a
+// server that died (over TCP) with UNAVAILABLE, both naming the server.
 
 #include "common/ucx/ucx_rpc.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -43,19 +44,28 @@ AlignedBuffer Values(size_t n, uint64_t first) {
   return b;
 }
 
-std::string Address(const UcxRpcServer& server) {
-  return absl::StrCat("127.0.0.1:", server.port());
+RpcServerOptions Loopback(std::string token = "") {
+  RpcServerOptions o;
+  o.token = std::move(token);
+  o.loopback_only = true;
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<UcxRpcClient>> ConnectTo(const UcxRpcServer& server,
+                                                        const std::string& token) {
+  return UcxRpcClient::Connect({server.address()}, {"the test server"}, token, absl::Seconds(10),
+                               /*loopback_only=*/true);
 }
 
 TEST(UcxRpc, SmallAndLargePayloadsConcurrentCallsAndErrors) {
-  auto server = UcxRpcServer::Start({}, [](AlignedBuffer request) {
+  auto server = UcxRpcServer::Start(Loopback(), [](AlignedBuffer request) {
     if (request.size() == 3)
       return absl::StatusOr<AlignedBuffer>(
           absl::FailedPreconditionError("three bytes are not allowed"));
     return SumAndIncrement(std::move(request));
   });
   ASSERT_TRUE(server.ok()) << server.status();
-  auto client = UcxRpcClient::Connect({Address(**server)}, "", absl::Seconds(10));
+  auto client = ConnectTo(**server, "");
   ASSERT_TRUE(client.ok()) << client.status();
   std::printf("UCX lanes to the server:\n%s\n", (*client)->Describe(0).c_str());
 
@@ -92,42 +102,61 @@ TEST(UcxRpc, SmallAndLargePayloadsConcurrentCallsAndErrors) {
 }
 
 TEST(UcxRpc, AConnectionWithoutTheTokenIsRefused) {
-  RpcServerOptions options;
-  options.token = "s3cret";
-  auto server = UcxRpcServer::Start(options, SumAndIncrement);
+  auto server = UcxRpcServer::Start(Loopback("s3cret"), SumAndIncrement);
   ASSERT_TRUE(server.ok()) << server.status();
-  auto wrong = UcxRpcClient::Connect({Address(**server)}, "guess", absl::Seconds(10));
+  auto wrong = ConnectTo(**server, "guess");
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.status().code(), absl::StatusCode::kUnauthenticated) << wrong.status();
-  EXPECT_NE(wrong.status().message().find(Address(**server)), std::string::npos);
+  EXPECT_NE(wrong.status().message().find("the test server"), std::string::npos);
   EXPECT_GE((*server)->refused(), 1u);
-  auto right = UcxRpcClient::Connect({Address(**server)}, "s3cret", absl::Seconds(10));
+  auto right = ConnectTo(**server, "s3cret");
   ASSERT_TRUE(right.ok()) << right.status();
   EXPECT_TRUE((*right)->Call(0, Values(4, 1), absl::Seconds(10)).ok());
 }
 
-TEST(UcxRpc, ASlowServerIsADeadlineAndADeadOneUnavailableNamingIt) {
+TEST(UcxRpc, AnAddressThatIsNotOneIsRefused) {
+  for (const char* bad : {"127.0.0.1:5", "ucx:", "ucx:abc", "ucx:zz"}) {
+    auto client = UcxRpcClient::Connect({bad}, {"shard 3"}, "", absl::Seconds(1), true);
+    ASSERT_FALSE(client.ok()) << bad;
+    EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << client.status();
+    EXPECT_NE(client.status().message().find("shard 3"), std::string::npos) << client.status();
+  }
+}
+
+TEST(UcxRpc, ASlowServerIsADeadlineNamingIt) {
   absl::Notification release;
-  auto server = UcxRpcServer::Start({}, [&](AlignedBuffer request) {
+  auto server = UcxRpcServer::Start(Loopback(), [&](AlignedBuffer request) {
     if (request.size() == 8) release.WaitForNotification();  // one slow call
     return SumAndIncrement(std::move(request));
   });
   ASSERT_TRUE(server.ok()) << server.status();
-  const std::string address = Address(**server);
-  auto client = UcxRpcClient::Connect({address}, "", absl::Seconds(10));
+  auto client = ConnectTo(**server, "");
   ASSERT_TRUE(client.ok()) << client.status();
   const absl::Status slow = (*client)->Call(0, Values(1, 1), absl::Milliseconds(200)).status();
   EXPECT_EQ(slow.code(), absl::StatusCode::kDeadlineExceeded) << slow;
-  EXPECT_NE(slow.message().find(address), std::string::npos) << slow;
+  EXPECT_NE(slow.message().find("the test server"), std::string::npos) << slow;
   release.Notify();
   EXPECT_TRUE((*client)->Call(0, Values(2, 1), absl::Seconds(10)).ok());  // still serving
+}
 
+// Over TCP (what peers on other hosts use; here on the loopback interface)
+// UCX reports a dead peer: the call fails with UNAVAILABLE, not at its
+// deadline.
+TEST(UcxRpc, ADeadServerOverTcpIsUnavailableNamingIt) {
+  setenv("UCX_NET_DEVICES", "lo", 1);
+  RpcServerOptions options;  // not loopback_only: TCP with peer failure detection
+  auto server = UcxRpcServer::Start(options, SumAndIncrement);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = UcxRpcClient::Connect({(*server)->address()}, {"shard 0"}, "", absl::Seconds(10),
+                                      /*loopback_only=*/false);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_NE((*client)->Describe(0).find("tcp/lo"), std::string::npos) << (*client)->Describe(0);
+  EXPECT_TRUE((*client)->Call(0, Values(2, 1), absl::Seconds(10)).ok());
   server->reset();  // the server goes away
-  const absl::Status dead = (*client)->Call(0, Values(2, 1), absl::Seconds(20)).status();
-  EXPECT_TRUE(dead.code() == absl::StatusCode::kUnavailable ||
-              dead.code() == absl::StatusCode::kDeadlineExceeded)
-      << dead;
-  EXPECT_NE(dead.message().find(address), std::string::npos) << dead;
+  const absl::Status dead = (*client)->Call(0, Values(2, 1), absl::Seconds(60)).status();
+  EXPECT_EQ(dead.code(), absl::StatusCode::kUnavailable) << dead;
+  EXPECT_NE(dead.message().find("shard 0"), std::string::npos) << dead;
+  unsetenv("UCX_NET_DEVICES");
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "common/ucx/ucx_worker.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <ucp/api/ucp.h>
 
@@ -31,7 +29,6 @@ struct UcxWorker::Internals {
   struct RecvOp {
     UcxWorker* self;
     MessageId id;
-    ucp_ep_h from;
     Header header;
     AlignedBuffer payload;
     void* descriptor;
@@ -51,7 +48,7 @@ struct UcxWorker::Internals {
   }
 
   static void Deliver(RecvOp* op) {
-    op->self->on_message_(op->id, op->from, op->header, std::move(op->payload));
+    op->self->on_message_(op->id, op->header, std::move(op->payload));
     delete op;
   }
 
@@ -76,15 +73,12 @@ struct UcxWorker::Internals {
       return UCS_OK;
     }
     std::memcpy(&h, header, sizeof(h));
-    ucp_ep_h from =
-        (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) != 0 ? param->reply_ep : nullptr;
     if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
       // Received after the callback returns (ProgressPending).
-      self->internals_->rendezvous.push_back(
-          new RecvOp{self, id, from, h, AlignedBuffer(length), data});
+      self->internals_->rendezvous.push_back(new RecvOp{self, id, h, AlignedBuffer(length), data});
       return UCS_INPROGRESS;
     }
-    self->on_message_(id, from, h, AlignedBuffer::CopyOf(data, length));
+    self->on_message_(id, h, AlignedBuffer::CopyOf(data, length));
     return UCS_OK;
   }
 
@@ -92,25 +86,6 @@ struct UcxWorker::Internals {
   static ucs_status_t OnMessageOf(void* arg, const void* header, size_t header_length, void* data,
                                   size_t length, const ucp_am_recv_param_t* param) {
     return OnMessage(arg, header, header_length, data, length, param, kId);
-  }
-
-  static void OnConnection(ucp_conn_request_h request, void* arg) {
-    auto* self = static_cast<UcxWorker*>(arg);
-    ucp_ep_params_t p{};
-    p.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
-                   UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-    p.conn_request = request;
-    p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    p.err_handler.cb = &OnEndpointFailure;
-    p.err_handler.arg = self;
-    ucp_ep_h ep = nullptr;
-    const ucs_status_t s = ucp_ep_create(self->worker_, &p, &ep);
-    if (s != UCS_OK) {
-      HLOG_WARN("UCX: accepting a connection: {}", ucs_status_string(s));
-      return;
-    }
-    absl::MutexLock lock(&self->mu_);
-    self->endpoints_.insert(ep);
   }
 
   static void OnEndpointFailure(void* arg, ucp_ep_h ep, ucs_status_t status) {
@@ -146,16 +121,6 @@ void CloseEndpoint(ucp_worker_h worker, ucp_ep_h ep) {
   WaitFor(worker, ucp_ep_close_nbx(ep, &p));
 }
 
-absl::StatusOr<sockaddr_in> Address(const std::string& host, int port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("UCX: \"", host, "\" is not an IPv4 address"));
-  }
-  return a;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<UcxWorker>> UcxWorker::Create(OnMessage on_message,
@@ -179,6 +144,7 @@ absl::Status UcxWorker::Init(bool loopback_only) {
   if (loopback_only && std::getenv("UCX_NET_DEVICES") == nullptr) {
     ucp_config_modify(config, "NET_DEVICES", "lo");
   }
+  detect_peer_failure_ = !loopback_only;
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
@@ -246,7 +212,6 @@ UcxWorker::~UcxWorker() {
       ucp_am_data_release(worker_, op->descriptor);
       delete op;
     }
-    if (listener_ != nullptr) ucp_listener_destroy(listener_);
     ucp_worker_destroy(worker_);
   }
   if (context_ != nullptr) ucp_cleanup(context_);
@@ -271,9 +236,7 @@ void UcxWorker::Progress() {
         continue;
       }
       ucp_request_param_t p{};
-      p.op_attr_mask =
-          UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-      p.flags = UCP_AM_SEND_FLAG_REPLY;
+      p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
       p.cb.send = &Internals::SendDone;
       p.user_data = op;
       ucs_status_ptr_t r = ucp_am_send_nbx(op->ep, op->id, &op->header, sizeof(Header),
@@ -322,43 +285,28 @@ void UcxWorker::Progress() {
   }
 }
 
-absl::StatusOr<int> UcxWorker::Listen(const std::string& host, int port) {
-  HERALD_ASSIGN_OR_RETURN(sockaddr_in addr, Address(host, port));
-  ucp_listener_params_t p{};
-  p.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
-  p.sockaddr.addr = reinterpret_cast<const sockaddr*>(&addr);
-  p.sockaddr.addrlen = sizeof(addr);
-  p.conn_handler.cb = &Internals::OnConnection;
-  p.conn_handler.arg = this;
-  if (ucs_status_t s = ucp_listener_create(worker_, &p, &listener_); s != UCS_OK) {
-    listener_ = nullptr;
-    return absl::UnavailableError(
-        absl::StrCat("UCX: cannot listen on ", host, ":", port, ": ", ucs_status_string(s)));
+absl::StatusOr<std::string> UcxWorker::Address() {
+  ucp_address_t* address = nullptr;
+  size_t length = 0;
+  if (ucs_status_t s = ucp_worker_get_address(worker_, &address, &length); s != UCS_OK) {
+    return absl::UnavailableError(absl::StrCat("UCX worker address: ", ucs_status_string(s)));
   }
-  ucp_listener_attr_t attr{};
-  attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-  if (ucs_status_t s = ucp_listener_query(listener_, &attr); s != UCS_OK) {
-    return absl::UnavailableError(absl::StrCat("UCX listener: ", ucs_status_string(s)));
-  }
-  ucp_worker_signal(worker_);
-  return ntohs(reinterpret_cast<const sockaddr_in*>(&attr.sockaddr)->sin_port);
+  std::string bytes(reinterpret_cast<const char*>(address), length);
+  ucp_worker_release_address(worker_, address);
+  return bytes;
 }
 
-absl::StatusOr<ucp_ep_h> UcxWorker::Connect(const std::string& host, int port) {
-  HERALD_ASSIGN_OR_RETURN(sockaddr_in addr, Address(host, port));
+absl::StatusOr<ucp_ep_h> UcxWorker::Connect(const std::string& address) {
   ucp_ep_params_t p{};
-  p.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
-                 UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-  p.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-  p.sockaddr.addr = reinterpret_cast<const sockaddr*>(&addr);
-  p.sockaddr.addrlen = sizeof(addr);
-  p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                 UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  p.address = reinterpret_cast<const ucp_address_t*>(address.data());
+  p.err_mode = detect_peer_failure_ ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
   p.err_handler.cb = &Internals::OnEndpointFailure;
   p.err_handler.arg = this;
   ucp_ep_h ep = nullptr;
   if (ucs_status_t s = ucp_ep_create(worker_, &p, &ep); s != UCS_OK) {
-    return absl::UnavailableError(
-        absl::StrCat("UCX: cannot connect to ", host, ":", port, ": ", ucs_status_string(s)));
+    return absl::UnavailableError(absl::StrCat("UCX: cannot connect: ", ucs_status_string(s)));
   }
   {
     absl::MutexLock lock(&mu_);

@@ -10,7 +10,7 @@
 // payload of any size: small payloads arrive eagerly and are copied once
 // into an AlignedBuffer, large ones by rendezvous straight into one.
 // Delivery callbacks run on the progress thread and must not block.
-// Thread-safe: Send, Connect and Listen may be called from any thread
+// Thread-safe: Send and Connect may be called from any thread
 // (the worker runs in UCS_THREAD_MODE_MULTI).
 
 #include <cstdint>
@@ -28,38 +28,39 @@
 typedef struct ucp_context* ucp_context_h;
 typedef struct ucp_worker* ucp_worker_h;
 typedef struct ucp_ep* ucp_ep_h;
-typedef struct ucp_listener* ucp_listener_h;
 
 namespace herald::ucx {
 
 // The header every message carries.
 struct Header {
   uint64_t request_id = 0;
-  int32_t code = 0;  // absl::StatusCode of a reply
-  uint32_t reserved = 0;
+  int32_t code = 0;         // absl::StatusCode of a reply
+  uint32_t connection = 0;  // the sender's connection id at the receiver (ucx_rpc.h)
 };
 
 // Message kinds (active message ids).
 enum MessageId : unsigned {
-  kHello = 1,       // client -> server: the cluster token
-  kHelloReply = 2,  // server -> client: code OK or UNAUTHENTICATED
+  kHello = 1,       // client -> server: the cluster token and the client's address
+  kHelloReply = 2,  // server -> client: code OK or UNAUTHENTICATED, the connection id
   kRequest = 3,
   kReply = 4,
 };
 
 class UcxWorker {
  public:
-  // A whole message from `from`. On the progress thread; must not block.
-  using OnMessage =
-      std::function<void(MessageId id, ucp_ep_h from, const Header& header, AlignedBuffer payload)>;
+  // A whole message. On the progress thread; must not block.
+  using OnMessage = std::function<void(MessageId id, const Header& header, AlignedBuffer payload)>;
   // An endpoint failed (its peer died or the connection broke); it is
   // closed after this returns. On the progress thread.
   using OnEndpointError = std::function<void(ucp_ep_h ep, const std::string& why)>;
 
-  // `loopback_only`: every peer is on 127.0.0.0/8, so UCX uses the
-  // loopback interface and shared memory only (UCX_NET_DEVICES=lo unless
-  // the environment sets UCX_NET_DEVICES). Errors: Unavailable when UCX
-  // cannot initialise (no usable transport).
+  // `loopback_only`: every peer is a process of this host, so UCX uses
+  // shared memory (posix, sysv, cma) and the loopback interface only
+  // (UCX_NET_DEVICES=lo unless the environment sets UCX_NET_DEVICES).
+  // UCX 1.13's shared-memory transports cannot report a dead peer, so such
+  // endpoints do not ask for it: a dead peer then surfaces as a call's
+  // deadline. Otherwise (TCP, verbs) a dead peer fails the endpoint at once
+  // (OnEndpointError). Errors: Unavailable when UCX cannot initialise.
   static absl::StatusOr<std::unique_ptr<UcxWorker>> Create(OnMessage on_message,
                                                            OnEndpointError on_error,
                                                            bool loopback_only);
@@ -68,13 +69,16 @@ class UcxWorker {
   UcxWorker(const UcxWorker&) = delete;
   UcxWorker& operator=(const UcxWorker&) = delete;
 
-  // Accepts connections on host:port (port 0: one is picked). Returns the
-  // port. Errors: Unavailable naming the address.
-  absl::StatusOr<int> Listen(const std::string& host, int port);
-  // An endpoint to a listening worker at host:port (the connection completes
-  // in the background; messages sent meanwhile wait for it). Errors:
-  // Unavailable naming the address.
-  absl::StatusOr<ucp_ep_h> Connect(const std::string& host, int port);
+  // This worker's UCX address: every transport it can be reached on (shared
+  // memory for processes of this host, TCP or verbs for others), as opaque
+  // bytes to hand to peers out of band (a PS registers it with the
+  // scheduler). Errors: Unavailable.
+  absl::StatusOr<std::string> Address();
+  // An endpoint to the worker whose Address() is `address` (UCX picks the
+  // best transport both share; the connection completes in the background
+  // and messages sent meanwhile wait for it). The peer answers on the
+  // endpoint UCX makes on its side. Errors: Unavailable.
+  absl::StatusOr<ucp_ep_h> Connect(const std::string& address);
 
   // Sends `payload` to `ep`. `done` (may be empty) runs once, on the
   // progress thread or in this call, with the outcome.
@@ -88,6 +92,7 @@ class UcxWorker {
   struct Internals;  // the progress thread's state and UCX's callbacks (.cc)
   UcxWorker(OnMessage on_message, OnEndpointError on_error);
   absl::Status Init(bool loopback_only);
+  bool detect_peer_failure_ = true;
   void Progress();
 
   const OnMessage on_message_;
@@ -95,7 +100,6 @@ class UcxWorker {
   const std::unique_ptr<Internals> internals_;
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
-  ucp_listener_h listener_ = nullptr;
   int wakeup_fd_ = -1;
   std::thread thread_;
   absl::Mutex mu_;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "common/status.h"
@@ -456,8 +457,11 @@ absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(
                                                      " UCX addresses for ", addresses.size(),
                                                      " parameter-server shards"));
     }
-    HERALD_ASSIGN_OR_RETURN(rows, ucx::UcxRpcClient::Connect(options.ucx_addresses, options.token,
-                                                             options.control_timeout));
+    bool loopback = true;  // every shard on this host: shared memory and loopback only
+    for (const std::string& a : addresses) loopback = loopback && absl::StartsWith(a, "127.");
+    HERALD_ASSIGN_OR_RETURN(
+        rows, ucx::UcxRpcClient::Connect(options.ucx_addresses, addresses, options.token,
+                                         options.control_timeout, loopback));
   }
   std::vector<std::unique_ptr<ShardStub>> stubs;
   for (size_t s = 0; s < addresses.size(); ++s) {

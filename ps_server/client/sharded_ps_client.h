@@ -27,9 +27,9 @@ struct PsClientOptions {
   // A request (or a fetch's answer) larger than this is split.
   size_t max_request_bytes = tunables::kMaxRequestBytes;
   rpc::ChannelOptions channel;
-  // The shards' UCX data addresses ("host:port", one per shard, in shard
-  // order): fetch, push and write-back go over UCX, control calls over
-  // gRPC. Empty: everything over gRPC.
+  // The shards' UCX data addresses (UcxPsServer::address(), one per shard,
+  // in shard order): fetch, push and write-back go over UCX, control calls
+  // over gRPC. Empty: everything over gRPC.
   std::vector<std::string> ucx_addresses;
   std::string token;  // the cluster token the UCX servers ask for
 };

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "common/ucx/ucx_rpc.h"
@@ -29,7 +30,8 @@ class UcxPsServer {
   static absl::StatusOr<std::unique_ptr<UcxPsServer>> Start(PsCore* core,
                                                             const ucx::RpcServerOptions& options);
 
-  int port() const { return rpc_->port(); }
+  // What a client connects to (ucx::UcxRpcServer::address()).
+  const std::string& address() const { return rpc_->address(); }
   // Requests that did not decode (each answered with its error).
   uint64_t malformed() const { return malformed_.load(); }
   uint64_t refused() const { return rpc_->refused(); }
