@@ -6,9 +6,10 @@
 //   lookup  in-process Fetch (hash + copy, all stripes) vs a plain gather of
 //           random rows from one flat array (this machine's random-access
 //           memory limit), same row size, same row count;
-//   rpc     fetch and gradient push of --batch keys through gRPC on loopback
-//           vs raw loopback TCP (a plain socket sender/receiver), as a ratio
-//           (target: fetch >= 40% of raw).
+//   rpc     fetch and gradient push of --batch keys over gRPC, UCX over TCP
+//           and UCX over shared memory vs raw loopback TCP (a plain socket
+//           sender/receiver), as a ratio (targets: UCX-over-TCP fetch >= 0.6
+//           of raw, push >= 0.5; UCX over shared memory fetch >= 1.5x).
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,6 +18,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -32,6 +34,7 @@
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
 #include "ps_server/service/shard_adaptor.h"
+#include "ps_server/service/ucx_ps_server.h"
 #include "ps_server/shard/shard_table.h"
 
 ABSL_FLAG(std::string, what, "memory,lookup,rpc", "which benchmarks to run");
@@ -40,6 +43,9 @@ ABSL_FLAG(uint64_t, lookup_rows, 2000000, "lookup: rows in the table");
 ABSL_FLAG(int, batch, 4096, "keys per request");
 ABSL_FLAG(double, seconds, 3.0, "time per throughput measurement");
 ABSL_FLAG(int, threads, 2, "server threads");
+ABSL_FLAG(std::string, transports, "in-process,grpc,ucx-tcp,ucx-shm",
+          "rpc: the data paths measured (in-process: the same client and shard without a "
+          "transport, the ceiling; grpc; ucx-tcp; ucx-shm)");
 
 namespace herald::ps {
 namespace {
@@ -193,10 +199,67 @@ double RawLoopback(uint64_t bytes) {
   return got / secs;
 }
 
+// Fetch and push throughput of `client` for one table of `dim`.
+void MeasureRows(PsClient& client, const std::string& label, uint32_t dim, int batch,
+                 double seconds, double raw) {
+  proto::JobSpec spec;
+  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_SGD);
+  spec.mutable_sparse_optimizer()->set_learning_rate(0.1f);
+  spec.add_tables()->set_dim(dim);
+  const std::string job = absl::StrCat("bench-", label, "-", dim);
+  client.StartJob(job, spec, 1).IgnoreError();
+  std::mt19937_64 rng(5);
+  const uint64_t key_space = 1 << 20;
+  auto draw = [&] {
+    std::vector<Key> k;
+    absl::flat_hash_set<Key> seen;
+    while (k.size() < size_t(batch)) {
+      Key key = rng() % key_space;
+      if (seen.insert(key).second) k.push_back(key);
+    }
+    return k;
+  };
+  // Create the rows once so the measurement is the steady state.
+  for (uint64_t b = 0; b < key_space; b += batch) {
+    std::vector<Key> k(batch);
+    for (int i = 0; i < batch; ++i) k[i] = b + i;
+    client.Fetch(job, 0, {{TableId(0), k}}).IgnoreError();
+  }
+  const double fetch = Rate(seconds, [&] {
+    auto rows = client.Fetch(job, 0, {{TableId(0), draw()}});
+    if (!rows.ok()) std::printf("fetch failed: %s\n", std::string(rows.status().message()).c_str());
+  });
+  uint32_t worker_pushes = 0;
+  std::vector<float> grads(size_t(batch) * dim, 0.001f);
+  // Each push must carry new keys (a worker pushes a key once per
+  // iteration), so every 256 pushes the iteration is committed.
+  uint64_t iteration = 0;
+  const double push = Rate(seconds, [&] {
+    std::vector<Key> k(batch);
+    for (int i = 0; i < batch; ++i) k[i] = (uint64_t(worker_pushes) * batch + i) % key_space;
+    absl::Status s = client.PushGradients(job, iteration, 0, {{TableId(0), k, dim, grads}});
+    if (!s.ok()) std::printf("push failed: %s\n", std::string(s.message()).c_str());
+    if (++worker_pushes * uint64_t(batch) >= key_space) {
+      client.IterationDone(job, iteration++, 0, 1).IgnoreError();
+      worker_pushes = 0;
+    }
+  });
+  const double fetch_bytes = batch * (dim * 4.0 + 16);  // rows + key + version
+  const double push_bytes = batch * (dim * 4.0 + 8);    // grads + key
+  std::printf("%-12s dim %-4u fetch %8.2f Mrows/s %7.2f GB/s  ratio to raw %.2f\n", label.c_str(),
+              dim, fetch * batch / 1e6, fetch * fetch_bytes / 1e9, fetch * fetch_bytes / raw);
+  std::printf("%-12s dim %-4u push  %8.2f Mrows/s %7.2f GB/s  ratio to raw %.2f\n", label.c_str(),
+              dim, push * batch / 1e6, push * push_bytes / 1e9, push * push_bytes / raw);
+  client.EndJob(job).IgnoreError();
+}
+
 void Rpc(int batch, double seconds) {
   std::printf(
-      "\n== rpc: batches of %d keys, 1 shard over gRPC on 127.0.0.1, 1 request at a "
-      "time ==\n",
+      "\n== rpc: batches of %d keys, 1 shard on this host, 1 request at a time ==\n"
+      "   grpc: everything over gRPC on 127.0.0.1; ucx-tcp: data calls over UCX\n"
+      "   restricted to TCP (UCX_TLS=tcp, loopback); ucx-shm: UCX as it picks\n"
+      "   for two processes of one host (shared memory: sysv + cma); in-process:\n"
+      "   the same client and shard with no transport at all (the ceiling)\n",
       batch);
   const double raw = RawLoopback(4ull << 30);
   std::printf("%-34s %29.2f GB/s\n", "baseline: raw loopback TCP", raw / 1e9);
@@ -210,60 +273,37 @@ void Rpc(int batch, double seconds) {
     std::printf("cannot start server: %s\n", std::string(server.status().message()).c_str());
     return;
   }
-  auto client = *MakeGrpcPsClient({(*server)->address()});
-  for (uint32_t dim : {64u, 128u}) {
-    proto::JobSpec spec;
-    spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_SGD);
-    spec.mutable_sparse_optimizer()->set_learning_rate(0.1f);
-    spec.add_tables()->set_dim(dim);
-    const std::string job = absl::StrCat("bench", dim);
-    client->StartJob(job, spec, 1).IgnoreError();
-    std::mt19937_64 rng(5);
-    const uint64_t key_space = 1 << 20;
-    std::vector<Key> keys(batch);
-    auto draw = [&] {
-      std::vector<Key> k;
-      absl::flat_hash_set<Key> seen;
-      while (k.size() < size_t(batch)) {
-        Key key = rng() % key_space;
-        if (seen.insert(key).second) k.push_back(key);
+  for (const std::string& transport :
+       std::vector<std::string>(absl::StrSplit(absl::GetFlag(FLAGS_transports), ','))) {
+    PsClientOptions options;
+    std::unique_ptr<UcxPsServer> ucx;
+    if (transport == "ucx-tcp") setenv("UCX_TLS", "tcp", 1);
+    if (transport == "ucx-tcp" || transport == "ucx-shm") {
+      ucx::RpcServerOptions ucx_options;
+      ucx_options.loopback_only = true;
+      auto started = UcxPsServer::Start(&core, ucx_options);
+      if (!started.ok()) {
+        std::printf("%s: UCX did not start: %s\n", transport.c_str(),
+                    std::string(started.status().message()).c_str());
+        continue;
       }
-      return k;
-    };
-    // Create the rows once so the measurement is the steady state.
-    for (uint64_t b = 0; b < key_space; b += batch) {
-      std::vector<Key> k(batch);
-      for (int i = 0; i < batch; ++i) k[i] = b + i;
-      client->Fetch(job, 0, {{TableId(0), k}}).IgnoreError();
+      ucx = std::move(*started);
+      options.ucx_addresses = {ucx->address()};
     }
-    const double fetch = Rate(seconds, [&] {
-      auto rows = client->Fetch(job, 0, {{TableId(0), draw()}});
-      if (!rows.ok())
-        std::printf("fetch failed: %s\n", std::string(rows.status().message()).c_str());
-    });
-    uint32_t worker_pushes = 0;
-    std::vector<float> grads(size_t(batch) * dim, 0.001f);
-    // Each push must carry new keys (a worker pushes a key once per
-    // iteration), so every 200 pushes the iteration is committed.
-    uint64_t iteration = 0;
-    std::vector<Key> cycle;
-    const double push = Rate(seconds, [&] {
-      std::vector<Key> k(batch);
-      for (int i = 0; i < batch; ++i) k[i] = (uint64_t(worker_pushes) * batch + i) % key_space;
-      absl::Status s = client->PushGradients(job, iteration, 0, {{TableId(0), k, dim, grads}});
-      if (!s.ok()) std::printf("push failed: %s\n", std::string(s.message()).c_str());
-      if (++worker_pushes * uint64_t(batch) >= key_space) {
-        client->IterationDone(job, iteration++, 0, 1).IgnoreError();
-        worker_pushes = 0;
-      }
-    });
-    const double fetch_bytes = batch * (dim * 4.0 + 16);  // rows + key + version
-    const double push_bytes = batch * (dim * 4.0 + 8);    // grads + key
-    std::printf("dim %-4u fetch %10.2f Mrows/s %8.2f GB/s   ratio to raw %.2f\n", dim,
-                fetch * batch / 1e6, fetch * fetch_bytes / 1e9, fetch * fetch_bytes / raw);
-    std::printf("dim %-4u push  %10.2f Mrows/s %8.2f GB/s   ratio to raw %.2f\n", dim,
-                push * batch / 1e6, push * push_bytes / 1e9, push * push_bytes / raw);
-    client->EndJob(job).IgnoreError();
+    absl::StatusOr<std::unique_ptr<PsClient>> client;
+    if (transport == "in-process") {  // the ceiling: the same client and shard, no transport
+      std::vector<std::unique_ptr<ShardStub>> stubs;
+      stubs.push_back(MakeInProcessShardStub(&core, "in-process"));
+      client = std::unique_ptr<PsClient>(new ShardedPsClient(std::move(stubs), {}));
+    } else {
+      client = MakeGrpcPsClient({(*server)->address()}, options);
+    }
+    unsetenv("UCX_TLS");
+    if (!client.ok()) {
+      std::printf("%s: %s\n", transport.c_str(), std::string(client.status().message()).c_str());
+      continue;
+    }
+    for (uint32_t dim : {64u, 128u}) MeasureRows(**client, transport, dim, batch, seconds, raw);
   }
 }
 
