@@ -15,7 +15,9 @@
 # of every model from vanilla's (they must agree within float rounding).
 #
 #   bench/lab_e2e_bench.sh [--workers 4] [--dim 128] [--rows 120000] [--iterations 30]
-#                          [--slow-gbps 0.2] [--batch 2048]
+#                          [--slow-gbps 0.2] [--batch 2048] [--transport auto|ucx|grpc]
+# --transport: the embedding data path of the PS and the workers (auto, the
+# default, is UCX over TCP between these hosts).
 # Needs root (network namespaces). Removes the lab and every process on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,7 @@ rows=120000
 iterations=30
 slow=0.2
 batch=2048
+transport=auto
 while [ $# -gt 0 ]; do
   case $1 in
     --workers) workers=$2; shift 2 ;;
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
     --iterations) iterations=$2; shift 2 ;;
     --slow-gbps) slow=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
+    --transport) transport=$2; shift 2 ;;
     *) echo "lab_e2e_bench: unknown flag $1" >&2; exit 2 ;;
   esac
 done
@@ -73,10 +77,12 @@ start 1 scheduler "$bin/scheduler/herald_scheduler" --listen 198.18.0.1:0 \
   --port_file "$dir/scheduler.port" --planner_threads 2
 wait_file "$dir/scheduler.port"
 sched=198.18.0.1:$(cat "$dir/scheduler.port")
-start 2 ps "$bin/ps_server/herald_ps" --listen 198.18.0.2:0 --scheduler "$sched" --shard 0
+start 2 ps "$bin/ps_server/herald_ps" --listen 198.18.0.2:0 --scheduler "$sched" --shard 0 \
+  --transport "$transport"
 for w in $(seq 1 "$workers"); do
   h=$((w + 2))
-  start "$h" "worker$w" "$bin/worker/herald_worker" --listen "198.18.0.$h:0" --scheduler "$sched"
+  start "$h" "worker$w" "$bin/worker/herald_worker" --listen "198.18.0.$h:0" --scheduler "$sched" \
+    --transport "$transport"
 done
 for _ in $(seq 1 300); do
   [ "$(on 1 "$ctl" nodes --scheduler "$sched" 2> /dev/null | grep -c ' alive$' || true)" -ge $((workers + 1)) ] && break
