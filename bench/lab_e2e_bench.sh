@@ -16,8 +16,10 @@
 #
 #   bench/lab_e2e_bench.sh [--workers 4] [--dim 128] [--rows 120000] [--iterations 30]
 #                          [--slow-gbps 0.2] [--batch 2048] [--transport auto|ucx|grpc]
+#                          [--overlap true|false]
 # --transport: the embedding data path of the PS and the workers (auto, the
-# default, is UCX over TCP between these hosts).
+# default, is UCX over TCP between these hosts); --overlap: the workers'
+# (default true: transfers overlapped, early fetches during the step before).
 # Needs root (network namespaces). Removes the lab and every process on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +31,7 @@ iterations=30
 slow=0.2
 batch=2048
 transport=auto
+overlap=true
 while [ $# -gt 0 ]; do
   case $1 in
     --workers) workers=$2; shift 2 ;;
@@ -38,6 +41,7 @@ while [ $# -gt 0 ]; do
     --slow-gbps) slow=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
     --transport) transport=$2; shift 2 ;;
+    --overlap) overlap=$2; shift 2 ;;
     *) echo "lab_e2e_bench: unknown flag $1" >&2; exit 2 ;;
   esac
 done
@@ -82,7 +86,7 @@ start 2 ps "$bin/ps_server/herald_ps" --listen 198.18.0.2:0 --scheduler "$sched"
 for w in $(seq 1 "$workers"); do
   h=$((w + 2))
   start "$h" "worker$w" "$bin/worker/herald_worker" --listen "198.18.0.$h:0" --scheduler "$sched" \
-    --transport "$transport"
+    --transport "$transport" --overlap="$overlap"
 done
 for _ in $(seq 1 300); do
   [ "$(on 1 "$ctl" nodes --scheduler "$sched" 2> /dev/null | grep -c ' alive$' || true)" -ge $((workers + 1)) ] && break

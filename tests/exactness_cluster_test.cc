@@ -18,6 +18,7 @@
 #include <signal.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -494,6 +495,35 @@ TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
     EXPECT_EQ(a->tables[t].rows, b->tables[t].rows) << "table " << t;
   }
   for (int i = 0; i < first.losses_size(); ++i) EXPECT_EQ(first.losses(i), second.losses(i));
+}
+
+// Overlap does not change a bit: the same job with the workers' transfers
+// overlapped and the next step's early fetches started during the current
+// one (the default) and with every phase in order (--overlap=false).
+TEST_F(ExactnessCluster, OverlappedAndSerialWorkersGiveTheSameBits) {
+  proto::JobStatus overlapped, serial;
+  auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &overlapped));
+  cluster_.reset();
+  auto in_order = testing::LocalCluster::Start("exactness_serial", 2, 4, nullptr, {}, {}, {},
+                                               {"--overlap=false"});
+  ASSERT_TRUE(in_order.ok()) << in_order.status();
+  cluster_ = std::move(*in_order);
+  auto b = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &serial));
+  // The overlapped workers did fetch rows during the step before.
+  EXPECT_GT(overlapped.progress().worker_rows_prefetched(), 0u);
+  EXPECT_EQ(serial.progress().worker_rows_prefetched(), 0u);
+  std::printf("rows fetched during the step before: %llu of %llu fetched\n",
+              static_cast<unsigned long long>(overlapped.progress().worker_rows_prefetched()),
+              static_cast<unsigned long long>(overlapped.progress().rows_fetched()));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->dense, b->dense);
+  for (size_t t = 0; t < a->tables.size(); ++t) {
+    EXPECT_EQ(a->tables[t].keys, b->tables[t].keys) << "table " << t;
+    EXPECT_EQ(a->tables[t].rows, b->tables[t].rows) << "table " << t;
+  }
+  for (int i = 0; i < overlapped.losses_size(); ++i) {
+    EXPECT_EQ(overlapped.losses(i), serial.losses(i));
+  }
 }
 
 // The data path does not change a bit: the same job with fetch, push and

@@ -43,6 +43,9 @@ ABSL_FLAG(std::string, gloo_host, "",
           "interface address the Gloo all-reduce and row exchange listen on "
           "(empty: --advertise, else the --listen host)");
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
+ABSL_FLAG(bool, overlap, true,
+          "overlap the PS transfers with each other and with compute, and fetch the next "
+          "step's early rows during the current one (the model is the same either way)");
 ABSL_FLAG(std::string, transport, "auto",
           "embedding data path to the PS shards: ucx (fail a job whose shards do not all serve "
           "UCX), grpc, or auto (ucx where every shard serves it, TLS is off and it connects, "
@@ -148,6 +151,7 @@ int main(int argc, char** argv) {
   }
   agent_options.ps_channel = *channel;
   agent_options.transport = absl::GetFlag(FLAGS_transport);
+  agent_options.overlap = absl::GetFlag(FLAGS_overlap);
   if (agent_options.transport != "auto" && agent_options.transport != "ucx" &&
       agent_options.transport != "grpc") {
     return Fail("--transport: \"" + agent_options.transport + "\" is not auto, ucx or grpc");

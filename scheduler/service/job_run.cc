@@ -469,6 +469,8 @@ absl::Status JobRun::Report(const proto::StepReport& report) {
   progress_.set_worker_push_ms(progress_.worker_push_ms() + report.push_ms());
   progress_.set_worker_writeback_ms(progress_.worker_writeback_ms() + report.writeback_ms());
   progress_.set_worker_bytes_moved(progress_.worker_bytes_moved() + report.bytes_moved());
+  progress_.set_worker_rows_prefetched(progress_.worker_rows_prefetched() +
+                                       report.rows_prefetched());
   Pending& p = pending_[report.iteration()];
   ++p.reports;
   p.loss_sum += report.loss_sum();

@@ -21,7 +21,7 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> LocalCluster::StartProcess(
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     const std::string& name, int ps, int workers, const TestCerts* tls,
     const std::vector<std::string>& worker_devices, const std::vector<std::string>& scheduler_flags,
-    const std::vector<std::string>& node_flags) {
+    const std::vector<std::string>& node_flags, const std::vector<std::string>& worker_flags) {
   std::unique_ptr<LocalCluster> c(new LocalCluster());
   c->node_flags_ = node_flags;
   rpc::ChannelOptions channel_options;
@@ -54,6 +54,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
                                      "--token_file=" + c->token_file_};
     if (!worker_devices.empty()) args.push_back("--device=" + worker_devices[w]);
     args.insert(args.end(), node_flags.begin(), node_flags.end());
+    args.insert(args.end(), worker_flags.begin(), worker_flags.end());
     HERALD_ASSIGN_OR_RETURN(
         std::unique_ptr<ChildProcess> p,
         c->StartProcess("worker/herald_worker", absl::StrCat("worker", w), std::move(args)));

@@ -27,12 +27,14 @@ class LocalCluster {
   // up (with its log tail).
   // `worker_devices[w]`: worker w's --device (empty: every worker on the CPU).
   // `scheduler_flags`: more flags for herald_scheduler; `node_flags`: for
-  // every herald_ps and herald_worker (e.g. {"--transport=grpc"}).
+  // every herald_ps and herald_worker (e.g. {"--transport=grpc"});
+  // `worker_flags`: for every herald_worker only.
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(
       const std::string& name, int ps, int workers, const TestCerts* tls = nullptr,
       const std::vector<std::string>& worker_devices = {},
       const std::vector<std::string>& scheduler_flags = {},
-      const std::vector<std::string>& node_flags = {});
+      const std::vector<std::string>& node_flags = {},
+      const std::vector<std::string>& worker_flags = {});
 
   const std::string& dir() const { return dir_; }
   const std::string& address() const { return address_; }  // the scheduler's

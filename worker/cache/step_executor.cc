@@ -67,7 +67,7 @@ void StepExecutor::WriteSlots(const std::vector<float>& host, const std::vector<
                        stride, array);
 }
 
-absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step) {
+absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan::Step* next) {
   HERALD_RETURN_IF_ERROR(ValidatePlan(*cache_, step));
   HERALD_RETURN_IF_ERROR(CheckHandOffs(step));
   for (size_t t = 0; t < step.plan.size(); ++t) {
@@ -88,16 +88,65 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step) {
     if (s.ok()) s = device_->status();  // a GPU fault surfaces in the phase it happened
     return s.ok() ? s : Annotate(s, absl::StrCat("iteration ", step.iteration, " ", name));
   };
-  HERALD_RETURN_IF_ERROR(phase("evict", WriteBackSlots(step, /*evictions=*/true, &result)));
-  HERALD_RETURN_IF_ERROR(phase("fetch", Fetch(step, &result)));
+  // Writes rows back (evictions, or the plan's) unless there are none.
+  auto write_back = [&](const std::vector<ps::TableRows>& rows) {
+    return rows.empty() ? absl::OkStatus()
+                        : ps_->WriteBack(step.job_id, step.iteration, options_.rank, rows);
+  };
+  absl::Time start = absl::Now();
+  const std::vector<ps::TableRows> evicted = CollectWriteBack(step, /*evictions=*/true, &result);
+  if (options_.overlap) {  // 1 while 2: the evicted rows travel during the fetch
+    std::future<absl::Status> eviction =
+        std::async(std::launch::async, [&] { return write_back(evicted); });
+    result.times.writeback_ms += MillisSince(start);
+    const absl::Status fetched = Fetch(step, &result);
+    start = absl::Now();
+    const absl::Status sent = eviction.get();
+    result.times.writeback_ms += MillisSince(start);  // waited beyond the fetch
+    HERALD_RETURN_IF_ERROR(phase("evict", sent));
+    HERALD_RETURN_IF_ERROR(phase("fetch", fetched));
+  } else {
+    HERALD_RETURN_IF_ERROR(phase("evict", write_back(evicted)));
+    result.times.writeback_ms += MillisSince(start);
+    HERALD_RETURN_IF_ERROR(phase("fetch", Fetch(step, &result)));
+  }
   HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", PlaceReceived(step)));
+  if (options_.overlap && next != nullptr && options_.use_ps) Prefetch(*next);
   HERALD_RETURN_IF_ERROR(phase("train", Train(step, &result)));
   if (options_.serve) {
     HERALD_RETURN_IF_ERROR(phase("gradients of served rows", GatherServed(step, &result)));
   }
   HERALD_RETURN_IF_ERROR(phase("train (owned rows)", ApplyOwned(step, &result)));
-  HERALD_RETURN_IF_ERROR(phase("push", PushShared(step, &result)));
-  HERALD_RETURN_IF_ERROR(phase("write-back", WriteBackSlots(step, /*evictions=*/false, &result)));
+  // 7 and 8: both read from the device first, then sent (at once with overlap).
+  start = absl::Now();
+  const std::vector<ps::TableGrads> grads = CollectPush(step, &result);
+  auto push = [&] {
+    return grads.empty() ? absl::OkStatus()
+                         : ps_->PushGradients(step.job_id, step.iteration, options_.rank, grads);
+  };
+  result.times.push_ms += MillisSince(start);
+  start = absl::Now();
+  const std::vector<ps::TableRows> written = CollectWriteBack(step, /*evictions=*/false, &result);
+  result.times.writeback_ms += MillisSince(start);
+  if (options_.overlap) {
+    std::future<absl::Status> writing =
+        std::async(std::launch::async, [&] { return write_back(written); });
+    start = absl::Now();
+    const absl::Status pushed = push();
+    result.times.push_ms += MillisSince(start);
+    start = absl::Now();
+    const absl::Status wrote = writing.get();
+    result.times.writeback_ms += MillisSince(start);  // waited beyond the push
+    HERALD_RETURN_IF_ERROR(phase("push", pushed));
+    HERALD_RETURN_IF_ERROR(phase("write-back", wrote));
+  } else {
+    start = absl::Now();
+    HERALD_RETURN_IF_ERROR(phase("push", push()));
+    result.times.push_ms += MillisSince(start);
+    start = absl::Now();
+    HERALD_RETURN_IF_ERROR(phase("write-back", write_back(written)));
+    result.times.writeback_ms += MillisSince(start);
+  }
   if (options_.use_ps) {
     const absl::Time start = absl::Now();
     auto done =
@@ -326,9 +375,8 @@ absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* resu
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::WriteBackSlots(const plan::Step& step, bool evictions,
-                                          StepResult* result) {
-  const absl::Time start = absl::Now();
+std::vector<ps::TableRows> StepExecutor::CollectWriteBack(const plan::Step& step, bool evictions,
+                                                          StepResult* result) {
   std::vector<ps::TableRows> rows;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
@@ -359,56 +407,84 @@ absl::Status StepExecutor::WriteBackSlots(const plan::Step& step, bool evictions
       }
     }
   }
-  if (!rows.empty()) {
-    HERALD_RETURN_IF_ERROR(ps_->WriteBack(step.job_id, step.iteration, options_.rank, rows));
+  return rows;
+}
+
+StepExecutor::FetchList StepExecutor::FetchesOf(const plan::Step& step, bool early) const {
+  FetchList list;
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const plan::TablePlan& plan = step.plan[t];
+    ps::TableKeys keys{TableId(static_cast<uint32_t>(t)), {}};
+    std::vector<uint32_t> table_slots;
+    for (size_t i = 0; i < plan.fetch.keys.size(); ++i) {
+      const bool is_early = !plan.fetch.early.empty() && plan.fetch.early[i] != 0;
+      if (is_early != early) continue;
+      keys.keys.push_back(plan.fetch.keys[i]);
+      table_slots.push_back(plan.fetch.slots[i]);
+    }
+    if (keys.keys.empty()) continue;
+    list.keys.push_back(std::move(keys));
+    list.slots.push_back(std::move(table_slots));
+    list.tables.push_back(t);
   }
-  result->times.writeback_ms += MillisSince(start);
+  return list;
+}
+
+absl::Status StepExecutor::PlaceFetched(const FetchList& list,
+                                        const std::vector<ps::TableRows>& rows,
+                                        StepResult* result) {
+  if (rows.size() != list.keys.size()) {
+    return absl::InternalError("PS client answered a different number of tables");
+  }
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const size_t t = list.tables[r];
+    EmbeddingCache::Table& table = cache_->table(t);
+    if (rows[r].row_floats != table.row_floats || rows[r].keys.size() != list.slots[r].size()) {
+      return absl::InternalError(absl::StrCat("table ", t, ": PS rows have ", rows[r].row_floats,
+                                              " floats, cache expects ", table.row_floats));
+    }
+    const int row_floats = static_cast<int>(table.row_floats);
+    WriteSlots(rows[r].rows, list.slots[r], row_floats, row_floats, table.rows.data());
+    for (size_t i = 0; i < list.slots[r].size(); ++i) {
+      cache_->Load(t, list.slots[r][i], rows[r].keys[i], rows[r].versions[i]);
+    }
+    result->rows_fetched += list.slots[r].size();
+    result->bytes_moved += list.slots[r].size() * (table.row_floats * sizeof(float) + 16);
+  }
   return absl::OkStatus();
+}
+
+void StepExecutor::Prefetch(const plan::Step& next) {
+  Prefetched p;
+  p.iteration = next.iteration;
+  p.list = FetchesOf(next, /*early=*/true);
+  if (p.list.keys.empty()) return;
+  p.rows = std::async(std::launch::async,
+                      [this, job = next.job_id, iteration = next.iteration, keys = p.list.keys] {
+                        return ps_->Fetch(job, iteration, keys, ps::FetchMode::kEarly);
+                      });
+  prefetch_ = std::move(p);
 }
 
 absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
   for (bool early : {true, false}) {
-    std::vector<ps::TableKeys> request;
-    std::vector<std::vector<uint32_t>> slots;  // parallel to request
-    std::vector<size_t> tables;
-    for (size_t t = 0; t < cache_->num_tables(); ++t) {
-      const plan::TablePlan& plan = step.plan[t];
-      ps::TableKeys keys{TableId(static_cast<uint32_t>(t)), {}};
-      std::vector<uint32_t> table_slots;
-      for (size_t i = 0; i < plan.fetch.keys.size(); ++i) {
-        const bool is_early = !plan.fetch.early.empty() && plan.fetch.early[i] != 0;
-        if (is_early != early) continue;
-        keys.keys.push_back(plan.fetch.keys[i]);
-        table_slots.push_back(plan.fetch.slots[i]);
-      }
-      if (keys.keys.empty()) continue;
-      request.push_back(std::move(keys));
-      slots.push_back(std::move(table_slots));
-      tables.push_back(t);
+    FetchList list = FetchesOf(step, early);
+    std::vector<ps::TableRows> rows;
+    if (early && prefetch_.has_value() && prefetch_->iteration == step.iteration) {
+      // Requested during the previous step: the same keys (one plan).
+      Prefetched p = std::move(*prefetch_);
+      prefetch_.reset();
+      HERALD_ASSIGN_OR_RETURN(rows, p.rows.get());
+      list = std::move(p.list);
+      for (const ps::TableKeys& k : list.keys) result->rows_prefetched += k.keys.size();
+    } else {
+      if (list.keys.empty()) continue;
+      HERALD_ASSIGN_OR_RETURN(
+          rows, ps_->Fetch(step.job_id, step.iteration, list.keys,
+                           early ? ps::FetchMode::kEarly : ps::FetchMode::kCommitted));
     }
-    if (request.empty()) continue;
-    HERALD_ASSIGN_OR_RETURN(std::vector<ps::TableRows> rows,
-                            ps_->Fetch(step.job_id, step.iteration, request,
-                                       early ? ps::FetchMode::kEarly : ps::FetchMode::kCommitted));
-    if (rows.size() != request.size()) {
-      return absl::InternalError("PS client answered a different number of tables");
-    }
-    for (size_t r = 0; r < rows.size(); ++r) {
-      const size_t t = tables[r];
-      EmbeddingCache::Table& table = cache_->table(t);
-      if (rows[r].row_floats != table.row_floats || rows[r].keys.size() != slots[r].size()) {
-        return absl::InternalError(absl::StrCat("table ", t, ": PS rows have ", rows[r].row_floats,
-                                                " floats, cache expects ", table.row_floats));
-      }
-      const int row_floats = static_cast<int>(table.row_floats);
-      WriteSlots(rows[r].rows, slots[r], row_floats, row_floats, table.rows.data());
-      for (size_t i = 0; i < slots[r].size(); ++i) {
-        cache_->Load(t, slots[r][i], rows[r].keys[i], rows[r].versions[i]);
-      }
-      result->rows_fetched += slots[r].size();
-      result->bytes_moved += slots[r].size() * (table.row_floats * sizeof(float) + 16);
-    }
+    HERALD_RETURN_IF_ERROR(PlaceFetched(list, rows, result));
   }
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
@@ -484,8 +560,7 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
   return absl::OkStatus();
 }
 
-absl::Status StepExecutor::PushShared(const plan::Step& step, StepResult* result) {
-  const absl::Time start = absl::Now();
+std::vector<ps::TableGrads> StepExecutor::CollectPush(const plan::Step& step, StepResult* result) {
   std::vector<ps::TableGrads> grads;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
@@ -504,11 +579,7 @@ absl::Status StepExecutor::PushShared(const plan::Step& step, StepResult* result
     result->rows_pushed += n;
     result->bytes_moved += static_cast<uint64_t>(n) * (dim * sizeof(float) + 8);
   }
-  if (!grads.empty()) {
-    HERALD_RETURN_IF_ERROR(ps_->PushGradients(step.job_id, step.iteration, options_.rank, grads));
-  }
-  result->times.push_ms += MillisSince(start);
-  return absl::OkStatus();
+  return grads;
 }
 
 }  // namespace herald::worker

@@ -18,12 +18,26 @@
 //                                                   (hand-off)
 // Rows received in step t's phase 10 are placed in step t+1's fetch phase
 // (receive_slots) as this worker's dirty copies, or served copies.
+//
+// Overlap (ExecutorOptions::overlap): the evictions' write-back (1) runs
+// while the fetch (2) does; the push (7) and the write-back (8) go to the
+// PS at once, both before the iteration-done report (9) as the protocol
+// requires; and given the next step, its fetches the plan marks early are
+// requested right after this step's fetch, so they travel while this step
+// computes, and the next step only places them. The rows are the same (the
+// shard serves an early fetch only when none of its rows changes in the
+// iteration before; otherwise it waits for that commit), and no arithmetic
+// moves: overlap changes no bit of the model. The phase times are then the
+// time the worker waited for each phase, not the time its transfers took.
 // The whole step is validated first (plan_check.h); a step that does not fit
 // changes nothing. A failure after validation (a PS or peer error) fails the
 // step with the phase named; the cache is then unusable for this job.
 
 #include <cstdint>
+#include <future>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -56,6 +70,7 @@ struct StepResult {
   // sent to a row's owner.
   uint64_t rows_handed_off = 0;
   uint64_t rows_initialized = 0;  // never trained: initialised here, not fetched
+  uint64_t rows_prefetched = 0;   // of rows_fetched: requested during the step before (overlap)
   uint64_t bytes_moved = 0;       // payload bytes of the three above
 };
 
@@ -77,6 +92,8 @@ struct ExecutorOptions {
   // init_scale (JobSpec). A step with an init list needs one scale per table.
   uint64_t seed = 0;
   std::vector<float> init_scale;
+  // Overlap transfers with each other and with compute (see above).
+  bool overlap = true;
 };
 
 class StepExecutor {
@@ -86,15 +103,33 @@ class StepExecutor {
                DenseAllReducer* all_reducer, ps::PsClient* ps, EmbeddingCache* cache,
                ExecutorOptions options);
 
-  absl::StatusOr<StepResult> Run(const plan::Step& step);
+  // `next`: the step after this one where already known; with overlap on,
+  // its early fetches start during this step.
+  absl::StatusOr<StepResult> Run(const plan::Step& step, const plan::Step* next = nullptr);
 
  private:
-  absl::Status WriteBackSlots(const plan::Step& step, bool evictions, StepResult* result);
+  // The rows to write back (evictions or the plan's write-backs), read from
+  // the device; the slots are then freed (evictions) or clean.
+  std::vector<ps::TableRows> CollectWriteBack(const plan::Step& step, bool evictions,
+                                              StepResult* result);
+  // The gradients of shared rows, read from the device and zeroed there.
+  std::vector<ps::TableGrads> CollectPush(const plan::Step& step, StepResult* result);
   absl::Status Fetch(const plan::Step& step, StepResult* result);
+  // The keys of `step`'s fetches with early == `early`, per table, and the
+  // slots they go to.
+  struct FetchList {
+    std::vector<ps::TableKeys> keys;
+    std::vector<std::vector<uint32_t>> slots;  // parallel to keys
+    std::vector<size_t> tables;
+  };
+  FetchList FetchesOf(const plan::Step& step, bool early) const;
+  absl::Status PlaceFetched(const FetchList& list, const std::vector<ps::TableRows>& rows,
+                            StepResult* result);
+  // Starts fetching `next`'s early rows (overlap).
+  void Prefetch(const plan::Step& next);
   absl::Status Train(const plan::Step& step, StepResult* result);
   absl::Status GatherServed(const plan::Step& step, StepResult* result);
   absl::Status ApplyOwned(const plan::Step& step, StepResult* result);
-  absl::Status PushShared(const plan::Step& step, StepResult* result);
   // Before anything changes: the step receives exactly the rows handed to
   // this worker after the previous step, and has an exchanger if it hands off.
   absl::Status CheckHandOffs(const plan::Step& step) const;
@@ -131,6 +166,13 @@ class StepExecutor {
     bool served = false;
   };
   std::vector<absl::flat_hash_map<Key, ReceivedRow>> received_;
+  // The early fetch of the step after the current one, in flight.
+  struct Prefetched {
+    uint64_t iteration = 0;
+    FetchList list;
+    std::future<absl::StatusOr<std::vector<ps::TableRows>>> rows;
+  };
+  std::optional<Prefetched> prefetch_;
 };
 
 }  // namespace herald::worker

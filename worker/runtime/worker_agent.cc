@@ -11,6 +11,7 @@
 #include "plan/step_codec.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "worker/collectives/coordinator_kv_store.h"
+#include "worker/runtime/step_stream.h"
 #include "worker/runtime/worker_replica.h"
 
 namespace herald::worker {
@@ -192,6 +193,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   replica_options.collective_options.gloo.hostname = options_.gloo_host;
   replica_options.collective_options.gloo.prefix = "gloo";
   replica_options.collective_options.nccl_prefix = "nccl";
+  replica_options.overlap = options_.overlap;
   WorkerReplica replica;
   if (absl::Status s = replica.Init(spec, join.rank(), join.num_workers(), slots, ps->get(), &store,
                                     replica_options);
@@ -222,6 +224,10 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   request.set_job_id(join.job_id());
   std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> reader =
       workers_->WorkerSteps(&context, request);
+  // Read ahead: the step after the current one, where it arrived already,
+  // lets the executor start that step's early fetches now.
+  std::optional<StepStream> steps(std::in_place, reader.get());
+  std::optional<plan::Step> ahead;  // the next step, decoded already
   HeldOutScorer scorer(spec, join.job_id(), ps->get(), replica.model.get(), replica.device.get());
   proto::WorkerStep wire;
   bool last = false;
@@ -229,7 +235,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   bool stop_after_step = false;
   // After the last step only evaluations follow, until the scheduler ends
   // the stream.
-  while (!stop_after_step && reader->Read(&wire)) {
+  while (!stop_after_step && steps->Next(&wire)) {
     {
       absl::MutexLock lock(&mu_);
       if (stopping_ && !last) break;  // Stop() abandons this iteration
@@ -253,9 +259,20 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       break;
     }
     absl::StatusOr<plan::Step> step =
-        plan::DecodeWorkerStep(wire, spec.tables_size(), spec.num_dense());
+        ahead.has_value() && ahead->iteration == wire.iteration()
+            ? absl::StatusOr<plan::Step>(std::move(*ahead))
+            : plan::DecodeWorkerStep(wire, spec.tables_size(), spec.num_dense());
+    ahead.reset();
+    if (const proto::WorkerStep* peek = steps->Peek(); step.ok() && options_.overlap &&
+                                                       peek != nullptr && !peek->has_eval() &&
+                                                       peek->iteration() == iteration + 1) {
+      absl::StatusOr<plan::Step> next =
+          plan::DecodeWorkerStep(*peek, spec.tables_size(), spec.num_dense());
+      if (next.ok()) ahead = std::move(*next);  // an error surfaces when it runs
+    }
     absl::StatusOr<StepResult> result =
-        step.ok() ? replica.executor->Run(*step) : absl::StatusOr<StepResult>(step.status());
+        step.ok() ? replica.executor->Run(*step, ahead.has_value() ? &*ahead : nullptr)
+                  : absl::StatusOr<StepResult>(step.status());
     if (!result.ok()) {
       outcome = result.status();
       break;
@@ -301,6 +318,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     report.set_push_ms(result->times.push_ms);
     report.set_writeback_ms(result->times.writeback_ms);
     report.set_bytes_moved(result->bytes_moved);
+    report.set_rows_prefetched(result->rows_prefetched);
     report.set_dense_crc32(dense_crc);
     proto::StepReportResponse response;
     const absl::Status r =
@@ -325,6 +343,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     abandoned = abandoned_;
   }
   if (abandoned) {
+    steps.reset();  // the stream was cancelled: its reader has stopped
     reader->Finish();
     return absl::CancelledError(absl::StrCat("the worker shut down before iteration ", iteration));
   }
@@ -332,9 +351,12 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     // Report first: the job fails with this reason, not with the closed stream.
     ReportError(node_id, join.job_id(), iteration, outcome.ToString());
     context.TryCancel();
+    steps.reset();
     reader->Finish();
     return outcome;
   }
+  if (stop_after_step || stopping()) context.TryCancel();
+  steps.reset();
   if (last) {
     // The scheduler ended the stream after the last step and evaluation.
     const absl::Status stream = rpc::FromGrpcStatus(reader->Finish());

@@ -35,6 +35,9 @@ struct WorkerAgentOptions {
   // The embedding data path: "ucx", "grpc" or "auto" (UCX where every shard
   // serves it, TLS is off and it connects; else gRPC).
   std::string transport = "auto";
+  // Overlap the PS transfers with each other and with compute, and fetch
+  // the next step's early rows during the current one (StepExecutor).
+  bool overlap = true;
   std::string device = "cpu";  // "cpu" or "cuda:N": each job's replica runs there
   DeviceOptions device_options;
 };

@@ -40,6 +40,7 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
                              static_cast<int>(workers), options.collective_options));
   ExecutorOptions executor_options{rank, workers, true};
   executor_options.seed = spec.seed();
+  executor_options.overlap = options.overlap;
   for (const proto::TableSpec& table : spec.tables()) {
     executor_options.init_scale.push_back(table.init_scale());
   }

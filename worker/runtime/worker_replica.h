@@ -32,6 +32,8 @@ struct ReplicaOptions {
   // Hand-offs' row exchange: a Gloo mesh of its own under this prefix, on
   // collective_options.gloo's interface and timeout.
   std::string exchange_prefix = "rows";
+  // Overlap transfers with each other and with compute (StepExecutor).
+  bool overlap = true;
 };
 
 struct WorkerReplica {

@@ -34,7 +34,9 @@ absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
       status[w] =
           pool[w]->Init(spec, w, workers, slots, ps, &store, devices.empty() ? "cpu" : devices[w]);
       for (size_t t = 0; t < steps.size() && status[w].ok(); ++t) {
-        auto r = pool[w]->executor->Run(steps[t][w]);
+        // The next step too: its early fetches start during this one.
+        auto r =
+            pool[w]->executor->Run(steps[t][w], t + 1 < steps.size() ? &steps[t + 1][w] : nullptr);
         if (!r.ok()) {
           status[w] = r.status();
           break;
