@@ -280,7 +280,8 @@ void Rpc(int batch, double seconds) {
     if (transport == "ucx-tcp") setenv("UCX_TLS", "tcp", 1);
     if (transport == "ucx-tcp" || transport == "ucx-shm") {
       ucx::RpcServerOptions ucx_options;
-      ucx_options.loopback_only = true;
+      ucx_options.ucx.loopback_only = true;
+      ucx_options.ucx.shared_memory = transport == "ucx-shm";
       auto started = UcxPsServer::Start(&core, ucx_options);
       if (!started.ok()) {
         std::printf("%s: UCX did not start: %s\n", transport.c_str(),
@@ -289,6 +290,7 @@ void Rpc(int batch, double seconds) {
       }
       ucx = std::move(*started);
       options.ucx_addresses = {ucx->address()};
+      options.ucx_shared_memory = transport == "ucx-shm";
     }
     absl::StatusOr<std::unique_ptr<PsClient>> client;
     if (transport == "in-process") {  // the ceiling: the same client and shard, no transport

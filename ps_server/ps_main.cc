@@ -47,6 +47,10 @@ ABSL_FLAG(std::string, transport, "auto",
           "embedding data path: ucx (fetch, push and write-back over UCX: RDMA verbs, shared "
           "memory or TCP, as UCX picks; fail if it cannot start), grpc, or auto (ucx where it "
           "starts and TLS is off, else grpc); control calls are always gRPC");
+ABSL_FLAG(bool, ucx_shared_memory, false,
+          "UCX: reach workers of this host over shared memory (faster; but UCX cannot then "
+          "report a dead peer, which is noticed only at a call's deadline); set it on the "
+          "workers too");
 ABSL_FLAG(std::string, ucx_address_file, "",
           "write the UCX data address (what a client connects to) to this file");
 ABSL_FLAG(std::string, testing_checkpoint_stall_file, "",
@@ -74,8 +78,9 @@ absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> StartUcx(herald::ps::Ps
   }
   herald::ucx::RpcServerOptions options;
   options.token = token;
-  // Serving 127.0.0.1 only: UCX stays on shared memory and loopback too.
-  options.loopback_only = absl::StartsWith(listen, "127.");
+  // Serving 127.0.0.1 only: UCX stays on the loopback interface too.
+  options.ucx.loopback_only = absl::StartsWith(listen, "127.");
+  options.ucx.shared_memory = absl::GetFlag(FLAGS_ucx_shared_memory);
   absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> server =
       herald::ps::UcxPsServer::Start(core, options);
   if (!server.ok()) {
@@ -84,8 +89,9 @@ absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> StartUcx(herald::ps::Ps
     return nullptr;
   }
   if (tls) HLOG_WARN("data path: UCX although TLS is configured: rows travel unencrypted");
-  HLOG_INFO("data path: UCX (fetch, push, write-back; control over gRPC){}",
-            options.loopback_only ? ", shared memory and loopback only" : "");
+  HLOG_INFO("data path: UCX (fetch, push, write-back; control over gRPC){}{}",
+            options.ucx.loopback_only ? ", loopback only" : "",
+            options.ucx.shared_memory ? ", shared memory with this host's workers" : "");
   if (const std::string file = absl::GetFlag(FLAGS_ucx_address_file); !file.empty()) {
     std::ofstream(file) << (*server)->address() << "\n";
   }

@@ -181,6 +181,25 @@ class ExactnessCluster : public ::testing::Test {
     }
   }
 
+  // The index (worker(i)) of the worker process registered with `rank`.
+  int WorkerOfRank(uint32_t rank) {
+    grpc::ClientContext context;
+    cluster_->Authorize(&context);
+    proto::ListNodesResponse nodes;
+    EXPECT_TRUE(cluster_->jobs()->ListNodes(&context, {}, &nodes).ok());
+    for (const proto::NodeStatus& n : nodes.nodes()) {
+      if (n.role() != proto::NODE_ROLE_WORKER || n.rank() != rank) continue;
+      for (int w = 0; w < 4; ++w) {
+        std::ifstream port(absl::StrCat(cluster_->dir(), "/worker", w, ".port"));
+        int p = 0;
+        port >> p;
+        if (absl::EndsWith(n.address(), absl::StrCat(":", p))) return w;
+      }
+    }
+    ADD_FAILURE() << "no worker of rank " << rank;
+    return 0;
+  }
+
   std::unique_ptr<testing::LocalCluster> cluster_;
 };
 
@@ -420,21 +439,7 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
   const ReferenceModel ref = TrainReference(spec);
   ASSERT_EQ(ref.losses.size(), 250u);
   // The rank-0 worker's process (the job takes the lowest ranks).
-  grpc::ClientContext context;
-  cluster_->Authorize(&context);
-  proto::ListNodesResponse nodes;
-  ASSERT_TRUE(cluster_->jobs()->ListNodes(&context, {}, &nodes).ok());
-  int victim = -1;
-  for (const proto::NodeStatus& n : nodes.nodes()) {
-    if (n.role() != proto::NODE_ROLE_WORKER || n.rank() != 0) continue;
-    for (int w = 0; w < 4; ++w) {
-      std::ifstream port(absl::StrCat(cluster_->dir(), "/worker", w, ".port"));
-      int p = 0;
-      port >> p;
-      if (absl::EndsWith(n.address(), absl::StrCat(":", p))) victim = w;
-    }
-  }
-  ASSERT_GE(victim, 0);
+  const int victim = WorkerOfRank(0);
 
   auto job = cluster_->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
@@ -454,6 +459,50 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
   // allocation after the recovery): float rounding drifts further than
   // over the 10-iteration jobs above.
   testing::ExpectExportEqualsReference(dir, ref, 250, /*warm_started=*/false, 1e-4);
+}
+
+// Two failures in a row: rank 0 is killed after the first checkpoint, and
+// once the job runs again on ranks 1 and 2 and has checkpointed, rank 1 is
+// killed too; the job recovers twice (onto the last two workers) and still
+// ends with the reference model within float rounding.
+TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
+  proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
+  spec.set_global_batch_size(16);
+  spec.set_iterations(300);
+  spec.mutable_checkpoint()->set_dir(cluster_->dir() + "/twice-ckpt");
+  spec.mutable_checkpoint()->set_every_iterations(5);
+  const ReferenceModel ref = TrainReference(spec);
+  auto job = cluster_->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const proto::JobStatus checkpointed = WaitForFirstCheckpoint(*job);
+  ASSERT_EQ(checkpointed.state(), proto::JOB_RUNNING) << checkpointed.reason();
+  ASSERT_TRUE(cluster_->worker(WorkerOfRank(0)).Signal(SIGKILL).ok());
+  // Bounded poll (every 5 ms, at most a minute) until the recovered run has
+  // written a checkpoint of its own.
+  proto::JobStatus resumed;
+  for (int i = 0; i < 12000; ++i) {
+    auto s = cluster_->Status(*job, /*include_losses=*/false);
+    ASSERT_TRUE(s.ok()) << s.status();
+    resumed = *s;
+    if (resumed.state() != proto::JOB_RUNNING && resumed.state() != proto::JOB_QUEUED) break;
+    if (resumed.recoveries() == 1 && resumed.progress().checkpoints_written() > 0 &&
+        !resumed.progress().resumed_from().empty()) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(5));  // poll interval
+  }
+  ASSERT_EQ(resumed.state(), proto::JOB_RUNNING) << resumed.reason() << cluster_->Logs();
+  ASSERT_EQ(resumed.recoveries(), 1u);
+  ASSERT_TRUE(cluster_->worker(WorkerOfRank(1)).Signal(SIGKILL).ok());
+  const proto::JobStatus done = cluster_->Watch(*job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
+  EXPECT_EQ(done.recoveries(), 2u);
+  EXPECT_EQ(done.recovery_causes_size(), 2);
+  EXPECT_EQ(done.progress().iteration(), 300u);
+  const std::string dir = absl::StrCat(cluster_->dir(), "/export-", *job);
+  auto exported = cluster_->Export(*job, dir);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  testing::ExpectExportEqualsReference(dir, ref, 300, /*warm_started=*/false, 1e-4);
 }
 
 // The same with a PS shard killed with SIGKILL and restarted (as systemd

@@ -43,6 +43,10 @@ ABSL_FLAG(std::string, gloo_host, "",
           "interface address the Gloo all-reduce and row exchange listen on "
           "(empty: --advertise, else the --listen host)");
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
+ABSL_FLAG(bool, ucx_shared_memory, false,
+          "UCX: reach PS shards of this host over shared memory (faster; but UCX cannot then "
+          "report a dead shard, which is noticed only at a call's deadline); set it on the "
+          "shards too");
 ABSL_FLAG(bool, overlap, true,
           "overlap the PS transfers with each other and with compute, and fetch the next "
           "step's early rows during the current one (the model is the same either way)");
@@ -152,6 +156,7 @@ int main(int argc, char** argv) {
   agent_options.ps_channel = *channel;
   agent_options.transport = absl::GetFlag(FLAGS_transport);
   agent_options.overlap = absl::GetFlag(FLAGS_overlap);
+  agent_options.ucx_shared_memory = absl::GetFlag(FLAGS_ucx_shared_memory);
   if (agent_options.transport != "auto" && agent_options.transport != "ucx" &&
       agent_options.transport != "grpc") {
     return Fail("--transport: \"" + agent_options.transport + "\" is not auto, ucx or grpc");

@@ -61,12 +61,12 @@ absl::StatusOr<std::unique_ptr<UcxRpcServer>> UcxRpcServer::Start(const RpcServe
   UcxRpcServer* self = server.get();
   server->pool_ = std::make_unique<CachedThreadPool>();
   HERALD_ASSIGN_OR_RETURN(
-      server->worker_, UcxWorker::Create(
-                           [self](MessageId id, const Header& header, AlignedBuffer payload) {
-                             self->OnMessage(id, header, std::move(payload));
-                           },
-                           [self](ucp_ep_h ep, const std::string&) { self->OnEndpointError(ep); },
-                           options.loopback_only));
+      server->worker_,
+      UcxWorker::Create(
+          [self](MessageId id, const Header& header, AlignedBuffer payload) {
+            self->OnMessage(id, header, std::move(payload));
+          },
+          [self](ucp_ep_h ep, const std::string&) { self->OnEndpointError(ep); }, options.ucx));
   HERALD_ASSIGN_OR_RETURN(std::string address, server->worker_->Address());
   server->address_ = EncodeAddress(address);
   return server;
@@ -161,7 +161,7 @@ void UcxRpcServer::OnMessage(MessageId id, const Header& header, AlignedBuffer p
 
 absl::StatusOr<std::unique_ptr<UcxRpcClient>> UcxRpcClient::Connect(
     const std::vector<std::string>& addresses, const std::vector<std::string>& names,
-    const std::string& token, absl::Duration timeout, bool loopback_only) {
+    const std::string& token, absl::Duration timeout, const UcxWorker::Options& ucx) {
   if (names.size() != addresses.size()) {
     return absl::InvalidArgumentError("UCX: one name per server address");
   }
@@ -173,8 +173,7 @@ absl::StatusOr<std::unique_ptr<UcxRpcClient>> UcxRpcClient::Connect(
           [self](MessageId id, const Header& header, AlignedBuffer payload) {
             self->OnMessage(id, header, std::move(payload));
           },
-          [self](ucp_ep_h ep, const std::string& why) { self->OnEndpointError(ep, why); },
-          loopback_only));
+          [self](ucp_ep_h ep, const std::string& why) { self->OnEndpointError(ep, why); }, ucx));
   HERALD_ASSIGN_OR_RETURN(const std::string own, client->worker_->Address());
   for (size_t s = 0; s < addresses.size(); ++s) {
     absl::StatusOr<std::string> address = DecodeAddress(addresses[s]);
@@ -243,6 +242,7 @@ absl::StatusOr<UcxRpcClient::Pending> UcxRpcClient::Exchange(size_t index, Messa
       return absl::InvalidArgumentError(absl::StrCat("UCX: no server ", index));
     }
     const Server& s = servers_[index];
+    if (!cancelled_.empty()) return absl::CancelledError(cancelled_);
     if (s.failed) {
       return absl::UnavailableError(absl::StrCat("UCX connection to ", s.name, " failed: ", s.why));
     }
@@ -278,6 +278,16 @@ absl::StatusOr<AlignedBuffer> UcxRpcClient::Call(size_t index, AlignedBuffer req
   HERALD_ASSIGN_OR_RETURN(Pending p, Exchange(index, kRequest, std::move(request), timeout));
   if (!p.status.ok()) return p.status;
   return std::move(p.reply);
+}
+
+void UcxRpcClient::CancelAll(const std::string& why) {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = why.empty() ? "cancelled" : why;
+  for (auto& [id, p] : pending_) {
+    if (p.done) continue;
+    p.done = true;
+    p.status = absl::CancelledError(cancelled_);
+  }
 }
 
 std::string UcxRpcClient::Describe(size_t index) {

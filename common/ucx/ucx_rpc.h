@@ -36,10 +36,8 @@
 namespace herald::ucx {
 
 struct RpcServerOptions {
-  std::string token;  // empty: no token asked for
-  // Every client is on this host: UCX uses shared memory and the loopback
-  // interface only (see UcxWorker::Create).
-  bool loopback_only = false;
+  std::string token;       // empty: no token asked for
+  UcxWorker::Options ucx;  // loopback only, shared memory (ucx_worker.h)
 };
 
 class UcxRpcServer {
@@ -93,7 +91,7 @@ class UcxRpcClient {
   // answer, Unauthenticated naming one that refuses the token.
   static absl::StatusOr<std::unique_ptr<UcxRpcClient>> Connect(
       const std::vector<std::string>& addresses, const std::vector<std::string>& names,
-      const std::string& token, absl::Duration timeout, bool loopback_only);
+      const std::string& token, absl::Duration timeout, const UcxWorker::Options& ucx);
   ~UcxRpcClient();
 
   size_t num_servers() const { return num_servers_; }
@@ -102,6 +100,10 @@ class UcxRpcClient {
   absl::StatusOr<AlignedBuffer> Call(size_t index, AlignedBuffer request, absl::Duration timeout);
   // The transports UCX chose for server `index` (for the log).
   std::string Describe(size_t index);
+  // Fails every call in flight, and every later one, with Cancelled(why):
+  // for a caller whose work was called off (over shared memory a dead
+  // server is otherwise only noticed at a call's deadline).
+  void CancelAll(const std::string& why);
 
  private:
   struct Server {
@@ -130,7 +132,8 @@ class UcxRpcClient {
   std::vector<Server> servers_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  std::unique_ptr<UcxWorker> worker_;  // last: its thread stops first
+  std::string cancelled_ ABSL_GUARDED_BY(mu_);  // CancelAll's reason, once called
+  std::unique_ptr<UcxWorker> worker_;           // last: its thread stops first
 };
 
 // "ucx:" + hex of a worker address, and back. Errors: InvalidArgument.

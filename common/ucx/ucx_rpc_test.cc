@@ -47,14 +47,15 @@ AlignedBuffer Values(size_t n, uint64_t first) {
 RpcServerOptions Loopback(std::string token = "") {
   RpcServerOptions o;
   o.token = std::move(token);
-  o.loopback_only = true;
+  o.ucx.loopback_only = true;
+  o.ucx.shared_memory = true;
   return o;
 }
 
 absl::StatusOr<std::unique_ptr<UcxRpcClient>> ConnectTo(const UcxRpcServer& server,
                                                         const std::string& token) {
   return UcxRpcClient::Connect({server.address()}, {"the test server"}, token, absl::Seconds(10),
-                               /*loopback_only=*/true);
+                               UcxWorker::Options{true, true});
 }
 
 TEST(UcxRpc, SmallAndLargePayloadsConcurrentCallsAndErrors) {
@@ -116,7 +117,7 @@ TEST(UcxRpc, AConnectionWithoutTheTokenIsRefused) {
 
 TEST(UcxRpc, AnAddressThatIsNotOneIsRefused) {
   for (const char* bad : {"127.0.0.1:5", "ucx:", "ucx:abc", "ucx:zz"}) {
-    auto client = UcxRpcClient::Connect({bad}, {"shard 3"}, "", absl::Seconds(1), true);
+    auto client = UcxRpcClient::Connect({bad}, {"shard 3"}, "", absl::Seconds(1), {});
     ASSERT_FALSE(client.ok()) << bad;
     EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << client.status();
     EXPECT_NE(client.status().message().find("shard 3"), std::string::npos) << client.status();
@@ -144,11 +145,11 @@ TEST(UcxRpc, ASlowServerIsADeadlineNamingIt) {
 // deadline.
 TEST(UcxRpc, ADeadServerOverTcpIsUnavailableNamingIt) {
   setenv("UCX_NET_DEVICES", "lo", 1);
-  RpcServerOptions options;  // not loopback_only: TCP with peer failure detection
+  RpcServerOptions options;  // no shared memory: TCP, with peer failure detection
   auto server = UcxRpcServer::Start(options, SumAndIncrement);
   ASSERT_TRUE(server.ok()) << server.status();
   auto client = UcxRpcClient::Connect({(*server)->address()}, {"shard 0"}, "", absl::Seconds(10),
-                                      /*loopback_only=*/false);
+                                      UcxWorker::Options{});
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_NE((*client)->Describe(0).find("tcp/lo"), std::string::npos) << (*client)->Describe(0);
   EXPECT_TRUE((*client)->Call(0, Values(2, 1), absl::Seconds(10)).ok());

@@ -125,9 +125,9 @@ void CloseEndpoint(ucp_worker_h worker, ucp_ep_h ep) {
 
 absl::StatusOr<std::unique_ptr<UcxWorker>> UcxWorker::Create(OnMessage on_message,
                                                              OnEndpointError on_error,
-                                                             bool loopback_only) {
+                                                             const Options& options) {
   std::unique_ptr<UcxWorker> w(new UcxWorker(std::move(on_message), std::move(on_error)));
-  if (absl::Status s = w->Init(loopback_only); !s.ok()) return s;
+  if (absl::Status s = w->Init(options); !s.ok()) return s;
   return w;
 }
 
@@ -136,15 +136,15 @@ UcxWorker::UcxWorker(OnMessage on_message, OnEndpointError on_error)
       on_error_(std::move(on_error)),
       internals_(std::make_unique<Internals>()) {}
 
-absl::Status UcxWorker::Init(bool loopback_only) {
+absl::Status UcxWorker::Init(const Options& options) {
   ucp_config_t* config = nullptr;
   if (ucs_status_t s = ucp_config_read(nullptr, nullptr, &config); s != UCS_OK) {
     return absl::UnavailableError(absl::StrCat("UCX configuration: ", ucs_status_string(s)));
   }
-  if (loopback_only && std::getenv("UCX_NET_DEVICES") == nullptr) {
+  if (options.loopback_only && std::getenv("UCX_NET_DEVICES") == nullptr) {
     ucp_config_modify(config, "NET_DEVICES", "lo");
   }
-  detect_peer_failure_ = !loopback_only;
+  detect_peer_failure_ = !options.shared_memory;
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;

@@ -54,16 +54,21 @@ class UcxWorker {
   // closed after this returns. On the progress thread.
   using OnEndpointError = std::function<void(ucp_ep_h ep, const std::string& why)>;
 
-  // `loopback_only`: every peer is a process of this host, so UCX uses
-  // shared memory (posix, sysv, cma) and the loopback interface only
-  // (UCX_NET_DEVICES=lo unless the environment sets UCX_NET_DEVICES).
-  // UCX 1.13's shared-memory transports cannot report a dead peer, so such
-  // endpoints do not ask for it: a dead peer then surfaces as a call's
-  // deadline. Otherwise (TCP, verbs) a dead peer fails the endpoint at once
-  // (OnEndpointError). Errors: Unavailable when UCX cannot initialise.
+  struct Options {
+    // Every peer is a process of this host: the loopback interface only
+    // (UCX_NET_DEVICES=lo unless the environment sets UCX_NET_DEVICES).
+    bool loopback_only = false;
+    // Let endpoints use shared memory (posix, sysv, cma) with peers of this
+    // host. UCX 1.13's shared-memory transports cannot report a dead peer,
+    // so such endpoints do not ask for it: a dead peer then surfaces only
+    // as a call's deadline. Off: TCP or verbs, where a dead peer fails the
+    // endpoint at once (OnEndpointError).
+    bool shared_memory = false;
+  };
+  // Errors: Unavailable when UCX cannot initialise.
   static absl::StatusOr<std::unique_ptr<UcxWorker>> Create(OnMessage on_message,
                                                            OnEndpointError on_error,
-                                                           bool loopback_only);
+                                                           const Options& options);
   // Stops the progress thread and closes every endpoint and the listener.
   ~UcxWorker();
   UcxWorker(const UcxWorker&) = delete;
@@ -91,7 +96,7 @@ class UcxWorker {
  private:
   struct Internals;  // the progress thread's state and UCX's callbacks (.cc)
   UcxWorker(OnMessage on_message, OnEndpointError on_error);
-  absl::Status Init(bool loopback_only);
+  absl::Status Init(const Options& options);
   bool detect_peer_failure_ = true;
   void Progress();
 

@@ -98,6 +98,9 @@ class PsClient {
                                                  const DenseCheckpointFile* dense = nullptr) = 0;
   // One entry per shard.
   virtual absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) = 0;
+  // Calls off the caller's work: data calls in flight fail with
+  // Cancelled(why) where the transport allows (ShardStub::Cancel).
+  virtual void Cancel(const std::string& why) {}
 };
 
 }  // namespace herald::ps

@@ -56,6 +56,9 @@ class ShardStub {
                                   absl::Duration timeout) = 0;
   virtual absl::Status Stats(const proto::PsStatsRequest& r, proto::PsStatsResponse* out,
                              absl::Duration timeout) = 0;
+  // Fails the data calls in flight and later ones where the transport can
+  // (UCX); others finish at their deadline.
+  virtual void Cancel(const std::string& why) {}
 };
 
 // Not owned: `core` must outlive the stub.

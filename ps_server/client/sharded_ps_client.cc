@@ -457,11 +457,15 @@ absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(
                                                      " UCX addresses for ", addresses.size(),
                                                      " parameter-server shards"));
     }
-    bool loopback = true;  // every shard on this host: shared memory and loopback only
-    for (const std::string& a : addresses) loopback = loopback && absl::StartsWith(a, "127.");
+    ucx::UcxWorker::Options ucx;
+    ucx.loopback_only = true;  // every shard on this host: the loopback interface only
+    for (const std::string& a : addresses) {
+      ucx.loopback_only = ucx.loopback_only && absl::StartsWith(a, "127.");
+    }
+    ucx.shared_memory = options.ucx_shared_memory;
     HERALD_ASSIGN_OR_RETURN(
         rows, ucx::UcxRpcClient::Connect(options.ucx_addresses, addresses, options.token,
-                                         options.control_timeout, loopback));
+                                         options.control_timeout, ucx));
   }
   std::vector<std::unique_ptr<ShardStub>> stubs;
   for (size_t s = 0; s < addresses.size(); ++s) {

@@ -32,6 +32,9 @@ struct PsClientOptions {
   // over gRPC. Empty: everything over gRPC.
   std::vector<std::string> ucx_addresses;
   std::string token;  // the cluster token the UCX servers ask for
+  // Shared memory with shards on this host (UcxWorker::Options): faster, but
+  // a dead shard is then noticed only at a call's deadline.
+  bool ucx_shared_memory = false;
 };
 
 class ShardedPsClient final : public PsClient {
@@ -39,6 +42,9 @@ class ShardedPsClient final : public PsClient {
   ShardedPsClient(std::vector<std::unique_ptr<ShardStub>> stubs, PsClientOptions options);
 
   uint32_t num_shards() const override { return static_cast<uint32_t>(stubs_.size()); }
+  void Cancel(const std::string& why) override {
+    for (auto& stub : stubs_) stub->Cancel(why);
+  }
   absl::StatusOr<uint64_t> StartJob(const std::string& job_id, const proto::JobSpec& spec,
                                     uint32_t num_workers, const std::string& restore_manifest,
                                     const std::string& restore_job_id) override;

@@ -26,6 +26,7 @@ class UcxShardStub final : public ShardStub {
       : control_(std::move(control)), rpc_(std::move(rpc)), index_(index) {}
 
   std::string name() const override { return absl::StrCat(control_->name(), " (UCX)"); }
+  void Cancel(const std::string& why) override { rpc_->CancelAll(why); }
 
   absl::Status StartJob(const proto::PsStartJobRequest& r, proto::PsStartJobResponse* out,
                         absl::Duration timeout) override {

@@ -29,12 +29,14 @@ class UcxPsServerTest : public ::testing::Test {
     proto::PsStartJobResponse started;
     ASSERT_TRUE(core_.StartJob(start, &started).ok());
     ucx::RpcServerOptions options;
-    options.loopback_only = true;
+    options.ucx.loopback_only = true;
+    options.ucx.shared_memory = true;
     auto server = UcxPsServer::Start(&core_, options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     auto client =
-        ucx::UcxRpcClient::Connect({server_->address()}, {"shard 0"}, "", absl::Seconds(10), true);
+        ucx::UcxRpcClient::Connect({server_->address()}, {"shard 0"}, "", absl::Seconds(10),
+                                   ucx::UcxWorker::Options{true, true});
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = std::move(*client);
   }

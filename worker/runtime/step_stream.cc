@@ -2,8 +2,12 @@
 
 namespace herald::worker {
 
-StepStream::StepStream(grpc::ClientReader<proto::WorkerStep>* reader, size_t ahead)
-    : reader_(reader), ahead_(ahead < 1 ? 1 : ahead), thread_([this] { Read(); }) {}
+StepStream::StepStream(grpc::ClientReader<proto::WorkerStep>* reader, std::function<void()> on_end,
+                       size_t ahead)
+    : reader_(reader),
+      on_end_(std::move(on_end)),
+      ahead_(ahead < 1 ? 1 : ahead),
+      thread_([this] { Read(); }) {}
 
 StepStream::~StepStream() {
   {
@@ -23,12 +27,13 @@ void StepStream::Read() {
       if (ended_) return;
     }
     proto::WorkerStep step;
-    const bool got = reader_->Read(&step);
-    absl::MutexLock lock(&mu_);
-    if (!got) {
+    if (!reader_->Read(&step)) {
+      if (on_end_) on_end_();
+      absl::MutexLock lock(&mu_);
       ended_ = true;
       return;
     }
+    absl::MutexLock lock(&mu_);
     queue_.push_back(std::move(step));
   }
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
@@ -19,8 +20,11 @@ namespace herald::worker {
 class StepStream {
  public:
   // `reader` must outlive this object; the caller calls its Finish() after
-  // this object is destroyed (or after Next returned false).
-  explicit StepStream(grpc::ClientReader<proto::WorkerStep>* reader, size_t ahead = 2);
+  // this object is destroyed (or after Next returned false). `on_end` runs
+  // on the reading thread when the stream ends (the scheduler ended it, or
+  // it was cancelled), possibly while a step still executes.
+  StepStream(grpc::ClientReader<proto::WorkerStep>* reader, std::function<void()> on_end,
+             size_t ahead = 2);
   // Waits for the reading thread: cancel the stream's context first when
   // stopping before its end.
   ~StepStream();
@@ -35,6 +39,7 @@ class StepStream {
   void Read();
 
   grpc::ClientReader<proto::WorkerStep>* reader_;
+  const std::function<void()> on_end_;
   const size_t ahead_;
   absl::Mutex mu_;
   std::deque<proto::WorkerStep> queue_ ABSL_GUARDED_BY(mu_);

@@ -145,6 +145,7 @@ absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
   ps::PsClientOptions with_ucx = grpc_only;
   with_ucx.ucx_addresses.assign(join.ps_ucx_addresses().begin(), join.ps_ucx_addresses().end());
   with_ucx.token = options_.token;
+  with_ucx.ucx_shared_memory = options_.ucx_shared_memory;
   absl::StatusOr<std::unique_ptr<ps::PsClient>> client =
       ps::MakeGrpcPsClient(ps_addresses, with_ucx);
   if (client.ok()) {
@@ -226,7 +227,12 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       workers_->WorkerSteps(&context, request);
   // Read ahead: the step after the current one, where it arrived already,
   // lets the executor start that step's early fetches now.
-  std::optional<StepStream> steps(std::in_place, reader.get());
+  // When the stream ends (the job failed or was cancelled there), PS calls
+  // still waiting are called off: over shared memory a dead shard would
+  // otherwise hold this worker until a call's deadline.
+  std::optional<StepStream> steps(std::in_place, reader.get(), [ps = ps->get()] {
+    ps->Cancel("the scheduler ended this job's step stream");
+  });
   std::optional<plan::Step> ahead;  // the next step, decoded already
   HeldOutScorer scorer(spec, join.job_id(), ps->get(), replica.model.get(), replica.device.get());
   proto::WorkerStep wire;

@@ -38,7 +38,8 @@ struct WorkerAgentOptions {
   // Overlap the PS transfers with each other and with compute, and fetch
   // the next step's early rows during the current one (StepExecutor).
   bool overlap = true;
-  std::string device = "cpu";  // "cpu" or "cuda:N": each job's replica runs there
+  bool ucx_shared_memory = false;  // PsClientOptions::ucx_shared_memory
+  std::string device = "cpu";      // "cpu" or "cuda:N": each job's replica runs there
   DeviceOptions device_options;
 };
 
