@@ -70,6 +70,9 @@ void StepExecutor::WriteSlots(const std::vector<float>& host, const std::vector<
 absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan::Step* next) {
   HERALD_RETURN_IF_ERROR(ValidatePlan(*cache_, step));
   HERALD_RETURN_IF_ERROR(CheckHandOffs(step));
+  // With the previous step's hand-off exchange still running (overlap), its
+  // rows are checked once they are in, before they are placed.
+  if (!handoff_.valid()) HERALD_RETURN_IF_ERROR(CheckReceived(step));
   for (size_t t = 0; t < step.plan.size(); ++t) {
     if (!step.plan[t].init.keys.empty() && options_.init_scale.size() != cache_->num_tables()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -109,6 +112,13 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
     HERALD_RETURN_IF_ERROR(phase("evict", write_back(evicted)));
     result.times.writeback_ms += MillisSince(start);
     HERALD_RETURN_IF_ERROR(phase("fetch", Fetch(step, &result)));
+  }
+  if (handoff_.valid()) {
+    start = absl::Now();
+    const absl::Status exchanged = handoff_.get();
+    result.times.writeback_ms += MillisSince(start);  // waited beyond the fetch
+    HERALD_RETURN_IF_ERROR(phase("hand-off (previous step)", exchanged));
+    HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", CheckReceived(step)));
   }
   HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", PlaceReceived(step)));
   if (options_.overlap && next != nullptr && options_.use_ps) Prefetch(*next);
@@ -160,8 +170,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   return result;
 }
 
-absl::Status StepExecutor::CheckHandOffs(const plan::Step& step) const {
-  bool hands_off = false, serves = false;
+absl::Status StepExecutor::CheckReceived(const plan::Step& step) const {
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& p = step.plan[t];
     if (p.receive.keys.size() != received_[t].size()) {
@@ -182,6 +191,14 @@ absl::Status StepExecutor::CheckHandOffs(const plan::Step& step) const {
             got->second.served ? "handed off" : "served", ", but it was sent the other way"));
       }
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StepExecutor::CheckHandOffs(const plan::Step& step) const {
+  bool hands_off = false, serves = false;
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const plan::TablePlan& p = step.plan[t];
     for (uint32_t to : p.send.peers) {
       if (to >= options_.num_workers || to == options_.rank) {
         return absl::InvalidArgumentError(absl::StrCat("table ", t, ": hand-off to worker ", to,
@@ -288,23 +305,44 @@ absl::Status StepExecutor::ExchangeHandOffs(const plan::Step& step, StepResult* 
     }
     result->rows_handed_off += plan.send.slots.size();
   }
-  HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got, options_.exchanger->Exchange(send, expect));
-  std::vector<size_t> at(W, 0);
+  // What arrives, per table: the plan's incoming lists and the row widths.
+  struct Incoming {
+    plan::PeerRows incoming;
+    uint32_t dim, row_floats;
+  };
+  std::vector<Incoming> incoming;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
-    const plan::TablePlan& plan = step.plan[t];
-    const EmbeddingCache::Table& table = cache_->table(t);
-    for (size_t i = 0; i < plan.incoming.keys.size(); ++i) {
-      const uint32_t from = plan.incoming.peers[i];
-      const char* bytes = got[from].data() + at[from];
-      ReceivedRow row;
-      row.served = plan.incoming.Served(i);
-      std::memcpy(&row.version, bytes, sizeof(row.version));
-      row.row.resize(width(table, row.served));
-      std::memcpy(row.row.data(), bytes + sizeof(row.version), row.row.size() * sizeof(float));
-      at[from] += sizeof(row.version) + row.row.size() * sizeof(float);
-      received_[t][plan.incoming.keys[i]] = std::move(row);
-    }
+    incoming.push_back({step.plan[t].incoming, cache_->table(t).dim, cache_->table(t).row_floats});
   }
+  auto exchange = [this, W, send = std::move(send), expect = std::move(expect),
+                   incoming = std::move(incoming)]() -> absl::Status {
+    HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got,
+                            options_.exchanger->Exchange(send, expect));
+    std::vector<size_t> at(W, 0);
+    for (size_t t = 0; t < incoming.size(); ++t) {
+      const Incoming& in = incoming[t];
+      for (size_t i = 0; i < in.incoming.keys.size(); ++i) {
+        const uint32_t from = in.incoming.peers[i];
+        const char* bytes = got[from].data() + at[from];
+        ReceivedRow row;
+        row.served = in.incoming.Served(i);
+        std::memcpy(&row.version, bytes, sizeof(row.version));
+        row.row.resize(row.served ? in.dim : in.row_floats);
+        std::memcpy(row.row.data(), bytes + sizeof(row.version), row.row.size() * sizeof(float));
+        at[from] += sizeof(row.version) + row.row.size() * sizeof(float);
+        received_[t][in.incoming.keys[i]] = std::move(row);
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (options_.overlap) {
+    // The rows were read from the cache above; the next step waits for them
+    // after its fetch (Run), while this worker moves on.
+    handoff_ = std::async(std::launch::async, std::move(exchange));
+    result->times.writeback_ms += MillisSince(start);
+    return absl::OkStatus();
+  }
+  HERALD_RETURN_IF_ERROR(exchange());
   result->times.writeback_ms += MillisSince(start);
   return absl::OkStatus();
 }

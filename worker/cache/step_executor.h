@@ -22,9 +22,12 @@
 // Overlap (ExecutorOptions::overlap): the evictions' write-back (1) runs
 // while the fetch (2) does; the push (7) and the write-back (8) go to the
 // PS at once, both before the iteration-done report (9) as the protocol
-// requires; and given the next step, its fetches the plan marks early are
-// requested right after this step's fetch, so they travel while this step
-// computes, and the next step only places them. The rows are the same (the
+// requires; the hand-off exchange (10) runs on while the next step evicts
+// and fetches (its rows were read from the cache first; the next step
+// waits for them before placing them); and given the next step, its
+// fetches the plan marks early are requested right after this step's
+// fetch, so they travel while this step computes, and the next step only
+// places them. The rows are the same (the
 // shard serves an early fetch only when none of its rows changes in the
 // iteration before; otherwise it waits for that commit), and no arithmetic
 // moves: overlap changes no bit of the model. The phase times are then the
@@ -130,9 +133,13 @@ class StepExecutor {
   absl::Status Train(const plan::Step& step, StepResult* result);
   absl::Status GatherServed(const plan::Step& step, StepResult* result);
   absl::Status ApplyOwned(const plan::Step& step, StepResult* result);
-  // Before anything changes: the step receives exactly the rows handed to
-  // this worker after the previous step, and has an exchanger if it hands off.
+  // Before anything changes: the step's hand-off peers are other workers,
+  // and it has an exchanger if it hands off or serves.
   absl::Status CheckHandOffs(const plan::Step& step) const;
+  // The step receives exactly the rows handed to this worker after the
+  // previous step (checked before anything changes, or, with that exchange
+  // still running, once it is in).
+  absl::Status CheckReceived(const plan::Step& step) const;
   absl::Status PlaceReceived(const plan::Step& step);
   absl::Status ExchangeHandOffs(const plan::Step& step, StepResult* result);
   void UploadSlots(const std::vector<uint32_t>& slots);
@@ -173,6 +180,9 @@ class StepExecutor {
     std::future<absl::StatusOr<std::vector<ps::TableRows>>> rows;
   };
   std::optional<Prefetched> prefetch_;
+  // The previous step's hand-off exchange, still running (overlap): it
+  // fills received_; the next step waits for it after its fetch.
+  std::future<absl::Status> handoff_;
 };
 
 }  // namespace herald::worker
