@@ -2,6 +2,7 @@
 // service (and gRPC health) until SIGTERM/SIGINT. Jobs are installed by the
 // scheduler (StartJob) or, with --restore, from a checkpoint at start.
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -54,8 +55,9 @@ ABSL_FLAG(bool, ucx_shared_memory, false,
 ABSL_FLAG(std::string, ucx_address_file, "",
           "write the UCX data address (what a client connects to) to this file");
 ABSL_FLAG(std::string, testing_checkpoint_stall_file, "",
-          "TESTS ONLY: halfway through writing a checkpoint, create this file and stall "
-          "(up to 120 s) so a test can kill the writer mid-checkpoint");
+          "TESTS ONLY: halfway through writing its first checkpoint, create this file and "
+          "stall (--testing_checkpoint_stall_ms) so a test can act mid-checkpoint");
+ABSL_FLAG(int64_t, testing_checkpoint_stall_ms, 120000, "TESTS ONLY: how long that stall lasts");
 
 namespace {
 
@@ -98,11 +100,14 @@ absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> StartUcx(herald::ps::Ps
   return server;
 }
 
-// Test hook: announce the stall, then hold the checkpoint half written.
+// Test hook: announce the stall, then hold the checkpoint half written
+// (the process's first checkpoint only).
 void StallCheckpoint(const std::string& marker) {
+  static std::atomic<bool> stalled{false};
+  if (stalled.exchange(true)) return;
   std::ofstream(marker) << "stalled\n";
   HLOG_WARN("checkpoint stalled on purpose (--testing_checkpoint_stall_file)");
-  absl::SleepFor(absl::Seconds(120));
+  absl::SleepFor(absl::Milliseconds(absl::GetFlag(FLAGS_testing_checkpoint_stall_ms)));
 }
 
 }  // namespace

@@ -505,6 +505,39 @@ TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
   testing::ExpectExportEqualsReference(dir, ref, 300, /*warm_started=*/false, 1e-4);
 }
 
+// A worker killed while the job waits for a checkpoint: both shards stall
+// 3 s halfway through writing the first one, the rank-0 worker is killed
+// then; the checkpoint completes, the job fails on the dead worker, is
+// recovered from that checkpoint and ends with the reference model.
+TEST_F(ExactnessCluster, AWorkerKilledDuringACheckpointIsRecoveredFromIt) {
+  cluster_.reset();
+  const std::string marker = testing::MakeTestDir("stall") + "/stalled";
+  testing::ClusterFlags flags;
+  flags.ps = {"--testing_checkpoint_stall_file=" + marker, "--testing_checkpoint_stall_ms=3000"};
+  auto stalling = testing::LocalCluster::Start("exactness_stall", 2, 4, nullptr, {}, flags);
+  ASSERT_TRUE(stalling.ok()) << stalling.status();
+  cluster_ = std::move(*stalling);
+  proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
+  spec.set_global_batch_size(16);
+  spec.set_iterations(60);
+  spec.mutable_checkpoint()->set_dir(cluster_->dir() + "/stall-ckpt");
+  spec.mutable_checkpoint()->set_every_iterations(5);
+  const ReferenceModel ref = TrainReference(spec);
+  auto job = cluster_->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(cluster_->ps(0).WaitForFile(marker, 60000).ok()) << cluster_->Logs();
+  ASSERT_TRUE(cluster_->worker(WorkerOfRank(0)).Signal(SIGKILL).ok());
+  const proto::JobStatus done = cluster_->Watch(*job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
+  EXPECT_EQ(done.recoveries(), 1u);
+  EXPECT_NE(done.progress().resumed_from().find("iter-000000000004"), std::string::npos)
+      << done.progress().resumed_from();
+  const std::string dir = absl::StrCat(cluster_->dir(), "/export-", *job);
+  auto exported = cluster_->Export(*job, dir);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  testing::ExpectExportEqualsReference(dir, ref, 60, /*warm_started=*/false, 1e-4);
+}
+
 // The same with a PS shard killed with SIGKILL and restarted (as systemd
 // would): the job waits for the shard to register again, restores every
 // shard from its newest checkpoint and ends with the reference model.
@@ -553,8 +586,9 @@ TEST_F(ExactnessCluster, OverlappedAndSerialWorkersGiveTheSameBits) {
   proto::JobStatus overlapped, serial;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &overlapped));
   cluster_.reset();
-  auto in_order = testing::LocalCluster::Start("exactness_serial", 2, 4, nullptr, {}, {}, {},
-                                               {"--overlap=false"});
+  testing::ClusterFlags serial_flags;
+  serial_flags.workers = {"--overlap=false"};
+  auto in_order = testing::LocalCluster::Start("exactness_serial", 2, 4, nullptr, {}, serial_flags);
   ASSERT_TRUE(in_order.ok()) << in_order.status();
   cluster_ = std::move(*in_order);
   auto b = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &serial));
@@ -575,6 +609,12 @@ TEST_F(ExactnessCluster, OverlappedAndSerialWorkersGiveTheSameBits) {
   }
 }
 
+testing::ClusterFlags GrpcOnly() {
+  testing::ClusterFlags flags;
+  flags.ps_and_workers = {"--transport=grpc"};
+  return flags;
+}
+
 // The data path does not change a bit: the same job with fetch, push and
 // write-back over UCX (what --transport=auto picks here) and over gRPC.
 TEST_F(ExactnessCluster, UcxAndGrpcDataPathsGiveTheSameBits) {
@@ -583,8 +623,7 @@ TEST_F(ExactnessCluster, UcxAndGrpcDataPathsGiveTheSameBits) {
   EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("data path UCX"), std::string::npos)
       << cluster_->Logs();
   cluster_.reset();
-  auto grpc =
-      testing::LocalCluster::Start("exactness_grpc", 2, 4, nullptr, {}, {}, {"--transport=grpc"});
+  auto grpc = testing::LocalCluster::Start("exactness_grpc", 2, 4, nullptr, {}, GrpcOnly());
   ASSERT_TRUE(grpc.ok()) << grpc.status();
   cluster_ = std::move(*grpc);
   auto b = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &over_grpc));

@@ -76,6 +76,12 @@ class SchedulerRestart : public ::testing::Test {
   std::string dir_, token_file_;
 };
 
+testing::ClusterFlags StateDir(const std::string& dir) {
+  testing::ClusterFlags flags;
+  flags.scheduler = {"--state_dir=" + dir};
+  return flags;
+}
+
 TEST_F(SchedulerRestart, QueuedJobsStayQueuedAndIdsGoOn) {
   const std::string state = dir_ + "/state";
   Scheduler first = StartScheduler(dir_, state, token_file_, "first");
@@ -117,7 +123,7 @@ TEST_F(SchedulerRestart, QueuedJobsStayQueuedAndIdsGoOn) {
 TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoint) {
   const std::string state = dir_ + "/state";
   auto cluster =
-      testing::LocalCluster::Start("restart_cluster", 1, 2, nullptr, {}, {"--state_dir=" + state});
+      testing::LocalCluster::Start("restart_cluster", 1, 2, nullptr, {}, StateDir(state));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   auto done = (*cluster)->Submit(testing::SmallWideAndDeepJob("done", proto::POLICY_HERALD, 5));
   ASSERT_TRUE(done.ok()) << done.status();

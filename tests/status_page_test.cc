@@ -62,10 +62,10 @@ std::string Attribute(const std::string& dom, const std::string& id, const std::
 TEST(StatusPage, ChromiumShowsTheJobsChartsWithItsDataPoints) {
   std::ifstream chromium("/usr/bin/chromium");
   if (!chromium) GTEST_SKIP() << "SKIPPED (no browser): /usr/bin/chromium is not installed";
-  auto cluster = testing::LocalCluster::Start(
-      "status_page", 1, 2, nullptr, {},
-      {"--http_listen=127.0.0.1:0",
-       "--http_port_file=" + std::string(std::getenv("TEST_TMPDIR")) + "/http.port"});
+  testing::ClusterFlags flags;
+  flags.scheduler = {"--http_listen=127.0.0.1:0",
+                     "--http_port_file=" + std::string(std::getenv("TEST_TMPDIR")) + "/http.port"};
+  auto cluster = testing::LocalCluster::Start("status_page", 1, 2, nullptr, {}, flags);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   proto::JobSpec spec = testing::SmallWideAndDeepJob("page", proto::POLICY_HERALD, kIterations);
   spec.mutable_eval()->set_every_iterations(4);  // after iterations 3 and 7 (the end)

@@ -20,10 +20,9 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> LocalCluster::StartProcess(
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     const std::string& name, int ps, int workers, const TestCerts* tls,
-    const std::vector<std::string>& worker_devices, const std::vector<std::string>& scheduler_flags,
-    const std::vector<std::string>& node_flags, const std::vector<std::string>& worker_flags) {
+    const std::vector<std::string>& worker_devices, const ClusterFlags& extra) {
   std::unique_ptr<LocalCluster> c(new LocalCluster());
-  c->node_flags_ = node_flags;
+  c->flags_ = extra;
   rpc::ChannelOptions channel_options;
   if (tls != nullptr) {
     c->tls_flags_ = {"--tls_cert=" + tls->server_pem, "--tls_key=" + tls->server_key,
@@ -37,7 +36,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
                                     // Two planner threads: tables planned and steps encoded
                                     // in parallel, which must change no bit of a job.
                                     "--planner_threads=2", "--token-file=" + c->token_file_};
-  flags.insert(flags.end(), scheduler_flags.begin(), scheduler_flags.end());
+  flags.insert(flags.end(), extra.scheduler.begin(), extra.scheduler.end());
   HERALD_ASSIGN_OR_RETURN(c->scheduler_,
                           c->StartProcess("scheduler/herald_scheduler", "scheduler", flags));
   HERALD_ASSIGN_OR_RETURN(int port,
@@ -53,8 +52,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     std::vector<std::string> args = {"--scheduler=" + c->address_,
                                      "--token_file=" + c->token_file_};
     if (!worker_devices.empty()) args.push_back("--device=" + worker_devices[w]);
-    args.insert(args.end(), node_flags.begin(), node_flags.end());
-    args.insert(args.end(), worker_flags.begin(), worker_flags.end());
+    args.insert(args.end(), extra.ps_and_workers.begin(), extra.ps_and_workers.end());
+    args.insert(args.end(), extra.workers.begin(), extra.workers.end());
     HERALD_ASSIGN_OR_RETURN(
         std::unique_ptr<ChildProcess> p,
         c->StartProcess("worker/herald_worker", absl::StrCat("worker", w), std::move(args)));
@@ -73,7 +72,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
 std::vector<std::string> LocalCluster::PsFlags(int shard) const {
   std::vector<std::string> flags = {"--scheduler=" + address_, absl::StrCat("--shard=", shard),
                                     "--token_file=" + token_file_, "--threads=1"};
-  flags.insert(flags.end(), node_flags_.begin(), node_flags_.end());
+  flags.insert(flags.end(), flags_.ps_and_workers.begin(), flags_.ps_and_workers.end());
+  flags.insert(flags.end(), flags_.ps.begin(), flags_.ps.end());
   return flags;
 }
 

@@ -16,6 +16,15 @@
 
 namespace herald::testing {
 
+// More flags for the cluster's processes, by role (e.g. ps_and_workers =
+// {"--transport=grpc"}).
+struct ClusterFlags {
+  std::vector<std::string> scheduler;
+  std::vector<std::string> ps;
+  std::vector<std::string> workers;
+  std::vector<std::string> ps_and_workers;
+};
+
 class LocalCluster {
  public:
   static constexpr char kToken[] = "cluster-secret-42";
@@ -26,15 +35,9 @@ class LocalCluster {
   // this harness's) verifies with its CA. Errors: a process that did not come
   // up (with its log tail).
   // `worker_devices[w]`: worker w's --device (empty: every worker on the CPU).
-  // `scheduler_flags`: more flags for herald_scheduler; `node_flags`: for
-  // every herald_ps and herald_worker (e.g. {"--transport=grpc"});
-  // `worker_flags`: for every herald_worker only.
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(
       const std::string& name, int ps, int workers, const TestCerts* tls = nullptr,
-      const std::vector<std::string>& worker_devices = {},
-      const std::vector<std::string>& scheduler_flags = {},
-      const std::vector<std::string>& node_flags = {},
-      const std::vector<std::string>& worker_flags = {});
+      const std::vector<std::string>& worker_devices = {}, const ClusterFlags& flags = {});
 
   const std::string& dir() const { return dir_; }
   const std::string& address() const { return address_; }  // the scheduler's
@@ -76,8 +79,8 @@ class LocalCluster {
                                                              std::vector<std::string> args);
 
   std::string dir_, token_file_, address_;
-  std::vector<std::string> tls_flags_;   // given to every process (empty: plaintext)
-  std::vector<std::string> node_flags_;  // given to every PS and worker
+  std::vector<std::string> tls_flags_;  // given to every process (empty: plaintext)
+  ClusterFlags flags_;
   std::unique_ptr<ChildProcess> scheduler_;
   std::vector<std::unique_ptr<ChildProcess>> ps_, workers_;
   std::unique_ptr<proto::JobService::Stub> jobs_;
