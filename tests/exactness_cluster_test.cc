@@ -616,11 +616,15 @@ testing::ClusterFlags GrpcOnly() {
 }
 
 // The data path does not change a bit: the same job with fetch, push and
-// write-back over UCX (what --transport=auto picks here) and over gRPC.
+// write-back, and the hand-offs between workers, over UCX (what
+// --transport=auto picks here) and over gRPC and Gloo.
 TEST_F(ExactnessCluster, UcxAndGrpcDataPathsGiveTheSameBits) {
   proto::JobStatus over_ucx, over_grpc;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &over_ucx));
   EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("data path UCX"), std::string::npos)
+      << cluster_->Logs();
+  // Hand-offs travel the same way (UcxRowExchanger), Gloo below.
+  EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("hand-offs over UCX"), std::string::npos)
       << cluster_->Logs();
   cluster_.reset();
   auto grpc = testing::LocalCluster::Start("exactness_grpc", 2, 4, nullptr, {}, GrpcOnly());
@@ -630,6 +634,7 @@ TEST_F(ExactnessCluster, UcxAndGrpcDataPathsGiveTheSameBits) {
   EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("data path gRPC (--transport=grpc)"),
             std::string::npos)
       << cluster_->Logs();
+  EXPECT_EQ(cluster_->worker(0).LogTail(1 << 20).find("hand-offs over UCX"), std::string::npos);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->dense, b->dense);
   for (size_t t = 0; t < a->tables.size(); ++t) {

@@ -1,5 +1,6 @@
 #include "worker/runtime/worker_agent.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cluster/dense_upload.h"
 #include "common/logging.h"
@@ -126,7 +127,9 @@ absl::Status WorkerAgent::Evaluate(HeldOutScorer& scorer, const proto::WorkerSte
 }
 
 absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
-    const proto::JoinJobResponse& join, const std::vector<std::string>& ps_addresses) {
+    const proto::JoinJobResponse& join, const std::vector<std::string>& ps_addresses,
+    bool* over_ucx) {
+  *over_ucx = false;
   ps::PsClientOptions grpc_only;
   grpc_only.channel = options_.ps_channel;
   const bool tls = !options_.ps_channel.tls_root_cert_path.empty();
@@ -150,6 +153,7 @@ absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
       ps::MakeGrpcPsClient(ps_addresses, with_ucx);
   if (client.ok()) {
     HLOG_INFO("job {}: data path UCX to {} shard(s)", join.job_id(), ps_addresses.size());
+    *over_ucx = true;
     return client;
   }
   if (options_.transport == "ucx") return client.status();
@@ -184,7 +188,8 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     ReportError(node_id, join.job_id(), iteration, s.ToString());
     return s;
   };
-  absl::StatusOr<std::unique_ptr<ps::PsClient>> ps = ConnectPs(join, ps_addresses);
+  bool over_ucx = false;
+  absl::StatusOr<std::unique_ptr<ps::PsClient>> ps = ConnectPs(join, ps_addresses, &over_ucx);
   if (!ps.ok()) return fail(ps.status());
   CoordinatorKvStore store(coordinator_, join.job_id(), options_.token);
   ReplicaOptions replica_options;
@@ -195,6 +200,11 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   replica_options.collective_options.gloo.prefix = "gloo";
   replica_options.collective_options.nccl_prefix = "nccl";
   replica_options.overlap = options_.overlap;
+  // Hand-offs travel the way the rows do (UCX where the data path is).
+  replica_options.ucx_exchange = over_ucx;
+  replica_options.token = options_.token;
+  replica_options.ucx.loopback_only = absl::StartsWith(options_.gloo_host, "127.");
+  replica_options.ucx.shared_memory = options_.ucx_shared_memory;
   WorkerReplica replica;
   if (absl::Status s = replica.Init(spec, join.rank(), join.num_workers(), slots, ps->get(), &store,
                                     replica_options);

@@ -63,9 +63,11 @@ class WorkerAgent {
   // (ReportEval). Errors: the scorer's, the report's.
   absl::Status Evaluate(HeldOutScorer& scorer, const proto::WorkerStep& step,
                         const std::string& node_id);
-  // The job's PS client over the chosen data path (options_.transport).
+  // The job's PS client over the chosen data path (options_.transport);
+  // *over_ucx tells which.
   absl::StatusOr<std::unique_ptr<ps::PsClient>> ConnectPs(
-      const proto::JoinJobResponse& join, const std::vector<std::string>& ps_addresses);
+      const proto::JoinJobResponse& join, const std::vector<std::string>& ps_addresses,
+      bool* over_ucx);
   void ReportError(const std::string& node_id, const std::string& job_id, uint64_t iteration,
                    const std::string& error);
   bool stopping() const;

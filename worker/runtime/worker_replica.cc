@@ -1,11 +1,14 @@
 #include "worker/runtime/worker_replica.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/logging.h"
 #include "common/math/optimizer_spec.h"
 #include "common/scheduling_defaults.h"
 #include "common/status.h"
+#include "worker/collectives/ucx_row_exchanger.h"
 #include "worker/model/model_factory.h"
 
 namespace herald::worker {
@@ -50,8 +53,27 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
   if ((scheduling.handoff() || serve) && workers > 1) {
     GlooOptions gloo = options.collective_options.gloo;
     gloo.prefix = options.exchange_prefix;
-    HERALD_ASSIGN_OR_RETURN(exchanger, GlooRowExchanger::Connect(store, static_cast<int>(rank),
-                                                                 static_cast<int>(workers), gloo));
+    // UCX only if every worker asks for it.
+    const std::string kind = absl::StrCat(options.exchange_prefix, "/kind/");
+    HERALD_RETURN_IF_ERROR(
+        store->Set(absl::StrCat(kind, rank), options.ucx_exchange ? "ucx" : "gloo"));
+    std::vector<std::string> keys;
+    for (uint32_t r = 0; r < workers; ++r) keys.push_back(absl::StrCat(kind, r));
+    HERALD_ASSIGN_OR_RETURN(std::vector<std::string> kinds, store->Get(keys, gloo.timeout));
+    if (std::all_of(kinds.begin(), kinds.end(), [](const std::string& k) { return k == "ucx"; })) {
+      UcxExchangeOptions ucx;
+      ucx.prefix = options.exchange_prefix;
+      ucx.token = options.token;
+      ucx.ucx = options.ucx;
+      ucx.timeout = gloo.timeout;
+      HERALD_ASSIGN_OR_RETURN(exchanger, UcxRowExchanger::Connect(store, static_cast<int>(rank),
+                                                                  static_cast<int>(workers), ucx));
+      HLOG_INFO("hand-offs over UCX among {} workers", workers);
+    } else {
+      HERALD_ASSIGN_OR_RETURN(exchanger,
+                              GlooRowExchanger::Connect(store, static_cast<int>(rank),
+                                                        static_cast<int>(workers), gloo));
+    }
     executor_options.exchanger = exchanger.get();
     executor_options.serve = serve;
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/ucx/ucx_worker.h"
 #include "proto/job.pb.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
@@ -34,6 +35,12 @@ struct ReplicaOptions {
   std::string exchange_prefix = "rows";
   // Overlap transfers with each other and with compute (StepExecutor).
   bool overlap = true;
+  // Hand-offs over UCX (UcxRowExchanger) instead of Gloo when every worker
+  // of the job asks for it (they agree through the store); the token and
+  // UCX options it connects with.
+  bool ucx_exchange = false;
+  std::string token;
+  ucx::UcxWorker::Options ucx;
 };
 
 struct WorkerReplica {
