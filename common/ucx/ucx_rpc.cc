@@ -280,6 +280,13 @@ absl::StatusOr<AlignedBuffer> UcxRpcClient::Call(size_t index, AlignedBuffer req
   return std::move(p.reply);
 }
 
+bool UcxRpcClient::Failed(size_t index, std::string* why) {
+  absl::MutexLock lock(&mu_);
+  if (index >= servers_.size() || !servers_[index].failed) return false;
+  *why = servers_[index].why;
+  return true;
+}
+
 void UcxRpcClient::CancelAll(const std::string& why) {
   absl::MutexLock lock(&mu_);
   cancelled_ = why.empty() ? "cancelled" : why;

@@ -100,6 +100,9 @@ class UcxRpcClient {
   absl::StatusOr<AlignedBuffer> Call(size_t index, AlignedBuffer request, absl::Duration timeout);
   // The transports UCX chose for server `index` (for the log).
   std::string Describe(size_t index);
+  // Whether the connection to server `index` failed (a dead peer over TCP
+  // or verbs); *why says how.
+  bool Failed(size_t index, std::string* why);
   // Fails every call in flight, and every later one, with Cancelled(why):
   // for a caller whose work was called off (over shared memory a dead
   // server is otherwise only noticed at a call's deadline).

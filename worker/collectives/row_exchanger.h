@@ -25,6 +25,10 @@ class RowExchanger {
   // (a peer failed or timed out).
   virtual absl::StatusOr<std::vector<std::string>> Exchange(
       const std::vector<std::string>& send, const std::vector<size_t>& receive_bytes) = 0;
+  // Calls off the job: an exchange waiting now, and every later one, fails
+  // with Cancelled(why) where the implementation can (UCX; Gloo fails when
+  // a peer's connection closes).
+  virtual void Cancel(const std::string& why) {}
 };
 
 // Over a Gloo TCP full mesh of its own ("<prefix>" in the store).

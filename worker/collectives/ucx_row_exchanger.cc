@@ -55,6 +55,12 @@ absl::StatusOr<std::unique_ptr<UcxRowExchanger>> UcxRowExchanger::Connect(
   return x;
 }
 
+void UcxRowExchanger::Cancel(const std::string& why) {
+  client_->CancelAll(why);
+  absl::MutexLock lock(&mu_);
+  cancelled_ = why.empty() ? "cancelled" : why;
+}
+
 absl::Status UcxRowExchanger::Deliver(uint64_t round, uint32_t from, std::string bytes) {
   if (from >= static_cast<uint32_t>(size_) || from == static_cast<uint32_t>(rank_)) {
     return absl::InvalidArgumentError(absl::StrCat("row exchange: a message from rank ", from));
@@ -99,23 +105,38 @@ absl::StatusOr<std::vector<std::string>> UcxRowExchanger::Exchange(
     absl::Status s = f.get();
     if (!s.ok() && first_error.ok()) first_error = s;
   }
-  if (!first_error.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("row exchange at rank ", rank_, " of ", size_, ": ", first_error.message()));
+  if (!first_error.ok()) {  // its code kept: UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED
+    return absl::Status(first_error.code(), absl::StrCat("row exchange at rank ", rank_, " of ",
+                                                         size_, ": ", first_error.message()));
   }
   std::vector<std::string> received(size_);
   absl::MutexLock lock(&mu_);
   auto all_in = [this, round]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    if (!cancelled_.empty()) return true;
     for (int r = 0; r < size_; ++r) {
       if (r != rank_ && inbox_.count({round, static_cast<uint32_t>(r)}) == 0) return false;
     }
     return true;
   };
-  if (!mu_.AwaitWithTimeout(absl::Condition(&all_in), timeout_)) {
-    return absl::UnavailableError(absl::StrCat("row exchange at rank ", rank_, " of ", size_,
-                                               ": a peer sent nothing for round ", round,
-                                               " within ", absl::FormatDuration(timeout_)));
+  // Wait in slices: a peer whose connection failed (it died) ends the wait.
+  const absl::Time deadline = absl::Now() + timeout_;
+  while (!mu_.AwaitWithTimeout(absl::Condition(&all_in), absl::Milliseconds(100))) {
+    for (int r = 0; r < size_; ++r) {
+      std::string why;
+      if (r == rank_ || inbox_.count({round, static_cast<uint32_t>(r)}) > 0 ||
+          !client_->Failed(static_cast<size_t>(index_of_[r]), &why)) {
+        continue;
+      }
+      return absl::UnavailableError(absl::StrCat("row exchange at rank ", rank_, " of ", size_,
+                                                 ": rank ", r, " is gone: ", why));
+    }
+    if (absl::Now() >= deadline) {
+      return absl::UnavailableError(absl::StrCat("row exchange at rank ", rank_, " of ", size_,
+                                                 ": a peer sent nothing for round ", round,
+                                                 " within ", absl::FormatDuration(timeout_)));
+    }
   }
+  if (!cancelled_.empty()) return absl::CancelledError(cancelled_);
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     auto it = inbox_.find({round, static_cast<uint32_t>(r)});

@@ -39,6 +39,7 @@ class UcxRowExchanger final : public RowExchanger {
   int size() const override { return size_; }
   absl::StatusOr<std::vector<std::string>> Exchange(
       const std::vector<std::string>& send, const std::vector<size_t>& receive_bytes) override;
+  void Cancel(const std::string& why) override;
 
  private:
   UcxRowExchanger(int rank, int size, absl::Duration timeout)
@@ -51,6 +52,7 @@ class UcxRowExchanger final : public RowExchanger {
   uint64_t round_ = 0;  // exchanges so far (Exchange is called from one thread)
   absl::Mutex mu_;
   std::map<std::pair<uint64_t, uint32_t>, std::string> inbox_ ABSL_GUARDED_BY(mu_);
+  std::string cancelled_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<ucx::UcxRpcServer> server_;
   std::unique_ptr<ucx::UcxRpcClient> client_;  // server i = peer_of_[i]
   std::vector<int> index_of_;                  // rank -> client server index (-1: self)

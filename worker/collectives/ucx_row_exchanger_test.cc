@@ -82,5 +82,51 @@ TEST(UcxRowExchanger, EveryRankGetsWhatEachOtherSentIt) {
   for (int r = 0; r < size; ++r) EXPECT_TRUE(results[r].ok()) << r << ": " << results[r];
 }
 
+// A peer that is gone fails the exchange with UNAVAILABLE naming it, at
+// once (over TCP UCX reports the dead connection), not at the deadline.
+TEST(UcxRowExchanger, APeerThatIsGoneIsNamed) {
+  InProcessKvStore store;
+  UcxExchangeOptions options;
+  options.ucx.loopback_only = true;
+  options.timeout = absl::Seconds(60);
+  std::unique_ptr<UcxRowExchanger> peer;
+  std::thread connect([&] {
+    auto one = UcxRowExchanger::Connect(&store, 1, 2, options);
+    ASSERT_TRUE(one.ok()) << one.status();
+    peer = std::move(*one);
+  });
+  auto zero = UcxRowExchanger::Connect(&store, 0, 2, options);
+  connect.join();
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  ASSERT_NE(peer, nullptr);
+  peer.reset();  // rank 1 goes away
+  const absl::Time start = absl::Now();
+  auto got = (*zero)->Exchange({"", "rows for rank 1"}, {0, 8});
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable) << got.status();
+  EXPECT_NE(got.status().message().find("rank 1"), std::string::npos) << got.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30)) << "waited for the deadline";
+}
+
+// A job called off ends a waiting exchange with CANCELLED.
+TEST(UcxRowExchanger, CancelEndsAWaitingExchange) {
+  InProcessKvStore store;
+  UcxExchangeOptions options;
+  options.ucx.loopback_only = true;
+  std::unique_ptr<UcxRowExchanger> silent;
+  std::thread connect([&] {
+    auto one = UcxRowExchanger::Connect(&store, 1, 2, options);
+    ASSERT_TRUE(one.ok()) << one.status();
+    silent = std::move(*one);
+  });
+  auto zero = UcxRowExchanger::Connect(&store, 0, 2, options);
+  connect.join();
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  // Rank 1 never exchanges; rank 0 waits until it is called off.
+  std::thread cancel([&] { (*zero)->Cancel("the job ended"); });
+  auto got = (*zero)->Exchange({"", ""}, {0, 0});
+  cancel.join();
+  EXPECT_TRUE(got.status().code() == absl::StatusCode::kCancelled) << got.status();
+}
+
 }  // namespace
 }  // namespace herald::worker

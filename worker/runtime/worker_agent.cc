@@ -240,9 +240,11 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   // When the stream ends (the job failed or was cancelled there), PS calls
   // still waiting are called off: over shared memory a dead shard would
   // otherwise hold this worker until a call's deadline.
-  std::optional<StepStream> steps(std::in_place, reader.get(), [ps = ps->get()] {
-    ps->Cancel("the scheduler ended this job's step stream");
-  });
+  std::optional<StepStream> steps(
+      std::in_place, reader.get(), [ps = ps->get(), exchanger = replica.exchanger.get()] {
+        ps->Cancel("the scheduler ended this job's step stream");
+        if (exchanger != nullptr) exchanger->Cancel("the scheduler ended this job's step stream");
+      });
   std::optional<plan::Step> ahead;  // the next step, decoded already
   HeldOutScorer scorer(spec, join.job_id(), ps->get(), replica.model.get(), replica.device.get());
   proto::WorkerStep wire;
