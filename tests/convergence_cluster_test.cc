@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
@@ -14,6 +13,8 @@
 
 namespace herald {
 namespace {
+
+using testing::JsonNumber;
 
 proto::JobSpec ConvergenceSpec() {
   proto::JobSpec spec;
@@ -38,15 +39,6 @@ proto::JobSpec ConvergenceSpec() {
   spec.set_epochs(2);
   spec.set_num_workers(2);
   return spec;
-}
-
-double JsonNumber(const std::string& json, const std::string& key) {
-  const size_t at = json.find("\"" + key + "\":");
-  if (at == std::string::npos) return -1;
-  const size_t start = at + key.size() + 3;
-  const size_t end = json.find_first_of(",}", start);
-  double v = -1;
-  return absl::SimpleAtod(json.substr(start, end - start), &v) ? v : -1;
 }
 
 TEST(Convergence, HeldOutAucGetsWithin002OfTheTeacher) {

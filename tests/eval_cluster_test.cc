@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
@@ -25,6 +24,8 @@
 
 namespace herald {
 namespace {
+
+using testing::JsonNumber;
 
 constexpr uint64_t kIterations = 12;
 constexpr uint32_t kEvalBatch = 500;
@@ -56,15 +57,6 @@ proto::JobSpec Spec() {
   spec.mutable_eval()->set_batch_size(kEvalBatch);
   spec.mutable_eval()->set_max_samples(kEvalSamples);
   return spec;
-}
-
-double JsonNumber(const std::string& json, const std::string& key) {
-  const size_t at = json.find("\"" + key + "\":");
-  if (at == std::string::npos) return -1;
-  const size_t start = at + key.size() + 3;
-  const size_t end = json.find_first_of(",}", start);
-  double v = -1;
-  return absl::SimpleAtod(json.substr(start, end - start), &v) ? v : -1;
 }
 
 class EvalCluster : public ::testing::Test {

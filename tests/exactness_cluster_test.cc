@@ -80,6 +80,22 @@ proto::JobSpec Spec(proto::PolicyKind policy, uint32_t workers) {
 using testing::ReferenceModel;
 using testing::TrainReference;
 
+// Two exports (and their jobs' losses) are the same bits.
+void ExpectSameBits(const absl::StatusOr<tools::ExportedModel>& a, const proto::JobStatus& first,
+                    const absl::StatusOr<tools::ExportedModel>& b, const proto::JobStatus& second) {
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->manifest.dense_crc32(), b->manifest.dense_crc32());
+  EXPECT_EQ(a->dense, b->dense);
+  ASSERT_EQ(a->tables.size(), b->tables.size());
+  for (size_t t = 0; t < a->tables.size(); ++t) {
+    EXPECT_EQ(a->tables[t].keys, b->tables[t].keys) << "table " << t;
+    EXPECT_EQ(a->tables[t].rows, b->tables[t].rows) << "table " << t;
+  }
+  ASSERT_EQ(first.losses_size(), second.losses_size());
+  for (int i = 0; i < first.losses_size(); ++i) EXPECT_EQ(first.losses(i), second.losses(i));
+}
+
 // Every worker on the CPU, or (gpu build of this test) worker w on GPU
 // w mod GPUs; empty with *skip set when the test needs GPUs and has none.
 std::vector<std::string> WorkerDevices(int workers, std::string* skip) {
@@ -109,9 +125,9 @@ class ExactnessCluster : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string skip;
-    const std::vector<std::string> devices = WorkerDevices(4, &skip);
+    devices_ = WorkerDevices(4, &skip);
     if (!skip.empty()) GTEST_SKIP() << "SKIPPED (no GPU): " << skip;
-    auto cluster = testing::LocalCluster::Start("exactness", 2, 4, nullptr, devices);
+    auto cluster = testing::LocalCluster::Start("exactness", 2, 4, nullptr, devices_);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = std::move(*cluster);
   }
@@ -181,6 +197,38 @@ class ExactnessCluster : public ::testing::Test {
     }
   }
 
+  // Replaces the cluster by a fresh one started with `flags` (the same
+  // worker devices).
+  void Restart(const std::string& name, const testing::ClusterFlags& flags) {
+    cluster_.reset();
+    auto started = testing::LocalCluster::Start(name, 2, 4, nullptr, devices_, flags);
+    ASSERT_TRUE(started.ok()) << started.status();
+    cluster_ = std::move(*started);
+  }
+
+  // A 2-worker herald job of `iterations` small batches with a periodic
+  // checkpoint every 5 iterations under `checkpoints` (in the test dir).
+  proto::JobSpec RecoverySpec(const std::string& checkpoints, uint64_t iterations) {
+    proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
+    spec.set_global_batch_size(16);
+    spec.set_iterations(iterations);
+    spec.mutable_checkpoint()->set_dir(cluster_->dir() + "/" + checkpoints);
+    spec.mutable_checkpoint()->set_every_iterations(5);
+    return spec;
+  }
+
+  // The recovered job exported equals the reference within 1e-4: its
+  // iterations were partly summed in another order (another allocation
+  // after each recovery), so float rounding drifts further than over the
+  // 10-iteration jobs.
+  void ExpectRecoveredToReference(const std::string& job, const ReferenceModel& ref,
+                                  uint64_t iterations) {
+    const std::string dir = absl::StrCat(cluster_->dir(), "/export-", job);
+    auto exported = cluster_->Export(job, dir);
+    ASSERT_TRUE(exported.ok()) << exported.status();
+    testing::ExpectExportEqualsReference(dir, ref, iterations, /*warm_started=*/false, 1e-4);
+  }
+
   // The index (worker(i)) of the worker process registered with `rank`.
   int WorkerOfRank(uint32_t rank) {
     grpc::ClientContext context;
@@ -200,6 +248,7 @@ class ExactnessCluster : public ::testing::Test {
     return 0;
   }
 
+  std::vector<std::string> devices_;  // each worker's --device (empty: CPU)
   std::unique_ptr<testing::LocalCluster> cluster_;
 };
 
@@ -431,11 +480,7 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
 // workers (two spares here), the job succeeds with one recovery naming the
 // cause, and its model is the reference's within float rounding.
 TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
-  proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
-  spec.set_global_batch_size(16);
-  spec.set_iterations(250);
-  spec.mutable_checkpoint()->set_dir(cluster_->dir() + "/recovery-ckpt");
-  spec.mutable_checkpoint()->set_every_iterations(5);
+  const proto::JobSpec spec = RecoverySpec("recovery-ckpt", 250);
   const ReferenceModel ref = TrainReference(spec);
   ASSERT_EQ(ref.losses.size(), 250u);
   // The rank-0 worker's process (the job takes the lowest ranks).
@@ -452,13 +497,7 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
   ASSERT_EQ(done.recovery_causes_size(), 1);
   EXPECT_FALSE(done.recovery_causes(0).empty());
   EXPECT_EQ(done.progress().iteration(), 250u);
-  const std::string dir = absl::StrCat(cluster_->dir(), "/export-", *job);
-  auto exported = cluster_->Export(*job, dir);
-  ASSERT_TRUE(exported.ok()) << exported.status();
-  // 250 iterations, part of them summed in another order (another
-  // allocation after the recovery): float rounding drifts further than
-  // over the 10-iteration jobs above.
-  testing::ExpectExportEqualsReference(dir, ref, 250, /*warm_started=*/false, 1e-4);
+  ExpectRecoveredToReference(*job, ref, 250);
 }
 
 // Two failures in a row: rank 0 is killed after the first checkpoint, and
@@ -466,11 +505,7 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
 // killed too; the job recovers twice (onto the last two workers) and still
 // ends with the reference model within float rounding.
 TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
-  proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
-  spec.set_global_batch_size(16);
-  spec.set_iterations(300);
-  spec.mutable_checkpoint()->set_dir(cluster_->dir() + "/twice-ckpt");
-  spec.mutable_checkpoint()->set_every_iterations(5);
+  const proto::JobSpec spec = RecoverySpec("twice-ckpt", 300);
   const ReferenceModel ref = TrainReference(spec);
   auto job = cluster_->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
@@ -499,10 +534,7 @@ TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
   EXPECT_EQ(done.recoveries(), 2u);
   EXPECT_EQ(done.recovery_causes_size(), 2);
   EXPECT_EQ(done.progress().iteration(), 300u);
-  const std::string dir = absl::StrCat(cluster_->dir(), "/export-", *job);
-  auto exported = cluster_->Export(*job, dir);
-  ASSERT_TRUE(exported.ok()) << exported.status();
-  testing::ExpectExportEqualsReference(dir, ref, 300, /*warm_started=*/false, 1e-4);
+  ExpectRecoveredToReference(*job, ref, 300);
 }
 
 // A worker killed while the job waits for a checkpoint: both shards stall
@@ -510,18 +542,11 @@ TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
 // then; the checkpoint completes, the job fails on the dead worker, is
 // recovered from that checkpoint and ends with the reference model.
 TEST_F(ExactnessCluster, AWorkerKilledDuringACheckpointIsRecoveredFromIt) {
-  cluster_.reset();
   const std::string marker = testing::MakeTestDir("stall") + "/stalled";
   testing::ClusterFlags flags;
   flags.ps = {"--testing_checkpoint_stall_file=" + marker, "--testing_checkpoint_stall_ms=3000"};
-  auto stalling = testing::LocalCluster::Start("exactness_stall", 2, 4, nullptr, {}, flags);
-  ASSERT_TRUE(stalling.ok()) << stalling.status();
-  cluster_ = std::move(*stalling);
-  proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
-  spec.set_global_batch_size(16);
-  spec.set_iterations(60);
-  spec.mutable_checkpoint()->set_dir(cluster_->dir() + "/stall-ckpt");
-  spec.mutable_checkpoint()->set_every_iterations(5);
+  ASSERT_NO_FATAL_FAILURE(Restart("exactness_stall", flags));
+  const proto::JobSpec spec = RecoverySpec("stall-ckpt", 60);
   const ReferenceModel ref = TrainReference(spec);
   auto job = cluster_->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
@@ -532,21 +557,14 @@ TEST_F(ExactnessCluster, AWorkerKilledDuringACheckpointIsRecoveredFromIt) {
   EXPECT_EQ(done.recoveries(), 1u);
   EXPECT_NE(done.progress().resumed_from().find("iter-000000000004"), std::string::npos)
       << done.progress().resumed_from();
-  const std::string dir = absl::StrCat(cluster_->dir(), "/export-", *job);
-  auto exported = cluster_->Export(*job, dir);
-  ASSERT_TRUE(exported.ok()) << exported.status();
-  testing::ExpectExportEqualsReference(dir, ref, 60, /*warm_started=*/false, 1e-4);
+  ExpectRecoveredToReference(*job, ref, 60);
 }
 
 // The same with a PS shard killed with SIGKILL and restarted (as systemd
 // would): the job waits for the shard to register again, restores every
 // shard from its newest checkpoint and ends with the reference model.
 TEST_F(ExactnessCluster, AKilledPsShardIsRecoveredFromTheLastCheckpoint) {
-  proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
-  spec.set_global_batch_size(16);
-  spec.set_iterations(250);
-  spec.mutable_checkpoint()->set_dir(cluster_->dir() + "/ps-recovery-ckpt");
-  spec.mutable_checkpoint()->set_every_iterations(5);
+  const proto::JobSpec spec = RecoverySpec("ps-recovery-ckpt", 250);
   const ReferenceModel ref = TrainReference(spec);
   auto job = cluster_->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
@@ -559,24 +577,14 @@ TEST_F(ExactnessCluster, AKilledPsShardIsRecoveredFromTheLastCheckpoint) {
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
   EXPECT_GE(done.recoveries(), 1u);
   EXPECT_EQ(done.progress().iteration(), 250u);
-  const std::string dir = absl::StrCat(cluster_->dir(), "/export-", *job);
-  auto exported = cluster_->Export(*job, dir);
-  ASSERT_TRUE(exported.ok()) << exported.status();
-  testing::ExpectExportEqualsReference(dir, ref, 250, /*warm_started=*/false, 1e-4);
+  ExpectRecoveredToReference(*job, ref, 250);
 }
 
 TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
   proto::JobStatus first, second;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &first));
   auto b = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &second));
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->manifest.dense_crc32(), b->manifest.dense_crc32());
-  EXPECT_EQ(a->dense, b->dense);
-  for (size_t t = 0; t < a->tables.size(); ++t) {
-    EXPECT_EQ(a->tables[t].keys, b->tables[t].keys) << "table " << t;
-    EXPECT_EQ(a->tables[t].rows, b->tables[t].rows) << "table " << t;
-  }
-  for (int i = 0; i < first.losses_size(); ++i) EXPECT_EQ(first.losses(i), second.losses(i));
+  ExpectSameBits(a, first, b, second);
 }
 
 // Overlap does not change a bit: the same job with the workers' transfers
@@ -585,12 +593,9 @@ TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
 TEST_F(ExactnessCluster, OverlappedAndSerialWorkersGiveTheSameBits) {
   proto::JobStatus overlapped, serial;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &overlapped));
-  cluster_.reset();
   testing::ClusterFlags serial_flags;
   serial_flags.workers = {"--overlap=false"};
-  auto in_order = testing::LocalCluster::Start("exactness_serial", 2, 4, nullptr, {}, serial_flags);
-  ASSERT_TRUE(in_order.ok()) << in_order.status();
-  cluster_ = std::move(*in_order);
+  ASSERT_NO_FATAL_FAILURE(Restart("exactness_serial", serial_flags));
   auto b = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &serial));
   // The overlapped workers did fetch rows during the step before.
   EXPECT_GT(overlapped.progress().worker_rows_prefetched(), 0u);
@@ -598,21 +603,7 @@ TEST_F(ExactnessCluster, OverlappedAndSerialWorkersGiveTheSameBits) {
   std::printf("rows fetched during the step before: %llu of %llu fetched\n",
               static_cast<unsigned long long>(overlapped.progress().worker_rows_prefetched()),
               static_cast<unsigned long long>(overlapped.progress().rows_fetched()));
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->dense, b->dense);
-  for (size_t t = 0; t < a->tables.size(); ++t) {
-    EXPECT_EQ(a->tables[t].keys, b->tables[t].keys) << "table " << t;
-    EXPECT_EQ(a->tables[t].rows, b->tables[t].rows) << "table " << t;
-  }
-  for (int i = 0; i < overlapped.losses_size(); ++i) {
-    EXPECT_EQ(overlapped.losses(i), serial.losses(i));
-  }
-}
-
-testing::ClusterFlags GrpcOnly() {
-  testing::ClusterFlags flags;
-  flags.ps_and_workers = {"--transport=grpc"};
-  return flags;
+  ExpectSameBits(a, overlapped, b, serial);
 }
 
 // The data path does not change a bit: the same job with fetch, push and
@@ -626,24 +617,15 @@ TEST_F(ExactnessCluster, UcxAndGrpcDataPathsGiveTheSameBits) {
   // Hand-offs travel the same way (UcxRowExchanger), Gloo below.
   EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("hand-offs over UCX"), std::string::npos)
       << cluster_->Logs();
-  cluster_.reset();
-  auto grpc = testing::LocalCluster::Start("exactness_grpc", 2, 4, nullptr, {}, GrpcOnly());
-  ASSERT_TRUE(grpc.ok()) << grpc.status();
-  cluster_ = std::move(*grpc);
+  testing::ClusterFlags grpc_only;
+  grpc_only.ps_and_workers = {"--transport=grpc"};
+  ASSERT_NO_FATAL_FAILURE(Restart("exactness_grpc", grpc_only));
   auto b = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &over_grpc));
   EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("data path gRPC (--transport=grpc)"),
             std::string::npos)
       << cluster_->Logs();
   EXPECT_EQ(cluster_->worker(0).LogTail(1 << 20).find("hand-offs over UCX"), std::string::npos);
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->dense, b->dense);
-  for (size_t t = 0; t < a->tables.size(); ++t) {
-    EXPECT_EQ(a->tables[t].keys, b->tables[t].keys) << "table " << t;
-    EXPECT_EQ(a->tables[t].rows, b->tables[t].rows) << "table " << t;
-  }
-  for (int i = 0; i < over_ucx.losses_size(); ++i) {
-    EXPECT_EQ(over_ucx.losses(i), over_grpc.losses(i));
-  }
+  ExpectSameBits(a, over_ucx, b, over_grpc);
 }
 
 }  // namespace

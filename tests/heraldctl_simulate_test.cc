@@ -14,28 +14,9 @@ namespace {
 using testing::MakeTestDir;
 
 using Result = testing::CommandResult;
+using testing::JsonNumber;
+using testing::JsonString;
 using testing::RunHeraldctl;
-
-// The number after "\"field\":" in a one-line JSON object.
-double JsonNumber(const std::string& json, const std::string& field) {
-  const std::string tag = "\"" + field + "\":";
-  const size_t at = json.find(tag);
-  if (at == std::string::npos) return -1;
-  const size_t begin = at + tag.size();
-  const size_t end = json.find_first_of(",}", begin);
-  double value = -1;
-  if (!absl::SimpleAtod(json.substr(begin, end - begin), &value)) return -1;
-  return value;
-}
-
-// The string after "\"field\":\"" in a one-line JSON object.
-std::string JsonString(const std::string& json, const std::string& field) {
-  const std::string tag = "\"" + field + "\":\"";
-  const size_t at = json.find(tag);
-  if (at == std::string::npos) return "";
-  const size_t begin = at + tag.size();
-  return json.substr(begin, json.find('"', begin) - begin);
-}
 
 // Every exact option off (each defaults to on with herald), and one more flag.
 std::vector<std::string> OptionsOffAnd(const std::string& flag = "") {

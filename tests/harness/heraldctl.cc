@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "absl/strings/numbers.h"
 #include "tests/harness/process.h"
 
 namespace herald::testing {
@@ -19,6 +20,25 @@ CommandResult RunHeraldctl(const std::string& dir, const std::vector<std::string
   if (!child.ok()) return {};
   auto code = (*child)->WaitForExit(120000);
   return {code.ok() ? *code : -1, (*child)->LogTail(1000000)};
+}
+
+double JsonNumber(const std::string& json, const std::string& field) {
+  const std::string tag = "\"" + field + "\":";
+  const size_t at = json.find(tag);
+  if (at == std::string::npos) return -1;
+  const size_t begin = at + tag.size();
+  const size_t end = json.find_first_of(",}", begin);
+  double value = -1;
+  if (!absl::SimpleAtod(json.substr(begin, end - begin), &value)) return -1;
+  return value;
+}
+
+std::string JsonString(const std::string& json, const std::string& field) {
+  const std::string tag = "\"" + field + "\":\"";
+  const size_t at = json.find(tag);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + tag.size();
+  return json.substr(begin, json.find('"', begin) - begin);
 }
 
 }  // namespace herald::testing

@@ -17,4 +17,9 @@ struct CommandResult {
 CommandResult RunHeraldctl(const std::string& dir, const std::vector<std::string>& args,
                            const std::vector<std::string>& through = {});
 
+// The number after "\"field\":" in a one-line JSON object (-1: none).
+double JsonNumber(const std::string& json, const std::string& field);
+// The string after "\"field\":\"" in a one-line JSON object ("": none).
+std::string JsonString(const std::string& json, const std::string& field);
+
 }  // namespace herald::testing
