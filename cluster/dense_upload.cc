@@ -43,21 +43,24 @@ uint32_t DenseCrc32(const std::vector<float>& values) {
 }
 
 absl::Status UploadDense(proto::WorkerService::Stub* stub, const std::string& token,
-                         const std::string& node_id, const std::string& job_id,
+                         const std::string& node_id, const std::string& job_id, uint64_t run_id,
                          const std::vector<float>& values, size_t chunk_floats) {
   proto::DenseChunk header;
   header.set_node_id(node_id);
   header.set_job_id(job_id);
+  header.set_run_id(run_id);
   return Upload(stub, token, header, values, chunk_floats);
 }
 
 absl::Status UploadCheckpointDense(proto::WorkerService::Stub* stub, const std::string& token,
                                    const std::string& node_id, const std::string& job_id,
-                                   uint64_t iteration, const std::vector<float>& values,
+                                   uint64_t run_id, uint64_t iteration,
+                                   const std::vector<float>& values,
                                    const std::vector<float>& state, size_t chunk_floats) {
   proto::DenseChunk header;
   header.set_node_id(node_id);
   header.set_job_id(job_id);
+  header.set_run_id(run_id);
   header.set_checkpoint(true);
   header.set_iteration(iteration);
   header.set_state_floats(state.size());

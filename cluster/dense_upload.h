@@ -17,16 +17,18 @@ namespace herald::cluster {
 uint32_t DenseCrc32(const std::vector<float>& values);
 
 // Streams `values` to WorkerService.UploadDense in chunks of at most
-// `chunk_floats`. Errors: the RPC's status.
+// `chunk_floats`, for run `run_id` of the job (JoinJobResponse.run_id).
+// Errors: the RPC's status.
 absl::Status UploadDense(proto::WorkerService::Stub* stub, const std::string& token,
-                         const std::string& node_id, const std::string& job_id,
+                         const std::string& node_id, const std::string& job_id, uint64_t run_id,
                          const std::vector<float>& values, size_t chunk_floats = 1 << 18);
 
 // The same for a checkpoint after `iteration` (WorkerStep.checkpoint): the
 // parameters, then the dense optimizer's `state`.
 absl::Status UploadCheckpointDense(proto::WorkerService::Stub* stub, const std::string& token,
                                    const std::string& node_id, const std::string& job_id,
-                                   uint64_t iteration, const std::vector<float>& values,
+                                   uint64_t run_id, uint64_t iteration,
+                                   const std::vector<float>& values,
                                    const std::vector<float>& state, size_t chunk_floats = 1 << 18);
 
 }  // namespace herald::cluster

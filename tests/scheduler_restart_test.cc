@@ -167,7 +167,9 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
   testing::CommandResult status = Ctl(again.address, {"status", *running, "--json"});
   EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos) << status.output;
   EXPECT_NE(status.output.find("\"iteration\":\"50\""), std::string::npos) << status.output;
-  EXPECT_NE(status.output.find("\"recoveries\":1"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("\"recoveries\":1"), std::string::npos)
+      << status.output << "\nthe restarted scheduler's log:\n"
+      << again.process->LogTail(8000) << (*cluster)->Logs();
   EXPECT_NE(status.output.find("the scheduler restarted while the job ran"), std::string::npos)
       << status.output;
   // One history across both schedulers: iterations 0..49 in order, those

@@ -133,6 +133,7 @@ absl::StatusOr<uint64_t> ShardedPsClient::StartJob(const std::string& job_id,
   HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
     proto::PsStartJobRequest r;
     r.set_job_id(job_id);
+    r.set_run_id(options_.run_id);
     *r.mutable_spec() = spec;
     r.set_shard(s);
     r.set_num_shards(num_shards());
@@ -196,6 +197,7 @@ absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string&
     for (const std::vector<Piece>& request_pieces : plan[s]) {
       proto::FetchRequest r;
       r.set_job_id(job_id);
+      r.set_run_id(options_.run_id);
       r.set_iteration(iteration);
       r.set_early(mode == FetchMode::kEarly);
       r.set_read_only(mode == FetchMode::kReadOnly);
@@ -299,6 +301,7 @@ absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t 
     for (const std::vector<Piece>& request_pieces : plan[s]) {
       proto::PushGradientsRequest r;
       r.set_job_id(job_id);
+      r.set_run_id(options_.run_id);
       r.set_iteration(iteration);
       r.set_worker_rank(worker);
       for (const Piece& p : request_pieces) {
@@ -349,6 +352,7 @@ absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iter
     for (const std::vector<Piece>& request_pieces : plan[s]) {
       proto::WriteBackRequest r;
       r.set_job_id(job_id);
+      r.set_run_id(options_.run_id);
       r.set_iteration(iteration);
       r.set_worker_rank(worker);
       for (const Piece& p : request_pieces) {
@@ -381,6 +385,7 @@ absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id, u
   HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
     proto::IterationDoneRequest r;
     r.set_job_id(job_id);
+    r.set_run_id(options_.run_id);
     r.set_iteration(iteration);
     r.set_worker_rank(worker);
     r.set_num_workers(num_workers);

@@ -35,6 +35,9 @@ struct PsClientOptions {
   // Shared memory with shards on this host (UcxWorker::Options): faster, but
   // a dead shard is then noticed only at a call's deadline.
   bool ucx_shared_memory = false;
+  // The run of the job this client serves (JoinJobResponse.run_id), stamped
+  // on StartJob and on every data request; 0: unchecked (tools, tests).
+  uint64_t run_id = 0;
 };
 
 class ShardedPsClient final : public PsClient {

@@ -58,7 +58,7 @@ class UcxShardStub final : public ShardStub {
       counts.push_back(keys.size());
     }
     HERALD_ASSIGN_OR_RETURN(ucx::AlignedBuffer reply,
-                            Call(wire::EncodeFetch(r.job_id(), in), timeout));
+                            Call(wire::EncodeFetch(r.job_id(), r.run_id(), in), timeout));
     auto owner = std::make_shared<ucx::AlignedBuffer>(std::move(reply));
     HERALD_ASSIGN_OR_RETURN(std::vector<wire::RowsView> views,
                             wire::DecodeFetchReply(*owner, counts));
@@ -95,7 +95,7 @@ class UcxShardStub final : public ShardStub {
       HERALD_ASSIGN_OR_RETURN(absl::Span<const float> grads, View<float>(g.grads(), "grads"));
       in.blocks.push_back({g.table_id(), g.dim(), keys, grads});
     }
-    return Call(wire::EncodePush(r.job_id(), in), timeout).status();
+    return Call(wire::EncodePush(r.job_id(), r.run_id(), in), timeout).status();
   }
 
   absl::Status WriteBack(const proto::WriteBackRequest& r, absl::Duration timeout) override {
@@ -107,7 +107,7 @@ class UcxShardStub final : public ShardStub {
                               View<uint64_t>(b.versions(), "versions"));
       in.blocks.push_back({b.table_id(), b.row_floats(), keys, rows, versions});
     }
-    return Call(wire::EncodeWriteBack(r.job_id(), in), timeout).status();
+    return Call(wire::EncodeWriteBack(r.job_id(), r.run_id(), in), timeout).status();
   }
 
  private:

@@ -19,10 +19,19 @@ absl::Time PsCore::Bound(absl::Time deadline) const {
   return deadline == absl::InfiniteFuture() ? absl::Now() + options_.default_wait : deadline;
 }
 
-absl::StatusOr<std::shared_ptr<JobShard>> PsCore::Shard(const std::string& job_id) {
+absl::StatusOr<std::shared_ptr<JobShard>> PsCore::Shard(const std::string& job_id,
+                                                        uint64_t run_id) {
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(job_id);
-  if (it != jobs_.end()) return it->second.shard;
+  if (it != jobs_.end()) {
+    const uint64_t serving = it->second.start.run_id();
+    if (run_id != 0 && serving != 0 && run_id != serving) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job '", job_id, "' on this shard is run ", serving, "; a request of run ",
+                       run_id, " comes from a worker of an earlier run and is refused"));
+    }
+    return it->second.shard;
+  }
   std::vector<std::string> names;
   for (const auto& [name, job] : jobs_) names.push_back(name);
   return absl::NotFoundError(absl::StrCat("job '", job_id, "' is not running on this shard",
@@ -70,6 +79,7 @@ absl::Status PsCore::Install(const proto::PsStartJobRequest& request,
       if (had.shard() == request.shard() && had.num_shards() == request.num_shards() &&
           had.num_workers() == request.num_workers() &&
           had.restore_manifest() == request.restore_manifest() &&
+          had.run_id() == request.run_id() &&
           google::protobuf::util::MessageDifferencer::Equals(had.spec(), request.spec())) {
         response->set_next_iteration(it->second.shard->next_iteration());
         return absl::OkStatus();
@@ -101,40 +111,46 @@ absl::Status PsCore::Install(const proto::PsStartJobRequest& request,
   }
   response->set_next_iteration(o.first_iteration);
   response->set_rows_restored(restored);
-  HLOG_INFO("job {}: shard {}/{}, {} tables, {} workers, next iteration {}{}", o.job_id, o.shard,
-            o.num_shards, o.tables.size(), o.num_workers, o.first_iteration,
+  HLOG_INFO("job {}: run {}, shard {}/{}, {} tables, {} workers, next iteration {}{}", o.job_id,
+            request.run_id(), o.shard, o.num_shards, o.tables.size(), o.num_workers,
+            o.first_iteration,
             manifest ? absl::StrCat(", ", restored, " rows restored") : std::string());
   jobs_[request.job_id()] = Job{request, std::move(shard)};
   return absl::OkStatus();
 }
 
 absl::Status PsCore::EndJob(const proto::PsEndJobRequest& request) {
-  HERALD_RETURN_IF_ERROR(Shard(request.job_id()).status());
-  absl::MutexLock lock(&mu_);
-  jobs_.erase(request.job_id());
+  HERALD_ASSIGN_OR_RETURN(std::shared_ptr<JobShard> shard, Shard(request.job_id()));
+  {
+    absl::MutexLock lock(&mu_);
+    jobs_.erase(request.job_id());
+  }
+  // Requests still holding the shard (a fetch waiting for a commit that will
+  // never come) end now instead of at their deadline.
+  shard->End("ended on this shard (EndJob)");
   HLOG_INFO("job {}: ended", request.job_id());
   return absl::OkStatus();
 }
 
 absl::Status PsCore::Fetch(const proto::FetchRequest& request, absl::Time deadline,
                            proto::FetchResponse* response) {
-  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id(), request.run_id()));
   return ServeFetch(*shard, request, Bound(deadline), response);
 }
 
 absl::Status PsCore::PushGradients(const proto::PushGradientsRequest& request) {
-  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id(), request.run_id()));
   return ServePush(*shard, request);
 }
 
 absl::Status PsCore::WriteBack(const proto::WriteBackRequest& request) {
-  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id(), request.run_id()));
   return ServeWriteBack(*shard, request);
 }
 
 absl::Status PsCore::IterationDone(const proto::IterationDoneRequest& request,
                                    proto::IterationDoneResponse* response) {
-  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id(), request.run_id()));
   return ServeIterationDone(*shard, request, response);
 }
 

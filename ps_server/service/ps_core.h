@@ -34,8 +34,8 @@ class PsCore {
   explicit PsCore(PsCoreOptions options);
 
   // Installs a job (or restores it from request.restore_manifest). Starting
-  // a job that is already there with the same shard layout, worker count and
-  // restore manifest is a no-op (retries are safe).
+  // a job that is already there with the same shard layout, worker count,
+  // restore manifest and run is a no-op (retries are safe).
   absl::Status StartJob(const proto::PsStartJobRequest& request,
                         proto::PsStartJobResponse* response);
   // Loads the job described by a checkpoint manifest as shard `shard` of
@@ -56,8 +56,10 @@ class PsCore {
   absl::Status Stats(const proto::PsStatsRequest& request, proto::PsStatsResponse* response);
 
   // The shard of a running job, for transports that serve it directly
-  // (ucx_ps_server.h). Errors: NotFound naming the jobs there are.
-  absl::StatusOr<std::shared_ptr<JobShard>> Shard(const std::string& job_id);
+  // (ucx_ps_server.h). Errors: NotFound naming the jobs there are;
+  // FailedPrecondition when `run_id` and the job's run (StartJob's run_id)
+  // are both nonzero and differ: a request of a worker of an earlier run.
+  absl::StatusOr<std::shared_ptr<JobShard>> Shard(const std::string& job_id, uint64_t run_id = 0);
   // `deadline`, or options.default_wait from now for absl::InfiniteFuture().
   absl::Time Bound(absl::Time deadline) const;
 

@@ -13,7 +13,8 @@ namespace herald::ps {
 absl::StatusOr<ucx::AlignedBuffer> ServeRowMessage(PsCore& core,
                                                    const ucx::AlignedBuffer& message) {
   HERALD_ASSIGN_OR_RETURN(wire::Request request, wire::DecodeRequest(message));
-  HERALD_ASSIGN_OR_RETURN(std::shared_ptr<JobShard> shard, core.Shard(std::string(request.job_id)));
+  HERALD_ASSIGN_OR_RETURN(std::shared_ptr<JobShard> shard,
+                          core.Shard(std::string(request.job_id), request.run_id));
   switch (request.kind) {
     case wire::Kind::kFetch: {
       if (request.fetch.read_only && request.fetch.early) {

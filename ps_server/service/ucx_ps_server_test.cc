@@ -17,12 +17,14 @@ namespace {
 
 class UcxPsServerTest : public ::testing::Test {
  protected:
+  static constexpr uint64_t kRun = 5;  // the job's run on the shard
   void SetUp() override {
     proto::PsStartJobRequest start;
     start.set_job_id("job");
     start.set_shard(0);
     start.set_num_shards(1);
     start.set_num_workers(1);
+    start.set_run_id(kRun);
     start.mutable_spec()->mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_SGD);
     start.mutable_spec()->mutable_sparse_optimizer()->set_learning_rate(0.5f);
     start.mutable_spec()->add_tables()->set_dim(4);
@@ -60,16 +62,16 @@ class UcxPsServerTest : public ::testing::Test {
 
 TEST_F(UcxPsServerTest, FetchPushCommitFetchOverUcx) {
   const std::vector<Key> keys = {7, 8};
-  auto first = Call(wire::EncodeFetch("job", FetchIn{0, false, false, {{0, keys}}}));
+  auto first = Call(wire::EncodeFetch("job", kRun, FetchIn{0, false, false, {{0, keys}}}));
   ASSERT_TRUE(first.ok()) << first.status();
   auto rows = wire::DecodeFetchReply(*first, {2});
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ((*rows)[0].row_floats, 4u);
   const float before = (*rows)[0].rows[0];
   const std::vector<float> grads(8, 1.0f);
-  ASSERT_TRUE(Call(wire::EncodePush("job", PushIn{0, 0, {{0, 4, keys, grads}}})).ok());
+  ASSERT_TRUE(Call(wire::EncodePush("job", kRun, PushIn{0, 0, {{0, 4, keys, grads}}})).ok());
   ASSERT_TRUE(core_.Shard("job").value()->IterationDone(0, 0, 1).ok());
-  auto second = Call(wire::EncodeFetch("job", FetchIn{1, false, false, {{0, keys}}}));
+  auto second = Call(wire::EncodeFetch("job", kRun, FetchIn{1, false, false, {{0, keys}}}));
   ASSERT_TRUE(second.ok()) << second.status();
   rows = wire::DecodeFetchReply(*second, {2});
   ASSERT_TRUE(rows.ok());
@@ -79,7 +81,7 @@ TEST_F(UcxPsServerTest, FetchPushCommitFetchOverUcx) {
 
 TEST_F(UcxPsServerTest, BadMessagesAreRefusedNamingWhatAndChangeNothing) {
   const std::vector<Key> keys = {1, 2, 3};
-  ASSERT_TRUE(Call(wire::EncodeFetch("job", FetchIn{0, false, false, {{0, keys}}})).ok());
+  ASSERT_TRUE(Call(wire::EncodeFetch("job", kRun, FetchIn{0, false, false, {{0, keys}}})).ok());
   const uint64_t rows = StoredRows();
 
   ucx::AlignedBuffer garbage(40);
@@ -89,18 +91,22 @@ TEST_F(UcxPsServerTest, BadMessagesAreRefusedNamingWhatAndChangeNothing) {
   EXPECT_NE(s.message().find("row message: magic"), std::string::npos) << s;
   EXPECT_EQ(server_->malformed(), 1u);
 
-  s = Call(wire::EncodeFetch("other-job", FetchIn{0, false, false, {{0, keys}}})).status();
+  s = Call(wire::EncodeFetch("other-job", kRun, FetchIn{0, false, false, {{0, keys}}})).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
   EXPECT_NE(s.message().find("other-job"), std::string::npos) << s;
+  // A worker of an earlier run of the job: refused, nothing stored.
+  s = Call(wire::EncodeFetch("job", kRun - 1, FetchIn{0, false, false, {{0, {77, 78}}}})).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("earlier run"), std::string::npos) << s;
 
   const std::vector<Key> new_keys = {100, 101};
   const std::vector<float> wrong_dim(6, 1.0f);  // dim 3 for a dim-4 table
-  s = Call(wire::EncodePush("job", PushIn{0, 0, {{0, 3, new_keys, wrong_dim}}})).status();
+  s = Call(wire::EncodePush("job", kRun, PushIn{0, 0, {{0, 3, new_keys, wrong_dim}}})).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  s = Call(wire::EncodeFetch("job", FetchIn{0, false, false, {{5, keys}}})).status();
+  s = Call(wire::EncodeFetch("job", kRun, FetchIn{0, false, false, {{5, keys}}})).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("table 5"), std::string::npos) << s;
-  s = Call(wire::EncodeFetch("job", FetchIn{0, true, true, {{0, keys}}})).status();
+  s = Call(wire::EncodeFetch("job", kRun, FetchIn{0, true, true, {{0, keys}}})).status();
   EXPECT_NE(s.message().find("cannot be early"), std::string::npos) << s;
 
   EXPECT_EQ(StoredRows(), rows) << "a refused request stored something";
@@ -110,7 +116,7 @@ TEST_F(UcxPsServerTest, BadMessagesAreRefusedNamingWhatAndChangeNothing) {
   ASSERT_TRUE(core_.Stats(r, &stats).ok());
   EXPECT_GE(stats.rejected_requests(), 3u);
   // Still serving.
-  EXPECT_TRUE(Call(wire::EncodeFetch("job", FetchIn{0, false, false, {{0, keys}}})).ok());
+  EXPECT_TRUE(Call(wire::EncodeFetch("job", kRun, FetchIn{0, false, false, {{0, keys}}})).ok());
 }
 
 }  // namespace

@@ -138,7 +138,18 @@ IterationBuffer& JobShard::Buffer(uint64_t iteration) {
   return *slot;
 }
 
+void JobShard::End(const std::string& why) {
+  absl::MutexLock lock(&mu_);
+  ended_ = why.empty() ? "ended" : why;
+}
+
+absl::Status JobShard::EndedError(const char* what) {
+  return absl::AbortedError(absl::StrCat(what, ": job '", options_.job_id, "' on shard ",
+                                         options_.shard, " was ", ended_));
+}
+
 absl::Status JobShard::CheckIterationOpen(uint64_t iteration, uint32_t worker, const char* what) {
+  if (!ended_.empty()) return EndedError(what);
   if (worker >= options_.num_workers) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": worker_rank ", worker,
                                                    " is outside the job's ", options_.num_workers,
@@ -197,6 +208,11 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
   }
   const uint64_t t = request.iteration;
   mu_.Lock();
+  if (!ended_.empty()) {
+    absl::Status ended = EndedError("fetch");
+    mu_.Unlock();
+    return Reject(ended);
+  }
   if (t < committed_) {
     const uint64_t next = committed_;
     mu_.Unlock();
@@ -207,8 +223,18 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
   const bool early_ok = request.early && !request.read_only && t == committed_ + 1 &&
                         open_ == committed_ && UnchangedIn(committed_, blocks);
   if (!early_ok) {
-    auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return committed_ >= t; };
-    if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) {
+    auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return committed_ >= t || !ended_.empty();
+    };
+    ++fetches_waiting_;
+    const bool woken = mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
+    --fetches_waiting_;
+    if (!ended_.empty()) {
+      absl::Status ended = EndedError("fetch");
+      mu_.Unlock();
+      return Reject(ended);
+    }
+    if (!woken) {
       std::string missing = MissingWorkers(t - 1);
       mu_.Unlock();
       return Reject(absl::DeadlineExceededError(absl::StrCat(
@@ -545,9 +571,15 @@ absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint
   if (checkpoint_dir.empty()) return absl::InvalidArgumentError("checkpoint: dir is empty");
   mu_.Lock();
   auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return committed_ > t && open_ == committed_;
+    return (committed_ > t && open_ == committed_) || !ended_.empty();
   };
-  if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) {
+  const bool woken = mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
+  if (!ended_.empty()) {
+    absl::Status ended = EndedError("checkpoint");
+    mu_.Unlock();
+    return ended;
+  }
+  if (!woken) {
     std::string missing = MissingWorkers(t);
     mu_.Unlock();
     return absl::DeadlineExceededError(
@@ -646,7 +678,11 @@ void JobShard::Stats(proto::PsStatsResponse* response) {
     memory += ts->bytes();
   }
   response->set_memory_bytes(memory);
-  response->set_next_iteration(next_iteration());
+  {
+    absl::MutexLock lock(&mu_);
+    response->set_next_iteration(committed_);
+    response->set_fetches_waiting(fetches_waiting_);
+  }
   absl::MutexLock lock(&stats_mu_);
   const Counters& c = counters_;
   response->set_rows_fetched(c.rows_fetched);

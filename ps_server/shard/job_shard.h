@@ -96,6 +96,11 @@ class JobShard {
   absl::StatusOr<ShardFileInfo> Checkpoint(const std::string& dir, uint64_t iteration,
                                            absl::Time deadline,
                                            const CheckpointMidwayHook& midway = {});
+  // The job was ended on this process (PsCore::EndJob): requests waiting
+  // here return at once and later ones are refused, both ABORTED naming
+  // `why`. Holders of the shard (a request in flight) thus never wait on a
+  // job that is gone.
+  void End(const std::string& why);
   // Counts a request rejected before it reached the shard (e.g. one that
   // could not be decoded) and returns its error.
   absl::Status Reject(absl::Status status);
@@ -159,6 +164,9 @@ class JobShard {
   uint64_t open_ ABSL_GUARDED_BY(mu_);       // first iteration still accepting reports
   uint64_t committed_ ABSL_GUARDED_BY(mu_);  // first iteration whose commit has not finished
   std::map<uint64_t, std::unique_ptr<IterationBuffer>> pending_ ABSL_GUARDED_BY(mu_);
+  std::string ended_ ABSL_GUARDED_BY(mu_);  // End's reason; empty while serving
+  uint64_t fetches_waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status EndedError(const char* what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   struct Counters {
     uint64_t rows_fetched = 0, gradients_pushed = 0, rows_written_back = 0;

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/data/test_util.h"
 #include "common/math/sparse_optimizer.h"
 #include "common/router.h"
@@ -206,6 +208,37 @@ TEST_F(JobShardTest, FetchWaitsForThePreviousIterationToCommit) {
   ASSERT_TRUE(*Done(*shard, 0, 1, 2));
   fetcher.join();
   EXPECT_EQ(VersionOf(fetched, 0), 1u);
+}
+
+TEST_F(JobShardTest, EndingTheJobReleasesAWaitingFetchAndRefusesWhatFollows) {
+  auto shard = Make(Options(SparseOptimizerKind::kSgd, 2));
+  ASSERT_TRUE(Done(*shard, 0, 0, 2).ok());
+  // A fetch for iteration 1 waits for iteration 0, which worker 1 (gone
+  // with its run) never reports.
+  absl::Status waited;
+  const absl::Time start = absl::Now();
+  std::thread fetcher([&] { waited = TryFetch(*shard, 1, 0, {5}, absl::Seconds(60)); });
+  proto::PsStatsResponse stats;
+  for (int i = 0; i < 20000 && stats.fetches_waiting() == 0; ++i) {  // bounded: until it waits
+    stats.Clear();
+    shard->Stats(&stats);
+    if (stats.fetches_waiting() == 0) absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(stats.fetches_waiting(), 1u);
+  shard->End("ended for a test");
+  fetcher.join();
+  EXPECT_EQ(waited.code(), absl::StatusCode::kAborted) << waited;
+  EXPECT_NE(waited.message().find("ended for a test"), std::string::npos) << waited;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30)) << "the fetch waited for its deadline";
+  // Whatever still holds the shard is refused, and nothing is stored.
+  const absl::Status push = Push(*shard, 0, 1, 0, {6}, {1, 1, 1, 1});
+  EXPECT_EQ(push.code(), absl::StatusCode::kAborted) << push;
+  EXPECT_EQ(Done(*shard, 0, 1, 2).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(TryFetch(*shard, 0, 0, {7}, absl::Seconds(1)).code(), absl::StatusCode::kAborted);
+  stats.Clear();
+  shard->Stats(&stats);
+  EXPECT_EQ(stats.tables(0).rows(), 0u);
+  EXPECT_EQ(stats.iterations_committed(), 0u);
 }
 
 TEST_F(JobShardTest, EarlyFetchIsServedOnlyForRowsWithoutPendingChanges) {

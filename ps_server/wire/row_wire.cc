@@ -66,8 +66,8 @@ class Reader {
   uint64_t at_ = 0;
 };
 
-RequestHeader Header(Kind kind, std::string_view job_id, uint64_t iteration, uint32_t worker,
-                     uint32_t flags, size_t blocks) {
+RequestHeader Header(Kind kind, std::string_view job_id, uint64_t run_id, uint64_t iteration,
+                     uint32_t worker, uint32_t flags, size_t blocks) {
   RequestHeader h;
   h.kind = static_cast<uint16_t>(kind);
   h.iteration = iteration;
@@ -75,6 +75,7 @@ RequestHeader Header(Kind kind, std::string_view job_id, uint64_t iteration, uin
   h.flags = flags;
   h.num_blocks = static_cast<uint32_t>(blocks);
   h.job_id_bytes = static_cast<uint32_t>(job_id.size());
+  h.run_id = run_id;
   return h;
 }
 
@@ -84,12 +85,12 @@ absl::Status Invalid(const std::string& what, uint64_t offset) {
 
 }  // namespace
 
-ucx::AlignedBuffer EncodeFetch(std::string_view job_id, const FetchIn& request) {
+ucx::AlignedBuffer EncodeFetch(std::string_view job_id, uint64_t run_id, const FetchIn& request) {
   uint64_t bytes = sizeof(RequestHeader) + Pad8(job_id.size());
   for (const KeysIn& b : request.blocks) bytes += sizeof(BlockHeader) + b.keys.size() * 8;
   Writer w(bytes);
   const uint32_t flags = (request.early ? kEarly : 0) | (request.read_only ? kReadOnly : 0);
-  w.Put(Header(Kind::kFetch, job_id, request.iteration, 0, flags, request.blocks.size()));
+  w.Put(Header(Kind::kFetch, job_id, run_id, request.iteration, 0, flags, request.blocks.size()));
   w.PutBytes(job_id.data(), job_id.size());
   for (const KeysIn& b : request.blocks) {
     w.Put(BlockHeader{b.table, 0, b.keys.size()});
@@ -98,13 +99,14 @@ ucx::AlignedBuffer EncodeFetch(std::string_view job_id, const FetchIn& request) 
   return w.Finish();
 }
 
-ucx::AlignedBuffer EncodePush(std::string_view job_id, const PushIn& request) {
+ucx::AlignedBuffer EncodePush(std::string_view job_id, uint64_t run_id, const PushIn& request) {
   uint64_t bytes = sizeof(RequestHeader) + Pad8(job_id.size());
   for (const GradientsIn& b : request.blocks) {
     bytes += sizeof(BlockHeader) + b.keys.size() * 8 + Pad8(b.grads.size() * 4);
   }
   Writer w(bytes);
-  w.Put(Header(Kind::kPush, job_id, request.iteration, request.worker, 0, request.blocks.size()));
+  w.Put(Header(Kind::kPush, job_id, run_id, request.iteration, request.worker, 0,
+               request.blocks.size()));
   w.PutBytes(job_id.data(), job_id.size());
   for (const GradientsIn& b : request.blocks) {
     w.Put(BlockHeader{b.table, b.dim, b.keys.size()});
@@ -114,13 +116,14 @@ ucx::AlignedBuffer EncodePush(std::string_view job_id, const PushIn& request) {
   return w.Finish();
 }
 
-ucx::AlignedBuffer EncodeWriteBack(std::string_view job_id, const WriteBackIn& request) {
+ucx::AlignedBuffer EncodeWriteBack(std::string_view job_id, uint64_t run_id,
+                                   const WriteBackIn& request) {
   uint64_t bytes = sizeof(RequestHeader) + Pad8(job_id.size());
   for (const RowsIn& b : request.blocks) {
     bytes += sizeof(BlockHeader) + b.keys.size() * 16 + Pad8(b.rows.size() * 4);
   }
   Writer w(bytes);
-  w.Put(Header(Kind::kWriteBack, job_id, request.iteration, request.worker, 0,
+  w.Put(Header(Kind::kWriteBack, job_id, run_id, request.iteration, request.worker, 0,
                request.blocks.size()));
   w.PutBytes(job_id.data(), job_id.size());
   for (const RowsIn& b : request.blocks) {
@@ -180,6 +183,7 @@ absl::StatusOr<Request> DecodeRequest(const ucx::AlignedBuffer& message) {
   absl::StatusOr<absl::Span<const char>> job = r.Array<char>(h.job_id_bytes, "the job id");
   if (!job.ok()) return job.status();
   out.job_id = std::string_view(job->data(), job->size());
+  out.run_id = h.run_id;
   out.fetch.iteration = out.push.iteration = out.write_back.iteration = h.iteration;
   out.push.worker = out.write_back.worker = h.worker;
   out.fetch.early = (h.flags & kEarly) != 0;

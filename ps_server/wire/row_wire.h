@@ -5,7 +5,8 @@
 // spans a JobShard serves (shard_requests.h) and a fetch's rows are written
 // by the shard straight into the reply. No protobuf, no per-row copy.
 //
-// Request:  RequestHeader, the job id (padded to 8 bytes), then per block a
+// Request:  RequestHeader (with the job's run, PsStartJobRequest.run_id),
+//           the job id (padded to 8 bytes), then per block a
 //           BlockHeader and its arrays: keys (u64 × count); push: gradients
 //           (f32 × count × width, padded); write-back: rows (f32 × count ×
 //           width, padded) and versions (u64 × count).
@@ -30,7 +31,7 @@
 namespace herald::ps::wire {
 
 inline constexpr uint32_t kMagic = 0x31575248;  // "HRW1"
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;         // 2: the run id in the header
 inline constexpr uint32_t kMaxBlocks = 1 << 16;
 inline constexpr uint32_t kMaxJobIdBytes = 1024;
 inline constexpr uint32_t kMaxWidth = 1 << 16;  // floats per key
@@ -50,8 +51,9 @@ struct RequestHeader {
   uint32_t flags = 0;
   uint32_t num_blocks = 0;
   uint32_t job_id_bytes = 0;
+  uint64_t run_id = 0;  // 0: unchecked
 };
-static_assert(sizeof(RequestHeader) == 32);
+static_assert(sizeof(RequestHeader) == 40);
 
 struct BlockHeader {
   uint32_t table = 0;
@@ -71,9 +73,10 @@ static_assert(sizeof(ReplyHeader) == 16);
 
 // ---------------------------------------------------------------- encode
 
-ucx::AlignedBuffer EncodeFetch(std::string_view job_id, const FetchIn& request);
-ucx::AlignedBuffer EncodePush(std::string_view job_id, const PushIn& request);
-ucx::AlignedBuffer EncodeWriteBack(std::string_view job_id, const WriteBackIn& request);
+ucx::AlignedBuffer EncodeFetch(std::string_view job_id, uint64_t run_id, const FetchIn& request);
+ucx::AlignedBuffer EncodePush(std::string_view job_id, uint64_t run_id, const PushIn& request);
+ucx::AlignedBuffer EncodeWriteBack(std::string_view job_id, uint64_t run_id,
+                                   const WriteBackIn& request);
 
 // A fetch reply being built: room for every block's rows and versions, laid
 // out once the row width of each block is known; Out(b) is where the shard
@@ -98,6 +101,7 @@ class FetchReplyBuilder {
 struct Request {
   Kind kind = Kind::kFetch;
   std::string_view job_id;
+  uint64_t run_id = 0;
   FetchIn fetch;
   PushIn push;
   WriteBackIn write_back;

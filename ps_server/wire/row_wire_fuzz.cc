@@ -34,10 +34,10 @@ std::vector<std::string> FuzzSeeds() {
   const std::vector<uint64_t> versions = {4, 5, 6};
   std::vector<std::string> seeds;
   seeds.push_back(
-      Bytes(wire::EncodeFetch("job-1", FetchIn{3, false, true, {{0, keys}, {2, keys}}})));
-  seeds.push_back(Bytes(wire::EncodePush("job-1", PushIn{3, 1, {{0, 2, keys, floats}}})));
-  seeds.push_back(
-      Bytes(wire::EncodeWriteBack("job-1", WriteBackIn{3, 1, {{1, 2, keys, floats, versions}}})));
+      Bytes(wire::EncodeFetch("job-1", 7, FetchIn{3, false, true, {{0, keys}, {2, keys}}})));
+  seeds.push_back(Bytes(wire::EncodePush("job-1", 7, PushIn{3, 1, {{0, 2, keys, floats}}})));
+  seeds.push_back(Bytes(
+      wire::EncodeWriteBack("job-1", 7, WriteBackIn{3, 1, {{1, 2, keys, floats, versions}}})));
   wire::FetchReplyBuilder reply({0}, {3}, {2});
   seeds.push_back(Bytes(reply.Finish()));
   return seeds;

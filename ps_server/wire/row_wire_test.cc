@@ -14,11 +14,12 @@ TEST(RowWire, RequestsDecodeInPlaceAsTheyWereEncoded) {
   const std::vector<float> g0 = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f}, rows = {1, 2, 3};
   const std::vector<uint64_t> versions = {7};
   FetchIn fetch{12, true, false, {{0, k0}, {3, k1}}};
-  ucx::AlignedBuffer f = EncodeFetch("job-7", fetch);
+  ucx::AlignedBuffer f = EncodeFetch("job-7", 0xfeedbeef01ull, fetch);
   auto df = DecodeRequest(f);
   ASSERT_TRUE(df.ok()) << df.status();
   EXPECT_EQ(df->kind, Kind::kFetch);
   EXPECT_EQ(df->job_id, "job-7");
+  EXPECT_EQ(df->run_id, 0xfeedbeef01ull);
   EXPECT_EQ(df->fetch.iteration, 12u);
   EXPECT_TRUE(df->fetch.early);
   EXPECT_FALSE(df->fetch.read_only);
@@ -30,18 +31,20 @@ TEST(RowWire, RequestsDecodeInPlaceAsTheyWereEncoded) {
   EXPECT_LT(reinterpret_cast<const char*>(df->fetch.blocks[0].keys.data()), f.data() + f.size());
 
   PushIn push{4, 1, {{2, 2, k0, g0}}};
-  ucx::AlignedBuffer p = EncodePush("j", push);
+  ucx::AlignedBuffer p = EncodePush("j", 3, push);
   auto dp = DecodeRequest(p);
   ASSERT_TRUE(dp.ok()) << dp.status();
   EXPECT_EQ(dp->kind, Kind::kPush);
   EXPECT_EQ(dp->push.worker, 1u);
+  EXPECT_EQ(dp->run_id, 3u);
   EXPECT_EQ(dp->push.blocks[0].dim, 2u);
   EXPECT_EQ(std::vector<float>(dp->push.blocks[0].grads.begin(), dp->push.blocks[0].grads.end()),
             g0);
 
   WriteBackIn wb{5, 2, {{1, 3, k1, rows, versions}}};
-  auto dw = DecodeRequest(EncodeWriteBack("j", wb));
+  auto dw = DecodeRequest(EncodeWriteBack("j", 4, wb));
   ASSERT_TRUE(dw.ok()) << dw.status();
+  EXPECT_EQ(dw->run_id, 4u);
   EXPECT_EQ(dw->write_back.blocks[0].row_floats, 3u);
   EXPECT_EQ(dw->write_back.blocks[0].versions[0], 7u);
   EXPECT_EQ(dw->write_back.blocks[0].rows[2], 3.0f);
@@ -70,7 +73,7 @@ TEST(RowWire, AFetchReplyIsWrittenInPlaceAndReadBack) {
 TEST(RowWire, EveryTruncationAndCorruptionIsRefusedNamingWhatAndWhere) {
   const std::vector<Key> keys = {1, 2};
   const std::vector<float> grads = {1, 2, 3, 4};
-  ucx::AlignedBuffer good = EncodePush("job", PushIn{1, 0, {{0, 2, keys, grads}}});
+  ucx::AlignedBuffer good = EncodePush("job", 1, PushIn{1, 0, {{0, 2, keys, grads}}});
   for (size_t n = 0; n < good.size(); ++n) {
     ucx::AlignedBuffer cut = ucx::AlignedBuffer::CopyOf(good.data(), n);
     const absl::Status s = DecodeRequest(cut).status();
@@ -83,18 +86,19 @@ TEST(RowWire, EveryTruncationAndCorruptionIsRefusedNamingWhatAndWhere) {
     return DecodeRequest(b).status();
   };
   const uint32_t zero = 0, many = 1u << 20;
-  const uint16_t kind = 9, version = 2;
+  const uint16_t kind = 9, version = 1;
   EXPECT_NE(corrupt(0, &zero, 4).message().find("magic"), std::string::npos);
-  EXPECT_NE(corrupt(4, &version, 2).message().find("version 2"), std::string::npos);
+  EXPECT_NE(corrupt(4, &version, 2).message().find("version 1 (this server reads 2)"),
+            std::string::npos);
   EXPECT_NE(corrupt(6, &kind, 2).message().find("kind 9"), std::string::npos);
   EXPECT_NE(corrupt(24, &many, 4).message().find("blocks"), std::string::npos);
   EXPECT_NE(corrupt(28, &many, 4).message().find("job id"), std::string::npos);
-  // The block's width (after the 32-byte header and the padded job id).
-  const absl::Status width = corrupt(32 + 8 + 4, &zero, 4);
+  // The block's width (after the 40-byte header and the padded job id).
+  const absl::Status width = corrupt(40 + 8 + 4, &zero, 4);
   EXPECT_NE(width.message().find("block 0: width 0"), std::string::npos) << width;
-  EXPECT_NE(width.message().find("at byte 40"), std::string::npos) << width;
+  EXPECT_NE(width.message().find("at byte 48"), std::string::npos) << width;
   const uint64_t huge = uint64_t{1} << 62;
-  EXPECT_NE(corrupt(32 + 8 + 8, &huge, 8).message().find("keys at byte"), std::string::npos);
+  EXPECT_NE(corrupt(40 + 8 + 8, &huge, 8).message().find("keys at byte"), std::string::npos);
   ucx::AlignedBuffer longer(good.size() + 8);
   std::memcpy(longer.data(), good.data(), good.size());
   std::memset(longer.data() + good.size(), 0, 8);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
 #include "common/scheduling_defaults.h"
+#include "common/status.h"
 #include "scheduler/service/job_spec_check.h"
 
 namespace herald::scheduler {
@@ -259,7 +260,7 @@ void JobManager::Loop() {
     }
     if (previous) previous->EndOnPs();
     absl::Status outcome = job->run->Run();
-    rendezvous_->DropScope(job->id);
+    rendezvous_->DropScope(job->run->rendezvous_scope());
     while (!outcome.ok()) {
       absl::StatusOr<std::shared_ptr<JobRun>> resumed = Recover(job, outcome);
       if (!resumed.ok()) {
@@ -267,7 +268,7 @@ void JobManager::Loop() {
         break;
       }
       outcome = (*resumed)->Run();
-      rendezvous_->DropScope(job->id);
+      rendezvous_->DropScope((*resumed)->rendezvous_scope());
     }
     absl::MutexLock lock(&mu_);
     Finish(job, outcome);
@@ -354,27 +355,29 @@ absl::StatusOr<std::shared_ptr<JobRun>> JobManager::RunOfWorker(const std::strin
   return absl::NotFoundError(absl::StrCat("no running job includes ", node_id));
 }
 
-absl::Status JobManager::Report(const proto::StepReport& report) {
-  std::shared_ptr<JobRun> run;
-  {
-    absl::MutexLock lock(&mu_);
-    if (!running_ || running_->job_id() != report.job_id()) {
-      return absl::NotFoundError(absl::StrCat("job ", report.job_id(), " is not running"));
-    }
-    run = running_;
+absl::StatusOr<std::shared_ptr<JobRun>> JobManager::CurrentRun(const std::string& job_id,
+                                                               uint64_t run_id) const {
+  absl::MutexLock lock(&mu_);
+  if (!running_ || running_->job_id() != job_id) {
+    return absl::NotFoundError(absl::StrCat("job ", job_id, " is not running"));
   }
+  if (running_->run_id() != run_id) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " runs as run ",
+                                                      running_->run_id(), "; this is from run ",
+                                                      run_id, ", an earlier one, and is ignored"));
+  }
+  return running_;
+}
+
+absl::Status JobManager::Report(const proto::StepReport& report) {
+  HERALD_ASSIGN_OR_RETURN(std::shared_ptr<JobRun> run,
+                          CurrentRun(report.job_id(), report.run_id()));
   return run->Report(report);
 }
 
 absl::Status JobManager::ReportEval(const proto::EvalReport& report) {
-  std::shared_ptr<JobRun> run;
-  {
-    absl::MutexLock lock(&mu_);
-    if (!running_ || running_->job_id() != report.job_id()) {
-      return absl::NotFoundError(absl::StrCat("job ", report.job_id(), " is not running"));
-    }
-    run = running_;
-  }
+  HERALD_ASSIGN_OR_RETURN(std::shared_ptr<JobRun> run,
+                          CurrentRun(report.job_id(), report.run_id()));
   return run->ReportEval(report);
 }
 
@@ -396,14 +399,7 @@ JobManager::Snapshot JobManager::TakeSnapshot() const {
 
 absl::Status JobManager::AcceptDense(const std::string& node_id, const std::string& job_id,
                                      std::vector<float> values, const DenseUpload& meta) {
-  std::shared_ptr<JobRun> run;
-  {
-    absl::MutexLock lock(&mu_);
-    if (!running_ || running_->job_id() != job_id) {
-      return absl::NotFoundError(absl::StrCat("job ", job_id, " is not running"));
-    }
-    run = running_;
-  }
+  HERALD_ASSIGN_OR_RETURN(std::shared_ptr<JobRun> run, CurrentRun(job_id, meta.run_id));
   return run->AcceptDense(node_id, std::move(values), meta);
 }
 

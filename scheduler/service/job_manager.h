@@ -69,11 +69,15 @@ class JobManager {
   absl::StatusOr<proto::JoinJobResponse> Join(const std::string& node_id, absl::Duration wait);
   // The running job that includes the worker. Errors: NotFound.
   absl::StatusOr<std::shared_ptr<JobRun>> RunOfWorker(const std::string& node_id) const;
+  // A worker's messages below name the job and its run (JoinJobResponse):
+  // those of another job are refused NotFound, those of an earlier run of
+  // the running job (a worker still ending it after a recovery or a
+  // scheduler restart) FailedPrecondition, and neither changes anything.
   absl::Status Report(const proto::StepReport& report);
-  // JobRun::ReportEval of the running job. Errors: NotFound (not running).
+  // JobRun::ReportEval of the running job.
   absl::Status ReportEval(const proto::EvalReport& report);
   // Rank 0's trained dense parameters for the running job `job_id`.
-  // Errors: NotFound (not running), JobRun::AcceptDense's.
+  // Errors: as Report, JobRun::AcceptDense's.
   absl::Status AcceptDense(const std::string& node_id, const std::string& job_id,
                            std::vector<float> values, const DenseUpload& meta = {});
   // Writes the model of `job_id` to `out_dir` (model_export.h). Errors:
@@ -95,6 +99,10 @@ class JobManager {
   Snapshot TakeSnapshot() const;
 
  private:
+  // The running run of `job_id` if it is run `run_id`; errors as Report.
+  absl::StatusOr<std::shared_ptr<JobRun>> CurrentRun(const std::string& job_id,
+                                                     uint64_t run_id) const;
+
   struct Job {
     std::string id;
     proto::JobSpec spec;

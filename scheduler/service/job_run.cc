@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/crc32.h"
@@ -26,6 +27,17 @@
 #include "scheduler/service/read_ahead.h"
 
 namespace herald::scheduler {
+namespace {
+
+// Nonzero (0 means "unchecked" to the PS) and unlike any earlier run's.
+uint64_t NewRunId() {
+  absl::BitGen gen;
+  uint64_t id = 0;
+  while (id == 0) id = absl::Uniform<uint64_t>(gen);
+  return id;
+}
+
+}  // namespace
 
 absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers) {
   // One pass over the batches the job trains (at most one epoch), in its
@@ -98,6 +110,7 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
 JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps,
                std::vector<NodeInfo> workers, const NodeRegistry* registry, JobRunOptions options)
     : job_id_(std::move(job_id)),
+      run_id_(NewRunId()),
       spec_(std::move(spec)),
       ps_nodes_(std::move(ps)),
       workers_(std::move(workers)),
@@ -117,6 +130,8 @@ JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps
   started_ = absl::Now();
   last_point_time_ = started_;
 }
+
+std::string JobRun::rendezvous_scope() const { return absl::StrCat(job_id_, "/run-", run_id_); }
 
 int JobRun::WorkerIndex(const std::string& node_id) const {
   for (size_t w = 0; w < workers_.size(); ++w) {
@@ -188,6 +203,7 @@ absl::Status JobRun::Prepare() {
   for (const NodeInfo& n : ps_nodes_) addresses.push_back(n.registration.address());
   ps::PsClientOptions ps_options;
   ps_options.channel = options_.ps_channel;
+  ps_options.run_id = run_id_;
   HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ps::PsClient> client,
                           ps::MakeGrpcPsClient(addresses, ps_options));
   {
@@ -245,6 +261,8 @@ absl::StatusOr<proto::JoinJobResponse> JobRun::Join(const std::string& node_id,
   joined_[w] = true;
   proto::JoinJobResponse r;
   r.set_job_id(job_id_);
+  r.set_run_id(run_id_);
+  r.set_rendezvous_scope(rendezvous_scope());
   *r.mutable_spec() = spec_;
   r.set_rank(static_cast<uint32_t>(w));
   r.set_num_workers(static_cast<uint32_t>(workers_.size()));

@@ -40,6 +40,7 @@ struct DenseUpload {
   bool checkpoint = false;  // for the checkpoint after `iteration`
   uint64_t iteration = 0;
   uint64_t state_floats = 0;  // trailing floats of dense optimizer state
+  uint64_t run_id = 0;        // the uploading worker's run (JoinJobResponse)
 };
 
 struct JobRunOptions {
@@ -104,6 +105,12 @@ class JobRun {
   absl::StatusOr<proto::ExportJobResponse> Export(const std::string& out_dir);
 
   const std::string& job_id() const { return job_id_; }
+  // This run of the job (JoinJobResponse.run_id): random, nonzero, new for
+  // every JobRun, so a recovery's or a restarted scheduler's run differs
+  // from the one before it.
+  uint64_t run_id() const { return run_id_; }
+  // The key-value scope of this run's rendezvous (JoinJobResponse).
+  std::string rendezvous_scope() const;
   bool HasWorker(const std::string& node_id) const;
   // A worker of this job that has not joined it yet.
   bool Joinable(const std::string& node_id) const;
@@ -165,6 +172,7 @@ class JobRun {
   absl::Status CheckDenseReplicas();
 
   const std::string job_id_;
+  const uint64_t run_id_;
   const proto::JobSpec spec_;
   const std::vector<NodeInfo> ps_nodes_;
   const std::vector<NodeInfo> workers_;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cluster/dense_upload.h"
@@ -153,14 +154,14 @@ class SchedulerServiceTest : public ::testing::Test {
     return jobs_stub_->ExportJob(&context, request, response);
   }
 
-  // Opens worker w's step stream for `job_id` with a deadline.
-  std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> OpenSteps(grpc::ClientContext* context,
-                                                                   int w, const std::string& job_id,
-                                                                   int64_t timeout_ms) {
+  // Opens worker w's step stream for the run it joined, with a deadline.
+  std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> OpenSteps(
+      grpc::ClientContext* context, int w, const proto::JoinJobResponse& join, int64_t timeout_ms) {
     rpc::SetDeadline(context, timeout_ms);
     proto::WorkerStepsRequest request;
     request.set_node_id(node_[w]);
-    request.set_job_id(job_id);
+    request.set_job_id(join.job_id());
+    request.set_run_id(join.run_id());
     return workers_stub_->WorkerSteps(context, request);
   }
 
@@ -175,8 +176,10 @@ class SchedulerServiceTest : public ::testing::Test {
                       const std::vector<float>& dense = kDense,
                       const std::string& may_fail_with = "") {
     grpc::ClientContext context;
-    auto reader = OpenSteps(&context, w, join.job_id(), 60000);
-    auto ps = ps::MakeGrpcPsClient({ps_server_->address()});
+    auto reader = OpenSteps(&context, w, join, 60000);
+    ps::PsClientOptions ps_options;
+    ps_options.run_id = join.run_id();
+    auto ps = ps::MakeGrpcPsClient({ps_server_->address()}, ps_options);
     EXPECT_TRUE(ps.ok());
     proto::WorkerStep step;
     uint64_t received = 0;
@@ -198,9 +201,9 @@ class SchedulerServiceTest : public ::testing::Test {
       if (step.last()) {
         if (join.rank() == 0) {
           // Chunks of 3 floats: the upload is reassembled in order.
-          EXPECT_TRUE(
-              cluster::UploadDense(workers_stub_.get(), "", node_[w], join.job_id(), kDense, 3)
-                  .ok());
+          EXPECT_TRUE(cluster::UploadDense(workers_stub_.get(), "", node_[w], join.job_id(),
+                                           join.run_id(), kDense, 3)
+                          .ok());
         }
         report.set_dense_crc32(cluster::DenseCrc32(dense));
       }
@@ -208,6 +211,7 @@ class SchedulerServiceTest : public ::testing::Test {
       rpc::SetDeadline(&report_context, 5000);
       report.set_node_id(node_[w]);
       report.set_job_id(join.job_id());
+      report.set_run_id(join.run_id());
       report.set_iteration(step.iteration());
       report.set_loss_sum(1.0 + w);
       proto::StepReportResponse response;
@@ -265,6 +269,40 @@ TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds
     request.set_node_id(node_[0]);
     proto::JoinJobResponse response;
     EXPECT_FALSE(workers_stub_->JoinJob(&context, request, &response).ok());
+  }
+  // One run, and its rendezvous scope is its own.
+  EXPECT_NE(joins[0].run_id(), 0u);
+  EXPECT_EQ(joins[0].run_id(), joins[1].run_id());
+  EXPECT_EQ(joins[0].rendezvous_scope(), absl::StrCat(job, "/run-", joins[0].run_id()));
+  // A worker still ending an earlier run of this job: its error report, its
+  // step stream and its PS requests are refused and change nothing (the
+  // job still succeeds below, every step reaching this run's workers).
+  {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 5000);
+    proto::StepReport stale;
+    stale.set_node_id(node_[1]);
+    stale.set_job_id(job);
+    stale.set_run_id(joins[1].run_id() + 1);
+    stale.set_error("an earlier run's worker lost its scheduler");
+    proto::StepReportResponse response;
+    const grpc::Status refused = workers_stub_->ReportStep(&context, stale, &response);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(refused.error_message().find("an earlier one, and is ignored"), std::string::npos)
+        << refused.error_message();
+    proto::JoinJobResponse earlier = joins[0];
+    earlier.set_run_id(joins[0].run_id() + 1);
+    grpc::ClientContext stream_context;
+    auto reader = OpenSteps(&stream_context, 0, earlier, 5000);
+    proto::WorkerStep step;
+    EXPECT_FALSE(reader->Read(&step));
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    ps::PsClientOptions stale_ps;
+    stale_ps.run_id = joins[0].run_id() + 1;
+    auto ps = ps::MakeGrpcPsClient({ps_server_->address()}, stale_ps);
+    ASSERT_TRUE(ps.ok());
+    const absl::Status done = (*ps)->IterationDone(job, 0, 0, 2).status();
+    EXPECT_EQ(done.code(), absl::StatusCode::kFailedPrecondition) << done;
   }
   uint64_t received[2];
   std::thread other([&] { received[1] = FakeWorker(1, joins[1]); });
@@ -330,7 +368,7 @@ TEST_F(SchedulerServiceTest, ASlowWorkerHoldsThePlannerAtItsQueueBound) {
   // Worker 0 reads without reporting, worker 1 reads nothing: the planner
   // stops once worker 1's queue holds kQueue steps.
   grpc::ClientContext context;
-  auto reader = OpenSteps(&context, 0, join0.job_id(), 2000);
+  auto reader = OpenSteps(&context, 0, join0, 2000);
   proto::WorkerStep step;
   uint64_t read = 0;
   while (reader->Read(&step)) ++read;  // ends at the 2 s deadline
@@ -352,11 +390,12 @@ TEST_F(SchedulerServiceTest, AnErrorReportFailsTheJobAndTheOtherStreamEnds) {
   proto::StepReport report;
   report.set_node_id(node_[1]);
   report.set_job_id(join1.job_id());
+  report.set_run_id(join1.run_id());
   report.set_error("device on fire");
   proto::StepReportResponse response;
   ASSERT_TRUE(workers_stub_->ReportStep(&report_context, report, &response).ok());
   grpc::ClientContext context;
-  auto reader = OpenSteps(&context, 0, join0.job_id(), 20000);
+  auto reader = OpenSteps(&context, 0, join0, 20000);
   proto::WorkerStep step;
   while (reader->Read(&step)) {
   }

@@ -29,10 +29,11 @@ grpc::Status WorkerServiceImpl::WorkerSteps(grpc::ServerContext* context,
   if (auto s = rpc::CheckToken(context, token_, "WorkerSteps"); !s.ok()) return s;
   auto run = jobs_->RunOfWorker(request->node_id());
   if (!run.ok()) return rpc::ToGrpcStatus(run.status());
-  if ((*run)->job_id() != request->job_id()) {
+  if ((*run)->job_id() != request->job_id() || (*run)->run_id() != request->run_id()) {
     return grpc::Status(
         grpc::StatusCode::FAILED_PRECONDITION,
-        absl::StrCat("steps of ", request->job_id(), ": the running job is ", (*run)->job_id()));
+        absl::StrCat("steps of ", request->job_id(), " run ", request->run_id(),
+                     ": the running job is ", (*run)->job_id(), " run ", (*run)->run_id()));
   }
   auto queue = (*run)->QueueOf(request->node_id());
   if (!queue.ok()) return rpc::ToGrpcStatus(queue.status());
@@ -88,6 +89,7 @@ grpc::Status WorkerServiceImpl::UploadDense(grpc::ServerContext* context,
       meta.checkpoint = chunk.checkpoint();
       meta.iteration = chunk.iteration();
       meta.state_floats = chunk.state_floats();
+      meta.run_id = chunk.run_id();
       if (meta.state_floats >= total) {
         return invalid(absl::StrCat("state_floats ", meta.state_floats, " leaves no parameters in ",
                                     total, " floats"));
@@ -101,8 +103,9 @@ grpc::Status WorkerServiceImpl::UploadDense(grpc::ServerContext* context,
       values.reserve(total);
       first = false;
     }
-    if (chunk.node_id() != node_id || chunk.job_id() != job_id || chunk.total_floats() != total) {
-      return invalid("node_id, job_id and total_floats must be the same in every chunk");
+    if (chunk.node_id() != node_id || chunk.job_id() != job_id || chunk.total_floats() != total ||
+        chunk.run_id() != meta.run_id) {
+      return invalid("node_id, job_id, run_id and total_floats must be the same in every chunk");
     }
     if (chunk.offset() != values.size() || chunk.values().size() % sizeof(float) != 0 ||
         values.size() + chunk.values().size() / sizeof(float) > total) {

@@ -44,15 +44,17 @@ void WorkerAgent::Stop() {
 
 void WorkerAgent::Abandon(uint64_t iteration) {
   std::string node_id, job_id;
+  uint64_t run_id = 0;
   {
     absl::MutexLock lock(&mu_);
     if (abandoned_ || stream_context_ == nullptr) return;
     abandoned_ = true;
     node_id = node_id_;
     job_id = job_id_;
+    run_id = run_id_;
   }
   // Report before closing the stream, so the job fails with this reason.
-  ReportError(node_id, job_id, iteration,
+  ReportError(node_id, job_id, run_id, iteration,
               absl::StrCat("the worker shut down before iteration ", iteration, " (SIGTERM)"));
   absl::MutexLock lock(&mu_);
   if (stream_context_ != nullptr) stream_context_->TryCancel();
@@ -106,7 +108,7 @@ absl::Status WorkerAgent::Run() {
 }
 
 absl::Status WorkerAgent::Evaluate(HeldOutScorer& scorer, const proto::WorkerStep& step,
-                                   const std::string& node_id) {
+                                   const std::string& node_id, uint64_t run_id) {
   absl::StatusOr<std::vector<float>> predictions = scorer.Score(step.eval(), step.iteration());
   if (!predictions.ok()) {
     return Annotate(predictions.status(),
@@ -118,6 +120,7 @@ absl::Status WorkerAgent::Evaluate(HeldOutScorer& scorer, const proto::WorkerSte
   proto::EvalReport report;
   report.set_node_id(node_id);
   report.set_job_id(step.job_id());
+  report.set_run_id(run_id);
   report.set_iteration(step.iteration());
   report.set_index(step.eval().index());
   report.set_predictions(predictions->data(), predictions->size() * sizeof(float));
@@ -132,6 +135,7 @@ absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
   *over_ucx = false;
   ps::PsClientOptions grpc_only;
   grpc_only.channel = options_.ps_channel;
+  grpc_only.run_id = join.run_id();
   const bool tls = !options_.ps_channel.tls_root_cert_path.empty();
   const bool offered = join.ps_ucx_addresses_size() == static_cast<int>(ps_addresses.size());
   if (options_.transport == "grpc" || (options_.transport == "auto" && (tls || !offered))) {
@@ -163,13 +167,14 @@ absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
 }
 
 void WorkerAgent::ReportError(const std::string& node_id, const std::string& job_id,
-                              uint64_t iteration, const std::string& error) {
+                              uint64_t run_id, uint64_t iteration, const std::string& error) {
   grpc::ClientContext context;
   rpc::SetDeadline(&context, kReportTimeoutMs);
   rpc::AttachToken(&context, options_.token);
   proto::StepReport report;
   report.set_node_id(node_id);
   report.set_job_id(job_id);
+  report.set_run_id(run_id);
   report.set_iteration(iteration);
   report.set_error(error);
   proto::StepReportResponse response;
@@ -185,13 +190,13 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   std::vector<std::string> ps_addresses(join.ps_addresses().begin(), join.ps_addresses().end());
   uint64_t iteration = join.first_iteration();  // the next iteration this worker expects
   auto fail = [&](const absl::Status& s) {
-    ReportError(node_id, join.job_id(), iteration, s.ToString());
+    ReportError(node_id, join.job_id(), join.run_id(), iteration, s.ToString());
     return s;
   };
   bool over_ucx = false;
   absl::StatusOr<std::unique_ptr<ps::PsClient>> ps = ConnectPs(join, ps_addresses, &over_ucx);
   if (!ps.ok()) return fail(ps.status());
-  CoordinatorKvStore store(coordinator_, join.job_id(), options_.token);
+  CoordinatorKvStore store(coordinator_, join.rendezvous_scope(), options_.token);
   ReplicaOptions replica_options;
   replica_options.device = options_.device;
   replica_options.device_options = options_.device_options;
@@ -226,6 +231,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     stream_context_ = &context;
     node_id_ = node_id;
     job_id_ = join.job_id();
+    run_id_ = join.run_id();
     next_iteration_ = iteration;
     executing_ = false;
     abandoned_ = false;
@@ -233,6 +239,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   proto::WorkerStepsRequest request;
   request.set_node_id(node_id);
   request.set_job_id(join.job_id());
+  request.set_run_id(join.run_id());
   std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> reader =
       workers_->WorkerSteps(&context, request);
   // Read ahead: the step after the current one, where it arrived already,
@@ -265,7 +272,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       break;
     }
     if (wire.has_eval()) {
-      outcome = Evaluate(scorer, wire, node_id);
+      outcome = Evaluate(scorer, wire, node_id, join.run_id());
       if (!outcome.ok()) break;
       absl::MutexLock lock(&mu_);
       executing_ = false;
@@ -298,7 +305,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     if (wire.checkpoint() && !wire.last() && join.rank() == 0) {
       // A consistent checkpoint follows this step: its dense half.
       const absl::Status up = cluster::UploadCheckpointDense(
-          workers_.get(), options_.token, node_id, join.job_id(), iteration,
+          workers_.get(), options_.token, node_id, join.job_id(), join.run_id(), iteration,
           replica.model->params().values().ToHost(),
           replica.optimizer ? replica.optimizer->state().ToHost() : std::vector<float>());
       if (!up.ok()) {
@@ -313,8 +320,8 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       const std::vector<float> dense = replica.model->params().values().ToHost();
       dense_crc = cluster::DenseCrc32(dense);
       if (join.rank() == 0) {
-        const absl::Status up =
-            cluster::UploadDense(workers_.get(), options_.token, node_id, join.job_id(), dense);
+        const absl::Status up = cluster::UploadDense(workers_.get(), options_.token, node_id,
+                                                     join.job_id(), join.run_id(), dense);
         if (!up.ok()) {
           outcome = Annotate(up, "uploading the dense parameters");
           break;
@@ -327,6 +334,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     proto::StepReport report;
     report.set_node_id(node_id);
     report.set_job_id(join.job_id());
+    report.set_run_id(join.run_id());
     report.set_iteration(iteration);
     report.set_loss_sum(result->loss_sum);
     report.set_num_samples(result->num_samples);
@@ -367,7 +375,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   }
   if (!outcome.ok()) {
     // Report first: the job fails with this reason, not with the closed stream.
-    ReportError(node_id, join.job_id(), iteration, outcome.ToString());
+    ReportError(node_id, join.job_id(), join.run_id(), iteration, outcome.ToString());
     context.TryCancel();
     steps.reset();
     reader->Finish();

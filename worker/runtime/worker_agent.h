@@ -60,16 +60,17 @@ class WorkerAgent {
   // job's; they are reported to the scheduler and logged.
   absl::Status RunJob(const proto::JoinJobResponse& join, const std::string& node_id);
   // Scores a held-out batch (step.eval) and sends the predictions
-  // (ReportEval). Errors: the scorer's, the report's.
+  // (ReportEval) for run `run_id`. Errors: the scorer's, the report's.
   absl::Status Evaluate(HeldOutScorer& scorer, const proto::WorkerStep& step,
-                        const std::string& node_id);
+                        const std::string& node_id, uint64_t run_id);
   // The job's PS client over the chosen data path (options_.transport);
   // *over_ucx tells which.
   absl::StatusOr<std::unique_ptr<ps::PsClient>> ConnectPs(
       const proto::JoinJobResponse& join, const std::vector<std::string>& ps_addresses,
       bool* over_ucx);
-  void ReportError(const std::string& node_id, const std::string& job_id, uint64_t iteration,
-                   const std::string& error);
+  // Tells the scheduler that this worker's run `run_id` of the job failed.
+  void ReportError(const std::string& node_id, const std::string& job_id, uint64_t run_id,
+                   uint64_t iteration, const std::string& error);
   bool stopping() const;
   // Reports `iteration` abandoned (once per job) and cancels the stream.
   void Abandon(uint64_t iteration);
@@ -87,6 +88,7 @@ class WorkerAgent {
   grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::string node_id_ ABSL_GUARDED_BY(mu_);
   std::string job_id_ ABSL_GUARDED_BY(mu_);
+  uint64_t run_id_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_iteration_ ABSL_GUARDED_BY(mu_) = 0;
   bool executing_ ABSL_GUARDED_BY(mu_) = false;
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
