@@ -172,6 +172,8 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
       << again.process->LogTail(8000) << (*cluster)->Logs();
   EXPECT_NE(status.output.find("the scheduler restarted while the job ran"), std::string::npos)
       << status.output;
+  // The same training resumed: the planner was replayed to the checkpoint.
+  EXPECT_NE(status.output.find("\"replayed_iterations\":\""), std::string::npos) << status.output;
   // One history across both schedulers: iterations 0..49 in order, those
   // before the restart from the job store, those after its checkpoint from
   // the resumed run.

@@ -241,6 +241,15 @@ class Planner {
   }
 
   uint64_t iteration() const { return iteration_; }
+  // Calls fn(slot, key) for every row worker `w`'s cache holds in table `t`
+  // now (between two plans), in slot order: the contents the worker's own
+  // cache mirrors.
+  template <typename Fn>
+  void ForEachCachedRow(uint32_t w, uint32_t t, Fn fn) const {
+    const CacheLayout& cache = caches_[w][t];
+    cache.ForEachResident(
+        [&](uint32_t slot) { fn(slot, directory_[t].at(cache.RowAt(slot)).key); });
+  }
   // herald-adaptive's profiler (the tables scored, their DoI); null for
   // other policies.
   const TableProfiler* profiler() const { return profiler_ ? &*profiler_ : nullptr; }

@@ -16,6 +16,7 @@
 #include "common/tunables.h"
 #include "ps_server/checkpoint/manifest.h"
 #include "ps_server/client/sharded_ps_client.h"
+#include "scheduler/planner/cache_refill.h"
 #include "scheduler/planner/planner.h"
 #include "scheduler/planner/scheduling_spec.h"
 #include "scheduler/planner/simulator.h"
@@ -227,12 +228,16 @@ absl::Status JobRun::Prepare() {
     return absl::DataLossError(absl::StrCat("the PS shards start at iteration ", *next, ", the ",
                                             "checkpoint at ", resume.first_iteration));
   }
+  const bool replay = ContinuesSameTraining(resume, spec_, static_cast<uint32_t>(workers_.size()));
   absl::MutexLock lock(&mu_);
   sizing_ = std::move(sizing);
+  replay_ = replay;
   if (!resume.manifest.empty()) {
-    HLOG_INFO("job {}: resumed from {} at iteration {}", job_id_, resume.manifest,
-              resume.first_iteration);
-    sizing_.warm_keys.clear();
+    HLOG_INFO("job {}: resumed from {} at iteration {}{}", job_id_, resume.manifest,
+              resume.first_iteration,
+              replay ? " (same training: the planner is replayed to it)"
+                     : " (another spec or worker count: a fresh planner)");
+    if (!replay) sizing_.warm_keys.clear();
   }
   first_iteration_ = resume.first_iteration;
   progress_.set_resumed_from(resume.manifest);
@@ -317,9 +322,13 @@ absl::Status JobRun::Enqueue(uint32_t w, std::shared_ptr<const proto::WorkerStep
 
 absl::Status JobRun::Plan() {
   JobCacheSizing sizing;
+  bool replay;
+  uint64_t resume_at;
   {
     absl::MutexLock lock(&mu_);
     sizing = sizing_;
+    replay = replay_;
+    resume_at = first_iteration_;
   }
   PlannerResources resources;
   resources.num_workers = static_cast<uint32_t>(workers_.size());
@@ -335,11 +344,10 @@ absl::Status JobRun::Plan() {
   resources.flush_every = {checkpoint_every, eval_every};
   HERALD_ASSIGN_OR_RETURN(PlannerOptions po,
                           PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
-  {
-    absl::MutexLock lock(&mu_);
-    po.first_iteration = first_iteration_;
-  }
-  if (!spec_.checkpoint().resume_from().empty()) {
+  // Replaying, the planner starts at iteration 0 as the checkpoint's run did
+  // and plans up to resume_at without sending a step.
+  po.first_iteration = replay ? 0 : resume_at;
+  if (!spec_.checkpoint().resume_from().empty() && !replay) {
     // The restored tables hold rows the planner never saw trained: fetch
     // every row rather than initialise it, and warm nothing.
     po.init_on_worker = false;
@@ -356,7 +364,7 @@ absl::Status JobRun::Plan() {
   // one after it too (it indexes that one beside the next's allocation).
   data::KeyBatch current, next, after;
   // A resumed job continues the same deterministic stream after the
-  // checkpoint's iteration.
+  // checkpoint's iteration (a replay plans the batches before it).
   for (uint64_t skipped = 0; skipped < po.first_iteration; ++skipped) {
     HERALD_ASSIGN_OR_RETURN(bool skipped_one, loader.Next(&current));
     if (!skipped_one) {
@@ -370,18 +378,38 @@ absl::Status JobRun::Plan() {
   IterationPlan plan_buffer;  // reused: its lists keep their memory between iterations
   const IterationPlan* plan = &plan_buffer;
   bool budget_warned = false;  // herald-adaptive: an unreachable budget is logged once
+  const absl::Time replay_start = absl::Now();
   for (;;) {
     HERALD_RETURN_IF_ERROR(Health());
     bool have_after = false;
     if (have_next && window >= 2) {
       HERALD_ASSIGN_OR_RETURN(have_after, loader.Next(&after));
     }
+    const bool replaying = planner->iteration() < resume_at;  // only when replay
+    CachedRows before_resume;
+    if (replay && planner->iteration() == resume_at) before_resume = CachedRowsOf(*planner);
     const absl::Time plan_start = absl::Now();
     if (absl::Status planned = planner->PlanInto(current, have_next ? &next : nullptr,
                                                  have_after ? &after : nullptr, &plan_buffer);
         !planned.ok()) {
       return absl::Status(planned.code(), absl::StrCat("planning iteration ", planner->iteration(),
                                                        ": ", planned.message()));
+    }
+    if (replaying) {
+      if (!have_next) return absl::InternalError("replay: the data ended before the checkpoint");
+      std::swap(current, next);
+      std::swap(next, after);
+      have_next = have_after;
+      continue;
+    }
+    if (replay && plan->iteration == resume_at) {
+      const uint64_t refilled = AddCacheRefill(before_resume, *planner, &plan_buffer);
+      HLOG_INFO("job {}: planner replayed over {} iterations in {:.0f} ms; {} cached rows refilled",
+                job_id_, resume_at, absl::ToDoubleMilliseconds(plan_start - replay_start),
+                refilled);
+      absl::MutexLock lock(&mu_);
+      progress_.set_replayed_iterations(resume_at);
+      progress_.set_refilled_rows(refilled);
     }
     const double plan_ms = absl::ToDoubleMilliseconds(absl::Now() - plan_start);
     if (const TableProfiler* profiler = planner->profiler();

@@ -217,6 +217,9 @@ class JobRun {
   std::vector<float> dense_ ABSL_GUARDED_BY(mu_);  // from rank 0, at the end
   // A resumed job: its first iteration and the dense half it starts from.
   uint64_t first_iteration_ ABSL_GUARDED_BY(mu_) = 0;
+  // Resumed from a checkpoint of the same training: Plan replays the
+  // planner over the iterations before first_iteration_ (cache_refill.h).
+  bool replay_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<float> initial_dense_ ABSL_GUARDED_BY(mu_);
   std::vector<float> initial_dense_state_ ABSL_GUARDED_BY(mu_);
   // From rank 0 for the checkpoint after an iteration: parameters + state.

@@ -12,6 +12,7 @@
 #include "common/crc32.h"
 #include "common/logging.h"
 #include "common/status.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "ps_server/checkpoint/manifest.h"
 #include "ps_server/checkpoint/shard_file.h"
 
@@ -110,6 +111,8 @@ absl::StatusOr<ResumePoint> ReadResumePoint(const proto::JobSpec& spec) {
   }
   r.job_id = manifest->job_id();
   r.first_iteration = manifest->iteration() + 1;
+  r.spec = manifest->spec();
+  r.num_workers = manifest->num_workers();
   if (spec.iterations() > 0 && r.first_iteration >= spec.iterations()) {
     return Error(absl::StatusCode::kFailedPrecondition,
                  absl::StrCat(r.manifest, " is of iteration ", manifest->iteration(),
@@ -134,6 +137,15 @@ absl::StatusOr<ResumePoint> ReadResumePoint(const proto::JobSpec& spec) {
   r.dense.assign(f, f + manifest->dense_floats());
   r.dense_state.assign(f + manifest->dense_floats(), f + floats);
   return r;
+}
+
+bool ContinuesSameTraining(const ResumePoint& point, const proto::JobSpec& spec,
+                           uint32_t num_workers) {
+  if (point.manifest.empty() || point.num_workers != num_workers) return false;
+  proto::JobSpec a = point.spec, b = spec;
+  a.mutable_checkpoint()->clear_resume_from();
+  b.mutable_checkpoint()->clear_resume_from();
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
 }
 
 }  // namespace herald::scheduler

@@ -17,7 +17,18 @@ struct ResumePoint {
   std::string job_id;    // the job the checkpoint is of
   uint64_t first_iteration = 0;
   std::vector<float> dense, dense_state;
+  // The run that wrote the checkpoint: its spec and worker count.
+  proto::JobSpec spec;
+  uint32_t num_workers = 0;
 };
+
+// Whether the run resuming from `point` with `spec` on `num_workers`
+// workers trains exactly as the run that wrote the checkpoint did (the same
+// spec apart from checkpoint.resume_from, the same number of workers): then
+// its planner can be replayed to the checkpoint's state, and the resumed
+// job ends with the bits of the uninterrupted one (cache_refill.h).
+bool ContinuesSameTraining(const ResumePoint& point, const proto::JobSpec& spec,
+                           uint32_t num_workers);
 
 // Reads `spec.checkpoint.resume_from`: a MANIFEST path, or a job's
 // checkpoint directory (<dir>/<job_id>) for its newest complete periodic

@@ -47,6 +47,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
         std::unique_ptr<ChildProcess> p,
         c->StartProcess("ps_server/herald_ps", absl::StrCat("ps", s), c->PsFlags(s)));
     c->ps_.push_back(std::move(p));
+    c->ps_names_.push_back(absl::StrCat("ps", s));
   }
   for (int w = 0; w < workers; ++w) {
     std::vector<std::string> args = {"--scheduler=" + c->address_,
@@ -83,13 +84,14 @@ absl::Status LocalCluster::RestartPs(int shard) {
                           StartProcess("ps_server/herald_ps", name, PsFlags(shard)));
   HERALD_RETURN_IF_ERROR(p->WaitForPortFile(dir_ + "/" + name + ".port", 20000).status());
   ps_[shard] = std::move(p);
+  ps_names_[shard] = name;
   return absl::OkStatus();
 }
 
 std::vector<std::string> LocalCluster::PsAddresses() const {
   std::vector<std::string> out;
   for (size_t s = 0; s < ps_.size(); ++s) {
-    std::ifstream in(absl::StrCat(dir_, "/ps", s, ".port"));
+    std::ifstream in(absl::StrCat(dir_, "/", ps_names_[s], ".port"));
     int port = 0;
     in >> port;
     out.push_back(absl::StrCat("127.0.0.1:", port));

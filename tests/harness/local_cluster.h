@@ -83,6 +83,7 @@ class LocalCluster {
   ClusterFlags flags_;
   std::unique_ptr<ChildProcess> scheduler_;
   std::vector<std::unique_ptr<ChildProcess>> ps_, workers_;
+  std::vector<std::string> ps_names_;  // per shard: its process's name (port file, log)
   std::unique_ptr<proto::JobService::Stub> jobs_;
 };
 
