@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/text_format.h"
+#include "ps_server/checkpoint/atomic_file.h"
 
 namespace herald::ps {
 
@@ -44,8 +45,7 @@ absl::Status MakeDirs(const std::string& path) {
     if (pos != path.size() && path[pos] != '/') continue;
     const std::string prefix = path.substr(0, pos);
     if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::InternalError(
-          absl::StrCat("cannot create directory ", prefix, ": ", std::strerror(errno)));
+      return FileError("cannot create directory", prefix, errno);
     }
   }
   return absl::OkStatus();
@@ -58,18 +58,8 @@ absl::StatusOr<std::string> WriteManifest(const std::string& dir,
   if (!s.ok()) return s;
   std::string text;
   google::protobuf::TextFormat::PrintToString(manifest, &text);
-  const std::string temp = absl::StrCat(path, ".tmp-", ::getpid());
-  std::FILE* f = std::fopen(temp.c_str(), "wb");
-  if (f == nullptr) {
-    return absl::InternalError(absl::StrCat("cannot create ", temp, ": ", std::strerror(errno)));
-  }
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() &&
-                  std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  std::fclose(f);
-  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  }
+  s = WriteFileAtomically(path, text);
+  if (!s.ok()) return s;
   return path;
 }
 

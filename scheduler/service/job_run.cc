@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 
@@ -14,6 +15,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/tunables.h"
+#include "ps_server/checkpoint/atomic_file.h"
 #include "ps_server/checkpoint/manifest.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/planner/cache_refill.h"
@@ -664,22 +666,23 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration) {
   dense_file.state_floats = dense.state_floats;
   const size_t bytes = dense.floats.size() * sizeof(float);
   dense_file.checksum = Crc32Hex(Crc32(dense.floats.data(), bytes));
-  {
-    std::ofstream out(iteration_dir + "/" + dense_file.file, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(dense.floats.data()),
-              static_cast<std::streamsize>(bytes));
-    if (!out.flush()) {
-      return absl::UnavailableError(absl::StrCat("checkpoint of iteration ", iteration,
-                                                 ": cannot write ", iteration_dir, "/",
-                                                 dense_file.file));
-    }
+  absl::StatusOr<std::string> manifest = absl::UnknownError("not written");
+  const absl::Status dense_written = ps::WriteFileAtomically(
+      iteration_dir + "/" + dense_file.file,
+      std::string_view(reinterpret_cast<const char*>(dense.floats.data()), bytes));
+  if (dense_written.ok()) {
+    manifest = ps_->Checkpoint(job_id_, iteration, spec_.checkpoint().dir(), &dense_file);
+  } else {
+    manifest = dense_written;
   }
-  absl::StatusOr<std::string> manifest =
-      ps_->Checkpoint(job_id_, iteration, spec_.checkpoint().dir(), &dense_file);
   if (!manifest.ok()) {
-    return absl::Status(
+    const absl::Status failed(
         manifest.status().code(),
         absl::StrCat("checkpoint of iteration ", iteration, ": ", manifest.status().message()));
+    if (!RefusedByStorage(failed)) return failed;
+    // Training goes on; the checkpoint before stays the newest complete one.
+    RecordCheckpointFailure(failed, iteration);
+    return absl::OkStatus();
   }
   absl::StatusOr<int> pruned =
       ps::PruneCheckpoints(spec_.checkpoint().dir(), job_id_, spec_.checkpoint().keep_last());
@@ -695,6 +698,21 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration) {
   }
   if (options_.on_checkpoint) options_.on_checkpoint();
   return absl::OkStatus();
+}
+
+bool JobRun::RefusedByStorage(const absl::Status& status) {
+  return absl::IsResourceExhausted(status) || absl::IsPermissionDenied(status);
+}
+
+void JobRun::RecordCheckpointFailure(const absl::Status& status, uint64_t iteration) {
+  std::error_code ignored;  // what the shards wrote of it: never a complete checkpoint
+  std::filesystem::remove_all(
+      ps::CheckpointIterationDir(spec_.checkpoint().dir(), job_id_, iteration), ignored);
+  HLOG_ERROR("job {}: {}; training goes on, the newest complete checkpoint is still {}", job_id_,
+             std::string(status.message()), Progress().last_checkpoint());
+  absl::MutexLock lock(&mu_);
+  progress_.set_checkpoint_failures(progress_.checkpoint_failures() + 1);
+  progress_.set_checkpoint_error(std::string(status.message()));
 }
 
 absl::Status JobRun::Run() {
@@ -714,8 +732,13 @@ absl::Status JobRun::Run() {
       progress_.set_last_checkpoint(*manifest);
       progress_.set_checkpoints_written(progress_.checkpoints_written() + 1);
     } else {
-      s = absl::Status(manifest.status().code(),
-                       absl::StrCat("final checkpoint: ", manifest.status().message()));
+      const absl::Status failed(manifest.status().code(),
+                                absl::StrCat("final checkpoint: ", manifest.status().message()));
+      if (RefusedByStorage(failed)) {
+        RecordCheckpointFailure(failed, total_iterations_ - 1);  // the model stays exportable
+      } else {
+        s = failed;
+      }
     }
   }
   if (s.ok()) return s;

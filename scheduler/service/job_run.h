@@ -149,7 +149,14 @@ class JobRun {
   // for every worker's report of it, checkpoints every shard at it and prunes
   // to checkpoint.keep_last. No step after it is queued meanwhile, so no
   // shard commits past it.
+  // A checkpoint the storage refused (RESOURCE_EXHAUSTED: full; PERMISSION_
+  // DENIED: read-only or refused) is recorded (progress checkpoint_failures,
+  // checkpoint_error), its partial files removed, and training goes on; any
+  // other failure (a shard gone) fails the run.
   absl::Status CheckpointAt(uint64_t iteration);
+  static bool RefusedByStorage(const absl::Status& status);
+  // Removes what was written of the checkpoint of `iteration`.
+  void RecordCheckpointFailure(const absl::Status& status, uint64_t iteration);
   // After flush iteration `iteration` (or the last): waits for every
   // worker's report of it, sends each worker its share of the held-out
   // batches, waits for every prediction and records the exact AUC and log

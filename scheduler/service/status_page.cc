@@ -111,7 +111,9 @@ function drawJob(job) {
   const p = job ? (job.progress || {}) : {};
   document.getElementById('checkpoint').textContent = num(p.checkpoints_written)
       ? num(p.checkpoints_written) + ' checkpoint(s), waited ' + (num(p.checkpoint_ms) / 1000).toFixed(1) +
-        ' s; last: ' + p.last_checkpoint
+        ' s; last: ' + p.last_checkpoint +
+        (num(p.checkpoint_failures) ? '; ' + num(p.checkpoint_failures) + ' refused by the storage: ' +
+        p.checkpoint_error : '')
       : '';
   const causes = job ? (job.recovery_causes || []) : [];
   document.getElementById('recovery').textContent = num(job && job.recoveries)

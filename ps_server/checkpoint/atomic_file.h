@@ -1,0 +1,28 @@
+#pragma once
+// Checkpoint files written whole or not at all, and the status of a failed
+// file operation.
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace herald::ps {
+
+// The status for file operation `what` on `path` that failed with `err`
+// (an errno value), naming both and the system's message. The code says
+// what kind of failure it is: RESOURCE_EXHAUSTED for a full disk or quota
+// (ENOSPC, EDQUOT, EFBIG), PERMISSION_DENIED for a refused or read-only
+// file system (EACCES, EPERM, EROFS), INTERNAL for anything else (EIO...).
+absl::Status FileError(const std::string& what, const std::string& path, int err);
+
+// Writes `bytes` to `path` through a temporary file in the same directory,
+// flushed and fsynced, then renamed over `path` (the directory fsynced too):
+// a reader sees the old file or the whole new one. On error the temporary
+// file is removed and `path` is unchanged. Errors: FileError's.
+absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+
+// fsyncs the directory holding `path`, so that a rename into it is durable.
+absl::Status FsyncDirOf(const std::string& path);
+
+}  // namespace herald::ps
