@@ -261,12 +261,19 @@ class ExactnessCluster : public ::testing::Test {
 
   // The index (worker(i)) of the worker process registered with `rank`.
   int WorkerOfRank(uint32_t rank) {
+    return WorkerWhere([rank](const proto::NodeStatus& n) { return n.rank() == rank; });
+  }
+  // The index of the worker process with node id `id`.
+  int WorkerOfNode(const std::string& id) {
+    return WorkerWhere([&id](const proto::NodeStatus& n) { return n.node_id() == id; });
+  }
+  int WorkerWhere(const std::function<bool(const proto::NodeStatus&)>& wanted) {
     grpc::ClientContext context;
     cluster_->Authorize(&context);
     proto::ListNodesResponse nodes;
     EXPECT_TRUE(cluster_->jobs()->ListNodes(&context, {}, &nodes).ok());
     for (const proto::NodeStatus& n : nodes.nodes()) {
-      if (n.role() != proto::NODE_ROLE_WORKER || n.rank() != rank) continue;
+      if (n.role() != proto::NODE_ROLE_WORKER || !wanted(n)) continue;
       for (int w = 0; w < 4; ++w) {
         std::ifstream port(absl::StrCat(cluster_->dir(), "/worker", w, ".port"));
         int p = 0;
@@ -274,7 +281,7 @@ class ExactnessCluster : public ::testing::Test {
         if (absl::EndsWith(n.address(), absl::StrCat(":", p))) return w;
       }
     }
-    ADD_FAILURE() << "no worker of rank " << rank;
+    ADD_FAILURE() << "no such worker";
     return 0;
   }
 
@@ -533,11 +540,13 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
 }
 
 // Two failures in a row: rank 0 is killed after the first checkpoint, and
-// once the job runs again on ranks 1 and 2 and has checkpointed, rank 1 is
-// killed too; the job recovers twice (onto the last two workers) and still
-// ends with the uninterrupted job's model bit for bit.
+// once the job runs again (on the two spares) and has checkpointed, that
+// run's rank 1 is killed too; the job recovers twice and still ends with
+// the uninterrupted job's model bit for bit.
 TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
-  const proto::JobSpec spec = RecoverySpec("twice-ckpt", 300);
+  // Long enough that the recovered run is still training when the test
+  // kills its second worker (a recovery takes about a heartbeat interval).
+  const proto::JobSpec spec = RecoverySpec("twice-ckpt", 600);
   const ReferenceModel ref = TrainReference(spec);
   auto job = cluster_->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
@@ -560,13 +569,16 @@ TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
   }
   ASSERT_EQ(resumed.state(), proto::JOB_RUNNING) << resumed.reason() << cluster_->Logs();
   ASSERT_EQ(resumed.recoveries(), 1u);
-  ASSERT_TRUE(cluster_->worker(WorkerOfRank(1)).Signal(SIGKILL).ok());
+  // The recovered run's rank 1 (spares take over first: the survivor of the
+  // first run is placed again only once it has heartbeated twice since).
+  ASSERT_EQ(resumed.worker_nodes_size(), 2) << resumed.DebugString();
+  ASSERT_TRUE(cluster_->worker(WorkerOfNode(resumed.worker_nodes(1))).Signal(SIGKILL).ok());
   const proto::JobStatus done = cluster_->Watch(*job);
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
   EXPECT_EQ(done.recoveries(), 2u);
   EXPECT_EQ(done.recovery_causes_size(), 2);
-  EXPECT_EQ(done.progress().iteration(), 300u);
-  ExpectRecoveredToUninterrupted(*job, spec, ref, 300);
+  EXPECT_EQ(done.progress().iteration(), 600u);
+  ExpectRecoveredToUninterrupted(*job, spec, ref, 600);
 }
 
 // A worker killed while the job waits for a checkpoint: both shards stall

@@ -38,6 +38,9 @@ struct ShardFileInfo {
   uint64_t bytes = 0;
   uint32_t crc32 = 0;  // of the whole file
   uint64_t rows = 0;
+  // Gathering the rows and writing, fsyncing and renaming the file (set by
+  // JobShard::Checkpoint; the wait for the commit before it not included).
+  double write_ms = 0;
 };
 
 // Usage: Create, then for each table BeginTable and exactly `rows` AppendRow

@@ -431,6 +431,7 @@ absl::StatusOr<std::string> ShardedPsClient::Checkpoint(const std::string& job_i
     e->set_bytes(out[s].bytes());
     e->set_checksum(out[s].checksum());
     e->set_rows(out[s].rows());
+    e->set_write_ms(out[s].write_ms());
   }
   if (dense != nullptr) {
     manifest.set_dense_file(dense->file);

@@ -122,6 +122,7 @@ absl::Status ServeCheckpoint(JobShard& shard, const proto::CheckpointRequest& re
   response->set_bytes(info.bytes);
   response->set_checksum(absl::StrFormat("%08x", info.crc32));
   response->set_rows(info.rows);
+  response->set_write_ms(info.write_ms);
   return absl::OkStatus();
 }
 

@@ -596,6 +596,7 @@ absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint
   }
   rows_mu_.ReaderLock();
   mu_.Unlock();
+  const absl::Time write_start = absl::Now();
   absl::StatusOr<ShardFileInfo> info = [&]() -> absl::StatusOr<ShardFileInfo> {
     const std::string dir = CheckpointIterationDir(checkpoint_dir, options_.job_id, t);
     HERALD_RETURN_IF_ERROR(MakeDirs(dir));
@@ -646,6 +647,7 @@ absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint
     return writer->Finish();
   }();
   rows_mu_.ReaderUnlock();
+  if (info.ok()) info->write_ms = absl::ToDoubleMilliseconds(absl::Now() - write_start);
   return info;
 }
 

@@ -142,6 +142,10 @@ proto::JobStatus JobManager::StatusLocked(const Job& job, JobStatusDetail detail
     for (const proto::HistoryPoint& p : history) *s.add_history() = p;
   }
   if (detail.spec) *s.mutable_spec() = job.spec;
+  if (job.run && job.state == proto::JOB_RUNNING) {
+    for (const std::string& id : job.run->ps_node_ids()) s.add_ps_nodes(id);
+    for (const std::string& id : job.run->worker_node_ids()) s.add_worker_nodes(id);
+  }
   s.set_recoveries(job.recoveries);
   for (const std::string& cause : job.recovery_causes) s.add_recovery_causes(cause);
   return s;
@@ -213,12 +217,17 @@ void JobManager::Finish(Job* job, const absl::Status& outcome) {
 
 bool JobManager::PickNodes(const proto::JobSpec& spec, std::vector<NodeInfo>* ps,
                            std::vector<NodeInfo>* workers) const {
+  auto stale = [this](const NodeInfo& n) ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    auto it = suspects_.find(n.node_id);
+    return it != suspects_.end() && n.heartbeats < it->second.heartbeats + 2;
+  };
   *ps = registry_->Alive(proto::NODE_ROLE_PS);
   if (ps->empty()) return false;
   for (size_t i = 0; i < ps->size(); ++i) {
-    if ((*ps)[i].rank != i) return false;  // a shard is missing
+    if ((*ps)[i].rank != i || stale((*ps)[i])) return false;  // a shard is missing
   }
   *workers = registry_->Alive(proto::NODE_ROLE_WORKER);
+  workers->erase(std::remove_if(workers->begin(), workers->end(), stale), workers->end());
   const size_t want =
       spec.num_workers() > 0 ? spec.num_workers() : std::max<size_t>(1, workers->size());
   if (workers->size() < want) return false;
@@ -289,6 +298,17 @@ absl::StatusOr<std::shared_ptr<JobRun>> JobManager::Recover(Job* job, const absl
     return absl::Status(failure.code(), message);
   };
   if (absl::IsCancelled(failure) || stopping_) return give_up("");
+  // The failed run's nodes are suspects until they heartbeat twice more:
+  // one that died is placed neither by a recovery nor by the next job,
+  // though the liveness timeout has not declared it dead yet.
+  const absl::Time failed_at = absl::Now();
+  absl::erase_if(suspects_, [&](const auto& entry) {  // dead, or heard from since
+    return entry.second.since < failed_at - registry_->liveness_timeout();
+  });
+  for (const std::string& id : job->run->node_ids()) {
+    absl::StatusOr<NodeInfo> node = registry_->Get(id);
+    if (node.ok()) suspects_[id] = Suspect{node->heartbeats, failed_at};
+  }
   const proto::RecoverySpec& r = job->spec.recovery();
   const uint32_t attempts = r.has_max_attempts() ? r.max_attempts() : 3;
   if (attempts == 0) return give_up("");
@@ -296,14 +316,12 @@ absl::StatusOr<std::shared_ptr<JobRun>> JobManager::Recover(Job* job, const absl
   if (job->recoveries >= attempts) {
     return give_up(absl::StrCat("recovery attempts used up: ", attempts));
   }
-  // Nodes that died are known dead after a liveness timeout; then wait for
-  // enough live ones (restarted, or spares).
-  const absl::Time settled = absl::Now() + registry_->liveness_timeout();
-  auto stopped = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
-  mu_.AwaitWithDeadline(absl::Condition(&stopped), settled);
-  if (stopping_) return give_up("the scheduler is stopping");
+  // The job goes on as soon as enough nodes are live and not suspect (about
+  // one heartbeat interval when the survivors or spares suffice). Restarted
+  // nodes register again; spares count at once.
+  const absl::Time deadline = failed_at + registry_->liveness_timeout() +
+                              absl::Seconds(r.timeout_s() > 0 ? r.timeout_s() : 60);
   std::vector<NodeInfo> ps, workers;
-  const absl::Time deadline = absl::Now() + absl::Seconds(r.timeout_s() > 0 ? r.timeout_s() : 60);
   auto ready = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return stopping_ || PickNodes(job->spec, &ps, &workers);
   };

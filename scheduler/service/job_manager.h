@@ -131,8 +131,10 @@ class JobManager {
   // nodes in time, the scheduler stopping).
   absl::StatusOr<std::shared_ptr<JobRun>> Recover(Job* job, const absl::Status& failure);
   // The nodes the job runs on, or nothing yet.
+  // Live nodes count, except a suspect (a node of a run that failed) that
+  // has not heartbeated twice since it became one.
   bool PickNodes(const proto::JobSpec& spec, std::vector<NodeInfo>* ps,
-                 std::vector<NodeInfo>* workers) const;
+                 std::vector<NodeInfo>* workers) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   proto::JobStatus StatusLocked(const Job& job, JobStatusDetail detail = {}) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void Finish(Job* job, const absl::Status& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -145,6 +147,15 @@ class JobManager {
   const JobManagerOptions options_;
 
   mutable absl::Mutex mu_;
+  // Nodes of a failed run: their heartbeat count when it failed, and when.
+  // One that died heartbeats at most once more (one in flight), so it is not
+  // placed (PickNodes) though the liveness timeout has not declared it dead
+  // yet; one alive is placed again after two more heartbeats.
+  struct Suspect {
+    uint64_t heartbeats = 0;
+    absl::Time since;
+  };
+  absl::flat_hash_map<std::string, Suspect> suspects_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::unique_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> order_ ABSL_GUARDED_BY(mu_);  // submission order
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);

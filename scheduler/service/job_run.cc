@@ -134,6 +134,24 @@ JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps
   last_point_time_ = started_;
 }
 
+std::vector<std::string> JobRun::ps_node_ids() const {
+  std::vector<std::string> ids;
+  for (const NodeInfo& n : ps_nodes_) ids.push_back(n.node_id);
+  return ids;
+}
+
+std::vector<std::string> JobRun::worker_node_ids() const {
+  std::vector<std::string> ids;
+  for (const NodeInfo& n : workers_) ids.push_back(n.node_id);
+  return ids;
+}
+
+std::vector<std::string> JobRun::node_ids() const {
+  std::vector<std::string> ids = ps_node_ids();
+  for (std::string& id : worker_node_ids()) ids.push_back(std::move(id));
+  return ids;
+}
+
 std::string JobRun::rendezvous_scope() const { return absl::StrCat(job_id_, "/run-", run_id_); }
 
 int JobRun::WorkerIndex(const std::string& node_id) const {
@@ -684,6 +702,14 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration) {
     RecordCheckpointFailure(failed, iteration);
     return absl::OkStatus();
   }
+  uint64_t written_bytes = bytes;
+  double write_ms = 0;  // the slowest shard's
+  if (absl::StatusOr<proto::CheckpointManifest> m = ps::ReadManifest(*manifest); m.ok()) {
+    for (const proto::CheckpointShard& shard : m->shards()) {
+      written_bytes += shard.bytes();
+      write_ms = std::max(write_ms, shard.write_ms());
+    }
+  }
   absl::StatusOr<int> pruned =
       ps::PruneCheckpoints(spec_.checkpoint().dir(), job_id_, spec_.checkpoint().keep_last());
   if (!pruned.ok()) HLOG_WARN("job {}: {}", job_id_, std::string(pruned.status().message()));
@@ -695,6 +721,8 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration) {
     progress_.set_last_checkpoint(*manifest);
     progress_.set_checkpoints_written(progress_.checkpoints_written() + 1);
     progress_.set_checkpoint_ms(progress_.checkpoint_ms() + ms);
+    progress_.set_checkpoint_bytes(progress_.checkpoint_bytes() + written_bytes);
+    progress_.set_checkpoint_write_ms(progress_.checkpoint_write_ms() + write_ms);
   }
   if (options_.on_checkpoint) options_.on_checkpoint();
   return absl::OkStatus();

@@ -105,6 +105,11 @@ class JobRun {
   absl::StatusOr<proto::ExportJobResponse> Export(const std::string& out_dir);
 
   const std::string& job_id() const { return job_id_; }
+  // The nodes this run was placed on: PS shards by shard index, workers by
+  // rank; node_ids() both.
+  std::vector<std::string> ps_node_ids() const;
+  std::vector<std::string> worker_node_ids() const;
+  std::vector<std::string> node_ids() const;
   // This run of the job (JoinJobResponse.run_id): random, nonzero, new for
   // every JobRun, so a recovery's or a restarted scheduler's run differs
   // from the one before it.

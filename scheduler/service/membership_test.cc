@@ -30,8 +30,10 @@ TEST(NodeRegistry, RanksLivenessAndReplacement) {
   EXPECT_NE(clash.status().message().find("h:2"), std::string::npos);
 
   now += absl::Seconds(6);
+  EXPECT_EQ(registry.Get(a->node_id)->heartbeats, 0u);
   EXPECT_TRUE(registry.Heartbeat(a->node_id));
-  now += absl::Seconds(6);  // b silent for 12 s: dead; a heard 6 s ago
+  EXPECT_EQ(registry.Get(a->node_id)->heartbeats, 1u);  // counted (recovery placement)
+  now += absl::Seconds(6);                              // b silent for 12 s: dead; a heard 6 s ago
   EXPECT_TRUE(registry.IsAlive(a->node_id));
   EXPECT_FALSE(registry.IsAlive(b->node_id));
   ASSERT_EQ(registry.Alive(proto::NODE_ROLE_WORKER).size(), 1u);

@@ -77,6 +77,7 @@ bool NodeRegistry::Heartbeat(const std::string& node_id) {
   auto it = nodes_.find(node_id);
   if (it == nodes_.end()) return false;
   it->second.last_heartbeat = clock_();
+  ++it->second.heartbeats;
   return true;
 }
 

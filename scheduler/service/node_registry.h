@@ -21,6 +21,10 @@ struct NodeInfo {
   proto::RegisterRequest registration;
   uint32_t rank = 0;
   absl::Time last_heartbeat;
+  // Heartbeats received since it registered. A node sends the next only
+  // after the answer to the last, so a dead node's count grows by at most
+  // one after its death (one that was in flight).
+  uint64_t heartbeats = 0;
 };
 
 class NodeRegistry {
