@@ -49,16 +49,16 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 
-spec() {  # name
+spec() {  # name every
   sed -e "s|^  paths: .*|  paths: \"$dir/data.bin\"|" -e "s|^name: .*|name: \"$1\"|" \
-      -e "s|^checkpoint .*|checkpoint { dir: \"$dir/ckpt\" every_iterations: $every keep_last: 0 }|" \
+      -e "s|^checkpoint .*|checkpoint { dir: \"$dir/ckpt\" every_iterations: $2 keep_last: 0 }|" \
       -e "s|^num_workers: .*|num_workers: 2|" deploy/examples/wide_and_deep.txt > "$dir/$1.txt"
   echo "$dir/$1.txt"
 }
 field() { python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['jobs'][0]['progress']; print(p.get(sys.argv[2], 0))" "$1" "$2"; }
 
 # 1. Overhead and write rate.
-job=$("$ctl" submit "$(spec overhead)" --scheduler "$sched")
+job=$("$ctl" submit "$(spec overhead "$every")" --scheduler "$sched")
 "$ctl" watch "$job" --scheduler "$sched" > /dev/null
 "$ctl" status "$job" --json --scheduler "$sched" > "$dir/overhead.json"
 iterations=$(field "$dir/overhead.json" iteration)
@@ -90,21 +90,26 @@ print(f"the same bytes over the job's whole wait ({waited * 1000:.0f} ms, flush 
       f"included): {mb / waited:.0f} MB/s, ratio {seq_s / waited:.2f}")
 PY
 
-# 2. SIGKILL to training again.
-job=$("$ctl" submit "$(spec recovery)" --scheduler "$sched")
+# 2. SIGKILL to training again: a checkpoint every 20 iterations, so that most
+# of the job is left when it is killed just after the first one.
+recovery_every=20
+job=$("$ctl" submit "$(spec recovery "$recovery_every")" --scheduler "$sched")
 for _ in $(seq 1 3000); do
   "$ctl" status "$job" --json --scheduler "$sched" > "$dir/r.json"
   # Training again after its first checkpoint (a kill during training).
   [ "$(field "$dir/r.json" checkpoints_written)" -ge 1 ] &&
-    [ "$(field "$dir/r.json" iteration)" -gt $((every + 2)) ] && break
+    [ "$(field "$dir/r.json" iteration)" -gt $((recovery_every + 2)) ] && break
   sleep 0.01
 done
+[ "$(field "$dir/r.json" iteration)" -lt "$(field "$dir/overhead.json" iteration)" ] ||
+  { echo "checkpoint_bench: the job ended before it could be killed" >&2; exit 1; }
 at=$(field "$dir/r.json" iteration)
-# The job's workers are the two lowest ranks; kill rank 0's process.
-rank0=$("$ctl" nodes --scheduler "$sched" | awk '$2 == "worker" && $4 == 0 {print $5}')
+# Kill the process of the job's rank 0 (its log says it joined as rank 0).
+victim=
 for w in 0 1 2; do
-  [ "127.0.0.1:$(cat "$dir/w$w.port")" = "$rank0" ] && victim=${worker_pid[$w]}
+  grep -q "joined $job as rank 0 " "$dir/worker$w.log" && victim=${worker_pid[$w]}
 done
+[ -n "$victim" ] || { echo "checkpoint_bench: no worker joined $job as rank 0" >&2; exit 1; }
 python3 - "$ctl" "$sched" "$job" "$victim" "$liveness_ms" "$at" << 'PY'
 import json, os, signal, subprocess, sys, time
 ctl, sched, job, victim, liveness_ms, at = sys.argv[1:]
