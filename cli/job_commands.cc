@@ -86,6 +86,10 @@ std::string Line(const proto::JobStatus& s) {
     absl::StrAppendFormat(&line, "  eval@%d AUC %.4f logloss %.4f", p.eval_iteration(),
                           p.eval_auc(), p.eval_logloss());
   }
+  if (s.recoveries() > 0) {
+    absl::StrAppendFormat(&line, "  recovered %dx (%d iterations trained again)", s.recoveries(),
+                          s.iterations_retrained());
+  }
   if (p.eta_seconds() > 0 && s.state() == proto::JOB_RUNNING) {
     absl::StrAppendFormat(&line, "  ETA %.0fs", p.eta_seconds());
   }

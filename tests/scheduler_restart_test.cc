@@ -172,6 +172,10 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
       << again.process->LogTail(8000) << (*cluster)->Logs();
   EXPECT_NE(status.output.find("the scheduler restarted while the job ran"), std::string::npos)
       << status.output;
+  // heraldctl's status line says so, with the iterations trained again.
+  testing::CommandResult line = Ctl(again.address, {"status", *running});
+  EXPECT_NE(line.output.find("recovered 1x ("), std::string::npos) << line.output;
+  EXPECT_NE(line.output.find(" iterations trained again)"), std::string::npos) << line.output;
   // The same training resumed: the planner was replayed to the checkpoint.
   EXPECT_NE(status.output.find("\"replayed_iterations\":\""), std::string::npos) << status.output;
   // One history across both schedulers: iterations 0..49 in order, those

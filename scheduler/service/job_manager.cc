@@ -7,9 +7,21 @@
 #include "common/logging.h"
 #include "common/scheduling_defaults.h"
 #include "common/status.h"
+#include "ps_server/checkpoint/manifest.h"
 #include "scheduler/service/job_spec_check.h"
 
 namespace herald::scheduler {
+namespace {
+
+// Iterations `progress` reached past the checkpoint `manifest`: those a
+// run resumed from it trains again.
+uint64_t IterationsAfter(const std::string& manifest, const proto::JobProgress& progress) {
+  absl::StatusOr<proto::CheckpointManifest> m = ps::ReadManifest(manifest);
+  if (!m.ok() || progress.iteration() <= m->iteration() + 1) return 0;
+  return progress.iteration() - (m->iteration() + 1);
+}
+
+}  // namespace
 
 JobManager::JobManager(NodeRegistry* registry, KvRendezvous* rendezvous, JobManagerOptions options)
     : registry_(registry), rendezvous_(rendezvous), options_(std::move(options)) {
@@ -59,6 +71,7 @@ void JobManager::Restore(std::vector<StoredJob> stored) {
       job->spec.mutable_checkpoint()->set_resume_from(
           absl::StrCat(job->spec.checkpoint().dir(), "/", job->id));
       job->recoveries = 1;
+      job->iterations_retrained = IterationsAfter(job->last_checkpoint, job->final_progress);
       job->recovery_causes.push_back(
           absl::StrCat("the scheduler restarted while the job ran (recorded at iteration ",
                        job->final_progress.iteration(), ")"));
@@ -147,6 +160,7 @@ proto::JobStatus JobManager::StatusLocked(const Job& job, JobStatusDetail detail
     for (const std::string& id : job.run->worker_node_ids()) s.add_worker_nodes(id);
   }
   s.set_recoveries(job.recoveries);
+  s.set_iterations_retrained(job.iterations_retrained);
   for (const std::string& cause : job.recovery_causes) s.add_recovery_causes(cause);
   return s;
 }
@@ -335,6 +349,7 @@ absl::StatusOr<std::shared_ptr<JobRun>> JobManager::Recover(Job* job, const absl
   if (stopping_) return give_up("the scheduler is stopping");
   job->recovery_causes.push_back(std::string(failure.message()));
   ++job->recoveries;
+  job->iterations_retrained += IterationsAfter(job->last_checkpoint, job->run->Progress());
   proto::JobSpec spec = job->spec;
   // The job's checkpoint directory: its newest intact periodic checkpoint
   // (a damaged one is skipped for the one before it).

@@ -116,7 +116,8 @@ class JobManager {
     JobRunOptions run_options;  // the job's runs: its checkpoint callback
     uint32_t recoveries = 0;
     std::vector<std::string> recovery_causes;
-    std::string last_checkpoint;  // newest periodic checkpoint of any of its runs
+    uint64_t iterations_retrained = 0;  // JobStatus.iterations_retrained
+    std::string last_checkpoint;        // newest periodic checkpoint of any of its runs
     // Its history as of its last record (restored with it), and once it ended.
     std::vector<proto::HistoryPoint> history;
   };
