@@ -54,7 +54,9 @@ ShardFileWriter::ShardFileWriter(std::string path, std::string temp_path, std::F
     : path_(std::move(path)),
       temp_path_(std::move(temp_path)),
       file_(file),
-      crc_(crc32(0, nullptr, 0)) {}
+      crc_(crc32(0, nullptr, 0)) {
+  buffer_.reserve(kBufferBytes);
+}
 
 ShardFileWriter::~ShardFileWriter() {
   if (file_ != nullptr) std::fclose(file_);
@@ -81,9 +83,19 @@ absl::StatusOr<std::unique_ptr<ShardFileWriter>> ShardFileWriter::Create(
 }
 
 absl::Status ShardFileWriter::Write(const void* data, size_t n) {
-  if (std::fwrite(data, 1, n, file_) != n) return Errno("cannot write", temp_path_);
-  crc_ = crc32(crc_, static_cast<const Bytef*>(data), static_cast<uInt>(n));
+  buffer_.append(static_cast<const char*>(data), n);
   bytes_ += n;
+  return buffer_.size() >= kBufferBytes ? Drain() : absl::OkStatus();
+}
+
+absl::Status ShardFileWriter::Drain() {
+  if (buffer_.empty()) return absl::OkStatus();
+  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
+    return Errno("cannot write", temp_path_);
+  }
+  crc_ = crc32(crc_, reinterpret_cast<const Bytef*>(buffer_.data()),
+               static_cast<uInt>(buffer_.size()));
+  buffer_.clear();
   return absl::OkStatus();
 }
 
@@ -117,9 +129,11 @@ absl::StatusOr<ShardFileInfo> ShardFileWriter::Finish() {
   }
   absl::Status s = Write(kShardFileEndMagic, 8);
   if (s.ok()) s = Write(&rows_, 8);
+  if (s.ok()) s = Drain();
   if (!s.ok()) return s;
   const uint32_t body_crc = crc_;
   s = Write(&body_crc, 4);
+  if (s.ok()) s = Drain();
   if (!s.ok()) return s;
   if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) {
     return Errno("cannot flush", temp_path_);

@@ -60,11 +60,16 @@ class ShardFileWriter {
 
  private:
   ShardFileWriter(std::string path, std::string temp_path, std::FILE* file);
+  // Appends to buffer_, which goes to the file once it holds kBufferBytes.
   absl::Status Write(const void* data, size_t n);
+  // Writes buffer_ to the file and adds it to crc_.
+  absl::Status Drain();
 
+  static constexpr size_t kBufferBytes = size_t{1} << 20;
   std::string path_, temp_path_;
   std::FILE* file_;
-  uint32_t crc_;
+  std::string buffer_;
+  uint32_t crc_;  // of what Drain wrote
   uint64_t bytes_ = 0, rows_ = 0;
   uint64_t table_rows_left_ = 0;
   uint32_t row_floats_ = 0;
