@@ -6,7 +6,9 @@
 #     plain sequential write of the same bytes to the same disk with fsync
 #     (dd conv=fsync), in the same run; and the same bytes over the whole
 #     time the job waited for the checkpoint (flush and reports included);
-#   - the checkpoint overhead as a share of training time;
+#   - the checkpoint overhead as a share of training time: what the job
+#     waited for its checkpoints, and the wall time of the same job with and
+#     without checkpoints (two runs each, alternating);
 #   - the time from a SIGKILL of a job's worker during training to training
 #     again (the scheduler resumes on the survivor and the spare worker from
 #     the newest checkpoint once the survivor has heartbeated twice; the
@@ -88,6 +90,32 @@ print(f"checkpoint of {mb:.1f} MB: written by the slowest shard at {mb / wrote:.
       f"({seq_s * 1000:.0f} ms); ratio {seq_s / wrote:.2f}")
 print(f"the same bytes over the job's whole wait ({waited * 1000:.0f} ms, flush and reports "
       f"included): {mb / waited:.0f} MB/s, ratio {seq_s / waited:.2f}")
+PY
+
+# 1b. Wall time with and without checkpoints (submission to end), A B A B.
+wall_s() {  # status json
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1]))['jobs'][0]; print((int(j['finished_unix_ms']) - int(j['submitted_unix_ms'])) / 1000)" "$1"
+}
+with=() without=()
+for round in 1 2; do
+  for kind in without with; do
+    if [ "$kind" = with ]; then s=$(spec "wall-$kind-$round" "$every"); else
+      s=$(spec "wall-$kind-$round" "$every"); sed -i '/^checkpoint /d' "$s"; fi
+    j=$("$ctl" submit "$s" --scheduler "$sched")
+    "$ctl" watch "$j" --scheduler "$sched" > /dev/null
+    "$ctl" status "$j" --json --scheduler "$sched" > "$dir/wall.json"
+    if [ "$kind" = with ]; then with+=("$(wall_s "$dir/wall.json")"); else
+      without+=("$(wall_s "$dir/wall.json")"); fi
+  done
+done
+python3 - "$every" "${without[@]}" "${with[@]}" << 'PY'
+import sys
+every = sys.argv[1]
+a = list(map(float, sys.argv[2:4]))
+b = list(map(float, sys.argv[4:6]))
+print(f"job wall time without checkpoints {a[0]:.2f} / {a[1]:.2f} s, with one every {every} "
+      f"iterations {b[0]:.2f} / {b[1]:.2f} s: "
+      f"{100 * (b[0] - a[0]) / a[0]:+.1f}% / {100 * (b[1] - a[1]) / a[1]:+.1f}%")
 PY
 
 # 2. SIGKILL to training again: a checkpoint every 20 iterations, so that most
