@@ -624,6 +624,63 @@ TEST_F(ExactnessCluster, AKilledPsShardIsRecoveredFromTheLastCheckpoint) {
   ExpectRecoveredToUninterrupted(*job, spec, ref, 250);
 }
 
+// A damaged newest checkpoint: on a cluster without a spare worker, the
+// job's rank-0 worker is killed once two checkpoints exist, so the recovery
+// waits for it to come back; meanwhile a shard file of the newest
+// checkpoint is corrupted; then the worker is restarted. The recovery skips
+// the damaged checkpoint for the one before it, and the job still ends with
+// the uninterrupted job's bits.
+TEST_F(ExactnessCluster, ADamagedNewestCheckpointIsSkippedForTheOneBefore) {
+  cluster_.reset();
+  auto started = testing::LocalCluster::Start("exactness_damaged", 2, 2, nullptr, devices_);
+  ASSERT_TRUE(started.ok()) << started.status();
+  cluster_ = std::move(*started);
+  proto::JobSpec spec = RecoverySpec("damaged-ckpt", 300);
+  spec.mutable_checkpoint()->set_keep_last(0);
+  const ReferenceModel ref = TrainReference(spec);
+  const int victim = WorkerOfRank(0);
+  auto job = cluster_->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  proto::JobStatus seen;  // bounded poll (5 ms, a minute) until two checkpoints exist
+  for (int i = 0; i < 12000 && seen.progress().checkpoints_written() < 2; ++i) {
+    auto s = cluster_->Status(*job, /*include_losses=*/false);
+    ASSERT_TRUE(s.ok()) << s.status();
+    seen = *s;
+    if (seen.state() != proto::JOB_RUNNING && seen.state() != proto::JOB_QUEUED) break;
+    if (seen.progress().checkpoints_written() < 2) absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_EQ(seen.state(), proto::JOB_RUNNING) << seen.reason();
+  ASSERT_TRUE(cluster_->worker(victim).Signal(SIGKILL).ok());
+  ASSERT_TRUE(cluster_->worker(victim).WaitForExit(20000).ok());
+  // No spare: nothing resumes until the worker is back. The newest
+  // checkpoint, now final for the failed run, loses a byte in its middle.
+  auto failed = cluster_->Status(*job, /*include_losses=*/false);
+  ASSERT_TRUE(failed.ok()) << failed.status();
+  const std::string newest = failed->progress().last_checkpoint();
+  ASSERT_FALSE(newest.empty());
+  const std::string shard_file = ps::ManifestDir(newest) + "/" + ps::ShardFileName(0, 2);
+  {
+    std::fstream f(shard_file, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f.good()) << shard_file;
+    f.seekg(0, std::ios::end);
+    const std::streamoff middle = f.tellg() / 2;
+    f.seekg(middle);
+    char byte = 0;
+    f.read(&byte, 1);
+    byte = static_cast<char>(~byte);
+    f.seekp(middle);
+    f.write(&byte, 1);
+  }
+  ASSERT_TRUE(cluster_->RestartWorker(victim).ok()) << cluster_->Logs();
+  const proto::JobStatus done = cluster_->Watch(*job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
+  EXPECT_EQ(done.recoveries(), 1u);
+  EXPECT_FALSE(done.progress().resumed_from().empty());
+  EXPECT_NE(done.progress().resumed_from(), newest) << "the damaged checkpoint was used";
+  EXPECT_LT(done.progress().resumed_from(), newest) << "not the one before it";
+  ExpectRecoveredToUninterrupted(*job, spec, ref, 300);
+}
+
 TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
   proto::JobStatus first, second;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &first));

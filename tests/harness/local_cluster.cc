@@ -49,15 +49,11 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     c->ps_.push_back(std::move(p));
     c->ps_names_.push_back(absl::StrCat("ps", s));
   }
+  c->worker_devices_ = worker_devices;
   for (int w = 0; w < workers; ++w) {
-    std::vector<std::string> args = {"--scheduler=" + c->address_,
-                                     "--token_file=" + c->token_file_};
-    if (!worker_devices.empty()) args.push_back("--device=" + worker_devices[w]);
-    args.insert(args.end(), extra.ps_and_workers.begin(), extra.ps_and_workers.end());
-    args.insert(args.end(), extra.workers.begin(), extra.workers.end());
     HERALD_ASSIGN_OR_RETURN(
         std::unique_ptr<ChildProcess> p,
-        c->StartProcess("worker/herald_worker", absl::StrCat("worker", w), std::move(args)));
+        c->StartProcess("worker/herald_worker", absl::StrCat("worker", w), c->WorkerFlags(w)));
     c->workers_.push_back(std::move(p));
   }
   HERALD_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
@@ -70,6 +66,29 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   return c;
 }
 
+std::vector<std::string> LocalCluster::WorkerFlags(int w) const {
+  std::vector<std::string> args = {"--scheduler=" + address_, "--token_file=" + token_file_};
+  if (!worker_devices_.empty()) args.push_back("--device=" + worker_devices_[w]);
+  args.insert(args.end(), flags_.ps_and_workers.begin(), flags_.ps_and_workers.end());
+  args.insert(args.end(), flags_.workers.begin(), flags_.workers.end());
+  return args;
+}
+
+absl::StatusOr<std::unique_ptr<ChildProcess>> LocalCluster::StartListening(
+    const std::string& binary, const std::string& name, std::vector<std::string> args) {
+  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> p,
+                          StartProcess(binary, name, std::move(args)));
+  HERALD_RETURN_IF_ERROR(p->WaitForPortFile(dir_ + "/" + name + ".port", 20000).status());
+  return p;
+}
+
+absl::Status LocalCluster::RestartWorker(int w) {
+  HERALD_ASSIGN_OR_RETURN(
+      workers_[w], StartListening("worker/herald_worker", absl::StrCat("worker", w, "-restarted"),
+                                  WorkerFlags(w)));
+  return absl::OkStatus();
+}
+
 std::vector<std::string> LocalCluster::PsFlags(int shard) const {
   std::vector<std::string> flags = {"--scheduler=" + address_, absl::StrCat("--shard=", shard),
                                     "--token_file=" + token_file_, "--threads=1"};
@@ -80,10 +99,7 @@ std::vector<std::string> LocalCluster::PsFlags(int shard) const {
 
 absl::Status LocalCluster::RestartPs(int shard) {
   const std::string name = absl::StrCat("ps", shard, "-restarted");
-  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> p,
-                          StartProcess("ps_server/herald_ps", name, PsFlags(shard)));
-  HERALD_RETURN_IF_ERROR(p->WaitForPortFile(dir_ + "/" + name + ".port", 20000).status());
-  ps_[shard] = std::move(p);
+  HERALD_ASSIGN_OR_RETURN(ps_[shard], StartListening("ps_server/herald_ps", name, PsFlags(shard)));
   ps_names_[shard] = name;
   return absl::OkStatus();
 }

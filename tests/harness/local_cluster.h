@@ -50,6 +50,8 @@ class LocalCluster {
   // replacing the process handle; the old process must have exited.
   // Errors: the new process did not come up.
   absl::Status RestartPs(int shard);
+  // The same for worker `w` (its log and port file get a "-restarted" name).
+  absl::Status RestartWorker(int w);
   // Addresses of the PS shards, by shard index.
   std::vector<std::string> PsAddresses() const;
 
@@ -74,6 +76,11 @@ class LocalCluster {
   LocalCluster() = default;
   // herald_ps's flags for shard `shard`.
   std::vector<std::string> PsFlags(int shard) const;
+  std::vector<std::string> WorkerFlags(int w) const;
+  // StartProcess, then waits (20 s) for its port file: a restarted server.
+  absl::StatusOr<std::unique_ptr<ChildProcess>> StartListening(const std::string& binary,
+                                                               const std::string& name,
+                                                               std::vector<std::string> args);
   absl::StatusOr<std::unique_ptr<ChildProcess>> StartProcess(const std::string& binary,
                                                              const std::string& name,
                                                              std::vector<std::string> args);
@@ -81,6 +88,7 @@ class LocalCluster {
   std::string dir_, token_file_, address_;
   std::vector<std::string> tls_flags_;  // given to every process (empty: plaintext)
   ClusterFlags flags_;
+  std::vector<std::string> worker_devices_;
   std::unique_ptr<ChildProcess> scheduler_;
   std::vector<std::unique_ptr<ChildProcess>> ps_, workers_;
   std::vector<std::string> ps_names_;  // per shard: its process's name (port file, log)
