@@ -265,10 +265,19 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     const StripeGroups& g = plan.groups[item.block];
     const size_t row_bytes = table.row_floats() * sizeof(float);
     absl::MutexLock lock(&stripe.mu);
-    for (uint32_t j = g.begin[item.stripe]; j < g.begin[item.stripe + 1]; ++j) {
-      const uint32_t pos = g.order[j];
-      const Key key = block.keys[pos];
-      std::optional<uint32_t> row;
+    // Two passes over the stripe's keys: look every key up (its index group
+    // prefetched kAhead keys before, its row prefetched once found), then
+    // copy the rows, most of them in cache by then.
+    constexpr uint32_t kAhead = 8;
+    const uint32_t begin = g.begin[item.stripe], end = g.begin[item.stripe + 1];
+    std::vector<std::optional<uint32_t>> rows(end - begin);
+    for (uint32_t j = begin; j < std::min(begin + kAhead, end); ++j) {
+      stripe.table.PrefetchLookup(block.keys[g.order[j]]);
+    }
+    for (uint32_t j = begin; j < end; ++j) {
+      if (j + kAhead < end) stripe.table.PrefetchLookup(block.keys[g.order[j + kAhead]]);
+      const Key key = block.keys[g.order[j]];
+      std::optional<uint32_t>& row = rows[j - begin];
       if (request.read_only) {
         row = stripe.table.Find(key);
       } else {
@@ -276,6 +285,12 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
         if (!created.ok()) return created.status();
         row = *created;
       }
+      if (row) stripe.table.PrefetchRow(*row);
+    }
+    for (uint32_t j = begin; j < end; ++j) {
+      const uint32_t pos = g.order[j];
+      const Key key = block.keys[pos];
+      const std::optional<uint32_t>& row = rows[j - begin];
       char* out_row = outs[item.block].rows + pos * row_bytes;
       uint64_t v = 0;
       if (row) {

@@ -55,6 +55,16 @@ class EmbeddingTable {
   // Errors: RESOURCE_EXHAUSTED naming the table and its cap.
   absl::StatusOr<uint32_t> FindOrCreate(Key key);
   std::optional<uint32_t> Find(Key key) const;
+  // Memory hints only: start loading what a lookup of `key` reads first
+  // (its hash-index group), or the row and version of `index`, so that a
+  // batch of lookups overlaps its cache misses instead of taking them one
+  // after another.
+  void PrefetchLookup(Key key) const { index_.prefetch(KeyProbe{key}); }
+  void PrefetchRow(uint32_t index) const {
+    const char* row = reinterpret_cast<const char*>(Row(index));
+    for (uint32_t b = 0; b < row_floats_ * sizeof(float); b += 64) __builtin_prefetch(row + b);
+    __builtin_prefetch(meta_.Item(index));
+  }
   // Writes the row `key` starts with (values, then optimizer state) to
   // `row` (row_floats() floats) without storing anything.
   void InitialRow(Key key, float* row) const;
