@@ -15,6 +15,10 @@
 #include "ps_server/checkpoint/shard_file.h"
 
 namespace herald::ps {
+
+// How far ahead a batch of lookups prefetches (keys): enough to overlap the
+// cache misses of several lookups, few enough to stay in L1.
+constexpr uint32_t kLookupsAhead = 8;
 namespace {
 
 // Index of the first value that is not finite, or values.size().
@@ -266,16 +270,17 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     const size_t row_bytes = table.row_floats() * sizeof(float);
     absl::MutexLock lock(&stripe.mu);
     // Two passes over the stripe's keys: look every key up (its index group
-    // prefetched kAhead keys before, its row prefetched once found), then
-    // copy the rows, most of them in cache by then.
-    constexpr uint32_t kAhead = 8;
+    // prefetched kLookupsAhead keys before, its row prefetched once found),
+    // then copy the rows, most of them in cache by then.
     const uint32_t begin = g.begin[item.stripe], end = g.begin[item.stripe + 1];
     std::vector<std::optional<uint32_t>> rows(end - begin);
-    for (uint32_t j = begin; j < std::min(begin + kAhead, end); ++j) {
+    for (uint32_t j = begin; j < std::min(begin + kLookupsAhead, end); ++j) {
       stripe.table.PrefetchLookup(block.keys[g.order[j]]);
     }
     for (uint32_t j = begin; j < end; ++j) {
-      if (j + kAhead < end) stripe.table.PrefetchLookup(block.keys[g.order[j + kAhead]]);
+      if (j + kLookupsAhead < end) {
+        stripe.table.PrefetchLookup(block.keys[g.order[j + kLookupsAhead]]);
+      }
       const Key key = block.keys[g.order[j]];
       std::optional<uint32_t>& row = rows[j - begin];
       if (request.read_only) {
@@ -342,9 +347,18 @@ absl::Status JobShard::BufferRequest(
     ShardTable::Stripe& stripe = table.stripe(item.stripe);
     const PendingStripe& pending = buffer.tables[block.table][item.stripe];
     const StripeGroups& g = plan.groups[item.block];
+    const uint32_t begin = g.begin[item.stripe], end = g.begin[item.stripe + 1];
     absl::flat_hash_set<Key> in_request;
+    in_request.reserve(end - begin);
     absl::MutexLock stripe_lock(&stripe.mu);
-    for (uint32_t j = g.begin[item.stripe]; j < g.begin[item.stripe + 1]; ++j) {
+    // Lookups prefetched kLookupsAhead keys ahead, as in Fetch.
+    for (uint32_t j = begin; j < std::min(begin + kLookupsAhead, end); ++j) {
+      stripe.table.PrefetchLookup(block.keys[g.order[j]]);
+    }
+    for (uint32_t j = begin; j < end; ++j) {
+      if (j + kLookupsAhead < end) {
+        stripe.table.PrefetchLookup(block.keys[g.order[j + kLookupsAhead]]);
+      }
       const uint32_t pos = g.order[j];
       const Key key = block.keys[pos];
       const bool repeated = !in_request.insert(key).second;
