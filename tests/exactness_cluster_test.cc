@@ -227,8 +227,11 @@ class ExactnessCluster : public ::testing::Test {
                                       const ReferenceModel& ref, uint64_t iterations) {
     auto recovered_status = cluster_->Status(job, /*include_losses=*/false);
     ASSERT_TRUE(recovered_status.ok()) << recovered_status.status();
-    EXPECT_GT(recovered_status->progress().replayed_iterations(), 0u);
-    EXPECT_GT(recovered_status->progress().refilled_rows(), 0u);
+    const proto::JobProgress& p = recovered_status->progress();
+    EXPECT_TRUE(p.planner_resume() == proto::PLANNER_RESUME_KEPT ||
+                p.planner_resume() == proto::PLANNER_RESUME_REPLAYED)
+        << proto::PlannerResume_Name(p.planner_resume());
+    EXPECT_GT(p.refilled_rows(), 0u);
     const std::string dir = absl::StrCat(cluster_->dir(), "/export-", job);
     auto exported = cluster_->Export(job, dir);
     ASSERT_TRUE(exported.ok()) << exported.status();
@@ -490,6 +493,7 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
     done = *with_losses;
     EXPECT_EQ(done.progress().iteration(), kIterations);
     // Another worker count: a fresh planner (the model within float rounding).
+    EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_FRESH);
     EXPECT_EQ(done.progress().replayed_iterations(), 0u);
     ASSERT_EQ(static_cast<uint64_t>(done.losses_size()), kIterations - resumed_at);
     for (int i = 0; i < done.losses_size(); ++i) {
@@ -536,6 +540,9 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
   ASSERT_EQ(done.recovery_causes_size(), 1);
   EXPECT_FALSE(done.recovery_causes(0).empty());
   EXPECT_EQ(done.progress().iteration(), 250u);
+  // Recovered in the same scheduler: the planner kept at the checkpoint.
+  EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_KEPT);
+  EXPECT_EQ(done.progress().replayed_iterations(), 0u);
   ExpectRecoveredToUninterrupted(*job, spec, ref, 250);
 }
 
@@ -678,6 +685,9 @@ TEST_F(ExactnessCluster, ADamagedNewestCheckpointIsSkippedForTheOneBefore) {
   EXPECT_FALSE(done.progress().resumed_from().empty());
   EXPECT_NE(done.progress().resumed_from(), newest) << "the damaged checkpoint was used";
   EXPECT_LT(done.progress().resumed_from(), newest) << "not the one before it";
+  // The planner kept in memory is the damaged checkpoint's: replayed instead.
+  EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_REPLAYED);
+  EXPECT_GT(done.progress().replayed_iterations(), 0u);
   ExpectRecoveredToUninterrupted(*job, spec, ref, 300);
 }
 

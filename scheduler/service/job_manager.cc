@@ -357,6 +357,11 @@ absl::StatusOr<std::shared_ptr<JobRun>> JobManager::Recover(Job* job, const absl
       absl::StrCat(job->spec.checkpoint().dir(), "/", job->id));
   job->history = job->run->History();
   job->run_options.history = job->history;  // the new run continues it
+  // The failed run's planner at its newest checkpoint; a run that failed
+  // before its first checkpoint passes on the one it was given.
+  if (CheckpointedPlanner kept = job->run->checkpointed_planner(); kept.planner != nullptr) {
+    job->run_options.resume_planner = std::move(kept);
+  }
   job->run = std::make_shared<JobRun>(job->id, spec, ps, workers, registry_, job->run_options);
   running_ = job->run;
   ++version_;

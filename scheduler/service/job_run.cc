@@ -152,6 +152,11 @@ std::vector<std::string> JobRun::node_ids() const {
   return ids;
 }
 
+CheckpointedPlanner JobRun::checkpointed_planner() const {
+  absl::MutexLock lock(&mu_);
+  return checkpointed_planner_;
+}
+
 std::string JobRun::rendezvous_scope() const { return absl::StrCat(job_id_, "/run-", run_id_); }
 
 int JobRun::WorkerIndex(const std::string& node_id) const {
@@ -255,7 +260,7 @@ absl::Status JobRun::Prepare() {
   if (!resume.manifest.empty()) {
     HLOG_INFO("job {}: resumed from {} at iteration {}{}", job_id_, resume.manifest,
               resume.first_iteration,
-              replay ? " (same training: the planner is replayed to it)"
+              replay ? " (same training: the planner continues from it)"
                      : " (another spec or worker count: a fresh planner)");
     if (!replay) sizing_.warm_keys.clear();
   }
@@ -344,12 +349,18 @@ absl::Status JobRun::Plan() {
   JobCacheSizing sizing;
   bool replay;
   uint64_t resume_at;
+  std::string resumed_from;
   {
     absl::MutexLock lock(&mu_);
     sizing = sizing_;
     replay = replay_;
     resume_at = first_iteration_;
+    resumed_from = progress_.resumed_from();
   }
+  // The same training resumed in this scheduler process from the checkpoint
+  // the failed run kept its planner at: a copy of that planner, no replay.
+  const bool kept = replay && options_.resume_planner.planner != nullptr &&
+                    options_.resume_planner.manifest == resumed_from;
   PlannerResources resources;
   resources.num_workers = static_cast<uint32_t>(workers_.size());
   resources.capacity = sizing.capacity;
@@ -366,14 +377,25 @@ absl::Status JobRun::Plan() {
                           PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
   // Replaying, the planner starts at iteration 0 as the checkpoint's run did
   // and plans up to resume_at without sending a step.
-  po.first_iteration = replay ? 0 : resume_at;
+  po.first_iteration = replay && !kept ? 0 : resume_at;
   if (!spec_.checkpoint().resume_from().empty() && !replay) {
     // The restored tables hold rows the planner never saw trained: fetch
     // every row rather than initialise it, and warm nothing.
     po.init_on_worker = false;
     po.warm_keys.clear();
   }
-  HERALD_ASSIGN_OR_RETURN(auto planner, Planner::Create(po));
+  std::unique_ptr<Planner> planner;
+  if (kept) {
+    planner = options_.resume_planner.planner->Clone();
+  } else {
+    HERALD_ASSIGN_OR_RETURN(planner, Planner::Create(po));
+  }
+  if (!resumed_from.empty()) {
+    absl::MutexLock lock(&mu_);
+    progress_.set_planner_resume(kept     ? proto::PLANNER_RESUME_KEPT
+                                 : replay ? proto::PLANNER_RESUME_REPLAYED
+                                          : proto::PLANNER_RESUME_FRESH);
+  }
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
   const uint32_t window = spec_.data().read_ahead_batches() > 0
@@ -424,11 +446,17 @@ absl::Status JobRun::Plan() {
     }
     if (replay && plan->iteration == resume_at) {
       const uint64_t refilled = AddCacheRefill(before_resume, *planner, &plan_buffer);
-      HLOG_INFO("job {}: planner replayed over {} iterations in {:.0f} ms; {} cached rows refilled",
-                job_id_, resume_at, absl::ToDoubleMilliseconds(plan_start - replay_start),
-                refilled);
+      if (kept) {
+        HLOG_INFO("job {}: planner kept at the checkpoint; {} cached rows refilled", job_id_,
+                  refilled);
+      } else {
+        HLOG_INFO(
+            "job {}: planner replayed over {} iterations in {:.0f} ms; {} cached rows "
+            "refilled",
+            job_id_, resume_at, absl::ToDoubleMilliseconds(plan_start - replay_start), refilled);
+      }
       absl::MutexLock lock(&mu_);
-      progress_.set_replayed_iterations(resume_at);
+      progress_.set_replayed_iterations(kept ? 0 : resume_at);
       progress_.set_refilled_rows(refilled);
     }
     const double plan_ms = absl::ToDoubleMilliseconds(absl::Now() - plan_start);
@@ -498,7 +526,16 @@ absl::Status JobRun::Plan() {
       break;
     }
     if (FlushesAt(checkpoint_every, plan->iteration)) {
+      // Copied while the workers still train the queued steps; kept if the
+      // checkpoint is written (not refused by the storage).
+      std::shared_ptr<const Planner> copy = planner->Clone();
+      const uint64_t written = Progress().checkpoints_written();
       HERALD_RETURN_IF_ERROR(CheckpointAt(plan->iteration));
+      const proto::JobProgress after = Progress();
+      if (after.checkpoints_written() > written) {
+        absl::MutexLock lock(&mu_);
+        checkpointed_planner_ = CheckpointedPlanner{after.last_checkpoint(), std::move(copy)};
+      }
     }
     if (FlushesAt(eval_every, plan->iteration)) {
       HERALD_RETURN_IF_ERROR(EvaluateAt(plan->iteration));

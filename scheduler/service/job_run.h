@@ -43,6 +43,17 @@ struct DenseUpload {
   uint64_t run_id = 0;        // the uploading worker's run (JoinJobResponse)
 };
 
+class Planner;  // scheduler/planner/planner.h
+
+// The planner as it stood right after the flush iteration of a periodic
+// checkpoint (between that iteration's plan and the next). A recovery from
+// that checkpoint in the same scheduler process continues from a copy of it
+// instead of replaying the iterations before it.
+struct CheckpointedPlanner {
+  std::string manifest;  // the checkpoint's
+  std::shared_ptr<const Planner> planner;
+};
+
 struct JobRunOptions {
   size_t step_queue_capacity = tunables::kStepQueueCapacity;  // steps per worker (back-pressure)
   uint32_t planner_threads = tunables::kPlannerThreads;       // PlannerOptions::threads
@@ -59,6 +70,10 @@ struct JobRunOptions {
   // Called (without JobRun's lock) after each periodic checkpoint, e.g. to
   // record the job's progress durably.
   std::function<void()> on_checkpoint;
+  // A recovered run's: the failed run's planner at its newest checkpoint
+  // (JobRun::checkpointed_planner). Used when the run resumes that very
+  // checkpoint as the same training; otherwise the planner is replayed.
+  CheckpointedPlanner resume_planner;
 };
 
 // The cache sizes a job's planner uses, from a pass over its training data.
@@ -105,6 +120,8 @@ class JobRun {
   absl::StatusOr<proto::ExportJobResponse> Export(const std::string& out_dir);
 
   const std::string& job_id() const { return job_id_; }
+  // The planner at this run's newest periodic checkpoint (none before one).
+  CheckpointedPlanner checkpointed_planner() const;
   // The nodes this run was placed on: PS shards by shard index, workers by
   // rank; node_ids() both.
   std::vector<std::string> ps_node_ids() const;
@@ -232,6 +249,7 @@ class JobRun {
   // Resumed from a checkpoint of the same training: Plan replays the
   // planner over the iterations before first_iteration_ (cache_refill.h).
   bool replay_ ABSL_GUARDED_BY(mu_) = false;
+  CheckpointedPlanner checkpointed_planner_ ABSL_GUARDED_BY(mu_);
   std::vector<float> initial_dense_ ABSL_GUARDED_BY(mu_);
   std::vector<float> initial_dense_state_ ABSL_GUARDED_BY(mu_);
   // From rank 0 for the checkpoint after an iteration: parameters + state.
