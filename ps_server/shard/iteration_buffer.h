@@ -3,6 +3,7 @@
 // gradients per (row, worker), absolute rows written back, and which workers
 // reported the iteration done. Applied to the tables at commit.
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -39,6 +40,14 @@ struct PendingStripe {
   std::vector<float> write_back_arena;
 
   bool Changes(Key key) const { return grad_index.contains(key) || write_backs.contains(key); }
+  // Empty again; the arenas keep their memory for the next iteration.
+  void Clear() {
+    grad_index.clear();
+    grads.clear();
+    grad_arena.clear();
+    write_backs.clear();
+    write_back_arena.clear();
+  }
 };
 
 struct IterationBuffer {
@@ -51,6 +60,15 @@ struct IterationBuffer {
   uint32_t done_count = 0;
 
   bool complete() const { return done_count == done.size(); }
+  // As constructed, keeping the arenas' memory (JobShard reuses a committed
+  // iteration's buffer for a later one: no fresh pages every iteration).
+  void Reset() {
+    for (auto& table : tables) {
+      for (PendingStripe& stripe : table) stripe.Clear();
+    }
+    std::fill(done.begin(), done.end(), false);
+    done_count = 0;
+  }
 };
 
 }  // namespace herald::ps

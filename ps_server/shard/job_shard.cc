@@ -135,6 +135,7 @@ StripePlan JobShard::PlanByStripe(const std::vector<Block>& blocks) const {
 
 IterationBuffer& JobShard::Buffer(uint64_t iteration) {
   auto& slot = pending_[iteration];
+  if (slot == nullptr && spare_ != nullptr) slot = std::move(spare_);
   if (slot == nullptr) {
     slot = std::make_unique<IterationBuffer>(tables_.size(), options_.stripes_per_table,
                                              options_.num_workers);
@@ -544,8 +545,9 @@ void JobShard::CommitReadyIterations() {
     Apply(*buffer);
     rows_mu_.WriterUnlock();
     const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
-    buffer.reset();
+    buffer->Reset();  // outside mu_: this thread owns it
     mu_.Lock();
+    if (spare_ == nullptr) spare_ = std::move(buffer);
     committed_ = std::max(committed_, t + 1);
     Count([ms](Counters& c) {
       ++c.iterations_committed;

@@ -164,6 +164,8 @@ class JobShard {
   uint64_t open_ ABSL_GUARDED_BY(mu_);       // first iteration still accepting reports
   uint64_t committed_ ABSL_GUARDED_BY(mu_);  // first iteration whose commit has not finished
   std::map<uint64_t, std::unique_ptr<IterationBuffer>> pending_ ABSL_GUARDED_BY(mu_);
+  // The last committed iteration's buffer, reset, for the next one to open.
+  std::unique_ptr<IterationBuffer> spare_ ABSL_GUARDED_BY(mu_);
   std::string ended_ ABSL_GUARDED_BY(mu_);  // End's reason; empty while serving
   uint64_t fetches_waiting_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status EndedError(const char* what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
