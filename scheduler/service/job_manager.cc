@@ -222,7 +222,9 @@ void JobManager::Finish(Job* job, const absl::Status& outcome) {
   if (job->run) {
     job->final_progress = job->run->Progress();
     job->history = job->run->History();
+    job->run->DropCheckpointedPlanner();  // no recovery follows: free its memory
   }
+  job->run_options.resume_planner = {};
   Record(*job).IgnoreError();
   ++version_;
   HLOG_INFO("job {} {}{}{}", job->id, proto::JobState_Name(job->state),

@@ -157,6 +157,11 @@ CheckpointedPlanner JobRun::checkpointed_planner() const {
   return checkpointed_planner_;
 }
 
+void JobRun::DropCheckpointedPlanner() {
+  absl::MutexLock lock(&mu_);
+  checkpointed_planner_ = {};
+}
+
 std::string JobRun::rendezvous_scope() const { return absl::StrCat(job_id_, "/run-", run_id_); }
 
 int JobRun::WorkerIndex(const std::string& node_id) const {

@@ -122,6 +122,8 @@ class JobRun {
   const std::string& job_id() const { return job_id_; }
   // The planner at this run's newest periodic checkpoint (none before one).
   CheckpointedPlanner checkpointed_planner() const;
+  // Frees it (the job ended: no recovery will resume this run).
+  void DropCheckpointedPlanner();
   // The nodes this run was placed on: PS shards by shard index, workers by
   // rank; node_ids() both.
   std::vector<std::string> ps_node_ids() const;
