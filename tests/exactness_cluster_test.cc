@@ -719,15 +719,23 @@ TEST_F(ExactnessCluster, OverlappedAndSerialWorkersGiveTheSameBits) {
 
 // The data path does not change a bit: the same job with fetch, push and
 // write-back, and the hand-offs between workers, over UCX (what
-// --transport=auto picks here) and over gRPC and Gloo.
+// --transport=auto picks here) and over gRPC and Gloo, chosen by the job's
+// data_path on the same cluster and by the servers' --transport.
 TEST_F(ExactnessCluster, UcxAndGrpcDataPathsGiveTheSameBits) {
-  proto::JobStatus over_ucx, over_grpc;
+  proto::JobStatus over_ucx, over_grpc, spec_grpc;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &over_ucx));
   EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("data path UCX"), std::string::npos)
       << cluster_->Logs();
   // Hand-offs travel the same way (UcxRowExchanger), Gloo below.
   EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("hand-offs over UCX"), std::string::npos)
       << cluster_->Logs();
+  proto::JobSpec per_job = Spec(proto::POLICY_HERALD, 4);
+  per_job.set_data_path(proto::DATA_PATH_GRPC);
+  auto c = tools::ReadModelExport(RunAndExport(per_job, &spec_grpc));
+  EXPECT_NE(cluster_->worker(0).LogTail(1 << 20).find("data path gRPC (the job's data_path)"),
+            std::string::npos)
+      << cluster_->Logs();
+  ExpectSameBits(a, over_ucx, c, spec_grpc);
   testing::ClusterFlags grpc_only;
   grpc_only.ps_and_workers = {"--transport=grpc"};
   ASSERT_NO_FATAL_FAILURE(Restart("exactness_grpc", grpc_only));

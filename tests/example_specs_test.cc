@@ -65,5 +65,19 @@ TEST(ExampleSpecs, AllocationPassesAreCheckedAgainstTheirRangeAndPolicy) {
       << scheduler::ValidateJobSpec(spec);
 }
 
+// data_path: the three DataPath values pass; another number is refused by name.
+TEST(ExampleSpecs, DataPathIsOneOfTheDataPaths) {
+  proto::JobSpec spec = ReadExample("wide_and_deep");
+  for (proto::DataPath path :
+       {proto::DATA_PATH_DEFAULT, proto::DATA_PATH_GRPC, proto::DATA_PATH_UCX}) {
+    spec.set_data_path(path);
+    EXPECT_TRUE(scheduler::ValidateJobSpec(spec).ok()) << proto::DataPath_Name(path);
+  }
+  spec.set_data_path(static_cast<proto::DataPath>(7));
+  EXPECT_NE(scheduler::ValidateJobSpec(spec).message().find("data_path: 7 is not a DataPath"),
+            std::string::npos)
+      << scheduler::ValidateJobSpec(spec);
+}
+
 }  // namespace
 }  // namespace herald

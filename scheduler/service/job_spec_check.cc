@@ -59,6 +59,10 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
   if (spec.checkpoint().every_iterations() > 0 && spec.checkpoint().dir().empty()) {
     return absl::InvalidArgumentError("checkpoint.every_iterations: set checkpoint.dir too");
   }
+  if (!proto::DataPath_IsValid(spec.data_path())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data_path: ", spec.data_path(), " is not a DataPath (0, 1 or 2)"));
+  }
   const proto::EvalSpec& e = spec.eval();
   if (e.every_iterations() > 0 && !(d.eval_fraction() > 0)) {
     return absl::InvalidArgumentError(

@@ -138,16 +138,33 @@ absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
   grpc_only.run_id = join.run_id();
   const bool tls = !options_.ps_channel.tls_root_cert_path.empty();
   const bool offered = join.ps_ucx_addresses_size() == static_cast<int>(ps_addresses.size());
-  if (options_.transport == "grpc" || (options_.transport == "auto" && (tls || !offered))) {
+  // The job's data_path overrides this worker's --transport.
+  std::string transport = options_.transport;
+  std::string chosen_by = "--transport=" + transport;
+  if (join.spec().data_path() == proto::DATA_PATH_GRPC) {
+    transport = "grpc";
+    chosen_by = "the job's data_path";
+  } else if (join.spec().data_path() == proto::DATA_PATH_UCX) {
+    transport = "ucx";
+    chosen_by = "the job's data_path";
+    if (tls) {
+      return absl::FailedPreconditionError(
+          "the job's data_path is DATA_PATH_UCX, but this worker reaches the PS over TLS and UCX "
+          "is not encrypted (use DATA_PATH_GRPC or DATA_PATH_DEFAULT)");
+    }
+  }
+  if (transport == "grpc" || (transport == "auto" && (tls || !offered))) {
     HLOG_INFO("job {}: data path gRPC ({})", join.job_id(),
-              options_.transport == "grpc" ? "--transport=grpc"
-              : tls                        ? "TLS is configured"
-                                           : "not every shard serves UCX");
+              transport == "grpc" ? chosen_by
+              : tls               ? "TLS is configured"
+                                  : "not every shard serves UCX");
     return ps::MakeGrpcPsClient(ps_addresses, grpc_only);
   }
   if (!offered) {
     return absl::FailedPreconditionError(
-        "--transport=ucx, but not every PS shard serves UCX (start them with --transport=ucx)");
+        absl::StrCat(chosen_by,
+                     " asks for UCX, but not every PS shard serves it (start them with "
+                     "--transport=ucx or auto)"));
   }
   ps::PsClientOptions with_ucx = grpc_only;
   with_ucx.ucx_addresses.assign(join.ps_ucx_addresses().begin(), join.ps_ucx_addresses().end());
@@ -160,7 +177,7 @@ absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
     *over_ucx = true;
     return client;
   }
-  if (options_.transport == "ucx") return client.status();
+  if (transport == "ucx") return client.status();
   HLOG_WARN("job {}: data path gRPC (UCX did not connect: {})", join.job_id(),
             std::string(client.status().message()));
   return ps::MakeGrpcPsClient(ps_addresses, grpc_only);
