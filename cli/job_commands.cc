@@ -86,6 +86,10 @@ std::string Line(const proto::JobStatus& s) {
     absl::StrAppendFormat(&line, "  eval@%d AUC %.4f logloss %.4f", p.eval_iteration(),
                           p.eval_auc(), p.eval_logloss());
   }
+  if (p.checkpoint_failures() > 0) {
+    absl::StrAppendFormat(&line, "  checkpoints refused %d (%s)", p.checkpoint_failures(),
+                          p.checkpoint_error());
+  }
   if (s.recoveries() > 0) {
     absl::StrAppendFormat(&line, "  recovered %dx (%d iterations trained again)", s.recoveries(),
                           s.iterations_retrained());

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ps_server/checkpoint/manifest.h"
+#include "tests/harness/heraldctl.h"
 #include "tests/harness/local_cluster.h"
 #include "tests/harness/process.h"
 #include "tests/harness/reference_model.h"
@@ -77,6 +78,13 @@ TEST(CheckpointStorage, ACheckpointTheDiskRefusesIsSkippedAndTrainingGoesOn) {
   ASSERT_GE(p.checkpoint_failures(), 1u) << (*cluster)->Logs();
   EXPECT_NE(p.checkpoint_error().find("No space left on device"), std::string::npos)
       << p.checkpoint_error();
+  // heraldctl's status line says so.
+  const testing::CommandResult line =
+      testing::RunHeraldctl(dir, {"status", *job, "--scheduler=" + (*cluster)->address(),
+                                  "--token-file=" + (*cluster)->token_file()});
+  EXPECT_NE(line.output.find(absl::StrCat("checkpoints refused ", p.checkpoint_failures(), " (")),
+            std::string::npos)
+      << line.output;
   // Training was not touched.
   const std::string exported = dir + "/export";
   ASSERT_TRUE((*cluster)->Export(*job, exported).ok());
