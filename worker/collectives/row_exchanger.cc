@@ -7,6 +7,21 @@
 
 namespace herald::worker {
 
+absl::Status CheckExchangeArguments(const std::vector<std::string>& send,
+                                    const std::vector<size_t>& receive_bytes, int rank, int size) {
+  if (send.size() != static_cast<size_t>(size) ||
+      receive_bytes.size() != static_cast<size_t>(size)) {
+    return absl::InvalidArgumentError(absl::StrCat("row exchange: ", send.size(), " send and ",
+                                                   receive_bytes.size(), " receive sizes for ",
+                                                   size, " ranks"));
+  }
+  if (!send[rank].empty() || receive_bytes[rank] != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("row exchange: rank ", rank, " sends bytes to itself"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<GlooRowExchanger>> GlooRowExchanger::Connect(
     KvStore* store, int rank, int size, const GlooOptions& options) {
   absl::StatusOr<std::shared_ptr<gloo::Context>> context = ConnectGloo(store, rank, size, options);
@@ -16,15 +31,8 @@ absl::StatusOr<std::unique_ptr<GlooRowExchanger>> GlooRowExchanger::Connect(
 
 absl::StatusOr<std::vector<std::string>> GlooRowExchanger::Exchange(
     const std::vector<std::string>& send, const std::vector<size_t>& receive_bytes) {
-  if (send.size() != static_cast<size_t>(size_) ||
-      receive_bytes.size() != static_cast<size_t>(size_)) {
-    return absl::InvalidArgumentError(absl::StrCat("row exchange: ", send.size(), " send and ",
-                                                   receive_bytes.size(), " receive sizes for ",
-                                                   size_, " ranks"));
-  }
-  if (!send[rank_].empty() || receive_bytes[rank_] != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("row exchange: rank ", rank_, " sends bytes to itself"));
+  if (absl::Status s = CheckExchangeArguments(send, receive_bytes, rank_, size_); !s.ok()) {
+    return s;
   }
   std::vector<int64_t> out_counts(size_), in_counts(size_);
   out_.clear();

@@ -31,6 +31,12 @@ class RowExchanger {
   virtual void Cancel(const std::string& why) {}
 };
 
+// The checks every Exchange makes before anything moves: one send and one
+// receive size per rank, nothing to or from `rank` itself. Errors:
+// InvalidArgument naming what is wrong.
+absl::Status CheckExchangeArguments(const std::vector<std::string>& send,
+                                    const std::vector<size_t>& receive_bytes, int rank, int size);
+
 // Over a Gloo TCP full mesh of its own ("<prefix>" in the store).
 class GlooRowExchanger final : public RowExchanger {
  public:

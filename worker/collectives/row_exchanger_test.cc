@@ -17,21 +17,13 @@ namespace {
 TEST(GlooRowExchanger, EveryRankGetsWhatEachOtherSentIt) {
   const int size = 3;
   InProcessKvStore store;
-  std::vector<absl::Status> results(size);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < size; ++r) {
-    ranks.emplace_back([&, r] {
-      GlooOptions options;
-      options.prefix = "rows";
-      auto exchanger = GlooRowExchanger::Connect(&store, r, size, options);
-      if (!exchanger.ok()) {
-        results[r] = exchanger.status();
-        return;
-      }
-      results[r] = testing::ExchangeRounds(**exchanger, r, size, /*rounds=*/3);
-    });
-  }
-  for (auto& t : ranks) t.join();
+  const std::vector<absl::Status> results = testing::RunRanks(size, [&](int r) -> absl::Status {
+    GlooOptions options;
+    options.prefix = "rows";
+    auto exchanger = GlooRowExchanger::Connect(&store, r, size, options);
+    if (!exchanger.ok()) return exchanger.status();
+    return testing::ExchangeRounds(**exchanger, r, size, /*rounds=*/3);
+  });
   for (int r = 0; r < size; ++r) EXPECT_TRUE(results[r].ok()) << r << ": " << results[r];
 }
 

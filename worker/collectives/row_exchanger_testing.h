@@ -5,7 +5,9 @@
 // it, then a call that sends to itself refused before anything moves.
 // Rank `rank` runs it on its own thread while the others run theirs.
 
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -45,6 +47,16 @@ inline absl::Status ExchangeRounds(RowExchanger& exchanger, int rank, int size, 
     return absl::InternalError("sending to itself was not refused");
   }
   return absl::OkStatus();
+}
+
+// Runs rank(r) for every r in [0, size) on a thread of its own, as the
+// ranks of a job would, and returns each one's status.
+inline std::vector<absl::Status> RunRanks(int size, const std::function<absl::Status(int)>& rank) {
+  std::vector<absl::Status> results(size);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r) threads.emplace_back([&, r] { results[r] = rank(r); });
+  for (std::thread& t : threads) t.join();
+  return results;
 }
 
 }  // namespace herald::worker::testing

@@ -75,15 +75,8 @@ absl::Status UcxRowExchanger::Deliver(uint64_t round, uint32_t from, std::string
 
 absl::StatusOr<std::vector<std::string>> UcxRowExchanger::Exchange(
     const std::vector<std::string>& send, const std::vector<size_t>& receive_bytes) {
-  if (send.size() != static_cast<size_t>(size_) ||
-      receive_bytes.size() != static_cast<size_t>(size_)) {
-    return absl::InvalidArgumentError(absl::StrCat("row exchange: ", send.size(), " send and ",
-                                                   receive_bytes.size(), " receive sizes for ",
-                                                   size_, " ranks"));
-  }
-  if (!send[rank_].empty() || receive_bytes[rank_] != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("row exchange: rank ", rank_, " sends bytes to itself"));
+  if (absl::Status s = CheckExchangeArguments(send, receive_bytes, rank_, size_); !s.ok()) {
+    return s;
   }
   const uint64_t round = ++round_;
   // Every peer gets a message, empty or not, so each knows the round is over.

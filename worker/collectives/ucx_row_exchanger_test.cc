@@ -18,35 +18,28 @@ namespace {
 TEST(UcxRowExchanger, EveryRankGetsWhatEachOtherSentIt) {
   const int size = 3;
   InProcessKvStore store;
-  std::vector<absl::Status> results(size);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < size; ++r) {
-    ranks.emplace_back([&, r] {
-      UcxExchangeOptions options;
-      options.token = "t0k3n";
-      options.ucx.loopback_only = true;
-      options.timeout = absl::Seconds(30);
-      auto exchanger = UcxRowExchanger::Connect(&store, r, size, options);
-      if (!exchanger.ok()) {
-        results[r] = exchanger.status();
-        return;
-      }
-      results[r] = testing::ExchangeRounds(**exchanger, r, size, /*rounds=*/3);
-      if (!results[r].ok()) return;
-      // A round where rank 1 expects 5 bytes from rank 0, which sends 4.
-      std::vector<std::string> send(size);
-      std::vector<size_t> expect(size, 0);
-      if (r == 0) send[1] = "four";
-      if (r == 1) expect[0] = 5;
-      auto wrong = (*exchanger)->Exchange(send, expect);
-      if (r == 1 && (wrong.ok() || wrong.status().message().find(
-                                       "rank 0 sent 4 bytes, expected 5") == std::string::npos)) {
-        results[r] = absl::InternalError(
-            absl::StrCat("a wrong size was not named: ", wrong.status().ToString()));
-      }
-    });
-  }
-  for (auto& t : ranks) t.join();
+  const std::vector<absl::Status> results = testing::RunRanks(size, [&](int r) -> absl::Status {
+    UcxExchangeOptions options;
+    options.token = "t0k3n";
+    options.ucx.loopback_only = true;
+    options.timeout = absl::Seconds(30);
+    auto exchanger = UcxRowExchanger::Connect(&store, r, size, options);
+    if (!exchanger.ok()) return exchanger.status();
+    absl::Status rounds = testing::ExchangeRounds(**exchanger, r, size, /*rounds=*/3);
+    if (!rounds.ok()) return rounds;
+    // A round where rank 1 expects 5 bytes from rank 0, which sends 4.
+    std::vector<std::string> send(size);
+    std::vector<size_t> expect(size, 0);
+    if (r == 0) send[1] = "four";
+    if (r == 1) expect[0] = 5;
+    auto wrong = (*exchanger)->Exchange(send, expect);
+    if (r == 1 && (wrong.ok() || wrong.status().message().find("rank 0 sent 4 bytes, expected 5") ==
+                                     std::string::npos)) {
+      return absl::InternalError(
+          absl::StrCat("a wrong size was not named: ", wrong.status().ToString()));
+    }
+    return absl::OkStatus();
+  });
   for (int r = 0; r < size; ++r) EXPECT_TRUE(results[r].ok()) << r << ": " << results[r];
 }
 
