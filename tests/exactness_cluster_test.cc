@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -149,23 +150,27 @@ class ExactnessCluster : public ::testing::Test {
     return dir;
   }
 
-  // Polls (bounded, every 5 ms) until the job has written a periodic
-  // checkpoint or has ended; returns its status then.
-  proto::JobStatus WaitForFirstCheckpoint(const std::string& job) {
+  // Polls (bounded: every 5 ms, at most a minute) until `reached` holds for
+  // the job's status or the job has ended; returns its status then.
+  proto::JobStatus WaitForStatus(const std::string& job,
+                                 const std::function<bool(const proto::JobStatus&)>& reached) {
     proto::JobStatus status;
-    for (int i = 0; i < 3000; ++i) {
+    for (int i = 0; i < 12000; ++i) {
       auto s = cluster_->Status(job, /*include_losses=*/false);
       EXPECT_TRUE(s.ok()) << s.status();
       if (!s.ok()) break;
       status = *s;
       const bool ended =
           status.state() != proto::JOB_RUNNING && status.state() != proto::JOB_QUEUED;
-      if (status.progress().checkpoints_written() > 0 || ended) {
-        break;
-      }
+      if (ended || reached(status)) break;
       absl::SleepFor(absl::Milliseconds(5));  // poll interval
     }
     return status;
+  }
+  // Until the job has written a periodic checkpoint (or has ended).
+  proto::JobStatus WaitForFirstCheckpoint(const std::string& job) {
+    return WaitForStatus(
+        job, [](const proto::JobStatus& s) { return s.progress().checkpoints_written() > 0; });
   }
 
   // The PS shards' counters for the job equal the planner's counts.
@@ -560,20 +565,11 @@ TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
   const proto::JobStatus checkpointed = WaitForFirstCheckpoint(*job);
   ASSERT_EQ(checkpointed.state(), proto::JOB_RUNNING) << checkpointed.reason();
   ASSERT_TRUE(cluster_->worker(WorkerOfRank(0)).Signal(SIGKILL).ok());
-  // Bounded poll (every 5 ms, at most a minute) until the recovered run has
-  // written a checkpoint of its own.
-  proto::JobStatus resumed;
-  for (int i = 0; i < 12000; ++i) {
-    auto s = cluster_->Status(*job, /*include_losses=*/false);
-    ASSERT_TRUE(s.ok()) << s.status();
-    resumed = *s;
-    if (resumed.state() != proto::JOB_RUNNING && resumed.state() != proto::JOB_QUEUED) break;
-    if (resumed.recoveries() == 1 && resumed.progress().checkpoints_written() > 0 &&
-        !resumed.progress().resumed_from().empty()) {
-      break;
-    }
-    absl::SleepFor(absl::Milliseconds(5));  // poll interval
-  }
+  // Until the recovered run has written a checkpoint of its own.
+  const proto::JobStatus resumed = WaitForStatus(*job, [](const proto::JobStatus& s) {
+    return s.recoveries() == 1 && s.progress().checkpoints_written() > 0 &&
+           !s.progress().resumed_from().empty();
+  });
   ASSERT_EQ(resumed.state(), proto::JOB_RUNNING) << resumed.reason() << cluster_->Logs();
   ASSERT_EQ(resumed.recoveries(), 1u);
   // The recovered run's rank 1 (spares take over first: the survivor of the
@@ -648,14 +644,8 @@ TEST_F(ExactnessCluster, ADamagedNewestCheckpointIsSkippedForTheOneBefore) {
   const int victim = WorkerOfRank(0);
   auto job = cluster_->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
-  proto::JobStatus seen;  // bounded poll (5 ms, a minute) until two checkpoints exist
-  for (int i = 0; i < 12000 && seen.progress().checkpoints_written() < 2; ++i) {
-    auto s = cluster_->Status(*job, /*include_losses=*/false);
-    ASSERT_TRUE(s.ok()) << s.status();
-    seen = *s;
-    if (seen.state() != proto::JOB_RUNNING && seen.state() != proto::JOB_QUEUED) break;
-    if (seen.progress().checkpoints_written() < 2) absl::SleepFor(absl::Milliseconds(5));
-  }
+  const proto::JobStatus seen = WaitForStatus(
+      *job, [](const proto::JobStatus& s) { return s.progress().checkpoints_written() >= 2; });
   ASSERT_EQ(seen.state(), proto::JOB_RUNNING) << seen.reason();
   ASSERT_TRUE(cluster_->worker(victim).Signal(SIGKILL).ok());
   ASSERT_TRUE(cluster_->worker(victim).WaitForExit(20000).ok());
