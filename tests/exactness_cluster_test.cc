@@ -172,6 +172,16 @@ class ExactnessCluster : public ::testing::Test {
     return WaitForStatus(
         job, [](const proto::JobStatus& s) { return s.progress().checkpoints_written() > 0; });
   }
+  // Submits `spec` and waits until, still running, it has written its first
+  // periodic checkpoint: the job id, or "" with a failure recorded.
+  std::string SubmitUntilFirstCheckpoint(const proto::JobSpec& spec) {
+    auto job = cluster_->Submit(spec);
+    EXPECT_TRUE(job.ok()) << job.status();
+    if (!job.ok()) return "";
+    const proto::JobStatus checkpointed = WaitForFirstCheckpoint(*job);
+    EXPECT_EQ(checkpointed.state(), proto::JOB_RUNNING) << checkpointed.reason();
+    return checkpointed.state() == proto::JOB_RUNNING ? *job : "";
+  }
 
   // The PS shards' counters for the job equal the planner's counts.
   void ExpectPlannerEqualsExecutor(const std::string& job, const proto::JobProgress& planned) {
@@ -534,12 +544,10 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
   // The rank-0 worker's process (the job takes the lowest ranks).
   const int victim = WorkerOfRank(0);
 
-  auto job = cluster_->Submit(spec);
-  ASSERT_TRUE(job.ok()) << job.status();
-  const proto::JobStatus checkpointed = WaitForFirstCheckpoint(*job);
-  ASSERT_EQ(checkpointed.state(), proto::JOB_RUNNING) << checkpointed.reason();
+  const std::string job = SubmitUntilFirstCheckpoint(spec);
+  ASSERT_FALSE(job.empty());
   ASSERT_TRUE(cluster_->worker(victim).Signal(SIGKILL).ok());
-  const proto::JobStatus done = cluster_->Watch(*job);
+  const proto::JobStatus done = cluster_->Watch(job);
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
   EXPECT_EQ(done.recoveries(), 1u);
   ASSERT_EQ(done.recovery_causes_size(), 1);
@@ -548,7 +556,7 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
   // Recovered in the same scheduler: the planner kept at the checkpoint.
   EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_KEPT);
   EXPECT_EQ(done.progress().replayed_iterations(), 0u);
-  ExpectRecoveredToUninterrupted(*job, spec, ref, 250);
+  ExpectRecoveredToUninterrupted(job, spec, ref, 250);
 }
 
 // Two failures in a row: rank 0 is killed after the first checkpoint, and
@@ -560,13 +568,11 @@ TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
   // kills its second worker (a recovery takes about a heartbeat interval).
   const proto::JobSpec spec = RecoverySpec("twice-ckpt", 600);
   const ReferenceModel ref = TrainReference(spec);
-  auto job = cluster_->Submit(spec);
-  ASSERT_TRUE(job.ok()) << job.status();
-  const proto::JobStatus checkpointed = WaitForFirstCheckpoint(*job);
-  ASSERT_EQ(checkpointed.state(), proto::JOB_RUNNING) << checkpointed.reason();
+  const std::string job = SubmitUntilFirstCheckpoint(spec);
+  ASSERT_FALSE(job.empty());
   ASSERT_TRUE(cluster_->worker(WorkerOfRank(0)).Signal(SIGKILL).ok());
   // Until the recovered run has written a checkpoint of its own.
-  const proto::JobStatus resumed = WaitForStatus(*job, [](const proto::JobStatus& s) {
+  const proto::JobStatus resumed = WaitForStatus(job, [](const proto::JobStatus& s) {
     return s.recoveries() == 1 && s.progress().checkpoints_written() > 0 &&
            !s.progress().resumed_from().empty();
   });
@@ -576,12 +582,12 @@ TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
   // first run is placed again only once it has heartbeated twice since).
   ASSERT_EQ(resumed.worker_nodes_size(), 2) << resumed.DebugString();
   ASSERT_TRUE(cluster_->worker(WorkerOfNode(resumed.worker_nodes(1))).Signal(SIGKILL).ok());
-  const proto::JobStatus done = cluster_->Watch(*job);
+  const proto::JobStatus done = cluster_->Watch(job);
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
   EXPECT_EQ(done.recoveries(), 2u);
   EXPECT_EQ(done.recovery_causes_size(), 2);
   EXPECT_EQ(done.progress().iteration(), 600u);
-  ExpectRecoveredToUninterrupted(*job, spec, ref, 600);
+  ExpectRecoveredToUninterrupted(job, spec, ref, 600);
 }
 
 // A worker killed while the job waits for a checkpoint: both shards stall
@@ -613,18 +619,16 @@ TEST_F(ExactnessCluster, AWorkerKilledDuringACheckpointIsRecoveredFromIt) {
 TEST_F(ExactnessCluster, AKilledPsShardIsRecoveredFromTheLastCheckpoint) {
   const proto::JobSpec spec = RecoverySpec("ps-recovery-ckpt", 250);
   const ReferenceModel ref = TrainReference(spec);
-  auto job = cluster_->Submit(spec);
-  ASSERT_TRUE(job.ok()) << job.status();
-  const proto::JobStatus checkpointed = WaitForFirstCheckpoint(*job);
-  ASSERT_EQ(checkpointed.state(), proto::JOB_RUNNING) << checkpointed.reason();
+  const std::string job = SubmitUntilFirstCheckpoint(spec);
+  ASSERT_FALSE(job.empty());
   ASSERT_TRUE(cluster_->ps(1).Signal(SIGKILL).ok());
   ASSERT_TRUE(cluster_->ps(1).WaitForExit(20000).ok());
   ASSERT_TRUE(cluster_->RestartPs(1).ok());
-  const proto::JobStatus done = cluster_->Watch(*job);
+  const proto::JobStatus done = cluster_->Watch(job);
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
   EXPECT_GE(done.recoveries(), 1u);
   EXPECT_EQ(done.progress().iteration(), 250u);
-  ExpectRecoveredToUninterrupted(*job, spec, ref, 250);
+  ExpectRecoveredToUninterrupted(job, spec, ref, 250);
 }
 
 // A damaged newest checkpoint: on a cluster without a spare worker, the
