@@ -53,7 +53,7 @@ ABSL_FLAG(bool, overlap, true,
 ABSL_FLAG(std::string, transport, "auto",
           "embedding data path to the PS shards: ucx (fail a job whose shards do not all serve "
           "UCX), grpc, or auto (ucx where every shard serves it, TLS is off and it connects, "
-          "else grpc); control calls are always gRPC");
+          "else grpc); control calls are always gRPC. A job's spec data_path overrides it");
 
 namespace {
 
