@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace herald::scheduler {
 namespace {
 
@@ -96,6 +98,56 @@ void BatchIndex::Finish(const TableRunner& run) {
     std::copy(local.uses.begin(), local.uses.end(), uses_.begin() + base);
     for (uint32_t& id : ids_[t]) id += base;
   });
+}
+
+void BatchIndex::Save(StateWriter* out) const {
+  out->Pod(num_samples_);
+  out->Vec(keys_);
+  out->Vec(rows_);
+  out->Vec(uses_);
+  out->Vec(begin_);
+  out->Vecs(ids_);
+  out->Vecs(offsets_);
+}
+
+bool BatchIndex::Load(StateReader* in, const std::vector<RowDirectory>& directories) {
+  BatchIndex read;
+  if (!in->Pod("batch.num_samples", &read.num_samples_) || !in->Vec("batch.keys", &read.keys_) ||
+      !in->Vec("batch.rows", &read.rows_) || !in->Vec("batch.uses", &read.uses_) ||
+      !in->Vec("batch.begin", &read.begin_) || !in->Vecs("batch.ids", &read.ids_) ||
+      !in->Vecs("batch.offsets", &read.offsets_)) {
+    return false;
+  }
+  const size_t tables = directories.size();
+  const size_t ids = read.keys_.size();
+  if (read.begin_.size() != tables + 1 || read.ids_.size() != tables ||
+      read.offsets_.size() != tables || read.rows_.size() != ids || read.uses_.size() != ids ||
+      read.begin_.front() != 0 || read.begin_.back() != ids ||
+      !std::is_sorted(read.begin_.begin(), read.begin_.end())) {
+    return in->Invalid("batch.begin", absl::StrCat("not an index of ", tables, " tables"));
+  }
+  for (uint32_t t = 0; t < tables; ++t) {
+    const std::vector<uint32_t>& offsets = read.offsets_[t];
+    if (offsets.size() != read.num_samples_ + 1 || offsets.front() != 0 ||
+        offsets.back() != read.ids_[t].size() || !std::is_sorted(offsets.begin(), offsets.end())) {
+      return in->Invalid("batch.offsets", absl::StrCat("table ", t, ": not ", read.num_samples_,
+                                                       " samples' offsets"));
+    }
+    for (uint32_t id : read.ids_[t]) {
+      if (id < read.begin_[t] || id >= read.begin_[t + 1]) {
+        return in->Invalid("batch.ids", absl::StrCat("table ", t, ": id ", id, " is not its own"));
+      }
+    }
+    for (uint32_t id = read.begin_[t]; id < read.begin_[t + 1]; ++id) {
+      if (read.rows_[id] >= directories[t].num_handles()) {
+        return in->Invalid("batch.rows", absl::StrCat("table ", t, ": row ", read.rows_[id], " of ",
+                                                      directories[t].num_handles()));
+      }
+    }
+  }
+  read.tables_.resize(tables);
+  *this = std::move(read);
+  return true;
 }
 
 }  // namespace herald::scheduler

@@ -47,6 +47,12 @@ class BatchIndex {
   const std::vector<uint32_t>& ids(uint32_t table) const { return ids_[table]; }
   const std::vector<uint32_t>& offsets(uint32_t table) const { return offsets_[table]; }
 
+  // Writes the index of a finished build (Planner::SaveState). Load reads
+  // one back, replacing this one; false (in->status() names the field) for
+  // a stream that does not fit `directories`, the tables' directories.
+  void Save(StateWriter* out) const;
+  bool Load(StateReader* in, const std::vector<RowDirectory>& directories);
+
  private:
   uint32_t num_samples_ = 0;
   std::vector<Key> keys_;

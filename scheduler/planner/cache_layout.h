@@ -46,6 +46,14 @@ class CacheLayout {
   }
   void Remove(uint32_t slot);
 
+  // Writes the layout's whole state, its eviction order's included
+  // (Planner::SaveState). Load reads it back into a layout of the same
+  // number of slots and eviction kind, replacing its state; false
+  // (in->status() names the field) for a stream that does not fit. Row
+  // handles are checked against `num_rows`, the directory's handles.
+  void Save(StateWriter* out) const;
+  bool Load(StateReader* in, uint32_t num_rows);
+
   // Calls fn(slot) for every resident slot, in slot order.
   template <typename Fn>
   void ForEachResident(Fn fn) const {

@@ -241,4 +241,81 @@ void LfuOrder::ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out
   }
 }
 
+void LruOrder::Save(StateWriter* out) const {
+  out->Vec(slot_);
+  out->Pod(renumber_at_);
+  out->Pod(uses_);
+  out->Pod(iteration_);
+  out->Pod(first_use_of_iteration_);
+  out->Vec(queue_);
+  out->Pod(head_);
+  out->Vec(parked_);
+  out->Pod(parked_head_);
+  out->Vec(cleaned_);
+  out->Pod(cleaned_head_);
+  out->Pod(cleaned_sorted_);
+}
+
+bool LruOrder::Load(StateReader* in) {
+  LruOrder read(0);
+  if (!in->Vec("lru.slots", &read.slot_) || !in->Pod("lru.renumber_at", &read.renumber_at_) ||
+      !in->Pod("lru.uses", &read.uses_) || !in->Pod("lru.iteration", &read.iteration_) ||
+      !in->Pod("lru.first_use_of_iteration", &read.first_use_of_iteration_) ||
+      !in->Vec("lru.queue", &read.queue_) || !in->Pod("lru.queue_head", &read.head_) ||
+      !in->Vec("lru.parked", &read.parked_) || !in->Pod("lru.parked_head", &read.parked_head_) ||
+      !in->Vec("lru.cleaned", &read.cleaned_) ||
+      !in->Pod("lru.cleaned_head", &read.cleaned_head_) ||
+      !in->Pod("lru.cleaned_sorted", &read.cleaned_sorted_)) {
+    return false;
+  }
+  if (read.slot_.size() != slot_.size()) {
+    return in->Invalid("lru.slots",
+                       absl::StrCat(read.slot_.size(), " slots, the cache has ", slot_.size()));
+  }
+  if (read.head_ > read.queue_.size() || read.parked_head_ > read.parked_.size() ||
+      read.cleaned_head_ > read.cleaned_sorted_ || read.cleaned_sorted_ > read.cleaned_.size()) {
+    return in->Invalid("lru.queue_head", "a list's head is past its end");
+  }
+  for (const auto* list : {&read.queue_, &read.parked_, &read.cleaned_}) {
+    for (const Entry& e : *list) {
+      if (e.slot >= slot_.size()) {
+        return in->Invalid("lru.queue", absl::StrCat("slot ", e.slot, " of ", slot_.size()));
+      }
+    }
+  }
+  for (const SlotRecord& r : read.slot_) {
+    if (r.place > kCleaned) return in->Invalid("lru.slots", "a slot in no list");
+  }
+  *this = std::move(read);
+  return true;
+}
+
+void LfuOrder::Save(StateWriter* out) const {
+  out->Vec(uses_);
+  out->Vec(last_use_);
+  out->Vec(tracked_);
+}
+
+bool LfuOrder::Load(StateReader* in) {
+  std::vector<uint64_t> uses, last_use;
+  std::vector<bool> tracked;
+  if (!in->Vec("lfu.uses", &uses) || !in->Vec("lfu.last_use", &last_use) ||
+      !in->Vec("lfu.tracked", &tracked)) {
+    return false;
+  }
+  if (uses.size() != uses_.size() || last_use.size() != uses_.size() ||
+      tracked.size() != uses_.size()) {
+    return in->Invalid("lfu.uses", absl::StrCat("not ", uses_.size(), " slots"));
+  }
+  uses_ = std::move(uses);
+  last_use_ = std::move(last_use);
+  tracked_ = std::move(tracked);
+  // The ordered set holds exactly the tracked slots (Use, Remove).
+  order_.clear();
+  for (uint32_t slot = 0; slot < uses_.size(); ++slot) {
+    if (tracked_[slot]) order_.insert(Entry{uses_[slot], last_use_[slot], slot});
+  }
+  return true;
+}
+
 }  // namespace herald::scheduler

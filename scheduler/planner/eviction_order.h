@@ -14,6 +14,7 @@
 
 #include "absl/container/btree_set.h"
 #include "absl/status/statusor.h"
+#include "scheduler/planner/state_io.h"
 
 namespace herald::scheduler {
 
@@ -49,6 +50,11 @@ class EvictionOrder {
   virtual void ColdestN(uint64_t iteration, size_t n, std::vector<uint32_t>* out) const = 0;
   // An independent copy in the same state.
   virtual std::unique_ptr<EvictionOrder> Clone() const = 0;
+  // Writes the order's whole state (Planner::SaveState). Load reads it back
+  // into an order of the same kind and number of slots, replacing its state;
+  // false (in->status() names the field) for a stream that does not fit.
+  virtual void Save(StateWriter* out) const = 0;
+  virtual bool Load(StateReader* in) = 0;
 };
 
 std::unique_ptr<EvictionOrder> MakeEvictionOrder(EvictionKind kind, uint32_t slots);
@@ -79,6 +85,8 @@ class LruOrder : public EvictionOrder {
   std::unique_ptr<EvictionOrder> Clone() const override {
     return std::make_unique<LruOrder>(*this);
   }
+  void Save(StateWriter* out) const override;
+  bool Load(StateReader* in) override;
 
  private:
   struct Entry {
@@ -144,6 +152,8 @@ class LfuOrder : public EvictionOrder {
   std::unique_ptr<EvictionOrder> Clone() const override {
     return std::make_unique<LfuOrder>(*this);
   }
+  void Save(StateWriter* out) const override;
+  bool Load(StateReader* in) override;
 
  private:
   using Entry = std::tuple<uint64_t, uint64_t, uint32_t>;

@@ -34,6 +34,8 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -226,6 +228,26 @@ class Planner {
   // An independent planner in the same state (the exhaustive search explores
   // allocations from copies).
   std::unique_ptr<Planner> Clone() const { return std::unique_ptr<Planner>(new Planner(*this)); }
+
+  // The planner's whole state between two plans, as bytes (a checkpoint's
+  // planner file, planner_state.cc): every worker's cache with its eviction
+  // order, the row directories, the read-ahead batches' indexes and
+  // allocation, the trained-row filters and herald-adaptive's profiler,
+  // with the options that shape them. In this machine's byte order (the
+  // bytes record it). REQUIRES: no forced allocation queued.
+  // Errors: FailedPrecondition for a planner stopped by an error.
+  absl::StatusOr<std::string> SaveState() const;
+  // A planner with `options` in the state `bytes` were saved in: it plans
+  // what the saved planner would have, bit for bit, given the batches that
+  // planner would have been given next. Errors: InvalidArgument naming the
+  // option when `options` differ from the saved planner's in one that shapes
+  // its state (options.threads may differ) or when options.first_iteration
+  // is not the iteration it plans next; DataLoss naming the field for bytes
+  // that are not a planner's state (truncated, another version or byte
+  // order, sizes that do not fit the options). Bytes that pass these checks
+  // are trusted: the checkpoint's checksum is what guards against damage.
+  static absl::StatusOr<std::unique_ptr<Planner>> LoadState(PlannerOptions options,
+                                                            std::string_view bytes);
 
   // The next batch this planner allocates (the first batch, then each
   // read-ahead batch in order) is given `worker_of` (worker of each sample)

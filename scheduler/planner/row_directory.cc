@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace herald::scheduler {
 
 RowDirectory::RowDirectory(uint32_t num_workers)
@@ -180,6 +182,110 @@ void RowDirectory::Sweep(uint64_t iteration) {
     free_.push_back(handle);
   }
   release_.swap(keep_);
+}
+
+void RowDirectory::Save(StateWriter* out) const {
+  out->Pod(num_workers_);
+  out->Pod(num_handles_);
+  out->Vecs(rows_);
+  out->Vecs(high_);
+  std::vector<Key> keys;
+  std::vector<uint32_t> handles;
+  keys.reserve(index_.size());
+  handles.reserve(index_.size());
+  for (const auto& [key, handle] : index_) {
+    keys.push_back(key);
+    handles.push_back(handle);
+  }
+  out->Vec(keys);
+  out->Vec(handles);
+  std::vector<uint64_t> overflow_keys;
+  std::vector<uint32_t> overflow_slots;
+  for (const auto& [key, slot] : overflow_) {
+    overflow_keys.push_back(key);
+    overflow_slots.push_back(slot);
+  }
+  out->Vec(overflow_keys);
+  out->Vec(overflow_slots);
+  out->Vec(wide_);
+  out->Vec(wide_free_);
+  out->Vec(free_);
+  out->Vec(release_);
+}
+
+bool RowDirectory::Load(StateReader* in) {
+  uint32_t num_workers, num_handles;
+  std::vector<std::vector<RowState>> rows;
+  std::vector<std::vector<uint64_t>> high;
+  std::vector<Key> keys;
+  std::vector<uint32_t> handles, overflow_slots, wide, wide_free, free, release;
+  std::vector<uint64_t> overflow_keys;
+  if (!in->Pod("directory.num_workers", &num_workers) ||
+      !in->Pod("directory.num_handles", &num_handles) || !in->Vecs("directory.rows", &rows) ||
+      !in->Vecs("directory.high", &high) || !in->Vec("directory.keys", &keys) ||
+      !in->Vec("directory.handles", &handles) ||
+      !in->Vec("directory.overflow_keys", &overflow_keys) ||
+      !in->Vec("directory.overflow_slots", &overflow_slots) || !in->Vec("directory.wide", &wide) ||
+      !in->Vec("directory.wide_free", &wide_free) || !in->Vec("directory.free", &free) ||
+      !in->Vec("directory.release", &release)) {
+    return false;
+  }
+  if (num_workers != num_workers_) {
+    return in->Invalid("directory.num_workers",
+                       absl::StrCat(num_workers, ", the planner has ", num_workers_));
+  }
+  // Chunks of 2^kChunkBits entries, the last one partly filled.
+  const size_t chunk = size_t{1} << kChunkBits;
+  if (rows.size() != (num_handles + chunk - 1) / chunk ||
+      (high_words_ > 0 && high.size() != rows.size()) || (high_words_ == 0 && !high.empty())) {
+    return in->Invalid("directory.rows",
+                       absl::StrCat(rows.size(), " chunks for ", num_handles, " handles"));
+  }
+  for (size_t c = 0; c < rows.size(); ++c) {
+    const size_t want = std::min(chunk, num_handles - c * chunk);
+    if (rows[c].size() != want || (high_words_ > 0 && high[c].size() != want * 2 * high_words_)) {
+      return in->Invalid("directory.rows", absl::StrCat("chunk ", c, " is not ", want, " entries"));
+    }
+    rows[c].reserve(chunk);  // entries stay put as the chunk fills (FindOrAdd)
+    if (high_words_ > 0) high[c].reserve(chunk * 2 * high_words_);
+  }
+  if (keys.size() != handles.size() || overflow_keys.size() != overflow_slots.size()) {
+    return in->Invalid("directory.keys", "keys and handles differ in number");
+  }
+  if (wide.size() % num_workers_ != 0) {
+    return in->Invalid("directory.wide", "not whole blocks of one slot per worker");
+  }
+  for (const auto* list : {&handles, &free, &release}) {
+    for (uint32_t h : *list) {
+      if (h >= num_handles) {
+        return in->Invalid("directory.handles", absl::StrCat("handle ", h, " of ", num_handles));
+      }
+    }
+  }
+  for (const auto& chunk_rows : rows) {
+    for (const RowState& row : chunk_rows) {
+      if (row.wide != RowState::kNoWide && uint64_t{row.wide} >= wide.size() / num_workers_) {
+        return in->Invalid("directory.rows", absl::StrCat("wide block ", row.wide, " of ",
+                                                          wide.size() / num_workers_));
+      }
+    }
+  }
+  index_.clear();
+  index_.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) index_.emplace(keys[i], handles[i]);
+  overflow_.clear();
+  for (size_t i = 0; i < overflow_keys.size(); ++i) {
+    overflow_.emplace(overflow_keys[i], overflow_slots[i]);
+  }
+  num_handles_ = num_handles;
+  rows_ = std::move(rows);
+  high_ = std::move(high);
+  wide_ = std::move(wide);
+  wide_free_ = std::move(wide_free);
+  free_ = std::move(free);
+  release_ = std::move(release);
+  keep_.clear();
+  return true;
 }
 
 }  // namespace herald::scheduler

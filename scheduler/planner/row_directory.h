@@ -18,6 +18,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "common/ids.h"
+#include "scheduler/planner/state_io.h"
 #include "scheduler/planner/worker_set.h"
 
 namespace herald::scheduler {
@@ -156,6 +157,15 @@ class RowDirectory {
 
   size_t size() const { return index_.size(); }
   bool empty() const { return index_.empty(); }
+  // Handles ever made: every handle in use is below it.
+  uint32_t num_handles() const { return num_handles_; }
+
+  // Writes the directory's whole state (Planner::SaveState). Load reads it
+  // back into a directory made for the same number of workers, replacing
+  // its state; false (in->status() names the field) for a stream that does
+  // not fit.
+  void Save(StateWriter* out) const;
+  bool Load(StateReader* in);
 
  private:
   static uint64_t OverflowKey(uint32_t handle, uint32_t w) {

@@ -103,4 +103,42 @@ void TableProfiler::Rank() {
   window_batches_ = 0;
 }
 
+void TableProfiler::Save(StateWriter* out) const {
+  out->Vec(sketch_);
+  out->Pod(batches_);
+  out->Pod(samples_);
+  out->Vec(cached_rows_);
+  out->Vec(infrequent_rows_);
+  out->Vec(scorable_uses_);
+  out->Vec(uses_);
+  out->Pod(window_batches_);
+  out->Vec(doi_);
+  out->Vec(scored_);
+  out->Pod(k_);
+  out->Pod(predicted_ms_);
+}
+
+bool TableProfiler::Load(StateReader* in) {
+  TableProfiler read(*this);
+  if (!in->Vec("profiler.sketch", &read.sketch_) || !in->Pod("profiler.batches", &read.batches_) ||
+      !in->Pod("profiler.samples", &read.samples_) ||
+      !in->Vec("profiler.cached_rows", &read.cached_rows_) ||
+      !in->Vec("profiler.infrequent_rows", &read.infrequent_rows_) ||
+      !in->Vec("profiler.scorable_uses", &read.scorable_uses_) ||
+      !in->Vec("profiler.uses", &read.uses_) ||
+      !in->Pod("profiler.window_batches", &read.window_batches_) ||
+      !in->Vec("profiler.doi", &read.doi_) || !in->Vec("profiler.scored", &read.scored_) ||
+      !in->Pod("profiler.k", &read.k_) || !in->Pod("profiler.predicted_ms", &read.predicted_ms_)) {
+    return false;
+  }
+  if (read.sketch_.size() != sketch_.size() || read.cached_rows_.size() != num_tables_ ||
+      read.infrequent_rows_.size() != num_tables_ || read.scorable_uses_.size() != num_tables_ ||
+      read.uses_.size() != num_tables_ || read.doi_.size() != num_tables_ ||
+      read.scored_.size() != num_tables_ || read.k_ > num_tables_) {
+    return in->Invalid("profiler", "not the profiler of this planner's tables and options");
+  }
+  *this = std::move(read);
+  return true;
+}
+
 }  // namespace herald::scheduler

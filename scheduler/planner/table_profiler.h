@@ -36,6 +36,7 @@
 
 #include "scheduler/planner/batch_index.h"
 #include "scheduler/planner/row_directory.h"
+#include "scheduler/planner/state_io.h"
 #include "scheduler/planner/table_runner.h"
 
 namespace herald::scheduler {
@@ -72,6 +73,13 @@ class TableProfiler {
   bool budget_reachable() const {
     return options_.top_k > 0 || k_ > 0 || predicted_ms_ <= options_.budget_ms;
   }
+
+  // Writes the profiler's state (Planner::SaveState). Load reads it back
+  // into a profiler made with the same tables and options, replacing its
+  // state; false (in->status() names the field) for a stream that does
+  // not fit.
+  void Save(StateWriter* out) const;
+  bool Load(StateReader* in);
 
  private:
   uint32_t Estimate(uint32_t table, Key key) const;

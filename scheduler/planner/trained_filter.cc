@@ -1,5 +1,6 @@
 #include "scheduler/planner/trained_filter.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/rng.h"
 
 namespace herald::scheduler {
@@ -28,6 +29,17 @@ bool TrainedFilter::MayContain(Key key) const {
     const uint64_t bit = BitOf(key, i, mask_);
     if (((words_[bit >> 6] >> (bit & 63)) & 1) == 0) return false;
   }
+  return true;
+}
+
+bool TrainedFilter::Load(StateReader* in) {
+  std::vector<uint64_t> words;
+  if (!in->Vec("trained_filter", &words)) return false;
+  if (words.size() != words_.size()) {
+    return in->Invalid("trained_filter",
+                       absl::StrCat(words.size() * 64, " bits, the planner's has ", bits()));
+  }
+  words_ = std::move(words);
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "scheduler/planner/state_io.h"
 
 namespace herald::scheduler {
 
@@ -24,6 +25,12 @@ class TrainedFilter {
   void Add(Key key);
   bool MayContain(Key key) const;
   uint64_t bits() const { return mask_ + 1; }
+
+  // Writes the filter's bits (Planner::SaveState). Load reads them back
+  // into a filter of the same size; false (in->status() names the field)
+  // for a stream that does not fit.
+  void Save(StateWriter* out) const { out->Vec(words_); }
+  bool Load(StateReader* in);
 
  private:
   static constexpr int kHashes = 4;
