@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -244,6 +245,7 @@ class ExactnessCluster : public ::testing::Test {
     ASSERT_TRUE(recovered_status.ok()) << recovered_status.status();
     const proto::JobProgress& p = recovered_status->progress();
     EXPECT_TRUE(p.planner_resume() == proto::PLANNER_RESUME_KEPT ||
+                p.planner_resume() == proto::PLANNER_RESUME_LOADED ||
                 p.planner_resume() == proto::PLANNER_RESUME_REPLAYED)
         << proto::PlannerResume_Name(p.planner_resume());
     EXPECT_GT(p.refilled_rows(), 0u);
@@ -465,6 +467,12 @@ TEST_F(ExactnessCluster, PeriodicCheckpointsCaptureTheReferenceModelAtTheirItera
   const std::string dense_path =
       ps::ManifestDir(ps::ManifestPath(ckpt, done.job_id(), 8)) + "/dense.bin";
   EXPECT_EQ(*ps::FileCrc32Hex(dense_path), manifest->dense_checksum());
+  // And the planner's state after iteration 8's plan, named with its checksum.
+  ASSERT_EQ(manifest->planner_file(), "planner.bin");
+  const std::string planner_path =
+      ps::ManifestDir(ps::ManifestPath(ckpt, done.job_id(), 8)) + "/planner.bin";
+  EXPECT_EQ(*ps::FileCrc32Hex(planner_path), manifest->planner_checksum());
+  EXPECT_EQ(std::filesystem::file_size(planner_path), manifest->planner_bytes());
   std::vector<float> stored(ref_dense.size() + ref_state.size());
   std::ifstream in(dense_path, std::ios::binary);
   in.read(reinterpret_cast<char*>(stored.data()), stored.size() * sizeof(float));
@@ -672,6 +680,20 @@ TEST_F(ExactnessCluster, ADamagedNewestCheckpointIsSkippedForTheOneBefore) {
     f.seekp(middle);
     f.write(&byte, 1);
   }
+  // The checkpoints before it lose their planner state, as checkpoints
+  // written before planner files existed have none.
+  const std::string spec_dir = spec.checkpoint().dir();
+  for (uint64_t it = 0; it < failed->progress().iteration(); ++it) {
+    const std::string path = ps::ManifestPath(spec_dir, *job, it);
+    if (path == newest) continue;
+    auto manifest = ps::ReadManifest(path);
+    if (!manifest.ok()) continue;  // no checkpoint of that iteration
+    ASSERT_FALSE(manifest->planner_file().empty()) << path;
+    manifest->clear_planner_file();
+    manifest->clear_planner_bytes();
+    manifest->clear_planner_checksum();
+    ASSERT_TRUE(ps::WriteManifest(spec_dir, *manifest).ok());
+  }
   ASSERT_TRUE(cluster_->RestartWorker(victim).ok()) << cluster_->Logs();
   const proto::JobStatus done = cluster_->Watch(*job);
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
@@ -679,7 +701,8 @@ TEST_F(ExactnessCluster, ADamagedNewestCheckpointIsSkippedForTheOneBefore) {
   EXPECT_FALSE(done.progress().resumed_from().empty());
   EXPECT_NE(done.progress().resumed_from(), newest) << "the damaged checkpoint was used";
   EXPECT_LT(done.progress().resumed_from(), newest) << "not the one before it";
-  // The planner kept in memory is the damaged checkpoint's: replayed instead.
+  // The planner kept in memory is the damaged checkpoint's, and the one
+  // before it has no planner state: replayed instead.
   EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_REPLAYED);
   EXPECT_GT(done.progress().replayed_iterations(), 0u);
   ExpectRecoveredToUninterrupted(*job, spec, ref, 300);

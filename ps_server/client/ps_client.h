@@ -52,6 +52,15 @@ struct DenseCheckpointFile {
   std::string checksum;  // crc32, 8 hex digits
 };
 
+// The scheduler's planner state in a job's checkpoint, a file the caller
+// wrote into the checkpoint's iteration directory before the shards
+// checkpoint; recorded in the manifest (planner_*).
+struct PlannerCheckpointFile {
+  std::string file;  // relative to the iteration directory
+  uint64_t bytes = 0;
+  std::string checksum;  // crc32, 8 hex digits
+};
+
 // Which rows a fetch of iteration t answers with.
 enum class FetchMode {
   kCommitted,  // as of the end of t - 1, once it committed (JobShard::Fetch)
@@ -91,11 +100,13 @@ class PsClient {
   virtual absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration,
                                              uint32_t worker, uint32_t num_workers) = 0;
   // Checkpoints every shard at `iteration` (waiting for its commit), then
-  // writes the manifest. Returns the manifest path. The job must have been
-  // started through this client (the manifest records its spec).
-  virtual absl::StatusOr<std::string> Checkpoint(const std::string& job_id, uint64_t iteration,
-                                                 const std::string& dir,
-                                                 const DenseCheckpointFile* dense = nullptr) = 0;
+  // writes the manifest, which records `dense` and `planner` where given.
+  // Returns the manifest path. The job must have been started through this
+  // client (the manifest records its spec).
+  virtual absl::StatusOr<std::string> Checkpoint(
+      const std::string& job_id, uint64_t iteration, const std::string& dir,
+      const DenseCheckpointFile* dense = nullptr,
+      const PlannerCheckpointFile* planner = nullptr) = 0;
   // One entry per shard.
   virtual absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) = 0;
   // Calls off the caller's work: data calls in flight fail with

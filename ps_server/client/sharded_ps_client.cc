@@ -399,7 +399,8 @@ absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id, u
 
 absl::StatusOr<std::string> ShardedPsClient::Checkpoint(const std::string& job_id,
                                                         uint64_t iteration, const std::string& dir,
-                                                        const DenseCheckpointFile* dense) {
+                                                        const DenseCheckpointFile* dense,
+                                                        const PlannerCheckpointFile* planner) {
   JobInfo info;
   {
     absl::MutexLock lock(&mu_);
@@ -438,6 +439,11 @@ absl::StatusOr<std::string> ShardedPsClient::Checkpoint(const std::string& job_i
     manifest.set_dense_floats(dense->floats);
     manifest.set_dense_state_floats(dense->state_floats);
     manifest.set_dense_checksum(dense->checksum);
+  }
+  if (planner != nullptr) {
+    manifest.set_planner_file(planner->file);
+    manifest.set_planner_bytes(planner->bytes);
+    manifest.set_planner_checksum(planner->checksum);
   }
   return WriteManifest(dir, manifest);
 }

@@ -63,7 +63,8 @@ class ShardedPsClient final : public PsClient {
                                      uint32_t num_workers) override;
   absl::StatusOr<std::string> Checkpoint(const std::string& job_id, uint64_t iteration,
                                          const std::string& dir,
-                                         const DenseCheckpointFile* dense = nullptr) override;
+                                         const DenseCheckpointFile* dense = nullptr,
+                                         const PlannerCheckpointFile* planner = nullptr) override;
   absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;
 
  private:

@@ -276,6 +276,7 @@ absl::Status JobRun::Prepare() {
   last_point_iteration_ = first_iteration_;
   initial_dense_ = std::move(resume.dense);
   initial_dense_state_ = std::move(resume.dense_state);
+  resumed_ = std::move(resume);
   sized_ = true;
   return absl::OkStatus();
 }
@@ -362,10 +363,6 @@ absl::Status JobRun::Plan() {
     resume_at = first_iteration_;
     resumed_from = progress_.resumed_from();
   }
-  // The same training resumed in this scheduler process from the checkpoint
-  // the failed run kept its planner at: a copy of that planner, no replay.
-  const bool kept = replay && options_.resume_planner.planner != nullptr &&
-                    options_.resume_planner.manifest == resumed_from;
   PlannerResources resources;
   resources.num_workers = static_cast<uint32_t>(workers_.size());
   resources.capacity = sizing.capacity;
@@ -380,26 +377,30 @@ absl::Status JobRun::Plan() {
   resources.flush_every = {checkpoint_every, eval_every};
   HERALD_ASSIGN_OR_RETURN(PlannerOptions po,
                           PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
-  // Replaying, the planner starts at iteration 0 as the checkpoint's run did
-  // and plans up to resume_at without sending a step.
-  po.first_iteration = replay && !kept ? 0 : resume_at;
   if (!spec_.checkpoint().resume_from().empty() && !replay) {
     // The restored tables hold rows the planner never saw trained: fetch
     // every row rather than initialise it, and warm nothing.
     po.init_on_worker = false;
     po.warm_keys.clear();
   }
+  proto::PlannerResume mode =
+      resumed_from.empty() ? proto::PLANNER_RESUME_NONE : proto::PLANNER_RESUME_FRESH;
   std::unique_ptr<Planner> planner;
-  if (kept) {
-    planner = options_.resume_planner.planner->Clone();
-  } else {
+  if (replay) planner = ResumedPlanner(po, resume_at, resumed_from, &mode);
+  // Whether the planner continues from the checkpoint's state (kept or
+  // loaded) rather than being replayed up to it.
+  const bool continued = planner != nullptr;
+  if (!continued) {
+    // Replaying, the planner starts at iteration 0 as the checkpoint's run
+    // did and plans up to resume_at without sending a step.
+    po.first_iteration = replay ? 0 : resume_at;
     HERALD_ASSIGN_OR_RETURN(planner, Planner::Create(po));
+    if (replay) mode = proto::PLANNER_RESUME_REPLAYED;
   }
-  if (!resumed_from.empty()) {
+  po.first_iteration = resume_at;
+  {
     absl::MutexLock lock(&mu_);
-    progress_.set_planner_resume(kept     ? proto::PLANNER_RESUME_KEPT
-                                 : replay ? proto::PLANNER_RESUME_REPLAYED
-                                          : proto::PLANNER_RESUME_FRESH);
+    progress_.set_planner_resume(mode);
   }
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
@@ -412,11 +413,12 @@ absl::Status JobRun::Plan() {
   data::KeyBatch current, next, after;
   // A resumed job continues the same deterministic stream after the
   // checkpoint's iteration (a replay plans the batches before it).
-  for (uint64_t skipped = 0; skipped < po.first_iteration; ++skipped) {
+  const uint64_t skip = continued ? resume_at : planner->iteration();
+  for (uint64_t skipped = 0; skipped < skip; ++skipped) {
     HERALD_ASSIGN_OR_RETURN(bool skipped_one, loader.Next(&current));
     if (!skipped_one) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "checkpoint.resume_from: the data has fewer than ", po.first_iteration, " batches"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoint.resume_from: the data has fewer than ", skip, " batches"));
     }
   }
   HERALD_ASSIGN_OR_RETURN(bool have_current, loader.Next(&current));
@@ -451,9 +453,9 @@ absl::Status JobRun::Plan() {
     }
     if (replay && plan->iteration == resume_at) {
       const uint64_t refilled = AddCacheRefill(before_resume, *planner, &plan_buffer);
-      if (kept) {
-        HLOG_INFO("job {}: planner kept at the checkpoint; {} cached rows refilled", job_id_,
-                  refilled);
+      if (continued) {
+        HLOG_INFO("job {}: planner {} at the checkpoint; {} cached rows refilled", job_id_,
+                  mode == proto::PLANNER_RESUME_KEPT ? "kept" : "loaded", refilled);
       } else {
         HLOG_INFO(
             "job {}: planner replayed over {} iterations in {:.0f} ms; {} cached rows "
@@ -461,7 +463,7 @@ absl::Status JobRun::Plan() {
             job_id_, resume_at, absl::ToDoubleMilliseconds(plan_start - replay_start), refilled);
       }
       absl::MutexLock lock(&mu_);
-      progress_.set_replayed_iterations(kept ? 0 : resume_at);
+      progress_.set_replayed_iterations(continued ? 0 : resume_at);
       progress_.set_refilled_rows(refilled);
     }
     const double plan_ms = absl::ToDoubleMilliseconds(absl::Now() - plan_start);
@@ -531,11 +533,17 @@ absl::Status JobRun::Plan() {
       break;
     }
     if (FlushesAt(checkpoint_every, plan->iteration)) {
-      // Copied while the workers still train the queued steps; kept if the
-      // checkpoint is written (not refused by the storage).
+      // Copied and saved while the workers still train the queued steps;
+      // the copy is kept if the checkpoint is written (not refused by the
+      // storage).
       std::shared_ptr<const Planner> copy = planner->Clone();
+      const absl::Time save_start = absl::Now();
+      HERALD_ASSIGN_OR_RETURN(const std::string planner_state, copy->SaveState());
+      HLOG_INFO("job {}: planner state after iteration {}: {} bytes in {:.0f} ms", job_id_,
+                plan->iteration, planner_state.size(),
+                absl::ToDoubleMilliseconds(absl::Now() - save_start));
       const uint64_t written = Progress().checkpoints_written();
-      HERALD_RETURN_IF_ERROR(CheckpointAt(plan->iteration));
+      HERALD_RETURN_IF_ERROR(CheckpointAt(plan->iteration, planner_state));
       const proto::JobProgress after = Progress();
       if (after.checkpoints_written() > written) {
         absl::MutexLock lock(&mu_);
@@ -702,7 +710,43 @@ absl::Status JobRun::ReportEval(const proto::EvalReport& report) {
   return eval_round_->Accept(static_cast<uint32_t>(w), report.index(), report.predictions());
 }
 
-absl::Status JobRun::CheckpointAt(uint64_t iteration) {
+std::unique_ptr<Planner> JobRun::ResumedPlanner(const PlannerOptions& options, uint64_t resume_at,
+                                                const std::string& resumed_from,
+                                                proto::PlannerResume* mode) {
+  // The same training resumed in this scheduler process from the checkpoint
+  // the failed run kept its planner at: a copy of that planner.
+  if (options_.resume_planner.planner != nullptr &&
+      options_.resume_planner.manifest == resumed_from) {
+    *mode = proto::PLANNER_RESUME_KEPT;
+    return options_.resume_planner.planner->Clone();
+  }
+  ResumePoint point;
+  {
+    absl::MutexLock lock(&mu_);
+    point.manifest = resumed_.manifest;
+    point.planner_file = resumed_.planner_file;
+    point.planner_bytes = resumed_.planner_bytes;
+    point.planner_checksum = resumed_.planner_checksum;
+  }
+  if (point.planner_file.empty()) return nullptr;  // a checkpoint of an older version
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> bytes = ReadPlannerState(point);
+  PlannerOptions at = options;
+  at.first_iteration = resume_at;
+  absl::StatusOr<std::unique_ptr<Planner>> loaded =
+      bytes.ok() ? Planner::LoadState(at, *bytes) : bytes.status();
+  if (!loaded.ok()) {
+    HLOG_WARN("job {}: the planner state of {} is not usable ({}); replaying the planner instead",
+              job_id_, point.manifest, std::string(loaded.status().message()));
+    return nullptr;
+  }
+  HLOG_INFO("job {}: planner state loaded from {} ({} bytes) in {:.0f} ms", job_id_,
+            point.planner_file, bytes->size(), absl::ToDoubleMilliseconds(absl::Now() - start));
+  *mode = proto::PLANNER_RESUME_LOADED;
+  return *std::move(loaded);
+}
+
+absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner_state) {
   const absl::Time start = absl::Now();
   HERALD_RETURN_IF_ERROR(WaitForIteration(iteration));
   // The dense half: what rank 0 uploaded before reporting the iteration.
@@ -726,14 +770,22 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration) {
   dense_file.state_floats = dense.state_floats;
   const size_t bytes = dense.floats.size() * sizeof(float);
   dense_file.checksum = Crc32Hex(Crc32(dense.floats.data(), bytes));
+  ps::PlannerCheckpointFile planner_file;
+  planner_file.file = "planner.bin";
+  planner_file.bytes = planner_state.size();
+  planner_file.checksum = Crc32Hex(Crc32(planner_state.data(), planner_state.size()));
   absl::StatusOr<std::string> manifest = absl::UnknownError("not written");
-  const absl::Status dense_written = ps::WriteFileAtomically(
+  absl::Status written = ps::WriteFileAtomically(
       iteration_dir + "/" + dense_file.file,
       std::string_view(reinterpret_cast<const char*>(dense.floats.data()), bytes));
-  if (dense_written.ok()) {
-    manifest = ps_->Checkpoint(job_id_, iteration, spec_.checkpoint().dir(), &dense_file);
+  if (written.ok()) {
+    written = ps::WriteFileAtomically(iteration_dir + "/" + planner_file.file, planner_state);
+  }
+  if (written.ok()) {
+    manifest =
+        ps_->Checkpoint(job_id_, iteration, spec_.checkpoint().dir(), &dense_file, &planner_file);
   } else {
-    manifest = dense_written;
+    manifest = written;
   }
   if (!manifest.ok()) {
     const absl::Status failed(
@@ -744,7 +796,7 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration) {
     RecordCheckpointFailure(failed, iteration);
     return absl::OkStatus();
   }
-  uint64_t written_bytes = bytes;
+  uint64_t written_bytes = bytes + planner_state.size();
   double write_ms = 0;  // the slowest shard's
   if (absl::StatusOr<proto::CheckpointManifest> m = ps::ReadManifest(*manifest); m.ok()) {
     for (const proto::CheckpointShard& shard : m->shards()) {

@@ -44,6 +44,7 @@ struct DenseUpload {
 };
 
 class Planner;  // scheduler/planner/planner.h
+struct PlannerOptions;
 
 // The planner as it stood right after the flush iteration of a periodic
 // checkpoint (between that iteration's plan and the next). A recovery from
@@ -176,8 +177,16 @@ class JobRun {
   // A checkpoint the storage refused (RESOURCE_EXHAUSTED: full; PERMISSION_
   // DENIED: read-only or refused) is recorded (progress checkpoint_failures,
   // checkpoint_error), its partial files removed, and training goes on; any
-  // other failure (a shard gone) fails the run.
-  absl::Status CheckpointAt(uint64_t iteration);
+  // other failure (a shard gone) fails the run. `planner_state` is the
+  // planner after the iteration's plan (Planner::SaveState), written beside
+  // the dense half.
+  absl::Status CheckpointAt(uint64_t iteration, const std::string& planner_state);
+  // The planner a run resumed from a checkpoint of the same training starts
+  // with: the kept copy, else one loaded from the checkpoint's planner file;
+  // null when neither is there or usable (then it is replayed). Sets *mode.
+  std::unique_ptr<Planner> ResumedPlanner(const PlannerOptions& options, uint64_t resume_at,
+                                          const std::string& resumed_from,
+                                          proto::PlannerResume* mode);
   static bool RefusedByStorage(const absl::Status& status);
   // Removes what was written of the checkpoint of `iteration`.
   void RecordCheckpointFailure(const absl::Status& status, uint64_t iteration);
@@ -251,6 +260,9 @@ class JobRun {
   // Resumed from a checkpoint of the same training: Plan replays the
   // planner over the iterations before first_iteration_ (cache_refill.h).
   bool replay_ ABSL_GUARDED_BY(mu_) = false;
+  // The checkpoint resumed from (its planner file; the dense half is moved
+  // out into initial_dense_*).
+  ResumePoint resumed_ ABSL_GUARDED_BY(mu_);
   CheckpointedPlanner checkpointed_planner_ ABSL_GUARDED_BY(mu_);
   std::vector<float> initial_dense_ ABSL_GUARDED_BY(mu_);
   std::vector<float> initial_dense_state_ ABSL_GUARDED_BY(mu_);

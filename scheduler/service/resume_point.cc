@@ -43,6 +43,9 @@ absl::Status Intact(const std::string& manifest_path, const proto::CheckpointMan
     return absl::OkStatus();
   };
   HERALD_RETURN_IF_ERROR(check(manifest.dense_file(), manifest.dense_checksum()));
+  if (!manifest.planner_file().empty()) {
+    HERALD_RETURN_IF_ERROR(check(manifest.planner_file(), manifest.planner_checksum()));
+  }
   for (const proto::CheckpointShard& shard : manifest.shards()) {
     HERALD_RETURN_IF_ERROR(check(shard.file(), shard.checksum()));
   }
@@ -79,6 +82,15 @@ absl::StatusOr<std::string> NewestResumable(const std::string& job_dir) {
       absl::StrCat(job_dir, " holds no complete periodic checkpoint (with a dense half)"));
 }
 
+// The file's bytes; *ok false when it cannot be read.
+std::string ReadWholeFile(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  *ok = static_cast<bool>(in);
+  return bytes.str();
+}
+
 }  // namespace
 
 absl::StatusOr<ResumePoint> ReadResumePoint(const proto::JobSpec& spec) {
@@ -113,18 +125,21 @@ absl::StatusOr<ResumePoint> ReadResumePoint(const proto::JobSpec& spec) {
   r.first_iteration = manifest->iteration() + 1;
   r.spec = manifest->spec();
   r.num_workers = manifest->num_workers();
+  if (!manifest->planner_file().empty()) {
+    r.planner_file = ps::ManifestDir(r.manifest) + "/" + manifest->planner_file();
+    r.planner_bytes = manifest->planner_bytes();
+    r.planner_checksum = manifest->planner_checksum();
+  }
   if (spec.iterations() > 0 && r.first_iteration >= spec.iterations()) {
     return Error(absl::StatusCode::kFailedPrecondition,
                  absl::StrCat(r.manifest, " is of iteration ", manifest->iteration(),
                               ": nothing is left of the job's ", spec.iterations(), " iterations"));
   }
   const std::string dense_path = ps::ManifestDir(r.manifest) + "/" + manifest->dense_file();
-  std::ifstream in(dense_path, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  const std::string data = bytes.str();
+  bool read = false;
+  const std::string data = ReadWholeFile(dense_path, &read);
   const uint64_t floats = manifest->dense_floats() + manifest->dense_state_floats();
-  if (!in || data.size() != floats * sizeof(float)) {
+  if (!read || data.size() != floats * sizeof(float)) {
     return Error(absl::StatusCode::kDataLoss,
                  absl::StrCat(dense_path, ": ", data.size(), " bytes, the manifest says ",
                               floats * sizeof(float)));
@@ -137,6 +152,21 @@ absl::StatusOr<ResumePoint> ReadResumePoint(const proto::JobSpec& spec) {
   r.dense.assign(f, f + manifest->dense_floats());
   r.dense_state.assign(f + manifest->dense_floats(), f + floats);
   return r;
+}
+
+absl::StatusOr<std::string> ReadPlannerState(const ResumePoint& point) {
+  bool read = false;
+  std::string data = ReadWholeFile(point.planner_file, &read);
+  if (!read || data.size() != point.planner_bytes) {
+    return absl::DataLossError(absl::StrCat(point.planner_file, ": ", read ? "" : "unreadable, ",
+                                            data.size(), " bytes, the manifest says ",
+                                            point.planner_bytes));
+  }
+  if (Crc32Hex(Crc32(data.data(), data.size())) != point.planner_checksum) {
+    return absl::DataLossError(
+        absl::StrCat(point.planner_file, ": checksum does not match the manifest's"));
+  }
+  return data;
 }
 
 bool ContinuesSameTraining(const ResumePoint& point, const proto::JobSpec& spec,

@@ -20,6 +20,11 @@ struct ResumePoint {
   // The run that wrote the checkpoint: its spec and worker count.
   proto::JobSpec spec;
   uint32_t num_workers = 0;
+  // Its planner's state (Planner::SaveState), checked intact by
+  // ReadResumePoint; empty path for a checkpoint without one.
+  std::string planner_file;
+  uint64_t planner_bytes = 0;
+  std::string planner_checksum;
 };
 
 // Whether the run resuming from `point` with `spec` on `num_workers`
@@ -39,5 +44,9 @@ bool ContinuesSameTraining(const ResumePoint& point, const proto::JobSpec& spec,
 // that are not the spec's), DataLoss (a dense file of the wrong size or
 // checksum).
 absl::StatusOr<ResumePoint> ReadResumePoint(const proto::JobSpec& spec);
+
+// The bytes of `point`'s planner file. Errors: DataLoss naming the file
+// when it is missing or its size or checksum is not the manifest's.
+absl::StatusOr<std::string> ReadPlannerState(const ResumePoint& point);
 
 }  // namespace herald::scheduler

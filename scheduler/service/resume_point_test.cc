@@ -20,7 +20,8 @@ proto::JobSpec Spec() {
 }
 
 // A checkpoint of job "ctr" at `iteration` under `dir`: one shard file and,
-// when `dense`, dense.bin with 3 parameters and 2 floats of state.
+// when `dense`, dense.bin with 3 parameters and 2 floats of state and
+// planner.bin.
 void WriteCheckpoint(const std::string& dir, uint64_t iteration, bool dense) {
   const std::string it_dir = ps::CheckpointIterationDir(dir, "ctr", iteration);
   ASSERT_TRUE(ps::MakeDirs(it_dir).ok());
@@ -41,6 +42,10 @@ void WriteCheckpoint(const std::string& dir, uint64_t iteration, bool dense) {
     m.set_dense_floats(3);
     m.set_dense_state_floats(2);
     m.set_dense_checksum(*ps::FileCrc32Hex(it_dir + "/dense.bin"));
+    data::testing::WriteFile(it_dir + "/planner.bin", "planner state " + std::to_string(iteration));
+    m.set_planner_file("planner.bin");
+    m.set_planner_bytes(14 + std::to_string(iteration).size());
+    m.set_planner_checksum(*ps::FileCrc32Hex(it_dir + "/planner.bin"));
   }
   ASSERT_TRUE(ps::WriteManifest(dir, m).ok());
 }
@@ -99,6 +104,34 @@ TEST(ResumePoint, NothingLeftToTrainOrOtherTablesAreRefused) {
   auto r = ReadResumePoint(spec);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("table 0 has dim 4"), std::string::npos) << r.status();
+}
+
+// The planner file is part of an intact checkpoint: one damaged is skipped
+// like a damaged shard file, and ReadPlannerState checks what it reads.
+TEST(ResumePoint, ThePlannerFileIsCheckedLikeTheOthers) {
+  data::testing::TempDir dir;
+  WriteCheckpoint(dir.path(), 4, true);
+  WriteCheckpoint(dir.path(), 9, true);
+  auto r = Resume(dir.path() + "/ctr");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->planner_file, ps::CheckpointIterationDir(dir.path(), "ctr", 9) + "/planner.bin");
+  auto bytes = ReadPlannerState(*r);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, "planner state 9");
+
+  data::testing::WriteFile(r->planner_file, "planner state X");
+  bytes = ReadPlannerState(*r);
+  EXPECT_EQ(bytes.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(bytes.status().message().find("planner.bin: checksum"), std::string::npos)
+      << bytes.status();
+  r = Resume(dir.path() + "/ctr");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->first_iteration, 5u);
+
+  data::testing::WriteFile(r->planner_file, "short");
+  bytes = ReadPlannerState(*r);
+  EXPECT_NE(bytes.status().message().find("5 bytes, the manifest says 15"), std::string::npos)
+      << bytes.status();
 }
 
 }  // namespace
