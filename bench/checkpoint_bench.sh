@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checkpoint and recovery costs on a local cluster (127.0.0.1: scheduler, 2 PS
 # shards, 3 CPU workers, the job on 2 of them), Wide&Deep on generated data:
-#   - the write rate of a periodic checkpoint (its files' bytes over the time
+#   - the write rate of a periodic checkpoint (its shard files' bytes over the time
 #     the slowest shard took to write its file, fsync included) against a
 #     plain sequential write of the same bytes to the same disk with fsync
 #     (dd conv=fsync), in the same run; and the same bytes over the whole
@@ -68,24 +68,48 @@ sps=$(field "$dir/overhead.json" samples_per_second)
 ckpt_ms=$(field "$dir/overhead.json" checkpoint_ms)
 written=$(field "$dir/overhead.json" checkpoints_written)
 periodic=$((written - 1))  # the last one is the final checkpoint, not waited for
-all_bytes=$(field "$dir/overhead.json" checkpoint_bytes)
 write_ms=$(field "$dir/overhead.json" checkpoint_write_ms)
-bytes=$(python3 -c "print(int($all_bytes / max($periodic, 1)))")
-start=$(date +%s.%N)
-dd if=/dev/zero of="$dir/sequential.bin" bs=1M count=$(( (bytes + 1048575) / 1048576 )) \
-  conv=fsync status=none
-end=$(date +%s.%N)
-python3 - "$iterations" "$sps" "$ckpt_ms" "$write_ms" "$periodic" "$bytes" "$start" "$end" << 'PY'
+# The shards' bytes of one periodic checkpoint (the write rate is timed on
+# the shards), and the scheduler's planner state beside them.
+read -r bytes planner_bytes < <(python3 - "$dir/ckpt/$job" << 'PY'
+import glob, re, sys
+for path in sorted(glob.glob(sys.argv[1] + "/iter-*/MANIFEST")):
+    text = open(path).read()
+    if "planner_file" not in text:
+        continue  # the final checkpoint
+    shards = sum(int(b) for b in re.findall(r"^\s+bytes: (\d+)", text, re.M))
+    print(shards, re.search(r"planner_bytes: (\d+)", text).group(1))
+    break
+PY
+)
+save_ms=$(grep -o "planner state after iteration [0-9]*: [0-9]* bytes in [0-9]* ms" \
+  "$dir/scheduler.log" | head -1 | awk '{print $(NF-1)}')
+echo "planner state in the checkpoint: $(python3 -c "print(f'{$planner_bytes / 1e6:.1f}')") MB, \
+saved in ${save_ms} ms while the workers trained the queued steps"
+# The baseline three times (this disk's speed varies): the fastest counts.
+dd_s=()
+for _ in 1 2 3; do
+  start=$(date +%s.%N)
+  dd if=/dev/zero of="$dir/sequential.bin" bs=1M count=$(( (bytes + 1048575) / 1048576 )) \
+    conv=fsync status=none
+  end=$(date +%s.%N)
+  dd_s+=("$(python3 -c "print($end - $start)")")
+  rm -f "$dir/sequential.bin"
+done
+python3 - "$iterations" "$sps" "$ckpt_ms" "$write_ms" "$periodic" "$bytes" "${dd_s[@]}" << 'PY'
 import sys
-it, sps, ckpt_ms, write_ms, periodic, nbytes, start, end = map(float, sys.argv[1:])
+it, sps, ckpt_ms, write_ms, periodic, nbytes = map(float, sys.argv[1:7])
+dd = sorted(map(float, sys.argv[7:]))
 train_s = it * 2048 / sps
-seq_s = end - start
+seq_s = dd[0]
+print(f"dd conv=fsync of the shards' bytes, three times: "
+      + ", ".join(f"{nbytes / 1e6 / s:.0f}" for s in dd) + " MB/s (the fastest is the baseline)")
 waited = ckpt_ms / max(periodic, 1) / 1000
 wrote = write_ms / max(periodic, 1) / 1000
 mb = nbytes / 1e6
 print(f"job: {it:.0f} iterations in {train_s:.1f} s; {periodic:.0f} periodic checkpoint(s), "
       f"{ckpt_ms / 1000:.2f} s waited: {100 * ckpt_ms / 1000 / train_s:.1f}% of training time")
-print(f"checkpoint of {mb:.1f} MB: written by the slowest shard at {mb / wrote:.0f} MB/s "
+print(f"shard files of {mb:.1f} MB: written by the slowest shard at {mb / wrote:.0f} MB/s "
       f"({wrote * 1000:.0f} ms); dd conv=fsync of the same bytes: {mb / seq_s:.0f} MB/s "
       f"({seq_s * 1000:.0f} ms); ratio {seq_s / wrote:.2f}")
 print(f"the same bytes over the job's whole wait ({waited * 1000:.0f} ms, flush and reports "

@@ -69,6 +69,12 @@ std::vector<Config> Configs() {
   options.options.init_on_worker = true;
   options.options.trained_filter_bits = 1 << 12;
   configs.push_back(options);
+  // A filter that stays sparse (saved as its nonzero words) beside the
+  // small one above, which fills up (saved whole).
+  Config sparse_filter{"herald init_on_worker, a large filter", base("herald")};
+  sparse_filter.options.init_on_worker = true;
+  sparse_filter.options.trained_filter_bits = 1 << 22;
+  configs.push_back(sparse_filter);
   Config adaptive{"herald-adaptive", base("herald-adaptive")};
   adaptive.options.adaptive.top_k = 1;
   adaptive.options.adaptive.profile_every = 3;

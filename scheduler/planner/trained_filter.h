@@ -26,10 +26,11 @@ class TrainedFilter {
   bool MayContain(Key key) const;
   uint64_t bits() const { return mask_ + 1; }
 
-  // Writes the filter's bits (Planner::SaveState). Load reads them back
-  // into a filter of the same size; false (in->status() names the field)
-  // for a stream that does not fit.
-  void Save(StateWriter* out) const { out->Vec(words_); }
+  // Writes the filter's bits (Planner::SaveState): its nonzero words with
+  // their places while they are fewer than a third, else every word. Load
+  // reads them back into a filter of the same size; false (in->status()
+  // names the field) for a stream that does not fit.
+  void Save(StateWriter* out) const;
   bool Load(StateReader* in);
 
  private:
