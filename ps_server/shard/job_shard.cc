@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "ps_server/checkpoint/manifest.h"
 #include "ps_server/checkpoint/shard_file.h"
+#include "ps_server/checkpoint/sort_by_key.h"
 
 namespace herald::ps {
 
@@ -649,7 +650,6 @@ absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint
       struct Entry {
         Key key;
         uint32_t stripe, row;
-        bool operator<(const Entry& o) const { return key < o.key; }
       };
       // Every stripe of the table locked once, in stripe order, while it is
       // written (nothing else trains meanwhile: the job waits for the
@@ -664,13 +664,14 @@ absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint
         const EmbeddingTable& rows = table->stripe(s).table;
         for (uint32_t r = 0; r < rows.size(); ++r) entries.push_back({rows.key(r), s, r});
       }
-      std::sort(entries.begin(), entries.end());
+      SortByKey(&entries);
       const TableOptions& o = table->options();
       HERALD_RETURN_IF_ERROR(
           writer->BeginTable({o.id.value(), o.dim, table->row_floats(),
                               static_cast<uint32_t>(o.optimizer.kind), entries.size()}));
-      for (const Entry& e : entries) {
+      for (size_t i = 0; i < entries.size(); ++i) {
         maybe_midway();
+        const Entry& e = entries[i];
         const EmbeddingTable& rows = table->stripe(e.stripe).table;
         HERALD_RETURN_IF_ERROR(writer->AppendRow(e.key, rows.version(e.row), rows.Row(e.row)));
         ++written;
