@@ -185,7 +185,8 @@ Commands:
   export JOB --out DIR [--json]
       Write a succeeded job's model (embedding tables + dense weights + MODEL manifest,
       docs/export.md) to DIR, which the scheduler and PS shards write (shared or local
-      disk). Only the most recent succeeded job can be exported.
+      disk). The most recent succeeded job, or any succeeded job with checkpoint.dir
+      (from its final checkpoint, also after a scheduler restart).
   evaluate --model DIR [--batch N] [--max-samples N] [--json]
       Exact held-out AUC and log loss of an exported model, or of a periodic checkpoint,
       on its job's held-out split (data.eval_fraction), computed here on the CPU. With

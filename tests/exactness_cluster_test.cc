@@ -537,7 +537,8 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
   const proto::JobStatus failed = cluster_->Watch(*refused);
   EXPECT_EQ(failed.state(), proto::JOB_FAILED);
   EXPECT_NE(failed.reason().find("checkpoint.resume_from"), std::string::npos) << failed.reason();
-  EXPECT_NE(failed.reason().find("has no dense half"), std::string::npos) << failed.reason();
+  EXPECT_NE(failed.reason().find("is a job's final checkpoint"), std::string::npos)
+      << failed.reason();
 }
 
 // Automatic recovery (recovery in the spec, on by default): the job's

@@ -5,7 +5,9 @@
 
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -120,14 +122,46 @@ TEST_F(SchedulerRestart, QueuedJobsStayQueuedAndIdsGoOn) {
   EXPECT_NE(after.output.find("JOB_CANCELLED"), std::string::npos) << after.output;
 }
 
+// The files of two exports of job `job` are the same bytes: the dense
+// parameters and every shard file.
+void ExpectSameExport(const std::string& a, const std::string& b, const std::string& job) {
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_FALSE(read(a + "/dense.f32").empty());
+  EXPECT_EQ(read(a + "/dense.f32"), read(b + "/dense.f32"));
+  int shard_files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(a + "/" + job)) {
+    if (entry.path().extension() != ".hsf") continue;
+    ++shard_files;
+    const std::string relative = std::filesystem::relative(entry.path(), a).string();
+    EXPECT_EQ(read(a + "/" + relative), read(b + "/" + relative)) << relative;
+  }
+  EXPECT_GT(shard_files, 0);
+  EXPECT_TRUE(std::ifstream(b + "/MODEL").good());
+}
+
 TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoint) {
   const std::string state = dir_ + "/state";
   auto cluster =
       testing::LocalCluster::Start("restart_cluster", 1, 2, nullptr, {}, StateDir(state));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  auto done = (*cluster)->Submit(testing::SmallWideAndDeepJob("done", proto::POLICY_HERALD, 5));
+  // A job with a checkpoint directory (its final checkpoint keeps it
+  // exportable), exported while the PS shards hold its tables; then one
+  // without, which drops them.
+  proto::JobSpec done_spec = testing::SmallWideAndDeepJob("done", proto::POLICY_HERALD, 5);
+  done_spec.mutable_checkpoint()->set_dir(dir_ + "/ckpt-done");
+  auto done = (*cluster)->Submit(done_spec);
   ASSERT_TRUE(done.ok()) << done.status();
   ASSERT_EQ((*cluster)->Watch(*done).state(), proto::JOB_SUCCEEDED) << (*cluster)->Logs();
+  ASSERT_TRUE((*cluster)->Export(*done, dir_ + "/m-live").ok());
+  auto lost = (*cluster)->Submit(testing::SmallWideAndDeepJob("lost", proto::POLICY_HERALD, 3));
+  ASSERT_TRUE(lost.ok()) << lost.status();
+  ASSERT_EQ((*cluster)->Watch(*lost).state(), proto::JOB_SUCCEEDED) << (*cluster)->Logs();
+  // Its tables dropped from the shards, the first exports from its final checkpoint.
+  ASSERT_TRUE((*cluster)->Export(*done, dir_ + "/m-dropped").ok()) << (*cluster)->Logs();
+  ExpectSameExport(dir_ + "/m-live", dir_ + "/m-dropped", *done);
   proto::JobSpec long_job = testing::SmallWideAndDeepJob("long", proto::POLICY_HERALD, 50);
   long_job.mutable_checkpoint()->set_dir(dir_ + "/ckpt");
   long_job.mutable_checkpoint()->set_every_iterations(5);
@@ -157,9 +191,15 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
   EXPECT_TRUE(absl::StartsWith(rows[1], "0,")) << history.output;
   EXPECT_FALSE(absl::StrContains(rows[5], ",,"))
       << "no evaluation after the last iteration: " << rows[5];
-  testing::CommandResult exported = Ctl(again.address, {"export", *done, "--out=" + dir_ + "/m"});
+  // It stays exportable across the restart (from its final checkpoint);
+  // the job without a checkpoint directory does not.
+  testing::CommandResult exported =
+      Ctl(again.address, {"export", *done, "--out=" + dir_ + "/m-restarted"});
+  EXPECT_EQ(exported.code, 0) << exported.output;
+  ExpectSameExport(dir_ + "/m-live", dir_ + "/m-restarted", *done);
+  exported = Ctl(again.address, {"export", *lost, "--out=" + dir_ + "/m-lost"});
   EXPECT_EQ(exported.code, 1);
-  EXPECT_NE(exported.output.find("earlier scheduler process"), std::string::npos)
+  EXPECT_NE(exported.output.find("no final checkpoint to export from"), std::string::npos)
       << exported.output;
   // The running job was queued again and resumes from its newest checkpoint.
   testing::CommandResult watched = Ctl(again.address, {"watch", *running});

@@ -50,6 +50,9 @@ struct DenseCheckpointFile {
   uint64_t floats = 0;
   uint64_t state_floats = 0;
   std::string checksum;  // crc32, 8 hex digits
+  // The parameters after the job's last iteration only (state_floats 0):
+  // the manifest is marked final (CheckpointManifest.final).
+  bool final = false;
 };
 
 // The scheduler's planner state in a job's checkpoint, a file the caller

@@ -439,6 +439,7 @@ absl::StatusOr<std::string> ShardedPsClient::Checkpoint(const std::string& job_i
     manifest.set_dense_floats(dense->floats);
     manifest.set_dense_state_floats(dense->state_floats);
     manifest.set_dense_checksum(dense->checksum);
+    manifest.set_final(dense->final);
   }
   if (planner != nullptr) {
     manifest.set_planner_file(planner->file);

@@ -9,6 +9,7 @@
 #include "common/status.h"
 #include "ps_server/checkpoint/manifest.h"
 #include "scheduler/service/job_spec_check.h"
+#include "scheduler/service/model_export.h"
 
 namespace herald::scheduler {
 namespace {
@@ -446,6 +447,7 @@ absl::Status JobManager::AcceptDense(const std::string& node_id, const std::stri
 absl::StatusOr<proto::ExportJobResponse> JobManager::Export(const std::string& job_id,
                                                             const std::string& out_dir) {
   std::shared_ptr<JobRun> run;
+  std::string final_checkpoint;
   {
     absl::MutexLock lock(&mu_);
     auto it = jobs_.find(job_id);
@@ -458,14 +460,20 @@ absl::StatusOr<proto::ExportJobResponse> JobManager::Export(const std::string& j
                                                         "exported"));
     }
     run = job.run;
+    final_checkpoint =
+        run != nullptr ? run->Progress().last_checkpoint() : job.final_progress.last_checkpoint();
   }
-  if (run == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "job ", job_id,
-        " ran under an earlier scheduler process: its tables are not kept for "
-        "export across a restart (export it before restarting, or from its checkpoint)"));
+  // From the PS shards while they hold the job's tables; else from its
+  // final checkpoint (a later job started, or this scheduler restarted).
+  if (run != nullptr && !run->EndedOnPs()) return run->Export(out_dir);
+  if (auto manifest = ps::ReadManifest(final_checkpoint); manifest.ok() && manifest->final()) {
+    return ExportFinalCheckpoint(final_checkpoint, out_dir);
   }
-  return run->Export(out_dir);
+  if (run != nullptr) return run->Export(out_dir);  // says why it cannot
+  return absl::FailedPreconditionError(absl::StrCat(
+      "job ", job_id,
+      " ran under an earlier scheduler process and has no final checkpoint to export from "
+      "(give a job checkpoint.dir to keep it exportable, or export it before restarting)"));
 }
 
 }  // namespace herald::scheduler

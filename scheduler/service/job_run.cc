@@ -822,6 +822,28 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> JobRun::FinalCheckpoint() {
+  const uint64_t iteration = total_iterations_ - 1;
+  std::vector<float> dense;
+  {
+    absl::MutexLock lock(&mu_);
+    dense = dense_;
+  }
+  const std::string iteration_dir =
+      ps::CheckpointIterationDir(spec_.checkpoint().dir(), job_id_, iteration);
+  HERALD_RETURN_IF_ERROR(ps::MakeDirs(iteration_dir));
+  ps::DenseCheckpointFile dense_file;
+  dense_file.file = "dense.bin";
+  dense_file.floats = dense.size();
+  dense_file.final = true;
+  const size_t bytes = dense.size() * sizeof(float);
+  dense_file.checksum = Crc32Hex(Crc32(dense.data(), bytes));
+  HERALD_RETURN_IF_ERROR(ps::WriteFileAtomically(
+      iteration_dir + "/" + dense_file.file,
+      std::string_view(reinterpret_cast<const char*>(dense.data()), bytes)));
+  return ps_->Checkpoint(job_id_, iteration, spec_.checkpoint().dir(), &dense_file);
+}
+
 bool JobRun::RefusedByStorage(const absl::Status& status) {
   return absl::IsResourceExhausted(status) || absl::IsPermissionDenied(status);
 }
@@ -843,8 +865,7 @@ absl::Status JobRun::Run() {
   if (s.ok()) s = WaitForReports();
   if (s.ok()) s = CheckDenseReplicas();
   if (s.ok() && !spec_.checkpoint().dir().empty()) {
-    absl::StatusOr<std::string> manifest =
-        ps_->Checkpoint(job_id_, total_iterations_ - 1, spec_.checkpoint().dir());
+    absl::StatusOr<std::string> manifest = FinalCheckpoint();
     if (manifest.ok()) {
       HLOG_INFO("job {}: checkpoint {}", job_id_, *manifest);
       ps::PruneCheckpoints(spec_.checkpoint().dir(), job_id_, spec_.checkpoint().keep_last())
@@ -937,8 +958,8 @@ absl::StatusOr<proto::ExportJobResponse> JobRun::Export(const std::string& out_d
   if (ended_on_ps_) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", job_id_,
-                     "'s tables were dropped from the PS shards when a later job started; "
-                     "only the most recent succeeded job can be exported"));
+                     "'s tables were dropped from the PS shards when a later job started, "
+                     "and it has no final checkpoint (checkpoint.dir) to export from"));
   }
   return WriteModelExport(model, ps_.get(), out_dir);
 }

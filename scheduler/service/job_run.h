@@ -119,6 +119,11 @@ class JobRun {
   // FailedPrecondition once EndOnPs() ran (the tables are gone), the
   // export's.
   absl::StatusOr<proto::ExportJobResponse> Export(const std::string& out_dir);
+  // Whether the job's tables were dropped from the PS shards (EndOnPs).
+  bool EndedOnPs() const {
+    absl::MutexLock lock(&ps_mu_);
+    return ended_on_ps_;
+  }
 
   const std::string& job_id() const { return job_id_; }
   // The planner at this run's newest periodic checkpoint (none before one).
@@ -188,6 +193,10 @@ class JobRun {
                                           const std::string& resumed_from,
                                           proto::PlannerResume* mode);
   static bool RefusedByStorage(const absl::Status& status);
+  // At the job's end: every shard's tables after the last iteration and
+  // the final dense parameters (dense.bin), in a manifest marked final.
+  // Returns its path.
+  absl::StatusOr<std::string> FinalCheckpoint();
   // Removes what was written of the checkpoint of `iteration`.
   void RecordCheckpointFailure(const absl::Status& status, uint64_t iteration);
   // After flush iteration `iteration` (or the last): waits for every
@@ -276,7 +285,7 @@ class JobRun {
   std::unique_ptr<EvalRound> eval_round_ ABSL_GUARDED_BY(mu_);  // the one running
 
   // Serialises Export and EndOnPs (which drops the tables an export reads).
-  absl::Mutex ps_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  mutable absl::Mutex ps_mu_ ABSL_ACQUIRED_AFTER(mu_);
   bool ended_on_ps_ ABSL_GUARDED_BY(ps_mu_) = false;
 };
 

@@ -1,6 +1,7 @@
 #include "scheduler/service/model_export.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/match.h"
@@ -10,6 +11,7 @@
 #include "common/status.h"
 #include "google/protobuf/text_format.h"
 #include "ps_server/checkpoint/manifest.h"
+#include "ps_server/checkpoint/shard_file.h"
 
 namespace herald::scheduler {
 namespace {
@@ -34,38 +36,35 @@ bool Exists(const std::string& path) { return std::ifstream(path).good(); }
 
 }  // namespace
 
-absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& model,
-                                                          ps::PsClient* ps,
-                                                          const std::string& out_dir_in) {
+namespace {
+
+// out_dir without trailing slashes. Errors: InvalidArgument for a relative
+// path, AlreadyExists when it holds an export already.
+absl::StatusOr<std::string> ExportDir(const std::string& out_dir_in) {
   std::string out_dir = out_dir_in;
   while (out_dir.size() > 1 && out_dir.back() == '/') out_dir.pop_back();
   if (!absl::StartsWith(out_dir, "/")) {
     return absl::InvalidArgumentError(
         absl::StrCat("out_dir: \"", out_dir_in, "\" is not an absolute path"));
   }
-  if (model.iterations == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("job ", model.job_id, " trained no iteration"));
-  }
-  if (model.dense.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job ", model.job_id, ": no dense parameters were uploaded"));
-  }
   const std::string model_path = absl::StrCat(out_dir, "/", kModelExportFile);
   if (Exists(model_path)) {
     return absl::AlreadyExistsError(absl::StrCat(model_path, " exists: export to a new directory"));
   }
   HERALD_RETURN_IF_ERROR(ps::MakeDirs(out_dir));
+  return out_dir;
+}
 
-  HERALD_ASSIGN_OR_RETURN(std::string manifest_path,
-                          ps->Checkpoint(model.job_id, model.iterations - 1, out_dir));
-  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest, ps::ReadManifest(manifest_path));
+// Writes dense.f32 and then MODEL (last) into out_dir, whose tables are
+// the checkpoint `manifest` at `manifest_path` under it.
+absl::StatusOr<proto::ExportJobResponse> WriteModelFiles(
+    const TrainedModel& model, const std::string& out_dir, const std::string& manifest_path,
+    const proto::CheckpointManifest& manifest) {
   uint64_t rows = 0;
   for (const proto::CheckpointShard& shard : manifest.shards()) rows += shard.rows();
-
   const size_t dense_bytes = model.dense.size() * sizeof(float);
   HERALD_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(out_dir, "/", kDenseExportFile),
                                              model.dense.data(), dense_bytes));
-
   proto::ModelExport exported;
   exported.set_format_version(1);
   exported.set_job_id(model.job_id);
@@ -79,13 +78,92 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& mo
   exported.set_rows(rows);
   std::string text;
   google::protobuf::TextFormat::PrintToString(exported, &text);
+  const std::string model_path = absl::StrCat(out_dir, "/", kModelExportFile);
   HERALD_RETURN_IF_ERROR(WriteFileAtomically(model_path, text.data(), text.size()));
-
   proto::ExportJobResponse response;
   response.set_manifest_path(model_path);
   response.set_rows(rows);
   response.set_dense_floats(model.dense.size());
   return response;
+}
+
+}  // namespace
+
+absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& model,
+                                                          ps::PsClient* ps,
+                                                          const std::string& out_dir_in) {
+  if (model.iterations == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("job ", model.job_id, " trained no iteration"));
+  }
+  if (model.dense.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job ", model.job_id, ": no dense parameters were uploaded"));
+  }
+  HERALD_ASSIGN_OR_RETURN(const std::string out_dir, ExportDir(out_dir_in));
+  HERALD_ASSIGN_OR_RETURN(std::string manifest_path,
+                          ps->Checkpoint(model.job_id, model.iterations - 1, out_dir));
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest, ps::ReadManifest(manifest_path));
+  return WriteModelFiles(model, out_dir, manifest_path, manifest);
+}
+
+absl::StatusOr<proto::ExportJobResponse> ExportFinalCheckpoint(const std::string& final_manifest,
+                                                               const std::string& out_dir_in) {
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest, ps::ReadManifest(final_manifest));
+  if (!manifest.final() || manifest.dense_file().empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(final_manifest, " is not a job's final checkpoint"));
+  }
+  // Every file checked against the manifest before anything is written.
+  const std::string from = ps::ManifestDir(final_manifest);
+  std::vector<std::string> files = {manifest.dense_file()};
+  std::vector<std::string> checksums = {manifest.dense_checksum()};
+  for (const proto::CheckpointShard& shard : manifest.shards()) {
+    files.push_back(shard.file());
+    checksums.push_back(shard.checksum());
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    absl::StatusOr<std::string> crc = ps::FileCrc32Hex(from + "/" + files[i]);
+    if (!crc.ok() || *crc != checksums[i]) {
+      return absl::DataLossError(absl::StrCat(from, "/", files[i], ": ",
+                                              crc.ok() ? "checksum " + *crc : "missing",
+                                              ", the manifest says ", checksums[i]));
+    }
+  }
+  TrainedModel model;
+  model.job_id = manifest.job_id();
+  model.spec = manifest.spec();
+  model.iterations = manifest.iteration() + 1;
+  model.dense.resize(manifest.dense_floats());
+  {
+    std::ifstream in(from + "/" + manifest.dense_file(), std::ios::binary);
+    in.read(reinterpret_cast<char*>(model.dense.data()),
+            static_cast<std::streamsize>(model.dense.size() * sizeof(float)));
+    if (!in || model.dense.empty()) {
+      return absl::DataLossError(absl::StrCat(from, "/", manifest.dense_file(), ": not ",
+                                              manifest.dense_floats(), " floats"));
+    }
+  }
+  HERALD_ASSIGN_OR_RETURN(const std::string out_dir, ExportDir(out_dir_in));
+  const std::string to = ps::CheckpointIterationDir(out_dir, model.job_id, manifest.iteration());
+  HERALD_RETURN_IF_ERROR(ps::MakeDirs(to));
+  for (const proto::CheckpointShard& shard : manifest.shards()) {
+    std::error_code error;
+    std::filesystem::copy_file(from + "/" + shard.file(), to + "/" + shard.file(),
+                               std::filesystem::copy_options::overwrite_existing, error);
+    if (error) {
+      return absl::InternalError(
+          absl::StrCat("cannot copy ", from, "/", shard.file(), " to ", to, ": ", error.message()));
+    }
+  }
+  // The export's tables: the shards alone, as a live export writes them.
+  proto::CheckpointManifest tables = manifest;
+  tables.clear_dense_file();
+  tables.clear_dense_floats();
+  tables.clear_dense_state_floats();
+  tables.clear_dense_checksum();
+  tables.clear_final();
+  HERALD_ASSIGN_OR_RETURN(std::string manifest_path, ps::WriteManifest(out_dir, tables));
+  return WriteModelFiles(model, out_dir, manifest_path, tables);
 }
 
 }  // namespace herald::scheduler

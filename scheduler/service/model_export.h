@@ -38,4 +38,16 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& mo
                                                           ps::PsClient* ps,
                                                           const std::string& out_dir);
 
+// The same export from a succeeded job's final checkpoint
+// (CheckpointManifest.final, `final_manifest`): its shard files are copied
+// into out_dir, its dense parameters written as dense.f32. What exports a
+// job whose tables the PS shards no longer hold for it (a later job
+// started, or the scheduler that ran it restarted). Errors: those of
+// WriteModelExport for out_dir, FailedPrecondition (not a final
+// checkpoint), DataLoss naming a file that is missing or whose checksum is
+// not the manifest's (checked before anything is written), Internal for a
+// file that cannot be copied or written.
+absl::StatusOr<proto::ExportJobResponse> ExportFinalCheckpoint(const std::string& final_manifest,
+                                                               const std::string& out_dir);
+
 }  // namespace herald::scheduler

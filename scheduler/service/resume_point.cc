@@ -26,6 +26,12 @@ absl::Status Error(absl::StatusCode code, const std::string& message) {
 // OK if every file `manifest` names is there with its checksum and it has a
 // dense half; else the first problem, naming the file.
 absl::Status Intact(const std::string& manifest_path, const proto::CheckpointManifest& manifest) {
+  if (manifest.final()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(manifest_path,
+                     " is a job's final checkpoint (no dense optimizer state): resume from a "
+                     "periodic one (checkpoint.every_iterations)"));
+  }
   if (manifest.dense_file().empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(manifest_path,
@@ -72,7 +78,9 @@ absl::StatusOr<std::string> NewestResumable(const std::string& job_dir) {
   for (uint64_t it : iterations) {
     const std::string manifest_path = ps::ManifestPath(dir, job_id, it);
     auto manifest = ps::ReadManifest(manifest_path);
-    if (!manifest.ok() || manifest->dense_file().empty()) continue;  // unfinished, or final
+    if (!manifest.ok() || manifest->dense_file().empty() || manifest->final()) {
+      continue;  // unfinished, or final
+    }
     const absl::Status intact = Intact(manifest_path, *manifest);
     if (intact.ok()) return manifest_path;
     HLOG_WARN("checkpoint {} is damaged ({}); trying the one before it", manifest_path,

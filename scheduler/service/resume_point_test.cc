@@ -134,5 +134,25 @@ TEST(ResumePoint, ThePlannerFileIsCheckedLikeTheOthers) {
       << bytes.status();
 }
 
+// A final checkpoint with the job's last dense parameters (no optimizer
+// state) is skipped by a directory resume and refused when named.
+TEST(ResumePoint, AFinalCheckpointWithDenseParametersIsNotResumed) {
+  data::testing::TempDir dir;
+  WriteCheckpoint(dir.path(), 9, true);
+  WriteCheckpoint(dir.path(), 19, true);
+  const std::string final_path = ps::ManifestPath(dir.path(), "ctr", 19);
+  auto manifest = ps::ReadManifest(final_path);
+  ASSERT_TRUE(manifest.ok());
+  manifest->set_final(true);
+  ASSERT_TRUE(ps::WriteManifest(dir.path(), *manifest).ok());
+  auto r = Resume(dir.path() + "/ctr");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->first_iteration, 10u);
+  r = Resume(final_path);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("is a job's final checkpoint"), std::string::npos)
+      << r.status();
+}
+
 }  // namespace
 }  // namespace herald::scheduler
