@@ -4,8 +4,8 @@
 // fsync, measured in the same run (the target: ≥ 0.7). Each is run
 // --repeat times; the fastest of each counts.
 //
-//   bazel build -c opt //bench:checkpoint_write_bench && \
-//     ./bazel-bin/bench/checkpoint_write_bench [--rows 1000000] [--dir /var/tmp]
+//   bazel build -c opt //bench:checkpoint_write_bench
+//   ./bazel-bin/bench/checkpoint_write_bench [--rows 1000000] [--dir /var/tmp]
 
 #include <fcntl.h>
 #include <unistd.h>

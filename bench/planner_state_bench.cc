@@ -5,8 +5,8 @@
 // before checkpoints held the state). Also checks that the loaded planner's
 // next plans equal the saved one's, digest for digest.
 //
-//   bazel build -c opt //bench:planner_state_bench && \
-//     ./bazel-bin/bench/planner_state_bench [--workers 8] [--iterations 200,400,800]
+//   bazel build -c opt //bench:planner_state_bench
+//   ./bazel-bin/bench/planner_state_bench [--workers 8] [--iterations 200,400,800]
 //
 // Data: the generator's Criteo-shaped samples (Kaggle cardinalities,
 // entity-correlated), the herald policy with a job's defaults, caches of
