@@ -2,10 +2,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/rpc/status_convert.h"
+#include "common/status.h"
 #include "proto/ps.grpc.pb.h"
 
 namespace herald::ps {
 namespace {
+
+// A span's bytes, for a protobuf bytes field.
+template <typename T>
+std::string Bytes(absl::Span<const T> values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
 
 class GrpcShardStub final : public ShardStub {
  public:
@@ -21,16 +28,74 @@ class GrpcShardStub final : public ShardStub {
     proto::PsEndJobResponse out;
     return Call(timeout, [&](grpc::ClientContext* c) { return stub_->EndJob(c, r, &out); });
   }
-  absl::Status Fetch(const proto::FetchRequest& r, proto::FetchResponse* out,
-                     absl::Duration timeout) override {
-    return Call(timeout, [&](grpc::ClientContext* c) { return stub_->Fetch(c, r, out); });
+  absl::StatusOr<FetchedRows> Fetch(const DataCallOf& of, const FetchIn& in,
+                                    absl::Duration timeout) override {
+    proto::FetchRequest r;
+    r.set_job_id(std::string(of.job_id));
+    r.set_run_id(of.run_id);
+    r.set_iteration(in.iteration);
+    r.set_early(in.early);
+    r.set_read_only(in.read_only);
+    for (const KeysIn& b : in.blocks) {
+      proto::KeyBlock* block = r.add_keys();
+      block->set_table_id(b.table);
+      block->set_keys(Bytes(b.keys));
+    }
+    auto out = std::make_shared<proto::FetchResponse>();
+    HERALD_RETURN_IF_ERROR(
+        Call(timeout, [&](grpc::ClientContext* c) { return stub_->Fetch(c, r, out.get()); }));
+    // The rows are read where protobuf put them.
+    if (out->rows_size() != static_cast<int>(in.blocks.size())) {
+      return absl::DataLossError(absl::StrCat(out->rows_size(), " row blocks for ",
+                                              in.blocks.size(), " asked from ", name()));
+    }
+    FetchedRows fetched;
+    for (int b = 0; b < out->rows_size(); ++b) {
+      const proto::RowBlock& block = out->rows(b);
+      const uint32_t rf = block.row_floats();
+      const size_t n = in.blocks[b].keys.size();
+      if (rf == 0 || block.rows().size() != n * rf * sizeof(float) ||
+          block.versions().size() != n * sizeof(uint64_t)) {
+        return absl::DataLossError(
+            absl::StrCat("malformed rows of table ", block.table_id(), " from ", name()));
+      }
+      fetched.blocks.push_back({rf, n, block.rows().data(), block.versions().data()});
+    }
+    fetched.owner = std::move(out);
+    return fetched;
   }
-  absl::Status PushGradients(const proto::PushGradientsRequest& r,
+  absl::Status PushGradients(const DataCallOf& of, const PushIn& in,
                              absl::Duration timeout) override {
+    proto::PushGradientsRequest r;
+    r.set_job_id(std::string(of.job_id));
+    r.set_run_id(of.run_id);
+    r.set_iteration(in.iteration);
+    r.set_worker_rank(in.worker);
+    for (const GradientsIn& g : in.blocks) {
+      proto::GradientBlock* block = r.add_grads();
+      block->set_table_id(g.table);
+      block->set_keys(Bytes(g.keys));
+      block->set_dim(g.dim);
+      block->set_grads(Bytes(g.grads));
+    }
     proto::PushGradientsResponse out;
     return Call(timeout, [&](grpc::ClientContext* c) { return stub_->PushGradients(c, r, &out); });
   }
-  absl::Status WriteBack(const proto::WriteBackRequest& r, absl::Duration timeout) override {
+  absl::Status WriteBack(const DataCallOf& of, const WriteBackIn& in,
+                         absl::Duration timeout) override {
+    proto::WriteBackRequest r;
+    r.set_job_id(std::string(of.job_id));
+    r.set_run_id(of.run_id);
+    r.set_iteration(in.iteration);
+    r.set_worker_rank(in.worker);
+    for (const RowsIn& rows : in.blocks) {
+      proto::RowBlock* block = r.add_rows();
+      block->set_table_id(rows.table);
+      block->set_keys(Bytes(rows.keys));
+      block->set_row_floats(rows.row_floats);
+      block->set_rows(Bytes(rows.rows));
+      block->set_versions(Bytes(rows.versions));
+    }
     proto::WriteBackResponse out;
     return Call(timeout, [&](grpc::ClientContext* c) { return stub_->WriteBack(c, r, &out); });
   }

@@ -1,11 +1,15 @@
+#include <vector>
+
+#include "common/status.h"
 #include "ps_server/client/shard_stub.h"
 #include "ps_server/service/ps_core.h"
 
 namespace herald::ps {
 namespace {
 
-// Calls the core directly. Requests are still whole protos, so validation,
-// routing checks and the BSP protocol are exactly those of herald_ps.
+// Calls the core directly: control calls as protos, data calls into the
+// job's shard on the caller's spans (as herald_ps serves UCX requests), so
+// validation, routing checks and the BSP protocol are exactly herald_ps's.
 class InProcessShardStub final : public ShardStub {
  public:
   InProcessShardStub(PsCore* core, std::string name) : core_(core), name_(std::move(name)) {}
@@ -18,15 +22,40 @@ class InProcessShardStub final : public ShardStub {
   absl::Status EndJob(const proto::PsEndJobRequest& r, absl::Duration) override {
     return core_->EndJob(r);
   }
-  absl::Status Fetch(const proto::FetchRequest& r, proto::FetchResponse* out,
-                     absl::Duration timeout) override {
-    return core_->Fetch(r, absl::Now() + timeout, out);
+  absl::StatusOr<FetchedRows> Fetch(const DataCallOf& of, const FetchIn& in,
+                                    absl::Duration timeout) override {
+    HERALD_ASSIGN_OR_RETURN(std::shared_ptr<JobShard> shard, ShardOf(of));
+    if (in.read_only && in.early) {
+      return shard->Reject(
+          absl::InvalidArgumentError("fetch: a read-only fetch (evaluation) cannot be early"));
+    }
+    // The shard writes every block's rows and versions into one buffer.
+    struct Answer {
+      std::vector<std::vector<char>> rows, versions;
+    };
+    auto answer = std::make_shared<Answer>();
+    answer->rows.resize(in.blocks.size());
+    answer->versions.resize(in.blocks.size());
+    FetchedRows fetched;
+    fetched.blocks.resize(in.blocks.size());
+    HERALD_RETURN_IF_ERROR(
+        shard->Fetch(in, core_->Bound(absl::Now() + timeout), [&](size_t b, uint32_t row_floats) {
+          const size_t n = in.blocks[b].keys.size();
+          answer->rows[b].resize(n * row_floats * sizeof(float));
+          answer->versions[b].resize(n * sizeof(uint64_t));
+          fetched.blocks[b] = {row_floats, n, answer->rows[b].data(), answer->versions[b].data()};
+          return RowsOut{answer->rows[b].data(), answer->versions[b].data()};
+        }));
+    fetched.owner = std::move(answer);
+    return fetched;
   }
-  absl::Status PushGradients(const proto::PushGradientsRequest& r, absl::Duration) override {
-    return core_->PushGradients(r);
+  absl::Status PushGradients(const DataCallOf& of, const PushIn& in, absl::Duration) override {
+    HERALD_ASSIGN_OR_RETURN(std::shared_ptr<JobShard> shard, ShardOf(of));
+    return shard->PushGradients(in);
   }
-  absl::Status WriteBack(const proto::WriteBackRequest& r, absl::Duration) override {
-    return core_->WriteBack(r);
+  absl::Status WriteBack(const DataCallOf& of, const WriteBackIn& in, absl::Duration) override {
+    HERALD_ASSIGN_OR_RETURN(std::shared_ptr<JobShard> shard, ShardOf(of));
+    return shard->WriteBack(in);
   }
   absl::Status IterationDone(const proto::IterationDoneRequest& r,
                              proto::IterationDoneResponse* out, absl::Duration) override {
@@ -42,6 +71,10 @@ class InProcessShardStub final : public ShardStub {
   }
 
  private:
+  absl::StatusOr<std::shared_ptr<JobShard>> ShardOf(const DataCallOf& of) {
+    return core_->Shard(std::string(of.job_id), of.run_id);
+  }
+
   PsCore* core_;
   std::string name_;
 };

@@ -13,11 +13,6 @@
 namespace herald::ps {
 namespace {
 
-template <typename T>
-std::string Bytes(const T* data, size_t n) {
-  return std::string(reinterpret_cast<const char*>(data), n * sizeof(T));
-}
-
 // Unique keys of one table and, for every input position, its unique index.
 struct Dedup {
   std::vector<Key> unique;
@@ -77,27 +72,25 @@ std::vector<std::vector<std::vector<Piece>>> Plan(const KeyRouter& router, uint3
   return plan;
 }
 
-}  // namespace
-
-absl::StatusOr<FetchedRows> ShardStub::FetchRows(const proto::FetchRequest& r,
-                                                 absl::Duration timeout) {
-  auto out = std::make_shared<proto::FetchResponse>();
-  HERALD_RETURN_IF_ERROR(Fetch(r, out.get(), timeout));
-  FetchedRows fetched;
-  for (int b = 0; b < out->rows_size(); ++b) {
-    const proto::RowBlock& block = out->rows(b);
-    const uint32_t rf = block.row_floats();
-    const size_t n = b < r.keys_size() ? r.keys(b).keys().size() / sizeof(Key) : 0;
-    if (rf == 0 || block.rows().size() != n * rf * sizeof(float) ||
-        block.versions().size() != n * sizeof(uint64_t)) {
-      return absl::DataLossError(
-          absl::StrCat("malformed rows of table ", block.table_id(), " from ", name()));
-    }
-    fetched.blocks.push_back({rf, n, block.rows().data(), block.versions().data()});
+// The entries at `positions` of an array of `width`-wide entries, as a
+// span: straight over the array when the positions are consecutive (one
+// shard, one piece: the common case), else gathered into `gathered`.
+template <typename T>
+absl::Span<const T> Gather(const T* array, size_t width, const std::vector<uint32_t>& positions,
+                           std::vector<T>* gathered) {
+  if (positions.empty()) return {};
+  const uint32_t first = positions.front();
+  if (positions.back() - first + 1 == positions.size()) {
+    return absl::MakeConstSpan(array + size_t{first} * width, positions.size() * width);
   }
-  fetched.owner = std::move(out);
-  return fetched;
+  gathered->reserve(positions.size() * width);
+  for (uint32_t pos : positions) {
+    gathered->insert(gathered->end(), array + size_t{pos} * width, array + size_t{pos + 1} * width);
+  }
+  return *gathered;
 }
+
+}  // namespace
 
 ShardedPsClient::ShardedPsClient(std::vector<std::unique_ptr<ShardStub>> stubs,
                                  PsClientOptions options)
@@ -195,20 +188,15 @@ absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string&
   absl::Mutex fill_mu;
   absl::Status status = ForEachShard([&](uint32_t s) -> absl::Status {
     for (const std::vector<Piece>& request_pieces : plan[s]) {
-      proto::FetchRequest r;
-      r.set_job_id(job_id);
-      r.set_run_id(options_.run_id);
-      r.set_iteration(iteration);
-      r.set_early(mode == FetchMode::kEarly);
-      r.set_read_only(mode == FetchMode::kReadOnly);
-      for (const Piece& p : request_pieces) {
-        std::vector<Key> k;
-        for (uint32_t pos : p.positions) k.push_back(dedup[p.table].unique[pos]);
-        proto::KeyBlock* block = r.add_keys();
-        block->set_table_id(tables[p.table].value());
-        block->set_keys(Bytes(k.data(), k.size()));
+      FetchIn in{iteration, mode == FetchMode::kEarly, mode == FetchMode::kReadOnly, {}};
+      std::vector<std::vector<Key>> gathered(request_pieces.size());
+      for (size_t b = 0; b < request_pieces.size(); ++b) {
+        const Piece& p = request_pieces[b];
+        in.blocks.push_back({tables[p.table].value(),
+                             Gather(dedup[p.table].unique.data(), 1, p.positions, &gathered[b])});
       }
-      HERALD_ASSIGN_OR_RETURN(FetchedRows out, stubs_[s]->FetchRows(r, options_.data_timeout));
+      HERALD_ASSIGN_OR_RETURN(FetchedRows out,
+                              stubs_[s]->Fetch(Of(job_id), in, options_.data_timeout));
       if (out.blocks.size() != request_pieces.size()) {
         return absl::DataLossError(absl::StrCat("answer has ", out.blocks.size(), " blocks for ",
                                                 request_pieces.size(), " asked"));
@@ -299,28 +287,18 @@ absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t 
       Plan(router_, num_shards(), tables, unique, bytes_per_key, options_.max_request_bytes);
   return ForEachShard([&](uint32_t s) -> absl::Status {
     for (const std::vector<Piece>& request_pieces : plan[s]) {
-      proto::PushGradientsRequest r;
-      r.set_job_id(job_id);
-      r.set_run_id(options_.run_id);
-      r.set_iteration(iteration);
-      r.set_worker_rank(worker);
-      for (const Piece& p : request_pieces) {
+      PushIn in{iteration, worker, {}};
+      std::vector<std::vector<Key>> keys(request_pieces.size());
+      std::vector<std::vector<float>> values(request_pieces.size());
+      for (size_t b = 0; b < request_pieces.size(); ++b) {
+        const Piece& p = request_pieces[b];
         const TableGrads& g = grads[p.table];
         const float* src = sums[p.table].empty() ? g.grads.data() : sums[p.table].data();
-        std::vector<Key> k;
-        std::vector<float> v;
-        v.reserve(p.positions.size() * g.dim);
-        for (uint32_t pos : p.positions) {
-          k.push_back(dedup[p.table].unique[pos]);
-          v.insert(v.end(), src + size_t{pos} * g.dim, src + size_t{pos + 1} * g.dim);
-        }
-        proto::GradientBlock* block = r.add_grads();
-        block->set_table_id(g.table.value());
-        block->set_keys(Bytes(k.data(), k.size()));
-        block->set_dim(g.dim);
-        block->set_grads(Bytes(v.data(), v.size()));
+        in.blocks.push_back({g.table.value(), g.dim,
+                             Gather(dedup[p.table].unique.data(), 1, p.positions, &keys[b]),
+                             Gather(src, g.dim, p.positions, &values[b])});
       }
-      HERALD_RETURN_IF_ERROR(stubs_[s]->PushGradients(r, options_.data_timeout));
+      HERALD_RETURN_IF_ERROR(stubs_[s]->PushGradients(Of(job_id), in, options_.data_timeout));
     }
     return absl::OkStatus();
   });
@@ -350,30 +328,20 @@ absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iter
   auto plan = Plan(router_, num_shards(), tables, keys, bytes_per_key, options_.max_request_bytes);
   return ForEachShard([&](uint32_t s) -> absl::Status {
     for (const std::vector<Piece>& request_pieces : plan[s]) {
-      proto::WriteBackRequest r;
-      r.set_job_id(job_id);
-      r.set_run_id(options_.run_id);
-      r.set_iteration(iteration);
-      r.set_worker_rank(worker);
-      for (const Piece& p : request_pieces) {
+      WriteBackIn in{iteration, worker, {}};
+      const size_t n = request_pieces.size();
+      std::vector<std::vector<Key>> keys(n);
+      std::vector<std::vector<float>> values(n);
+      std::vector<std::vector<uint64_t>> versions(n);
+      for (size_t b = 0; b < n; ++b) {
+        const Piece& p = request_pieces[b];
         const TableRows& t = rows[p.table];
-        std::vector<Key> k;
-        std::vector<float> v;
-        std::vector<uint64_t> ver;
-        for (uint32_t pos : p.positions) {
-          k.push_back(t.keys[pos]);
-          ver.push_back(t.versions[pos]);
-          v.insert(v.end(), t.rows.begin() + size_t{pos} * t.row_floats,
-                   t.rows.begin() + size_t{pos + 1} * t.row_floats);
-        }
-        proto::RowBlock* block = r.add_rows();
-        block->set_table_id(t.table.value());
-        block->set_keys(Bytes(k.data(), k.size()));
-        block->set_row_floats(t.row_floats);
-        block->set_rows(Bytes(v.data(), v.size()));
-        block->set_versions(Bytes(ver.data(), ver.size()));
+        in.blocks.push_back({t.table.value(), t.row_floats,
+                             Gather(t.keys.data(), 1, p.positions, &keys[b]),
+                             Gather(t.rows.data(), t.row_floats, p.positions, &values[b]),
+                             Gather(t.versions.data(), 1, p.positions, &versions[b])});
       }
-      HERALD_RETURN_IF_ERROR(stubs_[s]->WriteBack(r, options_.data_timeout));
+      HERALD_RETURN_IF_ERROR(stubs_[s]->WriteBack(Of(job_id), in, options_.data_timeout));
     }
     return absl::OkStatus();
   });

@@ -76,6 +76,8 @@ class ShardedPsClient final : public PsClient {
   // IterationDone that would unblock a waiting fetch could itself wait for a
   // pool thread. Hence a pool that never queues.
   absl::Status ForEachShard(const std::function<absl::Status(uint32_t)>& fn);
+  // The data calls' job and run (this client's).
+  DataCallOf Of(const std::string& job_id) const { return {job_id, options_.run_id}; }
 
   struct JobInfo {
     proto::JobSpec spec;

@@ -9,16 +9,6 @@
 namespace herald::ps {
 namespace {
 
-// `bytes` as `count` elements of T (the wire encoder copies them bytewise).
-template <typename T>
-absl::StatusOr<absl::Span<const T>> View(const std::string& bytes, const char* what) {
-  if (bytes.size() % sizeof(T) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": ", bytes.size(), " bytes, not whole elements"));
-  }
-  return absl::MakeConstSpan(reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T));
-}
-
 class UcxShardStub final : public ShardStub {
  public:
   UcxShardStub(std::unique_ptr<ShardStub> control, std::shared_ptr<ucx::UcxRpcClient> rpc,
@@ -48,17 +38,12 @@ class UcxShardStub final : public ShardStub {
     return control_->Stats(r, out, timeout);
   }
 
-  absl::StatusOr<FetchedRows> FetchRows(const proto::FetchRequest& r,
-                                        absl::Duration timeout) override {
-    FetchIn in{r.iteration(), r.early(), r.read_only(), {}};
+  absl::StatusOr<FetchedRows> Fetch(const DataCallOf& of, const FetchIn& in,
+                                    absl::Duration timeout) override {
     std::vector<uint64_t> counts;
-    for (const proto::KeyBlock& k : r.keys()) {
-      HERALD_ASSIGN_OR_RETURN(absl::Span<const Key> keys, View<Key>(k.keys(), "keys"));
-      in.blocks.push_back({k.table_id(), keys});
-      counts.push_back(keys.size());
-    }
+    for (const KeysIn& b : in.blocks) counts.push_back(b.keys.size());
     HERALD_ASSIGN_OR_RETURN(ucx::AlignedBuffer reply,
-                            Call(wire::EncodeFetch(r.job_id(), r.run_id(), in), timeout));
+                            Call(wire::EncodeFetch(of.job_id, of.run_id, in), timeout));
     auto owner = std::make_shared<ucx::AlignedBuffer>(std::move(reply));
     HERALD_ASSIGN_OR_RETURN(std::vector<wire::RowsView> views,
                             wire::DecodeFetchReply(*owner, counts));
@@ -72,42 +57,14 @@ class UcxShardStub final : public ShardStub {
     return fetched;
   }
 
-  absl::Status Fetch(const proto::FetchRequest& r, proto::FetchResponse* out,
-                     absl::Duration timeout) override {
-    HERALD_ASSIGN_OR_RETURN(FetchedRows fetched, FetchRows(r, timeout));
-    for (size_t b = 0; b < fetched.blocks.size(); ++b) {
-      const FetchedRows::Block& block = fetched.blocks[b];
-      proto::RowBlock* rows = out->add_rows();
-      rows->set_table_id(r.keys(static_cast<int>(b)).table_id());
-      rows->set_keys(r.keys(static_cast<int>(b)).keys());
-      rows->set_row_floats(block.row_floats);
-      rows->set_rows(block.rows, block.count * block.row_floats * sizeof(float));
-      rows->set_versions(block.versions, block.count * sizeof(uint64_t));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status PushGradients(const proto::PushGradientsRequest& r,
+  absl::Status PushGradients(const DataCallOf& of, const PushIn& in,
                              absl::Duration timeout) override {
-    PushIn in{r.iteration(), r.worker_rank(), {}};
-    for (const proto::GradientBlock& g : r.grads()) {
-      HERALD_ASSIGN_OR_RETURN(absl::Span<const Key> keys, View<Key>(g.keys(), "keys"));
-      HERALD_ASSIGN_OR_RETURN(absl::Span<const float> grads, View<float>(g.grads(), "grads"));
-      in.blocks.push_back({g.table_id(), g.dim(), keys, grads});
-    }
-    return Call(wire::EncodePush(r.job_id(), r.run_id(), in), timeout).status();
+    return Call(wire::EncodePush(of.job_id, of.run_id, in), timeout).status();
   }
 
-  absl::Status WriteBack(const proto::WriteBackRequest& r, absl::Duration timeout) override {
-    WriteBackIn in{r.iteration(), r.worker_rank(), {}};
-    for (const proto::RowBlock& b : r.rows()) {
-      HERALD_ASSIGN_OR_RETURN(absl::Span<const Key> keys, View<Key>(b.keys(), "keys"));
-      HERALD_ASSIGN_OR_RETURN(absl::Span<const float> rows, View<float>(b.rows(), "rows"));
-      HERALD_ASSIGN_OR_RETURN(absl::Span<const uint64_t> versions,
-                              View<uint64_t>(b.versions(), "versions"));
-      in.blocks.push_back({b.table_id(), b.row_floats(), keys, rows, versions});
-    }
-    return Call(wire::EncodeWriteBack(r.job_id(), r.run_id(), in), timeout).status();
+  absl::Status WriteBack(const DataCallOf& of, const WriteBackIn& in,
+                         absl::Duration timeout) override {
+    return Call(wire::EncodeWriteBack(of.job_id, of.run_id, in), timeout).status();
   }
 
  private:
