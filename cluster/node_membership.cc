@@ -72,7 +72,11 @@ bool NodeMembership::Heartbeat() {
     HLOG_WARN("heartbeat to {}: {}", options_.scheduler_address, s.error_message());
     return true;  // the scheduler may be back soon; it still knows us
   }
-  if (!response.known()) HLOG_WARN("the scheduler forgot {}: registering again", request.node_id());
+  if (!response.known()) {
+    HLOG_WARN("the scheduler forgot {}: registering again", request.node_id());
+    absl::MutexLock lock(&mu_);
+    registered_ = false;  // WaitRegistered waits for the new id
+  }
   return response.known();
 }
 

@@ -40,6 +40,8 @@ class NodeMembership {
   std::string node_id() const;
   // Registrations so far (more than one: the scheduler forgot the node).
   int registrations() const;
+  // The address this node registers with.
+  const std::string& address() const { return options_.registration.address(); }
 
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
 

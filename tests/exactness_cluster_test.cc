@@ -236,7 +236,8 @@ class ExactnessCluster : public ::testing::Test {
 
   // The recovered job's model is the bits of the same job run without a
   // fault (run here after it): every recovery resumed the same training, so
-  // its planner was replayed to the checkpoint and the caches refilled
+  // its planner was loaded from the checkpoint (or replayed to it) and the
+  // caches refilled
   // (scheduler/planner/cache_refill.h). Both equal the reference within
   // float rounding (1e-4 over these longer jobs).
   void ExpectRecoveredToUninterrupted(const std::string& job, const proto::JobSpec& spec,
@@ -244,8 +245,7 @@ class ExactnessCluster : public ::testing::Test {
     auto recovered_status = cluster_->Status(job, /*include_losses=*/false);
     ASSERT_TRUE(recovered_status.ok()) << recovered_status.status();
     const proto::JobProgress& p = recovered_status->progress();
-    EXPECT_TRUE(p.planner_resume() == proto::PLANNER_RESUME_KEPT ||
-                p.planner_resume() == proto::PLANNER_RESUME_LOADED ||
+    EXPECT_TRUE(p.planner_resume() == proto::PLANNER_RESUME_LOADED ||
                 p.planner_resume() == proto::PLANNER_RESUME_REPLAYED)
         << proto::PlannerResume_Name(p.planner_resume());
     EXPECT_GT(p.refilled_rows(), 0u);
@@ -562,8 +562,8 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
   ASSERT_EQ(done.recovery_causes_size(), 1);
   EXPECT_FALSE(done.recovery_causes(0).empty());
   EXPECT_EQ(done.progress().iteration(), 250u);
-  // Recovered in the same scheduler: the planner kept at the checkpoint.
-  EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_KEPT);
+  // The planner's state loaded from the checkpoint it was recovered from.
+  EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_LOADED);
   EXPECT_EQ(done.progress().replayed_iterations(), 0u);
   ExpectRecoveredToUninterrupted(job, spec, ref, 250);
 }
@@ -702,8 +702,7 @@ TEST_F(ExactnessCluster, ADamagedNewestCheckpointIsSkippedForTheOneBefore) {
   EXPECT_FALSE(done.progress().resumed_from().empty());
   EXPECT_NE(done.progress().resumed_from(), newest) << "the damaged checkpoint was used";
   EXPECT_LT(done.progress().resumed_from(), newest) << "not the one before it";
-  // The planner kept in memory is the damaged checkpoint's, and the one
-  // before it has no planner state: replayed instead.
+  // The checkpoint before the damaged one has no planner state: replayed.
   EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_REPLAYED);
   EXPECT_GT(done.progress().replayed_iterations(), 0u);
   ExpectRecoveredToUninterrupted(*job, spec, ref, 300);

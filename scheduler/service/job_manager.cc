@@ -223,9 +223,7 @@ void JobManager::Finish(Job* job, const absl::Status& outcome) {
   if (job->run) {
     job->final_progress = job->run->Progress();
     job->history = job->run->History();
-    job->run->DropCheckpointedPlanner();  // no recovery follows: free its memory
   }
-  job->run_options.resume_planner = {};
   Record(*job).IgnoreError();
   ++version_;
   HLOG_INFO("job {} {}{}{}", job->id, proto::JobState_Name(job->state),
@@ -360,11 +358,6 @@ absl::StatusOr<std::shared_ptr<JobRun>> JobManager::Recover(Job* job, const absl
       absl::StrCat(job->spec.checkpoint().dir(), "/", job->id));
   job->history = job->run->History();
   job->run_options.history = job->history;  // the new run continues it
-  // The failed run's planner at its newest checkpoint; a run that failed
-  // before its first checkpoint passes on the one it was given.
-  if (CheckpointedPlanner kept = job->run->checkpointed_planner(); kept.planner != nullptr) {
-    job->run_options.resume_planner = std::move(kept);
-  }
   job->run = std::make_shared<JobRun>(job->id, spec, ps, workers, registry_, job->run_options);
   running_ = job->run;
   ++version_;
@@ -375,6 +368,7 @@ absl::StatusOr<std::shared_ptr<JobRun>> JobManager::Recover(Job* job, const absl
 }
 
 absl::StatusOr<proto::JoinJobResponse> JobManager::Join(const std::string& node_id,
+                                                        const std::string& address,
                                                         absl::Duration wait) {
   std::shared_ptr<JobRun> run;
   {
@@ -386,6 +380,14 @@ absl::StatusOr<proto::JoinJobResponse> JobManager::Join(const std::string& node_
       return absl::NotFoundError(absl::StrCat("no running job includes ", node_id));
     }
     run = running_;
+  }
+  // Node ids start again with a restarted scheduler: a worker still asking
+  // under the id it had before must not take the place of the node that
+  // holds that id now.
+  absl::StatusOr<NodeInfo> node = registry_->Get(node_id);
+  if (!node.ok() || node->registration.address() != address) {
+    return absl::NotFoundError(absl::StrCat(node_id, " is not registered at ", address,
+                                            ": a node id from before a scheduler restart"));
   }
   return run->Join(node_id, wait);
 }

@@ -64,9 +64,12 @@ class JobManager {
                                                  absl::Duration wait);
 
   // Worker side. Join waits up to `wait` for a running job that includes
-  // the worker and that it has not joined yet.
-  // Errors: NotFound when there is none yet.
-  absl::StatusOr<proto::JoinJobResponse> Join(const std::string& node_id, absl::Duration wait);
+  // the worker and that it has not joined yet. `address` must be the one
+  // the node registered with (a process asking under a node id from before
+  // a scheduler restart, which another node may hold now, is refused).
+  // Errors: NotFound when there is none yet, or for such a stale id.
+  absl::StatusOr<proto::JoinJobResponse> Join(const std::string& node_id,
+                                              const std::string& address, absl::Duration wait);
   // The running job that includes the worker. Errors: NotFound.
   absl::StatusOr<std::shared_ptr<JobRun>> RunOfWorker(const std::string& node_id) const;
   // A worker's messages below name the job and its run (JoinJobResponse):

@@ -152,16 +152,6 @@ std::vector<std::string> JobRun::node_ids() const {
   return ids;
 }
 
-CheckpointedPlanner JobRun::checkpointed_planner() const {
-  absl::MutexLock lock(&mu_);
-  return checkpointed_planner_;
-}
-
-void JobRun::DropCheckpointedPlanner() {
-  absl::MutexLock lock(&mu_);
-  checkpointed_planner_ = {};
-}
-
 std::string JobRun::rendezvous_scope() const { return absl::StrCat(job_id_, "/run-", run_id_); }
 
 int JobRun::WorkerIndex(const std::string& node_id) const {
@@ -386,9 +376,9 @@ absl::Status JobRun::Plan() {
   proto::PlannerResume mode =
       resumed_from.empty() ? proto::PLANNER_RESUME_NONE : proto::PLANNER_RESUME_FRESH;
   std::unique_ptr<Planner> planner;
-  if (replay) planner = ResumedPlanner(po, resume_at, resumed_from, &mode);
-  // Whether the planner continues from the checkpoint's state (kept or
-  // loaded) rather than being replayed up to it.
+  if (replay) planner = LoadPlanner(po, resume_at, &mode);
+  // Whether the planner continues from the checkpoint's state (loaded)
+  // rather than being replayed up to it.
   const bool continued = planner != nullptr;
   if (!continued) {
     // Replaying, the planner starts at iteration 0 as the checkpoint's run
@@ -454,8 +444,8 @@ absl::Status JobRun::Plan() {
     if (replay && plan->iteration == resume_at) {
       const uint64_t refilled = AddCacheRefill(before_resume, *planner, &plan_buffer);
       if (continued) {
-        HLOG_INFO("job {}: planner {} at the checkpoint; {} cached rows refilled", job_id_,
-                  mode == proto::PLANNER_RESUME_KEPT ? "kept" : "loaded", refilled);
+        HLOG_INFO("job {}: planner loaded at the checkpoint; {} cached rows refilled", job_id_,
+                  refilled);
       } else {
         HLOG_INFO(
             "job {}: planner replayed over {} iterations in {:.0f} ms; {} cached rows "
@@ -533,22 +523,13 @@ absl::Status JobRun::Plan() {
       break;
     }
     if (FlushesAt(checkpoint_every, plan->iteration)) {
-      // Copied and saved while the workers still train the queued steps;
-      // the copy is kept if the checkpoint is written (not refused by the
-      // storage).
-      std::shared_ptr<const Planner> copy = planner->Clone();
+      // Saved while the workers still train the queued steps.
       const absl::Time save_start = absl::Now();
-      HERALD_ASSIGN_OR_RETURN(const std::string planner_state, copy->SaveState());
+      HERALD_ASSIGN_OR_RETURN(const std::string planner_state, planner->SaveState());
       HLOG_INFO("job {}: planner state after iteration {}: {} bytes in {:.0f} ms", job_id_,
                 plan->iteration, planner_state.size(),
                 absl::ToDoubleMilliseconds(absl::Now() - save_start));
-      const uint64_t written = Progress().checkpoints_written();
       HERALD_RETURN_IF_ERROR(CheckpointAt(plan->iteration, planner_state));
-      const proto::JobProgress after = Progress();
-      if (after.checkpoints_written() > written) {
-        absl::MutexLock lock(&mu_);
-        checkpointed_planner_ = CheckpointedPlanner{after.last_checkpoint(), std::move(copy)};
-      }
     }
     if (FlushesAt(eval_every, plan->iteration)) {
       HERALD_RETURN_IF_ERROR(EvaluateAt(plan->iteration));
@@ -710,16 +691,8 @@ absl::Status JobRun::ReportEval(const proto::EvalReport& report) {
   return eval_round_->Accept(static_cast<uint32_t>(w), report.index(), report.predictions());
 }
 
-std::unique_ptr<Planner> JobRun::ResumedPlanner(const PlannerOptions& options, uint64_t resume_at,
-                                                const std::string& resumed_from,
-                                                proto::PlannerResume* mode) {
-  // The same training resumed in this scheduler process from the checkpoint
-  // the failed run kept its planner at: a copy of that planner.
-  if (options_.resume_planner.planner != nullptr &&
-      options_.resume_planner.manifest == resumed_from) {
-    *mode = proto::PLANNER_RESUME_KEPT;
-    return options_.resume_planner.planner->Clone();
-  }
+std::unique_ptr<Planner> JobRun::LoadPlanner(const PlannerOptions& options, uint64_t resume_at,
+                                             proto::PlannerResume* mode) {
   ResumePoint point;
   {
     absl::MutexLock lock(&mu_);

@@ -46,15 +46,6 @@ struct DenseUpload {
 class Planner;  // scheduler/planner/planner.h
 struct PlannerOptions;
 
-// The planner as it stood right after the flush iteration of a periodic
-// checkpoint (between that iteration's plan and the next). A recovery from
-// that checkpoint in the same scheduler process continues from a copy of it
-// instead of replaying the iterations before it.
-struct CheckpointedPlanner {
-  std::string manifest;  // the checkpoint's
-  std::shared_ptr<const Planner> planner;
-};
-
 struct JobRunOptions {
   size_t step_queue_capacity = tunables::kStepQueueCapacity;  // steps per worker (back-pressure)
   uint32_t planner_threads = tunables::kPlannerThreads;       // PlannerOptions::threads
@@ -71,10 +62,6 @@ struct JobRunOptions {
   // Called (without JobRun's lock) after each periodic checkpoint, e.g. to
   // record the job's progress durably.
   std::function<void()> on_checkpoint;
-  // A recovered run's: the failed run's planner at its newest checkpoint
-  // (JobRun::checkpointed_planner). Used when the run resumes that very
-  // checkpoint as the same training; otherwise the planner is replayed.
-  CheckpointedPlanner resume_planner;
 };
 
 // The cache sizes a job's planner uses, from a pass over its training data.
@@ -126,10 +113,6 @@ class JobRun {
   }
 
   const std::string& job_id() const { return job_id_; }
-  // The planner at this run's newest periodic checkpoint (none before one).
-  CheckpointedPlanner checkpointed_planner() const;
-  // Frees it (the job ended: no recovery will resume this run).
-  void DropCheckpointedPlanner();
   // The nodes this run was placed on: PS shards by shard index, workers by
   // rank; node_ids() both.
   std::vector<std::string> ps_node_ids() const;
@@ -187,11 +170,10 @@ class JobRun {
   // the dense half.
   absl::Status CheckpointAt(uint64_t iteration, const std::string& planner_state);
   // The planner a run resumed from a checkpoint of the same training starts
-  // with: the kept copy, else one loaded from the checkpoint's planner file;
-  // null when neither is there or usable (then it is replayed). Sets *mode.
-  std::unique_ptr<Planner> ResumedPlanner(const PlannerOptions& options, uint64_t resume_at,
-                                          const std::string& resumed_from,
-                                          proto::PlannerResume* mode);
+  // with, loaded from the checkpoint's planner file (mode LOADED); null when
+  // it has none or it cannot be used (logged: then it is replayed).
+  std::unique_ptr<Planner> LoadPlanner(const PlannerOptions& options, uint64_t resume_at,
+                                       proto::PlannerResume* mode);
   static bool RefusedByStorage(const absl::Status& status);
   // At the job's end: every shard's tables after the last iteration and
   // the final dense parameters (dense.bin), in a manifest marked final.
@@ -272,7 +254,6 @@ class JobRun {
   // The checkpoint resumed from (its planner file; the dense half is moved
   // out into initial_dense_*).
   ResumePoint resumed_ ABSL_GUARDED_BY(mu_);
-  CheckpointedPlanner checkpointed_planner_ ABSL_GUARDED_BY(mu_);
   std::vector<float> initial_dense_ ABSL_GUARDED_BY(mu_);
   std::vector<float> initial_dense_state_ ABSL_GUARDED_BY(mu_);
   // From rank 0 for the checkpoint after an iteration: parameters + state.

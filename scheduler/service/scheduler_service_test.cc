@@ -81,7 +81,8 @@ class SchedulerServiceTest : public ::testing::Test {
     workers_stub_ = proto::WorkerService::NewStub(*channel);
     ASSERT_FALSE(Register(proto::NODE_ROLE_PS, ps_server_->address()).empty());
     for (int w = 0; w < 2; ++w) {
-      node_.push_back(Register(proto::NODE_ROLE_WORKER, "127.0.0.1:" + std::to_string(9000 + w)));
+      address_.push_back("127.0.0.1:" + std::to_string(9000 + w));
+      node_.push_back(Register(proto::NODE_ROLE_WORKER, address_.back()));
     }
   }
   void TearDown() override {
@@ -117,6 +118,7 @@ class SchedulerServiceTest : public ::testing::Test {
       rpc::SetDeadline(&context, 15000);
       proto::JoinJobRequest request;
       request.set_node_id(node_[w]);
+      request.set_address(address_[w]);
       proto::JoinJobResponse response;
       if (workers_stub_->JoinJob(&context, request, &response).ok()) return response;
     }
@@ -250,6 +252,7 @@ class SchedulerServiceTest : public ::testing::Test {
   std::unique_ptr<proto::JobService::Stub> jobs_stub_;
   std::unique_ptr<proto::WorkerService::Stub> workers_stub_;
   std::vector<std::string> node_;
+  std::vector<std::string> address_;  // each worker's registered address
   uint64_t samples_[2] = {0, 0};
   bool last_[2] = {false, false};
   absl::Mutex pace_mu_;
@@ -258,6 +261,21 @@ class SchedulerServiceTest : public ::testing::Test {
 
 TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds) {
   const std::string job = Submit(Spec(10));
+  // A process asking under worker 0's id from another address (an id it
+  // held before a scheduler restart) does not take worker 0's place.
+  {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 10000);
+    proto::JoinJobRequest request;
+    request.set_node_id(node_[0]);
+    request.set_address(address_[1]);
+    proto::JoinJobResponse response;
+    const grpc::Status stale = workers_stub_->JoinJob(&context, request, &response);
+    EXPECT_EQ(stale.error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_NE(stale.error_message().find("a node id from before a scheduler restart"),
+              std::string::npos)
+        << stale.error_message();
+  }
   proto::JoinJobResponse joins[2] = {Join(0), Join(1)};
   EXPECT_EQ(joins[0].rank() + joins[1].rank(), 1u);
   EXPECT_EQ(joins[0].table_slots_size(), 26);
@@ -267,6 +285,7 @@ TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds
     rpc::SetDeadline(&context, 10000);
     proto::JoinJobRequest request;
     request.set_node_id(node_[0]);
+    request.set_address(address_[0]);
     proto::JoinJobResponse response;
     EXPECT_FALSE(workers_stub_->JoinJob(&context, request, &response).ok());
   }

@@ -16,8 +16,8 @@ grpc::Status WorkerServiceImpl::JoinJob(grpc::ServerContext* context,
                                         const proto::JoinJobRequest* request,
                                         proto::JoinJobResponse* response) {
   if (auto s = rpc::CheckToken(context, token_, "JoinJob"); !s.ok()) return s;
-  absl::StatusOr<proto::JoinJobResponse> r =
-      jobs_->Join(request->node_id(), absl::Milliseconds(tunables::kJoinWaitMs));
+  absl::StatusOr<proto::JoinJobResponse> r = jobs_->Join(request->node_id(), request->address(),
+                                                         absl::Milliseconds(tunables::kJoinWaitMs));
   if (!r.ok()) return rpc::ToGrpcStatus(r.status());
   *response = std::move(*r);
   return grpc::Status::OK;

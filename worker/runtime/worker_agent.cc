@@ -86,6 +86,7 @@ absl::Status WorkerAgent::Run() {
     rpc::AttachToken(&context, options_.token);
     proto::JoinJobRequest request;
     request.set_node_id(node_id);
+    request.set_address(membership_->address());
     proto::JoinJobResponse join;
     const absl::Status s = rpc::FromGrpcStatus(workers_->JoinJob(&context, request, &join));
     if (absl::IsNotFound(s)) continue;  // no job for us yet (the server waited)
