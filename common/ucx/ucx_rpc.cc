@@ -233,9 +233,14 @@ void UcxRpcClient::OnMessage(MessageId id, const Header& header, AlignedBuffer p
 absl::StatusOr<UcxRpcClient::Pending> UcxRpcClient::Exchange(size_t index, MessageId kind,
                                                              AlignedBuffer payload,
                                                              absl::Duration timeout) {
+  HERALD_ASSIGN_OR_RETURN(uint64_t id, SendExchange(index, kind, std::move(payload)));
+  return AwaitExchange(id, timeout);
+}
+
+absl::StatusOr<uint64_t> UcxRpcClient::SendExchange(size_t index, MessageId kind,
+                                                    AlignedBuffer payload) {
   Header header;
   ucp_ep_h ep;
-  std::string name;
   {
     absl::MutexLock lock(&mu_);
     if (index >= servers_.size()) {
@@ -249,7 +254,6 @@ absl::StatusOr<UcxRpcClient::Pending> UcxRpcClient::Exchange(size_t index, Messa
     header.request_id = next_id_++;
     header.connection = s.connection;
     ep = s.ep;
-    name = s.name;
     pending_[header.request_id].server = index;
   }
   const uint64_t id = header.request_id;
@@ -261,9 +265,18 @@ absl::StatusOr<UcxRpcClient::Pending> UcxRpcClient::Exchange(size_t index, Messa
     it->second.done = true;
     it->second.status = sent;
   });
+  return id;
+}
+
+absl::StatusOr<UcxRpcClient::Pending> UcxRpcClient::AwaitExchange(uint64_t id,
+                                                                  absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
+  if (pending_.find(id) == pending_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("UCX: no call ", id, " in flight"));
+  }
   auto done = [this, id]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return pending_.at(id).done; };
   if (!mu_.AwaitWithTimeout(absl::Condition(&done), timeout)) {
+    const std::string name = servers_[pending_.at(id).server].name;
     pending_.erase(id);  // a late reply is dropped
     return absl::DeadlineExceededError(
         absl::StrCat("UCX call to ", name, ": no answer within ", absl::FormatDuration(timeout)));
@@ -275,9 +288,23 @@ absl::StatusOr<UcxRpcClient::Pending> UcxRpcClient::Exchange(size_t index, Messa
 
 absl::StatusOr<AlignedBuffer> UcxRpcClient::Call(size_t index, AlignedBuffer request,
                                                  absl::Duration timeout) {
-  HERALD_ASSIGN_OR_RETURN(Pending p, Exchange(index, kRequest, std::move(request), timeout));
+  HERALD_ASSIGN_OR_RETURN(uint64_t id, Start(index, std::move(request)));
+  return Wait(id, timeout);
+}
+
+absl::StatusOr<uint64_t> UcxRpcClient::Start(size_t index, AlignedBuffer request) {
+  return SendExchange(index, kRequest, std::move(request));
+}
+
+absl::StatusOr<AlignedBuffer> UcxRpcClient::Wait(uint64_t id, absl::Duration timeout) {
+  HERALD_ASSIGN_OR_RETURN(Pending p, AwaitExchange(id, timeout));
   if (!p.status.ok()) return p.status;
   return std::move(p.reply);
+}
+
+void UcxRpcClient::Forget(uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  pending_.erase(id);
 }
 
 bool UcxRpcClient::Failed(size_t index, std::string* why) {

@@ -98,6 +98,13 @@ class UcxRpcClient {
   // Sends `request` to server `index` and waits up to `timeout` for the
   // reply. Thread-safe; calls run concurrently.
   absl::StatusOr<AlignedBuffer> Call(size_t index, AlignedBuffer request, absl::Duration timeout);
+  // Call in two halves: Start sends `request` to server `index` and returns
+  // the call's id at once (errors: Call's before anything is sent); Wait
+  // waits up to `timeout` for that call's reply, once. Forget gives a call
+  // up without waiting (its reply, if one comes, is dropped). Thread-safe.
+  absl::StatusOr<uint64_t> Start(size_t index, AlignedBuffer request);
+  absl::StatusOr<AlignedBuffer> Wait(uint64_t id, absl::Duration timeout);
+  void Forget(uint64_t id);
   // The transports UCX chose for server `index` (for the log).
   std::string Describe(size_t index);
   // Whether the connection to server `index` failed (a dead peer over TCP
@@ -126,9 +133,12 @@ class UcxRpcClient {
   UcxRpcClient() = default;
   void OnMessage(MessageId id, const Header& header, AlignedBuffer payload);
   void OnEndpointError(ucp_ep_h ep, const std::string& why);
-  // Sends `payload` as `kind` to server `index` and waits for its answer.
+  // Sends `payload` as `kind` to server `index` and waits for its answer:
+  // SendExchange, then AwaitExchange.
   absl::StatusOr<Pending> Exchange(size_t index, MessageId kind, AlignedBuffer payload,
                                    absl::Duration timeout);
+  absl::StatusOr<uint64_t> SendExchange(size_t index, MessageId kind, AlignedBuffer payload);
+  absl::StatusOr<Pending> AwaitExchange(uint64_t id, absl::Duration timeout);
 
   size_t num_servers_ = 0;
   absl::Mutex mu_;

@@ -102,6 +102,35 @@ TEST(UcxRpc, SmallAndLargePayloadsConcurrentCallsAndErrors) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Calls started from one thread are all in flight at once and each Wait
+// gets its own reply, in any order; a forgotten call leaves nothing behind
+// and a call is waited for once.
+TEST(UcxRpc, StartedCallsAreWaitedForInAnyOrder) {
+  auto server = UcxRpcServer::Start(Loopback(), SumAndIncrement);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = ConnectTo(**server, "");
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::vector<uint64_t> ids;
+  for (uint64_t first : {10, 20, 30}) {
+    auto id = (*client)->Start(0, Values(100000, first));
+    ASSERT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  auto forgotten = (*client)->Start(0, Values(5, 1));
+  ASSERT_TRUE(forgotten.ok());
+  (*client)->Forget(*forgotten);
+  for (int k = 2; k >= 0; --k) {
+    absl::StatusOr<AlignedBuffer> reply = (*client)->Wait(ids[k], absl::Seconds(30));
+    ASSERT_TRUE(reply.ok()) << reply.status();
+    EXPECT_EQ(reinterpret_cast<const uint64_t*>(reply->data())[1], 10u * (k + 1) + 1);
+  }
+  EXPECT_EQ((*client)->Wait(ids[0], absl::Seconds(1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*client)->Wait(*forgotten, absl::Seconds(1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*client)->Call(0, Values(2, 1), absl::Seconds(10)).ok());
+}
+
 TEST(UcxRpc, AConnectionWithoutTheTokenIsRefused) {
   auto server = UcxRpcServer::Start(Loopback("s3cret"), SumAndIncrement);
   ASSERT_TRUE(server.ok()) << server.status();

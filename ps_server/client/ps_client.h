@@ -9,6 +9,8 @@
 // Thread-safe.
 
 #include <cstdint>
+#include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "common/ids.h"
 #include "proto/job.pb.h"
 #include "proto/ps.pb.h"
+#include "ps_server/client/pending_call.h"
 
 namespace herald::ps {
 
@@ -98,6 +101,28 @@ class PsClient {
   // Errors: InvalidArgument for a key given twice.
   virtual absl::Status WriteBack(const std::string& job_id, uint64_t iteration, uint32_t worker,
                                  const std::vector<TableRows>& rows) = 0;
+  // Fetch and WriteBack started in the background: Wait() gives what they
+  // would have returned. StartFetch copies what it needs; the rows of
+  // StartWriteBack must stay valid until Wait returns. By default the call
+  // runs on a thread of its own; ShardedPsClient over transports that
+  // start calls (UCX) sends every request at once and needs no thread.
+  virtual PendingCall<absl::StatusOr<std::vector<TableRows>>> StartFetch(
+      const std::string& job_id, uint64_t iteration, const std::vector<TableKeys>& keys,
+      FetchMode mode) {
+    auto call = std::make_shared<std::future<absl::StatusOr<std::vector<TableRows>>>>(std::async(
+        std::launch::async,
+        [this, job_id, iteration, keys, mode] { return Fetch(job_id, iteration, keys, mode); }));
+    return PendingCall<absl::StatusOr<std::vector<TableRows>>>([call] { return call->get(); });
+  }
+  virtual PendingCall<absl::Status> StartWriteBack(const std::string& job_id, uint64_t iteration,
+                                                   uint32_t worker,
+                                                   const std::vector<TableRows>& rows) {
+    auto call = std::make_shared<std::future<absl::Status>>(
+        std::async(std::launch::async, [this, job_id, iteration, worker, &rows] {
+          return WriteBack(job_id, iteration, worker, rows);
+        }));
+    return PendingCall<absl::Status>([call] { return call->get(); });
+  }
   // Reports to every shard. Returns true if every shard has now committed
   // the iteration.
   virtual absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration,

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "proto/ps.pb.h"
+#include "ps_server/client/pending_call.h"
 #include "ps_server/shard/shard_requests.h"
 
 namespace herald::ps {
@@ -71,6 +72,20 @@ class ShardStub {
                                      absl::Duration timeout) = 0;
   virtual absl::Status WriteBack(const DataCallOf& of, const WriteBackIn& in,
                                  absl::Duration timeout) = 0;
+  // The same calls started without waiting for their answer where the
+  // transport can (starts_calls(): UCX sends the request and returns); the
+  // others make the whole call here and return it done. The spans need to
+  // live only until these return.
+  virtual bool starts_calls() const { return false; }
+  virtual PendingCall<absl::StatusOr<FetchedRows>> StartFetch(const DataCallOf& of,
+                                                              const FetchIn& in,
+                                                              absl::Duration timeout) {
+    return PendingCall<absl::StatusOr<FetchedRows>>::Done(Fetch(of, in, timeout));
+  }
+  virtual PendingCall<absl::Status> StartWriteBack(const DataCallOf& of, const WriteBackIn& in,
+                                                   absl::Duration timeout) {
+    return PendingCall<absl::Status>::Done(WriteBack(of, in, timeout));
+  }
   // Fails the data calls in flight and later ones where the transport can
   // (UCX); others finish at their deadline.
   virtual void Cancel(const std::string& why) {}

@@ -111,9 +111,7 @@ absl::Status ShardedPsClient::ForEachShard(const std::function<absl::Status(uint
   status[0] = fn(0);
   helpers_done.Wait();
   for (size_t s = 0; s < status.size(); ++s) {
-    if (!status[s].ok()) {
-      return Annotate(status[s], absl::StrCat("ps shard ", s, " (", stubs_[s]->name(), ")"));
-    }
+    if (!status[s].ok()) return ShardError(static_cast<uint32_t>(s), status[s]);
   }
   return absl::OkStatus();
 }
@@ -163,92 +161,172 @@ absl::Status ShardedPsClient::EndJob(const std::string& job_id) {
   });
 }
 
+// One fetch across the shards: the keys deduplicated and planned into
+// requests, and the rows as the answers fill them in.
+class ShardedFetch {
+ public:
+  ShardedFetch(const KeyRouter& router, uint32_t num_shards, const std::vector<TableKeys>& keys,
+               size_t budget)
+      : keys_(keys), rows_(keys.size()), versions_(keys.size()), row_floats_(keys.size(), 0) {
+    std::vector<const std::vector<Key>*> unique;
+    for (const TableKeys& t : keys) {
+      dedup_.push_back(Deduplicate(t.keys));
+      tables_.push_back(t.table);
+    }
+    for (const Dedup& d : dedup_) unique.push_back(&d.unique);
+    // An answer row is at most 8 (key) + 8 (version) + 4 * (4096 dim * 3)
+    // bytes; assume a generous 1 KiB per key for planning and let the
+    // budget split.
+    const std::vector<size_t> bytes_per_key(keys.size(), 1024);
+    plan_ = Plan(router, num_shards, tables_, unique, bytes_per_key, budget);
+  }
+
+  const std::vector<std::vector<std::vector<Piece>>>& plan() const { return plan_; }
+
+  // Request r of shard s; its key spans point into `gathered` (or the
+  // deduplicated keys).
+  FetchIn Request(uint32_t s, size_t r, uint64_t iteration, FetchMode mode,
+                  std::vector<std::vector<Key>>* gathered) const {
+    const std::vector<Piece>& pieces = plan_[s][r];
+    FetchIn in{iteration, mode == FetchMode::kEarly, mode == FetchMode::kReadOnly, {}};
+    gathered->resize(pieces.size());
+    for (size_t b = 0; b < pieces.size(); ++b) {
+      const Piece& p = pieces[b];
+      in.blocks.push_back({tables_[p.table].value(),
+                           Gather(dedup_[p.table].unique.data(), 1, p.positions, &(*gathered)[b])});
+    }
+    return in;
+  }
+
+  // Places the answer to request r of shard s. Not thread-safe.
+  absl::Status Fill(uint32_t s, size_t r, const FetchedRows& out) {
+    const std::vector<Piece>& pieces = plan_[s][r];
+    if (out.blocks.size() != pieces.size()) {
+      return absl::DataLossError(
+          absl::StrCat("answer has ", out.blocks.size(), " blocks for ", pieces.size(), " asked"));
+    }
+    for (size_t b = 0; b < pieces.size(); ++b) {
+      const Piece& p = pieces[b];
+      const FetchedRows::Block& block = out.blocks[b];
+      const uint32_t rf = block.row_floats;
+      const size_t n = p.positions.size();
+      if (rf == 0 || block.count != n ||
+          (row_floats_[p.table] != 0 && row_floats_[p.table] != rf)) {
+        return absl::DataLossError(
+            absl::StrCat("malformed rows of table ", tables_[p.table].value()));
+      }
+      if (row_floats_[p.table] == 0) {
+        row_floats_[p.table] = rf;
+        rows_[p.table].resize(dedup_[p.table].unique.size() * size_t{rf});
+        versions_[p.table].resize(dedup_[p.table].unique.size());
+      }
+      for (size_t i = 0; i < n; ++i) {
+        std::memcpy(rows_[p.table].data() + size_t{p.positions[i]} * rf,
+                    block.rows + i * rf * sizeof(float), rf * sizeof(float));
+        std::memcpy(&versions_[p.table][p.positions[i]], block.versions + i * sizeof(uint64_t),
+                    sizeof(uint64_t));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Every table's rows in the order of its keys (duplicates repeated).
+  std::vector<TableRows> Result() {
+    std::vector<TableRows> result(keys_.size());
+    for (size_t t = 0; t < keys_.size(); ++t) {
+      TableRows& out = result[t];
+      out.table = keys_[t].table;
+      out.keys = std::move(keys_[t].keys);
+      out.row_floats = row_floats_[t];
+      if (dedup_[t].unique.size() == out.keys.size()) {
+        out.rows = std::move(rows_[t]);
+        out.versions = std::move(versions_[t]);
+        continue;
+      }
+      const uint32_t rf = row_floats_[t];
+      out.rows.resize(out.keys.size() * size_t{rf});
+      out.versions.resize(out.keys.size());
+      for (size_t i = 0; i < out.keys.size(); ++i) {
+        const uint32_t u = dedup_[t].index_of[i];
+        std::memcpy(out.rows.data() + i * rf, rows_[t].data() + size_t{u} * rf, rf * sizeof(float));
+        out.versions[i] = versions_[t][u];
+      }
+    }
+    return result;
+  }
+
+ private:
+  std::vector<TableKeys> keys_;  // a copy: a started fetch outlives its caller's
+  std::vector<Dedup> dedup_;
+  std::vector<TableId> tables_;
+  std::vector<std::vector<std::vector<Piece>>> plan_;
+  // Unique rows per table, filled by the shards.
+  std::vector<std::vector<float>> rows_;
+  std::vector<std::vector<uint64_t>> versions_;
+  std::vector<uint32_t> row_floats_;
+};
+
 absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string& job_id,
                                                               uint64_t iteration,
                                                               const std::vector<TableKeys>& keys,
                                                               FetchMode mode) {
-  std::vector<Dedup> dedup;
-  std::vector<TableId> tables;
-  std::vector<const std::vector<Key>*> unique;
-  for (const TableKeys& t : keys) {
-    dedup.push_back(Deduplicate(t.keys));
-    tables.push_back(t.table);
-  }
-  for (const Dedup& d : dedup) unique.push_back(&d.unique);
-  // An answer row is at most 8 (key) + 8 (version) + 4 * (4096 dim * 3) bytes;
-  // assume a generous 1 KiB per key for planning and let the budget split.
-  const std::vector<size_t> bytes_per_key(keys.size(), 1024);
-  auto plan =
-      Plan(router_, num_shards(), tables, unique, bytes_per_key, options_.max_request_bytes);
-
-  // Unique rows per table, filled by the shards.
-  std::vector<std::vector<float>> rows(keys.size());
-  std::vector<std::vector<uint64_t>> versions(keys.size());
-  std::vector<uint32_t> row_floats(keys.size(), 0);
+  ShardedFetch fetch(router_, num_shards(), keys, options_.max_request_bytes);
   absl::Mutex fill_mu;
-  absl::Status status = ForEachShard([&](uint32_t s) -> absl::Status {
-    for (const std::vector<Piece>& request_pieces : plan[s]) {
-      FetchIn in{iteration, mode == FetchMode::kEarly, mode == FetchMode::kReadOnly, {}};
-      std::vector<std::vector<Key>> gathered(request_pieces.size());
-      for (size_t b = 0; b < request_pieces.size(); ++b) {
-        const Piece& p = request_pieces[b];
-        in.blocks.push_back({tables[p.table].value(),
-                             Gather(dedup[p.table].unique.data(), 1, p.positions, &gathered[b])});
-      }
+  HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) -> absl::Status {
+    for (size_t r = 0; r < fetch.plan()[s].size(); ++r) {
+      std::vector<std::vector<Key>> gathered;
+      const FetchIn in = fetch.Request(s, r, iteration, mode, &gathered);
       HERALD_ASSIGN_OR_RETURN(FetchedRows out,
                               stubs_[s]->Fetch(Of(job_id), in, options_.data_timeout));
-      if (out.blocks.size() != request_pieces.size()) {
-        return absl::DataLossError(absl::StrCat("answer has ", out.blocks.size(), " blocks for ",
-                                                request_pieces.size(), " asked"));
-      }
       absl::MutexLock lock(&fill_mu);
-      for (size_t b = 0; b < request_pieces.size(); ++b) {
-        const Piece& p = request_pieces[b];
-        const FetchedRows::Block& block = out.blocks[b];
-        const uint32_t rf = block.row_floats;
-        const size_t n = p.positions.size();
-        if (rf == 0 || block.count != n ||
-            (row_floats[p.table] != 0 && row_floats[p.table] != rf)) {
-          return absl::DataLossError(
-              absl::StrCat("malformed rows of table ", tables[p.table].value()));
-        }
-        if (row_floats[p.table] == 0) {
-          row_floats[p.table] = rf;
-          rows[p.table].resize(dedup[p.table].unique.size() * size_t{rf});
-          versions[p.table].resize(dedup[p.table].unique.size());
-        }
-        for (size_t i = 0; i < n; ++i) {
-          std::memcpy(rows[p.table].data() + size_t{p.positions[i]} * rf,
-                      block.rows + i * rf * sizeof(float), rf * sizeof(float));
-          std::memcpy(&versions[p.table][p.positions[i]], block.versions + i * sizeof(uint64_t),
-                      sizeof(uint64_t));
-        }
-      }
+      HERALD_RETURN_IF_ERROR(fetch.Fill(s, r, out));
     }
     return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  std::vector<TableRows> result(keys.size());
-  for (size_t t = 0; t < keys.size(); ++t) {
-    TableRows& out = result[t];
-    out.table = keys[t].table;
-    out.keys = keys[t].keys;
-    out.row_floats = row_floats[t];
-    if (dedup[t].unique.size() == keys[t].keys.size()) {
-      out.rows = std::move(rows[t]);
-      out.versions = std::move(versions[t]);
-      continue;
-    }
-    const uint32_t rf = row_floats[t];
-    out.rows.resize(keys[t].keys.size() * size_t{rf});
-    out.versions.resize(keys[t].keys.size());
-    for (size_t i = 0; i < keys[t].keys.size(); ++i) {
-      const uint32_t u = dedup[t].index_of[i];
-      std::memcpy(out.rows.data() + i * rf, rows[t].data() + size_t{u} * rf, rf * sizeof(float));
-      out.versions[i] = versions[t][u];
+  }));
+  return fetch.Result();
+}
+
+bool ShardedPsClient::StubsStartCalls() const {
+  return !stubs_.empty() && std::all_of(stubs_.begin(), stubs_.end(),
+                                        [](const auto& stub) { return stub->starts_calls(); });
+}
+
+PendingCall<absl::StatusOr<std::vector<TableRows>>> ShardedPsClient::StartFetch(
+    const std::string& job_id, uint64_t iteration, const std::vector<TableKeys>& keys,
+    FetchMode mode) {
+  if (!StubsStartCalls()) return PsClient::StartFetch(job_id, iteration, keys, mode);
+  // Every request of every shard sent now; answered in the order waited for.
+  auto fetch =
+      std::make_shared<ShardedFetch>(router_, num_shards(), keys, options_.max_request_bytes);
+  struct Started {
+    uint32_t shard;
+    size_t request;
+    PendingCall<absl::StatusOr<FetchedRows>> call;
+  };
+  auto started = std::make_shared<std::vector<Started>>();
+  for (uint32_t s = 0; s < num_shards(); ++s) {
+    for (size_t r = 0; r < fetch->plan()[s].size(); ++r) {
+      std::vector<std::vector<Key>> gathered;
+      const FetchIn in = fetch->Request(s, r, iteration, mode, &gathered);
+      started->push_back({s, r, stubs_[s]->StartFetch(Of(job_id), in, options_.data_timeout)});
     }
   }
-  return result;
+  return PendingCall<absl::StatusOr<std::vector<TableRows>>>(
+      [this, fetch, started]() -> absl::StatusOr<std::vector<TableRows>> {
+        absl::Status failed;
+        for (Started& call : *started) {
+          absl::StatusOr<FetchedRows> out = call.call.Wait();
+          absl::Status placed =
+              out.ok() ? fetch->Fill(call.shard, call.request, *out) : out.status();
+          if (!placed.ok() && failed.ok()) failed = ShardError(call.shard, placed);
+        }
+        if (!failed.ok()) return failed;
+        return fetch->Result();
+      });
+}
+
+absl::Status ShardedPsClient::ShardError(uint32_t s, const absl::Status& status) const {
+  return Annotate(status, absl::StrCat("ps shard ", s, " (", stubs_[s]->name(), ")"));
 }
 
 absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t iteration,
@@ -304,8 +382,13 @@ absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t 
   });
 }
 
-absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iteration,
-                                        uint32_t worker, const std::vector<TableRows>& rows) {
+namespace {
+
+// The requests of a write-back of `rows` by shard. Errors: InvalidArgument
+// for a table whose sizes do not match or that names a key twice.
+absl::StatusOr<std::vector<std::vector<std::vector<Piece>>>> PlanWriteBack(
+    const KeyRouter& router, uint32_t num_shards, const std::vector<TableRows>& rows,
+    size_t budget) {
   std::vector<TableId> tables;
   std::vector<const std::vector<Key>*> keys;
   std::vector<size_t> bytes_per_key;
@@ -325,25 +408,72 @@ absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iter
     keys.push_back(&t.keys);
     bytes_per_key.push_back(2 * sizeof(uint64_t) + t.row_floats * sizeof(float));
   }
-  auto plan = Plan(router_, num_shards(), tables, keys, bytes_per_key, options_.max_request_bytes);
+  return Plan(router, num_shards, tables, keys, bytes_per_key, budget);
+}
+
+// What a write-back request's spans point into where pieces are gathered.
+struct GatheredRows {
+  std::vector<std::vector<Key>> keys;
+  std::vector<std::vector<float>> values;
+  std::vector<std::vector<uint64_t>> versions;
+};
+
+WriteBackIn WriteBackRequest(const std::vector<TableRows>& rows, const std::vector<Piece>& pieces,
+                             uint64_t iteration, uint32_t worker, GatheredRows* gathered) {
+  WriteBackIn in{iteration, worker, {}};
+  const size_t n = pieces.size();
+  gathered->keys.resize(n);
+  gathered->values.resize(n);
+  gathered->versions.resize(n);
+  for (size_t b = 0; b < n; ++b) {
+    const Piece& p = pieces[b];
+    const TableRows& t = rows[p.table];
+    in.blocks.push_back({t.table.value(), t.row_floats,
+                         Gather(t.keys.data(), 1, p.positions, &gathered->keys[b]),
+                         Gather(t.rows.data(), t.row_floats, p.positions, &gathered->values[b]),
+                         Gather(t.versions.data(), 1, p.positions, &gathered->versions[b])});
+  }
+  return in;
+}
+
+}  // namespace
+
+absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iteration,
+                                        uint32_t worker, const std::vector<TableRows>& rows) {
+  HERALD_ASSIGN_OR_RETURN(auto plan,
+                          PlanWriteBack(router_, num_shards(), rows, options_.max_request_bytes));
   return ForEachShard([&](uint32_t s) -> absl::Status {
-    for (const std::vector<Piece>& request_pieces : plan[s]) {
-      WriteBackIn in{iteration, worker, {}};
-      const size_t n = request_pieces.size();
-      std::vector<std::vector<Key>> keys(n);
-      std::vector<std::vector<float>> values(n);
-      std::vector<std::vector<uint64_t>> versions(n);
-      for (size_t b = 0; b < n; ++b) {
-        const Piece& p = request_pieces[b];
-        const TableRows& t = rows[p.table];
-        in.blocks.push_back({t.table.value(), t.row_floats,
-                             Gather(t.keys.data(), 1, p.positions, &keys[b]),
-                             Gather(t.rows.data(), t.row_floats, p.positions, &values[b]),
-                             Gather(t.versions.data(), 1, p.positions, &versions[b])});
-      }
+    for (const std::vector<Piece>& pieces : plan[s]) {
+      GatheredRows gathered;
+      const WriteBackIn in = WriteBackRequest(rows, pieces, iteration, worker, &gathered);
       HERALD_RETURN_IF_ERROR(stubs_[s]->WriteBack(Of(job_id), in, options_.data_timeout));
     }
     return absl::OkStatus();
+  });
+}
+
+PendingCall<absl::Status> ShardedPsClient::StartWriteBack(const std::string& job_id,
+                                                          uint64_t iteration, uint32_t worker,
+                                                          const std::vector<TableRows>& rows) {
+  if (!StubsStartCalls()) return PsClient::StartWriteBack(job_id, iteration, worker, rows);
+  absl::StatusOr<std::vector<std::vector<std::vector<Piece>>>> plan =
+      PlanWriteBack(router_, num_shards(), rows, options_.max_request_bytes);
+  if (!plan.ok()) return PendingCall<absl::Status>::Done(plan.status());
+  auto started = std::make_shared<std::vector<std::pair<uint32_t, PendingCall<absl::Status>>>>();
+  for (uint32_t s = 0; s < num_shards(); ++s) {
+    for (const std::vector<Piece>& pieces : (*plan)[s]) {
+      GatheredRows gathered;
+      const WriteBackIn in = WriteBackRequest(rows, pieces, iteration, worker, &gathered);
+      started->push_back({s, stubs_[s]->StartWriteBack(Of(job_id), in, options_.data_timeout)});
+    }
+  }
+  return PendingCall<absl::Status>([this, started] {
+    absl::Status failed;
+    for (auto& [s, call] : *started) {
+      absl::Status written = call.Wait();
+      if (!written.ok() && failed.ok()) failed = ShardError(s, written);
+    }
+    return failed;
   });
 }
 

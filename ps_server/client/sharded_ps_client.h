@@ -59,6 +59,15 @@ class ShardedPsClient final : public PsClient {
                              const std::vector<TableGrads>& grads) override;
   absl::Status WriteBack(const std::string& job_id, uint64_t iteration, uint32_t worker,
                          const std::vector<TableRows>& rows) override;
+  // Over stubs that start calls (UCX): every shard's requests sent at once,
+  // no thread; otherwise PsClient's (a thread per call).
+  PendingCall<absl::StatusOr<std::vector<TableRows>>> StartFetch(const std::string& job_id,
+                                                                 uint64_t iteration,
+                                                                 const std::vector<TableKeys>& keys,
+                                                                 FetchMode mode) override;
+  PendingCall<absl::Status> StartWriteBack(const std::string& job_id, uint64_t iteration,
+                                           uint32_t worker,
+                                           const std::vector<TableRows>& rows) override;
   absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration, uint32_t worker,
                                      uint32_t num_workers) override;
   absl::StatusOr<std::string> Checkpoint(const std::string& job_id, uint64_t iteration,
@@ -76,6 +85,10 @@ class ShardedPsClient final : public PsClient {
   // IterationDone that would unblock a waiting fetch could itself wait for a
   // pool thread. Hence a pool that never queues.
   absl::Status ForEachShard(const std::function<absl::Status(uint32_t)>& fn);
+  // Whether every shard's stub starts data calls without waiting (UCX).
+  bool StubsStartCalls() const;
+  // `status` of shard s, naming it.
+  absl::Status ShardError(uint32_t s, const absl::Status& status) const;
   // The data calls' job and run (this client's).
   DataCallOf Of(const std::string& job_id) const { return {job_id, options_.run_id}; }
 

@@ -99,12 +99,13 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   absl::Time start = absl::Now();
   const std::vector<ps::TableRows> evicted = CollectWriteBack(step, /*evictions=*/true, &result);
   if (options_.overlap) {  // 1 while 2: the evicted rows travel during the fetch
-    std::future<absl::Status> eviction =
-        std::async(std::launch::async, [&] { return write_back(evicted); });
+    ps::PendingCall<absl::Status> eviction =
+        evicted.empty() ? ps::PendingCall<absl::Status>::Done(absl::OkStatus())
+                        : ps_->StartWriteBack(step.job_id, step.iteration, options_.rank, evicted);
     result.times.writeback_ms += MillisSince(start);
     const absl::Status fetched = Fetch(step, &result);
     start = absl::Now();
-    const absl::Status sent = eviction.get();
+    const absl::Status sent = eviction.Wait();
     result.times.writeback_ms += MillisSince(start);  // waited beyond the fetch
     HERALD_RETURN_IF_ERROR(phase("evict", sent));
     HERALD_RETURN_IF_ERROR(phase("fetch", fetched));
@@ -139,13 +140,14 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   const std::vector<ps::TableRows> written = CollectWriteBack(step, /*evictions=*/false, &result);
   result.times.writeback_ms += MillisSince(start);
   if (options_.overlap) {
-    std::future<absl::Status> writing =
-        std::async(std::launch::async, [&] { return write_back(written); });
+    ps::PendingCall<absl::Status> writing =
+        written.empty() ? ps::PendingCall<absl::Status>::Done(absl::OkStatus())
+                        : ps_->StartWriteBack(step.job_id, step.iteration, options_.rank, written);
     start = absl::Now();
     const absl::Status pushed = push();
     result.times.push_ms += MillisSince(start);
     start = absl::Now();
-    const absl::Status wrote = writing.get();
+    const absl::Status wrote = writing.Wait();
     result.times.writeback_ms += MillisSince(start);  // waited beyond the push
     HERALD_RETURN_IF_ERROR(phase("push", pushed));
     HERALD_RETURN_IF_ERROR(phase("write-back", wrote));
@@ -497,10 +499,7 @@ void StepExecutor::Prefetch(const plan::Step& next) {
   p.iteration = next.iteration;
   p.list = FetchesOf(next, /*early=*/true);
   if (p.list.keys.empty()) return;
-  p.rows = std::async(std::launch::async,
-                      [this, job = next.job_id, iteration = next.iteration, keys = p.list.keys] {
-                        return ps_->Fetch(job, iteration, keys, ps::FetchMode::kEarly);
-                      });
+  p.rows = ps_->StartFetch(next.job_id, next.iteration, p.list.keys, ps::FetchMode::kEarly);
   prefetch_ = std::move(p);
 }
 
@@ -513,7 +512,7 @@ absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
       // Requested during the previous step: the same keys (one plan).
       Prefetched p = std::move(*prefetch_);
       prefetch_.reset();
-      HERALD_ASSIGN_OR_RETURN(rows, p.rows.get());
+      HERALD_ASSIGN_OR_RETURN(rows, p.rows.Wait());
       list = std::move(p.list);
       for (const ps::TableKeys& k : list.keys) result->rows_prefetched += k.keys.size();
     } else {

@@ -177,7 +177,7 @@ class StepExecutor {
   struct Prefetched {
     uint64_t iteration = 0;
     FetchList list;
-    std::future<absl::StatusOr<std::vector<ps::TableRows>>> rows;
+    ps::PendingCall<absl::StatusOr<std::vector<ps::TableRows>>> rows;
   };
   std::optional<Prefetched> prefetch_;
   // The previous step's hand-off exchange, still running (overlap): it
