@@ -12,7 +12,11 @@
 #   - the time from a SIGKILL of a job's worker during training to training
 #     again (the scheduler resumes on the survivor and the spare worker from
 #     the newest checkpoint once the survivor has heartbeated twice; the
-#     scheduler's default heartbeat and liveness timeout).
+#     scheduler's default heartbeat and liveness timeout);
+#   - the time from a SIGKILL of the scheduler during training to training
+#     again, the scheduler restarted at once on the same address with its
+#     state directory (the nodes register again; the job resumes from its
+#     newest checkpoint with the planner's state loaded from it).
 #
 #   bench/checkpoint_bench.sh [ROWS] [EVERY]     (defaults 300000 100)
 set -euo pipefail
@@ -31,7 +35,9 @@ echo "checkpoint_bench: $(nproc) cores, files in $dir ($(df -h "$dir" | awk 'NR=
 "$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale 0.02 --correlation entities \
   --format bin --out "$dir/data.bin" > /dev/null
 liveness_ms=10000  # the default
-setsid "$bin/scheduler/herald_scheduler" --port-file "$dir/s.port" > "$dir/scheduler.log" 2>&1 &
+setsid "$bin/scheduler/herald_scheduler" --port-file "$dir/s.port" --state_dir "$dir/state" \
+  > "$dir/scheduler.log" 2>&1 &
+scheduler_pid=$!
 pids+=($!)
 for _ in $(seq 1 300); do [ -s "$dir/s.port" ] && break; sleep 0.1; done
 sched=127.0.0.1:$(cat "$dir/s.port")
@@ -185,3 +191,45 @@ for _ in range(6000):  # bounded: 60 s
 else:
     print("recovery: training did not resume within 60 s")
 PY
+
+# 3. SIGKILL of the scheduler to training again (restarted at once on the
+# same address and state directory, as systemd would).
+job=$("$ctl" submit "$(spec restart "$recovery_every")" --scheduler "$sched")
+for _ in $(seq 1 3000); do
+  "$ctl" status "$job" --json --scheduler "$sched" > "$dir/r.json"
+  [ "$(field "$dir/r.json" checkpoints_written)" -ge 1 ] &&
+    [ "$(field "$dir/r.json" iteration)" -gt $((recovery_every + 2)) ] && break
+  sleep 0.01
+done
+killed=$(date +%s.%N)
+kill -KILL "$scheduler_pid"
+wait "$scheduler_pid" 2>/dev/null || true
+setsid "$bin/scheduler/herald_scheduler" --listen "$sched" --state_dir "$dir/state" \
+  > "$dir/scheduler-restarted.log" 2>&1 &
+scheduler_pid=$!
+pids+=($!)
+python3 - "$ctl" "$sched" "$job" "$killed" << 'PY'
+import json, subprocess, sys, time
+ctl, sched, job, killed = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+for _ in range(6000):  # bounded: 60 s
+    out = subprocess.run([ctl, "status", job, "--json", "--scheduler", sched],
+                         capture_output=True, text=True).stdout
+    try:
+        p = json.loads(out)["jobs"][0]["progress"]
+    except (ValueError, KeyError, IndexError):
+        time.sleep(0.01)
+        continue
+    resumed_from = p.get("resumed_from", "")
+    if "iter-" in resumed_from:
+        k = int(resumed_from.split("iter-")[1].split("/")[0])
+        if int(p.get("iteration", 0)) > k + 1:
+            print(f"SIGKILL of the scheduler to the first iteration trained after the resume from "
+                  f"iteration {k}: {time.time() - killed:.1f} s (planner "
+                  f"{p.get('planner_resume', '?')}, {p.get('replayed_iterations', 0)} iterations "
+                  f"replayed, {p.get('refilled_rows', 0)} cached rows refilled)")
+            break
+    time.sleep(0.01)
+else:
+    print("scheduler restart: training did not resume within 60 s")
+PY
+
