@@ -101,9 +101,10 @@ class PsClient {
   // Errors: InvalidArgument for a key given twice.
   virtual absl::Status WriteBack(const std::string& job_id, uint64_t iteration, uint32_t worker,
                                  const std::vector<TableRows>& rows) = 0;
-  // Fetch and WriteBack started in the background: Wait() gives what they
-  // would have returned. StartFetch copies what it needs; the rows of
-  // StartWriteBack must stay valid until Wait returns. By default the call
+  // Fetch, PushGradients and WriteBack started in the background: Wait()
+  // gives what they would have returned. StartFetch copies what it needs;
+  // the gradients and rows of the other two must stay valid until Wait
+  // returns. By default the call
   // runs on a thread of its own; ShardedPsClient over transports that
   // start calls (UCX) sends every request at once and needs no thread.
   virtual PendingCall<absl::StatusOr<std::vector<TableRows>>> StartFetch(
@@ -113,6 +114,15 @@ class PsClient {
         std::launch::async,
         [this, job_id, iteration, keys, mode] { return Fetch(job_id, iteration, keys, mode); }));
     return PendingCall<absl::StatusOr<std::vector<TableRows>>>([call] { return call->get(); });
+  }
+  virtual PendingCall<absl::Status> StartPushGradients(const std::string& job_id,
+                                                       uint64_t iteration, uint32_t worker,
+                                                       const std::vector<TableGrads>& grads) {
+    auto call = std::make_shared<std::future<absl::Status>>(
+        std::async(std::launch::async, [this, job_id, iteration, worker, &grads] {
+          return PushGradients(job_id, iteration, worker, grads);
+        }));
+    return PendingCall<absl::Status>([call] { return call->get(); });
   }
   virtual PendingCall<absl::Status> StartWriteBack(const std::string& job_id, uint64_t iteration,
                                                    uint32_t worker,

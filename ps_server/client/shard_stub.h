@@ -82,6 +82,10 @@ class ShardStub {
                                                               absl::Duration timeout) {
     return PendingCall<absl::StatusOr<FetchedRows>>::Done(Fetch(of, in, timeout));
   }
+  virtual PendingCall<absl::Status> StartPushGradients(const DataCallOf& of, const PushIn& in,
+                                                       absl::Duration timeout) {
+    return PendingCall<absl::Status>::Done(PushGradients(of, in, timeout));
+  }
   virtual PendingCall<absl::Status> StartWriteBack(const DataCallOf& of, const WriteBackIn& in,
                                                    absl::Duration timeout) {
     return PendingCall<absl::Status>::Done(WriteBack(of, in, timeout));

@@ -329,57 +329,114 @@ absl::Status ShardedPsClient::ShardError(uint32_t s, const absl::Status& status)
   return Annotate(status, absl::StrCat("ps shard ", s, " (", stubs_[s]->name(), ")"));
 }
 
+// A push across the shards: every table's gradients with duplicate keys
+// summed in the order given (deterministic), planned into requests. The
+// caller's gradients must outlive the requests built from it (Request).
+class ShardedPush {
+ public:
+  // Errors: InvalidArgument for a table whose sizes do not match.
+  static absl::StatusOr<std::unique_ptr<ShardedPush>> Make(const KeyRouter& router,
+                                                           uint32_t num_shards,
+                                                           const std::vector<TableGrads>& grads,
+                                                           size_t budget) {
+    std::unique_ptr<ShardedPush> push(new ShardedPush(grads));
+    std::vector<TableId> tables;
+    std::vector<const std::vector<Key>*> unique;
+    std::vector<size_t> bytes_per_key;
+    push->sums_.resize(grads.size());
+    for (size_t t = 0; t < grads.size(); ++t) {
+      const TableGrads& g = grads[t];
+      if (g.dim == 0 || g.grads.size() != g.keys.size() * g.dim) {
+        return absl::InvalidArgumentError(absl::StrCat("push of table ", g.table.value(), ": ",
+                                                       g.grads.size(), " gradient floats for ",
+                                                       g.keys.size(), " keys of dim ", g.dim));
+      }
+      tables.push_back(g.table);
+      push->dedup_.push_back(Deduplicate(g.keys));
+      bytes_per_key.push_back(sizeof(Key) + g.dim * sizeof(float));
+      const Dedup& d = push->dedup_.back();
+      if (d.unique.size() == g.keys.size()) continue;
+      std::vector<float>& sum = push->sums_[t];
+      sum.assign(d.unique.size() * g.dim, 0.0f);
+      std::vector<bool> first(d.unique.size(), true);
+      for (size_t i = 0; i < g.keys.size(); ++i) {
+        const uint32_t u = d.index_of[i];
+        for (uint32_t k = 0; k < g.dim; ++k) {
+          float& acc = sum[size_t{u} * g.dim + k];
+          acc = first[u] ? g.grads[i * g.dim + k] : acc + g.grads[i * g.dim + k];
+        }
+        first[u] = false;
+      }
+    }
+    for (const Dedup& d : push->dedup_) unique.push_back(&d.unique);
+    push->plan_ = Plan(router, num_shards, tables, unique, bytes_per_key, budget);
+    return push;
+  }
+
+  const std::vector<std::vector<std::vector<Piece>>>& plan() const { return plan_; }
+
+  // Request r of shard s; its spans point into `keys` and `values` (or the
+  // caller's gradients and the sums).
+  PushIn Request(uint32_t s, size_t r, uint64_t iteration, uint32_t worker,
+                 std::vector<std::vector<Key>>* keys,
+                 std::vector<std::vector<float>>* values) const {
+    const std::vector<Piece>& pieces = plan_[s][r];
+    PushIn in{iteration, worker, {}};
+    keys->resize(pieces.size());
+    values->resize(pieces.size());
+    for (size_t b = 0; b < pieces.size(); ++b) {
+      const Piece& p = pieces[b];
+      const TableGrads& g = grads_[p.table];
+      const float* src = sums_[p.table].empty() ? g.grads.data() : sums_[p.table].data();
+      in.blocks.push_back({g.table.value(), g.dim,
+                           Gather(dedup_[p.table].unique.data(), 1, p.positions, &(*keys)[b]),
+                           Gather(src, g.dim, p.positions, &(*values)[b])});
+    }
+    return in;
+  }
+
+ private:
+  explicit ShardedPush(const std::vector<TableGrads>& grads) : grads_(grads) {}
+
+  const std::vector<TableGrads>& grads_;
+  std::vector<Dedup> dedup_;
+  std::vector<std::vector<float>> sums_;
+  std::vector<std::vector<std::vector<Piece>>> plan_;
+};
+
 absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t iteration,
                                             uint32_t worker, const std::vector<TableGrads>& grads) {
-  std::vector<TableId> tables;
-  std::vector<Dedup> dedup;
-  std::vector<std::vector<float>> sums(grads.size());
-  std::vector<const std::vector<Key>*> unique;
-  std::vector<size_t> bytes_per_key;
-  for (size_t t = 0; t < grads.size(); ++t) {
-    const TableGrads& g = grads[t];
-    if (g.dim == 0 || g.grads.size() != g.keys.size() * g.dim) {
-      return absl::InvalidArgumentError(absl::StrCat("push of table ", g.table.value(), ": ",
-                                                     g.grads.size(), " gradient floats for ",
-                                                     g.keys.size(), " keys of dim ", g.dim));
-    }
-    tables.push_back(g.table);
-    dedup.push_back(Deduplicate(g.keys));
-    bytes_per_key.push_back(sizeof(Key) + g.dim * sizeof(float));
-    if (dedup.back().unique.size() == g.keys.size()) continue;
-    // Sum duplicates in the order given (deterministic).
-    std::vector<float>& sum = sums[t];
-    sum.assign(dedup.back().unique.size() * g.dim, 0.0f);
-    std::vector<bool> first(dedup.back().unique.size(), true);
-    for (size_t i = 0; i < g.keys.size(); ++i) {
-      const uint32_t u = dedup.back().index_of[i];
-      for (uint32_t d = 0; d < g.dim; ++d) {
-        float& s = sum[size_t{u} * g.dim + d];
-        s = first[u] ? g.grads[i * g.dim + d] : s + g.grads[i * g.dim + d];
-      }
-      first[u] = false;
-    }
-  }
-  for (const Dedup& d : dedup) unique.push_back(&d.unique);
-  auto plan =
-      Plan(router_, num_shards(), tables, unique, bytes_per_key, options_.max_request_bytes);
+  HERALD_ASSIGN_OR_RETURN(
+      std::unique_ptr<ShardedPush> push,
+      ShardedPush::Make(router_, num_shards(), grads, options_.max_request_bytes));
   return ForEachShard([&](uint32_t s) -> absl::Status {
-    for (const std::vector<Piece>& request_pieces : plan[s]) {
-      PushIn in{iteration, worker, {}};
-      std::vector<std::vector<Key>> keys(request_pieces.size());
-      std::vector<std::vector<float>> values(request_pieces.size());
-      for (size_t b = 0; b < request_pieces.size(); ++b) {
-        const Piece& p = request_pieces[b];
-        const TableGrads& g = grads[p.table];
-        const float* src = sums[p.table].empty() ? g.grads.data() : sums[p.table].data();
-        in.blocks.push_back({g.table.value(), g.dim,
-                             Gather(dedup[p.table].unique.data(), 1, p.positions, &keys[b]),
-                             Gather(src, g.dim, p.positions, &values[b])});
-      }
+    for (size_t r = 0; r < push->plan()[s].size(); ++r) {
+      std::vector<std::vector<Key>> keys;
+      std::vector<std::vector<float>> values;
+      const PushIn in = push->Request(s, r, iteration, worker, &keys, &values);
       HERALD_RETURN_IF_ERROR(stubs_[s]->PushGradients(Of(job_id), in, options_.data_timeout));
     }
     return absl::OkStatus();
   });
+}
+
+PendingCall<absl::Status> ShardedPsClient::StartPushGradients(
+    const std::string& job_id, uint64_t iteration, uint32_t worker,
+    const std::vector<TableGrads>& grads) {
+  if (!StubsStartCalls()) return PsClient::StartPushGradients(job_id, iteration, worker, grads);
+  absl::StatusOr<std::unique_ptr<ShardedPush>> push =
+      ShardedPush::Make(router_, num_shards(), grads, options_.max_request_bytes);
+  if (!push.ok()) return PendingCall<absl::Status>::Done(push.status());
+  std::vector<std::pair<uint32_t, PendingCall<absl::Status>>> started;
+  for (uint32_t s = 0; s < num_shards(); ++s) {
+    for (size_t r = 0; r < (*push)->plan()[s].size(); ++r) {
+      std::vector<std::vector<Key>> keys;
+      std::vector<std::vector<float>> values;
+      const PushIn in = (*push)->Request(s, r, iteration, worker, &keys, &values);
+      started.push_back({s, stubs_[s]->StartPushGradients(Of(job_id), in, options_.data_timeout)});
+    }
+  }
+  return WaitForAll(std::move(started));
 }
 
 namespace {
@@ -459,19 +516,26 @@ PendingCall<absl::Status> ShardedPsClient::StartWriteBack(const std::string& job
   absl::StatusOr<std::vector<std::vector<std::vector<Piece>>>> plan =
       PlanWriteBack(router_, num_shards(), rows, options_.max_request_bytes);
   if (!plan.ok()) return PendingCall<absl::Status>::Done(plan.status());
-  auto started = std::make_shared<std::vector<std::pair<uint32_t, PendingCall<absl::Status>>>>();
+  std::vector<std::pair<uint32_t, PendingCall<absl::Status>>> started;
   for (uint32_t s = 0; s < num_shards(); ++s) {
     for (const std::vector<Piece>& pieces : (*plan)[s]) {
       GatheredRows gathered;
       const WriteBackIn in = WriteBackRequest(rows, pieces, iteration, worker, &gathered);
-      started->push_back({s, stubs_[s]->StartWriteBack(Of(job_id), in, options_.data_timeout)});
+      started.push_back({s, stubs_[s]->StartWriteBack(Of(job_id), in, options_.data_timeout)});
     }
   }
-  return PendingCall<absl::Status>([this, started] {
+  return WaitForAll(std::move(started));
+}
+
+PendingCall<absl::Status> ShardedPsClient::WaitForAll(
+    std::vector<std::pair<uint32_t, PendingCall<absl::Status>>> started) {
+  auto calls = std::make_shared<std::vector<std::pair<uint32_t, PendingCall<absl::Status>>>>(
+      std::move(started));
+  return PendingCall<absl::Status>([this, calls] {
     absl::Status failed;
-    for (auto& [s, call] : *started) {
-      absl::Status written = call.Wait();
-      if (!written.ok() && failed.ok()) failed = ShardError(s, written);
+    for (auto& [s, call] : *calls) {
+      absl::Status done = call.Wait();
+      if (!done.ok() && failed.ok()) failed = ShardError(s, done);
     }
     return failed;
   });

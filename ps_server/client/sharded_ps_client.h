@@ -65,6 +65,9 @@ class ShardedPsClient final : public PsClient {
                                                                  uint64_t iteration,
                                                                  const std::vector<TableKeys>& keys,
                                                                  FetchMode mode) override;
+  PendingCall<absl::Status> StartPushGradients(const std::string& job_id, uint64_t iteration,
+                                               uint32_t worker,
+                                               const std::vector<TableGrads>& grads) override;
   PendingCall<absl::Status> StartWriteBack(const std::string& job_id, uint64_t iteration,
                                            uint32_t worker,
                                            const std::vector<TableRows>& rows) override;
@@ -89,6 +92,9 @@ class ShardedPsClient final : public PsClient {
   bool StubsStartCalls() const;
   // `status` of shard s, naming it.
   absl::Status ShardError(uint32_t s, const absl::Status& status) const;
+  // One call waiting for every (shard, call) started: the first error, naming its shard.
+  PendingCall<absl::Status> WaitForAll(
+      std::vector<std::pair<uint32_t, PendingCall<absl::Status>>> started);
   // The data calls' job and run (this client's).
   DataCallOf Of(const std::string& job_id) const { return {job_id, options_.run_id}; }
 

@@ -1,4 +1,4 @@
-// PsClient::StartFetch / StartWriteBack over UCX (a real PsCore behind a
+// PsClient::StartFetch / StartPushGradients / StartWriteBack over UCX (a real PsCore behind a
 // gRPC control server and a UCX data server, in this process): a started
 // call returns at once, even when the shard holds its answer back, and its
 // Wait gives what the synchronous call gives; errors come back from Wait
@@ -59,9 +59,8 @@ TEST_F(StartedCalls, AStartedFetchReturnsAtOnceAndWaitGivesTheCommittedRows) {
   // caller is not held: it pushes and commits while the fetch is out.
   PendingCall<absl::StatusOr<std::vector<TableRows>>> started =
       client_->StartFetch("job", 1, keys, FetchMode::kCommitted);
-  ASSERT_TRUE(
-      client_->PushGradients("job", 0, 0, {{TableId(0), {7, 8}, 4, std::vector<float>(8, 1.0f)}})
-          .ok());
+  const std::vector<TableGrads> grads = {{TableId(0), {7, 8}, 4, std::vector<float>(8, 1.0f)}};
+  ASSERT_TRUE(client_->StartPushGradients("job", 0, 0, grads).Wait().ok());
   ASSERT_TRUE(client_->IterationDone("job", 0, 0, 1).ok());
   absl::StatusOr<std::vector<TableRows>> rows = started.Wait();
   ASSERT_TRUE(rows.ok()) << rows.status();
@@ -72,6 +71,11 @@ TEST_F(StartedCalls, AStartedFetchReturnsAtOnceAndWaitGivesTheCommittedRows) {
   ASSERT_TRUE(synchronous.ok());
   EXPECT_EQ((*synchronous)[0].rows, (*rows)[0].rows);
   EXPECT_EQ((*synchronous)[0].versions, (*rows)[0].versions);
+  // A push that does not fit is refused by its Wait, naming the table.
+  const absl::Status bad =
+      client_->StartPushGradients("job", 1, 0, {{TableId(0), {7}, 4, {1.0f}}}).Wait();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
+  EXPECT_NE(bad.message().find("push of table 0"), std::string::npos) << bad;
 }
 
 TEST_F(StartedCalls, AStartedWriteBackStoresTheRowsAndErrorsComeFromWait) {

@@ -64,6 +64,11 @@ class UcxShardStub final : public ShardStub {
           return fetched;
         });
   }
+  PendingCall<absl::Status> StartPushGradients(const DataCallOf& of, const PushIn& in,
+                                               absl::Duration timeout) override {
+    auto call = Start(wire::EncodePush(of.job_id, of.run_id, in), timeout);
+    return PendingCall<absl::Status>([call] { return call->Wait().status(); });
+  }
   PendingCall<absl::Status> StartWriteBack(const DataCallOf& of, const WriteBackIn& in,
                                            absl::Duration timeout) override {
     auto call = Start(wire::EncodeWriteBack(of.job_id, of.run_id, in), timeout);

@@ -143,8 +143,11 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
     ps::PendingCall<absl::Status> writing =
         written.empty() ? ps::PendingCall<absl::Status>::Done(absl::OkStatus())
                         : ps_->StartWriteBack(step.job_id, step.iteration, options_.rank, written);
+    ps::PendingCall<absl::Status> pushing =
+        grads.empty() ? ps::PendingCall<absl::Status>::Done(absl::OkStatus())
+                      : ps_->StartPushGradients(step.job_id, step.iteration, options_.rank, grads);
     start = absl::Now();
-    const absl::Status pushed = push();
+    const absl::Status pushed = pushing.Wait();
     result.times.push_ms += MillisSince(start);
     start = absl::Now();
     const absl::Status wrote = writing.Wait();
