@@ -174,11 +174,11 @@ void BatchStream::TakeFromPool(bool random, data::SampleBlock* out) {
   if (random) {
     rng_state_ = Mix64(rng_state_ + 0x9e3779b97f4a7c15ULL);
     const size_t i = static_cast<size_t>(rng_state_ % live_.size());
-    out->AppendFrom(pool_, live_[i]);
+    if (out != nullptr) out->AppendFrom(pool_, live_[i]);
     live_[i] = live_.back();
     live_.pop_back();
   } else {
-    out->AppendFrom(pool_, live_.front());
+    if (out != nullptr) out->AppendFrom(pool_, live_.front());
     live_.pop_front();
   }
   // Compact once most of the pool is taken, so memory stays within ~2 pools.
@@ -211,6 +211,27 @@ absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
   *out = data::ToKeyBatch(batch_block_, 0, batch_block_.size());
   ++batches_;
   return true;
+}
+
+absl::StatusOr<uint64_t> BatchStream::Skip(uint64_t n) {
+  const bool shuffle = options_.data.shuffle_buffer() > 0;
+  for (uint64_t skipped = 0; skipped < n; ++skipped) {
+    if (batches_ >= MaxBatches()) return skipped;
+    for (uint32_t taken = 0; taken < options_.global_batch_size; ++taken) {
+      HERALD_ASSIGN_OR_RETURN(bool any, Refill());
+      if (!any) {  // the stream ends here, as in Next
+        if (options_.split == Split::kTrain || taken == 0) {
+          dropped_tail_ += taken;
+          return skipped;
+        }
+        ++batches_;  // the held-out stream's partial last batch
+        return skipped + 1;
+      }
+      TakeFromPool(shuffle, nullptr);
+    }
+    ++batches_;
+  }
+  return n;
 }
 
 }  // namespace herald::scheduler

@@ -69,6 +69,11 @@ class BatchStream {
   // The next global batch (dense features transformed, see
   // key_batch_conversion.h); false when the stream is done.
   absl::StatusOr<bool> Next(data::KeyBatch* out);
+  // Moves past the next `n` global batches as Next would, without building
+  // them (a resumed job finding its place: the samples are read and drawn
+  // from the shuffle pool as before, just not copied out or converted).
+  // Returns the batches skipped, fewer when the stream ends first.
+  absl::StatusOr<uint64_t> Skip(uint64_t n);
 
   uint64_t batches() const { return batches_; }
   uint32_t epoch() const { return epoch_; }
@@ -82,8 +87,8 @@ class BatchStream {
   // Tops the shuffle pool up to its size from the input; false at the end
   // of the last epoch.
   absl::StatusOr<bool> Refill();
-  // Moves one buffered sample to `out`: a uniformly drawn one, or the
-  // oldest (input order).
+  // Moves one buffered sample to `out` (null: drops it): a uniformly drawn
+  // one, or the oldest (input order).
   void TakeFromPool(bool random, data::SampleBlock* out);
   uint64_t MaxBatches() const;
 

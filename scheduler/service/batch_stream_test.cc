@@ -181,5 +181,72 @@ TEST_F(BatchStreamTest, ReadAheadYieldsTheSameBatchesWithinItsWindow) {
   EXPECT_EQ(loader.dropped_tail_samples(), 4u);
 }
 
+// Skip(n) leaves the stream where n calls of Next would: the batches after
+// it are the same, in input order and shuffled, with a held-out split,
+// across epochs and up to the end; the dropped tail is counted the same.
+TEST_F(BatchStreamTest, SkippingBatchesLeavesTheStreamWhereReadingThemWould) {
+  struct Case {
+    const char* name;
+    uint32_t shuffle;
+    double eval_fraction;
+    uint64_t iterations;
+  };
+  for (const Case& c : {Case{"input order", 0, 0.0, 0}, Case{"shuffled", 16, 0.0, 0},
+                        Case{"held-out split", 16, 0.2, 0}, Case{"epochs", 16, 0.0, 25}}) {
+    SCOPED_TRACE(c.name);
+    BatchStreamOptions o = Options(path_, 7);
+    o.data.set_shuffle_buffer(c.shuffle);
+    o.data.set_eval_fraction(c.eval_fraction);
+    o.iterations = c.iterations;
+    const std::vector<std::vector<Key>> all = Drain(o);
+    ASSERT_GT(all.size(), 4u);
+    for (uint64_t skip : {uint64_t{1}, uint64_t{4}, uint64_t{all.size()}}) {
+      auto stream = BatchStream::Open(o);
+      ASSERT_TRUE(stream.ok());
+      auto skipped = (*stream)->Skip(skip);
+      ASSERT_TRUE(skipped.ok()) << skipped.status();
+      EXPECT_EQ(*skipped, skip);
+      std::vector<std::vector<Key>> rest;
+      data::KeyBatch batch;
+      while (*(*stream)->Next(&batch)) rest.push_back(batch.tables[0].keys);
+      EXPECT_EQ(rest, std::vector<std::vector<Key>>(all.begin() + skip, all.end()))
+          << "after skipping " << skip;
+    }
+    // Past the end: the batches there were, and the tail dropped as Next drops it.
+    auto stream = BatchStream::Open(o);
+    ASSERT_TRUE(stream.ok());
+    auto skipped = (*stream)->Skip(all.size() + 3);
+    ASSERT_TRUE(skipped.ok());
+    EXPECT_EQ(*skipped, all.size());
+    auto read = BatchStream::Open(o);
+    data::KeyBatch batch;
+    while (*(*read)->Next(&batch)) {
+    }
+    EXPECT_EQ((*stream)->dropped_tail_samples(), (*read)->dropped_tail_samples());
+  }
+}
+
+TEST_F(BatchStreamTest, ReadAheadSkipsFirstAndSaysHowFar) {
+  BatchStreamOptions o = Options(path_, 8);
+  o.data.set_shuffle_buffer(16);
+  const auto direct = Drain(o);  // 12 batches
+  {
+    auto stream = BatchStream::Open(o);
+    ASSERT_TRUE(stream.ok());
+    ReadAhead loader(std::move(*stream), 2, 5);
+    std::vector<std::vector<Key>> ahead;
+    data::KeyBatch batch;
+    while (*loader.Next(&batch)) ahead.push_back(batch.tables[0].keys);
+    EXPECT_EQ(loader.skipped(), 5u);
+    EXPECT_EQ(ahead, std::vector<std::vector<Key>>(direct.begin() + 5, direct.end()));
+  }
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok());
+  ReadAhead loader(std::move(*stream), 2, 20);
+  data::KeyBatch batch;
+  EXPECT_FALSE(*loader.Next(&batch));
+  EXPECT_EQ(loader.skipped(), direct.size());
+}
+
 }  // namespace
 }  // namespace herald::scheduler

@@ -397,21 +397,19 @@ absl::Status JobRun::Plan() {
   const uint32_t window = spec_.data().read_ahead_batches() > 0
                               ? spec_.data().read_ahead_batches()
                               : static_cast<uint32_t>(tunables::kReadAheadBatches);
-  ReadAhead loader(std::move(stream), window);
+  // A resumed job continues the same deterministic stream after the
+  // checkpoint's iteration (a replay plans the batches before it): the
+  // batches before are skipped on the loader's thread, read but not built.
+  const uint64_t skip = continued ? resume_at : planner->iteration();
+  ReadAhead loader(std::move(stream), window, skip);
   // The planner sees the next batch and, with a window of two or more, the
   // one after it too (it indexes that one beside the next's allocation).
   data::KeyBatch current, next, after;
-  // A resumed job continues the same deterministic stream after the
-  // checkpoint's iteration (a replay plans the batches before it).
-  const uint64_t skip = continued ? resume_at : planner->iteration();
-  for (uint64_t skipped = 0; skipped < skip; ++skipped) {
-    HERALD_ASSIGN_OR_RETURN(bool skipped_one, loader.Next(&current));
-    if (!skipped_one) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("checkpoint.resume_from: the data has fewer than ", skip, " batches"));
-    }
-  }
   HERALD_ASSIGN_OR_RETURN(bool have_current, loader.Next(&current));
+  if (loader.skipped() < skip) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint.resume_from: the data has fewer than ", skip, " batches"));
+  }
   if (!have_current) return absl::InvalidArgumentError("data: no complete global batch");
   HERALD_ASSIGN_OR_RETURN(bool have_next, loader.Next(&next));
   IterationPlan plan_buffer;  // reused: its lists keep their memory between iterations

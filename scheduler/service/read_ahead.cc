@@ -2,8 +2,8 @@
 
 namespace herald::scheduler {
 
-ReadAhead::ReadAhead(std::unique_ptr<BatchStream> stream, uint32_t window)
-    : window_(window), stream_(std::move(stream)) {
+ReadAhead::ReadAhead(std::unique_ptr<BatchStream> stream, uint32_t window, uint64_t skip)
+    : window_(window), skip_(skip), stream_(std::move(stream)) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -16,6 +16,19 @@ ReadAhead::~ReadAhead() {
 }
 
 void ReadAhead::Run() {
+  if (skip_ > 0) {
+    absl::StatusOr<uint64_t> skipped = stream_->Skip(skip_);
+    absl::MutexLock lock(&mu_);
+    malformed_ = stream_->malformed();
+    dropped_tail_ = stream_->dropped_tail_samples();
+    if (!skipped.ok() || *skipped < skip_) {
+      if (!skipped.ok()) error_ = skipped.status();
+      skipped_ = skipped.ok() ? *skipped : 0;
+      done_ = true;
+      return;
+    }
+    skipped_ = *skipped;
+  }
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
@@ -60,6 +73,11 @@ size_t ReadAhead::buffered() const {
 uint64_t ReadAhead::malformed() const {
   absl::MutexLock lock(&mu_);
   return malformed_;
+}
+
+uint64_t ReadAhead::skipped() const {
+  absl::MutexLock lock(&mu_);
+  return skipped_;
 }
 
 uint64_t ReadAhead::dropped_tail_samples() const {

@@ -16,8 +16,9 @@ namespace herald::scheduler {
 
 class ReadAhead {
  public:
-  // Starts reading at once. REQUIRES: window >= 1.
-  ReadAhead(std::unique_ptr<BatchStream> stream, uint32_t window);
+  // Starts reading at once, first skipping `skip` batches (BatchStream::Skip:
+  // a resumed job's place). REQUIRES: window >= 1.
+  ReadAhead(std::unique_ptr<BatchStream> stream, uint32_t window, uint64_t skip = 0);
   // Stops the reader thread (waits for its current batch).
   ~ReadAhead();
 
@@ -29,11 +30,15 @@ class ReadAhead {
   size_t buffered() const;
   uint64_t malformed() const;
   uint64_t dropped_tail_samples() const;
+  // Batches skipped at the start; fewer than asked when the stream ended
+  // first. Final once Next has returned.
+  uint64_t skipped() const;
 
  private:
   void Run();
 
   const uint32_t window_;
+  const uint64_t skip_;
   std::unique_ptr<BatchStream> stream_;
   mutable absl::Mutex mu_;
   std::deque<data::KeyBatch> ready_ ABSL_GUARDED_BY(mu_);
@@ -42,6 +47,7 @@ class ReadAhead {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t malformed_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dropped_tail_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t skipped_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 
