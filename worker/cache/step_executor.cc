@@ -122,7 +122,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
     HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", CheckReceived(step)));
   }
   HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", PlaceReceived(step)));
-  if (options_.overlap && next != nullptr && options_.use_ps) Prefetch(*next, /*early=*/true);
+  if (options_.overlap && next != nullptr && options_.use_ps) Prefetch(*next);
   HERALD_RETURN_IF_ERROR(phase("train", Train(step, &result)));
   if (options_.serve) {
     HERALD_RETURN_IF_ERROR(phase("gradients of served rows", GatherServed(step, &result)));
@@ -168,10 +168,6 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
         ps_->IterationDone(step.job_id, step.iteration, options_.rank, options_.num_workers);
     HERALD_RETURN_IF_ERROR(phase("iteration done", done.status()));
     result.times.push_ms += MillisSince(start);
-    // The next step's other fetches wait on the shards for this iteration's
-    // commit: sent now, they arrive while the hand-offs are exchanged and
-    // the next step is read, not after.
-    if (options_.overlap && next != nullptr) Prefetch(*next, /*early=*/false);
   }
   if (options_.exchanger != nullptr) {
     HERALD_RETURN_IF_ERROR(phase("hand-off", ExchangeHandOffs(step, &result)));
@@ -501,14 +497,13 @@ absl::Status StepExecutor::PlaceFetched(const FetchList& list,
   return absl::OkStatus();
 }
 
-void StepExecutor::Prefetch(const plan::Step& next, bool early) {
+void StepExecutor::Prefetch(const plan::Step& next) {
   Prefetched p;
   p.iteration = next.iteration;
-  p.list = FetchesOf(next, early);
+  p.list = FetchesOf(next, /*early=*/true);
   if (p.list.keys.empty()) return;
-  p.rows = ps_->StartFetch(next.job_id, next.iteration, p.list.keys,
-                           early ? ps::FetchMode::kEarly : ps::FetchMode::kCommitted);
-  prefetch_[early ? 1 : 0] = std::move(p);
+  p.rows = ps_->StartFetch(next.job_id, next.iteration, p.list.keys, ps::FetchMode::kEarly);
+  prefetch_ = std::move(p);
 }
 
 absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
@@ -516,11 +511,10 @@ absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
   for (bool early : {true, false}) {
     FetchList list = FetchesOf(step, early);
     std::vector<ps::TableRows> rows;
-    std::optional<Prefetched>& prefetched = prefetch_[early ? 1 : 0];
-    if (prefetched.has_value() && prefetched->iteration == step.iteration) {
+    if (early && prefetch_.has_value() && prefetch_->iteration == step.iteration) {
       // Requested during the previous step: the same keys (one plan).
-      Prefetched p = std::move(*prefetched);
-      prefetched.reset();
+      Prefetched p = std::move(*prefetch_);
+      prefetch_.reset();
       HERALD_ASSIGN_OR_RETURN(rows, p.rows.Wait());
       list = std::move(p.list);
       for (const ps::TableKeys& k : list.keys) result->rows_prefetched += k.keys.size();

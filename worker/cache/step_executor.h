@@ -128,10 +128,8 @@ class StepExecutor {
   FetchList FetchesOf(const plan::Step& step, bool early) const;
   absl::Status PlaceFetched(const FetchList& list, const std::vector<ps::TableRows>& rows,
                             StepResult* result);
-  // Starts fetching `next`'s early rows (FetchMode::kEarly, during this
-  // step) or its others (kCommitted, once this step reported its
-  // iteration done) (overlap).
-  void Prefetch(const plan::Step& next, bool early);
+  // Starts fetching `next`'s early rows (overlap).
+  void Prefetch(const plan::Step& next);
   absl::Status Train(const plan::Step& step, StepResult* result);
   absl::Status GatherServed(const plan::Step& step, StepResult* result);
   absl::Status ApplyOwned(const plan::Step& step, StepResult* result);
@@ -181,7 +179,7 @@ class StepExecutor {
     FetchList list;
     ps::PendingCall<absl::StatusOr<std::vector<ps::TableRows>>> rows;
   };
-  std::optional<Prefetched> prefetch_[2];  // [early]
+  std::optional<Prefetched> prefetch_;
   // The previous step's hand-off exchange, still running (overlap): it
   // fills received_; the next step waits for it after its fetch.
   std::future<absl::Status> handoff_;
