@@ -151,14 +151,18 @@ PY
 # 2. SIGKILL to training again: a checkpoint every 20 iterations, so that most
 # of the job is left when it is killed just after the first one.
 recovery_every=20
+# Polls job $1 (bounded) until it trains again after its first checkpoint,
+# so that a kill lands during training; its last status is in $dir/r.json.
+training_after_first_checkpoint() {
+  for _ in $(seq 1 3000); do
+    "$ctl" status "$1" --json --scheduler "$sched" > "$dir/r.json"
+    [ "$(field "$dir/r.json" checkpoints_written)" -ge 1 ] &&
+      [ "$(field "$dir/r.json" iteration)" -gt $((recovery_every + 2)) ] && return
+    sleep 0.01
+  done
+}
 job=$("$ctl" submit "$(spec recovery "$recovery_every")" --scheduler "$sched")
-for _ in $(seq 1 3000); do
-  "$ctl" status "$job" --json --scheduler "$sched" > "$dir/r.json"
-  # Training again after its first checkpoint (a kill during training).
-  [ "$(field "$dir/r.json" checkpoints_written)" -ge 1 ] &&
-    [ "$(field "$dir/r.json" iteration)" -gt $((recovery_every + 2)) ] && break
-  sleep 0.01
-done
+training_after_first_checkpoint "$job"
 [ "$(field "$dir/r.json" iteration)" -lt "$(field "$dir/overhead.json" iteration)" ] ||
   { echo "checkpoint_bench: the job ended before it could be killed" >&2; exit 1; }
 at=$(field "$dir/r.json" iteration)
@@ -195,12 +199,7 @@ PY
 # 3. SIGKILL of the scheduler to training again (restarted at once on the
 # same address and state directory, as systemd would).
 job=$("$ctl" submit "$(spec restart "$recovery_every")" --scheduler "$sched")
-for _ in $(seq 1 3000); do
-  "$ctl" status "$job" --json --scheduler "$sched" > "$dir/r.json"
-  [ "$(field "$dir/r.json" checkpoints_written)" -ge 1 ] &&
-    [ "$(field "$dir/r.json" iteration)" -gt $((recovery_every + 2)) ] && break
-  sleep 0.01
-done
+training_after_first_checkpoint "$job"
 killed=$(date +%s.%N)
 kill -KILL "$scheduler_pid"
 wait "$scheduler_pid" 2>/dev/null || true

@@ -5,6 +5,8 @@
 // waiting gives the call up (its answer, if one comes, is dropped).
 
 #include <functional>
+#include <future>
+#include <memory>
 #include <utility>
 
 namespace herald::ps {
@@ -30,5 +32,13 @@ class PendingCall {
  private:
   std::function<T()> wait_;
 };
+
+// `call` run on a thread of its own, as a PendingCall (destroying it
+// unwaited waits for the thread, as std::async's future does).
+template <typename T>
+PendingCall<T> StartOnThread(std::function<T()> call) {
+  auto running = std::make_shared<std::future<T>>(std::async(std::launch::async, std::move(call)));
+  return PendingCall<T>([running] { return running->get(); });
+}
 
 }  // namespace herald::ps

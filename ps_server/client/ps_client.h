@@ -9,8 +9,6 @@
 // Thread-safe.
 
 #include <cstdint>
-#include <future>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -110,28 +108,22 @@ class PsClient {
   virtual PendingCall<absl::StatusOr<std::vector<TableRows>>> StartFetch(
       const std::string& job_id, uint64_t iteration, const std::vector<TableKeys>& keys,
       FetchMode mode) {
-    auto call = std::make_shared<std::future<absl::StatusOr<std::vector<TableRows>>>>(std::async(
-        std::launch::async,
-        [this, job_id, iteration, keys, mode] { return Fetch(job_id, iteration, keys, mode); }));
-    return PendingCall<absl::StatusOr<std::vector<TableRows>>>([call] { return call->get(); });
+    return StartOnThread<absl::StatusOr<std::vector<TableRows>>>(
+        [this, job_id, iteration, keys, mode] { return Fetch(job_id, iteration, keys, mode); });
   }
   virtual PendingCall<absl::Status> StartPushGradients(const std::string& job_id,
                                                        uint64_t iteration, uint32_t worker,
                                                        const std::vector<TableGrads>& grads) {
-    auto call = std::make_shared<std::future<absl::Status>>(
-        std::async(std::launch::async, [this, job_id, iteration, worker, &grads] {
-          return PushGradients(job_id, iteration, worker, grads);
-        }));
-    return PendingCall<absl::Status>([call] { return call->get(); });
+    return StartOnThread<absl::Status>([this, job_id, iteration, worker, &grads] {
+      return PushGradients(job_id, iteration, worker, grads);
+    });
   }
   virtual PendingCall<absl::Status> StartWriteBack(const std::string& job_id, uint64_t iteration,
                                                    uint32_t worker,
                                                    const std::vector<TableRows>& rows) {
-    auto call = std::make_shared<std::future<absl::Status>>(
-        std::async(std::launch::async, [this, job_id, iteration, worker, &rows] {
-          return WriteBack(job_id, iteration, worker, rows);
-        }));
-    return PendingCall<absl::Status>([call] { return call->get(); });
+    return StartOnThread<absl::Status>([this, job_id, iteration, worker, &rows] {
+      return WriteBack(job_id, iteration, worker, rows);
+    });
   }
   // Reports to every shard. Returns true if every shard has now committed
   // the iteration.

@@ -112,15 +112,21 @@ class SchedulerServiceTest : public ::testing::Test {
     return response.job_id();
   }
 
+  // One JoinJob call as node `node` from `address`.
+  grpc::Status JoinAs(const std::string& node, const std::string& address,
+                      proto::JoinJobResponse* response) {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 15000);
+    proto::JoinJobRequest request;
+    request.set_node_id(node);
+    request.set_address(address);
+    return workers_stub_->JoinJob(&context, request, response);
+  }
+
   proto::JoinJobResponse Join(int w) {
     for (int attempt = 0; attempt < 20; ++attempt) {
-      grpc::ClientContext context;
-      rpc::SetDeadline(&context, 15000);
-      proto::JoinJobRequest request;
-      request.set_node_id(node_[w]);
-      request.set_address(address_[w]);
       proto::JoinJobResponse response;
-      if (workers_stub_->JoinJob(&context, request, &response).ok()) return response;
+      if (JoinAs(node_[w], address_[w], &response).ok()) return response;
     }
     ADD_FAILURE() << "worker " << w << " never joined";
     return {};
@@ -264,13 +270,8 @@ TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds
   // A process asking under worker 0's id from another address (an id it
   // held before a scheduler restart) does not take worker 0's place.
   {
-    grpc::ClientContext context;
-    rpc::SetDeadline(&context, 10000);
-    proto::JoinJobRequest request;
-    request.set_node_id(node_[0]);
-    request.set_address(address_[1]);
     proto::JoinJobResponse response;
-    const grpc::Status stale = workers_stub_->JoinJob(&context, request, &response);
+    const grpc::Status stale = JoinAs(node_[0], address_[1], &response);
     EXPECT_EQ(stale.error_code(), grpc::StatusCode::NOT_FOUND);
     EXPECT_NE(stale.error_message().find("a node id from before a scheduler restart"),
               std::string::npos)
@@ -281,13 +282,8 @@ TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds
   EXPECT_EQ(joins[0].table_slots_size(), 26);
   // A worker joins once.
   {
-    grpc::ClientContext context;
-    rpc::SetDeadline(&context, 10000);
-    proto::JoinJobRequest request;
-    request.set_node_id(node_[0]);
-    request.set_address(address_[0]);
     proto::JoinJobResponse response;
-    EXPECT_FALSE(workers_stub_->JoinJob(&context, request, &response).ok());
+    EXPECT_FALSE(JoinAs(node_[0], address_[0], &response).ok());
   }
   // One run, and its rendezvous scope is its own.
   EXPECT_NE(joins[0].run_id(), 0u);
