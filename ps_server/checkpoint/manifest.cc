@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/text_format.h"
 #include "ps_server/checkpoint/atomic_file.h"
+#include "ps_server/checkpoint/shard_file.h"
 
 namespace herald::ps {
 
@@ -138,6 +139,29 @@ absl::StatusOr<int> PruneCheckpoints(const std::string& dir, const std::string& 
     ++removed;
   }
   return removed;
+}
+
+absl::Status CheckManifestFiles(const std::string& manifest_path,
+                                const proto::CheckpointManifest& manifest) {
+  const std::string dir = ManifestDir(manifest_path);
+  auto check = [&](const std::string& file, const std::string& want) -> absl::Status {
+    if (file.empty()) return absl::OkStatus();
+    absl::StatusOr<std::string> crc = FileCrc32Hex(dir + "/" + file);
+    if (!crc.ok()) return absl::DataLossError(absl::StrCat(dir, "/", file, ": missing"));
+    if (*crc != want) {
+      return absl::DataLossError(
+          absl::StrCat(dir, "/", file, ": checksum ", *crc, ", the manifest says ", want));
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = check(manifest.dense_file(), manifest.dense_checksum()); !s.ok()) return s;
+  if (absl::Status s = check(manifest.planner_file(), manifest.planner_checksum()); !s.ok()) {
+    return s;
+  }
+  for (const proto::CheckpointShard& shard : manifest.shards()) {
+    if (absl::Status s = check(shard.file(), shard.checksum()); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace herald::ps

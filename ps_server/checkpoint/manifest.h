@@ -45,4 +45,11 @@ absl::StatusOr<int> PruneCheckpoints(const std::string& dir, const std::string& 
 // Directory holding a manifest (shard file names are relative to it).
 std::string ManifestDir(const std::string& manifest_path);
 
+// OK when every file `manifest` (at `manifest_path`) names is there with
+// the checksum it records: the shard files, and the dense and planner
+// files where named. Errors: DataLoss naming the first file missing or
+// damaged.
+absl::Status CheckManifestFiles(const std::string& manifest_path,
+                                const proto::CheckpointManifest& manifest);
+
 }  // namespace herald::ps

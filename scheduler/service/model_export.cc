@@ -114,21 +114,8 @@ absl::StatusOr<proto::ExportJobResponse> ExportFinalCheckpoint(const std::string
         absl::StrCat(final_manifest, " is not a job's final checkpoint"));
   }
   // Every file checked against the manifest before anything is written.
+  HERALD_RETURN_IF_ERROR(ps::CheckManifestFiles(final_manifest, manifest));
   const std::string from = ps::ManifestDir(final_manifest);
-  std::vector<std::string> files = {manifest.dense_file()};
-  std::vector<std::string> checksums = {manifest.dense_checksum()};
-  for (const proto::CheckpointShard& shard : manifest.shards()) {
-    files.push_back(shard.file());
-    checksums.push_back(shard.checksum());
-  }
-  for (size_t i = 0; i < files.size(); ++i) {
-    absl::StatusOr<std::string> crc = ps::FileCrc32Hex(from + "/" + files[i]);
-    if (!crc.ok() || *crc != checksums[i]) {
-      return absl::DataLossError(absl::StrCat(from, "/", files[i], ": ",
-                                              crc.ok() ? "checksum " + *crc : "missing",
-                                              ", the manifest says ", checksums[i]));
-    }
-  }
   TrainedModel model;
   model.job_id = manifest.job_id();
   model.spec = manifest.spec();

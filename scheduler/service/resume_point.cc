@@ -38,24 +38,7 @@ absl::Status Intact(const std::string& manifest_path, const proto::CheckpointMan
                      " has no dense half (a job's final checkpoint): resume from a "
                      "periodic one (checkpoint.every_iterations)"));
   }
-  const std::string dir = ps::ManifestDir(manifest_path);
-  auto check = [&](const std::string& file, const std::string& want) -> absl::Status {
-    auto crc = ps::FileCrc32Hex(dir + "/" + file);
-    if (!crc.ok()) return absl::DataLossError(absl::StrCat(dir, "/", file, ": missing"));
-    if (*crc != want) {
-      return absl::DataLossError(
-          absl::StrCat(dir, "/", file, ": checksum ", *crc, ", the manifest says ", want));
-    }
-    return absl::OkStatus();
-  };
-  HERALD_RETURN_IF_ERROR(check(manifest.dense_file(), manifest.dense_checksum()));
-  if (!manifest.planner_file().empty()) {
-    HERALD_RETURN_IF_ERROR(check(manifest.planner_file(), manifest.planner_checksum()));
-  }
-  for (const proto::CheckpointShard& shard : manifest.shards()) {
-    HERALD_RETURN_IF_ERROR(check(shard.file(), shard.checksum()));
-  }
-  return absl::OkStatus();
+  return ps::CheckManifestFiles(manifest_path, manifest);
 }
 
 // The newest complete, intact checkpoint under a job's checkpoint directory
