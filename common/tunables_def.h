@@ -17,6 +17,9 @@ HERALD_TUNABLE(int64_t, kMaxMessageBytes, 256 << 20,
 HERALD_TUNABLE(int64_t, kMaxRequestBytes, 64 << 20,
                "a PS data request, or a fetch's answer at 1 KiB per row, larger than this is "
                "split; a quarter of kMaxMessageBytes, so rows up to 4 KiB still fit")
+HERALD_TUNABLE(int64_t, kUcxBufferPoolBytes, 256 << 20,
+               "UCX message buffers of 64 KiB and more kept for reuse per process (requests, "
+               "fetch replies, row exchanges); beyond it a returned buffer is freed")
 
 // ---------------------------------------------------------------- membership
 HERALD_TUNABLE(int64_t, kHeartbeatIntervalMs, 1000,

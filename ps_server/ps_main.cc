@@ -23,6 +23,7 @@
 #include "common/rpc/server_process.h"
 #include "common/rpc/server_tls_flags.h"
 #include "common/tunables.h"
+#include "common/ucx/buffer_pool.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
 #include "ps_server/service/ucx_ps_server.h"
@@ -210,6 +211,11 @@ int main(int argc, char** argv) {
   if (!s.ok()) {
     HLOG_ERROR("herald_ps: {}", std::string(s.message()));
     return 1;
+  }
+  if (*ucx) {
+    const herald::ucx::BufferPool::Stats pool = herald::ucx::BufferPool::Shared().stats();
+    HLOG_INFO("UCX message buffers: {} reused, {} allocated, {} freed past the bound", pool.reused,
+              pool.allocated, pool.freed);
   }
   return 0;
 }
