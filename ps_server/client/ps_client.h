@@ -14,9 +14,9 @@
 
 #include "absl/status/statusor.h"
 #include "common/ids.h"
+#include "common/pending_call.h"
 #include "proto/job.pb.h"
 #include "proto/ps.pb.h"
-#include "ps_server/client/pending_call.h"
 
 namespace herald::ps {
 

@@ -14,8 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/pending_call.h"
 #include "proto/ps.pb.h"
-#include "ps_server/client/pending_call.h"
 #include "ps_server/shard/shard_requests.h"
 
 namespace herald::ps {

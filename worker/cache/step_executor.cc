@@ -10,6 +10,7 @@
 #include "common/math/rank_ordered_sum.h"
 #include "common/status.h"
 #include "worker/cache/plan_check.h"
+#include "worker/collectives/row_packet.h"
 
 namespace herald::worker {
 namespace {
@@ -72,7 +73,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   HERALD_RETURN_IF_ERROR(CheckHandOffs(step));
   // With the previous step's hand-off exchange still running (overlap), its
   // rows are checked once they are in, before they are placed.
-  if (!handoff_.valid()) HERALD_RETURN_IF_ERROR(CheckReceived(step));
+  if (!handoff_) HERALD_RETURN_IF_ERROR(CheckReceived(step));
   for (size_t t = 0; t < step.plan.size(); ++t) {
     if (!step.plan[t].init.keys.empty() && options_.init_scale.size() != cache_->num_tables()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -99,8 +100,8 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   absl::Time start = absl::Now();
   const std::vector<ps::TableRows> evicted = CollectWriteBack(step, /*evictions=*/true, &result);
   if (options_.overlap) {  // 1 while 2: the evicted rows travel during the fetch
-    ps::PendingCall<absl::Status> eviction =
-        evicted.empty() ? ps::PendingCall<absl::Status>::Done(absl::OkStatus())
+    PendingCall<absl::Status> eviction =
+        evicted.empty() ? PendingCall<absl::Status>::Done(absl::OkStatus())
                         : ps_->StartWriteBack(step.job_id, step.iteration, options_.rank, evicted);
     result.times.writeback_ms += MillisSince(start);
     const absl::Status fetched = Fetch(step, &result);
@@ -114,9 +115,9 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
     result.times.writeback_ms += MillisSince(start);
     HERALD_RETURN_IF_ERROR(phase("fetch", Fetch(step, &result)));
   }
-  if (handoff_.valid()) {
+  if (handoff_) {
     start = absl::Now();
-    const absl::Status exchanged = handoff_.get();
+    const absl::Status exchanged = ReceiveHandOffs();
     result.times.writeback_ms += MillisSince(start);  // waited beyond the fetch
     HERALD_RETURN_IF_ERROR(phase("hand-off (previous step)", exchanged));
     HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", CheckReceived(step)));
@@ -140,11 +141,11 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   const std::vector<ps::TableRows> written = CollectWriteBack(step, /*evictions=*/false, &result);
   result.times.writeback_ms += MillisSince(start);
   if (options_.overlap) {
-    ps::PendingCall<absl::Status> writing =
-        written.empty() ? ps::PendingCall<absl::Status>::Done(absl::OkStatus())
+    PendingCall<absl::Status> writing =
+        written.empty() ? PendingCall<absl::Status>::Done(absl::OkStatus())
                         : ps_->StartWriteBack(step.job_id, step.iteration, options_.rank, written);
-    ps::PendingCall<absl::Status> pushing =
-        grads.empty() ? ps::PendingCall<absl::Status>::Done(absl::OkStatus())
+    PendingCall<absl::Status> pushing =
+        grads.empty() ? PendingCall<absl::Status>::Done(absl::OkStatus())
                       : ps_->StartPushGradients(step.job_id, step.iteration, options_.rank, grads);
     start = absl::Now();
     const absl::Status pushed = pushing.Wait();
@@ -276,21 +277,22 @@ absl::Status StepExecutor::PlaceReceived(const plan::Step& step) {
 
 absl::Status StepExecutor::ExchangeHandOffs(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
-  // Per destination: rows in table order, each table's in plan order, as
-  // (version, values with optimizer state), a served copy as (version,
-  // values).
+  // Per destination: rows in table order, each table's in plan order, with
+  // their versions: values with optimizer state, a served copy values only.
   const uint32_t W = options_.num_workers;
-  std::vector<std::string> send(W);
+  std::vector<RowPacketWriter> send(W);
   std::vector<size_t> expect(W, 0);
   auto width = [](const EmbeddingCache::Table& table, bool served) {
     return served ? table.dim : table.row_floats;
   };
+  HandOff handoff;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
     EmbeddingCache::Table& table = cache_->table(t);
+    handoff.incoming.push_back({plan.incoming, table.dim, table.row_floats});
     for (size_t i = 0; i < plan.incoming.peers.size(); ++i) {
       expect[plan.incoming.peers[i]] +=
-          sizeof(uint64_t) + width(table, plan.incoming.Served(i)) * sizeof(float);
+          RowPacketWriter::RowBytes(width(table, plan.incoming.Served(i)));
     }
     if (plan.send.slots.empty()) continue;
     const int row_floats = static_cast<int>(table.row_floats);
@@ -299,56 +301,44 @@ absl::Status StepExecutor::ExchangeHandOffs(const plan::Step& step, StepResult* 
     for (size_t i = 0; i < plan.send.slots.size(); ++i) {
       const uint32_t slot = plan.send.slots[i];
       const bool served = plan.send.Served(i);
-      const uint64_t version = table.versions[slot];
-      std::string& out = send[plan.send.peers[i]];
-      out.append(reinterpret_cast<const char*>(&version), sizeof(version));
-      out.append(reinterpret_cast<const char*>(rows.data() + i * table.row_floats),
-                 width(table, served) * sizeof(float));
+      send[plan.send.peers[i]].AddRow(
+          table.versions[slot],
+          absl::MakeConstSpan(rows.data() + i * table.row_floats, width(table, served)));
       // A served row stays this worker's; a handed-off one is the receiver's now.
       if (!served) cache_->SetState(t, slot, SlotState::kClean);
-      result->bytes_moved += sizeof(version) + width(table, served) * sizeof(float);
+      result->bytes_moved += RowPacketWriter::RowBytes(width(table, served));
     }
     result->rows_handed_off += plan.send.slots.size();
   }
-  // What arrives, per table: the plan's incoming lists and the row widths.
-  struct Incoming {
-    plan::PeerRows incoming;
-    uint32_t dim, row_floats;
-  };
-  std::vector<Incoming> incoming;
-  for (size_t t = 0; t < cache_->num_tables(); ++t) {
-    incoming.push_back({step.plan[t].incoming, cache_->table(t).dim, cache_->table(t).row_floats});
-  }
-  auto exchange = [this, W, send = std::move(send), expect = std::move(expect),
-                   incoming = std::move(incoming)]() -> absl::Status {
-    HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got,
-                            options_.exchanger->Exchange(send, expect));
-    std::vector<size_t> at(W, 0);
-    for (size_t t = 0; t < incoming.size(); ++t) {
-      const Incoming& in = incoming[t];
-      for (size_t i = 0; i < in.incoming.keys.size(); ++i) {
-        const uint32_t from = in.incoming.peers[i];
-        const char* bytes = got[from].data() + at[from];
-        ReceivedRow row;
-        row.served = in.incoming.Served(i);
-        std::memcpy(&row.version, bytes, sizeof(row.version));
-        row.row.resize(row.served ? in.dim : in.row_floats);
-        std::memcpy(row.row.data(), bytes + sizeof(row.version), row.row.size() * sizeof(float));
-        at[from] += sizeof(row.version) + row.row.size() * sizeof(float);
-        received_[t][in.incoming.keys[i]] = std::move(row);
-      }
-    }
-    return absl::OkStatus();
-  };
-  if (options_.overlap) {
-    // The rows were read from the cache above; the next step waits for them
-    // after its fetch (Run), while this worker moves on.
-    handoff_ = std::async(std::launch::async, std::move(exchange));
-    result->times.writeback_ms += MillisSince(start);
-    return absl::OkStatus();
-  }
-  HERALD_RETURN_IF_ERROR(exchange());
+  std::vector<std::string> packets;
+  for (RowPacketWriter& w : send) packets.push_back(w.Take());
+  handoff.exchange = options_.exchanger->Start(std::move(packets), std::move(expect),
+                                               absl::Now() + options_.exchanger->timeout());
+  handoff_ = std::move(handoff);
+  // With overlap the next step waits for the rows after its fetch (Run)
+  // while this worker moves on; the rows sent were read from the cache above.
+  absl::Status received = options_.overlap ? absl::OkStatus() : ReceiveHandOffs();
   result->times.writeback_ms += MillisSince(start);
+  return received;
+}
+
+absl::Status StepExecutor::ReceiveHandOffs() {
+  HandOff handoff = std::move(*handoff_);
+  handoff_.reset();
+  HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got, handoff.exchange.Wait());
+  std::vector<RowPacketReader> from;
+  for (uint32_t r = 0; r < got.size(); ++r) from.emplace_back(got[r], static_cast<int>(r));
+  for (size_t t = 0; t < handoff.incoming.size(); ++t) {
+    const Incoming& in = handoff.incoming[t];
+    for (size_t i = 0; i < in.rows.keys.size(); ++i) {
+      ReceivedRow row;
+      row.served = in.rows.Served(i);
+      row.row.resize(row.served ? in.dim : in.row_floats);
+      HERALD_RETURN_IF_ERROR(from[in.rows.peers[i]].ReadRow(&row.version, absl::MakeSpan(row.row)));
+      received_[t][in.rows.keys[i]] = std::move(row);
+    }
+  }
+  for (const RowPacketReader& r : from) HERALD_RETURN_IF_ERROR(r.Finish());
   return absl::OkStatus();
 }
 
@@ -357,7 +347,7 @@ absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* resu
   // Per destination: the gradients of its rows, in table order, each
   // table's in plan (remote) order, `dim` floats each.
   const uint32_t W = options_.num_workers;
-  std::vector<std::string> send(W);
+  std::vector<RowPacketWriter> send(W);
   std::vector<size_t> expect(W, 0);
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
@@ -369,15 +359,18 @@ absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* resu
     const std::vector<float> grads = ReadSlots(table.grads.data(), dim, plan.remote.slots, dim);
     device_->ZeroRows(slots_.data(), n, dim, dim, table.grads.data());
     for (int i = 0; i < n; ++i) {
-      send[plan.remote.peers[i]].append(reinterpret_cast<const char*>(grads.data() + i * dim),
-                                        dim * sizeof(float));
+      send[plan.remote.peers[i]].AddFloats(absl::MakeConstSpan(grads.data() + i * dim, dim));
       cache_->SetState(t, plan.remote.slots[i], SlotState::kStale);  // its owner updates it
     }
     result->rows_handed_off += n;
     result->bytes_moved += static_cast<uint64_t>(n) * dim * sizeof(float);
   }
-  HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got, options_.exchanger->Exchange(send, expect));
-  std::vector<size_t> at(W, 0);
+  std::vector<std::string> packets;
+  for (RowPacketWriter& w : send) packets.push_back(w.Take());
+  HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got,
+                          options_.exchanger->Exchange(std::move(packets), std::move(expect)));
+  std::vector<RowPacketReader> from;
+  for (uint32_t r = 0; r < got.size(); ++r) from.emplace_back(got[r], static_cast<int>(r));
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
     if (plan.gather.slots.empty()) continue;
@@ -399,11 +392,10 @@ absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* resu
                             std::vector<float>(own.begin() + r * dim, own.begin() + (r + 1) * dim));
     }
     for (size_t i = 0; i < plan.gather.slots.size(); ++i) {
-      const uint32_t from = plan.gather.peers[i];
+      const uint32_t peer = plan.gather.peers[i];
       std::vector<float> grad(dim);
-      std::memcpy(grad.data(), got[from].data() + at[from], dim * sizeof(float));
-      at[from] += dim * sizeof(float);
-      parts[row_of.at(plan.gather.slots[i])].emplace_back(from, std::move(grad));
+      HERALD_RETURN_IF_ERROR(from[peer].ReadFloats(absl::MakeSpan(grad)));
+      parts[row_of.at(plan.gather.slots[i])].emplace_back(peer, std::move(grad));
     }
     // The PS's sum, in rank order.
     using Part = std::pair<uint32_t, std::vector<float>>;
@@ -414,6 +406,7 @@ absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* resu
     }
     WriteSlots(own, rows, static_cast<int>(dim), static_cast<int>(dim), table.grads.data());
   }
+  for (const RowPacketReader& r : from) HERALD_RETURN_IF_ERROR(r.Finish());
   result->times.push_ms += MillisSince(start);
   return absl::OkStatus();
 }

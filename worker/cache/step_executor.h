@@ -44,6 +44,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "common/pending_call.h"
 #include "plan/step.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
@@ -141,7 +142,11 @@ class StepExecutor {
   // still running, once it is in).
   absl::Status CheckReceived(const plan::Step& step) const;
   absl::Status PlaceReceived(const plan::Step& step);
+  // Sends this step's hand-offs and starts receiving the rows handed to
+  // this worker (handoff_); without overlap, waits for them too.
   absl::Status ExchangeHandOffs(const plan::Step& step, StepResult* result);
+  // Waits for handoff_ and files what arrived into received_.
+  absl::Status ReceiveHandOffs();
   void UploadSlots(const std::vector<uint32_t>& slots);
   // Rows `slots` of a device array (`stride` floats apart), their first
   // `width` floats each, copied to the host in order; `slots` stay uploaded
@@ -177,12 +182,22 @@ class StepExecutor {
   struct Prefetched {
     uint64_t iteration = 0;
     FetchList list;
-    ps::PendingCall<absl::StatusOr<std::vector<ps::TableRows>>> rows;
+    PendingCall<absl::StatusOr<std::vector<ps::TableRows>>> rows;
   };
   std::optional<Prefetched> prefetch_;
-  // The previous step's hand-off exchange, still running (overlap): it
-  // fills received_; the next step waits for it after its fetch.
-  std::future<absl::Status> handoff_;
+  // The previous step's hand-off exchange, still running (overlap): the
+  // next step waits for it after its fetch and files the rows into
+  // received_. Per table, the rows that arrive: the plan's incoming lists
+  // and the row widths.
+  struct Incoming {
+    plan::PeerRows rows;
+    uint32_t dim, row_floats;
+  };
+  struct HandOff {
+    PendingCall<RowExchanger::Received> exchange;
+    std::vector<Incoming> incoming;
+  };
+  std::optional<HandOff> handoff_;
 };
 
 }  // namespace herald::worker

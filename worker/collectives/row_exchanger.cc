@@ -1,5 +1,7 @@
 #include "worker/collectives/row_exchanger.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
@@ -26,14 +28,24 @@ absl::StatusOr<std::unique_ptr<GlooRowExchanger>> GlooRowExchanger::Connect(
     KvStore* store, int rank, int size, const GlooOptions& options) {
   absl::StatusOr<std::shared_ptr<gloo::Context>> context = ConnectGloo(store, rank, size, options);
   if (!context.ok()) return context.status();
-  return std::unique_ptr<GlooRowExchanger>(new GlooRowExchanger(rank, size, *std::move(context)));
+  return std::unique_ptr<GlooRowExchanger>(
+      new GlooRowExchanger(rank, size, options.timeout, *std::move(context)));
 }
 
-absl::StatusOr<std::vector<std::string>> GlooRowExchanger::Exchange(
-    const std::vector<std::string>& send, const std::vector<size_t>& receive_bytes) {
+PendingCall<RowExchanger::Received> GlooRowExchanger::Start(std::vector<std::string> send,
+                                                            std::vector<size_t> receive_bytes,
+                                                            absl::Time deadline) {
   if (absl::Status s = CheckExchangeArguments(send, receive_bytes, rank_, size_); !s.ok()) {
-    return s;
+    return PendingCall<Received>::Done(s);
   }
+  return StartOnThread<Received>([this, send = std::move(send),
+                                  receive_bytes = std::move(receive_bytes),
+                                  deadline] { return AllToAll(send, receive_bytes, deadline); });
+}
+
+RowExchanger::Received GlooRowExchanger::AllToAll(const std::vector<std::string>& send,
+                                                  const std::vector<size_t>& receive_bytes,
+                                                  absl::Time deadline) {
   std::vector<int64_t> out_counts(size_), in_counts(size_);
   out_.clear();
   size_t in_total = 0;
@@ -51,6 +63,8 @@ absl::StatusOr<std::vector<std::string>> GlooRowExchanger::Exchange(
     options.setInput(out_.empty() ? &empty : reinterpret_cast<uint8_t*>(out_.data()), out_counts);
     options.setOutput(in_.empty() ? &empty : reinterpret_cast<uint8_t*>(in_.data()), in_counts);
     options.setTag(3);
+    options.setTimeout(std::chrono::milliseconds(
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now()))));
     gloo::alltoallv(options);
   } catch (const std::exception& e) {
     return absl::UnavailableError(

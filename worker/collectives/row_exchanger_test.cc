@@ -27,5 +27,15 @@ TEST(GlooRowExchanger, EveryRankGetsWhatEachOtherSentIt) {
   for (int r = 0; r < size; ++r) EXPECT_TRUE(results[r].ok()) << r << ": " << results[r];
 }
 
+TEST(GlooRowExchanger, StartedExchangesOverlapAndEndByTheirDeadline) {
+  InProcessKvStore store;
+  GlooOptions options;
+  options.prefix = "rows";
+  std::unique_ptr<GlooRowExchanger> zero, one;
+  ASSERT_TRUE(testing::ConnectPair(&store, options, &zero, &one).ok());
+  absl::Status s = testing::StartedExchangesOnOneThread(*zero, *one);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 }  // namespace
 }  // namespace herald::worker

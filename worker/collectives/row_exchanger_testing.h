@@ -3,15 +3,18 @@
 // exchanges of bytes of different sizes (some pairs nothing; from rank 0 in
 // round 2 a 1 MiB payload), each rank getting exactly what each other sent
 // it, then a call that sends to itself refused before anything moves.
-// Rank `rank` runs it on its own thread while the others run theirs.
+// Rank `rank` runs it on its own thread while the others run theirs. And
+// started exchanges: two ranks on one thread, and a deadline.
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "worker/collectives/row_exchanger.h"
 
 namespace herald::worker::testing {
@@ -45,6 +48,47 @@ inline absl::Status ExchangeRounds(RowExchanger& exchanger, int rank, int size, 
   if (exchanger.Exchange(self, std::vector<size_t>(size, 0)).status().code() !=
       absl::StatusCode::kInvalidArgument) {
     return absl::InternalError("sending to itself was not refused");
+  }
+  return absl::OkStatus();
+}
+
+// Ranks 0 and 1 of a two-rank job, connected through `store` (each
+// Connect waits for the other, so rank 1 connects on a thread).
+template <typename Exchanger, typename Options>
+absl::Status ConnectPair(KvStore* store, const Options& options, std::unique_ptr<Exchanger>* zero,
+                         std::unique_ptr<Exchanger>* one) {
+  absl::StatusOr<std::unique_ptr<Exchanger>> second;
+  std::thread connect([&] { second = Exchanger::Connect(store, 1, 2, options); });
+  absl::StatusOr<std::unique_ptr<Exchanger>> first = Exchanger::Connect(store, 0, 2, options);
+  connect.join();
+  if (!first.ok()) return first.status();
+  if (!second.ok()) return second.status();
+  *zero = *std::move(first);
+  *one = *std::move(second);
+  return absl::OkStatus();
+}
+
+// Two ranks driven from one thread: rank 0 starts an exchange, then rank 1
+// starts its part (a Start that waited for its peers would never return
+// here), then both wait and get each other's bytes. Then rank 0 alone
+// starts one with a deadline 300 ms away: its Wait fails UNAVAILABLE
+// instead of waiting for the silent rank 1.
+inline absl::Status StartedExchangesOnOneThread(RowExchanger& zero, RowExchanger& one) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  PendingCall<RowExchanger::Received> a = zero.Start({"", "zero->one"}, {0, 9}, deadline);
+  PendingCall<RowExchanger::Received> b = one.Start({"one->zero", ""}, {9, 0}, deadline);
+  RowExchanger::Received got_b = b.Wait();
+  RowExchanger::Received got_a = a.Wait();
+  if (!got_a.ok()) return got_a.status();
+  if (!got_b.ok()) return got_b.status();
+  if ((*got_a)[1] != "one->zero" || (*got_b)[0] != "zero->one") {
+    return absl::InternalError("the started exchanges delivered the wrong bytes");
+  }
+  RowExchanger::Received alone =
+      zero.Start({"", ""}, {0, 0}, absl::Now() + absl::Milliseconds(300)).Wait();
+  if (alone.status().code() != absl::StatusCode::kUnavailable) {
+    return absl::InternalError(
+        absl::StrCat("an exchange past its deadline gave ", alone.status().ToString()));
   }
   return absl::OkStatus();
 }

@@ -1,7 +1,7 @@
 #include "worker/collectives/ucx_row_exchanger.h"
 
+#include <algorithm>
 #include <cstring>
-#include <future>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -73,14 +73,20 @@ absl::Status UcxRowExchanger::Deliver(uint64_t round, uint32_t from, std::string
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> UcxRowExchanger::Exchange(
-    const std::vector<std::string>& send, const std::vector<size_t>& receive_bytes) {
+absl::Status UcxRowExchanger::Failed(const absl::Status& s) const {
+  return absl::Status(
+      s.code(), absl::StrCat("row exchange at rank ", rank_, " of ", size_, ": ", s.message()));
+}
+
+PendingCall<RowExchanger::Received> UcxRowExchanger::Start(std::vector<std::string> send,
+                                                           std::vector<size_t> receive_bytes,
+                                                           absl::Time deadline) {
   if (absl::Status s = CheckExchangeArguments(send, receive_bytes, rank_, size_); !s.ok()) {
-    return s;
+    return PendingCall<Received>::Done(s);
   }
   const uint64_t round = ++round_;
   // Every peer gets a message, empty or not, so each knows the round is over.
-  std::vector<std::future<absl::Status>> sent;
+  std::vector<uint64_t> calls;
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     ucx::AlignedBuffer m(kHeader + send[r].size());
@@ -89,19 +95,32 @@ absl::StatusOr<std::vector<std::string>> UcxRowExchanger::Exchange(
     std::memcpy(m.data() + 8, &from, 4);
     std::memcpy(m.data() + 12, &pad, 4);
     if (!send[r].empty()) std::memcpy(m.data() + kHeader, send[r].data(), send[r].size());
-    sent.push_back(std::async(std::launch::async, [this, r, m = std::move(m)]() mutable {
-      return client_->Call(static_cast<size_t>(index_of_[r]), std::move(m), timeout_).status();
-    }));
+    absl::StatusOr<uint64_t> call = client_->Start(static_cast<size_t>(index_of_[r]), std::move(m));
+    if (!call.ok()) {
+      for (uint64_t c : calls) client_->Forget(c);
+      return PendingCall<Received>::Done(Failed(call.status()));
+    }
+    calls.push_back(*call);
   }
+  return PendingCall<Received>(
+      [this, round, calls = std::move(calls), receive_bytes = std::move(receive_bytes), deadline] {
+        return Finish(round, calls, receive_bytes, deadline);
+      });
+}
+
+RowExchanger::Received UcxRowExchanger::Finish(uint64_t round, const std::vector<uint64_t>& calls,
+                                               const std::vector<size_t>& receive_bytes,
+                                               absl::Time deadline) {
   absl::Status first_error;
-  for (auto& f : sent) {
-    absl::Status s = f.get();
-    if (!s.ok() && first_error.ok()) first_error = s;
+  for (uint64_t c : calls) {
+    if (!first_error.ok()) {
+      client_->Forget(c);
+      continue;
+    }
+    // Its code kept: UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED.
+    first_error = client_->Wait(c, std::max(deadline - absl::Now(), absl::ZeroDuration())).status();
   }
-  if (!first_error.ok()) {  // its code kept: UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED
-    return absl::Status(first_error.code(), absl::StrCat("row exchange at rank ", rank_, " of ",
-                                                         size_, ": ", first_error.message()));
-  }
+  if (!first_error.ok()) return Failed(first_error);
   std::vector<std::string> received(size_);
   absl::MutexLock lock(&mu_);
   auto all_in = [this, round]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -112,7 +131,6 @@ absl::StatusOr<std::vector<std::string>> UcxRowExchanger::Exchange(
     return true;
   };
   // Wait in slices: a peer whose connection failed (it died) ends the wait.
-  const absl::Time deadline = absl::Now() + timeout_;
   while (!mu_.AwaitWithTimeout(absl::Condition(&all_in), absl::Milliseconds(100))) {
     for (int r = 0; r < size_; ++r) {
       std::string why;
@@ -126,7 +144,7 @@ absl::StatusOr<std::vector<std::string>> UcxRowExchanger::Exchange(
     if (absl::Now() >= deadline) {
       return absl::UnavailableError(absl::StrCat("row exchange at rank ", rank_, " of ", size_,
                                                  ": a peer sent nothing for round ", round,
-                                                 " within ", absl::FormatDuration(timeout_)));
+                                                 " by the deadline"));
     }
   }
   if (!cancelled_.empty()) return absl::CancelledError(cancelled_);

@@ -37,8 +37,13 @@ class UcxRowExchanger final : public RowExchanger {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  absl::StatusOr<std::vector<std::string>> Exchange(
-      const std::vector<std::string>& send, const std::vector<size_t>& receive_bytes) override;
+  absl::Duration timeout() const override { return timeout_; }
+  // Sends every peer its message at once (no thread); Wait waits for the
+  // peers' acknowledgements and for every peer's message of this round.
+  // An exchange started and never waited for leaves its round's messages
+  // until the exchanger is destroyed.
+  PendingCall<Received> Start(std::vector<std::string> send, std::vector<size_t> receive_bytes,
+                              absl::Time deadline) override;
   void Cancel(const std::string& why) override;
 
  private:
@@ -46,10 +51,16 @@ class UcxRowExchanger final : public RowExchanger {
       : rank_(rank), size_(size), timeout_(timeout) {}
   // A peer's message for round `round` (the server's handler).
   absl::Status Deliver(uint64_t round, uint32_t from, std::string bytes);
+  // Start's second half: the sends' outcomes (`calls`), then the round's
+  // messages.
+  Received Finish(uint64_t round, const std::vector<uint64_t>& calls,
+                  const std::vector<size_t>& receive_bytes, absl::Time deadline);
+  // `s` with this rank's place in the exchange, its code kept.
+  absl::Status Failed(const absl::Status& s) const;
 
   const int rank_, size_;
   const absl::Duration timeout_;
-  uint64_t round_ = 0;  // exchanges so far (Exchange is called from one thread)
+  uint64_t round_ = 0;  // exchanges so far (Start is called from one thread)
   absl::Mutex mu_;
   std::map<std::pair<uint64_t, uint32_t>, std::string> inbox_ ABSL_GUARDED_BY(mu_);
   std::string cancelled_ ABSL_GUARDED_BY(mu_);

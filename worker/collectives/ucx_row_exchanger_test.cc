@@ -50,22 +50,24 @@ TEST(UcxRowExchanger, APeerThatIsGoneIsNamed) {
   UcxExchangeOptions options;
   options.ucx.loopback_only = true;
   options.timeout = absl::Seconds(60);
-  std::unique_ptr<UcxRowExchanger> peer;
-  std::thread connect([&] {
-    auto one = UcxRowExchanger::Connect(&store, 1, 2, options);
-    ASSERT_TRUE(one.ok()) << one.status();
-    peer = std::move(*one);
-  });
-  auto zero = UcxRowExchanger::Connect(&store, 0, 2, options);
-  connect.join();
-  ASSERT_TRUE(zero.ok()) << zero.status();
-  ASSERT_NE(peer, nullptr);
+  std::unique_ptr<UcxRowExchanger> zero, peer;
+  ASSERT_TRUE(testing::ConnectPair(&store, options, &zero, &peer).ok());
   peer.reset();  // rank 1 goes away
   const absl::Time start = absl::Now();
-  auto got = (*zero)->Exchange({"", "rows for rank 1"}, {0, 8});
+  auto got = zero->Exchange({"", "rows for rank 1"}, {0, 8});
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable) << got.status();
   EXPECT_NE(got.status().message().find("rank 1"), std::string::npos) << got.status();
   EXPECT_LT(absl::Now() - start, absl::Seconds(30)) << "waited for the deadline";
+}
+
+TEST(UcxRowExchanger, StartedExchangesOverlapAndEndByTheirDeadline) {
+  InProcessKvStore store;
+  UcxExchangeOptions options;
+  options.ucx.loopback_only = true;
+  std::unique_ptr<UcxRowExchanger> zero, one;
+  ASSERT_TRUE(testing::ConnectPair(&store, options, &zero, &one).ok());
+  absl::Status s = testing::StartedExchangesOnOneThread(*zero, *one);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 // A job called off ends a waiting exchange with CANCELLED.
@@ -73,18 +75,11 @@ TEST(UcxRowExchanger, CancelEndsAWaitingExchange) {
   InProcessKvStore store;
   UcxExchangeOptions options;
   options.ucx.loopback_only = true;
-  std::unique_ptr<UcxRowExchanger> silent;
-  std::thread connect([&] {
-    auto one = UcxRowExchanger::Connect(&store, 1, 2, options);
-    ASSERT_TRUE(one.ok()) << one.status();
-    silent = std::move(*one);
-  });
-  auto zero = UcxRowExchanger::Connect(&store, 0, 2, options);
-  connect.join();
-  ASSERT_TRUE(zero.ok()) << zero.status();
+  std::unique_ptr<UcxRowExchanger> zero, silent;
+  ASSERT_TRUE(testing::ConnectPair(&store, options, &zero, &silent).ok());
   // Rank 1 never exchanges; rank 0 waits until it is called off.
-  std::thread cancel([&] { (*zero)->Cancel("the job ended"); });
-  auto got = (*zero)->Exchange({"", ""}, {0, 0});
+  std::thread cancel([&] { zero->Cancel("the job ended"); });
+  auto got = zero->Exchange({"", ""}, {0, 0});
   cancel.join();
   EXPECT_TRUE(got.status().code() == absl::StatusCode::kCancelled) << got.status();
 }

@@ -1,6 +1,6 @@
 #pragma once
 // A call started and not yet waited for (PsClient::StartFetch, the shard
-// stubs' Start* calls): Wait() blocks until its outcome, or the deadline
+// stubs' Start* calls, RowExchanger::Start): Wait() blocks until its outcome, or the deadline
 // the call was started with, and returns it; once. Destroying one without
 // waiting gives the call up (its answer, if one comes, is dropped).
 
@@ -9,7 +9,7 @@
 #include <memory>
 #include <utility>
 
-namespace herald::ps {
+namespace herald {
 
 template <typename T>
 class PendingCall {
@@ -41,4 +41,4 @@ PendingCall<T> StartOnThread(std::function<T()> call) {
   return PendingCall<T>([running] { return running->get(); });
 }
 
-}  // namespace herald::ps
+}  // namespace herald
