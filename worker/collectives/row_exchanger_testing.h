@@ -2,7 +2,8 @@
 // What every RowExchanger test checks, whatever the transport: `rounds`
 // exchanges of bytes of different sizes (some pairs nothing; from rank 0 in
 // round 2 a 1 MiB payload), each rank getting exactly what each other sent
-// it, then a call that sends to itself refused before anything moves.
+// it, then a call that sends to itself refused before anything moves, then
+// a size the receiver did not expect named by the receiver.
 // Rank `rank` runs it on its own thread while the others run theirs. And
 // started exchanges: two ranks on one thread, and a deadline.
 
@@ -49,6 +50,19 @@ inline absl::Status ExchangeRounds(RowExchanger& exchanger, int rank, int size, 
       absl::StatusCode::kInvalidArgument) {
     return absl::InternalError("sending to itself was not refused");
   }
+  // A round where rank 1 expects 5 bytes from rank 0, which sends 4: rank 1
+  // names it, and no rank hangs or dies.
+  std::vector<std::string> send(size);
+  std::vector<size_t> expect(size, 0);
+  if (rank == 0) send[1] = "four";
+  if (rank == 1) expect[0] = 5;
+  absl::StatusOr<std::vector<std::string>> wrong = exchanger.Exchange(send, expect);
+  if (rank == 1 && (wrong.ok() || wrong.status().message().find(
+                                      "rank 0 sent 4 bytes, expected 5") == std::string::npos)) {
+    return absl::InternalError(
+        absl::StrCat("a wrong size was not named: ", wrong.status().ToString()));
+  }
+  if (rank != 1 && !wrong.ok()) return wrong.status();
   return absl::OkStatus();
 }
 

