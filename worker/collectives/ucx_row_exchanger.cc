@@ -148,16 +148,19 @@ RowExchanger::Received UcxRowExchanger::Finish(uint64_t round, const std::vector
     }
   }
   if (!cancelled_.empty()) return absl::CancelledError(cancelled_);
+  // The round's messages leave the inbox whatever they hold.
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     auto it = inbox_.find({round, static_cast<uint32_t>(r)});
-    if (it->second.size() != receive_bytes[r]) {
-      return absl::InvalidArgumentError(absl::StrCat("row exchange: rank ", r, " sent ",
-                                                     it->second.size(), " bytes, expected ",
-                                                     receive_bytes[r]));
-    }
     received[r] = std::move(it->second);
     inbox_.erase(it);
+  }
+  for (int r = 0; r < size_; ++r) {
+    if (received[r].size() != receive_bytes[r]) {
+      return absl::InvalidArgumentError(absl::StrCat("row exchange: rank ", r, " sent ",
+                                                     received[r].size(), " bytes, expected ",
+                                                     receive_bytes[r]));
+    }
   }
   return received;
 }
