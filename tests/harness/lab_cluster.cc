@@ -1,5 +1,7 @@
 #include "tests/harness/lab_cluster.h"
 
+#include <unistd.h>
+
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -75,7 +77,9 @@ absl::StatusOr<std::unique_ptr<LabCluster>> LabCluster::Start(const std::string&
   std::unique_ptr<LabCluster> c(new LabCluster());
   c->lab_script_ = RunfilePath("deploy/lab/lab.sh");
   c->dir_ = MakeTestDir(name);
-  c->name_ = name;
+  // The namespaces carry this process's id, so two runs at once (a test
+  // run twice in parallel) make labs of their own.
+  c->name_ = absl::StrCat(name, "-", ::getpid());
   c->token_file_ = c->dir_ + "/token";
   std::ofstream(c->token_file_) << kToken << "\n";
   const int hosts = layout.workers + 2;

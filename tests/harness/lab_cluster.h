@@ -30,7 +30,8 @@ class LabCluster {
   // Why the lab cannot run here (not root, no `ip netns`), or "" if it can.
   static std::string UnavailableReason();
 
-  // Errors: the lab or a process did not come up (with log tails).
+  // A lab named `name` and this process's id (its namespaces'
+  // prefix). Errors: the lab or a process did not come up (with log tails).
   static absl::StatusOr<std::unique_ptr<LabCluster>> Start(const std::string& name,
                                                            const LabLayout& layout);
   ~LabCluster();
