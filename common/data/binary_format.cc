@@ -272,6 +272,8 @@ absl::StatusOr<bool> BinaryReader::LoadBlock() {
     payload_.resize(payload_bytes);
     HERALD_RETURN_IF_ERROR(ReadExact(payload_.data(), payload_bytes, "block payload"));
     const uint64_t first_sample = samples_in_file_;
+    block_offset_ = block_offset;
+    block_first_sample_ = first_sample;
     samples_in_file_ += n;
     ++block_index_;
     if (Crc32(payload_.data(), payload_bytes) != payload_crc) {
@@ -335,6 +337,50 @@ absl::StatusOr<size_t> BinaryReader::Read(size_t max_samples, SampleBlock* out) 
     ++appended;
   }
   return appended;
+}
+
+absl::StatusOr<std::vector<uint64_t>> BinaryReader::Position() const {
+  if (input_ == nullptr) return std::vector<uint64_t>{0, input_index_};
+  if (block_pos_ < block_.size()) {
+    return std::vector<uint64_t>{
+        1, input_index_ - 1, block_offset_, block_first_sample_, block_index_ - 1, block_pos_};
+  }
+  return std::vector<uint64_t>{1, input_index_ - 1, offset_, samples_in_file_, block_index_, 0};
+}
+
+absl::Status BinaryReader::Seek(const std::vector<uint64_t>& p) {
+  auto bad = [&](const char* why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("binary reader position (", p.size(), " words): ", why));
+  };
+  if (p.size() == 2 && p[0] == 0) {
+    if (p[1] > names_.size()) return bad("input index beyond the inputs");
+    input_.reset();
+    input_index_ = p[1];
+    block_.Clear();
+    block_pos_ = 0;
+    return absl::OkStatus();
+  }
+  if (p.size() != 6 || p[0] != 1) return bad("not a position");
+  if (p[1] >= names_.size()) return bad("input index beyond the inputs");
+  if (p[2] < kBinaryHeaderBytes) return bad("offset inside the file header");
+  input_index_ = p[1];
+  HERALD_RETURN_IF_ERROR(OpenNext());
+  HERALD_RETURN_IF_ERROR(input_->Skip(p[2] - kBinaryHeaderBytes));
+  offset_ = p[2];
+  samples_in_file_ = p[3];
+  block_index_ = p[4];
+  block_.Clear();
+  block_pos_ = 0;
+  if (p[5] == 0) return absl::OkStatus();
+  HERALD_ASSIGN_OR_RETURN(bool loaded, LoadBlock());
+  if (!loaded || block_index_ != p[4] + 1 || p[5] > block_.size()) {
+    return absl::DataLossError(absl::StrCat(names_[p[1]], ": block ", p[4], " at offset ", p[2],
+                                            " is not the block the position was taken in (the "
+                                            "input changed since)"));
+  }
+  block_pos_ = p[5];
+  return absl::OkStatus();
 }
 
 absl::StatusOr<DataSchema> ReadBinarySchema(const std::string& path) {

@@ -71,6 +71,12 @@ class BinaryReader final : public SampleReader {
   absl::StatusOr<size_t> Read(size_t max_samples, SampleBlock* out) override;
   const MalformedLog& malformed() const override { return malformed_; }
   DataSchema schema() const override { return options_.schema; }
+  // {0, next input} between inputs; else {1, input, offset of the block
+  // being read (or of the next), samples of the input before it, its
+  // index, samples of it already read}. Seek reopens the input, moves to
+  // the block and reloads it (its checksum checked again).
+  absl::StatusOr<std::vector<uint64_t>> Position() const override;
+  absl::Status Seek(const std::vector<uint64_t>& position) override;
 
  private:
   absl::Status OpenNext();
@@ -87,6 +93,8 @@ class BinaryReader final : public SampleReader {
   uint64_t offset_ = 0;           // byte offset in the current input
   uint64_t samples_in_file_ = 0;  // samples seen in the current input
   uint64_t block_index_ = 0;
+  uint64_t block_offset_ = 0;        // of block_, in the current input
+  uint64_t block_first_sample_ = 0;  // samples of the input before block_
   SampleBlock block_;
   size_t block_pos_ = 0;
   std::vector<char> payload_;

@@ -126,6 +126,51 @@ TEST(BinaryFormat, CorruptPayloadIsSkippedOrFailsByPolicy) {
       << failed.status();
 }
 
+// Reads everything `reader` has left.
+SampleBlock ReadRest(SampleReader& reader) {
+  SampleBlock out;
+  while (true) {
+    auto n = reader.Read(5, &out);
+    EXPECT_TRUE(n.ok()) << n.status();
+    if (!n.ok() || *n == 0) return out;
+  }
+}
+
+// A position taken after any number of samples (inside a block, at a
+// block's end, between files, past a damaged block skipped) and given to
+// a fresh reader of the same files reads the same samples from there on.
+TEST(BinaryFormat, APositionResumesAFreshReaderAtTheSameSample) {
+  TempDir dir;
+  SampleBlock b = Generated(17);
+  SampleBlock first(b.schema), second(b.schema);
+  for (size_t s = 0; s < 17; ++s) (s < 10 ? first : second).AppendFrom(b, s);
+  WriteBlocks(dir.File("1.bin"), first, 3);
+  WriteBlocks(dir.File("2.bin"), second, 3);
+  std::string bytes = ReadFileOrDie(dir.File("2.bin"));
+  bytes[kBinaryHeaderBytes + kBinaryBlockHeaderBytes + 10] ^= 0x5A;  // 2.bin's first block
+  WriteFile(dir.File("2.bin"), bytes);
+  const std::vector<std::string> files = {dir.File("1.bin"), dir.File("2.bin")};
+  for (size_t taken = 0; taken <= 14; ++taken) {
+    auto reader = BinaryReader::Open(files, ReaderOptions{b.schema});
+    ASSERT_TRUE(reader.ok());
+    SampleBlock head(b.schema);
+    if (taken > 0) ASSERT_EQ(*(*reader)->Read(taken, &head), taken);
+    auto position = (*reader)->Position();
+    ASSERT_TRUE(position.ok()) << position.status();
+    auto resumed = BinaryReader::Open(files, ReaderOptions{b.schema});
+    ASSERT_TRUE(resumed.ok());
+    absl::Status s = (*resumed)->Seek(*position);
+    ASSERT_TRUE(s.ok()) << "after " << taken << ": " << s;
+    EXPECT_EQ(DiffBlocks(ReadRest(**reader), ReadRest(**resumed)), "") << "after " << taken;
+  }
+  auto fresh = BinaryReader::Open(files, ReaderOptions{b.schema});
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ((*fresh)->Seek({1, 5, 32, 0, 0, 0}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*fresh)->Seek({7}).code(), absl::StatusCode::kInvalidArgument);
+  // A block that is no longer the one the position was taken in.
+  EXPECT_EQ((*fresh)->Seek({1, 1, 32, 0, 0, 1}).code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(BinaryFormat, RejectsForeignFilesAndWrongSchema) {
   TempDir dir;
   WriteFile(dir.File("x.bin"), std::string(64, 'x'));

@@ -1,5 +1,7 @@
 #include "common/data/input_stream.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -21,6 +23,21 @@ class FileInputStream final : public InputStream {
     }
     return got;
   }
+  absl::Status Skip(uint64_t n) override {
+    const off_t at = ::ftello(f_);
+    struct stat st;
+    if (at < 0 || ::fstat(::fileno(f_), &st) != 0) {
+      return absl::DataLossError(absl::StrCat(path_, ": cannot seek: ", std::strerror(errno)));
+    }
+    if (n > static_cast<uint64_t>(st.st_size - at)) {
+      return absl::OutOfRangeError(absl::StrCat(path_, ": ", n, " bytes past offset ", at,
+                                                " is beyond its end (", st.st_size, " bytes)"));
+    }
+    if (::fseeko(f_, at + static_cast<off_t>(n), SEEK_SET) != 0) {
+      return absl::DataLossError(absl::StrCat(path_, ": cannot seek: ", std::strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
 
  private:
   std::FILE* f_;
@@ -36,6 +53,14 @@ class MemoryInputStream final : public InputStream {
     pos_ += k;
     return k;
   }
+  absl::Status Skip(uint64_t n) override {
+    if (n > data_.size() - pos_) {
+      return absl::OutOfRangeError(absl::StrCat(
+          n, " bytes past offset ", pos_, " is beyond the input's end (", data_.size(), " bytes)"));
+    }
+    pos_ += n;
+    return absl::OkStatus();
+  }
 
  private:
   absl::string_view data_;
@@ -43,6 +68,17 @@ class MemoryInputStream final : public InputStream {
 };
 
 }  // namespace
+
+absl::Status InputStream::Skip(uint64_t n) {
+  char buf[1 << 16];
+  while (n > 0) {
+    absl::StatusOr<size_t> k = Read(buf, std::min<uint64_t>(n, sizeof(buf)));
+    if (!k.ok()) return k.status();
+    if (*k == 0) return absl::OutOfRangeError("the input ends before the position skipped to");
+    n -= *k;
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<InputStream>> OpenFileInput(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");

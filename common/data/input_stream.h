@@ -2,6 +2,7 @@
 // Byte sources for the readers: files, or memory (tests and fuzzers).
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -19,6 +20,9 @@ class InputStream {
   virtual ~InputStream() = default;
   // Reads up to `n` bytes into `buf`; returns the count, 0 at end of input.
   virtual absl::StatusOr<size_t> Read(char* buf, size_t n) = 0;
+  // Moves `n` bytes ahead without reading them (by default reads and drops
+  // them). Errors: OutOfRange when the input ends first, the read's errors.
+  virtual absl::Status Skip(uint64_t n);
 };
 
 // Opens input number `index` of a reader's list (named by `names[index]`).

@@ -2,6 +2,7 @@
 // SampleReader: a stream of samples from TSV, binary or generated sources.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,18 @@ class SampleReader {
 
   // The schema of the samples this reader produces.
   virtual DataSchema schema() const = 0;
+  // Where the reader is: words that Seek takes back on a reader opened on
+  // the same inputs, which then reads the same samples from there on (a
+  // resumed job's data cursor). Unimplemented where the format cannot (TSV:
+  // the caller reads its way there instead).
+  virtual absl::StatusOr<std::vector<uint64_t>> Position() const {
+    return absl::UnimplementedError("this input format cannot record its position");
+  }
+  // REQUIRES: nothing read yet. Errors: InvalidArgument (words that are no
+  // position of these inputs), DataLoss (the inputs changed).
+  virtual absl::Status Seek(const std::vector<uint64_t>& position) {
+    return absl::UnimplementedError("this input format cannot seek");
+  }
 };
 
 struct ReaderOptions {

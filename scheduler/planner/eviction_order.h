@@ -14,7 +14,7 @@
 
 #include "absl/container/btree_set.h"
 #include "absl/status/statusor.h"
-#include "scheduler/planner/state_io.h"
+#include "common/state_io.h"
 
 namespace herald::scheduler {
 

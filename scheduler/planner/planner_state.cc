@@ -15,9 +15,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/state_io.h"
 #include "common/status.h"
 #include "scheduler/planner/planner.h"
-#include "scheduler/planner/state_io.h"
 
 namespace herald::scheduler {
 namespace {

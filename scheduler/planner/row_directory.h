@@ -18,7 +18,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "common/ids.h"
-#include "scheduler/planner/state_io.h"
+#include "common/state_io.h"
 #include "scheduler/planner/worker_set.h"
 
 namespace herald::scheduler {

@@ -34,9 +34,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/state_io.h"
 #include "scheduler/planner/batch_index.h"
 #include "scheduler/planner/row_directory.h"
-#include "scheduler/planner/state_io.h"
 #include "scheduler/planner/table_runner.h"
 
 namespace herald::scheduler {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/ids.h"
-#include "scheduler/planner/state_io.h"
+#include "common/state_io.h"
 
 namespace herald::scheduler {
 

@@ -8,6 +8,7 @@
 #include "common/data/key_batch_conversion.h"
 #include "common/data/open_reader.h"
 #include "common/rng.h"
+#include "common/state_io.h"
 #include "common/status.h"
 
 namespace herald::scheduler {
@@ -29,6 +30,16 @@ class GeneratedReader final : public data::SampleReader {
   }
   const data::MalformedLog& malformed() const override { return malformed_; }
   data::DataSchema schema() const override { return generator_.schema(); }
+  absl::StatusOr<std::vector<uint64_t>> Position() const override {
+    return std::vector<uint64_t>{next_};
+  }
+  absl::Status Seek(const std::vector<uint64_t>& position) override {
+    if (position.size() != 1 || position[0] > rows_) {
+      return absl::InvalidArgumentError("generator position: not a sample index of the data");
+    }
+    next_ = position[0];
+    return absl::OkStatus();
+  }
 
  private:
   data::SyntheticGenerator generator_;
@@ -211,6 +222,131 @@ absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
   *out = data::ToKeyBatch(batch_block_, 0, batch_block_.size());
   ++batches_;
   return true;
+}
+
+namespace {
+
+constexpr uint64_t kCursorMagic = 0x4154'4144'444c'5248ULL;  // "HRLDDATA"
+constexpr uint32_t kCursorVersion = 1;
+constexpr uint32_t kByteOrderMark = 0x01020304;
+
+// What a cursor is only valid for: the options that shape the batches.
+struct CursorOptions {
+  uint64_t seed, shuffle_buffer;
+  uint32_t global_batch_size, split, format, reserved = 0;
+  double eval_fraction;
+};
+
+CursorOptions CursorOptionsOf(const BatchStreamOptions& o) {
+  return {o.seed,
+          o.data.shuffle_buffer(),
+          o.global_batch_size,
+          static_cast<uint32_t>(o.split),
+          static_cast<uint32_t>(o.data.format()),
+          0,
+          o.data.eval_fraction()};
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> BatchStream::SaveCursor() const {
+  HERALD_ASSIGN_OR_RETURN(const std::vector<uint64_t> position, reader_->Position());
+  StateWriter w;
+  w.Pod(kCursorMagic);
+  w.Pod(kCursorVersion);
+  w.Pod(kByteOrderMark);
+  w.Pod(CursorOptionsOf(options_));
+  w.Pod(batches_);
+  w.Pod(epoch_);
+  w.Pod(index_in_epoch_);
+  w.Pod(added_in_epoch_);
+  w.Pod(malformed());
+  w.Pod(dropped_tail_);
+  w.Pod(static_cast<uint8_t>(input_done_));
+  w.Pod(rng_state_);
+  w.Vec(position);
+  // The pool's samples in the order they are drawn from (live_).
+  data::SampleBlock live(options_.schema);
+  for (uint32_t i : live_) live.AppendFrom(pool_, i);
+  w.Vec(live.labels);
+  w.Vec(live.dense);
+  w.Vec(live.dense_missing);
+  w.Vec(live.offsets);
+  w.Vec(live.keys);
+  return w.Take();
+}
+
+absl::Status BatchStream::RestoreCursor(std::string_view cursor) {
+  if (batches_ != 0 || !live_.empty()) {
+    return absl::FailedPreconditionError("data cursor: the stream has been read already");
+  }
+  StateReader r(cursor, "data cursor");
+  uint64_t magic = 0;
+  uint32_t version = 0, mark = 0;
+  CursorOptions saved;
+  r.Pod("magic", &magic) && r.Pod("version", &version) && r.Pod("byte order", &mark);
+  if (r.status().ok() && (magic != kCursorMagic || version != kCursorVersion)) {
+    return absl::DataLossError("data cursor: not a data cursor of this version");
+  }
+  if (r.status().ok() && mark != kByteOrderMark) {
+    return absl::DataLossError("data cursor: written on a machine of another byte order");
+  }
+  r.Pod("options", &saved);
+  HERALD_RETURN_IF_ERROR(r.status());
+  const CursorOptions now = CursorOptionsOf(options_);
+  auto differs = [](const char* name, auto a, auto b) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data cursor: ", name, " was ", a, " and is ", b, " now"));
+  };
+  if (saved.seed != now.seed) return differs("seed", saved.seed, now.seed);
+  if (saved.shuffle_buffer != now.shuffle_buffer) {
+    return differs("data.shuffle_buffer", saved.shuffle_buffer, now.shuffle_buffer);
+  }
+  if (saved.global_batch_size != now.global_batch_size) {
+    return differs("global_batch_size", saved.global_batch_size, now.global_batch_size);
+  }
+  if (saved.split != now.split) return differs("split", saved.split, now.split);
+  if (saved.format != now.format) return differs("data.format", saved.format, now.format);
+  if (saved.eval_fraction != now.eval_fraction) {
+    return differs("data.eval_fraction", saved.eval_fraction, now.eval_fraction);
+  }
+  uint64_t batches = 0, index_in_epoch = 0, added_in_epoch = 0, malformed = 0, dropped = 0;
+  uint64_t rng_state = 0;
+  uint32_t epoch = 0;
+  uint8_t input_done = 0;
+  std::vector<uint64_t> position;
+  data::SampleBlock live(options_.schema);
+  r.Pod("batches", &batches) && r.Pod("epoch", &epoch) &&
+      r.Pod("index_in_epoch", &index_in_epoch) && r.Pod("added_in_epoch", &added_in_epoch) &&
+      r.Pod("malformed", &malformed) && r.Pod("dropped_tail", &dropped) &&
+      r.Pod("input_done", &input_done) && r.Pod("rng_state", &rng_state) &&
+      r.Vec("position", &position) && r.Vec("labels", &live.labels) &&
+      r.Vec("dense", &live.dense) && r.Vec("dense_missing", &live.dense_missing) &&
+      r.Vec("offsets", &live.offsets) && r.Vec("keys", &live.keys);
+  HERALD_RETURN_IF_ERROR(r.status());
+  const size_t n = live.labels.size();
+  const data::DataSchema& schema = options_.schema;
+  if (!r.AtEnd() || live.dense.size() != n * schema.num_dense || live.dense_missing.size() != n ||
+      live.offsets.size() != n * schema.num_sparse + 1 || live.offsets.front() != 0 ||
+      live.offsets.back() != live.keys.size() ||
+      !std::is_sorted(live.offsets.begin(), live.offsets.end())) {
+    return absl::DataLossError("data cursor: the shuffle pool's samples do not fit together");
+  }
+  // The position is in the saved epoch's input, which a fresh reader reads
+  // from its start like every epoch's.
+  HERALD_RETURN_IF_ERROR(reader_->Seek(position));
+  batches_ = batches;
+  epoch_ = epoch;
+  index_in_epoch_ = index_in_epoch;
+  added_in_epoch_ = added_in_epoch;
+  malformed_before_ = malformed;
+  dropped_tail_ = dropped;
+  input_done_ = input_done != 0;
+  rng_state_ = rng_state;
+  pool_ = std::move(live);
+  live_.clear();
+  for (size_t i = 0; i < n; ++i) live_.push_back(static_cast<uint32_t>(i));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> BatchStream::Skip(uint64_t n) {

@@ -22,6 +22,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -74,6 +75,19 @@ class BatchStream {
   // from the shuffle pool as before, just not copied out or converted).
   // Returns the batches skipped, fewer when the stream ends first.
   absl::StatusOr<uint64_t> Skip(uint64_t n);
+
+  // The stream's place after batches() batches, as bytes (a resumed job's
+  // data cursor, docs/checkpoints.md): its counters, the shuffle
+  // generator, the input's position (SampleReader::Position) and the
+  // samples waiting in the shuffle pool. Unimplemented where the input
+  // format cannot record its position (TSV).
+  absl::StatusOr<std::string> SaveCursor() const;
+  // Moves a stream just opened with the same options to a saved cursor: it
+  // then gives the batches the saved stream would have given next.
+  // Errors: FailedPrecondition (batches were read), InvalidArgument
+  // naming an option that differs, DataLoss (not a cursor, truncated, or
+  // the input changed since).
+  absl::Status RestoreCursor(std::string_view cursor);
 
   uint64_t batches() const { return batches_; }
   uint32_t epoch() const { return epoch_; }

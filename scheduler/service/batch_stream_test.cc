@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/data/binary_format.h"
+#include "common/data/open_reader.h"
 #include "common/data/test_util.h"
 #include "gtest/gtest.h"
 #include "scheduler/service/read_ahead.h"
@@ -224,6 +226,119 @@ TEST_F(BatchStreamTest, SkippingBatchesLeavesTheStreamWhereReadingThemWould) {
     }
     EXPECT_EQ((*stream)->dropped_tail_samples(), (*read)->dropped_tail_samples());
   }
+}
+
+// The fixture's 100 samples as two binary files (60 + 40 samples, blocks
+// of 9, so cursors fall inside blocks and between files).
+std::vector<std::string> WriteBinary(const data::testing::TempDir& dir, const std::string& tsv) {
+  data::ReaderOptions ro;
+  ro.schema = kSchema;
+  auto reader = data::OpenReader(data::FileFormat::kTsv, {tsv}, ro);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  data::SampleBlock all(kSchema);
+  while (*(*reader)->Read(1000, &all) > 0) {
+  }
+  std::vector<std::string> paths = {dir.File("a.bin"), dir.File("b.bin")};
+  for (int f = 0; f < 2; ++f) {
+    auto w = data::BinaryWriter::Create(paths[f], kSchema, 9);
+    EXPECT_TRUE(w.ok());
+    data::SampleBlock part(kSchema);
+    for (size_t i = f == 0 ? 0 : 60; i < (f == 0 ? 60u : all.size()); ++i) part.AppendFrom(all, i);
+    EXPECT_TRUE((*w)->Write(part).ok());
+    EXPECT_TRUE((*w)->Close().ok());
+  }
+  return paths;
+}
+
+// A cursor saved after any number of batches, restored into a stream just
+// opened, gives the batches the saved stream gives next: binary files and
+// the generator, in input order and shuffled, with a held-out split and
+// across epochs.
+TEST_F(BatchStreamTest, ACursorRestoredGivesTheBatchesThatFollow) {
+  const std::vector<std::string> files = WriteBinary(dir_, path_);
+  struct Case {
+    const char* name;
+    bool generated;
+    uint32_t shuffle;
+    double eval_fraction;
+    uint64_t iterations;
+  };
+  for (const Case& c :
+       {Case{"input order", false, 0, 0.0, 0}, Case{"shuffled", false, 16, 0.0, 0},
+        Case{"held-out split", false, 16, 0.2, 0}, Case{"epochs", false, 16, 0.0, 25},
+        Case{"generated, shuffled, epochs", true, 40, 0.1, 30}}) {
+    SCOPED_TRACE(c.name);
+    BatchStreamOptions o = Options(path_, 7);
+    o.data.clear_paths();
+    if (c.generated) {
+      o.data.set_format(proto::DATA_FORMAT_GENERATED);
+      o.data.mutable_generator()->set_rows(150);
+      o.data.mutable_generator()->set_cardinality_scale(0.001);
+      o.schema = data::kCriteoSchema;
+      o.global_batch_size = 16;
+    } else {
+      o.data.set_format(proto::DATA_FORMAT_HERALD_BINARY);
+      for (const std::string& f : files) o.data.add_paths(f);
+    }
+    o.data.set_shuffle_buffer(c.shuffle);
+    o.data.set_eval_fraction(c.eval_fraction);
+    o.iterations = c.iterations;
+    const std::vector<std::vector<Key>> all = Drain(o);
+    ASSERT_GT(all.size(), 4u);
+    for (uint64_t taken :
+         {uint64_t{0}, uint64_t{1}, uint64_t{4}, uint64_t{all.size() - 1}, uint64_t{all.size()}}) {
+      auto saved = BatchStream::Open(o);
+      ASSERT_TRUE(saved.ok());
+      data::KeyBatch batch;
+      for (uint64_t i = 0; i < taken; ++i) ASSERT_TRUE(*(*saved)->Next(&batch));
+      auto cursor = (*saved)->SaveCursor();
+      ASSERT_TRUE(cursor.ok()) << cursor.status();
+      auto resumed = BatchStream::Open(o);
+      ASSERT_TRUE(resumed.ok());
+      absl::Status s = (*resumed)->RestoreCursor(*cursor);
+      ASSERT_TRUE(s.ok()) << "after " << taken << ": " << s;
+      EXPECT_EQ((*resumed)->batches(), taken);
+      std::vector<std::vector<Key>> rest;
+      while (*(*resumed)->Next(&batch)) rest.push_back(batch.tables[0].keys);
+      EXPECT_EQ(rest, std::vector<std::vector<Key>>(all.begin() + taken, all.end()))
+          << "after " << taken;
+      while (*(*saved)->Next(&batch)) {
+      }
+      EXPECT_EQ((*resumed)->dropped_tail_samples(), (*saved)->dropped_tail_samples());
+      EXPECT_EQ((*resumed)->epoch(), (*saved)->epoch());
+    }
+  }
+}
+
+TEST_F(BatchStreamTest, ACursorIsRefusedWhereItCannotHold) {
+  // TSV records no position: the caller reads its way there instead.
+  auto tsv = BatchStream::Open(Options(path_, 4));
+  ASSERT_TRUE(tsv.ok());
+  EXPECT_EQ((*tsv)->SaveCursor().status().code(), absl::StatusCode::kUnimplemented);
+
+  BatchStreamOptions o = Options(path_, 4);
+  o.data.clear_paths();
+  o.data.set_format(proto::DATA_FORMAT_HERALD_BINARY);
+  for (const std::string& f : WriteBinary(dir_, path_)) o.data.add_paths(f);
+  o.data.set_shuffle_buffer(8);
+  auto saved = BatchStream::Open(o);
+  data::KeyBatch batch;
+  ASSERT_TRUE(*(*saved)->Next(&batch));
+  const std::string cursor = *(*saved)->SaveCursor();
+
+  BatchStreamOptions other = o;
+  other.seed = 4;
+  auto s = (*BatchStream::Open(other))->RestoreCursor(cursor);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("seed was 3 and is 4 now"), std::string::npos) << s;
+  s = (*BatchStream::Open(o))->RestoreCursor(cursor.substr(0, cursor.size() - 5));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("data cursor: keys"), std::string::npos) << s;
+  s = (*BatchStream::Open(o))->RestoreCursor("not a cursor at all, not at all");
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  auto read = BatchStream::Open(o);
+  ASSERT_TRUE(*(*read)->Next(&batch));
+  EXPECT_EQ((*read)->RestoreCursor(cursor).code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(BatchStreamTest, ReadAheadSkipsFirstAndSaysHowFar) {

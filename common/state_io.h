@@ -1,6 +1,7 @@
 #pragma once
-// The byte stream a planner's state is saved to and loaded from
-// (Planner::SaveState / LoadState): plain values and arrays of trivially
+// The byte stream a planner's state (Planner::SaveState / LoadState) and a
+// data stream's cursor (BatchStream::SaveCursor) are saved to and loaded
+// from: plain values and arrays of trivially
 // copyable values, in this machine's byte order (the planner's header
 // records it), each array preceded by its length. Every read is bounded by
 // the bytes left, so a truncated or damaged stream fails with DataLoss
@@ -12,12 +13,13 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace herald::scheduler {
+namespace herald {
 
 class StateWriter {
  public:
@@ -53,7 +55,9 @@ class StateWriter {
 // not fit.
 class StateReader {
  public:
-  explicit StateReader(std::string_view in) : in_(in) {}
+  // `what` names the stream in errors ("planner state", "data cursor").
+  explicit StateReader(std::string_view in, std::string what = "planner state")
+      : in_(in), what_(std::move(what)) {}
 
   template <typename T>
   bool Pod(const char* field, T* value) {
@@ -93,7 +97,7 @@ class StateReader {
   // Fails the read: `field` holds a value the planner cannot take.
   bool Invalid(const char* field, const std::string& why) {
     if (status_.ok()) {
-      status_ = absl::DataLossError(absl::StrCat("planner state: ", field, ": ", why));
+      status_ = absl::DataLossError(absl::StrCat(what_, ": ", field, ": ", why));
     }
     return false;
   }
@@ -123,8 +127,9 @@ class StateReader {
   }
 
   std::string_view in_;
+  const std::string what_;
   size_t at_ = 0;
   absl::Status status_;
 };
 
-}  // namespace herald::scheduler
+}  // namespace herald
