@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -501,9 +502,15 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
   proto::JobStatus first_done;
   RunAndExport(first, &first_done);
 
-  for (const auto& [from, resumed_at] :
-       {std::pair{ps::ManifestPath(ckpt, first_done.job_id(), 5), 6u},
-        std::pair{ckpt + "/" + first_done.job_id(), 9u}}) {
+  // The newest checkpoint loses its data cursor: resuming from it reads
+  // the batches before it instead (the other resume moves by its cursor).
+  const std::string newest_cursor =
+      ps::ManifestDir(ps::ManifestPath(ckpt, first_done.job_id(), 8)) + "/data.bin";
+  ASSERT_TRUE(std::filesystem::exists(newest_cursor));
+  std::filesystem::remove(newest_cursor);
+  for (const auto& [from, resumed_at, data_resume] :
+       {std::tuple{ps::ManifestPath(ckpt, first_done.job_id(), 5), 6u, proto::DATA_RESUME_CURSOR},
+        std::tuple{ckpt + "/" + first_done.job_id(), 9u, proto::DATA_RESUME_READ}}) {
     SCOPED_TRACE(from);
     proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
     spec.mutable_checkpoint()->set_resume_from(from);
@@ -517,6 +524,8 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
     EXPECT_EQ(done.progress().iteration(), kIterations);
     // Another worker count: a fresh planner (the model within float rounding).
     EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_FRESH);
+    EXPECT_EQ(done.progress().data_resume(), data_resume)
+        << proto::DataResume_Name(done.progress().data_resume());
     EXPECT_EQ(done.progress().replayed_iterations(), 0u);
     ASSERT_EQ(static_cast<uint64_t>(done.losses_size()), kIterations - resumed_at);
     for (int i = 0; i < done.losses_size(); ++i) {
@@ -562,8 +571,10 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
   ASSERT_EQ(done.recovery_causes_size(), 1);
   EXPECT_FALSE(done.recovery_causes(0).empty());
   EXPECT_EQ(done.progress().iteration(), 250u);
-  // The planner's state loaded from the checkpoint it was recovered from.
+  // The planner's state loaded from the checkpoint it was recovered from,
+  // and the data stream moved there by the checkpoint's cursor.
   EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_LOADED);
+  EXPECT_EQ(done.progress().data_resume(), proto::DATA_RESUME_CURSOR);
   EXPECT_EQ(done.progress().replayed_iterations(), 0u);
   ExpectRecoveredToUninterrupted(job, spec, ref, 250);
 }

@@ -221,6 +221,8 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
   EXPECT_EQ(status.output.find("\"replayed_iterations\":\""), std::string::npos) << status.output;
   EXPECT_NE(status.output.find("\"planner_resume\":\"PLANNER_RESUME_LOADED\""), std::string::npos)
       << status.output;
+  EXPECT_NE(status.output.find("\"data_resume\":\"DATA_RESUME_CURSOR\""), std::string::npos)
+      << status.output;
   // One history across both schedulers: iterations 0..49 in order, those
   // before the restart from the job store, those after its checkpoint from
   // the resumed run.

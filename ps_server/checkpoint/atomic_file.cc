@@ -39,13 +39,15 @@ absl::Status FsyncDirOf(const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes,
+                                 Durability durability) {
+  const bool durable = durability == Durability::kFsynced;
   const std::string temp = absl::StrCat(path, ".tmp-", ::getpid());
   std::FILE* f = std::fopen(temp.c_str(), "wb");
   if (f == nullptr) return FileError("cannot create", temp, errno);
   int err = 0;
   if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fflush(f) != 0 ||
-      ::fsync(::fileno(f)) != 0) {
+      (durable && ::fsync(::fileno(f)) != 0)) {
     err = errno;
   }
   if (std::fclose(f) != 0 && err == 0) err = errno;
@@ -54,7 +56,7 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
     std::remove(temp.c_str());
     return FileError("cannot write", path, err);
   }
-  return FsyncDirOf(path);
+  return durable ? FsyncDirOf(path) : absl::OkStatus();
 }
 
 }  // namespace herald::ps

@@ -341,6 +341,31 @@ TEST_F(BatchStreamTest, ACursorIsRefusedWhereItCannotHold) {
   EXPECT_EQ((*read)->RestoreCursor(cursor).code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// The read-ahead thread saves the cursors asked for as it passes them; a
+// cursor asked for later (the reader moved on) still restores the place.
+TEST_F(BatchStreamTest, ReadAheadSavesTheCursorsAskedFor) {
+  BatchStreamOptions o = Options(path_, 4);
+  o.data.clear_paths();
+  o.data.set_format(proto::DATA_FORMAT_HERALD_BINARY);
+  for (const std::string& f : WriteBinary(dir_, path_)) o.data.add_paths(f);
+  o.data.set_shuffle_buffer(16);
+  const auto direct = Drain(o);  // 25 batches
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok());
+  ReadAhead loader(std::move(*stream), 3, 0, [](uint64_t batches) { return batches % 5 == 0; });
+  data::KeyBatch batch;
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(*loader.Next(&batch));
+  EXPECT_EQ(loader.CursorAfter(4).status().code(), absl::StatusCode::kNotFound);
+  auto cursor = loader.CursorAfter(10);
+  ASSERT_TRUE(cursor.ok()) << cursor.status();
+  EXPECT_EQ(loader.CursorAfter(5).status().code(), absl::StatusCode::kNotFound);  // older: dropped
+  auto resumed = BatchStream::Open(o);
+  ASSERT_TRUE((*resumed)->RestoreCursor(*cursor).ok());
+  std::vector<std::vector<Key>> rest;
+  while (*(*resumed)->Next(&batch)) rest.push_back(batch.tables[0].keys);
+  EXPECT_EQ(rest, std::vector<std::vector<Key>>(direct.begin() + 10, direct.end()));
+}
+
 TEST_F(BatchStreamTest, ReadAheadSkipsFirstAndSaysHowFar) {
   BatchStreamOptions o = Options(path_, 8);
   o.data.set_shuffle_buffer(16);

@@ -399,9 +399,17 @@ absl::Status JobRun::Plan() {
                               : static_cast<uint32_t>(tunables::kReadAheadBatches);
   // A resumed job continues the same deterministic stream after the
   // checkpoint's iteration (a replay plans the batches before it): the
-  // batches before are skipped on the loader's thread, read but not built.
-  const uint64_t skip = continued ? resume_at : planner->iteration();
-  ReadAhead loader(std::move(stream), window, skip);
+  // checkpoint's data cursor moves the stream there, or else the batches
+  // before are skipped on the loader's thread, read but not built.
+  uint64_t skip = continued ? resume_at : planner->iteration();
+  if (skip > 0) {
+    HERALD_ASSIGN_OR_RETURN(stream, RestoreDataCursor(std::move(stream), skip));
+    if (stream->batches() == skip) skip = 0;
+  }
+  // Each checkpoint iteration's cursor is saved as the reader passes it.
+  ReadAhead loader(std::move(stream), window, skip, [checkpoint_every](uint64_t batches) {
+    return checkpoint_every > 0 && batches > 0 && FlushesAt(checkpoint_every, batches - 1);
+  });
   // The planner sees the next batch and, with a window of two or more, the
   // one after it too (it indexes that one beside the next's allocation).
   data::KeyBatch current, next, after;
@@ -527,7 +535,8 @@ absl::Status JobRun::Plan() {
       HLOG_INFO("job {}: planner state after iteration {}: {} bytes in {:.0f} ms", job_id_,
                 plan->iteration, planner_state.size(),
                 absl::ToDoubleMilliseconds(absl::Now() - save_start));
-      HERALD_RETURN_IF_ERROR(CheckpointAt(plan->iteration, planner_state));
+      HERALD_RETURN_IF_ERROR(
+          CheckpointAt(plan->iteration, planner_state, loader.CursorAfter(plan->iteration + 1)));
     }
     if (FlushesAt(eval_every, plan->iteration)) {
       HERALD_RETURN_IF_ERROR(EvaluateAt(plan->iteration));
@@ -717,7 +726,36 @@ std::unique_ptr<Planner> JobRun::LoadPlanner(const PlannerOptions& options, uint
   return *std::move(loaded);
 }
 
-absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner_state) {
+absl::StatusOr<std::unique_ptr<BatchStream>> JobRun::RestoreDataCursor(
+    std::unique_ptr<BatchStream> stream, uint64_t resume_at) {
+  ResumePoint point;
+  {
+    absl::MutexLock lock(&mu_);
+    point.manifest = resumed_.manifest;
+  }
+  proto::DataResume mode = proto::DATA_RESUME_READ;
+  absl::StatusOr<std::string> cursor = ReadDataCursor(point);
+  absl::Status restored = cursor.ok() ? stream->RestoreCursor(*cursor) : cursor.status();
+  if (restored.ok() && stream->batches() != resume_at) {
+    restored = absl::DataLossError(
+        absl::StrCat("the data cursor is after batch ", stream->batches(), ", not ", resume_at));
+  }
+  if (restored.ok()) {
+    mode = proto::DATA_RESUME_CURSOR;
+    HLOG_INFO("job {}: data stream resumed after batch {} from its cursor", job_id_, resume_at);
+  } else {
+    HLOG_INFO("job {}: reading the data stream up to batch {} ({})", job_id_, resume_at,
+              std::string(restored.message()));
+    // A failed restore may have moved the stream: start it afresh.
+    HERALD_ASSIGN_OR_RETURN(stream, BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
+  }
+  absl::MutexLock lock(&mu_);
+  progress_.set_data_resume(mode);
+  return stream;
+}
+
+absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner_state,
+                                  const absl::StatusOr<std::string>& data_cursor) {
   const absl::Time start = absl::Now();
   HERALD_RETURN_IF_ERROR(WaitForIteration(iteration));
   // The dense half: what rank 0 uploaded before reporting the iteration.
@@ -767,7 +805,23 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner
     RecordCheckpointFailure(failed, iteration);
     return absl::OkStatus();
   }
+  // The data cursor where the input records positions (not TSV), after
+  // the manifest: the shards' files need not wait for it, and a checkpoint
+  // without it (a crash in between, a refused write) is still whole: a
+  // resume from it reads its way to its place.
   uint64_t written_bytes = bytes + planner_state.size();
+  if (data_cursor.ok()) {
+    const absl::Time cursor_start = absl::Now();
+    if (absl::Status s = WriteDataCursor(iteration_dir, *data_cursor); !s.ok()) {
+      HLOG_WARN("job {}: the data cursor of iteration {} was not written: {}", job_id_, iteration,
+                std::string(s.message()));
+    } else {
+      written_bytes += data_cursor->size();
+      HLOG_INFO("job {}: data cursor after iteration {}: {} bytes written in {:.0f} ms", job_id_,
+                iteration, data_cursor->size(),
+                absl::ToDoubleMilliseconds(absl::Now() - cursor_start));
+    }
+  }
   double write_ms = 0;  // the slowest shard's
   if (absl::StatusOr<proto::CheckpointManifest> m = ps::ReadManifest(*manifest); m.ok()) {
     for (const proto::CheckpointShard& shard : m->shards()) {

@@ -43,7 +43,8 @@ struct DenseUpload {
   uint64_t run_id = 0;        // the uploading worker's run (JoinJobResponse)
 };
 
-class Planner;  // scheduler/planner/planner.h
+class Planner;      // scheduler/planner/planner.h
+class BatchStream;  // scheduler/service/batch_stream.h
 struct PlannerOptions;
 
 struct JobRunOptions {
@@ -168,7 +169,14 @@ class JobRun {
   // other failure (a shard gone) fails the run. `planner_state` is the
   // planner after the iteration's plan (Planner::SaveState), written beside
   // the dense half.
-  absl::Status CheckpointAt(uint64_t iteration, const std::string& planner_state);
+  // `data_cursor` is written beside the checkpoint when there is one.
+  absl::Status CheckpointAt(uint64_t iteration, const std::string& planner_state,
+                            const absl::StatusOr<std::string>& data_cursor);
+  // `stream` (just opened) moved to `resume_at` batches by the resume
+  // point's data cursor, or a fresh stream where there is none or it does
+  // not fit (then it has read no batch); sets progress' data_resume.
+  absl::StatusOr<std::unique_ptr<BatchStream>> RestoreDataCursor(
+      std::unique_ptr<BatchStream> stream, uint64_t resume_at);
   // The planner a run resumed from a checkpoint of the same training starts
   // with, loaded from the checkpoint's planner file (mode LOADED); null when
   // it has none or it cannot be used (logged: then it is replayed).

@@ -1,9 +1,25 @@
 #include "scheduler/service/read_ahead.h"
 
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
 namespace herald::scheduler {
 
-ReadAhead::ReadAhead(std::unique_ptr<BatchStream> stream, uint32_t window, uint64_t skip)
-    : window_(window), skip_(skip), stream_(std::move(stream)) {
+namespace {
+
+// Cursors kept at once (older ones dropped).
+constexpr size_t kCursorsKept = 4;
+
+}  // namespace
+
+ReadAhead::ReadAhead(std::unique_ptr<BatchStream> stream, uint32_t window, uint64_t skip,
+                     CursorWanted cursor_wanted)
+    : window_(window),
+      skip_(skip),
+      cursor_wanted_(std::move(cursor_wanted)),
+      stream_(std::move(stream)) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -40,6 +56,10 @@ void ReadAhead::Run() {
     }
     data::KeyBatch batch;
     absl::StatusOr<bool> more = stream_->Next(&batch);
+    std::optional<absl::StatusOr<std::string>> cursor;
+    if (more.ok() && *more && cursor_wanted_ && cursor_wanted_(stream_->batches())) {
+      cursor = stream_->SaveCursor();
+    }
     absl::MutexLock lock(&mu_);
     malformed_ = stream_->malformed();
     dropped_tail_ = stream_->dropped_tail_samples();
@@ -47,6 +67,10 @@ void ReadAhead::Run() {
       if (!more.ok()) error_ = more.status();
       done_ = true;
       return;
+    }
+    if (cursor) {
+      cursors_.insert_or_assign(stream_->batches(), *std::move(cursor));
+      if (cursors_.size() > kCursorsKept) cursors_.erase(cursors_.begin());
     }
     ready_.push_back(std::move(batch));
   }
@@ -78,6 +102,17 @@ uint64_t ReadAhead::malformed() const {
 uint64_t ReadAhead::skipped() const {
   absl::MutexLock lock(&mu_);
   return skipped_;
+}
+
+absl::StatusOr<std::string> ReadAhead::CursorAfter(uint64_t batches) {
+  absl::MutexLock lock(&mu_);
+  auto it = cursors_.find(batches);
+  if (it == cursors_.end()) {
+    return absl::NotFoundError(absl::StrCat("no data cursor saved after batch ", batches));
+  }
+  absl::StatusOr<std::string> cursor = std::move(it->second);
+  cursors_.erase(cursors_.begin(), std::next(it));
+  return cursor;
 }
 
 uint64_t ReadAhead::dropped_tail_samples() const {

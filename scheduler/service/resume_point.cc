@@ -1,6 +1,7 @@
 #include "scheduler/service/resume_point.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "ps_server/checkpoint/atomic_file.h"
 #include "ps_server/checkpoint/manifest.h"
 #include "ps_server/checkpoint/shard_file.h"
 
@@ -158,6 +160,28 @@ absl::StatusOr<std::string> ReadPlannerState(const ResumePoint& point) {
         absl::StrCat(point.planner_file, ": checksum does not match the manifest's"));
   }
   return data;
+}
+
+absl::Status WriteDataCursor(const std::string& dir, const std::string& cursor) {
+  std::string sealed = cursor;
+  const uint32_t crc = Crc32(cursor.data(), cursor.size());
+  sealed.append(reinterpret_cast<const char*>(&crc), sizeof(crc));
+  // Not fsynced: a cursor lost in a crash only costs the resume its reading.
+  return ps::WriteFileAtomically(dir + "/" + kDataCursorFile, sealed, ps::Durability::kPageCache);
+}
+
+absl::StatusOr<std::string> ReadDataCursor(const ResumePoint& point) {
+  const std::string path = ps::ManifestDir(point.manifest) + "/" + kDataCursorFile;
+  if (!std::filesystem::exists(path)) return absl::NotFoundError(path + ": no data cursor");
+  bool read = false;
+  std::string data = ReadWholeFile(path, &read);
+  uint32_t crc = 0;
+  if (read && data.size() >= sizeof(crc)) {
+    std::memcpy(&crc, data.data() + data.size() - sizeof(crc), sizeof(crc));
+    data.resize(data.size() - sizeof(crc));
+    if (Crc32(data.data(), data.size()) == crc) return data;
+  }
+  return absl::DataLossError(absl::StrCat(path, ": ", read ? "checksum mismatch" : "unreadable"));
 }
 
 bool ContinuesSameTraining(const ResumePoint& point, const proto::JobSpec& spec,

@@ -27,6 +27,18 @@ struct ResumePoint {
   std::string planner_checksum;
 };
 
+// The data cursor beside a checkpoint (`data.bin` in its directory:
+// BatchStream::SaveCursor's bytes and their CRC-32). It is not in the
+// manifest: a checkpoint without one, or with a damaged one, is still
+// whole; the resumed job then reads its way to its place.
+inline constexpr char kDataCursorFile[] = "data.bin";
+// Writes `cursor` into checkpoint directory `dir`, atomically but not
+// fsynced (after a crash it may be missing or fail its CRC: then unused).
+absl::Status WriteDataCursor(const std::string& dir, const std::string& cursor);
+// The cursor beside `point`'s manifest. Errors: NotFound (none), DataLoss
+// (damaged).
+absl::StatusOr<std::string> ReadDataCursor(const ResumePoint& point);
+
 // Whether the run resuming from `point` with `spec` on `num_workers`
 // workers trains exactly as the run that wrote the checkpoint did (the same
 // spec apart from checkpoint.resume_from, the same number of workers): then
