@@ -187,8 +187,11 @@ for _ in range(6000):  # bounded: 60 s
     if "iter-" in resumed_from:
         k = int(resumed_from.split("iter-")[1].split("/")[0])
         if int(p.get("iteration", 0)) > k + 1:  # an iteration trained after the resume
-            print(f"SIGKILL of a worker at iteration ~{at} to the first iteration trained after "
-                  f"the resume from iteration {k}: {time.time() - killed:.1f} s (the liveness "
+            # The status polled before the kill lags the workers: the
+            # checkpoint resumed from shows they had passed iteration k.
+            print(f"SIGKILL of a worker after the checkpoint of iteration {k} (the status "
+                  f"polled just before said iteration {at}) to the first iteration trained "
+                  f"after the resume from it: {time.time() - killed:.1f} s (the liveness "
                   f"timeout, not waited for: {int(liveness_ms) / 1000:.1f} s)")
             break
     time.sleep(0.01)
