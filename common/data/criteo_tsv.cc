@@ -271,8 +271,51 @@ absl::Status CriteoTsvReader::OpenNext() {
   HERALD_ASSIGN_OR_RETURN(input_, opener_(input_index_));
   ++input_index_;
   line_number_ = 0;
+  buf_offset_ = 0;
   pos_ = end_ = 0;
   input_eof_ = false;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint64_t>> CriteoTsvReader::Position() const {
+  if (input_ == nullptr) return std::vector<uint64_t>{0, input_index_};
+  return std::vector<uint64_t>{1, input_index_ - 1, buf_offset_ + pos_, line_number_};
+}
+
+absl::Status CriteoTsvReader::Seek(const std::vector<uint64_t>& p) {
+  auto bad = [&](const char* why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TSV reader position (", p.size(), " words): ", why));
+  };
+  if (p.size() == 2 && p[0] == 0) {
+    if (p[1] > names_.size()) return bad("input index beyond the inputs");
+    input_.reset();
+    input_index_ = p[1];
+    return absl::OkStatus();
+  }
+  if (p.size() != 4 || p[0] != 1) return bad("not a position");
+  if (p[1] >= names_.size()) return bad("input index beyond the inputs");
+  input_index_ = p[1];
+  HERALD_RETURN_IF_ERROR(OpenNext());
+  if (p[2] > 0) {
+    // The byte before a position ends a line, or the input ends there (a
+    // last line without a newline was read).
+    char before = 0, after = 0;
+    absl::Status s = input_->Skip(p[2] - 1);
+    absl::StatusOr<size_t> got = s.ok() ? input_->Read(&before, 1) : absl::StatusOr<size_t>(s);
+    bool at_end = false;
+    if (got.ok() && *got == 1 && before != '\n') {
+      absl::StatusOr<size_t> more = input_->Read(&after, 1);
+      at_end = more.ok() && *more == 0;
+    }
+    if (!got.ok() || *got != 1 || (before != '\n' && !at_end)) {
+      return absl::DataLossError(absl::StrCat(names_[p[1]], ": offset ", p[2],
+                                              " is not the start of a line (the input changed "
+                                              "since the position was taken)"));
+    }
+  }
+  buf_offset_ = p[2];
+  line_number_ = p[3];
   return absl::OkStatus();
 }
 
@@ -291,6 +334,7 @@ absl::StatusOr<bool> CriteoTsvReader::NextLine(absl::string_view* line) {
         // Move the partial line to the front, grow if it fills the buffer, refill.
         size_t partial = end_ - pos_;
         if (pos_ > 0) std::memmove(buf_.data(), buf_.data() + pos_, partial);
+        buf_offset_ += pos_;
         pos_ = 0;
         end_ = partial;
         if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);

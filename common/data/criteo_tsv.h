@@ -43,6 +43,12 @@ class CriteoTsvReader final : public SampleReader {
   absl::StatusOr<size_t> Read(size_t max_samples, SampleBlock* out) override;
   const MalformedLog& malformed() const override { return malformed_; }
   DataSchema schema() const override { return options_.schema; }
+  // {0, next input} between inputs; else {1, input, byte offset of the
+  // next line, lines read}. Seek reopens the input there and checks that
+  // the byte before ends a line or the input ends there (else DataLoss:
+  // the input changed).
+  absl::StatusOr<std::vector<uint64_t>> Position() const override;
+  absl::Status Seek(const std::vector<uint64_t>& position) override;
 
  private:
   // Fills buf_ so that at least one full line (or the file's tail) is in
@@ -58,6 +64,7 @@ class CriteoTsvReader final : public SampleReader {
   size_t input_index_ = 0;  // index of the next input to open
   uint64_t line_number_ = 0;
   std::vector<char> buf_;
+  uint64_t buf_offset_ = 0;  // offset in the input of buf_[0]
   size_t pos_ = 0, end_ = 0;
   bool input_eof_ = true;
 };

@@ -119,6 +119,45 @@ TEST(CriteoTsvReader, ReadsAcrossInputsWithUnterminatedLastLineAndRespectsMax) {
   EXPECT_EQ(reader.malformed().count(), 0u);
 }
 
+// A position taken after any number of samples (malformed lines skipped,
+// a buffer smaller than some lines, two inputs, one without a final
+// newline) and given to a fresh reader reads the same samples from there on
+// and locates later malformed lines by the same line numbers.
+TEST(CriteoTsvReader, APositionResumesAFreshReaderAtTheSameSample) {
+  std::string ids;
+  for (int i = 0; i < 40; ++i) ids += (i ? "," : "") + std::to_string(i + 1);
+  const std::string a =
+      "1\t1\t2\ta\tb\tc\n0\tx\t2\ta\tb\tc\n0\t3\t4\t" + ids + "\te\tf\n1\t5\t6\t1\t2\t3\n";
+  const std::string c = "0\t7\t8\t9\ta\tb\n1\tbad\n1\t9\t9\t9\t9\t9";
+  ReaderOptions o = SmallOptions();
+  o.buffer_bytes = 32;
+  for (size_t taken = 0; taken <= 5; ++taken) {
+    CriteoTsvReader first({"a", "c"}, MemoryOpener({a, c}), o);
+    SampleBlock head(kSmall);
+    ASSERT_EQ(*first.Read(taken, &head), taken);
+    auto position = first.Position();
+    ASSERT_TRUE(position.ok()) << position.status();
+    const uint64_t malformed_before = first.malformed().count();
+    CriteoTsvReader resumed({"a", "c"}, MemoryOpener({a, c}), o);
+    absl::Status s = resumed.Seek(*position);
+    ASSERT_TRUE(s.ok()) << "after " << taken << ": " << s;
+    SampleBlock x(kSmall), y(kSmall);
+    while (*first.Read(2, &x) > 0) {
+    }
+    while (*resumed.Read(2, &y) > 0) {
+    }
+    EXPECT_EQ(DiffBlocks(x, y), "") << "after " << taken;
+    EXPECT_EQ(resumed.malformed().count(), first.malformed().count() - malformed_before);
+    if (resumed.malformed().count() > 0) {
+      EXPECT_EQ(resumed.malformed().kept().back().ToString(),
+                first.malformed().kept().back().ToString());
+    }
+  }
+  CriteoTsvReader fresh({"a", "c"}, MemoryOpener({a, c}), o);
+  EXPECT_EQ(fresh.Seek({1, 0, 5, 1}).code(), absl::StatusCode::kDataLoss);  // mid-line
+  EXPECT_EQ(fresh.Seek({1, 2, 0, 0}).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(CriteoTsvReader, LinesLongerThanTheBufferAreRead) {
   std::string ids;
   for (int i = 0; i < 500; ++i) ids += (i ? "," : "") + std::to_string(i + 1);

@@ -33,8 +33,8 @@ class SampleReader {
   virtual DataSchema schema() const = 0;
   // Where the reader is: words that Seek takes back on a reader opened on
   // the same inputs, which then reads the same samples from there on (a
-  // resumed job's data cursor). Unimplemented where the format cannot (TSV:
-  // the caller reads its way there instead).
+  // resumed job's data cursor). Unimplemented where the reader cannot (the
+  // caller reads its way there instead); TSV, binary and generated can.
   virtual absl::StatusOr<std::vector<uint64_t>> Position() const {
     return absl::UnimplementedError("this input format cannot record its position");
   }

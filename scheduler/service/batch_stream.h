@@ -80,7 +80,8 @@ class BatchStream {
   // data cursor, docs/checkpoints.md): its counters, the shuffle
   // generator, the input's position (SampleReader::Position) and the
   // samples waiting in the shuffle pool. Unimplemented where the input
-  // format cannot record its position (TSV).
+  // cannot record its position (every format here can: TSV, binary,
+  // generated).
   absl::StatusOr<std::string> SaveCursor() const;
   // Moves a stream just opened with the same options to a saved cursor: it
   // then gives the batches the saved stream would have given next.

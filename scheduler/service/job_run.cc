@@ -805,7 +805,7 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner
     RecordCheckpointFailure(failed, iteration);
     return absl::OkStatus();
   }
-  // The data cursor where the input records positions (not TSV), after
+  // The data cursor (where the input can record its position), after
   // the manifest: the shards' files need not wait for it, and a checkpoint
   // without it (a crash in between, a refused write) is still whole: a
   // resume from it reads its way to its place.

@@ -44,7 +44,7 @@ class ReadAhead {
   // The cursor saved once the stream had given `batches` batches (saved on
   // the reader's thread as it passed there, so it may be asked for after
   // the reader moved on); older ones are dropped. Errors: NotFound (none
-  // was saved there), SaveCursor's (Unimplemented for TSV input).
+  // was saved there), SaveCursor's.
   absl::StatusOr<std::string> CursorAfter(uint64_t batches);
 
  private:
