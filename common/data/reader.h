@@ -33,16 +33,11 @@ class SampleReader {
   virtual DataSchema schema() const = 0;
   // Where the reader is: words that Seek takes back on a reader opened on
   // the same inputs, which then reads the same samples from there on (a
-  // resumed job's data cursor). Unimplemented where the reader cannot (the
-  // caller reads its way there instead); TSV, binary and generated can.
-  virtual absl::StatusOr<std::vector<uint64_t>> Position() const {
-    return absl::UnimplementedError("this input format cannot record its position");
-  }
+  // resumed job's data cursor).
+  virtual absl::StatusOr<std::vector<uint64_t>> Position() const = 0;
   // REQUIRES: nothing read yet. Errors: InvalidArgument (words that are no
   // position of these inputs), DataLoss (the inputs changed).
-  virtual absl::Status Seek(const std::vector<uint64_t>& position) {
-    return absl::UnimplementedError("this input format cannot seek");
-  }
+  virtual absl::Status Seek(const std::vector<uint64_t>& position) = 0;
 };
 
 struct ReaderOptions {

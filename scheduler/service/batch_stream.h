@@ -79,9 +79,7 @@ class BatchStream {
   // The stream's place after batches() batches, as bytes (a resumed job's
   // data cursor, docs/checkpoints.md): its counters, the shuffle
   // generator, the input's position (SampleReader::Position) and the
-  // samples waiting in the shuffle pool. Unimplemented where the input
-  // cannot record its position (every format here can: TSV, binary,
-  // generated).
+  // samples waiting in the shuffle pool. Errors: the reader's Position's.
   absl::StatusOr<std::string> SaveCursor() const;
   // Moves a stream just opened with the same options to a saved cursor: it
   // then gives the batches the saved stream would have given next.

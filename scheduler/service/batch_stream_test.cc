@@ -250,6 +250,17 @@ std::vector<std::string> WriteBinary(const data::testing::TempDir& dir, const st
   return paths;
 }
 
+// Options() over the fixture's samples as binary files (WriteBinary).
+BatchStreamOptions BinaryOptions(const data::testing::TempDir& dir, const std::string& tsv,
+                                 uint32_t batch, uint32_t shuffle) {
+  BatchStreamOptions o = Options(tsv, batch);
+  o.data.clear_paths();
+  o.data.set_format(proto::DATA_FORMAT_HERALD_BINARY);
+  for (const std::string& f : WriteBinary(dir, tsv)) o.data.add_paths(f);
+  o.data.set_shuffle_buffer(shuffle);
+  return o;
+}
+
 // A cursor saved after any number of batches, restored into a stream just
 // opened, gives the batches the saved stream gives next: binary and TSV
 // files and the generator, in input order and shuffled, with a held-out split and
@@ -314,11 +325,7 @@ TEST_F(BatchStreamTest, ACursorRestoredGivesTheBatchesThatFollow) {
 }
 
 TEST_F(BatchStreamTest, ACursorIsRefusedWhereItCannotHold) {
-  BatchStreamOptions o = Options(path_, 4);
-  o.data.clear_paths();
-  o.data.set_format(proto::DATA_FORMAT_HERALD_BINARY);
-  for (const std::string& f : WriteBinary(dir_, path_)) o.data.add_paths(f);
-  o.data.set_shuffle_buffer(8);
+  const BatchStreamOptions o = BinaryOptions(dir_, path_, 4, 8);
   auto saved = BatchStream::Open(o);
   data::KeyBatch batch;
   ASSERT_TRUE(*(*saved)->Next(&batch));
@@ -342,11 +349,7 @@ TEST_F(BatchStreamTest, ACursorIsRefusedWhereItCannotHold) {
 // The read-ahead thread saves the cursors asked for as it passes them; a
 // cursor asked for later (the reader moved on) still restores the place.
 TEST_F(BatchStreamTest, ReadAheadSavesTheCursorsAskedFor) {
-  BatchStreamOptions o = Options(path_, 4);
-  o.data.clear_paths();
-  o.data.set_format(proto::DATA_FORMAT_HERALD_BINARY);
-  for (const std::string& f : WriteBinary(dir_, path_)) o.data.add_paths(f);
-  o.data.set_shuffle_buffer(16);
+  const BatchStreamOptions o = BinaryOptions(dir_, path_, 4, 16);
   const auto direct = Drain(o);  // 25 batches
   auto stream = BatchStream::Open(o);
   ASSERT_TRUE(stream.ok());

@@ -746,8 +746,11 @@ absl::StatusOr<std::unique_ptr<BatchStream>> JobRun::RestoreDataCursor(
   } else {
     HLOG_INFO("job {}: reading the data stream up to batch {} ({})", job_id_, resume_at,
               std::string(restored.message()));
-    // A failed restore may have moved the stream: start it afresh.
-    HERALD_ASSIGN_OR_RETURN(stream, BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
+    // A restore that failed may have moved the stream: start it afresh.
+    if (cursor.ok()) {
+      HERALD_ASSIGN_OR_RETURN(stream,
+                              BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
+    }
   }
   absl::MutexLock lock(&mu_);
   progress_.set_data_resume(mode);
@@ -805,8 +808,7 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner
     RecordCheckpointFailure(failed, iteration);
     return absl::OkStatus();
   }
-  // The data cursor (where the input can record its position), after
-  // the manifest: the shards' files need not wait for it, and a checkpoint
+  // The data cursor, after the manifest: the shards' files need not wait for it, and a checkpoint
   // without it (a crash in between, a refused write) is still whole: a
   // resume from it reads its way to its place.
   uint64_t written_bytes = bytes + planner_state.size();
