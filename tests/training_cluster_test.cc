@@ -208,7 +208,9 @@ TEST_F(TrainingCluster, AWorkerStoppedMidJobFailsItWithTheReasonAndCancelWorks) 
   Watch(job, [](const proto::JobStatus& s) { return s.progress().iteration() >= 2; });
   ASSERT_TRUE(cluster_->worker(1).Signal(SIGTERM).ok());
   auto code = cluster_->worker(1).WaitForExit(60000);
-  ASSERT_TRUE(code.ok()) << code.status();
+  ASSERT_TRUE(code.ok()) << code.status() << "\n"
+                         << cluster_->worker(1).LogTail() << "\n"
+                         << cluster_->Logs();
   EXPECT_EQ(*code, 0) << cluster_->worker(1).LogTail();
   const proto::JobStatus failed = Watch(job);
   EXPECT_EQ(failed.state(), proto::JOB_FAILED);
