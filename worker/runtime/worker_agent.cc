@@ -265,11 +265,13 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   // When the stream ends (the job failed or was cancelled there), PS calls
   // still waiting are called off: over shared memory a dead shard would
   // otherwise hold this worker until a call's deadline.
-  std::optional<StepStream> steps(
-      std::in_place, reader.get(), [ps = ps->get(), exchanger = replica.exchanger.get()] {
-        ps->Cancel("the scheduler ended this job's step stream");
-        if (exchanger != nullptr) exchanger->Cancel("the scheduler ended this job's step stream");
-      });
+  auto call_off = [ps = ps->get(), exchanger = replica.exchanger.get()](const std::string& why) {
+    ps->Cancel(why);
+    if (exchanger != nullptr) exchanger->Cancel(why);
+  };
+  std::optional<StepStream> steps(std::in_place, reader.get(), [call_off] {
+    call_off("the scheduler ended this job's step stream");
+  });
   std::optional<plan::Step> ahead;  // the next step, decoded already
   HeldOutScorer scorer(spec, join.job_id(), ps->get(), replica.model.get(), replica.device.get());
   proto::WorkerStep wire;
@@ -387,6 +389,10 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     abandoned = abandoned_;
   }
   if (abandoned) {
+    // Calls still in flight (an early fetch waiting for a commit that will
+    // not come, an exchange with a peer that moved on) end now: the
+    // stream's end callback may not run when its reader is stopped first.
+    call_off("this worker shut down");
     steps.reset();  // the stream was cancelled: its reader has stopped
     reader->Finish();
     return absl::CancelledError(absl::StrCat("the worker shut down before iteration ", iteration));
@@ -394,6 +400,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   if (!outcome.ok()) {
     // Report first: the job fails with this reason, not with the closed stream.
     ReportError(node_id, join.job_id(), join.run_id(), iteration, outcome.ToString());
+    call_off("this worker's step failed");
     context.TryCancel();
     steps.reset();
     reader->Finish();
