@@ -168,6 +168,10 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // Stopping the job manager first cancels a running job and releases the
+  // calls that wait on it (JoinJob, WatchJob, step streams), so the server
+  // shuts down without waiting out their timeouts.
+  options.on_stopping = [&jobs] { jobs.Stop(); };
   s = herald::rpc::ServeUntilSignal(options, {&coordinator, &job_service, &worker_service});
   if (!s.ok()) {
     HLOG_ERROR("herald_scheduler: {}", std::string(s.message()));

@@ -97,14 +97,19 @@ void JobManager::Restore(std::vector<StoredJob> stored) {
 }
 
 JobManager::~JobManager() {
+  Stop();
+  thread_.join();
+}
+
+void JobManager::Stop() {
   std::shared_ptr<JobRun> running;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    ++version_;  // wakes WaitForUpdate
     running = running_;
   }
   if (running) running->Cancel("the scheduler is shutting down");
-  thread_.join();
 }
 
 bool JobManager::IsTerminal(proto::JobState state) {
@@ -208,6 +213,7 @@ absl::StatusOr<proto::JobStatus> JobManager::WaitForUpdate(const std::string& jo
   const uint64_t seen = *version;
   auto changed = [this, seen]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return version_ != seen; };
   mu_.AwaitWithTimeout(absl::Condition(&changed), wait);
+  if (stopping_) return absl::UnavailableError("the scheduler is shutting down");
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
   *version = version_;

@@ -48,8 +48,12 @@ struct JobStatusDetail {
 class JobManager {
  public:
   JobManager(NodeRegistry* registry, KvRendezvous* rendezvous, JobManagerOptions options);
-  // Cancels the running job and stops.
+  // Stop(), then joins the job thread.
   ~JobManager();
+  // Cancels the running job and wakes every waiter: JoinJob and WatchJob
+  // calls return at once, so a server shutting down is not
+  // held by them. Idempotent; safe from any thread.
+  void Stop();
 
   // Errors: the spec's validation error (nothing is queued).
   absl::StatusOr<std::string> Submit(const proto::JobSpec& spec);
@@ -60,6 +64,7 @@ class JobManager {
   absl::Status Cancel(const std::string& job_id);
   // Waits up to `wait` for any job state change after `*version`, then
   // returns the job's status and sets *version to the current one.
+  // Errors: NotFound; Unavailable once Stop() was called.
   absl::StatusOr<proto::JobStatus> WaitForUpdate(const std::string& job_id, uint64_t* version,
                                                  absl::Duration wait);
 

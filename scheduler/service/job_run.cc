@@ -887,6 +887,20 @@ void JobRun::RecordCheckpointFailure(const absl::Status& status, uint64_t iterat
 }
 
 absl::Status JobRun::Run() {
+  const absl::Status outcome = RunToEnd();
+  absl::MutexLock lock(&mu_);
+  outcome_ = outcome;
+  return outcome;
+}
+
+std::optional<absl::Status> JobRun::AwaitEnd(absl::Duration wait) const {
+  absl::MutexLock lock(&mu_);
+  auto ended = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return outcome_.has_value(); };
+  mu_.AwaitWithTimeout(absl::Condition(&ended), wait);
+  return outcome_;
+}
+
+absl::Status JobRun::RunToEnd() {
   absl::Status s = Prepare();
   if (s.ok()) s = Plan();
   if (s.ok()) s = WaitForReports();

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,10 @@ class JobRun {
   // Runs the job to its end. OK: succeeded. Cancelled: Cancel() was called.
   // Any other error: the job failed, the message says why.
   absl::Status Run();
+  // Waits up to `wait` for Run() to return: its outcome then, nullopt
+  // before. Each worker's step stream stays open until then, so the
+  // stream's status is the run's outcome (WorkerServiceImpl::WorkerSteps).
+  std::optional<absl::Status> AwaitEnd(absl::Duration wait) const;
 
   // Fails the job with Cancelled(reason); safe from any thread, any time.
   void Cancel(const std::string& reason);
@@ -156,6 +161,8 @@ class JobRun {
   std::vector<proto::HistoryPoint> History() const;
 
  private:
+  // Run() until its outcome is known (Run() records it for AwaitEnd).
+  absl::Status RunToEnd();
   absl::Status Prepare();
   absl::Status Plan();
   absl::Status WaitForReports();
@@ -228,6 +235,7 @@ class JobRun {
 
   mutable absl::Mutex mu_;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Status> outcome_ ABSL_GUARDED_BY(mu_);  // once Run() returned
   bool sized_ ABSL_GUARDED_BY(mu_) = false;
   JobCacheSizing sizing_ ABSL_GUARDED_BY(mu_);
   uint64_t total_iterations_ ABSL_GUARDED_BY(mu_) = 0;  // 0 until known (epochs)

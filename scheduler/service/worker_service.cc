@@ -1,6 +1,7 @@
 #include "scheduler/service/worker_service.h"
 
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/rpc/cluster_token.h"
@@ -37,19 +38,28 @@ grpc::Status WorkerServiceImpl::WorkerSteps(grpc::ServerContext* context,
   }
   auto queue = (*run)->QueueOf(request->node_id());
   if (!queue.ok()) return rpc::ToGrpcStatus(queue.status());
-  while (!context->IsCancelled()) {
-    auto step = (*queue)->Pop(absl::Milliseconds(200));
+  const absl::Duration poll = absl::Milliseconds(tunables::kSchedulerPollMs);
+  while (!context->IsCancelled() && !(*queue)->finished_and_drained()) {
+    auto step = (*queue)->Pop(poll);
     if (!step.ok()) return rpc::ToGrpcStatus(step.status());
-    if (*step == nullptr) {
-      if ((*queue)->finished_and_drained()) return grpc::Status::OK;
-      continue;
-    }
+    if (*step == nullptr) continue;
     if (!writer->Write(**step)) break;
   }
-  if ((*queue)->finished_and_drained()) return grpc::Status::OK;
-  // A step may be lost with the stream: the job cannot go on exactly.
-  (*run)->Abort(absl::UnavailableError(
-      absl::StrCat(request->node_id(), " closed its step stream before the job's end")));
+  if (!(*queue)->finished_and_drained()) {
+    // A step may be lost with the stream: the job cannot go on exactly.
+    (*run)->Abort(absl::UnavailableError(
+        absl::StrCat(request->node_id(), " closed its step stream before the job's end")));
+    return grpc::Status(grpc::StatusCode::CANCELLED, "step stream closed by the worker");
+  }
+  // Every step was sent. The stream stays open until the run ends, so the
+  // worker reads the run's outcome as the stream's status: OK only when the
+  // job succeeded, the failure otherwise (its calls in flight are then
+  // called off). A worker that closes the stream now loses nothing.
+  while (!context->IsCancelled()) {
+    if (std::optional<absl::Status> outcome = (*run)->AwaitEnd(poll)) {
+      return rpc::ToGrpcStatus(*outcome);
+    }
+  }
   return grpc::Status(grpc::StatusCode::CANCELLED, "step stream closed by the worker");
 }
 

@@ -2,18 +2,15 @@
 
 namespace herald::worker {
 
-StepStream::StepStream(grpc::ClientReader<proto::WorkerStep>* reader, std::function<void()> on_end,
-                       size_t ahead)
+StepStream::StepStream(grpc::ClientReader<proto::WorkerStep>* reader,
+                       std::function<void(const grpc::Status&)> on_end, size_t ahead)
     : reader_(reader),
       on_end_(std::move(on_end)),
       ahead_(ahead < 1 ? 1 : ahead),
       thread_([this] { Read(); }) {}
 
 StepStream::~StepStream() {
-  {
-    absl::MutexLock lock(&mu_);
-    ended_ = true;  // a Read() waiting for room gives up
-  }
+  Finish();
   thread_.join();
 }
 
@@ -21,21 +18,21 @@ void StepStream::Read() {
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
-      auto room = [this]()
-                      ABSL_SHARED_LOCKS_REQUIRED(mu_) { return ended_ || queue_.size() < ahead_; };
+      auto room = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return draining_ || queue_.size() < ahead_;
+      };
       mu_.Await(absl::Condition(&room));
-      if (ended_) return;
     }
     proto::WorkerStep step;
-    if (!reader_->Read(&step)) {
-      if (on_end_) on_end_();
-      absl::MutexLock lock(&mu_);
-      ended_ = true;
-      return;
-    }
+    if (!reader_->Read(&step)) break;
     absl::MutexLock lock(&mu_);
-    queue_.push_back(std::move(step));
+    if (!draining_) queue_.push_back(std::move(step));
   }
+  const grpc::Status status = reader_->Finish();
+  if (on_end_) on_end_(status);
+  absl::MutexLock lock(&mu_);
+  status_ = status;
+  ended_ = true;
 }
 
 bool StepStream::Next(proto::WorkerStep* out) {
@@ -51,6 +48,14 @@ bool StepStream::Next(proto::WorkerStep* out) {
 const proto::WorkerStep* StepStream::Peek() {
   absl::MutexLock lock(&mu_);
   return queue_.empty() ? nullptr : &queue_.front();
+}
+
+grpc::Status StepStream::Finish() {
+  absl::MutexLock lock(&mu_);
+  draining_ = true;
+  queue_.clear();
+  mu_.Await(absl::Condition(&ended_));
+  return status_;
 }
 
 }  // namespace herald::worker

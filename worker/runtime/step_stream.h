@@ -4,6 +4,12 @@
 // (the executor then starts its early fetches: StepExecutor::Run's `next`).
 // The scheduler's step queue already bounds how far ahead steps exist; this
 // holds at most `ahead` of them.
+//
+// The stream's end and its status: the reading thread finishes the call
+// (ClientReader::Finish) as soon as the stream ends, so its status is known
+// then, while steps it read ahead may still wait to be executed. OK means
+// the scheduler sent every step and the run ended well; any other status
+// means the run failed, was cancelled, or the stream broke.
 
 #include <cstddef>
 #include <deque>
@@ -19,31 +25,39 @@ namespace herald::worker {
 
 class StepStream {
  public:
-  // `reader` must outlive this object; the caller calls its Finish() after
-  // this object is destroyed (or after Next returned false). `on_end` runs
-  // on the reading thread when the stream ends (the scheduler ended it, or
-  // it was cancelled), possibly while a step still executes.
-  StepStream(grpc::ClientReader<proto::WorkerStep>* reader, std::function<void()> on_end,
-             size_t ahead = 2);
-  // Waits for the reading thread: cancel the stream's context first when
-  // stopping before its end.
+  // `reader` must outlive this object; this object finishes it (the caller
+  // never calls reader->Finish()). `on_end` runs once, on the reading
+  // thread, with the stream's final status when the stream ends, possibly
+  // while a step still executes: an OK status is a normal end, not a reason
+  // to stop work in flight.
+  StepStream(grpc::ClientReader<proto::WorkerStep>* reader,
+             std::function<void(const grpc::Status&)> on_end, size_t ahead = 2);
+  // Finish(), then joins the reading thread.
   ~StepStream();
 
-  // The next step, waiting for it; false once the stream ended.
+  // The next step, waiting for it; false once the stream ended and every
+  // step read was returned.
   bool Next(proto::WorkerStep* out);
   // The step after the one Next returned last, if it already arrived; null
   // otherwise (never waits). Valid until the next call of Next.
   const proto::WorkerStep* Peek();
+  // Waits for the stream's end and returns its status; steps not yet taken
+  // by Next are dropped, and later ones are read and dropped. REQUIRES: the
+  // stream ends by itself (the scheduler ends it), or the caller cancelled
+  // its context first.
+  grpc::Status Finish();
 
  private:
   void Read();
 
   grpc::ClientReader<proto::WorkerStep>* reader_;
-  const std::function<void()> on_end_;
+  const std::function<void(const grpc::Status&)> on_end_;
   const size_t ahead_;
   absl::Mutex mu_;
   std::deque<proto::WorkerStep> queue_ ABSL_GUARDED_BY(mu_);
-  bool ended_ ABSL_GUARDED_BY(mu_) = false;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;  // Finish() called: read, drop
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;     // the call finished
+  grpc::Status status_ ABSL_GUARDED_BY(mu_);    // its status, once ended_
   std::thread thread_;
 };
 

@@ -262,15 +262,19 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       workers_->WorkerSteps(&context, request);
   // Read ahead: the step after the current one, where it arrived already,
   // lets the executor start that step's early fetches now.
-  // When the stream ends (the job failed or was cancelled there), PS calls
-  // still waiting are called off: over shared memory a dead shard would
-  // otherwise hold this worker until a call's deadline.
+  // Work in flight is called off only when the job cannot go on: the
+  // stream ended with an error (the job failed or was cancelled there, or
+  // the scheduler is gone; over shared memory a dead shard would otherwise
+  // hold this worker until a call's deadline), this worker's step failed, or
+  // the worker shuts down. A stream that ends OK has delivered every step,
+  // and the steps read ahead still run.
   auto call_off = [ps = ps->get(), exchanger = replica.exchanger.get()](const std::string& why) {
     ps->Cancel(why);
     if (exchanger != nullptr) exchanger->Cancel(why);
   };
-  std::optional<StepStream> steps(std::in_place, reader.get(), [call_off] {
-    call_off("the scheduler ended this job's step stream");
+  std::optional<StepStream> steps(std::in_place, reader.get(), [call_off](const grpc::Status& end) {
+    if (end.ok()) return;
+    call_off(absl::StrCat("the scheduler ended this job's step stream: ", end.error_message()));
   });
   std::optional<plan::Step> ahead;  // the next step, decoded already
   HeldOutScorer scorer(spec, join.job_id(), ps->get(), replica.model.get(), replica.device.get());
@@ -390,11 +394,9 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   }
   if (abandoned) {
     // Calls still in flight (an early fetch waiting for a commit that will
-    // not come, an exchange with a peer that moved on) end now: the
-    // stream's end callback may not run when its reader is stopped first.
+    // not come, an exchange with a peer that moved on) end now.
     call_off("this worker shut down");
-    steps.reset();  // the stream was cancelled: its reader has stopped
-    reader->Finish();
+    steps.reset();  // the stream was cancelled (Abandon): this finishes it
     return absl::CancelledError(absl::StrCat("the worker shut down before iteration ", iteration));
   }
   if (!outcome.ok()) {
@@ -403,19 +405,20 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     call_off("this worker's step failed");
     context.TryCancel();
     steps.reset();
-    reader->Finish();
     return outcome;
   }
   if (stop_after_step || stopping()) context.TryCancel();
+  const absl::Status stream = rpc::FromGrpcStatus(steps->Finish());
   steps.reset();
   if (last) {
-    // The scheduler ended the stream after the last step and evaluation.
-    const absl::Status stream = rpc::FromGrpcStatus(reader->Finish());
-    if (!stream.ok())
+    // The scheduler ends the stream when the run ends: an error here is the
+    // job's failure after this worker's last step (another worker's, or a
+    // check of the final model), not this worker's.
+    if (!stream.ok() && !stopping()) {
       HLOG_WARN("job {}: step stream after the last step: {}", join.job_id(), stream.ToString());
+    }
     return absl::OkStatus();
   }
-  const absl::Status stream = rpc::FromGrpcStatus(reader->Finish());
   // The scheduler ended the stream: the job failed or was cancelled there.
   return stream.ok() ? absl::InternalError("the step stream ended before the last step") : stream;
 }
