@@ -82,6 +82,9 @@ proto::JobSpec Spec(proto::PolicyKind policy, uint32_t workers) {
 }
 
 using testing::ReferenceModel;
+
+// The recovery tests' bound against the reference (ExpectRecoveredToUninterrupted).
+constexpr double kRecoveryReferenceError = 3e-4;
 using testing::TrainReference;
 
 // Two exports (and their jobs' losses) are the same bits.
@@ -240,7 +243,13 @@ class ExactnessCluster : public ::testing::Test {
   // its planner was loaded from the checkpoint (or replayed to it) and the
   // caches refilled
   // (scheduler/planner/cache_refill.h). Both equal the reference within
-  // float rounding (1e-4 over these longer jobs).
+  // float rounding: kRecoveryReferenceError over these longer jobs, whose
+  // per-table error depends on the GEMM kernels (batch 16 split over 2
+  // workers against one batch of 16): under 1e-4 on the AMD EPYC machines
+  // of earlier sessions, 1.37e-4 (table 11 of the 60-iteration job) with an
+  // AVX-512 Intel Xeon's OpenBLAS kernels, 1.85e-4 with GPU workers on an
+  // H200. The bits-equal check
+  // against the uninterrupted run below is the exact one.
   void ExpectRecoveredToUninterrupted(const std::string& job, const proto::JobSpec& spec,
                                       const ReferenceModel& ref, uint64_t iterations) {
     auto recovered_status = cluster_->Status(job, /*include_losses=*/false);
@@ -253,7 +262,8 @@ class ExactnessCluster : public ::testing::Test {
     const std::string dir = absl::StrCat(cluster_->dir(), "/export-", job);
     auto exported = cluster_->Export(job, dir);
     ASSERT_TRUE(exported.ok()) << exported.status();
-    testing::ExpectExportEqualsReference(dir, ref, iterations, /*warm_started=*/false, 1e-4);
+    testing::ExpectExportEqualsReference(dir, ref, iterations, /*warm_started=*/false,
+                                         kRecoveryReferenceError);
     proto::JobSpec uninterrupted_spec = spec;
     uninterrupted_spec.mutable_checkpoint()->set_dir(spec.checkpoint().dir() + "-uninterrupted");
     proto::JobStatus uninterrupted;
