@@ -6,6 +6,7 @@
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
 #include "common/status.h"
+#include "common/version.h"
 
 namespace herald::cluster {
 
@@ -18,6 +19,8 @@ absl::StatusOr<std::unique_ptr<NodeMembership>> NodeMembership::Start(Membership
   }
   HERALD_ASSIGN_OR_RETURN(auto channel,
                           rpc::MakeChannel(options.scheduler_address, options.channel));
+  options.registration.set_wire_version(kWireVersion);
+  options.registration.set_version(absl::StrCat(Version(), " (commit ", Commit(), ")"));
   std::unique_ptr<NodeMembership> m(new NodeMembership(std::move(options), std::move(channel)));
   m->thread_ = std::thread([p = m.get()] { p->Run(); });
   return m;
@@ -46,10 +49,26 @@ bool NodeMembership::TryRegister() {
   absl::MutexLock lock(&mu_);
   if (!s.ok()) {
     if (s.code() != last_error_.code() || s.message() != last_error_.message()) {
-      HLOG_WARN("registering with the scheduler at {}: {}", options_.scheduler_address,
-                s.ToString());
+      if (absl::IsFailedPrecondition(s)) {  // a refusal (another release): no retry helps
+        HLOG_ERROR("registering with the scheduler at {}: {}", options_.scheduler_address,
+                   s.ToString());
+      } else {
+        HLOG_WARN("registering with the scheduler at {}: {}", options_.scheduler_address,
+                  s.ToString());
+      }
     }
     last_error_ = s;
+    return false;
+  }
+  if (!SpeaksWireVersion(response.wire_version())) {
+    const absl::Status refused = absl::FailedPreconditionError(
+        absl::StrCat("the scheduler at ", options_.scheduler_address, " is herald ",
+                     response.version().empty() ? "older than 0.29.0" : response.version(),
+                     " speaking wire version ", response.wire_version(), "; this node is herald ",
+                     Version(), " (commit ", Commit(), ") speaking wire version ", kWireVersion,
+                     ": run one release on every node of the cluster"));
+    if (refused.message() != last_error_.message()) HLOG_ERROR("{}", refused.ToString());
+    last_error_ = refused;
     return false;
   }
   HLOG_INFO("registered with the scheduler at {} as {} (rank {})", options_.scheduler_address,

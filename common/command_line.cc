@@ -1,10 +1,18 @@
 #include "common/command_line.h"
 
 #include "absl/flags/parse.h"
+#include "absl/flags/usage_config.h"
+#include "common/version.h"
 
 namespace herald {
 
 std::vector<std::string> ParseCommandLine(int argc, char** argv) {
+  // --version prints the version, the commit and the wire version.
+  std::string program = argc > 0 ? argv[0] : "herald";
+  program = program.substr(program.rfind('/') + 1);
+  absl::FlagsUsageConfig usage;
+  usage.version_string = [program] { return VersionLine(program) + "\n"; };
+  absl::SetFlagsUsageConfig(usage);
   std::vector<std::string> renamed(argv, argv + argc);
   for (size_t i = 1; i < renamed.size(); ++i) {
     std::string& a = renamed[i];

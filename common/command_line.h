@@ -7,8 +7,9 @@
 
 namespace herald {
 
-// Parses the flags (exits on an unknown flag or --help, like absl) and
-// returns the positional arguments, without the program name.
+// Parses the flags (exits on an unknown flag or --help, like absl; prints
+// VersionLine and exits 0 on --version) and returns the positional
+// arguments, without the program name.
 std::vector<std::string> ParseCommandLine(int argc, char** argv);
 
 }  // namespace herald

@@ -25,6 +25,9 @@ PACKAGES=(
   clang-format
   # Deployment checks (systemd-analyze verify).
   systemd
+  # Release artefacts (deploy/package/: dpkg-shlibdeps derives the .deb's
+  # Depends) and their test (tests/package_test.sh: a minimal Debian root).
+  dpkg-dev debootstrap
   # Test certificates for the TLS tests (tests/harness/test_certs).
   openssl
   # The emulated multi-host lab (deploy/lab/lab.sh): namespaces, tc, link probe.

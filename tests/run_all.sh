@@ -3,7 +3,8 @@
 # target and runs every test. Where nvcc exists (/usr/local/cuda) the CUDA
 # targets are compiled too (--config=cuda); GPU tests skip visibly without a
 # device. The format check (tools/check_format.sh) runs first and counts as
-# one test. Ends with a line "N passed, N failed, N skipped".
+# one test; the release artefacts' test (tests/package_test.sh) runs last
+# and counts as one. Ends with a line "N passed, N failed, N skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,10 +43,29 @@ if [ -d "$testlogs" ]; then
              grep -vE '/run_[0-9]+_of_[0-9]+/test\.log$' | sort)
 fi
 
+# The release artefacts (tests/package_test.sh): built with -c opt by
+# deploy/package/build.sh, so outside `bazel test`; one test, skipped
+# (exit 77) where no minimal Debian root can be made.
+package_status=0
+package_log=$(mktemp)
+bash tests/package_test.sh >"$package_log" 2>&1 || package_status=$?
+case $package_status in
+  0) echo "run_all: tests/package_test.sh PASSED" ;;
+  77) echo "run_all: tests/package_test.sh $(grep -h 'SKIPPED (no debootstrap)' "$package_log" | head -1)" ;;
+  *) echo "run_all: tests/package_test.sh FAILED (exit $package_status):"
+     tail -40 "$package_log" | sed 's/^/  /' ;;
+esac
+rm -f "$package_log"
+
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
 passed=$((passed - skipped))
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log" || true)
 rm -f "$log"
+case $package_status in
+  0) passed=$((passed + 1)) ;;
+  77) skipped=$((skipped + 1)) ;;
+  *) failed=$((failed + 1)); [ "$status" -ne 0 ] || status=1 ;;
+esac
 if [ "$format_failed" -eq 1 ]; then
   failed=$((failed + 1))
   [ "$status" -ne 0 ] || status=1

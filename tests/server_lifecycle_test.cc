@@ -1,5 +1,6 @@
 #include <signal.h>
 
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -104,6 +105,30 @@ TEST_P(ServerLifecycle, BadFlagIsAUsageError) {
   ASSERT_TRUE(code.ok());
   EXPECT_EQ(*code, 2);
   EXPECT_NE((*child)->LogTail().find("unknown log level 'loud'"), std::string::npos);
+}
+
+// --version prints the binary's name, the release (the VERSION file), the
+// commit and the wire version, and exits 0 without starting anything.
+TEST(EveryBinary, PrintsItsVersionCommitAndWireVersion) {
+  std::ifstream file(RunfilePath("VERSION"));
+  std::string version;
+  file >> version;
+  ASSERT_FALSE(version.empty());
+  const std::string dir = MakeTestDir("version");
+  int i = 0;
+  for (const char* binary : {"ps_server/herald_ps", "worker/herald_worker",
+                             "scheduler/herald_scheduler", "cli/heraldctl", "tools/model_reader"}) {
+    auto child =
+        ChildProcess::Start(RunfilePath(binary), {"--version"}, dir + "/log" + std::to_string(i++));
+    ASSERT_TRUE(child.ok()) << child.status();
+    auto code = (*child)->WaitForExit(20000);
+    ASSERT_TRUE(code.ok());
+    EXPECT_EQ(*code, 0) << binary;
+    const std::string name = std::string(binary).substr(std::string(binary).rfind('/') + 1);
+    const std::string out = (*child)->LogTail();
+    EXPECT_NE(out.find(name + " " + version + " (commit "), std::string::npos) << out;
+    EXPECT_NE(out.find(", wire version "), std::string::npos) << out;
+  }
 }
 
 TEST(WorkerProcess, NeedsASchedulerAndRefusesAMissingDevice) {

@@ -13,16 +13,19 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
+#include "common/command_line.h"
 #include "tools/model_reader.h"
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
+  const std::vector<std::string> args = herald::ParseCommandLine(argc, argv);
+  if (args.size() != 2) {
     std::fprintf(stderr, "usage: model_diff DIR_A DIR_B\n");
     return 2;
   }
-  auto a = herald::tools::ReadModelExport(argv[1]);
-  auto b = herald::tools::ReadModelExport(argv[2]);
+  auto a = herald::tools::ReadModelExport(args[0]);
+  auto b = herald::tools::ReadModelExport(args[1]);
   for (const auto* m : {&a, &b}) {
     if (!m->ok()) {
       std::fprintf(stderr, "model_diff: %s\n", std::string(m->status().message()).c_str());

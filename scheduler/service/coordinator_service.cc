@@ -6,6 +6,7 @@
 #include "common/logging.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
+#include "common/version.h"
 
 namespace herald::scheduler {
 
@@ -23,12 +24,28 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* context,
                                           const proto::RegisterRequest* request,
                                           proto::RegisterResponse* response) {
   if (auto s = rpc::CheckToken(context, token_, "Register"); !s.ok()) return s;
+  if (!SpeaksWireVersion(request->wire_version())) {
+    const std::string refused = absl::StrCat(
+        request->role() == proto::NODE_ROLE_PS ? "herald_ps" : "herald_worker", " at ",
+        request->address(), " is herald ",
+        request->version().empty() ? "older than 0.29.0" : request->version(),
+        " speaking wire version ", request->wire_version(), "; this scheduler is herald ",
+        Version(), " (commit ", Commit(), ") speaking wire version ", kWireVersion,
+        ": run one release on every node of the cluster");
+    {
+      absl::MutexLock lock(&refused_mu_);
+      if (refused_.insert(request->address()).second) HLOG_ERROR("refused {}", refused);
+    }
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, refused);
+  }
   absl::StatusOr<NodeInfo> node = registry_->Register(*request);
   if (!node.ok()) return rpc::ToGrpcStatus(node.status());
   HLOG_INFO("registered {} at {} (rank {})", node->node_id, request->address(), node->rank);
   response->set_node_id(node->node_id);
   response->set_rank(node->rank);
   response->set_heartbeat_interval_ms(heartbeat_interval_ms_);
+  response->set_wire_version(kWireVersion);
+  response->set_version(absl::StrCat(Version(), " (commit ", Commit(), ")"));
   return grpc::Status::OK;
 }
 

@@ -1,8 +1,13 @@
 #pragma once
 // gRPC Coordinator: registration, heartbeats and the rendezvous store.
+// Registration refuses a node whose wire version this build cannot speak
+// (FAILED_PRECONDITION naming both builds' versions; logged once per
+// address). Thread-safe.
 
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
 #include "proto/scheduler.grpc.pb.h"
 #include "scheduler/service/kv_rendezvous.h"
 #include "scheduler/service/node_registry.h"
@@ -29,6 +34,8 @@ class CoordinatorService final : public proto::Coordinator::Service {
   KvRendezvous* rendezvous_;
   const std::string token_;
   const uint32_t heartbeat_interval_ms_;
+  absl::Mutex refused_mu_;
+  absl::flat_hash_set<std::string> refused_ ABSL_GUARDED_BY(refused_mu_);  // addresses logged
 };
 
 }  // namespace herald::scheduler

@@ -16,6 +16,7 @@
 #include "cluster/dense_upload.h"
 #include "common/rpc/channel.h"
 #include "common/rpc/server.h"
+#include "common/version.h"
 #include "gtest/gtest.h"
 #include "plan/step_codec.h"
 #include "ps_server/checkpoint/manifest.h"
@@ -97,6 +98,7 @@ class SchedulerServiceTest : public ::testing::Test {
     request.set_role(role);
     request.set_address(address);
     request.set_requested_rank(-1);
+    request.set_wire_version(kWireVersion);
     proto::RegisterResponse response;
     EXPECT_TRUE(coordinator_stub_->Register(&context, request, &response).ok());
     return response.node_id();
@@ -264,6 +266,42 @@ class SchedulerServiceTest : public ::testing::Test {
   absl::Mutex pace_mu_;
   uint64_t iterations_done_[2] ABSL_GUARDED_BY(pace_mu_) = {0, 0};
 };
+
+// A node of another release is refused with both releases named; one of
+// this release learns the scheduler's.
+TEST_F(SchedulerServiceTest, ANodeSpeakingAnotherWireVersionIsRefusedNamingBothVersions) {
+  for (const uint32_t wire : {0u, kWireVersion + 1}) {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 5000);
+    proto::RegisterRequest request;
+    request.set_role(proto::NODE_ROLE_WORKER);
+    request.set_address("127.0.0.1:1");
+    request.set_wire_version(wire);
+    if (wire != 0) request.set_version("9.9.9 (commit future)");
+    proto::RegisterResponse response;
+    const grpc::Status s = coordinator_stub_->Register(&context, request, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(s.error_message().find(absl::StrCat("wire version ", wire)), std::string::npos)
+        << s.error_message();
+    EXPECT_NE(s.error_message().find(wire == 0 ? "older than 0.29.0" : "9.9.9 (commit future)"),
+              std::string::npos)
+        << s.error_message();
+    EXPECT_NE(s.error_message().find(absl::StrCat("this scheduler is herald ", Version())),
+              std::string::npos)
+        << s.error_message();
+  }
+  grpc::ClientContext context;
+  rpc::SetDeadline(&context, 5000);
+  proto::RegisterRequest request;
+  request.set_role(proto::NODE_ROLE_WORKER);
+  request.set_address("127.0.0.1:2");
+  request.set_requested_rank(-1);
+  request.set_wire_version(kWireVersion);
+  proto::RegisterResponse response;
+  ASSERT_TRUE(coordinator_stub_->Register(&context, request, &response).ok());
+  EXPECT_EQ(response.wire_version(), kWireVersion);
+  EXPECT_NE(response.version().find(Version()), std::string::npos);
+}
 
 TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds) {
   const std::string job = Submit(Spec(10));

@@ -1,0 +1,32 @@
+#pragma once
+// Herald's version, the commit it was built from, and the wire version of
+// the protocol between its processes.
+//
+// The version is the VERSION file at the repository's root; the commit is
+// stamped by the build (`--define=herald_commit=...`, which
+// deploy/package/build.sh passes; "unknown" otherwise).
+
+#include <cstdint>
+#include <string>
+
+namespace herald {
+
+// The protocol generation this build speaks between its processes (gRPC
+// services, UCX messages, step encoding). It changes when a change to
+// proto/ or to a wire format makes two builds unable to work together; a
+// scheduler refuses a node that speaks another (RegisterRequest).
+inline constexpr uint32_t kWireVersion = 1;
+
+// "0.29.0".
+const char* Version();
+// The commit, e.g. "1a2b3c4d5e6f" or "1a2b3c4d5e6f-dirty"; "unknown" when
+// the build was not stamped.
+const char* Commit();
+// What `--version` prints: "PROGRAM 0.29.0 (commit C, wire version 1)".
+std::string VersionLine(const std::string& program);
+
+// Whether a peer reporting `wire_version` (0: a build before wire versions
+// existed) can work with this build.
+inline bool SpeaksWireVersion(uint32_t wire_version) { return wire_version == kWireVersion; }
+
+}  // namespace herald

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Trains the quickstart job (deploy/examples/wide_and_deep.txt on generated
+# data, 2 PS shards, 2 CPU workers, a token) with the binaries of one
+# installation only, then exports and evaluates the model. Used by
+# tests/package_test.sh for the unpacked bundle and inside the root the
+# .deb was installed into; it needs bash and coreutils, nothing built.
+#
+#   train_quickstart.sh BIN_DIR EXAMPLES_DIR WORK_DIR [ROWS]
+#
+# BIN_DIR holds herald_scheduler, herald_ps, herald_worker, heraldctl and
+# model_reader. Exit 0 when the job succeeded and its export reads back.
+set -euo pipefail
+bin=$1 examples=$2 work=$3 rows=${4:-20000}
+mkdir -p "$work"
+pids=()
+stop() {
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+}
+trap stop EXIT
+fail() {
+  echo "train_quickstart: $*" >&2
+  for log in "$work"/*.log; do echo "--- $log" >&2; tail -15 "$log" >&2; done
+  exit 1
+}
+wait_for() {  # file what
+  for _ in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done
+  fail "$2 did not start"
+}
+
+"$bin/heraldctl" --version
+"$bin/heraldctl" gen-data --rows "$rows" --seed 1 --cardinality_scale 0.01 \
+  --correlation entities --format bin --out "$work/data.bin" >/dev/null
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"
+auth=(--token-file "$work/token")
+setsid "$bin/herald_scheduler" --listen 127.0.0.1:0 --port-file "$work/scheduler.port" \
+  "${auth[@]}" > "$work/scheduler.log" 2>&1 < /dev/null &
+pids+=($!)
+wait_for "$work/scheduler.port" scheduler
+scheduler=127.0.0.1:$(cat "$work/scheduler.port")
+for shard in 0 1; do
+  setsid "$bin/herald_ps" --listen 127.0.0.1:0 --shard "$shard" --scheduler "$scheduler" \
+    "${auth[@]}" > "$work/ps$shard.log" 2>&1 < /dev/null &
+  pids+=($!)
+done
+for w in 0 1; do
+  setsid "$bin/herald_worker" --scheduler "$scheduler" --device cpu --listen 127.0.0.1:0 \
+    "${auth[@]}" > "$work/worker$w.log" 2>&1 < /dev/null &
+  pids+=($!)
+done
+ctl=("$bin/heraldctl" --scheduler "$scheduler" "${auth[@]}")
+for _ in $(seq 1 300); do
+  [ "$("${ctl[@]}" nodes 2>/dev/null | grep -c ' alive$')" -ge 4 ] && break
+  sleep 0.1
+done
+[ "$("${ctl[@]}" nodes | grep -c ' alive$')" -ge 4 ] || fail "not every node registered"
+sed -e "s|^  paths: .*|  paths: \"$work/data.bin\"|" -e "s|^checkpoint .*||" \
+  "$examples/wide_and_deep.txt" > "$work/job.txt"
+job=$("${ctl[@]}" submit "$work/job.txt") || fail "submit"
+"${ctl[@]}" watch "$job" > "$work/watch.txt" 2>&1 || fail "the job did not succeed: $(tail -1 "$work/watch.txt")"
+tail -1 "$work/watch.txt"
+"${ctl[@]}" export "$job" --out "$work/model" > /dev/null || fail "export"
+"$bin/model_reader" "$work/model" | head -1
+"${ctl[@]}" evaluate --model "$work/model" || fail "evaluate"
+echo "train_quickstart: the quickstart job trained, exported and evaluated"
