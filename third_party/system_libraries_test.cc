@@ -4,7 +4,9 @@
 
 #include <cblas.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -30,6 +32,12 @@ TEST(Gloo, RingAllreduceOverLoopbackTcp) {
   const int size = 2;
   gloo::rendezvous::HashStore store;
   std::vector<std::vector<float>> data = {{1, 2, 3}, {10, 20, 30}};
+  // A rank that tears its pairs down while the other still reads from them
+  // makes Gloo throw "Connection closed by peer": each keeps its context
+  // until both have finished the all-reduce.
+  std::mutex mu;
+  std::condition_variable all_done;
+  int done = 0;
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < size; ++rank) {
     ranks.emplace_back([&, rank] {
@@ -41,6 +49,10 @@ TEST(Gloo, RingAllreduceOverLoopbackTcp) {
       std::vector<float*> ptrs = {data[rank].data()};
       gloo::AllreduceRing<float> allreduce(context, ptrs, static_cast<int>(data[rank].size()));
       allreduce.run();
+      std::unique_lock<std::mutex> lock(mu);
+      ++done;
+      all_done.notify_all();
+      all_done.wait(lock, [&] { return done == size; });
     });
   }
   for (auto& t : ranks) t.join();
