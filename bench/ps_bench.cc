@@ -30,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/rpc/server.h"
+#include "ps_server/client/in_process_ps_cluster.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"

@@ -12,6 +12,7 @@
 #include "common/rpc/channel.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
+#include "common/tunables.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
@@ -19,9 +20,6 @@
 
 namespace herald::cli {
 namespace {
-
-constexpr int64_t kCallTimeoutMs = 30000;
-constexpr int64_t kExportTimeoutMs = 3600 * 1000;  // writes every embedding row
 
 int Fail(const std::string& what, const absl::Status& s) {
   std::fprintf(stderr, "heraldctl: %s: %s\n", what.c_str(), s.ToString().c_str());
@@ -147,7 +145,8 @@ int RunSubmit(const SchedulerConnection& c, const std::string& spec_path,
         std::filesystem::absolute(resume).lexically_normal().string());
   }
   proto::SubmitJobResponse response;
-  absl::Status s = Call(c, kCallTimeoutMs, &proto::JobService::Stub::SubmitJob, request, &response);
+  absl::Status s = Call(c, tunables::kCliCallDeadlineMs, &proto::JobService::Stub::SubmitJob,
+                        request, &response);
   if (!s.ok()) return Fail("submit", s);
   std::printf("%s\n", response.job_id().c_str());
   return 0;
@@ -219,8 +218,8 @@ int RunStatus(const SchedulerConnection& c, const std::string& job_id, StatusFor
   request.set_job_id(job_id);
   request.set_include_history(history);
   proto::JobStatusResponse response;
-  absl::Status s =
-      Call(c, kCallTimeoutMs, &proto::JobService::Stub::GetJobStatus, request, &response);
+  absl::Status s = Call(c, tunables::kCliCallDeadlineMs, &proto::JobService::Stub::GetJobStatus,
+                        request, &response);
   if (!s.ok()) return Fail("status", s);
   if (format == StatusFormat::kJson) {
     std::printf("%s\n", Json(response).c_str());
@@ -255,7 +254,8 @@ int RunCancel(const SchedulerConnection& c, const std::string& job_id) {
   proto::CancelJobRequest request;
   request.set_job_id(job_id);
   proto::CancelJobResponse response;
-  absl::Status s = Call(c, kCallTimeoutMs, &proto::JobService::Stub::CancelJob, request, &response);
+  absl::Status s = Call(c, tunables::kCliCallDeadlineMs, &proto::JobService::Stub::CancelJob,
+                        request, &response);
   return s.ok() ? 0 : Fail("cancel", s);
 }
 
@@ -267,8 +267,8 @@ int RunExport(const SchedulerConnection& c, const std::string& job_id, const std
   // The scheduler and the PS shards write it: they need an absolute path.
   request.set_out_dir(std::filesystem::absolute(out_dir).lexically_normal().string());
   proto::ExportJobResponse response;
-  absl::Status s =
-      Call(c, kExportTimeoutMs, &proto::JobService::Stub::ExportJob, request, &response);
+  absl::Status s = Call(c, tunables::kCliExportDeadlineMs, &proto::JobService::Stub::ExportJob,
+                        request, &response);
   if (!s.ok()) return Fail("export", s);
   if (json) {
     std::printf("%s\n", Json(response).c_str());
@@ -283,7 +283,7 @@ int RunExport(const SchedulerConnection& c, const std::string& job_id, const std
 
 int RunNodes(const SchedulerConnection& c, bool json) {
   proto::ListNodesResponse response;
-  absl::Status s = Call(c, kCallTimeoutMs, &proto::JobService::Stub::ListNodes,
+  absl::Status s = Call(c, tunables::kCliCallDeadlineMs, &proto::JobService::Stub::ListNodes,
                         proto::ListNodesRequest(), &response);
   if (!s.ok()) return Fail("nodes", s);
   if (json) {

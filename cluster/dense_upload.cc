@@ -6,18 +6,17 @@
 #include "common/rpc/channel.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
+#include "common/tunables.h"
 
 namespace herald::cluster {
 namespace {
-
-constexpr int64_t kUploadTimeoutMs = 120000;
 
 // Streams `values` with every chunk a copy of `header` plus its slice.
 absl::Status Upload(proto::WorkerService::Stub* stub, const std::string& token,
                     proto::DenseChunk header, const std::vector<float>& values,
                     size_t chunk_floats) {
   grpc::ClientContext context;
-  rpc::SetDeadline(&context, kUploadTimeoutMs);
+  rpc::SetDeadline(&context, tunables::kDenseUploadDeadlineMs);
   rpc::AttachToken(&context, token);
   proto::UploadDenseResponse response;
   std::unique_ptr<grpc::ClientWriter<proto::DenseChunk>> writer =

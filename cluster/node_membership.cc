@@ -6,11 +6,10 @@
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
 #include "common/status.h"
+#include "common/tunables.h"
 #include "common/version.h"
 
 namespace herald::cluster {
-
-constexpr int64_t kCallTimeoutMs = 5000;
 
 absl::StatusOr<std::unique_ptr<NodeMembership>> NodeMembership::Start(MembershipOptions options) {
   if (options.scheduler_address.find(':') == std::string::npos) {
@@ -41,7 +40,7 @@ NodeMembership::~NodeMembership() {
 
 bool NodeMembership::TryRegister() {
   grpc::ClientContext context;
-  rpc::SetDeadline(&context, kCallTimeoutMs);
+  rpc::SetDeadline(&context, tunables::kMembershipCallDeadlineMs);
   rpc::AttachToken(&context, options_.token);
   proto::RegisterResponse response;
   const absl::Status s =
@@ -81,7 +80,7 @@ bool NodeMembership::TryRegister() {
 
 bool NodeMembership::Heartbeat() {
   grpc::ClientContext context;
-  rpc::SetDeadline(&context, kCallTimeoutMs);
+  rpc::SetDeadline(&context, tunables::kMembershipCallDeadlineMs);
   rpc::AttachToken(&context, options_.token);
   proto::HeartbeatRequest request;
   request.set_node_id(node_id());

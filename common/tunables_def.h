@@ -17,6 +17,21 @@ HERALD_TUNABLE(int64_t, kMaxMessageBytes, 256 << 20,
 HERALD_TUNABLE(int64_t, kMaxRequestBytes, 64 << 20,
                "a PS data request, or a fetch's answer at 1 KiB per row, larger than this is "
                "split; a quarter of kMaxMessageBytes, so rows up to 4 KiB still fit")
+HERALD_TUNABLE(int64_t, kReportDeadlineMs, 10000,
+               "deadline of a worker's call to the scheduler during a job: a step report, an "
+               "evaluation's predictions, an error report, a rendezvous key set")
+HERALD_TUNABLE(int64_t, kRendezvousGetMarginMs, 5000,
+               "a worker's rendezvous get may take this much longer than the wait it asks the "
+               "scheduler for")
+HERALD_TUNABLE(int64_t, kMaxRendezvousWaitMs, 120000,
+               "longest the scheduler holds a rendezvous get waiting for its keys")
+HERALD_TUNABLE(int64_t, kDenseUploadDeadlineMs, 120000,
+               "deadline of rank 0's upload of the dense parameters (a checkpoint's or the "
+               "final model's) to the scheduler")
+HERALD_TUNABLE(int64_t, kCliCallDeadlineMs, 30000,
+               "deadline of a heraldctl call to the scheduler (submit, status, cancel, nodes)")
+HERALD_TUNABLE(int64_t, kCliExportDeadlineMs, 3600000,
+               "deadline of heraldctl export, which writes every embedding row")
 HERALD_TUNABLE(int64_t, kUcxBufferPoolBytes, 256 << 20,
                "UCX message buffers of 64 KiB and more kept for reuse per process (requests, "
                "fetch replies, row exchanges); beyond it a returned buffer is freed")
@@ -29,6 +44,8 @@ HERALD_TUNABLE(int64_t, kLivenessTimeoutMs, 10000,
                "lower detects failures sooner, higher tolerates pauses")
 HERALD_TUNABLE(int64_t, kRegisterRetryMs, 1000,
                "wait between failed registrations with an unreachable scheduler")
+HERALD_TUNABLE(int64_t, kMembershipCallDeadlineMs, 5000,
+               "deadline of a node's registration or heartbeat call to the scheduler")
 
 // ---------------------------------------------------------------- scheduler
 HERALD_TUNABLE(int64_t, kStepQueueCapacity, 4,

@@ -4,6 +4,7 @@
 #include "common/rng.h"
 #include "common/status.h"
 #include "plan/step_codec.h"
+#include "ps_server/client/in_process_ps_cluster.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/planner/planner.h"
 #include "scheduler/planner/step_builder.h"

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ps_server/checkpoint/manifest.h"
+#include "ps_server/client/in_process_ps_cluster.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "ps_server/client/testing/ps_scenario.h"
 #include "tests/harness/process.h"

@@ -5,7 +5,8 @@
 // the shards in parallel, and the answers put back in the caller's order.
 //
 // Implementations: MakeGrpcPsClient (real herald_ps processes) and
-// InProcessPsCluster (the same server code in this process, for tests).
+// InProcessPsCluster (in_process_ps_cluster.h: the same server code in this
+// process, for tests).
 // Thread-safe.
 
 #include <cstdint>

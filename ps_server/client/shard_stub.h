@@ -1,7 +1,8 @@
 #pragma once
 // The calls of one parameter-server shard, as the client sees them: over
 // gRPC (GrpcShardStub), with the data calls over UCX (UcxShardStub), or
-// straight into a PsCore (InProcessShardStub). The data calls take the
+// straight into a PsCore (InProcessShardStub, in_process_ps_cluster.h,
+// tests only). The data calls take the
 // shard's own request spans (ps_server/shard/shard_requests.h), so each
 // transport encodes the caller's arrays once.
 
@@ -19,8 +20,6 @@
 #include "ps_server/shard/shard_requests.h"
 
 namespace herald::ps {
-
-class PsCore;
 
 // A fetch's answer read where it arrived: block b (request order) has
 // `count` rows of `row_floats` floats and `count` versions, as raw bytes
@@ -94,8 +93,5 @@ class ShardStub {
   // (UCX); others finish at their deadline.
   virtual void Cancel(const std::string& why) {}
 };
-
-// Not owned: `core` must outlive the stub.
-std::unique_ptr<ShardStub> MakeInProcessShardStub(PsCore* core, std::string name);
 
 }  // namespace herald::ps

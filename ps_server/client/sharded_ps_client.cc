@@ -651,14 +651,4 @@ absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(
   return std::unique_ptr<PsClient>(new ShardedPsClient(std::move(stubs), options));
 }
 
-InProcessPsCluster::InProcessPsCluster(uint32_t num_shards, PsCoreOptions core_options,
-                                       PsClientOptions client_options) {
-  std::vector<std::unique_ptr<ShardStub>> stubs;
-  for (uint32_t s = 0; s < num_shards; ++s) {
-    cores_.push_back(std::make_unique<PsCore>(core_options));
-    stubs.push_back(MakeInProcessShardStub(cores_.back().get(), absl::StrCat("in-process ", s)));
-  }
-  client_ = std::make_unique<ShardedPsClient>(std::move(stubs), client_options);
-}
-
 }  // namespace herald::ps

@@ -15,7 +15,6 @@
 #include "common/tunables.h"
 #include "ps_server/client/ps_client.h"
 #include "ps_server/client/shard_stub.h"
-#include "ps_server/service/ps_core.h"
 
 namespace herald::ps {
 
@@ -117,19 +116,5 @@ class ShardedPsClient final : public PsClient {
 // count), UCX's (Unavailable, Unauthenticated naming the shard).
 absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(
     const std::vector<std::string>& addresses, const PsClientOptions& options = {});
-
-// `num_shards` PsCores in this process behind a ShardedPsClient: the real
-// server code without sockets, for tests of the worker and the scheduler.
-class InProcessPsCluster {
- public:
-  explicit InProcessPsCluster(uint32_t num_shards, PsCoreOptions core_options = {},
-                              PsClientOptions client_options = {});
-  PsClient& client() { return *client_; }
-  PsCore& core(uint32_t shard) { return *cores_[shard]; }
-
- private:
-  std::vector<std::unique_ptr<PsCore>> cores_;
-  std::unique_ptr<PsClient> client_;
-};
 
 }  // namespace herald::ps

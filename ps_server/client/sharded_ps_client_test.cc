@@ -2,6 +2,7 @@
 
 #include "common/data/test_util.h"
 #include "gtest/gtest.h"
+#include "ps_server/client/in_process_ps_cluster.h"
 #include "ps_server/client/testing/ps_scenario.h"
 
 namespace herald::ps {

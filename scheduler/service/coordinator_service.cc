@@ -6,12 +6,10 @@
 #include "common/logging.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
+#include "common/tunables.h"
 #include "common/version.h"
 
 namespace herald::scheduler {
-
-// A KvGet never blocks an RPC thread longer than this.
-constexpr uint32_t kMaxKvWaitMs = 120000;
 
 CoordinatorService::CoordinatorService(NodeRegistry* registry, KvRendezvous* rendezvous,
                                        std::string token, uint32_t heartbeat_interval_ms)
@@ -70,7 +68,8 @@ grpc::Status CoordinatorService::KvGet(grpc::ServerContext* context,
   std::vector<std::string> keys(request->keys().begin(), request->keys().end());
   // Wait in slices so a shutting-down server (which cancels calls) is not held.
   const absl::Time deadline =
-      absl::Now() + absl::Milliseconds(std::min(request->wait_ms(), kMaxKvWaitMs));
+      absl::Now() +
+      absl::Milliseconds(std::min<int64_t>(request->wait_ms(), tunables::kMaxRendezvousWaitMs));
   absl::StatusOr<std::vector<std::string>> values;
   for (;;) {
     const absl::Duration left = std::max(absl::ZeroDuration(), deadline - absl::Now());

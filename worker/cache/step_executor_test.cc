@@ -12,6 +12,7 @@
 #include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "plan/step.h"
+#include "ps_server/client/in_process_ps_cluster.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "worker/collectives/gloo_all_reducer.h"
 #include "worker/device/cpu_device.h"

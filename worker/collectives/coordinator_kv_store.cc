@@ -5,13 +5,12 @@
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
 #include "common/status.h"
+#include "common/tunables.h"
 
 namespace herald::worker {
 namespace {
 
 // Control calls answer fast; a Get may wait on the server up to its timeout.
-constexpr int64_t kSetTimeoutMs = 10000;
-constexpr int64_t kGetMarginMs = 5000;
 
 }  // namespace
 
@@ -21,7 +20,7 @@ CoordinatorKvStore::CoordinatorKvStore(std::shared_ptr<proto::Coordinator::StubI
 
 absl::Status CoordinatorKvStore::Set(const std::string& key, const std::string& value) {
   grpc::ClientContext context;
-  rpc::SetDeadline(&context, kSetTimeoutMs);
+  rpc::SetDeadline(&context, tunables::kReportDeadlineMs);
   rpc::AttachToken(&context, token_);
   proto::KvSetRequest request;
   request.set_scope(scope_);
@@ -36,7 +35,7 @@ absl::StatusOr<std::vector<std::string>> CoordinatorKvStore::Get(
     const std::vector<std::string>& keys, absl::Duration timeout) {
   const int64_t wait_ms = absl::ToInt64Milliseconds(timeout);
   grpc::ClientContext context;
-  rpc::SetDeadline(&context, wait_ms + kGetMarginMs);
+  rpc::SetDeadline(&context, wait_ms + tunables::kRendezvousGetMarginMs);
   rpc::AttachToken(&context, token_);
   proto::KvGetRequest request;
   request.set_scope(scope_);

@@ -20,7 +20,6 @@ namespace {
 
 // The scheduler holds JoinJob up to kJoinWaitMs; this leaves room for the network.
 constexpr int64_t kJoinTimeoutMs = 3 * tunables::kJoinWaitMs;
-constexpr int64_t kReportTimeoutMs = 10000;
 
 }  // namespace
 
@@ -116,7 +115,7 @@ absl::Status WorkerAgent::Evaluate(HeldOutScorer& scorer, const proto::WorkerSte
                     absl::StrCat("scoring held-out batch ", step.eval().index()));
   }
   grpc::ClientContext context;
-  rpc::SetDeadline(&context, kReportTimeoutMs);
+  rpc::SetDeadline(&context, tunables::kReportDeadlineMs);
   rpc::AttachToken(&context, options_.token);
   proto::EvalReport report;
   report.set_node_id(node_id);
@@ -187,7 +186,7 @@ absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
 void WorkerAgent::ReportError(const std::string& node_id, const std::string& job_id,
                               uint64_t run_id, uint64_t iteration, const std::string& error) {
   grpc::ClientContext context;
-  rpc::SetDeadline(&context, kReportTimeoutMs);
+  rpc::SetDeadline(&context, tunables::kReportDeadlineMs);
   rpc::AttachToken(&context, options_.token);
   proto::StepReport report;
   report.set_node_id(node_id);
@@ -353,7 +352,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       }
     }
     grpc::ClientContext report_context;
-    rpc::SetDeadline(&report_context, kReportTimeoutMs);
+    rpc::SetDeadline(&report_context, tunables::kReportDeadlineMs);
     rpc::AttachToken(&report_context, options_.token);
     proto::StepReport report;
     report.set_node_id(node_id);

@@ -1,8 +1,10 @@
+#include "ps_server/client/in_process_ps_cluster.h"
+
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "ps_server/client/shard_stub.h"
-#include "ps_server/service/ps_core.h"
+#include "ps_server/client/sharded_ps_client.h"
 
 namespace herald::ps {
 namespace {
@@ -83,6 +85,16 @@ class InProcessShardStub final : public ShardStub {
 
 std::unique_ptr<ShardStub> MakeInProcessShardStub(PsCore* core, std::string name) {
   return std::make_unique<InProcessShardStub>(core, std::move(name));
+}
+
+InProcessPsCluster::InProcessPsCluster(uint32_t num_shards, PsCoreOptions core_options,
+                                       PsClientOptions client_options) {
+  std::vector<std::unique_ptr<ShardStub>> stubs;
+  for (uint32_t s = 0; s < num_shards; ++s) {
+    cores_.push_back(std::make_unique<PsCore>(core_options));
+    stubs.push_back(MakeInProcessShardStub(cores_.back().get(), absl::StrCat("in-process ", s)));
+  }
+  client_ = std::make_unique<ShardedPsClient>(std::move(stubs), client_options);
 }
 
 }  // namespace herald::ps
