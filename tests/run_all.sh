@@ -3,8 +3,8 @@
 # target and runs every test. Where nvcc exists (/usr/local/cuda) the CUDA
 # targets are compiled too (--config=cuda); GPU tests skip visibly without a
 # device. The format check (tools/check_format.sh) runs first and counts as
-# one test; the release artefacts' test (tests/package_test.sh) runs last
-# and counts as one. Ends with a line "N passed, N failed, N skipped".
+# one test; the thread-safety build (--config=tsa, clang-14) and the release
+# artefacts' test (tests/package_test.sh) run last and count as one each. Ends with a line "N passed, N failed, N skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +43,19 @@ if [ -d "$testlogs" ]; then
              grep -vE '/run_[0-9]+_of_[0-9]+/test\.log$' | sort)
 fi
 
+# Clang's thread-safety analysis over every target (--config=tsa: the
+# ABSL_GUARDED_BY annotations checked, findings are errors): one test.
+tsa_status=0
+tsa_log=$(mktemp)
+bazel build --config=tsa //... >"$tsa_log" 2>&1 || tsa_status=$?
+if [ "$tsa_status" -eq 0 ]; then
+  echo "run_all: bazel build --config=tsa //... PASSED"
+else
+  echo "run_all: bazel build --config=tsa //... FAILED (thread-safety analysis):"
+  grep -E 'error:' "$tsa_log" | sort -u | head -40 | sed 's/^/  /'
+fi
+rm -f "$tsa_log"
+
 # The release artefacts (tests/package_test.sh): built with -c opt by
 # deploy/package/build.sh, so outside `bazel test`; one test, skipped
 # (exit 77) where no minimal Debian root can be made.
@@ -61,6 +74,12 @@ passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
 passed=$((passed - skipped))
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log" || true)
 rm -f "$log"
+if [ "$tsa_status" -eq 0 ]; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  [ "$status" -ne 0 ] || status=1
+fi
 case $package_status in
   0) passed=$((passed + 1)) ;;
   77) skipped=$((skipped + 1)) ;;

@@ -92,16 +92,23 @@ class SchedulerServiceTest : public ::testing::Test {
   }
 
   std::string Register(proto::NodeRole role, const std::string& address) {
+    proto::RegisterResponse response;
+    EXPECT_TRUE(RegisterAs(role, address, kWireVersion, "", &response).ok());
+    return response.node_id();
+  }
+
+  // Registers a node of this or another release (`wire_version`, `version`).
+  grpc::Status RegisterAs(proto::NodeRole role, const std::string& address, uint32_t wire_version,
+                          const std::string& version, proto::RegisterResponse* response) {
     grpc::ClientContext context;
     rpc::SetDeadline(&context, 5000);
     proto::RegisterRequest request;
     request.set_role(role);
     request.set_address(address);
     request.set_requested_rank(-1);
-    request.set_wire_version(kWireVersion);
-    proto::RegisterResponse response;
-    EXPECT_TRUE(coordinator_stub_->Register(&context, request, &response).ok());
-    return response.node_id();
+    request.set_wire_version(wire_version);
+    request.set_version(version);
+    return coordinator_stub_->Register(&context, request, response);
   }
 
   std::string Submit(const proto::JobSpec& spec) {
@@ -271,15 +278,9 @@ class SchedulerServiceTest : public ::testing::Test {
 // this release learns the scheduler's.
 TEST_F(SchedulerServiceTest, ANodeSpeakingAnotherWireVersionIsRefusedNamingBothVersions) {
   for (const uint32_t wire : {0u, kWireVersion + 1}) {
-    grpc::ClientContext context;
-    rpc::SetDeadline(&context, 5000);
-    proto::RegisterRequest request;
-    request.set_role(proto::NODE_ROLE_WORKER);
-    request.set_address("127.0.0.1:1");
-    request.set_wire_version(wire);
-    if (wire != 0) request.set_version("9.9.9 (commit future)");
     proto::RegisterResponse response;
-    const grpc::Status s = coordinator_stub_->Register(&context, request, &response);
+    const grpc::Status s = RegisterAs(proto::NODE_ROLE_WORKER, "127.0.0.1:1", wire,
+                                      wire == 0 ? "" : "9.9.9 (commit future)", &response);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
     EXPECT_NE(s.error_message().find(absl::StrCat("wire version ", wire)), std::string::npos)
         << s.error_message();
@@ -290,15 +291,8 @@ TEST_F(SchedulerServiceTest, ANodeSpeakingAnotherWireVersionIsRefusedNamingBothV
               std::string::npos)
         << s.error_message();
   }
-  grpc::ClientContext context;
-  rpc::SetDeadline(&context, 5000);
-  proto::RegisterRequest request;
-  request.set_role(proto::NODE_ROLE_WORKER);
-  request.set_address("127.0.0.1:2");
-  request.set_requested_rank(-1);
-  request.set_wire_version(kWireVersion);
   proto::RegisterResponse response;
-  ASSERT_TRUE(coordinator_stub_->Register(&context, request, &response).ok());
+  ASSERT_TRUE(RegisterAs(proto::NODE_ROLE_WORKER, "127.0.0.1:2", kWireVersion, "", &response).ok());
   EXPECT_EQ(response.wire_version(), kWireVersion);
   EXPECT_NE(response.version().find(Version()), std::string::npos);
 }

@@ -661,7 +661,9 @@ absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint
       std::vector<Entry> entries;
       entries.reserve(table->rows());
       for (uint32_t s = 0; s < table->num_stripes(); ++s) {
-        const EmbeddingTable& rows = table->stripe(s).table;
+        const ShardTable::Stripe& stripe = table->stripe(s);
+        stripe.mu.AssertHeld();  // by `locks`
+        const EmbeddingTable& rows = stripe.table;
         for (uint32_t r = 0; r < rows.size(); ++r) entries.push_back({rows.key(r), s, r});
       }
       SortByKey(&entries);
@@ -672,7 +674,9 @@ absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint
       for (size_t i = 0; i < entries.size(); ++i) {
         maybe_midway();
         const Entry& e = entries[i];
-        const EmbeddingTable& rows = table->stripe(e.stripe).table;
+        const ShardTable::Stripe& stripe = table->stripe(e.stripe);
+        stripe.mu.AssertHeld();  // by `locks`
+        const EmbeddingTable& rows = stripe.table;
         HERALD_RETURN_IF_ERROR(writer->AppendRow(e.key, rows.version(e.row), rows.Row(e.row)));
         ++written;
       }

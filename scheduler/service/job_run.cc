@@ -850,10 +850,11 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner
 }
 
 absl::StatusOr<std::string> JobRun::FinalCheckpoint() {
-  const uint64_t iteration = total_iterations_ - 1;
+  uint64_t iteration = 0;
   std::vector<float> dense;
   {
     absl::MutexLock lock(&mu_);
+    iteration = total_iterations_ - 1;
     dense = dense_;
   }
   const std::string iteration_dir =
@@ -919,7 +920,12 @@ absl::Status JobRun::RunToEnd() {
       const absl::Status failed(manifest.status().code(),
                                 absl::StrCat("final checkpoint: ", manifest.status().message()));
       if (RefusedByStorage(failed)) {
-        RecordCheckpointFailure(failed, total_iterations_ - 1);  // the model stays exportable
+        uint64_t last = 0;
+        {
+          absl::MutexLock lock(&mu_);
+          last = total_iterations_ - 1;
+        }
+        RecordCheckpointFailure(failed, last);  // the model stays exportable
       } else {
         s = failed;
       }

@@ -36,7 +36,7 @@ absl::StatusOr<NodeInfo> NodeRegistry::Register(const proto::RegisterRequest& re
       ++it;
     }
   }
-  auto holder = [&](uint32_t rank) -> NodeInfo* {
+  auto holder = [&](uint32_t rank) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> NodeInfo* {
     for (auto& [id, node] : nodes_) {
       if (node.registration.role() == request.role() && node.rank == rank) return &node;
     }
