@@ -213,48 +213,40 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     if (!s.ok()) return Reject(s);
   }
   const uint64_t t = request.iteration;
-  mu_.Lock();
-  if (!ended_.empty()) {
-    absl::Status ended = EndedError("fetch");
-    mu_.Unlock();
-    return Reject(ended);
-  }
-  if (t < committed_) {
-    const uint64_t next = committed_;
-    mu_.Unlock();
-    return Reject(absl::FailedPreconditionError(absl::StrCat(
-        "fetch for iteration ", t, ": iteration ", t, " is already committed on shard ",
-        options_.shard, " (next iteration ", next, "); its starting rows no longer exist")));
-  }
-  const bool early_ok = request.early && !request.read_only && t == committed_ + 1 &&
-                        open_ == committed_ && UnchangedIn(committed_, blocks);
-  if (!early_ok) {
-    auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return committed_ >= t || !ended_.empty();
-    };
-    ++fetches_waiting_;
-    const bool woken = mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
-    --fetches_waiting_;
-    if (!ended_.empty()) {
-      absl::Status ended = EndedError("fetch");
-      mu_.Unlock();
-      return Reject(ended);
+  {
+    // Every return below releases mu_; on success the rows' read lock is
+    // taken before mu_ is released, so no commit slips in between.
+    absl::ReleasableMutexLock lock(&mu_);
+    if (!ended_.empty()) return Reject(EndedError("fetch"));
+    if (t < committed_) {
+      return Reject(absl::FailedPreconditionError(
+          absl::StrCat("fetch for iteration ", t, ": iteration ", t,
+                       " is already committed on shard ", options_.shard, " (next iteration ",
+                       committed_, "); its starting rows no longer exist")));
     }
-    if (!woken) {
-      std::string missing = MissingWorkers(t - 1);
-      mu_.Unlock();
-      return Reject(absl::DeadlineExceededError(absl::StrCat(
-          "fetch for iteration ", t, ": iteration ", t - 1, " was not committed on shard ",
-          options_.shard, " before the deadline; not reported: ", missing)));
+    const bool early_ok = request.early && !request.read_only && t == committed_ + 1 &&
+                          open_ == committed_ && UnchangedIn(committed_, blocks);
+    if (!early_ok) {
+      auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return committed_ >= t || !ended_.empty();
+      };
+      ++fetches_waiting_;
+      const bool woken = mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
+      --fetches_waiting_;
+      if (!ended_.empty()) return Reject(EndedError("fetch"));
+      if (!woken) {
+        return Reject(absl::DeadlineExceededError(absl::StrCat(
+            "fetch for iteration ", t, ": iteration ", t - 1, " was not committed on shard ",
+            options_.shard, " before the deadline; not reported: ", MissingWorkers(t - 1))));
+      }
+      if (committed_ > t) {
+        return Reject(absl::FailedPreconditionError(absl::StrCat(
+            "fetch for iteration ", t, ": iteration ", t, " committed while the fetch waited")));
+      }
     }
-    if (committed_ > t) {
-      mu_.Unlock();
-      return Reject(absl::FailedPreconditionError(absl::StrCat(
-          "fetch for iteration ", t, ": iteration ", t, " committed while the fetch waited")));
-    }
+    rows_mu_.ReaderLock();
+    lock.Release();
   }
-  rows_mu_.ReaderLock();
-  mu_.Unlock();
 
   const StripePlan plan = PlanByStripe(blocks);
   std::vector<RowsOut> outs;
@@ -601,33 +593,29 @@ absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint
                                                    absl::Time deadline,
                                                    const CheckpointMidwayHook& midway) {
   if (checkpoint_dir.empty()) return absl::InvalidArgumentError("checkpoint: dir is empty");
-  mu_.Lock();
-  auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return (committed_ > t && open_ == committed_) || !ended_.empty();
-  };
-  const bool woken = mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
-  if (!ended_.empty()) {
-    absl::Status ended = EndedError("checkpoint");
-    mu_.Unlock();
-    return ended;
+  {
+    // As in Fetch: the rows' read lock is taken before mu_ is released.
+    absl::ReleasableMutexLock lock(&mu_);
+    auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return (committed_ > t && open_ == committed_) || !ended_.empty();
+    };
+    const bool woken = mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
+    if (!ended_.empty()) return EndedError("checkpoint");
+    if (!woken) {
+      return absl::DeadlineExceededError(absl::StrCat("checkpoint of iteration ", t,
+                                                      ": not committed before the deadline; not "
+                                                      "reported: ",
+                                                      MissingWorkers(t)));
+    }
+    if (committed_ != t + 1) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint of iteration ", t, ": shard ", options_.shard,
+                       " has already committed iteration ", committed_ - 1,
+                       "; a checkpoint captures the latest committed iteration"));
+    }
+    rows_mu_.ReaderLock();
+    lock.Release();
   }
-  if (!woken) {
-    std::string missing = MissingWorkers(t);
-    mu_.Unlock();
-    return absl::DeadlineExceededError(
-        absl::StrCat("checkpoint of iteration ", t,
-                     ": not committed before the deadline; not reported: ", missing));
-  }
-  if (committed_ != t + 1) {
-    const uint64_t latest = committed_ - 1;
-    mu_.Unlock();
-    return absl::FailedPreconditionError(
-        absl::StrCat("checkpoint of iteration ", t, ": shard ", options_.shard,
-                     " has already committed iteration ", latest,
-                     "; a checkpoint captures the latest committed iteration"));
-  }
-  rows_mu_.ReaderLock();
-  mu_.Unlock();
   const absl::Time write_start = absl::Now();
   absl::StatusOr<ShardFileInfo> info = [&]() -> absl::StatusOr<ShardFileInfo> {
     const std::string dir = CheckpointIterationDir(checkpoint_dir, options_.job_id, t);
