@@ -17,8 +17,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "checkpoint/manifest.h"
 #include "gtest/gtest.h"
-#include "ps_server/checkpoint/manifest.h"
 #include "tests/harness/heraldctl.h"
 #include "tests/harness/local_cluster.h"
 #include "tests/harness/process.h"
@@ -104,7 +104,7 @@ TEST(CheckpointStorage, ACheckpointTheDiskRefusesIsSkippedAndTrainingGoesOn) {
   EXPECT_EQ(complete, static_cast<int>(p.checkpoints_written()));
 
   // The newest complete periodic checkpoint resumes (written elsewhere now).
-  auto manifest = ps::ReadManifest(p.last_checkpoint());
+  auto manifest = checkpoint::ReadManifest(p.last_checkpoint());
   ASSERT_TRUE(manifest.ok()) << manifest.status();
   proto::JobSpec resumed = spec;
   resumed.set_name("resumed");

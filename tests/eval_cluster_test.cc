@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "checkpoint/manifest.h"
 #include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
-#include "ps_server/checkpoint/manifest.h"
 #include "tests/harness/heraldctl.h"
 #include "tests/harness/local_cluster.h"
 #include "tests/harness/reference_model.h"
@@ -119,7 +119,7 @@ TEST_F(EvalCluster, EachEvaluationEqualsHeraldctlEvaluateOfItsIterationBitForBit
   for (int e = 0; e < 2; ++e) {
     SCOPED_TRACE(absl::StrCat("evaluation after iteration ", evals[e].iteration()));
     const auto [auc, logloss] =
-        Evaluate(ps::CheckpointIterationDir(checkpoints, *job, evals[e].iteration()));
+        Evaluate(checkpoint::CheckpointIterationDir(checkpoints, *job, evals[e].iteration()));
     EXPECT_EQ(auc, evals[e].eval_auc());
     EXPECT_EQ(logloss, evals[e].eval_logloss());
   }

@@ -31,10 +31,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "checkpoint/manifest.h"
+#include "checkpoint/shard_file.h"
 #include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
-#include "ps_server/checkpoint/manifest.h"
-#include "ps_server/checkpoint/shard_file.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/service/batch_stream.h"
 #include "tests/harness/local_cluster.h"
@@ -438,18 +438,20 @@ TEST_F(ExactnessCluster, PeriodicCheckpointsCaptureTheReferenceModelAtTheirItera
       << done.progress().last_checkpoint();
   const std::string job_dir = ckpt + "/" + done.job_id();
   for (uint64_t it : {2u, 5u}) {
-    EXPECT_FALSE(std::ifstream(ps::ManifestPath(ckpt, done.job_id(), it)).good()) << it;
+    EXPECT_FALSE(std::ifstream(checkpoint::ManifestPath(ckpt, done.job_id(), it)).good()) << it;
   }
-  auto manifest = ps::ReadManifest(ps::ManifestPath(ckpt, done.job_id(), 8));
+  auto manifest = checkpoint::ReadManifest(checkpoint::ManifestPath(ckpt, done.job_id(), 8));
   ASSERT_TRUE(manifest.ok()) << manifest.status();
   std::vector<std::vector<double>> got(ref9.keys.size()), want(ref9.keys.size());
   std::vector<size_t> rows(ref9.keys.size(), 0);
   for (const proto::CheckpointShard& shard : manifest->shards()) {
-    ps::ShardFileHeader header;
+    checkpoint::ShardFileHeader header;
     uint32_t table = 0;
-    auto read = ps::ReadShardFile(
-        ps::ManifestDir(ps::ManifestPath(ckpt, done.job_id(), 8)) + "/" + shard.file(), &header,
-        [&](const ps::ShardTableHeader& t) {
+    auto read = checkpoint::ReadShardFile(
+        checkpoint::ManifestDir(checkpoint::ManifestPath(ckpt, done.job_id(), 8)) + "/" +
+            shard.file(),
+        &header,
+        [&](const checkpoint::ShardTableHeader& t) {
           table = t.table_id;
           return absl::OkStatus();
         },
@@ -476,13 +478,13 @@ TEST_F(ExactnessCluster, PeriodicCheckpointsCaptureTheReferenceModelAtTheirItera
   ASSERT_EQ(manifest->dense_state_floats(), ref_state.size());
   ASSERT_GT(ref_state.size(), 0u);
   const std::string dense_path =
-      ps::ManifestDir(ps::ManifestPath(ckpt, done.job_id(), 8)) + "/dense.bin";
-  EXPECT_EQ(*ps::FileCrc32Hex(dense_path), manifest->dense_checksum());
+      checkpoint::ManifestDir(checkpoint::ManifestPath(ckpt, done.job_id(), 8)) + "/dense.bin";
+  EXPECT_EQ(*checkpoint::FileCrc32Hex(dense_path), manifest->dense_checksum());
   // And the planner's state after iteration 8's plan, named with its checksum.
   ASSERT_EQ(manifest->planner_file(), "planner.bin");
   const std::string planner_path =
-      ps::ManifestDir(ps::ManifestPath(ckpt, done.job_id(), 8)) + "/planner.bin";
-  EXPECT_EQ(*ps::FileCrc32Hex(planner_path), manifest->planner_checksum());
+      checkpoint::ManifestDir(checkpoint::ManifestPath(ckpt, done.job_id(), 8)) + "/planner.bin";
+  EXPECT_EQ(*checkpoint::FileCrc32Hex(planner_path), manifest->planner_checksum());
   EXPECT_EQ(std::filesystem::file_size(planner_path), manifest->planner_bytes());
   std::vector<float> stored(ref_dense.size() + ref_state.size());
   std::ifstream in(dense_path, std::ios::binary);
@@ -515,11 +517,12 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
   // The newest checkpoint loses its data cursor: resuming from it reads
   // the batches before it instead (the other resume moves by its cursor).
   const std::string newest_cursor =
-      ps::ManifestDir(ps::ManifestPath(ckpt, first_done.job_id(), 8)) + "/data.bin";
+      checkpoint::ManifestDir(checkpoint::ManifestPath(ckpt, first_done.job_id(), 8)) + "/data.bin";
   ASSERT_TRUE(std::filesystem::exists(newest_cursor));
   std::filesystem::remove(newest_cursor);
   for (const auto& [from, resumed_at, data_resume] :
-       {std::tuple{ps::ManifestPath(ckpt, first_done.job_id(), 5), 6u, proto::DATA_RESUME_CURSOR},
+       {std::tuple{checkpoint::ManifestPath(ckpt, first_done.job_id(), 5), 6u,
+                   proto::DATA_RESUME_CURSOR},
         std::tuple{ckpt + "/" + first_done.job_id(), 9u, proto::DATA_RESUME_READ}}) {
     SCOPED_TRACE(from);
     proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
@@ -550,7 +553,7 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
 
   proto::JobSpec from_final = Spec(proto::POLICY_HERALD, 2);
   from_final.mutable_checkpoint()->set_resume_from(
-      ps::ManifestPath(ckpt, first_done.job_id(), kIterations - 1));
+      checkpoint::ManifestPath(ckpt, first_done.job_id(), kIterations - 1));
   auto refused = cluster_->Submit(from_final);
   ASSERT_TRUE(refused.ok()) << refused.status();
   const proto::JobStatus failed = cluster_->Watch(*refused);
@@ -689,7 +692,8 @@ TEST_F(ExactnessCluster, ADamagedNewestCheckpointIsSkippedForTheOneBefore) {
   ASSERT_TRUE(failed.ok()) << failed.status();
   const std::string newest = failed->progress().last_checkpoint();
   ASSERT_FALSE(newest.empty());
-  const std::string shard_file = ps::ManifestDir(newest) + "/" + ps::ShardFileName(0, 2);
+  const std::string shard_file =
+      checkpoint::ManifestDir(newest) + "/" + checkpoint::ShardFileName(0, 2);
   {
     std::fstream f(shard_file, std::ios::in | std::ios::out | std::ios::binary);
     ASSERT_TRUE(f.good()) << shard_file;
@@ -706,15 +710,15 @@ TEST_F(ExactnessCluster, ADamagedNewestCheckpointIsSkippedForTheOneBefore) {
   // written before planner files existed have none.
   const std::string spec_dir = spec.checkpoint().dir();
   for (uint64_t it = 0; it < failed->progress().iteration(); ++it) {
-    const std::string path = ps::ManifestPath(spec_dir, *job, it);
+    const std::string path = checkpoint::ManifestPath(spec_dir, *job, it);
     if (path == newest) continue;
-    auto manifest = ps::ReadManifest(path);
+    auto manifest = checkpoint::ReadManifest(path);
     if (!manifest.ok()) continue;  // no checkpoint of that iteration
     ASSERT_FALSE(manifest->planner_file().empty()) << path;
     manifest->clear_planner_file();
     manifest->clear_planner_bytes();
     manifest->clear_planner_checksum();
-    ASSERT_TRUE(ps::WriteManifest(spec_dir, *manifest).ok());
+    ASSERT_TRUE(checkpoint::WriteManifest(spec_dir, *manifest).ok());
   }
   ASSERT_TRUE(cluster_->RestartWorker(victim).ok()) << cluster_->Logs();
   const proto::JobStatus done = cluster_->Watch(*job);

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "checkpoint/manifest.h"
 #include "gtest/gtest.h"
-#include "ps_server/checkpoint/manifest.h"
 #include "ps_server/client/in_process_ps_cluster.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "ps_server/client/testing/ps_scenario.h"
@@ -23,6 +23,7 @@
 namespace herald {
 namespace {
 
+using ps::testing::CheckpointScenario;
 using ps::testing::FetchAll;
 using ps::testing::RunIterations;
 using ps::testing::ScenarioOptions;
@@ -125,7 +126,7 @@ TEST(PsCluster, TwoShardsMatchTheSingleShardReferenceAndRestoreFromCheckpoint) {
     auto stale = client->PushGradients(o.job_id, 2, 0, {{TableId(1), {3}, 4, {1, 1, 1, 1}}});
     EXPECT_EQ(stale.code(), absl::StatusCode::kFailedPrecondition) << stale;
 
-    auto m = client->Checkpoint(o.job_id, 3, ckpt);
+    auto m = CheckpointScenario(*client, o, 3, ckpt);
     ASSERT_TRUE(m.ok()) << m.status();
     manifest = *m;
     ASSERT_TRUE(RunIterations(*client, o, 4, 7).ok());
@@ -169,7 +170,7 @@ TEST(PsCluster, KillingACheckpointWriterLeavesThePreviousCheckpointUsable) {
     ASSERT_TRUE(RunIterations(*client, o, 0, 2).ok());
     // No checkpoint exists yet; the first one dies with shard 1 halfway.
     auto first =
-        std::async(std::launch::async, [&] { return client->Checkpoint(o.job_id, 2, ckpt); });
+        std::async(std::launch::async, [&] { return CheckpointScenario(*client, o, 2, ckpt); });
     ASSERT_TRUE(shards.processes[1]->WaitForFile(marker, kStartMs).ok());
     // Shard 1 is stalled halfway through iteration 2's file: kill it.
     ASSERT_TRUE(shards.processes[1]->Signal(SIGKILL).ok());
@@ -179,13 +180,14 @@ TEST(PsCluster, KillingACheckpointWriterLeavesThePreviousCheckpointUsable) {
     auto result = first.get();
     EXPECT_FALSE(result.ok());
     // No manifest for iteration 2; shard 1's file never got its final name.
-    const std::string iter2 = ps::CheckpointIterationDir(ckpt, o.job_id, 2);
+    const std::string iter2 = checkpoint::CheckpointIterationDir(ckpt, o.job_id, 2);
     EXPECT_FALSE(Exists(iter2 + "/MANIFEST"));
-    EXPECT_FALSE(Exists(iter2 + "/" + ps::ShardFileName(1, 2)));
+    EXPECT_FALSE(Exists(iter2 + "/" + checkpoint::ShardFileName(1, 2)));
     bool partial = false;
     for (const std::string& name : List(iter2)) partial |= name.find(".tmp-") != std::string::npos;
     EXPECT_TRUE(partial) << "the killed writer's temporary file should be there";
-    EXPECT_EQ(ps::FindLatestManifest(ckpt, o.job_id).status().code(), absl::StatusCode::kNotFound);
+    EXPECT_EQ(checkpoint::FindLatestManifest(ckpt, o.job_id).status().code(),
+              absl::StatusCode::kNotFound);
     shards.processes[0]->Signal(SIGTERM).IgnoreError();
     shards.processes[0]->WaitForExit(kStartMs).IgnoreError();
   }
@@ -195,7 +197,7 @@ TEST(PsCluster, KillingACheckpointWriterLeavesThePreviousCheckpointUsable) {
     auto client = Connect(shards);
     ASSERT_TRUE(client->StartJob(o.job_id, ScenarioSpec(), o.num_workers).ok());
     ASSERT_TRUE(RunIterations(*client, o, 0, 1).ok());
-    auto m = client->Checkpoint(o.job_id, 1, ckpt);
+    auto m = CheckpointScenario(*client, o, 1, ckpt);
     ASSERT_TRUE(m.ok()) << m.status();
     good = *m;
     StopAll(shards);
@@ -210,7 +212,7 @@ TEST(PsCluster, KillingACheckpointWriterLeavesThePreviousCheckpointUsable) {
     ASSERT_TRUE(client->StartJob(o.job_id, ScenarioSpec(), o.num_workers, good).ok());
     ASSERT_TRUE(RunIterations(*client, o, 2, 3).ok());
     auto broken =
-        std::async(std::launch::async, [&] { return client->Checkpoint(o.job_id, 3, ckpt); });
+        std::async(std::launch::async, [&] { return CheckpointScenario(*client, o, 3, ckpt); });
     ASSERT_TRUE(shards.processes[1]->WaitForFile(marker, kStartMs).ok());
     ASSERT_TRUE(shards.processes[1]->Signal(SIGKILL).ok());
     ASSERT_TRUE(shards.processes[1]->WaitForExit(kStartMs).ok());
@@ -220,7 +222,7 @@ TEST(PsCluster, KillingACheckpointWriterLeavesThePreviousCheckpointUsable) {
   }
   // The newest complete checkpoint is still iteration 1, and it restores to
   // exactly the reference.
-  auto latest = ps::FindLatestManifest(ckpt, o.job_id);
+  auto latest = checkpoint::FindLatestManifest(ckpt, o.job_id);
   ASSERT_TRUE(latest.ok()) << latest.status();
   EXPECT_EQ(*latest, good);
   Shards shards = StartShards(dir, "e", 2, {{"--restore=" + good}, {"--restore=" + good}});

@@ -13,13 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "checkpoint/manifest.h"
 #include "cluster/dense_upload.h"
 #include "common/rpc/channel.h"
 #include "common/rpc/server.h"
 #include "common/version.h"
 #include "gtest/gtest.h"
 #include "plan/step_codec.h"
-#include "ps_server/checkpoint/manifest.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
@@ -376,9 +376,9 @@ TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds
   EXPECT_EQ(static_cast<size_t>(dense_file.gcount()), kDense.size() * sizeof(float));
   dense.resize(kDense.size());
   EXPECT_EQ(dense, kDense);
-  auto manifest = ps::FindLatestManifest(dir, job);
+  auto manifest = checkpoint::FindLatestManifest(dir, job);
   ASSERT_TRUE(manifest.ok()) << manifest.status();
-  EXPECT_EQ(ps::ReadManifest(*manifest)->iteration(), 9u);
+  EXPECT_EQ(checkpoint::ReadManifest(*manifest)->iteration(), 9u);
   // Never over an existing export; never a relative path; never a job that
   // did not succeed.
   grpc::Status again = Export(job, dir, &exported);

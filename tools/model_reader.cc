@@ -5,11 +5,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "checkpoint/manifest.h"
+#include "checkpoint/shard_file.h"
 #include "common/crc32.h"
 #include "common/status.h"
 #include "google/protobuf/text_format.h"
-#include "ps_server/checkpoint/manifest.h"
-#include "ps_server/checkpoint/shard_file.h"
 
 namespace herald::tools {
 namespace {
@@ -44,12 +44,13 @@ absl::Status ReadTables(const std::string& manifest_path, const proto::Checkpoin
   ExportedModel& model = *out;
   model.tables.resize(model.manifest.spec().tables_size());
   for (const proto::CheckpointShard& shard : tables.shards()) {
-    const std::string path = absl::StrCat(ps::ManifestDir(manifest_path), "/", shard.file());
-    ps::ShardFileHeader header;
+    const std::string path =
+        absl::StrCat(checkpoint::ManifestDir(manifest_path), "/", shard.file());
+    checkpoint::ShardFileHeader header;
     ExportedTable* table = nullptr;
-    absl::StatusOr<ps::ShardFileInfo> info = ps::ReadShardFile(
+    absl::StatusOr<checkpoint::ShardFileInfo> info = checkpoint::ReadShardFile(
         path, &header,
-        [&](const ps::ShardTableHeader& t) -> absl::Status {
+        [&](const checkpoint::ShardTableHeader& t) -> absl::Status {
           if (t.table_id >= model.tables.size()) {
             return absl::DataLossError(
                 absl::StrCat(path, ": table ", t.table_id, " is not in the spec"));
@@ -101,7 +102,8 @@ absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
                                                  m.dense_floats(), m.dense_crc32()));
 
   const std::string manifest_path = absl::StrCat(dir, "/", m.tables_manifest());
-  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest tables, ps::ReadManifest(manifest_path));
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest tables,
+                          checkpoint::ReadManifest(manifest_path));
   HERALD_RETURN_IF_ERROR(ReadTables(manifest_path, tables, &model));
   return model;
 }
@@ -110,7 +112,8 @@ absl::StatusOr<ExportedModel> ReadCheckpointModel(const std::string& path) {
   std::string manifest_path = path;
   while (manifest_path.size() > 1 && manifest_path.back() == '/') manifest_path.pop_back();
   if (!absl::EndsWith(manifest_path, "/MANIFEST")) manifest_path += "/MANIFEST";
-  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest tables, ps::ReadManifest(manifest_path));
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest tables,
+                          checkpoint::ReadManifest(manifest_path));
   if (tables.dense_file().empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(manifest_path,
@@ -125,7 +128,7 @@ absl::StatusOr<ExportedModel> ReadCheckpointModel(const std::string& path) {
   model.manifest.set_tables_manifest("MANIFEST");
   // dense.bin holds the parameters, then the optimizer's state.
   const std::string dense_path =
-      absl::StrCat(ps::ManifestDir(manifest_path), "/", tables.dense_file());
+      absl::StrCat(checkpoint::ManifestDir(manifest_path), "/", tables.dense_file());
   HERALD_ASSIGN_OR_RETURN(model.dense,
                           ReadDense(dense_path, tables.dense_floats() + tables.dense_state_floats(),
                                     tables.dense_checksum()));

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "common/ids.h"
 #include "common/pending_call.h"
+#include "proto/checkpoint.pb.h"
 #include "proto/job.pb.h"
 #include "proto/ps.pb.h"
 
@@ -42,28 +43,6 @@ struct TableGrads {
   std::vector<Key> keys;
   uint32_t dim = 0;
   std::vector<float> grads;
-};
-
-// The dense half of a job's checkpoint, a file the caller wrote into the
-// checkpoint's iteration directory before the shards checkpoint; recorded in
-// the manifest (proto/checkpoint.proto, dense_*).
-struct DenseCheckpointFile {
-  std::string file;  // relative to the iteration directory
-  uint64_t floats = 0;
-  uint64_t state_floats = 0;
-  std::string checksum;  // crc32, 8 hex digits
-  // The parameters after the job's last iteration only (state_floats 0):
-  // the manifest is marked final (CheckpointManifest.final).
-  bool final = false;
-};
-
-// The scheduler's planner state in a job's checkpoint, a file the caller
-// wrote into the checkpoint's iteration directory before the shards
-// checkpoint; recorded in the manifest (planner_*).
-struct PlannerCheckpointFile {
-  std::string file;  // relative to the iteration directory
-  uint64_t bytes = 0;
-  std::string checksum;  // crc32, 8 hex digits
 };
 
 // Which rows a fetch of iteration t answers with.
@@ -130,14 +109,12 @@ class PsClient {
   // the iteration.
   virtual absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration,
                                              uint32_t worker, uint32_t num_workers) = 0;
-  // Checkpoints every shard at `iteration` (waiting for its commit), then
-  // writes the manifest, which records `dense` and `planner` where given.
-  // Returns the manifest path. The job must have been started through this
-  // client (the manifest records its spec).
-  virtual absl::StatusOr<std::string> Checkpoint(
-      const std::string& job_id, uint64_t iteration, const std::string& dir,
-      const DenseCheckpointFile* dense = nullptr,
-      const PlannerCheckpointFile* planner = nullptr) = 0;
+  // Checkpoints every shard at `iteration` into `dir` (each waits for the
+  // iteration's commit). Returns each shard's file, by shard index, for the
+  // manifest the caller assembles and writes last
+  // (checkpoint::AssembleManifest, checkpoint::WriteManifest).
+  virtual absl::StatusOr<std::vector<proto::CheckpointShard>> CheckpointShards(
+      const std::string& job_id, uint64_t iteration, const std::string& dir) = 0;
   // One entry per shard.
   virtual absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) = 0;
   // Calls off the caller's work: data calls in flight fail with

@@ -5,8 +5,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/blocking_counter.h"
+#include "checkpoint/manifest.h"
 #include "common/status.h"
-#include "ps_server/checkpoint/manifest.h"
 #include "ps_server/client/grpc_shard_stub.h"
 #include "ps_server/client/ucx_shard_stub.h"
 
@@ -144,16 +144,10 @@ absl::StatusOr<uint64_t> ShardedPsClient::StartJob(const std::string& job_id,
                                               next[0], " and ", n, ")"));
     }
   }
-  absl::MutexLock lock(&mu_);
-  jobs_[job_id] = JobInfo{spec, num_workers};
   return next.empty() ? 0 : next[0];
 }
 
 absl::Status ShardedPsClient::EndJob(const std::string& job_id) {
-  {
-    absl::MutexLock lock(&mu_);
-    jobs_.erase(job_id);
-  }
   return ForEachShard([&](uint32_t s) {
     proto::PsEndJobRequest r;
     r.set_job_id(job_id);
@@ -559,20 +553,8 @@ absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id, u
   return std::all_of(committed.begin(), committed.end(), [](char c) { return c != 0; });
 }
 
-absl::StatusOr<std::string> ShardedPsClient::Checkpoint(const std::string& job_id,
-                                                        uint64_t iteration, const std::string& dir,
-                                                        const DenseCheckpointFile* dense,
-                                                        const PlannerCheckpointFile* planner) {
-  JobInfo info;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = jobs_.find(job_id);
-    if (it == jobs_.end()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("checkpoint of job ", job_id, ": not started through this client"));
-    }
-    info = it->second;
-  }
+absl::StatusOr<std::vector<proto::CheckpointShard>> ShardedPsClient::CheckpointShards(
+    const std::string& job_id, uint64_t iteration, const std::string& dir) {
   std::vector<proto::CheckpointResponse> out(stubs_.size());
   HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
     proto::CheckpointRequest r;
@@ -581,34 +563,16 @@ absl::StatusOr<std::string> ShardedPsClient::Checkpoint(const std::string& job_i
     r.set_dir(dir);
     return stubs_[s]->Checkpoint(r, &out[s], options_.data_timeout);
   }));
-  proto::CheckpointManifest manifest;
-  manifest.set_job_id(job_id);
-  manifest.set_iteration(iteration);
-  manifest.set_num_shards(num_shards());
-  manifest.set_num_workers(info.num_workers);
-  *manifest.mutable_spec() = info.spec;
+  std::vector<proto::CheckpointShard> shards(stubs_.size());
   for (uint32_t s = 0; s < num_shards(); ++s) {
-    proto::CheckpointShard* e = manifest.add_shards();
-    e->set_shard(s);
-    e->set_file(ShardFileName(s, num_shards()));
-    e->set_bytes(out[s].bytes());
-    e->set_checksum(out[s].checksum());
-    e->set_rows(out[s].rows());
-    e->set_write_ms(out[s].write_ms());
+    shards[s].set_shard(s);
+    shards[s].set_file(checkpoint::ShardFileName(s, num_shards()));
+    shards[s].set_bytes(out[s].bytes());
+    shards[s].set_checksum(out[s].checksum());
+    shards[s].set_rows(out[s].rows());
+    shards[s].set_write_ms(out[s].write_ms());
   }
-  if (dense != nullptr) {
-    manifest.set_dense_file(dense->file);
-    manifest.set_dense_floats(dense->floats);
-    manifest.set_dense_state_floats(dense->state_floats);
-    manifest.set_dense_checksum(dense->checksum);
-    manifest.set_final(dense->final);
-  }
-  if (planner != nullptr) {
-    manifest.set_planner_file(planner->file);
-    manifest.set_planner_bytes(planner->bytes);
-    manifest.set_planner_checksum(planner->checksum);
-  }
-  return WriteManifest(dir, manifest);
+  return shards;
 }
 
 absl::StatusOr<std::vector<proto::PsStatsResponse>> ShardedPsClient::Stats(

@@ -72,10 +72,8 @@ class ShardedPsClient final : public PsClient {
                                            const std::vector<TableRows>& rows) override;
   absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration, uint32_t worker,
                                      uint32_t num_workers) override;
-  absl::StatusOr<std::string> Checkpoint(const std::string& job_id, uint64_t iteration,
-                                         const std::string& dir,
-                                         const DenseCheckpointFile* dense = nullptr,
-                                         const PlannerCheckpointFile* planner = nullptr) override;
+  absl::StatusOr<std::vector<proto::CheckpointShard>> CheckpointShards(
+      const std::string& job_id, uint64_t iteration, const std::string& dir) override;
   absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;
 
  private:
@@ -97,17 +95,10 @@ class ShardedPsClient final : public PsClient {
   // The data calls' job and run (this client's).
   DataCallOf Of(const std::string& job_id) const { return {job_id, options_.run_id}; }
 
-  struct JobInfo {
-    proto::JobSpec spec;
-    uint32_t num_workers;
-  };
-
   std::vector<std::unique_ptr<ShardStub>> stubs_;
   PsClientOptions options_;
   CachedThreadPool helpers_;
   KeyRouter router_;
-  absl::Mutex mu_;
-  absl::flat_hash_map<std::string, JobInfo> jobs_ ABSL_GUARDED_BY(mu_);
 };
 
 // A client of real herald_ps processes; addresses[i] is shard i (gRPC), and

@@ -8,6 +8,7 @@
 namespace herald::ps {
 namespace {
 
+using testing::CheckpointScenario;
 using testing::FetchAll;
 using testing::RunIterations;
 using testing::ScenarioOptions;
@@ -68,7 +69,7 @@ TEST(ShardedPsClient, RestoredCheckpointContinuesToTheSameBitsEvenResharded) {
     InProcessPsCluster cluster(2);
     ASSERT_TRUE(cluster.client().StartJob(o.job_id, ScenarioSpec(), o.num_workers).ok());
     ASSERT_TRUE(RunIterations(cluster.client(), o, 0, 3).ok());
-    auto m = cluster.client().Checkpoint(o.job_id, 3, dir.path());
+    auto m = CheckpointScenario(cluster.client(), o, 3, dir.path());
     ASSERT_TRUE(m.ok()) << m.status();
     manifest = *m;
   }
@@ -126,8 +127,8 @@ TEST(ShardedPsClient, ErrorsNameTheShardAndTheProblem) {
                 .WriteBack("j", 0, 0, {{TableId(0), {1, 1}, 16, std::vector<float>(32), {0, 0}}})
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(cluster.client().Checkpoint("other", 0, "/tmp").status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(cluster.client().CheckpointShards("other", 0, "/tmp").status().code(),
+            absl::StatusCode::kNotFound);
   ASSERT_TRUE(cluster.client().EndJob("j").ok());
   EXPECT_EQ(cluster.client().Stats("j").status().code(), absl::StatusCode::kNotFound);
 }

@@ -2,10 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "checkpoint/manifest.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "ps_server/checkpoint/manifest.h"
 #include "ps_server/service/shard_adaptor.h"
 #include "ps_server/shard/job_tables.h"
 #include "ps_server/shard/restore.h"
@@ -43,7 +43,7 @@ absl::Status PsCore::StartJob(const proto::PsStartJobRequest& request,
                               proto::PsStartJobResponse* response) {
   if (request.restore_manifest().empty()) return Install(request, nullptr, "", response);
   HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
-                          ReadManifest(request.restore_manifest()));
+                          checkpoint::ReadManifest(request.restore_manifest()));
   const std::string& expected =
       request.restore_job_id().empty() ? request.job_id() : request.restore_job_id();
   if (manifest.job_id() != expected) {
@@ -51,12 +51,13 @@ absl::Status PsCore::StartJob(const proto::PsStartJobRequest& request,
                                                    " is a checkpoint of job ", manifest.job_id(),
                                                    ", not ", expected));
   }
-  return Install(request, &manifest, ManifestDir(request.restore_manifest()), response);
+  return Install(request, &manifest, checkpoint::ManifestDir(request.restore_manifest()), response);
 }
 
 absl::Status PsCore::RestoreAtStart(const std::string& manifest_path, uint32_t shard,
                                     uint32_t num_shards, proto::PsStartJobResponse* response) {
-  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest, ReadManifest(manifest_path));
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
+                          checkpoint::ReadManifest(manifest_path));
   proto::PsStartJobRequest request;
   request.set_job_id(manifest.job_id());
   *request.mutable_spec() = manifest.spec();
@@ -64,7 +65,7 @@ absl::Status PsCore::RestoreAtStart(const std::string& manifest_path, uint32_t s
   request.set_num_shards(num_shards == 0 ? manifest.num_shards() : num_shards);
   request.set_num_workers(manifest.num_workers());
   request.set_restore_manifest(manifest_path);
-  return Install(request, &manifest, ManifestDir(manifest_path), response);
+  return Install(request, &manifest, checkpoint::ManifestDir(manifest_path), response);
 }
 
 absl::Status PsCore::Install(const proto::PsStartJobRequest& request,

@@ -116,7 +116,7 @@ absl::Status ServeIterationDone(JobShard& shard, const proto::IterationDoneReque
 absl::Status ServeCheckpoint(JobShard& shard, const proto::CheckpointRequest& request,
                              absl::Time deadline, proto::CheckpointResponse* response,
                              const CheckpointMidwayHook& midway) {
-  HERALD_ASSIGN_OR_RETURN(ShardFileInfo info,
+  HERALD_ASSIGN_OR_RETURN(checkpoint::ShardFileInfo info,
                           shard.Checkpoint(request.dir(), request.iteration(), deadline, midway));
   response->set_path(info.path);
   response->set_bytes(info.bytes);

@@ -8,12 +8,12 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "checkpoint/manifest.h"
+#include "checkpoint/shard_file.h"
+#include "checkpoint/sort_by_key.h"
 #include "common/math/rank_ordered_sum.h"
 #include "common/math/sparse_optimizer.h"
 #include "common/status.h"
-#include "ps_server/checkpoint/manifest.h"
-#include "ps_server/checkpoint/shard_file.h"
-#include "ps_server/checkpoint/sort_by_key.h"
 
 namespace herald::ps {
 
@@ -589,9 +589,9 @@ void JobShard::Apply(IterationBuffer& buffer) {
   });
 }
 
-absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint_dir, uint64_t t,
-                                                   absl::Time deadline,
-                                                   const CheckpointMidwayHook& midway) {
+absl::StatusOr<checkpoint::ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint_dir,
+                                                               uint64_t t, absl::Time deadline,
+                                                               const CheckpointMidwayHook& midway) {
   if (checkpoint_dir.empty()) return absl::InvalidArgumentError("checkpoint: dir is empty");
   {
     // As in Fetch: the rows' read lock is taken before mu_ is released.
@@ -617,14 +617,16 @@ absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint
     lock.Release();
   }
   const absl::Time write_start = absl::Now();
-  absl::StatusOr<ShardFileInfo> info = [&]() -> absl::StatusOr<ShardFileInfo> {
-    const std::string dir = CheckpointIterationDir(checkpoint_dir, options_.job_id, t);
-    HERALD_RETURN_IF_ERROR(MakeDirs(dir));
-    ShardFileHeader header{options_.job_id, options_.shard, options_.num_shards, t,
-                           static_cast<uint32_t>(tables_.size())};
+  absl::StatusOr<checkpoint::ShardFileInfo> info =
+      [&]() -> absl::StatusOr<checkpoint::ShardFileInfo> {
+    const std::string dir = checkpoint::CheckpointIterationDir(checkpoint_dir, options_.job_id, t);
+    HERALD_RETURN_IF_ERROR(checkpoint::MakeDirs(dir));
+    checkpoint::ShardFileHeader header{options_.job_id, options_.shard, options_.num_shards, t,
+                                       static_cast<uint32_t>(tables_.size())};
     HERALD_ASSIGN_OR_RETURN(
-        auto writer, ShardFileWriter::Create(
-                         dir + "/" + ShardFileName(options_.shard, options_.num_shards), header));
+        auto writer,
+        checkpoint::ShardFileWriter::Create(
+            dir + "/" + checkpoint::ShardFileName(options_.shard, options_.num_shards), header));
     uint64_t total = 0, written = 0;
     for (auto& table : tables_) total += table->rows();
     bool midway_done = false;
@@ -654,7 +656,7 @@ absl::StatusOr<ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint
         const EmbeddingTable& rows = stripe.table;
         for (uint32_t r = 0; r < rows.size(); ++r) entries.push_back({rows.key(r), s, r});
       }
-      SortByKey(&entries);
+      checkpoint::SortByKey(&entries);
       const TableOptions& o = table->options();
       HERALD_RETURN_IF_ERROR(
           writer->BeginTable({o.id.value(), o.dim, table->row_floats(),

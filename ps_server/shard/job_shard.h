@@ -30,11 +30,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "checkpoint/shard_file.h"
 #include "common/router.h"
 #include "common/thread_pool.h"
 #include "common/tunables.h"
 #include "proto/ps.pb.h"
-#include "ps_server/checkpoint/shard_file.h"
 #include "ps_server/shard/iteration_buffer.h"
 #include "ps_server/shard/shard_requests.h"
 #include "ps_server/shard/shard_table.h"
@@ -93,9 +93,9 @@ class JobShard {
   // `<dir>/<job>/iter-<iteration>/shard-<i>-of-<n>.hsf` (temp file + rename).
   // Waits (up to `deadline`) for that iteration to commit. Errors:
   // FailedPrecondition if a later iteration already committed.
-  absl::StatusOr<ShardFileInfo> Checkpoint(const std::string& dir, uint64_t iteration,
-                                           absl::Time deadline,
-                                           const CheckpointMidwayHook& midway = {});
+  absl::StatusOr<checkpoint::ShardFileInfo> Checkpoint(const std::string& dir, uint64_t iteration,
+                                                       absl::Time deadline,
+                                                       const CheckpointMidwayHook& midway = {});
   // The job was ended on this process (PsCore::EndJob): requests waiting
   // here return at once and later ones are refused, both ABORTED naming
   // `why`. Holders of the shard (a request in flight) thus never wait on a

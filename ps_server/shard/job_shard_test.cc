@@ -5,11 +5,11 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "checkpoint/shard_file.h"
 #include "common/data/test_util.h"
 #include "common/math/sparse_optimizer.h"
 #include "common/router.h"
 #include "gtest/gtest.h"
-#include "ps_server/checkpoint/shard_file.h"
 #include "ps_server/service/shard_adaptor.h"
 
 namespace herald::ps {
@@ -387,7 +387,7 @@ TEST_F(JobShardTest, CheckpointCapturesTheCommittedIterationAndRestores) {
   EXPECT_TRUE(midway);
   EXPECT_EQ(resp.rows(), 300u);
   EXPECT_EQ(resp.checksum().size(), 8u);
-  EXPECT_EQ(*FileCrc32Hex(resp.path()), resp.checksum());
+  EXPECT_EQ(*checkpoint::FileCrc32Hex(resp.path()), resp.checksum());
   const std::string file = resp.path();
 
   // Checkpointing an older iteration once a later one committed is refused.
@@ -398,11 +398,11 @@ TEST_F(JobShardTest, CheckpointCapturesTheCommittedIterationAndRestores) {
   JobShardOptions o = Options(SparseOptimizerKind::kRowwiseAdagrad, 1);
   o.first_iteration = 1;
   auto restored = Make(o);
-  ShardFileHeader header;
+  checkpoint::ShardFileHeader header;
   uint32_t table = 0;
-  auto info = ReadShardFile(
+  auto info = checkpoint::ReadShardFile(
       file, &header,
-      [&](const ShardTableHeader& t) {
+      [&](const checkpoint::ShardTableHeader& t) {
         table = t.table_id;
         return absl::OkStatus();
       },

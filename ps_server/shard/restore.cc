@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "checkpoint/shard_file.h"
 #include "common/router.h"
-#include "ps_server/checkpoint/shard_file.h"
 
 namespace herald::ps {
 
@@ -22,11 +22,11 @@ absl::StatusOr<uint64_t> RestoreShard(const proto::CheckpointManifest& manifest,
   for (const proto::CheckpointShard& entry : manifest.shards()) {
     if (same_layout && entry.shard() != o.shard) continue;
     const std::string path = manifest_dir + "/" + entry.file();
-    ShardFileHeader header;
-    ShardTableHeader table;
-    auto info = ReadShardFile(
+    checkpoint::ShardFileHeader header;
+    checkpoint::ShardTableHeader table;
+    auto info = checkpoint::ReadShardFile(
         path, &header,
-        [&](const ShardTableHeader& t) -> absl::Status {
+        [&](const checkpoint::ShardTableHeader& t) -> absl::Status {
           table = t;
           if (t.table_id >= o.tables.size()) {
             return absl::InvalidArgumentError(absl::StrCat(

@@ -4,10 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "checkpoint/manifest.h"
 #include "common/logging.h"
 #include "common/scheduling_defaults.h"
 #include "common/status.h"
-#include "ps_server/checkpoint/manifest.h"
 #include "scheduler/service/job_spec_check.h"
 #include "scheduler/service/model_export.h"
 
@@ -17,7 +17,7 @@ namespace {
 // Iterations `progress` reached past the checkpoint `manifest`: those a
 // run resumed from it trains again.
 uint64_t IterationsAfter(const std::string& manifest, const proto::JobProgress& progress) {
-  absl::StatusOr<proto::CheckpointManifest> m = ps::ReadManifest(manifest);
+  absl::StatusOr<proto::CheckpointManifest> m = checkpoint::ReadManifest(manifest);
   if (!m.ok() || progress.iteration() <= m->iteration() + 1) return 0;
   return progress.iteration() - (m->iteration() + 1);
 }
@@ -474,7 +474,8 @@ absl::StatusOr<proto::ExportJobResponse> JobManager::Export(const std::string& j
   // From the PS shards while they hold the job's tables; else from its
   // final checkpoint (a later job started, or this scheduler restarted).
   if (run != nullptr && !run->EndedOnPs()) return run->Export(out_dir);
-  if (auto manifest = ps::ReadManifest(final_checkpoint); manifest.ok() && manifest->final()) {
+  if (auto manifest = checkpoint::ReadManifest(final_checkpoint);
+      manifest.ok() && manifest->final()) {
     return ExportFinalCheckpoint(final_checkpoint, out_dir);
   }
   if (run != nullptr) return run->Export(out_dir);  // says why it cannot

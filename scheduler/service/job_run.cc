@@ -9,14 +9,14 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "checkpoint/atomic_file.h"
+#include "checkpoint/manifest.h"
 #include "common/crc32.h"
 #include "common/data/distinct_counter.h"
 #include "common/data/hot_keys.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/tunables.h"
-#include "ps_server/checkpoint/atomic_file.h"
-#include "ps_server/checkpoint/manifest.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/planner/cache_refill.h"
 #include "scheduler/planner/planner.h"
@@ -25,6 +25,7 @@
 #include "scheduler/planner/step_builder.h"
 #include "scheduler/service/batch_stream.h"
 #include "scheduler/service/dense_collective.h"
+#include "scheduler/service/job_checkpoint.h"
 #include "scheduler/service/job_spec_check.h"
 #include "scheduler/service/model_export.h"
 #include "scheduler/service/read_ahead.h"
@@ -774,28 +775,29 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner
     checkpoint_dense_.erase(checkpoint_dense_.begin(), std::next(it));
   }
   const std::string iteration_dir =
-      ps::CheckpointIterationDir(spec_.checkpoint().dir(), job_id_, iteration);
-  HERALD_RETURN_IF_ERROR(ps::MakeDirs(iteration_dir));
-  ps::DenseCheckpointFile dense_file;
+      checkpoint::CheckpointIterationDir(spec_.checkpoint().dir(), job_id_, iteration);
+  HERALD_RETURN_IF_ERROR(checkpoint::MakeDirs(iteration_dir));
+  checkpoint::DenseCheckpointFile dense_file;
   dense_file.file = "dense.bin";
   dense_file.floats = dense.floats.size() - dense.state_floats;
   dense_file.state_floats = dense.state_floats;
   const size_t bytes = dense.floats.size() * sizeof(float);
   dense_file.checksum = Crc32Hex(Crc32(dense.floats.data(), bytes));
-  ps::PlannerCheckpointFile planner_file;
+  checkpoint::PlannerCheckpointFile planner_file;
   planner_file.file = "planner.bin";
   planner_file.bytes = planner_state.size();
   planner_file.checksum = Crc32Hex(Crc32(planner_state.data(), planner_state.size()));
   absl::StatusOr<std::string> manifest = absl::UnknownError("not written");
-  absl::Status written = ps::WriteFileAtomically(
+  absl::Status written = checkpoint::WriteFileAtomically(
       iteration_dir + "/" + dense_file.file,
       std::string_view(reinterpret_cast<const char*>(dense.floats.data()), bytes));
   if (written.ok()) {
-    written = ps::WriteFileAtomically(iteration_dir + "/" + planner_file.file, planner_state);
+    written =
+        checkpoint::WriteFileAtomically(iteration_dir + "/" + planner_file.file, planner_state);
   }
   if (written.ok()) {
-    manifest =
-        ps_->Checkpoint(job_id_, iteration, spec_.checkpoint().dir(), &dense_file, &planner_file);
+    manifest = CheckpointJob(*ps_, ManifestPartsAt(iteration, &dense_file, &planner_file),
+                             spec_.checkpoint().dir());
   } else {
     manifest = written;
   }
@@ -825,14 +827,14 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner
     }
   }
   double write_ms = 0;  // the slowest shard's
-  if (absl::StatusOr<proto::CheckpointManifest> m = ps::ReadManifest(*manifest); m.ok()) {
+  if (absl::StatusOr<proto::CheckpointManifest> m = checkpoint::ReadManifest(*manifest); m.ok()) {
     for (const proto::CheckpointShard& shard : m->shards()) {
       written_bytes += shard.bytes();
       write_ms = std::max(write_ms, shard.write_ms());
     }
   }
-  absl::StatusOr<int> pruned =
-      ps::PruneCheckpoints(spec_.checkpoint().dir(), job_id_, spec_.checkpoint().keep_last());
+  absl::StatusOr<int> pruned = checkpoint::PruneCheckpoints(spec_.checkpoint().dir(), job_id_,
+                                                            spec_.checkpoint().keep_last());
   if (!pruned.ok()) HLOG_WARN("job {}: {}", job_id_, std::string(pruned.status().message()));
   const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   HLOG_INFO("job {}: checkpoint of iteration {} in {:.0f} ms: {}", job_id_, iteration, ms,
@@ -849,6 +851,19 @@ absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner
   return absl::OkStatus();
 }
 
+checkpoint::ManifestParts JobRun::ManifestPartsAt(
+    uint64_t iteration, const checkpoint::DenseCheckpointFile* dense,
+    const checkpoint::PlannerCheckpointFile* planner) const {
+  checkpoint::ManifestParts parts;
+  parts.job_id = job_id_;
+  parts.iteration = iteration;
+  parts.spec = spec_;
+  parts.num_workers = static_cast<uint32_t>(workers_.size());
+  parts.dense = dense;
+  parts.planner = planner;
+  return parts;
+}
+
 absl::StatusOr<std::string> JobRun::FinalCheckpoint() {
   uint64_t iteration = 0;
   std::vector<float> dense;
@@ -858,18 +873,18 @@ absl::StatusOr<std::string> JobRun::FinalCheckpoint() {
     dense = dense_;
   }
   const std::string iteration_dir =
-      ps::CheckpointIterationDir(spec_.checkpoint().dir(), job_id_, iteration);
-  HERALD_RETURN_IF_ERROR(ps::MakeDirs(iteration_dir));
-  ps::DenseCheckpointFile dense_file;
+      checkpoint::CheckpointIterationDir(spec_.checkpoint().dir(), job_id_, iteration);
+  HERALD_RETURN_IF_ERROR(checkpoint::MakeDirs(iteration_dir));
+  checkpoint::DenseCheckpointFile dense_file;
   dense_file.file = "dense.bin";
   dense_file.floats = dense.size();
   dense_file.final = true;
   const size_t bytes = dense.size() * sizeof(float);
   dense_file.checksum = Crc32Hex(Crc32(dense.data(), bytes));
-  HERALD_RETURN_IF_ERROR(ps::WriteFileAtomically(
+  HERALD_RETURN_IF_ERROR(checkpoint::WriteFileAtomically(
       iteration_dir + "/" + dense_file.file,
       std::string_view(reinterpret_cast<const char*>(dense.data()), bytes)));
-  return ps_->Checkpoint(job_id_, iteration, spec_.checkpoint().dir(), &dense_file);
+  return CheckpointJob(*ps_, ManifestPartsAt(iteration, &dense_file), spec_.checkpoint().dir());
 }
 
 bool JobRun::RefusedByStorage(const absl::Status& status) {
@@ -879,7 +894,7 @@ bool JobRun::RefusedByStorage(const absl::Status& status) {
 void JobRun::RecordCheckpointFailure(const absl::Status& status, uint64_t iteration) {
   std::error_code ignored;  // what the shards wrote of it: never a complete checkpoint
   std::filesystem::remove_all(
-      ps::CheckpointIterationDir(spec_.checkpoint().dir(), job_id_, iteration), ignored);
+      checkpoint::CheckpointIterationDir(spec_.checkpoint().dir(), job_id_, iteration), ignored);
   HLOG_ERROR("job {}: {}; training goes on, the newest complete checkpoint is still {}", job_id_,
              std::string(status.message()), Progress().last_checkpoint());
   absl::MutexLock lock(&mu_);
@@ -910,7 +925,8 @@ absl::Status JobRun::RunToEnd() {
     absl::StatusOr<std::string> manifest = FinalCheckpoint();
     if (manifest.ok()) {
       HLOG_INFO("job {}: checkpoint {}", job_id_, *manifest);
-      ps::PruneCheckpoints(spec_.checkpoint().dir(), job_id_, spec_.checkpoint().keep_last())
+      checkpoint::PruneCheckpoints(spec_.checkpoint().dir(), job_id_,
+                                   spec_.checkpoint().keep_last())
           .status()
           .IgnoreError();
       absl::MutexLock lock(&mu_);
@@ -993,6 +1009,7 @@ absl::StatusOr<proto::ExportJobResponse> JobRun::Export(const std::string& out_d
   TrainedModel model;
   model.job_id = job_id_;
   model.spec = spec_;
+  model.num_workers = static_cast<uint32_t>(workers_.size());
   {
     absl::MutexLock lock(&mu_);
     if (!failure_.ok() || !planning_done_ || progress_.iteration() != first_iteration_ + planned_) {

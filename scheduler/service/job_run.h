@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "checkpoint/manifest.h"
 #include "common/rpc/channel.h"
 #include "common/tunables.h"
 #include "proto/job.pb.h"
@@ -190,6 +191,11 @@ class JobRun {
   std::unique_ptr<Planner> LoadPlanner(const PlannerOptions& options, uint64_t resume_at,
                                        proto::PlannerResume* mode);
   static bool RefusedByStorage(const absl::Status& status);
+  // What this run's checkpoint manifest at `iteration` records besides the
+  // shards' files (job_checkpoint.h).
+  checkpoint::ManifestParts ManifestPartsAt(
+      uint64_t iteration, const checkpoint::DenseCheckpointFile* dense,
+      const checkpoint::PlannerCheckpointFile* planner = nullptr) const;
   // At the job's end: every shard's tables after the last iteration and
   // the final dense parameters (dense.bin), in a manifest marked final.
   // Returns its path.

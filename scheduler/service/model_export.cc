@@ -7,11 +7,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "checkpoint/manifest.h"
+#include "checkpoint/shard_file.h"
 #include "common/crc32.h"
 #include "common/status.h"
 #include "google/protobuf/text_format.h"
-#include "ps_server/checkpoint/manifest.h"
-#include "ps_server/checkpoint/shard_file.h"
+#include "scheduler/service/job_checkpoint.h"
 
 namespace herald::scheduler {
 namespace {
@@ -51,7 +52,7 @@ absl::StatusOr<std::string> ExportDir(const std::string& out_dir_in) {
   if (Exists(model_path)) {
     return absl::AlreadyExistsError(absl::StrCat(model_path, " exists: export to a new directory"));
   }
-  HERALD_RETURN_IF_ERROR(ps::MakeDirs(out_dir));
+  HERALD_RETURN_IF_ERROR(checkpoint::MakeDirs(out_dir));
   return out_dir;
 }
 
@@ -100,22 +101,28 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& mo
         absl::StrCat("job ", model.job_id, ": no dense parameters were uploaded"));
   }
   HERALD_ASSIGN_OR_RETURN(const std::string out_dir, ExportDir(out_dir_in));
-  HERALD_ASSIGN_OR_RETURN(std::string manifest_path,
-                          ps->Checkpoint(model.job_id, model.iterations - 1, out_dir));
-  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest, ps::ReadManifest(manifest_path));
+  checkpoint::ManifestParts parts;
+  parts.job_id = model.job_id;
+  parts.iteration = model.iterations - 1;
+  parts.spec = model.spec;
+  parts.num_workers = model.num_workers;
+  HERALD_ASSIGN_OR_RETURN(std::string manifest_path, CheckpointJob(*ps, parts, out_dir));
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
+                          checkpoint::ReadManifest(manifest_path));
   return WriteModelFiles(model, out_dir, manifest_path, manifest);
 }
 
 absl::StatusOr<proto::ExportJobResponse> ExportFinalCheckpoint(const std::string& final_manifest,
                                                                const std::string& out_dir_in) {
-  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest, ps::ReadManifest(final_manifest));
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
+                          checkpoint::ReadManifest(final_manifest));
   if (!manifest.final() || manifest.dense_file().empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(final_manifest, " is not a job's final checkpoint"));
   }
   // Every file checked against the manifest before anything is written.
-  HERALD_RETURN_IF_ERROR(ps::CheckManifestFiles(final_manifest, manifest));
-  const std::string from = ps::ManifestDir(final_manifest);
+  HERALD_RETURN_IF_ERROR(checkpoint::CheckManifestFiles(final_manifest, manifest));
+  const std::string from = checkpoint::ManifestDir(final_manifest);
   TrainedModel model;
   model.job_id = manifest.job_id();
   model.spec = manifest.spec();
@@ -131,8 +138,9 @@ absl::StatusOr<proto::ExportJobResponse> ExportFinalCheckpoint(const std::string
     }
   }
   HERALD_ASSIGN_OR_RETURN(const std::string out_dir, ExportDir(out_dir_in));
-  const std::string to = ps::CheckpointIterationDir(out_dir, model.job_id, manifest.iteration());
-  HERALD_RETURN_IF_ERROR(ps::MakeDirs(to));
+  const std::string to =
+      checkpoint::CheckpointIterationDir(out_dir, model.job_id, manifest.iteration());
+  HERALD_RETURN_IF_ERROR(checkpoint::MakeDirs(to));
   for (const proto::CheckpointShard& shard : manifest.shards()) {
     std::error_code error;
     std::filesystem::copy_file(from + "/" + shard.file(), to + "/" + shard.file(),
@@ -149,7 +157,7 @@ absl::StatusOr<proto::ExportJobResponse> ExportFinalCheckpoint(const std::string
   tables.clear_dense_state_floats();
   tables.clear_dense_checksum();
   tables.clear_final();
-  HERALD_ASSIGN_OR_RETURN(std::string manifest_path, ps::WriteManifest(out_dir, tables));
+  HERALD_ASSIGN_OR_RETURN(std::string manifest_path, checkpoint::WriteManifest(out_dir, tables));
   return WriteModelFiles(model, out_dir, manifest_path, tables);
 }
 

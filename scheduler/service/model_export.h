@@ -28,6 +28,7 @@ struct TrainedModel {
   std::string job_id;
   proto::JobSpec spec;
   uint64_t iterations = 0;  // iterations trained (the PS committed 0..iterations-1)
+  uint32_t num_workers = 0;
   std::vector<float> dense;
 };
 

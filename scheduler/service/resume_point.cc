@@ -10,13 +10,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "checkpoint/atomic_file.h"
+#include "checkpoint/manifest.h"
+#include "checkpoint/shard_file.h"
 #include "common/crc32.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "ps_server/checkpoint/atomic_file.h"
-#include "ps_server/checkpoint/manifest.h"
-#include "ps_server/checkpoint/shard_file.h"
 
 namespace herald::scheduler {
 namespace {
@@ -40,7 +40,7 @@ absl::Status Intact(const std::string& manifest_path, const proto::CheckpointMan
                      " has no dense half (a job's final checkpoint): resume from a "
                      "periodic one (checkpoint.every_iterations)"));
   }
-  return ps::CheckManifestFiles(manifest_path, manifest);
+  return checkpoint::CheckManifestFiles(manifest_path, manifest);
 }
 
 // The newest complete, intact checkpoint under a job's checkpoint directory
@@ -61,8 +61,8 @@ absl::StatusOr<std::string> NewestResumable(const std::string& job_dir) {
   }
   std::sort(iterations.rbegin(), iterations.rend());
   for (uint64_t it : iterations) {
-    const std::string manifest_path = ps::ManifestPath(dir, job_id, it);
-    auto manifest = ps::ReadManifest(manifest_path);
+    const std::string manifest_path = checkpoint::ManifestPath(dir, job_id, it);
+    auto manifest = checkpoint::ReadManifest(manifest_path);
     if (!manifest.ok() || manifest->dense_file().empty() || manifest->final()) {
       continue;  // unfinished, or final
     }
@@ -94,7 +94,7 @@ absl::StatusOr<ResumePoint> ReadResumePoint(const proto::JobSpec& spec) {
     if (!newest.ok()) return Error(newest.status().code(), std::string(newest.status().message()));
     r.manifest = *newest;
   }
-  auto manifest = ps::ReadManifest(r.manifest);
+  auto manifest = checkpoint::ReadManifest(r.manifest);
   if (!manifest.ok()) {
     return Error(manifest.status().code(), std::string(manifest.status().message()));
   }
@@ -119,7 +119,7 @@ absl::StatusOr<ResumePoint> ReadResumePoint(const proto::JobSpec& spec) {
   r.spec = manifest->spec();
   r.num_workers = manifest->num_workers();
   if (!manifest->planner_file().empty()) {
-    r.planner_file = ps::ManifestDir(r.manifest) + "/" + manifest->planner_file();
+    r.planner_file = checkpoint::ManifestDir(r.manifest) + "/" + manifest->planner_file();
     r.planner_bytes = manifest->planner_bytes();
     r.planner_checksum = manifest->planner_checksum();
   }
@@ -128,7 +128,7 @@ absl::StatusOr<ResumePoint> ReadResumePoint(const proto::JobSpec& spec) {
                  absl::StrCat(r.manifest, " is of iteration ", manifest->iteration(),
                               ": nothing is left of the job's ", spec.iterations(), " iterations"));
   }
-  const std::string dense_path = ps::ManifestDir(r.manifest) + "/" + manifest->dense_file();
+  const std::string dense_path = checkpoint::ManifestDir(r.manifest) + "/" + manifest->dense_file();
   bool read = false;
   const std::string data = ReadWholeFile(dense_path, &read);
   const uint64_t floats = manifest->dense_floats() + manifest->dense_state_floats();
@@ -167,11 +167,12 @@ absl::Status WriteDataCursor(const std::string& dir, const std::string& cursor) 
   const uint32_t crc = Crc32(cursor.data(), cursor.size());
   sealed.append(reinterpret_cast<const char*>(&crc), sizeof(crc));
   // Not fsynced: a cursor lost in a crash only costs the resume its reading.
-  return ps::WriteFileAtomically(dir + "/" + kDataCursorFile, sealed, ps::Durability::kPageCache);
+  return checkpoint::WriteFileAtomically(dir + "/" + kDataCursorFile, sealed,
+                                         checkpoint::Durability::kPageCache);
 }
 
 absl::StatusOr<std::string> ReadDataCursor(const ResumePoint& point) {
-  const std::string path = ps::ManifestDir(point.manifest) + "/" + kDataCursorFile;
+  const std::string path = checkpoint::ManifestDir(point.manifest) + "/" + kDataCursorFile;
   if (!std::filesystem::exists(path)) return absl::NotFoundError(path + ": no data cursor");
   bool read = false;
   std::string data = ReadWholeFile(path, &read);

@@ -3,11 +3,11 @@
 #include <fstream>
 #include <vector>
 
+#include "checkpoint/manifest.h"
+#include "checkpoint/shard_file.h"
 #include "common/crc32.h"
 #include "common/data/test_util.h"
 #include "gtest/gtest.h"
-#include "ps_server/checkpoint/manifest.h"
-#include "ps_server/checkpoint/shard_file.h"
 
 namespace herald::scheduler {
 namespace {
@@ -23,17 +23,17 @@ proto::JobSpec Spec() {
 // when `dense`, dense.bin with 3 parameters and 2 floats of state and
 // planner.bin.
 void WriteCheckpoint(const std::string& dir, uint64_t iteration, bool dense) {
-  const std::string it_dir = ps::CheckpointIterationDir(dir, "ctr", iteration);
-  ASSERT_TRUE(ps::MakeDirs(it_dir).ok());
+  const std::string it_dir = checkpoint::CheckpointIterationDir(dir, "ctr", iteration);
+  ASSERT_TRUE(checkpoint::MakeDirs(it_dir).ok());
   proto::CheckpointManifest m;
   m.set_job_id("ctr");
   m.set_iteration(iteration);
   m.set_num_shards(1);
   *m.mutable_spec() = Spec();
-  data::testing::WriteFile(it_dir + "/" + ps::ShardFileName(0, 1), "rows of shard 0");
+  data::testing::WriteFile(it_dir + "/" + checkpoint::ShardFileName(0, 1), "rows of shard 0");
   proto::CheckpointShard* shard = m.add_shards();
-  shard->set_file(ps::ShardFileName(0, 1));
-  shard->set_checksum(*ps::FileCrc32Hex(it_dir + "/" + ps::ShardFileName(0, 1)));
+  shard->set_file(checkpoint::ShardFileName(0, 1));
+  shard->set_checksum(*checkpoint::FileCrc32Hex(it_dir + "/" + checkpoint::ShardFileName(0, 1)));
   if (dense) {
     const std::vector<float> floats = {1, 2, 3, float(iteration), 5};
     std::ofstream(it_dir + "/dense.bin", std::ios::binary)
@@ -41,13 +41,13 @@ void WriteCheckpoint(const std::string& dir, uint64_t iteration, bool dense) {
     m.set_dense_file("dense.bin");
     m.set_dense_floats(3);
     m.set_dense_state_floats(2);
-    m.set_dense_checksum(*ps::FileCrc32Hex(it_dir + "/dense.bin"));
+    m.set_dense_checksum(*checkpoint::FileCrc32Hex(it_dir + "/dense.bin"));
     data::testing::WriteFile(it_dir + "/planner.bin", "planner state " + std::to_string(iteration));
     m.set_planner_file("planner.bin");
     m.set_planner_bytes(14 + std::to_string(iteration).size());
-    m.set_planner_checksum(*ps::FileCrc32Hex(it_dir + "/planner.bin"));
+    m.set_planner_checksum(*checkpoint::FileCrc32Hex(it_dir + "/planner.bin"));
   }
-  ASSERT_TRUE(ps::WriteManifest(dir, m).ok());
+  ASSERT_TRUE(checkpoint::WriteManifest(dir, m).ok());
 }
 
 absl::StatusOr<ResumePoint> Resume(const std::string& from) {
@@ -63,30 +63,30 @@ TEST(ResumePoint, AJobDirectoryResumesFromItsNewestIntactPeriodicCheckpoint) {
   WriteCheckpoint(dir.path(), 19, false);  // the job's final checkpoint: no dense half
   auto r = Resume(dir.path() + "/ctr");
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->manifest, ps::ManifestPath(dir.path(), "ctr", 9));
+  EXPECT_EQ(r->manifest, checkpoint::ManifestPath(dir.path(), "ctr", 9));
   EXPECT_EQ(r->first_iteration, 10u);
   EXPECT_EQ(r->job_id, "ctr");
   EXPECT_EQ(r->dense, (std::vector<float>{1, 2, 3}));
   EXPECT_EQ(r->dense_state, (std::vector<float>{9, 5}));
 
   // A damaged shard file: that checkpoint is skipped for the one before it.
-  data::testing::WriteFile(
-      ps::CheckpointIterationDir(dir.path(), "ctr", 9) + "/" + ps::ShardFileName(0, 1),
-      "rows of shard 0, bit-flipped");
+  data::testing::WriteFile(checkpoint::CheckpointIterationDir(dir.path(), "ctr", 9) + "/" +
+                               checkpoint::ShardFileName(0, 1),
+                           "rows of shard 0, bit-flipped");
   r = Resume(dir.path() + "/ctr/");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->first_iteration, 5u);
   EXPECT_EQ(r->dense_state, (std::vector<float>{4, 5}));
   // Named directly, it is refused naming the file.
-  r = Resume(ps::ManifestPath(dir.path(), "ctr", 9));
+  r = Resume(checkpoint::ManifestPath(dir.path(), "ctr", 9));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(r.status().message().find("shard-00000-of-00001.hsf: checksum"), std::string::npos)
       << r.status();
   // So is the final checkpoint, and a directory with nothing intact.
-  r = Resume(ps::ManifestPath(dir.path(), "ctr", 19));
+  r = Resume(checkpoint::ManifestPath(dir.path(), "ctr", 19));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("no dense half"), std::string::npos) << r.status();
-  std::remove((ps::CheckpointIterationDir(dir.path(), "ctr", 4) + "/dense.bin").c_str());
+  std::remove((checkpoint::CheckpointIterationDir(dir.path(), "ctr", 4) + "/dense.bin").c_str());
   r = Resume(dir.path() + "/ctr");
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(r.status().message().find("checkpoint.resume_from"), std::string::npos) << r.status();
@@ -97,7 +97,7 @@ TEST(ResumePoint, NothingLeftToTrainOrOtherTablesAreRefused) {
   WriteCheckpoint(dir.path(), 4, true);
   proto::JobSpec spec = Spec();
   spec.set_iterations(5);
-  spec.mutable_checkpoint()->set_resume_from(ps::ManifestPath(dir.path(), "ctr", 4));
+  spec.mutable_checkpoint()->set_resume_from(checkpoint::ManifestPath(dir.path(), "ctr", 4));
   EXPECT_EQ(ReadResumePoint(spec).status().code(), absl::StatusCode::kFailedPrecondition);
   spec.set_iterations(20);
   spec.mutable_tables(0)->set_dim(8);
@@ -114,7 +114,8 @@ TEST(ResumePoint, ThePlannerFileIsCheckedLikeTheOthers) {
   WriteCheckpoint(dir.path(), 9, true);
   auto r = Resume(dir.path() + "/ctr");
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->planner_file, ps::CheckpointIterationDir(dir.path(), "ctr", 9) + "/planner.bin");
+  EXPECT_EQ(r->planner_file,
+            checkpoint::CheckpointIterationDir(dir.path(), "ctr", 9) + "/planner.bin");
   auto bytes = ReadPlannerState(*r);
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   EXPECT_EQ(*bytes, "planner state 9");
@@ -140,11 +141,11 @@ TEST(ResumePoint, AFinalCheckpointWithDenseParametersIsNotResumed) {
   data::testing::TempDir dir;
   WriteCheckpoint(dir.path(), 9, true);
   WriteCheckpoint(dir.path(), 19, true);
-  const std::string final_path = ps::ManifestPath(dir.path(), "ctr", 19);
-  auto manifest = ps::ReadManifest(final_path);
+  const std::string final_path = checkpoint::ManifestPath(dir.path(), "ctr", 19);
+  auto manifest = checkpoint::ReadManifest(final_path);
   ASSERT_TRUE(manifest.ok());
   manifest->set_final(true);
-  ASSERT_TRUE(ps::WriteManifest(dir.path(), *manifest).ok());
+  ASSERT_TRUE(checkpoint::WriteManifest(dir.path(), *manifest).ok());
   auto r = Resume(dir.path() + "/ctr");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->first_iteration, 10u);

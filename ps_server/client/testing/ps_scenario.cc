@@ -1,6 +1,7 @@
 #include "ps_server/client/testing/ps_scenario.h"
 
 #include "absl/strings/str_cat.h"
+#include "checkpoint/manifest.h"
 #include "common/rng.h"
 #include "common/status.h"
 
@@ -91,6 +92,18 @@ absl::StatusOr<std::vector<TableRows>> FetchAll(PsClient& client, const Scenario
     for (Key k = 0; k < o.key_space + 200; ++k) want[table].keys.push_back(k);
   }
   return client.Fetch(o.job_id, iteration, want);
+}
+
+absl::StatusOr<std::string> CheckpointScenario(PsClient& client, const ScenarioOptions& options,
+                                               uint64_t iteration, const std::string& dir) {
+  HERALD_ASSIGN_OR_RETURN(std::vector<proto::CheckpointShard> shards,
+                          client.CheckpointShards(options.job_id, iteration, dir));
+  checkpoint::ManifestParts parts;
+  parts.job_id = options.job_id;
+  parts.iteration = iteration;
+  parts.spec = ScenarioSpec();
+  parts.num_workers = options.num_workers;
+  return checkpoint::WriteManifest(dir, checkpoint::AssembleManifest(parts, std::move(shards)));
 }
 
 }  // namespace herald::ps::testing

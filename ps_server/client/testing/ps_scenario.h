@@ -32,4 +32,9 @@ absl::Status RunIterations(PsClient& client, const ScenarioOptions& options, uin
 absl::StatusOr<std::vector<TableRows>> FetchAll(PsClient& client, const ScenarioOptions& options,
                                                 uint64_t iteration);
 
+// Checkpoints the scenario's job at `iteration` into `dir` as the
+// scheduler does: every shard's file, then the manifest. Returns its path.
+absl::StatusOr<std::string> CheckpointScenario(PsClient& client, const ScenarioOptions& options,
+                                               uint64_t iteration, const std::string& dir);
+
 }  // namespace herald::ps::testing

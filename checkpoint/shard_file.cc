@@ -1,4 +1,4 @@
-#include "ps_server/checkpoint/shard_file.h"
+#include "checkpoint/shard_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,10 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ps_server/checkpoint/atomic_file.h"
+#include "checkpoint/atomic_file.h"
 #include "zlib.h"
 
-namespace herald::ps {
+namespace herald::checkpoint {
 namespace {
 
 absl::Status Errno(const std::string& what, const std::string& path) {
@@ -256,4 +256,4 @@ absl::StatusOr<std::string> FileCrc32Hex(const std::string& path) {
   return absl::StrFormat("%08x", crc);
 }
 
-}  // namespace herald::ps
+}  // namespace herald::checkpoint

@@ -1,4 +1,4 @@
-#include "ps_server/checkpoint/manifest.h"
+#include "checkpoint/manifest.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -17,11 +17,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "checkpoint/atomic_file.h"
+#include "checkpoint/shard_file.h"
 #include "google/protobuf/text_format.h"
-#include "ps_server/checkpoint/atomic_file.h"
-#include "ps_server/checkpoint/shard_file.h"
 
-namespace herald::ps {
+namespace herald::checkpoint {
 
 std::string CheckpointIterationDir(const std::string& dir, const std::string& job_id,
                                    uint64_t iteration) {
@@ -164,4 +164,28 @@ absl::Status CheckManifestFiles(const std::string& manifest_path,
   return absl::OkStatus();
 }
 
-}  // namespace herald::ps
+proto::CheckpointManifest AssembleManifest(const ManifestParts& parts,
+                                           std::vector<proto::CheckpointShard> shards) {
+  proto::CheckpointManifest manifest;
+  manifest.set_job_id(parts.job_id);
+  manifest.set_iteration(parts.iteration);
+  manifest.set_num_shards(static_cast<uint32_t>(shards.size()));
+  manifest.set_num_workers(parts.num_workers);
+  *manifest.mutable_spec() = parts.spec;
+  for (proto::CheckpointShard& shard : shards) *manifest.add_shards() = std::move(shard);
+  if (parts.dense != nullptr) {
+    manifest.set_dense_file(parts.dense->file);
+    manifest.set_dense_floats(parts.dense->floats);
+    manifest.set_dense_state_floats(parts.dense->state_floats);
+    manifest.set_dense_checksum(parts.dense->checksum);
+    manifest.set_final(parts.dense->final);
+  }
+  if (parts.planner != nullptr) {
+    manifest.set_planner_file(parts.planner->file);
+    manifest.set_planner_bytes(parts.planner->bytes);
+    manifest.set_planner_checksum(parts.planner->checksum);
+  }
+  return manifest;
+}
+
+}  // namespace herald::checkpoint

@@ -3,12 +3,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "checkpoint/manifest.h"
+#include "checkpoint/shard_file.h"
 #include "common/data/test_util.h"
 #include "gtest/gtest.h"
-#include "ps_server/checkpoint/manifest.h"
-#include "ps_server/checkpoint/shard_file.h"
 
-namespace herald::ps {
+namespace herald::checkpoint {
 namespace {
 
 using data::testing::ReadFileOrDie;
@@ -178,4 +178,4 @@ TEST(Manifest, WritesReadsAndFindsTheLatestCompleteCheckpoint) {
 }
 
 }  // namespace
-}  // namespace herald::ps
+}  // namespace herald::checkpoint

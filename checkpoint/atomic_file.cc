@@ -1,4 +1,4 @@
-#include "ps_server/checkpoint/atomic_file.h"
+#include "checkpoint/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace herald::ps {
+namespace herald::checkpoint {
 
 absl::Status FileError(const std::string& what, const std::string& path, int err) {
   const std::string message = absl::StrCat(what, " ", path, ": ", std::strerror(err));
@@ -59,4 +59,4 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
   return durable ? FsyncDirOf(path) : absl::OkStatus();
 }
 
-}  // namespace herald::ps
+}  // namespace herald::checkpoint

@@ -1,4 +1,4 @@
-#include "ps_server/checkpoint/sort_by_key.h"
+#include "checkpoint/sort_by_key.h"
 
 #include <algorithm>
 #include <random>
@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 
-namespace herald::ps {
+namespace herald::checkpoint {
 namespace {
 
 struct Record {
@@ -38,4 +38,4 @@ TEST(SortByKey, SortsAsAStableSortByKeyWould) {
 }
 
 }  // namespace
-}  // namespace herald::ps
+}  // namespace herald::checkpoint

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/ids.h"
 
-namespace herald::ps {
+namespace herald::checkpoint {
 
 inline constexpr char kShardFileMagic[8] = {'H', 'R', 'L', 'D', 'S', 'H', 'R', 'D'};
 inline constexpr char kShardFileEndMagic[8] = {'H', 'R', 'L', 'D', 'E', 'N', 'D', '1'};
@@ -88,4 +88,4 @@ absl::StatusOr<ShardFileInfo> ReadShardFile(
 // CRC-32 of a file, as 8 lowercase hex digits. Errors: NotFound.
 absl::StatusOr<std::string> FileCrc32Hex(const std::string& path);
 
-}  // namespace herald::ps
+}  // namespace herald::checkpoint

@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 
-namespace herald::ps {
+namespace herald::checkpoint {
 
 // The status for file operation `what` on `path` that failed with `err`
 // (an errno value), naming both and the system's message. The code says
@@ -32,4 +32,4 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
 // fsyncs the directory holding `path`, so that a rename into it is durable.
 absl::Status FsyncDirOf(const std::string& path);
 
-}  // namespace herald::ps
+}  // namespace herald::checkpoint

@@ -9,11 +9,49 @@
 // and is ignored by FindLatestManifest.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "proto/checkpoint.pb.h"
 
-namespace herald::ps {
+namespace herald::checkpoint {
+
+// The dense half of a job's checkpoint, a file the scheduler wrote into the
+// checkpoint's iteration directory before the shards checkpoint; recorded in
+// the manifest (dense_*).
+struct DenseCheckpointFile {
+  std::string file;  // relative to the iteration directory
+  uint64_t floats = 0;
+  uint64_t state_floats = 0;
+  std::string checksum;  // crc32, 8 hex digits
+  // The parameters after the job's last iteration only (state_floats 0):
+  // the manifest is marked final (CheckpointManifest.final).
+  bool final = false;
+};
+
+// The scheduler's planner state in a job's checkpoint, a file written into
+// the checkpoint's iteration directory before the shards checkpoint;
+// recorded in the manifest (planner_*).
+struct PlannerCheckpointFile {
+  std::string file;  // relative to the iteration directory
+  uint64_t bytes = 0;
+  std::string checksum;  // crc32, 8 hex digits
+};
+
+// What a manifest records besides the shards' files.
+struct ManifestParts {
+  std::string job_id;
+  uint64_t iteration = 0;  // the last committed iteration captured
+  proto::JobSpec spec;     // the job as it ran
+  uint32_t num_workers = 0;
+  const DenseCheckpointFile* dense = nullptr;      // optional
+  const PlannerCheckpointFile* planner = nullptr;  // optional
+};
+
+// The manifest of a checkpoint whose shard files are `shards` (by shard
+// index, as PsClient::CheckpointShards returns them).
+proto::CheckpointManifest AssembleManifest(const ManifestParts& parts,
+                                           std::vector<proto::CheckpointShard> shards);
 
 std::string CheckpointIterationDir(const std::string& dir, const std::string& job_id,
                                    uint64_t iteration);
@@ -52,4 +90,4 @@ std::string ManifestDir(const std::string& manifest_path);
 absl::Status CheckManifestFiles(const std::string& manifest_path,
                                 const proto::CheckpointManifest& manifest);
 
-}  // namespace herald::ps
+}  // namespace herald::checkpoint

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace herald::ps {
+namespace herald::checkpoint {
 
 template <typename Record>
 void SortByKey(std::vector<Record>* records) {
@@ -27,4 +27,4 @@ void SortByKey(std::vector<Record>* records) {
   }
 }
 
-}  // namespace herald::ps
+}  // namespace herald::checkpoint
