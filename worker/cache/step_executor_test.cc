@@ -76,9 +76,11 @@ using Worker = testing::TestWorker;
 
 using Outcome = testing::TrainingOutcome;
 
-// Trains `batches` on `workers` workers against 2 in-process PS shards.
+// Trains `batches` on `workers` workers against 2 in-process PS shards;
+// the steps it ran, where `ran` is given.
 Outcome TrainDistributed(proto::JobSpec spec, const std::vector<data::KeyBatch>& batches,
-                         uint32_t workers, uint32_t slots, ps::InProcessPsCluster* cluster) {
+                         uint32_t workers, uint32_t slots, ps::InProcessPsCluster* cluster,
+                         std::vector<std::vector<plan::Step>>* ran = nullptr) {
   spec.set_name("job-w" + std::to_string(workers));
   testing::TestPlannerOptions planner;
   planner.job_id = spec.name();
@@ -92,6 +94,7 @@ Outcome TrainDistributed(proto::JobSpec spec, const std::vector<data::KeyBatch>&
   EXPECT_TRUE(next.ok()) << next.status();
   auto out = testing::TrainSteps(spec, *steps, workers, slots, &cluster->client());
   EXPECT_TRUE(out.ok()) << out.status();
+  if (ran != nullptr) *ran = *steps;
   return out.ok() ? *std::move(out) : Outcome{};
 }
 
@@ -136,21 +139,38 @@ TEST(StepExecutor, SameRunTwiceGivesTheSameBitsAndCountsTraffic) {
   const proto::JobSpec spec = Spec(proto::MODEL_WIDE_AND_DEEP);
   const std::vector<data::KeyBatch> batches = Batches(4, 24);
   ps::InProcessPsCluster a(2), b(2);
-  Outcome first = TrainDistributed(spec, batches, 2, 48, &a);
+  std::vector<std::vector<plan::Step>> steps;
+  Outcome first = TrainDistributed(spec, batches, 2, 48, &a, &steps);
   Outcome second = TrainDistributed(spec, batches, 2, 48, &b);
   EXPECT_EQ(first.dense, second.dense);
   EXPECT_EQ(first.losses, second.losses);
   ASSERT_EQ(first.results.size(), 4u);
-  EXPECT_GT(first.results[0].rows_fetched, 0u);  // cold cache
-  uint64_t pushed = 0, written = 0;
-  for (const StepResult& r : first.results) {
-    pushed += r.rows_pushed;
+  ASSERT_EQ(steps.size(), 4u);
+  // Worker 0's counters are its plans' lists: every fetched and pushed row,
+  // and of the rows it evicts or writes back, the dirty ones.
+  uint64_t written = 0;
+  for (size_t t = 0; t < steps.size(); ++t) {
+    uint64_t fetch = 0, push = 0, writeback = 0, evict = 0;
+    for (const plan::TablePlan& table : steps[t][0].plan) {
+      fetch += table.fetch.keys.size();
+      push += table.push.keys.size();
+      writeback += table.writeback.keys.size();
+      evict += table.evict.keys.size();
+    }
+    const StepResult& r = first.results[t];
+    SCOPED_TRACE(t);
+    EXPECT_EQ(r.rows_fetched, fetch);
+    EXPECT_EQ(r.rows_pushed, push);
+    EXPECT_GE(r.rows_written_back, writeback);
+    EXPECT_LE(r.rows_written_back, writeback + evict);
+    EXPECT_EQ(r.num_samples, steps[t][0].num_samples);
+    // 16 bytes of key and version per row at least, with its floats.
+    EXPECT_GT(r.bytes_moved, 16 * (r.rows_fetched + r.rows_written_back) + 8 * r.rows_pushed);
+    EXPECT_GT(r.times.compute_ms, 0.0);
     written += r.rows_written_back;
-    EXPECT_GT(r.bytes_moved, 0u);
-    EXPECT_GE(r.times.compute_ms, 0.0);
   }
-  EXPECT_GT(pushed, 0u);
-  EXPECT_GT(written, 0u);  // at least the final flush
+  EXPECT_GT(first.results[0].rows_fetched, 0u);  // cold cache
+  EXPECT_GT(written, 0u);                        // at least the final flush
 }
 
 // ---------------------------------------------------------------- bad plans
