@@ -39,15 +39,16 @@ struct Piece {
   std::vector<uint32_t> positions;
 };
 
+// Which pieces each request to each shard carries: [shard][request] -> pieces.
+using ShardRequests = std::vector<std::vector<std::vector<Piece>>>;
+
 // Splits every table's keys by shard and into pieces of at most
 // `max_keys(table)` keys, grouped into requests of at most `budget` bytes.
-// Result: [shard][request] -> pieces.
-std::vector<std::vector<std::vector<Piece>>> Plan(const KeyRouter& router, uint32_t num_shards,
-                                                  const std::vector<TableId>& tables,
-                                                  const std::vector<const std::vector<Key>*>& keys,
-                                                  const std::vector<size_t>& bytes_per_key,
-                                                  size_t budget) {
-  std::vector<std::vector<std::vector<Piece>>> plan(num_shards);
+ShardRequests SplitIntoRequests(const KeyRouter& router, uint32_t num_shards,
+                                const std::vector<TableId>& tables,
+                                const std::vector<const std::vector<Key>*>& keys,
+                                const std::vector<size_t>& bytes_per_key, size_t budget) {
+  ShardRequests requests(num_shards);
   std::vector<size_t> used(num_shards, budget);  // bytes in each shard's last request
   for (size_t t = 0; t < tables.size(); ++t) {
     std::vector<std::vector<uint32_t>> by_shard(num_shards);
@@ -60,16 +61,16 @@ std::vector<std::vector<std::vector<Piece>>> Plan(const KeyRouter& router, uint3
         const size_t end = std::min(by_shard[s].size(), begin + per_piece);
         const size_t bytes = (end - begin) * bytes_per_key[t];
         if (used[s] + bytes > budget) {
-          plan[s].emplace_back();
+          requests[s].emplace_back();
           used[s] = 0;
         }
-        plan[s].back().push_back(
+        requests[s].back().push_back(
             {t, std::vector<uint32_t>(by_shard[s].begin() + begin, by_shard[s].begin() + end)});
         used[s] += bytes;
       }
     }
   }
-  return plan;
+  return requests;
 }
 
 // The entries at `positions` of an array of `width`-wide entries, as a
@@ -172,16 +173,16 @@ class ShardedFetch {
     // bytes; assume a generous 1 KiB per key for planning and let the
     // budget split.
     const std::vector<size_t> bytes_per_key(keys.size(), 1024);
-    plan_ = Plan(router, num_shards, tables_, unique, bytes_per_key, budget);
+    requests_ = SplitIntoRequests(router, num_shards, tables_, unique, bytes_per_key, budget);
   }
 
-  const std::vector<std::vector<std::vector<Piece>>>& plan() const { return plan_; }
+  const ShardRequests& requests() const { return requests_; }
 
   // Request r of shard s; its key spans point into `gathered` (or the
   // deduplicated keys).
   FetchIn Request(uint32_t s, size_t r, uint64_t iteration, FetchMode mode,
                   std::vector<std::vector<Key>>* gathered) const {
-    const std::vector<Piece>& pieces = plan_[s][r];
+    const std::vector<Piece>& pieces = requests_[s][r];
     FetchIn in{iteration, mode == FetchMode::kEarly, mode == FetchMode::kReadOnly, {}};
     gathered->resize(pieces.size());
     for (size_t b = 0; b < pieces.size(); ++b) {
@@ -194,7 +195,7 @@ class ShardedFetch {
 
   // Places the answer to request r of shard s. Not thread-safe.
   absl::Status Fill(uint32_t s, size_t r, const FetchedRows& out) {
-    const std::vector<Piece>& pieces = plan_[s][r];
+    const std::vector<Piece>& pieces = requests_[s][r];
     if (out.blocks.size() != pieces.size()) {
       return absl::DataLossError(
           absl::StrCat("answer has ", out.blocks.size(), " blocks for ", pieces.size(), " asked"));
@@ -253,7 +254,7 @@ class ShardedFetch {
   std::vector<TableKeys> keys_;  // a copy: a started fetch outlives its caller's
   std::vector<Dedup> dedup_;
   std::vector<TableId> tables_;
-  std::vector<std::vector<std::vector<Piece>>> plan_;
+  ShardRequests requests_;
   // Unique rows per table, filled by the shards.
   std::vector<std::vector<float>> rows_;
   std::vector<std::vector<uint64_t>> versions_;
@@ -267,7 +268,7 @@ absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string&
   ShardedFetch fetch(router_, num_shards(), keys, options_.max_request_bytes);
   absl::Mutex fill_mu;
   HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) -> absl::Status {
-    for (size_t r = 0; r < fetch.plan()[s].size(); ++r) {
+    for (size_t r = 0; r < fetch.requests()[s].size(); ++r) {
       std::vector<std::vector<Key>> gathered;
       const FetchIn in = fetch.Request(s, r, iteration, mode, &gathered);
       HERALD_ASSIGN_OR_RETURN(FetchedRows out,
@@ -299,7 +300,7 @@ PendingCall<absl::StatusOr<std::vector<TableRows>>> ShardedPsClient::StartFetch(
   };
   auto started = std::make_shared<std::vector<Started>>();
   for (uint32_t s = 0; s < num_shards(); ++s) {
-    for (size_t r = 0; r < fetch->plan()[s].size(); ++r) {
+    for (size_t r = 0; r < fetch->requests()[s].size(); ++r) {
       std::vector<std::vector<Key>> gathered;
       const FetchIn in = fetch->Request(s, r, iteration, mode, &gathered);
       started->push_back({s, r, stubs_[s]->StartFetch(Of(job_id), in, options_.data_timeout)});
@@ -363,18 +364,18 @@ class ShardedPush {
       }
     }
     for (const Dedup& d : push->dedup_) unique.push_back(&d.unique);
-    push->plan_ = Plan(router, num_shards, tables, unique, bytes_per_key, budget);
+    push->requests_ = SplitIntoRequests(router, num_shards, tables, unique, bytes_per_key, budget);
     return push;
   }
 
-  const std::vector<std::vector<std::vector<Piece>>>& plan() const { return plan_; }
+  const ShardRequests& requests() const { return requests_; }
 
   // Request r of shard s; its spans point into `keys` and `values` (or the
   // caller's gradients and the sums).
   PushIn Request(uint32_t s, size_t r, uint64_t iteration, uint32_t worker,
                  std::vector<std::vector<Key>>* keys,
                  std::vector<std::vector<float>>* values) const {
-    const std::vector<Piece>& pieces = plan_[s][r];
+    const std::vector<Piece>& pieces = requests_[s][r];
     PushIn in{iteration, worker, {}};
     keys->resize(pieces.size());
     values->resize(pieces.size());
@@ -395,7 +396,7 @@ class ShardedPush {
   const std::vector<TableGrads>& grads_;
   std::vector<Dedup> dedup_;
   std::vector<std::vector<float>> sums_;
-  std::vector<std::vector<std::vector<Piece>>> plan_;
+  ShardRequests requests_;
 };
 
 absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t iteration,
@@ -404,7 +405,7 @@ absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t 
       std::unique_ptr<ShardedPush> push,
       ShardedPush::Make(router_, num_shards(), grads, options_.max_request_bytes));
   return ForEachShard([&](uint32_t s) -> absl::Status {
-    for (size_t r = 0; r < push->plan()[s].size(); ++r) {
+    for (size_t r = 0; r < push->requests()[s].size(); ++r) {
       std::vector<std::vector<Key>> keys;
       std::vector<std::vector<float>> values;
       const PushIn in = push->Request(s, r, iteration, worker, &keys, &values);
@@ -423,7 +424,7 @@ PendingCall<absl::Status> ShardedPsClient::StartPushGradients(
   if (!push.ok()) return PendingCall<absl::Status>::Done(push.status());
   std::vector<std::pair<uint32_t, PendingCall<absl::Status>>> started;
   for (uint32_t s = 0; s < num_shards(); ++s) {
-    for (size_t r = 0; r < (*push)->plan()[s].size(); ++r) {
+    for (size_t r = 0; r < (*push)->requests()[s].size(); ++r) {
       std::vector<std::vector<Key>> keys;
       std::vector<std::vector<float>> values;
       const PushIn in = (*push)->Request(s, r, iteration, worker, &keys, &values);
@@ -437,9 +438,8 @@ namespace {
 
 // The requests of a write-back of `rows` by shard. Errors: InvalidArgument
 // for a table whose sizes do not match or that names a key twice.
-absl::StatusOr<std::vector<std::vector<std::vector<Piece>>>> PlanWriteBack(
-    const KeyRouter& router, uint32_t num_shards, const std::vector<TableRows>& rows,
-    size_t budget) {
+absl::StatusOr<ShardRequests> WriteBackRequests(const KeyRouter& router, uint32_t num_shards,
+                                                const std::vector<TableRows>& rows, size_t budget) {
   std::vector<TableId> tables;
   std::vector<const std::vector<Key>*> keys;
   std::vector<size_t> bytes_per_key;
@@ -459,7 +459,7 @@ absl::StatusOr<std::vector<std::vector<std::vector<Piece>>>> PlanWriteBack(
     keys.push_back(&t.keys);
     bytes_per_key.push_back(2 * sizeof(uint64_t) + t.row_floats * sizeof(float));
   }
-  return Plan(router, num_shards, tables, keys, bytes_per_key, budget);
+  return SplitIntoRequests(router, num_shards, tables, keys, bytes_per_key, budget);
 }
 
 // What a write-back request's spans point into where pieces are gathered.
@@ -491,10 +491,10 @@ WriteBackIn WriteBackRequest(const std::vector<TableRows>& rows, const std::vect
 
 absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iteration,
                                         uint32_t worker, const std::vector<TableRows>& rows) {
-  HERALD_ASSIGN_OR_RETURN(auto plan,
-                          PlanWriteBack(router_, num_shards(), rows, options_.max_request_bytes));
+  HERALD_ASSIGN_OR_RETURN(
+      auto requests, WriteBackRequests(router_, num_shards(), rows, options_.max_request_bytes));
   return ForEachShard([&](uint32_t s) -> absl::Status {
-    for (const std::vector<Piece>& pieces : plan[s]) {
+    for (const std::vector<Piece>& pieces : requests[s]) {
       GatheredRows gathered;
       const WriteBackIn in = WriteBackRequest(rows, pieces, iteration, worker, &gathered);
       HERALD_RETURN_IF_ERROR(stubs_[s]->WriteBack(Of(job_id), in, options_.data_timeout));
@@ -507,12 +507,12 @@ PendingCall<absl::Status> ShardedPsClient::StartWriteBack(const std::string& job
                                                           uint64_t iteration, uint32_t worker,
                                                           const std::vector<TableRows>& rows) {
   if (!StubsStartCalls()) return PsClient::StartWriteBack(job_id, iteration, worker, rows);
-  absl::StatusOr<std::vector<std::vector<std::vector<Piece>>>> plan =
-      PlanWriteBack(router_, num_shards(), rows, options_.max_request_bytes);
-  if (!plan.ok()) return PendingCall<absl::Status>::Done(plan.status());
+  absl::StatusOr<ShardRequests> requests =
+      WriteBackRequests(router_, num_shards(), rows, options_.max_request_bytes);
+  if (!requests.ok()) return PendingCall<absl::Status>::Done(requests.status());
   std::vector<std::pair<uint32_t, PendingCall<absl::Status>>> started;
   for (uint32_t s = 0; s < num_shards(); ++s) {
-    for (const std::vector<Piece>& pieces : (*plan)[s]) {
+    for (const std::vector<Piece>& pieces : (*requests)[s]) {
       GatheredRows gathered;
       const WriteBackIn in = WriteBackRequest(rows, pieces, iteration, worker, &gathered);
       started.push_back({s, stubs_[s]->StartWriteBack(Of(job_id), in, options_.data_timeout)});
