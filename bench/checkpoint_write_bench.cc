@@ -95,7 +95,8 @@ int Main() {
         });
     if (!fetched.ok()) Fail(fetched);
   }
-  if (auto done = (*shard)->IterationDone(0, 0, 1); !done.ok()) Fail(done.status());
+  if (auto done = (*shard)->IterationDone(Iteration(0), WorkerRank(0), 1); !done.ok())
+    Fail(done.status());
 
   double best_checkpoint = 1e300, best_sequential = 1e300;
   uint64_t bytes = 0;

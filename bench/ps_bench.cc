@@ -241,7 +241,7 @@ void MeasureRows(PsClient& client, const std::string& label, uint32_t dim, int b
     absl::Status s = client.PushGradients(job, iteration, 0, {{TableId(0), k, dim, grads}});
     if (!s.ok()) std::printf("push failed: %s\n", std::string(s.message()).c_str());
     if (++worker_pushes * uint64_t(batch) >= key_space) {
-      client.IterationDone(job, iteration++, 0, 1).IgnoreError();
+      client.IterationDone(job, Iteration(iteration++), WorkerRank(0), 1).IgnoreError();
       worker_pushes = 0;
     }
   });

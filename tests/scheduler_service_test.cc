@@ -209,7 +209,10 @@ class SchedulerServiceTest : public ::testing::Test {
       // joins them every iteration) and the PS shard refuses iterations too
       // far ahead; fake workers wait for each other like the all-reduce.
       WaitForOtherWorker(w, step.iteration());
-      EXPECT_TRUE((*ps)->IterationDone(join.job_id(), step.iteration(), join.rank(), 2).ok());
+      EXPECT_TRUE((*ps)
+                      ->IterationDone(join.job_id(), Iteration(step.iteration()),
+                                      WorkerRank(join.rank()), 2)
+                      .ok());
       {
         absl::MutexLock lock(&pace_mu_);
         iterations_done_[w] = step.iteration() + 1;
@@ -348,7 +351,7 @@ TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds
     stale_ps.run_id = joins[0].run_id() + 1;
     auto ps = ps::MakeGrpcPsClient({ps_server_->address()}, stale_ps);
     ASSERT_TRUE(ps.ok());
-    const absl::Status done = (*ps)->IterationDone(job, 0, 0, 2).status();
+    const absl::Status done = (*ps)->IterationDone(job, Iteration(0), WorkerRank(0), 2).status();
     EXPECT_EQ(done.code(), absl::StatusCode::kFailedPrecondition) << done;
   }
   uint64_t received[2];

@@ -107,8 +107,8 @@ class PsClient {
   }
   // Reports to every shard. Returns true if every shard has now committed
   // the iteration.
-  virtual absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration,
-                                             uint32_t worker, uint32_t num_workers) = 0;
+  virtual absl::StatusOr<bool> IterationDone(const std::string& job_id, Iteration iteration,
+                                             WorkerRank worker, uint32_t num_workers) = 0;
   // Checkpoints every shard at `iteration` into `dir` (each waits for the
   // iteration's commit). Returns each shard's file, by shard index, for the
   // manifest the caller assembles and writes last

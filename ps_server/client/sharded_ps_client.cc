@@ -535,15 +535,15 @@ PendingCall<absl::Status> ShardedPsClient::WaitForAll(
   });
 }
 
-absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id, uint64_t iteration,
-                                                    uint32_t worker, uint32_t num_workers) {
+absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id, Iteration iteration,
+                                                    WorkerRank worker, uint32_t num_workers) {
   std::vector<char> committed(stubs_.size(), 0);
   HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
     proto::IterationDoneRequest r;
     r.set_job_id(job_id);
     r.set_run_id(options_.run_id);
-    r.set_iteration(iteration);
-    r.set_worker_rank(worker);
+    r.set_iteration(iteration.value());
+    r.set_worker_rank(worker.value());
     r.set_num_workers(num_workers);
     proto::IterationDoneResponse out;
     absl::Status st = stubs_[s]->IterationDone(r, &out, options_.data_timeout);

@@ -70,8 +70,8 @@ class ShardedPsClient final : public PsClient {
   PendingCall<absl::Status> StartWriteBack(const std::string& job_id, uint64_t iteration,
                                            uint32_t worker,
                                            const std::vector<TableRows>& rows) override;
-  absl::StatusOr<bool> IterationDone(const std::string& job_id, uint64_t iteration, uint32_t worker,
-                                     uint32_t num_workers) override;
+  absl::StatusOr<bool> IterationDone(const std::string& job_id, Iteration iteration,
+                                     WorkerRank worker, uint32_t num_workers) override;
   absl::StatusOr<std::vector<proto::CheckpointShard>> CheckpointShards(
       const std::string& job_id, uint64_t iteration, const std::string& dir) override;
   absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;

@@ -102,13 +102,13 @@ TEST(ShardedPsClient, DuplicateKeysAreFetchedOnceAndGradientsSummed) {
       cluster.client()
           .PushGradients("j", 0, 0, {{TableId(0), {5, 5}, 8, std::vector<float>(16, 0.25f)}})
           .ok());
-  ASSERT_TRUE(*cluster.client().IterationDone("j", 0, 0, 1));
+  ASSERT_TRUE(*cluster.client().IterationDone("j", Iteration(0), WorkerRank(0), 1));
   InProcessPsCluster other(1);
   ASSERT_TRUE(other.client().StartJob("j", spec, 1).ok());
   ASSERT_TRUE(other.client()
                   .PushGradients("j", 0, 0, {{TableId(0), {5}, 8, std::vector<float>(8, 0.5f)}})
                   .ok());
-  ASSERT_TRUE(*other.client().IterationDone("j", 0, 0, 1));
+  ASSERT_TRUE(*other.client().IterationDone("j", Iteration(0), WorkerRank(0), 1));
   EXPECT_EQ((*cluster.client().Fetch("j", 1, {{TableId(0), {5}}}))[0].rows,
             (*other.client().Fetch("j", 1, {{TableId(0), {5}}}))[0].rows);
 }

@@ -61,7 +61,7 @@ TEST_F(StartedCalls, AStartedFetchReturnsAtOnceAndWaitGivesTheCommittedRows) {
       client_->StartFetch("job", 1, keys, FetchMode::kCommitted);
   const std::vector<TableGrads> grads = {{TableId(0), {7, 8}, 4, std::vector<float>(8, 1.0f)}};
   ASSERT_TRUE(client_->StartPushGradients("job", 0, 0, grads).Wait().ok());
-  ASSERT_TRUE(client_->IterationDone("job", 0, 0, 1).ok());
+  ASSERT_TRUE(client_->IterationDone("job", Iteration(0), WorkerRank(0), 1).ok());
   absl::StatusOr<std::vector<TableRows>> rows = started.Wait();
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ((*rows)[0].keys, keys[0].keys);
@@ -86,7 +86,7 @@ TEST_F(StartedCalls, AStartedWriteBackStoresTheRowsAndErrorsComeFromWait) {
   rows[0].rows.assign(rows[0].row_floats, 2.5f);
   PendingCall<absl::Status> written = client_->StartWriteBack("job", 0, 0, rows);
   ASSERT_TRUE(written.Wait().ok());
-  ASSERT_TRUE(client_->IterationDone("job", 0, 0, 1).ok());
+  ASSERT_TRUE(client_->IterationDone("job", Iteration(0), WorkerRank(0), 1).ok());
   auto after = client_->Fetch("job", 1, keys);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ((*after)[0].rows, rows[0].rows);

@@ -106,9 +106,9 @@ absl::Status ServeWriteBack(JobShard& shard, const proto::WriteBackRequest& requ
 
 absl::Status ServeIterationDone(JobShard& shard, const proto::IterationDoneRequest& request,
                                 proto::IterationDoneResponse* response) {
-  HERALD_ASSIGN_OR_RETURN(
-      bool committed,
-      shard.IterationDone(request.iteration(), request.worker_rank(), request.num_workers()));
+  HERALD_ASSIGN_OR_RETURN(bool committed, shard.IterationDone(Iteration(request.iteration()),
+                                                              WorkerRank(request.worker_rank()),
+                                                              request.num_workers()));
   response->set_committed(committed);
   return absl::OkStatus();
 }

@@ -70,7 +70,7 @@ TEST_F(UcxPsServerTest, FetchPushCommitFetchOverUcx) {
   const float before = (*rows)[0].rows[0];
   const std::vector<float> grads(8, 1.0f);
   ASSERT_TRUE(Call(wire::EncodePush("job", kRun, PushIn{0, 0, {{0, 4, keys, grads}}})).ok());
-  ASSERT_TRUE(core_.Shard("job").value()->IterationDone(0, 0, 1).ok());
+  ASSERT_TRUE(core_.Shard("job").value()->IterationDone(Iteration(0), WorkerRank(0), 1).ok());
   auto second = Call(wire::EncodeFetch("job", kRun, FetchIn{1, false, false, {{0, keys}}}));
   ASSERT_TRUE(second.ok()) << second.status();
   rows = wire::DecodeFetchReply(*second, {2});

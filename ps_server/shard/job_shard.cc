@@ -502,7 +502,10 @@ absl::Status JobShard::WriteBack(const WriteBackIn& request) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> JobShard::IterationDone(uint64_t t, uint32_t worker, uint32_t num_workers) {
+absl::StatusOr<bool> JobShard::IterationDone(Iteration iteration, WorkerRank rank,
+                                             uint32_t num_workers) {
+  const uint64_t t = iteration.value();
+  const uint32_t worker = rank.value();
   absl::MutexLock lock(&mu_);
   absl::Status s;
   if (num_workers != options_.num_workers) {

@@ -88,7 +88,7 @@ class JobShard {
   // Returns true if this report completed (and committed) the iteration.
   // Errors: InvalidArgument (worker rank, worker count), FailedPrecondition
   // (already committed, too far ahead), AlreadyExists (reported twice).
-  absl::StatusOr<bool> IterationDone(uint64_t iteration, uint32_t worker, uint32_t num_workers);
+  absl::StatusOr<bool> IterationDone(Iteration iteration, WorkerRank worker, uint32_t num_workers);
   // Writes the committed state after `iteration` to
   // `<dir>/<job>/iter-<iteration>/shard-<i>-of-<n>.hsf` (temp file + rename).
   // Waits (up to `deadline`) for that iteration to commit. Errors:

@@ -72,7 +72,7 @@ class JobShardTest : public ::testing::Test {
   }
 
   static absl::StatusOr<bool> Done(JobShard& s, uint64_t t, uint32_t worker, uint32_t workers) {
-    return s.IterationDone(t, worker, workers);
+    return s.IterationDone(Iteration(t), WorkerRank(worker), workers);
   }
 
   static absl::Status TryFetch(JobShard& s, uint64_t t, uint32_t table, std::vector<Key> keys,

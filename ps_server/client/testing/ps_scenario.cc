@@ -74,7 +74,8 @@ absl::Status RunIterations(PsClient& client, const ScenarioOptions& o, uint64_t 
       HERALD_RETURN_IF_ERROR(client.PushGradients(o.job_id, t, w, grads));
     }
     for (uint32_t w = 0; w < o.num_workers; ++w) {
-      HERALD_ASSIGN_OR_RETURN(bool committed, client.IterationDone(o.job_id, t, w, o.num_workers));
+      HERALD_ASSIGN_OR_RETURN(bool committed, client.IterationDone(o.job_id, Iteration(t),
+                                                                   WorkerRank(w), o.num_workers));
       if (committed != (w + 1 == o.num_workers)) {
         return absl::InternalError(
             absl::StrCat("iteration ", t, " worker ", w, ": committed = ", committed));
