@@ -55,10 +55,13 @@ ABSL_FLAG(bool, ucx_shared_memory, false,
           "workers too");
 ABSL_FLAG(std::string, ucx_address_file, "",
           "write the UCX data address (what a client connects to) to this file");
+#ifdef HERALD_PS_TEST_HOOKS
+// Only in //ps_server:herald_ps_with_test_hooks (testonly), never in herald_ps.
 ABSL_FLAG(std::string, testing_checkpoint_stall_file, "",
           "TESTS ONLY: halfway through writing its first checkpoint, create this file and "
           "stall (--testing_checkpoint_stall_ms) so a test can act mid-checkpoint");
 ABSL_FLAG(int64_t, testing_checkpoint_stall_ms, 120000, "TESTS ONLY: how long that stall lasts");
+#endif
 
 namespace {
 
@@ -101,6 +104,7 @@ absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> StartUcx(herald::ps::Ps
   return server;
 }
 
+#ifdef HERALD_PS_TEST_HOOKS
 // Test hook: announce the stall, then hold the checkpoint half written
 // (the process's first checkpoint only).
 void StallCheckpoint(const std::string& marker) {
@@ -110,6 +114,7 @@ void StallCheckpoint(const std::string& marker) {
   HLOG_WARN("checkpoint stalled on purpose (--testing_checkpoint_stall_file)");
   absl::SleepFor(absl::Milliseconds(absl::GetFlag(FLAGS_testing_checkpoint_stall_ms)));
 }
+#endif
 
 }  // namespace
 
@@ -148,10 +153,12 @@ int main(int argc, char** argv) {
                              ? absl::GetFlag(FLAGS_threads)
                              : std::max(1u, std::thread::hardware_concurrency());
   core_options.stripes_per_table = absl::GetFlag(FLAGS_stripes);
+#ifdef HERALD_PS_TEST_HOOKS
   if (const std::string marker = absl::GetFlag(FLAGS_testing_checkpoint_stall_file);
       !marker.empty()) {
     core_options.checkpoint_midway = [marker] { StallCheckpoint(marker); };
   }
+#endif
   herald::ps::PsCore core(core_options);
   if (const std::string manifest = absl::GetFlag(FLAGS_restore); !manifest.empty()) {
     herald::proto::PsStartJobResponse restored;

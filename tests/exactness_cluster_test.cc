@@ -630,6 +630,7 @@ TEST_F(ExactnessCluster, TwoWorkersKilledOneAfterTheOtherAreBothRecovered) {
 TEST_F(ExactnessCluster, AWorkerKilledDuringACheckpointIsRecoveredFromIt) {
   const std::string marker = testing::MakeTestDir("stall") + "/stalled";
   testing::ClusterFlags flags;
+  flags.ps_binary = "ps_server/herald_ps_with_test_hooks";
   flags.ps = {"--testing_checkpoint_stall_file=" + marker, "--testing_checkpoint_stall_ms=3000"};
   ASSERT_NO_FATAL_FAILURE(Restart("exactness_stall", flags));
   const proto::JobSpec spec = RecoverySpec("stall-ckpt", 60);

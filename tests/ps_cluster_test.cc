@@ -48,7 +48,8 @@ Shards StartShards(const std::string& dir, const std::string& tag, uint32_t n,
     std::vector<std::string> args = {"--listen=127.0.0.1:0", "--port_file=" + port_file,
                                      "--threads=2", absl::StrCat("--shard=", i)};
     if (i < extra_args.size()) args.insert(args.end(), extra_args[i].begin(), extra_args[i].end());
-    auto child = ChildProcess::Start(RunfilePath("ps_server/herald_ps"), args,
+    // herald_ps with its test hooks: some shards stall a checkpoint.
+    auto child = ChildProcess::Start(RunfilePath("ps_server/herald_ps_with_test_hooks"), args,
                                      absl::StrCat(dir, "/", tag, "-", i, ".log"));
     EXPECT_TRUE(child.ok()) << child.status();
     auto port = (*child)->WaitForPortFile(port_file, kStartMs);

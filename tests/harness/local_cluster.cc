@@ -45,7 +45,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   for (int s = 0; s < ps; ++s) {
     HERALD_ASSIGN_OR_RETURN(
         std::unique_ptr<ChildProcess> p,
-        c->StartProcess("ps_server/herald_ps", absl::StrCat("ps", s), c->PsFlags(s)));
+        c->StartProcess(c->flags_.ps_binary, absl::StrCat("ps", s), c->PsFlags(s)));
     c->ps_.push_back(std::move(p));
     c->ps_names_.push_back(absl::StrCat("ps", s));
   }
@@ -99,7 +99,7 @@ std::vector<std::string> LocalCluster::PsFlags(int shard) const {
 
 absl::Status LocalCluster::RestartPs(int shard) {
   const std::string name = absl::StrCat("ps", shard, "-restarted");
-  HERALD_ASSIGN_OR_RETURN(ps_[shard], StartListening("ps_server/herald_ps", name, PsFlags(shard)));
+  HERALD_ASSIGN_OR_RETURN(ps_[shard], StartListening(flags_.ps_binary, name, PsFlags(shard)));
   ps_names_[shard] = name;
   return absl::OkStatus();
 }

@@ -19,6 +19,9 @@ namespace herald::testing {
 // More flags for the cluster's processes, by role (e.g. ps_and_workers =
 // {"--transport=grpc"}).
 struct ClusterFlags {
+  // The PS binary (runfiles path): herald_ps_with_test_hooks for the tests
+  // that stall a checkpoint (--testing_checkpoint_stall_*).
+  std::string ps_binary = "ps_server/herald_ps";
   std::vector<std::string> scheduler;
   std::vector<std::string> ps;
   std::vector<std::string> workers;
