@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cluster/node_membership.h"
+#include "cluster/scheduler_client.h"
 #include "common/command_line.h"
 #include "common/logging.h"
 #include "common/rpc/client_tls_flags.h"
@@ -163,7 +164,9 @@ int main(int argc, char** argv) {
   }
   agent_options.device = device;
   agent_options.device_options.pinned_staging_bytes = staging_mb << 20;
-  herald::worker::WorkerAgent agent(membership->get(), agent_options);
+  const std::unique_ptr<herald::cluster::SchedulerClient> scheduler =
+      herald::cluster::MakeGrpcSchedulerClient((*membership)->channel(), token);
+  herald::worker::WorkerAgent agent(membership->get(), scheduler.get(), agent_options);
   std::thread signals([&agent] {
     const int sig = herald::rpc::WaitForTerminationSignal();
     HLOG_INFO("herald_worker: signal {}, shutting down after the current step", sig);

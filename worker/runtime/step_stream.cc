@@ -2,8 +2,8 @@
 
 namespace herald::worker {
 
-StepStream::StepStream(grpc::ClientReader<proto::WorkerStep>* reader,
-                       std::function<void(const grpc::Status&)> on_end, size_t ahead)
+StepStream::StepStream(cluster::StepReader* reader, std::function<void(const absl::Status&)> on_end,
+                       size_t ahead)
     : reader_(reader),
       on_end_(std::move(on_end)),
       ahead_(ahead < 1 ? 1 : ahead),
@@ -28,7 +28,7 @@ void StepStream::Read() {
     absl::MutexLock lock(&mu_);
     if (!draining_) queue_.push_back(std::move(step));
   }
-  const grpc::Status status = reader_->Finish();
+  const absl::Status status = reader_->Finish();
   if (on_end_) on_end_(status);
   absl::MutexLock lock(&mu_);
   status_ = status;
@@ -50,7 +50,7 @@ const proto::WorkerStep* StepStream::Peek() {
   return queue_.empty() ? nullptr : &queue_.front();
 }
 
-grpc::Status StepStream::Finish() {
+absl::Status StepStream::Finish() {
   absl::MutexLock lock(&mu_);
   draining_ = true;
   queue_.clear();

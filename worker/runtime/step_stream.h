@@ -6,7 +6,7 @@
 // holds at most `ahead` of them.
 //
 // The stream's end and its status: the reading thread finishes the call
-// (ClientReader::Finish) as soon as the stream ends, so its status is known
+// (StepReader::Finish) as soon as the stream ends, so its status is known
 // then, while steps it read ahead may still wait to be executed. OK means
 // the scheduler sent every step and the run ended well; any other status
 // means the run failed, was cancelled, or the stream broke.
@@ -16,10 +16,10 @@
 #include <functional>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "grpcpp/grpcpp.h"
-#include "grpcpp/support/sync_stream.h"
-#include "proto/scheduler.grpc.pb.h"
+#include "cluster/scheduler_client.h"
+#include "proto/scheduler.pb.h"
 
 namespace herald::worker {
 
@@ -30,8 +30,8 @@ class StepStream {
   // thread, with the stream's final status when the stream ends, possibly
   // while a step still executes: an OK status is a normal end, not a reason
   // to stop work in flight.
-  StepStream(grpc::ClientReader<proto::WorkerStep>* reader,
-             std::function<void(const grpc::Status&)> on_end, size_t ahead = 2);
+  StepStream(cluster::StepReader* reader, std::function<void(const absl::Status&)> on_end,
+             size_t ahead = 2);
   // Finish(), then joins the reading thread.
   ~StepStream();
 
@@ -44,20 +44,20 @@ class StepStream {
   // Waits for the stream's end and returns its status; steps not yet taken
   // by Next are dropped, and later ones are read and dropped. REQUIRES: the
   // stream ends by itself (the scheduler ends it), or the caller cancelled
-  // its context first.
-  grpc::Status Finish();
+  // it first (StepReader::Cancel).
+  absl::Status Finish();
 
  private:
   void Read();
 
-  grpc::ClientReader<proto::WorkerStep>* reader_;
-  const std::function<void(const grpc::Status&)> on_end_;
+  cluster::StepReader* reader_;
+  const std::function<void(const absl::Status&)> on_end_;
   const size_t ahead_;
   absl::Mutex mu_;
   std::deque<proto::WorkerStep> queue_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_) = false;  // Finish() called: read, drop
   bool ended_ ABSL_GUARDED_BY(mu_) = false;     // the call finished
-  grpc::Status status_ ABSL_GUARDED_BY(mu_);    // its status, once ended_
+  absl::Status status_ ABSL_GUARDED_BY(mu_);    // its status, once ended_
   std::thread thread_;
 };
 

@@ -16,17 +16,11 @@
 #include "worker/runtime/worker_replica.h"
 
 namespace herald::worker {
-namespace {
-
-// The scheduler holds JoinJob up to kJoinWaitMs; this leaves room for the network.
-constexpr int64_t kJoinTimeoutMs = 3 * tunables::kJoinWaitMs;
-
-}  // namespace
-
-WorkerAgent::WorkerAgent(cluster::NodeMembership* membership, WorkerAgentOptions options)
+WorkerAgent::WorkerAgent(cluster::NodeMembership* membership, cluster::SchedulerClient* scheduler,
+                         WorkerAgentOptions options)
     : membership_(membership),
+      scheduler_(scheduler),
       options_(std::move(options)),
-      workers_(proto::WorkerService::NewStub(membership->channel())),
       coordinator_(proto::Coordinator::NewStub(membership->channel())) {}
 
 void WorkerAgent::Stop() {
@@ -35,7 +29,7 @@ void WorkerAgent::Stop() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
     // A step being executed finishes first; the loop abandons after it.
-    if (stream_context_ == nullptr || executing_) return;
+    if (stream_ == nullptr || executing_) return;
     iteration = next_iteration_;
   }
   Abandon(iteration);
@@ -46,7 +40,7 @@ void WorkerAgent::Abandon(uint64_t iteration) {
   uint64_t run_id = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (abandoned_ || stream_context_ == nullptr) return;
+    if (abandoned_ || stream_ == nullptr) return;
     abandoned_ = true;
     node_id = node_id_;
     job_id = job_id_;
@@ -56,7 +50,7 @@ void WorkerAgent::Abandon(uint64_t iteration) {
   ReportError(node_id, job_id, run_id, iteration,
               absl::StrCat("the worker shut down before iteration ", iteration, " (SIGTERM)"));
   absl::MutexLock lock(&mu_);
-  if (stream_context_ != nullptr) stream_context_->TryCancel();
+  if (stream_ != nullptr) stream_->Cancel();
 }
 
 bool WorkerAgent::stopping() const {
@@ -80,20 +74,17 @@ absl::Status WorkerAgent::Run() {
     absl::StatusOr<proto::RegisterResponse> reg = membership_->WaitRegistered(absl::Seconds(1));
     if (!reg.ok()) continue;
     const std::string node_id = membership_->node_id();
-    grpc::ClientContext context;
-    rpc::SetDeadline(&context, kJoinTimeoutMs);
-    rpc::AttachToken(&context, options_.token);
     proto::JoinJobRequest request;
     request.set_node_id(node_id);
     request.set_address(membership_->address());
-    proto::JoinJobResponse join;
-    const absl::Status s = rpc::FromGrpcStatus(workers_->JoinJob(&context, request, &join));
-    if (absl::IsNotFound(s)) continue;  // no job for us yet (the server waited)
-    if (!s.ok()) {
-      HLOG_WARN("JoinJob: {}", s.ToString());
+    const absl::StatusOr<proto::JoinJobResponse> joined = scheduler_->JoinJob(request);
+    if (absl::IsNotFound(joined.status())) continue;  // no job for us yet (the server waited)
+    if (!joined.ok()) {
+      HLOG_WARN("JoinJob: {}", joined.status().ToString());
       PauseOrStop(absl::Seconds(1));
       continue;
     }
+    const proto::JoinJobResponse& join = *joined;
     HLOG_INFO("joined {} as rank {} of {}", join.job_id(), join.rank(), join.num_workers());
     const absl::Status outcome = RunJob(join, node_id);
     if (outcome.ok()) {
@@ -114,9 +105,6 @@ absl::Status WorkerAgent::Evaluate(HeldOutScorer& scorer, const proto::WorkerSte
     return Annotate(predictions.status(),
                     absl::StrCat("scoring held-out batch ", step.eval().index()));
   }
-  grpc::ClientContext context;
-  rpc::SetDeadline(&context, tunables::kReportDeadlineMs);
-  rpc::AttachToken(&context, options_.token);
   proto::EvalReport report;
   report.set_node_id(node_id);
   report.set_job_id(step.job_id());
@@ -124,9 +112,7 @@ absl::Status WorkerAgent::Evaluate(HeldOutScorer& scorer, const proto::WorkerSte
   report.set_iteration(step.iteration());
   report.set_index(step.eval().index());
   report.set_predictions(predictions->data(), predictions->size() * sizeof(float));
-  proto::EvalReportResponse response;
-  return Annotate(rpc::FromGrpcStatus(workers_->ReportEval(&context, report, &response)),
-                  "reporting an evaluation");
+  return Annotate(scheduler_->ReportEval(report), "reporting an evaluation");
 }
 
 absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
@@ -185,18 +171,14 @@ absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
 
 void WorkerAgent::ReportError(const std::string& node_id, const std::string& job_id,
                               uint64_t run_id, uint64_t iteration, const std::string& error) {
-  grpc::ClientContext context;
-  rpc::SetDeadline(&context, tunables::kReportDeadlineMs);
-  rpc::AttachToken(&context, options_.token);
   proto::StepReport report;
   report.set_node_id(node_id);
   report.set_job_id(job_id);
   report.set_run_id(run_id);
   report.set_iteration(iteration);
   report.set_error(error);
-  proto::StepReportResponse response;
-  const grpc::Status s = workers_->ReportStep(&context, report, &response);
-  if (!s.ok()) HLOG_WARN("reporting the error to the scheduler: {}", s.error_message());
+  const absl::Status s = scheduler_->ReportStep(report);
+  if (!s.ok()) HLOG_WARN("reporting the error to the scheduler: {}", s.ToString());
 }
 
 absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::string& node_id) {
@@ -240,12 +222,15 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     }
   }
 
-  grpc::ClientContext context;
-  rpc::AttachToken(&context, options_.token);
+  proto::WorkerStepsRequest request;
+  request.set_node_id(node_id);
+  request.set_job_id(join.job_id());
+  request.set_run_id(join.run_id());
+  std::unique_ptr<cluster::StepReader> reader = scheduler_->OpenSteps(request);
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return fail(absl::CancelledError("the worker is shutting down"));
-    stream_context_ = &context;
+    stream_ = reader.get();
     node_id_ = node_id;
     job_id_ = join.job_id();
     run_id_ = join.run_id();
@@ -253,12 +238,6 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     executing_ = false;
     abandoned_ = false;
   }
-  proto::WorkerStepsRequest request;
-  request.set_node_id(node_id);
-  request.set_job_id(join.job_id());
-  request.set_run_id(join.run_id());
-  std::unique_ptr<grpc::ClientReader<proto::WorkerStep>> reader =
-      workers_->WorkerSteps(&context, request);
   // Read ahead: the step after the current one, where it arrived already,
   // lets the executor start that step's early fetches now.
   // Work in flight is called off only when the job cannot go on: the
@@ -271,9 +250,9 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     ps->Cancel(why);
     if (exchanger != nullptr) exchanger->Cancel(why);
   };
-  std::optional<StepStream> steps(std::in_place, reader.get(), [call_off](const grpc::Status& end) {
+  std::optional<StepStream> steps(std::in_place, reader.get(), [call_off](const absl::Status& end) {
     if (end.ok()) return;
-    call_off(absl::StrCat("the scheduler ended this job's step stream: ", end.error_message()));
+    call_off(absl::StrCat("the scheduler ended this job's step stream: ", end.message()));
   });
   std::optional<plan::Step> ahead;  // the next step, decoded already
   HeldOutScorer scorer(spec, join.job_id(), ps->get(), replica.model.get(), replica.device.get());
@@ -327,8 +306,8 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     }
     if (wire.checkpoint() && !wire.last() && join.rank() == 0) {
       // A consistent checkpoint follows this step: its dense half.
-      const absl::Status up = cluster::UploadCheckpointDense(
-          workers_.get(), options_.token, node_id, join.job_id(), join.run_id(), iteration,
+      const absl::Status up = scheduler_->UploadCheckpointDense(
+          node_id, join.job_id(), join.run_id(), iteration,
           replica.model->params().values().ToHost(),
           replica.optimizer ? replica.optimizer->state().ToHost() : std::vector<float>());
       if (!up.ok()) {
@@ -343,17 +322,14 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
       const std::vector<float> dense = replica.model->params().values().ToHost();
       dense_crc = cluster::DenseCrc32(dense);
       if (join.rank() == 0) {
-        const absl::Status up = cluster::UploadDense(workers_.get(), options_.token, node_id,
-                                                     join.job_id(), join.run_id(), dense);
+        const absl::Status up =
+            scheduler_->UploadDense(node_id, join.job_id(), join.run_id(), dense);
         if (!up.ok()) {
           outcome = Annotate(up, "uploading the dense parameters");
           break;
         }
       }
     }
-    grpc::ClientContext report_context;
-    rpc::SetDeadline(&report_context, tunables::kReportDeadlineMs);
-    rpc::AttachToken(&report_context, options_.token);
     proto::StepReport report;
     report.set_node_id(node_id);
     report.set_job_id(join.job_id());
@@ -369,9 +345,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     report.set_bytes_moved(result->bytes_moved);
     report.set_rows_prefetched(result->rows_prefetched);
     report.set_dense_crc32(dense_crc);
-    proto::StepReportResponse response;
-    const absl::Status r =
-        rpc::FromGrpcStatus(workers_->ReportStep(&report_context, report, &response));
+    const absl::Status r = scheduler_->ReportStep(report);
     if (!r.ok()) {
       outcome = Annotate(r, "reporting the step");
       break;
@@ -387,7 +361,7 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
   bool abandoned;
   {
     absl::MutexLock lock(&mu_);
-    stream_context_ = nullptr;
+    stream_ = nullptr;
     executing_ = false;
     abandoned = abandoned_;
   }
@@ -402,12 +376,12 @@ absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::
     // Report first: the job fails with this reason, not with the closed stream.
     ReportError(node_id, join.job_id(), join.run_id(), iteration, outcome.ToString());
     call_off("this worker's step failed");
-    context.TryCancel();
+    reader->Cancel();
     steps.reset();
     return outcome;
   }
-  if (stop_after_step || stopping()) context.TryCancel();
-  const absl::Status stream = rpc::FromGrpcStatus(steps->Finish());
+  if (stop_after_step || stopping()) reader->Cancel();
+  const absl::Status stream = steps->Finish();
   steps.reset();
   if (last) {
     // The scheduler ends the stream when the run ends: an error here is the

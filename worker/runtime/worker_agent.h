@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "cluster/node_membership.h"
+#include "cluster/scheduler_client.h"
 #include "common/rpc/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/scheduler.grpc.pb.h"
@@ -45,8 +46,10 @@ struct WorkerAgentOptions {
 
 class WorkerAgent {
  public:
-  // `membership` (not owned) registers this worker and gives its node id.
-  WorkerAgent(cluster::NodeMembership* membership, WorkerAgentOptions options);
+  // `membership` (not owned) registers this worker and gives its node id;
+  // `scheduler` (not owned) is its client of the scheduler's WorkerService.
+  WorkerAgent(cluster::NodeMembership* membership, cluster::SchedulerClient* scheduler,
+              WorkerAgentOptions options);
 
   // Runs jobs until Stop(). Returns OK after a clean stop.
   absl::Status Run();
@@ -78,14 +81,14 @@ class WorkerAgent {
   bool PauseOrStop(absl::Duration d);
 
   cluster::NodeMembership* membership_;
+  cluster::SchedulerClient* scheduler_;
   const WorkerAgentOptions options_;
-  std::unique_ptr<proto::WorkerService::Stub> workers_;
   std::shared_ptr<proto::Coordinator::Stub> coordinator_;
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // The job being run: its stream, whether a step is executing, whether
   // the abandonment was reported.
-  grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  cluster::StepReader* stream_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::string node_id_ ABSL_GUARDED_BY(mu_);
   std::string job_id_ ABSL_GUARDED_BY(mu_);
   uint64_t run_id_ ABSL_GUARDED_BY(mu_) = 0;
