@@ -238,7 +238,8 @@ void MeasureRows(PsClient& client, const std::string& label, uint32_t dim, int b
   const double push = Rate(seconds, [&] {
     std::vector<Key> k(batch);
     for (int i = 0; i < batch; ++i) k[i] = (uint64_t(worker_pushes) * batch + i) % key_space;
-    absl::Status s = client.PushGradients(job, iteration, 0, {{TableId(0), k, dim, grads}});
+    absl::Status s = client.PushGradients(job, Iteration(iteration), WorkerRank(0),
+                                          {{TableId(0), k, dim, grads}});
     if (!s.ok()) std::printf("push failed: %s\n", std::string(s.message()).c_str());
     if (++worker_pushes * uint64_t(batch) >= key_space) {
       client.IterationDone(job, Iteration(iteration++), WorkerRank(0), 1).IgnoreError();

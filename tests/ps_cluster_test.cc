@@ -124,7 +124,8 @@ TEST(PsCluster, TwoShardsMatchTheSingleShardReferenceAndRestoreFromCheckpoint) {
     EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(bad.status().message().find("table 7 does not exist"), std::string::npos)
         << bad.status();
-    auto stale = client->PushGradients(o.job_id, 2, 0, {{TableId(1), {3}, 4, {1, 1, 1, 1}}});
+    auto stale = client->PushGradients(o.job_id, Iteration(2), WorkerRank(0),
+                                       {{TableId(1), {3}, 4, {1, 1, 1, 1}}});
     EXPECT_EQ(stale.code(), absl::StatusCode::kFailedPrecondition) << stale;
 
     auto m = CheckpointScenario(*client, o, 3, ckpt);

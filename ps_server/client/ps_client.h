@@ -74,10 +74,10 @@ class PsClient {
                                                        const std::vector<TableKeys>& keys,
                                                        FetchMode mode = FetchMode::kCommitted) = 0;
   // Duplicate keys of one table are summed in the order given before sending.
-  virtual absl::Status PushGradients(const std::string& job_id, uint64_t iteration, uint32_t worker,
-                                     const std::vector<TableGrads>& grads) = 0;
+  virtual absl::Status PushGradients(const std::string& job_id, Iteration iteration,
+                                     WorkerRank worker, const std::vector<TableGrads>& grads) = 0;
   // Errors: InvalidArgument for a key given twice.
-  virtual absl::Status WriteBack(const std::string& job_id, uint64_t iteration, uint32_t worker,
+  virtual absl::Status WriteBack(const std::string& job_id, Iteration iteration, WorkerRank worker,
                                  const std::vector<TableRows>& rows) = 0;
   // Fetch, PushGradients and WriteBack started in the background: Wait()
   // gives what they would have returned. StartFetch copies what it needs;
@@ -92,14 +92,14 @@ class PsClient {
         [this, job_id, iteration, keys, mode] { return Fetch(job_id, iteration, keys, mode); });
   }
   virtual PendingCall<absl::Status> StartPushGradients(const std::string& job_id,
-                                                       uint64_t iteration, uint32_t worker,
+                                                       Iteration iteration, WorkerRank worker,
                                                        const std::vector<TableGrads>& grads) {
     return StartOnThread<absl::Status>([this, job_id, iteration, worker, &grads] {
       return PushGradients(job_id, iteration, worker, grads);
     });
   }
-  virtual PendingCall<absl::Status> StartWriteBack(const std::string& job_id, uint64_t iteration,
-                                                   uint32_t worker,
+  virtual PendingCall<absl::Status> StartWriteBack(const std::string& job_id, Iteration iteration,
+                                                   WorkerRank worker,
                                                    const std::vector<TableRows>& rows) {
     return StartOnThread<absl::Status>([this, job_id, iteration, worker, &rows] {
       return WriteBack(job_id, iteration, worker, rows);

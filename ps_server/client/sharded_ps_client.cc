@@ -399,8 +399,10 @@ class ShardedPush {
   ShardRequests requests_;
 };
 
-absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t iteration,
-                                            uint32_t worker, const std::vector<TableGrads>& grads) {
+absl::Status ShardedPsClient::PushGradients(const std::string& job_id, Iteration iteration_id,
+                                            WorkerRank rank, const std::vector<TableGrads>& grads) {
+  const uint64_t iteration = iteration_id.value();
+  const uint32_t worker = rank.value();
   HERALD_ASSIGN_OR_RETURN(
       std::unique_ptr<ShardedPush> push,
       ShardedPush::Make(router_, num_shards(), grads, options_.max_request_bytes));
@@ -416,9 +418,11 @@ absl::Status ShardedPsClient::PushGradients(const std::string& job_id, uint64_t 
 }
 
 PendingCall<absl::Status> ShardedPsClient::StartPushGradients(
-    const std::string& job_id, uint64_t iteration, uint32_t worker,
+    const std::string& job_id, Iteration iteration_id, WorkerRank rank,
     const std::vector<TableGrads>& grads) {
-  if (!StubsStartCalls()) return PsClient::StartPushGradients(job_id, iteration, worker, grads);
+  if (!StubsStartCalls()) return PsClient::StartPushGradients(job_id, iteration_id, rank, grads);
+  const uint64_t iteration = iteration_id.value();
+  const uint32_t worker = rank.value();
   absl::StatusOr<std::unique_ptr<ShardedPush>> push =
       ShardedPush::Make(router_, num_shards(), grads, options_.max_request_bytes);
   if (!push.ok()) return PendingCall<absl::Status>::Done(push.status());
@@ -489,8 +493,10 @@ WriteBackIn WriteBackRequest(const std::vector<TableRows>& rows, const std::vect
 
 }  // namespace
 
-absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iteration,
-                                        uint32_t worker, const std::vector<TableRows>& rows) {
+absl::Status ShardedPsClient::WriteBack(const std::string& job_id, Iteration iteration_id,
+                                        WorkerRank rank, const std::vector<TableRows>& rows) {
+  const uint64_t iteration = iteration_id.value();
+  const uint32_t worker = rank.value();
   HERALD_ASSIGN_OR_RETURN(
       auto requests, WriteBackRequests(router_, num_shards(), rows, options_.max_request_bytes));
   return ForEachShard([&](uint32_t s) -> absl::Status {
@@ -504,9 +510,11 @@ absl::Status ShardedPsClient::WriteBack(const std::string& job_id, uint64_t iter
 }
 
 PendingCall<absl::Status> ShardedPsClient::StartWriteBack(const std::string& job_id,
-                                                          uint64_t iteration, uint32_t worker,
+                                                          Iteration iteration_id, WorkerRank rank,
                                                           const std::vector<TableRows>& rows) {
-  if (!StubsStartCalls()) return PsClient::StartWriteBack(job_id, iteration, worker, rows);
+  if (!StubsStartCalls()) return PsClient::StartWriteBack(job_id, iteration_id, rank, rows);
+  const uint64_t iteration = iteration_id.value();
+  const uint32_t worker = rank.value();
   absl::StatusOr<ShardRequests> requests =
       WriteBackRequests(router_, num_shards(), rows, options_.max_request_bytes);
   if (!requests.ok()) return PendingCall<absl::Status>::Done(requests.status());

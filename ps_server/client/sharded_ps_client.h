@@ -54,9 +54,9 @@ class ShardedPsClient final : public PsClient {
   absl::StatusOr<std::vector<TableRows>> Fetch(const std::string& job_id, uint64_t iteration,
                                                const std::vector<TableKeys>& keys,
                                                FetchMode mode) override;
-  absl::Status PushGradients(const std::string& job_id, uint64_t iteration, uint32_t worker,
+  absl::Status PushGradients(const std::string& job_id, Iteration iteration, WorkerRank worker,
                              const std::vector<TableGrads>& grads) override;
-  absl::Status WriteBack(const std::string& job_id, uint64_t iteration, uint32_t worker,
+  absl::Status WriteBack(const std::string& job_id, Iteration iteration, WorkerRank worker,
                          const std::vector<TableRows>& rows) override;
   // Over stubs that start calls (UCX): every shard's requests sent at once,
   // no thread; otherwise PsClient's (a thread per call).
@@ -64,11 +64,11 @@ class ShardedPsClient final : public PsClient {
                                                                  uint64_t iteration,
                                                                  const std::vector<TableKeys>& keys,
                                                                  FetchMode mode) override;
-  PendingCall<absl::Status> StartPushGradients(const std::string& job_id, uint64_t iteration,
-                                               uint32_t worker,
+  PendingCall<absl::Status> StartPushGradients(const std::string& job_id, Iteration iteration,
+                                               WorkerRank worker,
                                                const std::vector<TableGrads>& grads) override;
-  PendingCall<absl::Status> StartWriteBack(const std::string& job_id, uint64_t iteration,
-                                           uint32_t worker,
+  PendingCall<absl::Status> StartWriteBack(const std::string& job_id, Iteration iteration,
+                                           WorkerRank worker,
                                            const std::vector<TableRows>& rows) override;
   absl::StatusOr<bool> IterationDone(const std::string& job_id, Iteration iteration,
                                      WorkerRank worker, uint32_t num_workers) override;

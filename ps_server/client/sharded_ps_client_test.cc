@@ -98,15 +98,16 @@ TEST(ShardedPsClient, DuplicateKeysAreFetchedOnceAndGradientsSummed) {
   EXPECT_EQ((*stats)[0].rows_fetched() + (*stats)[1].rows_fetched(), 2u);
 
   // Pushing key 5 twice equals pushing the sum once.
-  ASSERT_TRUE(
-      cluster.client()
-          .PushGradients("j", 0, 0, {{TableId(0), {5, 5}, 8, std::vector<float>(16, 0.25f)}})
-          .ok());
+  ASSERT_TRUE(cluster.client()
+                  .PushGradients("j", Iteration(0), WorkerRank(0),
+                                 {{TableId(0), {5, 5}, 8, std::vector<float>(16, 0.25f)}})
+                  .ok());
   ASSERT_TRUE(*cluster.client().IterationDone("j", Iteration(0), WorkerRank(0), 1));
   InProcessPsCluster other(1);
   ASSERT_TRUE(other.client().StartJob("j", spec, 1).ok());
   ASSERT_TRUE(other.client()
-                  .PushGradients("j", 0, 0, {{TableId(0), {5}, 8, std::vector<float>(8, 0.5f)}})
+                  .PushGradients("j", Iteration(0), WorkerRank(0),
+                                 {{TableId(0), {5}, 8, std::vector<float>(8, 0.5f)}})
                   .ok());
   ASSERT_TRUE(*other.client().IterationDone("j", Iteration(0), WorkerRank(0), 1));
   EXPECT_EQ((*cluster.client().Fetch("j", 1, {{TableId(0), {5}}}))[0].rows,
@@ -124,7 +125,8 @@ TEST(ShardedPsClient, ErrorsNameTheShardAndTheProblem) {
             absl::StatusCode::kAlreadyExists);
   EXPECT_TRUE(cluster.client().StartJob("j", ScenarioSpec(), 1).ok());  // retry: no-op
   EXPECT_EQ(cluster.client()
-                .WriteBack("j", 0, 0, {{TableId(0), {1, 1}, 16, std::vector<float>(32), {0, 0}}})
+                .WriteBack("j", Iteration(0), WorkerRank(0),
+                           {{TableId(0), {1, 1}, 16, std::vector<float>(32), {0, 0}}})
                 .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(cluster.client().CheckpointShards("other", 0, "/tmp").status().code(),

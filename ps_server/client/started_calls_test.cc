@@ -60,7 +60,7 @@ TEST_F(StartedCalls, AStartedFetchReturnsAtOnceAndWaitGivesTheCommittedRows) {
   PendingCall<absl::StatusOr<std::vector<TableRows>>> started =
       client_->StartFetch("job", 1, keys, FetchMode::kCommitted);
   const std::vector<TableGrads> grads = {{TableId(0), {7, 8}, 4, std::vector<float>(8, 1.0f)}};
-  ASSERT_TRUE(client_->StartPushGradients("job", 0, 0, grads).Wait().ok());
+  ASSERT_TRUE(client_->StartPushGradients("job", Iteration(0), WorkerRank(0), grads).Wait().ok());
   ASSERT_TRUE(client_->IterationDone("job", Iteration(0), WorkerRank(0), 1).ok());
   absl::StatusOr<std::vector<TableRows>> rows = started.Wait();
   ASSERT_TRUE(rows.ok()) << rows.status();
@@ -73,7 +73,9 @@ TEST_F(StartedCalls, AStartedFetchReturnsAtOnceAndWaitGivesTheCommittedRows) {
   EXPECT_EQ((*synchronous)[0].versions, (*rows)[0].versions);
   // A push that does not fit is refused by its Wait, naming the table.
   const absl::Status bad =
-      client_->StartPushGradients("job", 1, 0, {{TableId(0), {7}, 4, {1.0f}}}).Wait();
+      client_
+          ->StartPushGradients("job", Iteration(1), WorkerRank(0), {{TableId(0), {7}, 4, {1.0f}}})
+          .Wait();
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
   EXPECT_NE(bad.message().find("push of table 0"), std::string::npos) << bad;
 }
@@ -84,16 +86,19 @@ TEST_F(StartedCalls, AStartedWriteBackStoresTheRowsAndErrorsComeFromWait) {
   ASSERT_TRUE(fetched.ok()) << fetched.status();
   std::vector<TableRows> rows = *fetched;
   rows[0].rows.assign(rows[0].row_floats, 2.5f);
-  PendingCall<absl::Status> written = client_->StartWriteBack("job", 0, 0, rows);
+  PendingCall<absl::Status> written =
+      client_->StartWriteBack("job", Iteration(0), WorkerRank(0), rows);
   ASSERT_TRUE(written.Wait().ok());
   ASSERT_TRUE(client_->IterationDone("job", Iteration(0), WorkerRank(0), 1).ok());
   auto after = client_->Fetch("job", 1, keys);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ((*after)[0].rows, rows[0].rows);
   // The same key written back twice in one iteration is refused, by Wait.
-  PendingCall<absl::Status> again = client_->StartWriteBack("job", 1, 0, rows);
+  PendingCall<absl::Status> again =
+      client_->StartWriteBack("job", Iteration(1), WorkerRank(0), rows);
   ASSERT_TRUE(again.Wait().ok());
-  const absl::Status twice = client_->StartWriteBack("job", 1, 0, rows).Wait();
+  const absl::Status twice =
+      client_->StartWriteBack("job", Iteration(1), WorkerRank(0), rows).Wait();
   EXPECT_EQ(twice.code(), absl::StatusCode::kAlreadyExists) << twice;
   EXPECT_NE(twice.message().find("ps shard 0"), std::string::npos) << twice;
 }

@@ -95,14 +95,16 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   // Writes rows back (evictions, or the plan's) unless there are none.
   auto write_back = [&](const std::vector<ps::TableRows>& rows) {
     return rows.empty() ? absl::OkStatus()
-                        : ps_->WriteBack(step.job_id, step.iteration, options_.rank, rows);
+                        : ps_->WriteBack(step.job_id, Iteration(step.iteration),
+                                         WorkerRank(options_.rank), rows);
   };
   absl::Time start = absl::Now();
   const std::vector<ps::TableRows> evicted = CollectWriteBack(step, /*evictions=*/true, &result);
   if (options_.overlap) {  // 1 while 2: the evicted rows travel during the fetch
     PendingCall<absl::Status> eviction =
         evicted.empty() ? PendingCall<absl::Status>::Done(absl::OkStatus())
-                        : ps_->StartWriteBack(step.job_id, step.iteration, options_.rank, evicted);
+                        : ps_->StartWriteBack(step.job_id, Iteration(step.iteration),
+                                              WorkerRank(options_.rank), evicted);
     result.times.writeback_ms += MillisSince(start);
     const absl::Status fetched = Fetch(step, &result);
     start = absl::Now();
@@ -134,7 +136,8 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   const std::vector<ps::TableGrads> grads = CollectPush(step, &result);
   auto push = [&] {
     return grads.empty() ? absl::OkStatus()
-                         : ps_->PushGradients(step.job_id, step.iteration, options_.rank, grads);
+                         : ps_->PushGradients(step.job_id, Iteration(step.iteration),
+                                              WorkerRank(options_.rank), grads);
   };
   result.times.push_ms += MillisSince(start);
   start = absl::Now();
@@ -143,10 +146,12 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   if (options_.overlap) {
     PendingCall<absl::Status> writing =
         written.empty() ? PendingCall<absl::Status>::Done(absl::OkStatus())
-                        : ps_->StartWriteBack(step.job_id, step.iteration, options_.rank, written);
+                        : ps_->StartWriteBack(step.job_id, Iteration(step.iteration),
+                                              WorkerRank(options_.rank), written);
     PendingCall<absl::Status> pushing =
         grads.empty() ? PendingCall<absl::Status>::Done(absl::OkStatus())
-                      : ps_->StartPushGradients(step.job_id, step.iteration, options_.rank, grads);
+                      : ps_->StartPushGradients(step.job_id, Iteration(step.iteration),
+                                                WorkerRank(options_.rank), grads);
     start = absl::Now();
     const absl::Status pushed = pushing.Wait();
     result.times.push_ms += MillisSince(start);

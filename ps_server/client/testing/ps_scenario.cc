@@ -69,9 +69,9 @@ absl::Status RunIterations(PsClient& client, const ScenarioOptions& o, uint64_t 
           for (uint32_t f = 0; f < 16; ++f) owned.rows.push_back(Unit(t, 99, k, f));
           owned.versions.push_back(t + 1);
         }
-        HERALD_RETURN_IF_ERROR(client.WriteBack(o.job_id, t, w, {owned}));
+        HERALD_RETURN_IF_ERROR(client.WriteBack(o.job_id, Iteration(t), WorkerRank(w), {owned}));
       }
-      HERALD_RETURN_IF_ERROR(client.PushGradients(o.job_id, t, w, grads));
+      HERALD_RETURN_IF_ERROR(client.PushGradients(o.job_id, Iteration(t), WorkerRank(w), grads));
     }
     for (uint32_t w = 0; w < o.num_workers; ++w) {
       HERALD_ASSIGN_OR_RETURN(bool committed, client.IterationDone(o.job_id, Iteration(t),
