@@ -46,6 +46,10 @@ class LocalCluster {
   const std::string& address() const { return address_; }  // the scheduler's
   const std::string& token_file() const { return token_file_; }
   proto::JobService::Stub* jobs() { return jobs_.get(); }
+  // Closes this harness's channel to the scheduler (jobs() is null after),
+  // e.g. before timing the scheduler's shutdown, which gives a connected
+  // client gRPC's shutdown grace.
+  void CloseClient() { jobs_.reset(); }
   ChildProcess& worker(int w) { return *workers_[w]; }
   ChildProcess& scheduler() { return *scheduler_; }
   ChildProcess& ps(int shard) { return *ps_[shard]; }
