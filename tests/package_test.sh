@@ -93,6 +93,13 @@ for tarball in "${bundles[@]}"; do
   if [ "$cuda" = yes ]; then
     [ -x "$b/bin/herald-verify-gpu" ] || fail "$name: no bin/herald-verify-gpu"
     [ -s "$b/libexec/herald/GPU_TESTS" ] || fail "$name: no GPU tests listed"
+    # Every GPU test's runfiles: the servers and the PS twin with test hooks
+    # (no wrapper: it is not a product binary).
+    for runfile in ps_server/herald_ps ps_server/herald_ps_with_test_hooks worker/herald_worker \
+                   scheduler/herald_scheduler; do
+      [ -x "$b/libexec/herald/$runfile" ] || fail "$name: no runfile $runfile for the GPU tests"
+    done
+    [ ! -e "$b/bin/herald_ps_with_test_hooks" ] || fail "$name: a wrapper for the test twin"
     if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
       set +e
       (cd "$work" && "$b/bin/herald-verify-gpu" "$work/verify") > "$work/verify.txt" 2>&1

@@ -72,12 +72,15 @@ if [ "$cuda" != no ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   cuda_version=$(/usr/local/cuda/bin/nvcc --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
   echo "build.sh: herald $version ($commit), CUDA $cuda_version variant"
   gpu_tests=$(bazel query 'attr(tags, "\bgpu\b", tests(//...))' 2>/dev/null)
+  # The GPU tests' runfiles: the servers, and the PS twin whose test hooks
+  # the exactness test's checkpoint-stall case drives.
+  gpu_extra=(//bench:worker_bench //ps_server:herald_ps_with_test_hooks)
   # shellcheck disable=SC2086
-  build --config=cuda "${BINARIES[@]}" //bench:worker_bench $gpu_tests
+  build --config=cuda "${BINARIES[@]}" "${gpu_extra[@]}" $gpu_tests
   # shellcheck disable=SC2086
   bash deploy/package/make_bundle.sh --bin bazel-bin --out "$out" --version "$version" \
     --commit "$commit" --cuda "$cuda_version" --gpu-tests "$(echo $gpu_tests)" \
-    "${BINARIES[@]}" //bench:worker_bench $gpu_tests
+    "${BINARIES[@]}" "${gpu_extra[@]}" $gpu_tests
 fi
 echo "build.sh: artefacts in $out:"
 ls -1 "$out"/herald*"$version"* | sed 's/^/  /'

@@ -91,7 +91,8 @@ glibcxx=$(for p in "${paths[@]}"; do objdump -T "$b/libexec/herald/$p"; done |
 sed -e "s|@GLIBCXX@|$glibcxx|" -e "s|@CUDA@|$cuda|" -e "s|@CUDA_MAJOR@|${cuda%%.*}|" \
   "$here/bundle/herald-env.sh" > "$b/lib/herald-env.sh"
 for p in "${paths[@]}"; do
-  case $p in tests/*|*_test) continue ;; esac  # tests run through herald-verify-gpu
+  # Tests (and the PS twin with test hooks) run through herald-verify-gpu.
+  case $p in tests/*|*_test|*_with_test_hooks) continue ;; esac
   sed "s|@BINARY@|$p|" "$here/bundle/wrapper.sh" > "$b/bin/$(basename "$p")"
   chmod 0755 "$b/bin/$(basename "$p")"
 done
