@@ -23,7 +23,7 @@
 # HERALD_PACKAGE_CUDA=no skips the CUDA bundle's build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$PWD
+
 work=$(mktemp -d /tmp/herald-package-test.XXXXXX)
 root=$work/debian-root
 mounted=()
@@ -110,7 +110,7 @@ for tarball in "${bundles[@]}"; do
       echo "$name: herald-verify-gpu without a GPU: SKIP, exit 77"
     fi
   else
-    (cd / && bash "$repo/tests/package/train_quickstart.sh" "$b/bin" \
+    (cd / && bash "$b/share/herald/train_local.sh" "$b/bin" \
       "$b/share/herald/deploy/examples" "$work/bundle-run") || fail "$name: the quickstart job"
   fi
 done
@@ -160,8 +160,8 @@ for unit in "$root"/lib/systemd/system/herald-*.service; do
   [ -x "$root$exe" ] || fail "$(basename "$unit"): ExecStart $exe is not installed"
 done
 in_root /usr/bin/herald_scheduler --version | grep -q "herald_scheduler $version" || fail "--version"
-cp tests/package/train_quickstart.sh "$root/tmp/"
-in_root /bin/bash /tmp/train_quickstart.sh /usr/bin /usr/share/herald/examples /tmp/quickstart ||
+in_root /bin/bash /usr/share/herald/train_local.sh /usr/bin /usr/share/herald/examples \
+  /tmp/quickstart ||
   fail "the quickstart job with the installed binaries"
 in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q herald > "$work/purge.log" 2>&1 || fail "purge"
 [ ! -e "$root/etc/herald/token" ] || fail "the token survived a purge"

@@ -13,6 +13,7 @@
 #   lib/ucx/      UCX's transport modules; lib/compat/ libstdc++ and
 #                 libgcc_s, used only where the host's are older
 #   share/herald/deploy/  systemd units, env files, example specs, Grafana
+#   share/herald/train_local.sh  the quickstart job on a local cluster
 #   share/javascript/chart.js/  Chart.js for the status page
 #   VERSION       version, commit, CUDA version, build host
 #
@@ -104,6 +105,7 @@ install -d "$b/share/herald/deploy"
 cp -r "$root/deploy/systemd" "$root/deploy/examples" "$root/deploy/grafana" "$b/share/herald/deploy/"
 find "$b/share/herald/deploy" -name BUILD.bazel -delete
 rm -f "$b/share/herald/deploy/systemd/install.sh"  # builds from source: not for a bundle
+install -m 0755 "$root/deploy/local/train_local.sh" "$b/share/herald/train_local.sh"
 chart=/usr/share/javascript/chart.js/chart.min.js
 [ -f "$chart" ] && install -D -m 0644 "$(readlink -f "$chart")" "$b/share/javascript/chart.js/chart.min.js"
 {

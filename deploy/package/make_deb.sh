@@ -4,7 +4,8 @@
 #   /usr/bin/{herald_ps,herald_worker,herald_scheduler,heraldctl,model_reader,model_diff}
 #   /lib/systemd/system/herald-*.service (ExecStart in /usr/bin)
 #   /etc/herald/{scheduler,ps,worker}.env (conffiles: dpkg keeps local edits)
-#   /usr/share/herald/{examples,grafana}/, /usr/share/doc/herald/
+#   /usr/share/herald/{examples,grafana}/, /usr/share/herald/train_local.sh
+#   (a smoke test: the quickstart job on a local cluster), /usr/share/doc/herald/
 # postinst creates the `herald` system user, /var/lib/herald/{scheduler,
 # checkpoints,data} owned by it, and a cluster token in /etc/herald/token
 # when there is none. Depends: what dpkg-shlibdeps derives from the
@@ -44,6 +45,7 @@ cp -r "$root/deploy/examples" "$pkg/usr/share/herald/examples"
 rm -f "$pkg/usr/share/herald/examples/BUILD.bazel"
 install -d "$pkg/usr/share/herald/grafana"
 install -m 0644 "$root/deploy/grafana/herald.json" "$pkg/usr/share/herald/grafana/"
+install -m 0755 "$root/deploy/local/train_local.sh" "$pkg/usr/share/herald/"
 printf 'herald %s\ncommit %s\n' "$version" "$commit" > "$pkg/usr/share/doc/herald/VERSION"
 install -m 0644 "$root/README.md" "$pkg/usr/share/doc/herald/README.md"
 (cd "$pkg" && find etc -type f | sed 's|^|/|' | sort) > "$pkg/DEBIAN/conffiles"

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Trains the quickstart job (deploy/examples/wide_and_deep.txt on generated
-# data, 2 PS shards, 2 CPU workers, a token) with the binaries of one
-# installation only, then exports and evaluates the model. Used by
-# tests/package_test.sh for the unpacked bundle and inside the root the
-# .deb was installed into; it needs bash and coreutils, nothing built.
+# data, a token) on a local cluster of one installation's binaries only,
+# then exports and evaluates the model. Used by tests/package_test.sh (the
+# unpacked bundle; the root the .deb was installed into) and by the bundle's
+# herald-verify-gpu (one shard, one worker on cuda:0); it needs bash and
+# coreutils, nothing built.
 #
-#   train_quickstart.sh BIN_DIR EXAMPLES_DIR WORK_DIR [ROWS]
+#   train_local.sh BIN_DIR EXAMPLES_DIR WORK_DIR [ROWS [SHARDS [WORKERS [DEVICE]]]]
 #
-# BIN_DIR holds herald_scheduler, herald_ps, herald_worker, heraldctl and
-# model_reader. Exit 0 when the job succeeded and its export reads back.
+# Defaults: 20000 rows, 2 PS shards, 2 workers on the CPU. BIN_DIR holds
+# herald_scheduler, herald_ps, herald_worker, heraldctl and model_reader.
+# Exit 0 when the job succeeded and its export reads back; the processes'
+# logs stay in WORK_DIR.
 set -euo pipefail
-bin=$1 examples=$2 work=$3 rows=${4:-20000}
+bin=$1 examples=$2 work=$3 rows=${4:-20000} shards=${5:-2} workers=${6:-2} device=${7:-cpu}
 mkdir -p "$work"
 pids=()
 stop() {
@@ -22,7 +25,7 @@ stop() {
 }
 trap stop EXIT
 fail() {
-  echo "train_quickstart: $*" >&2
+  echo "train_local: $*" >&2
   for log in "$work"/*.log; do echo "--- $log" >&2; tail -15 "$log" >&2; done
   exit 1
 }
@@ -41,28 +44,29 @@ setsid "$bin/herald_scheduler" --listen 127.0.0.1:0 --port-file "$work/scheduler
 pids+=($!)
 wait_for "$work/scheduler.port" scheduler
 scheduler=127.0.0.1:$(cat "$work/scheduler.port")
-for shard in 0 1; do
+for ((shard = 0; shard < shards; shard++)); do
   setsid "$bin/herald_ps" --listen 127.0.0.1:0 --shard "$shard" --scheduler "$scheduler" \
     "${auth[@]}" > "$work/ps$shard.log" 2>&1 < /dev/null &
   pids+=($!)
 done
-for w in 0 1; do
-  setsid "$bin/herald_worker" --scheduler "$scheduler" --device cpu --listen 127.0.0.1:0 \
+for ((w = 0; w < workers; w++)); do
+  setsid "$bin/herald_worker" --scheduler "$scheduler" --device "$device" --listen 127.0.0.1:0 \
     "${auth[@]}" > "$work/worker$w.log" 2>&1 < /dev/null &
   pids+=($!)
 done
 ctl=("$bin/heraldctl" --scheduler "$scheduler" "${auth[@]}")
 for _ in $(seq 1 300); do
-  [ "$("${ctl[@]}" nodes 2>/dev/null | grep -c ' alive$')" -ge 4 ] && break
+  [ "$("${ctl[@]}" nodes 2>/dev/null | grep -c ' alive$')" -ge $((shards + workers)) ] && break
   sleep 0.1
 done
-[ "$("${ctl[@]}" nodes | grep -c ' alive$')" -ge 4 ] || fail "not every node registered"
+[ "$("${ctl[@]}" nodes | grep -c ' alive$')" -ge $((shards + workers)) ] ||
+  fail "not every node registered"
 sed -e "s|^  paths: .*|  paths: \"$work/data.bin\"|" -e "s|^checkpoint .*||" \
-  "$examples/wide_and_deep.txt" > "$work/job.txt"
+  -e "s|^num_workers: .*|num_workers: $workers|" "$examples/wide_and_deep.txt" > "$work/job.txt"
 job=$("${ctl[@]}" submit "$work/job.txt") || fail "submit"
 "${ctl[@]}" watch "$job" > "$work/watch.txt" 2>&1 || fail "the job did not succeed: $(tail -1 "$work/watch.txt")"
 tail -1 "$work/watch.txt"
 "${ctl[@]}" export "$job" --out "$work/model" > /dev/null || fail "export"
 "$bin/model_reader" "$work/model" | head -1
 "${ctl[@]}" evaluate --model "$work/model" || fail "evaluate"
-echo "train_quickstart: the quickstart job trained, exported and evaluated"
+echo "train_local: the quickstart job trained, exported and evaluated"
