@@ -28,7 +28,7 @@
 #include "absl/time/clock.h"
 #include "common/data/binary_format.h"
 #include "common/data/generator.h"
-#include "scheduler/service/batch_stream.h"
+#include "scheduler/data/batch_stream.h"
 
 ABSL_FLAG(uint64_t, samples, 2400000, "samples in the data file");
 ABSL_FLAG(std::string, at, "100,500,1000", "checkpoint batches to measure, ascending");

@@ -18,11 +18,11 @@
 #include "common/rpc/server_process.h"
 #include "common/rpc/server_tls_flags.h"
 #include "common/tunables.h"
-#include "scheduler/service/coordinator_service.h"
-#include "scheduler/service/job_manager.h"
-#include "scheduler/service/job_service.h"
-#include "scheduler/service/status_http.h"
-#include "scheduler/service/worker_service.h"
+#include "scheduler/http/status_http.h"
+#include "scheduler/jobs/job_manager.h"
+#include "scheduler/rpc/coordinator_service.h"
+#include "scheduler/rpc/job_service.h"
+#include "scheduler/rpc/worker_service.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to serve on (host:port; port 0 picks one)");
 ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once serving");

@@ -36,7 +36,7 @@
 #include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "ps_server/client/sharded_ps_client.h"
-#include "scheduler/service/batch_stream.h"
+#include "scheduler/data/batch_stream.h"
 #include "tests/harness/local_cluster.h"
 #include "tests/harness/reference_model.h"
 #include "tools/model_reader.h"

@@ -9,7 +9,7 @@
 
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
-#include "scheduler/service/job_spec_check.h"
+#include "scheduler/jobs/job_spec_check.h"
 #include "tests/harness/process.h"
 #include "worker/device/cpu_device.h"
 #include "worker/model/model_factory.h"

@@ -23,11 +23,12 @@
 #include "ps_server/client/sharded_ps_client.h"
 #include "ps_server/service/ps_core.h"
 #include "ps_server/service/ps_service.h"
-#include "scheduler/service/coordinator_service.h"
-#include "scheduler/service/job_manager.h"
-#include "scheduler/service/job_service.h"
-#include "scheduler/service/model_export.h"
-#include "scheduler/service/worker_service.h"
+#include "scheduler/jobs/job_manager.h"
+#include "scheduler/jobs/model_export.h"
+#include "scheduler/jobs/testing/small_job.h"
+#include "scheduler/rpc/coordinator_service.h"
+#include "scheduler/rpc/job_service.h"
+#include "scheduler/rpc/worker_service.h"
 
 namespace herald::scheduler {
 namespace {
@@ -35,27 +36,7 @@ namespace {
 constexpr size_t kQueue = 3;
 const std::vector<float> kDense = {0.5f, -1.0f, 2.0f, 3.5f, 4.0f, 5.0f, -6.25f, 7.0f, 8.0f, 9.0f};
 
-proto::JobSpec Spec(uint64_t iterations) {
-  proto::JobSpec spec;
-  spec.set_name("fake");
-  spec.set_seed(2);
-  spec.set_num_dense(13);
-  spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
-  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_SGD);
-  spec.mutable_dense_optimizer()->set_learning_rate(0.1f);
-  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_SGD);
-  spec.mutable_sparse_optimizer()->set_learning_rate(0.1f);
-  for (int t = 0; t < 26; ++t) spec.add_tables()->set_dim(2);
-  spec.mutable_data()->set_format(proto::DATA_FORMAT_GENERATED);
-  spec.mutable_data()->mutable_generator()->set_rows(2000);
-  spec.mutable_data()->mutable_generator()->set_cardinality_scale(0.001);
-  spec.mutable_scheduling()->set_policy(proto::POLICY_HERALD);
-  spec.mutable_scheduling()->set_cache_fraction(0.2f);
-  spec.set_global_batch_size(32);
-  spec.set_iterations(iterations);
-  spec.set_num_workers(2);
-  return spec;
-}
+proto::JobSpec Spec(uint64_t iterations) { return testing::SmallJobSpec(iterations); }
 
 class SchedulerServiceTest : public ::testing::Test {
  protected:

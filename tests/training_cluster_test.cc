@@ -22,7 +22,7 @@
 #include "gtest/gtest.h"
 #include "proto/scheduler.grpc.pb.h"
 #include "ps_server/client/sharded_ps_client.h"
-#include "scheduler/service/batch_stream.h"
+#include "scheduler/data/batch_stream.h"
 #include "tests/harness/heraldctl.h"
 #include "tests/harness/local_cluster.h"
 #include "tests/harness/process.h"

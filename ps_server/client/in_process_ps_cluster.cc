@@ -97,4 +97,12 @@ InProcessPsCluster::InProcessPsCluster(uint32_t num_shards, PsCoreOptions core_o
   client_ = std::make_unique<ShardedPsClient>(std::move(stubs), client_options);
 }
 
+std::unique_ptr<PsClient> InProcessPsCluster::NewClient(PsClientOptions options) {
+  std::vector<std::unique_ptr<ShardStub>> stubs;
+  for (size_t s = 0; s < cores_.size(); ++s) {
+    stubs.push_back(MakeInProcessShardStub(cores_[s].get(), absl::StrCat("in-process ", s)));
+  }
+  return std::make_unique<ShardedPsClient>(std::move(stubs), options);
+}
+
 }  // namespace herald::ps

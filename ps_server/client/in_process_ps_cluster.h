@@ -25,6 +25,9 @@ class InProcessPsCluster {
   explicit InProcessPsCluster(uint32_t num_shards, PsCoreOptions core_options = {},
                               PsClientOptions client_options = {});
   PsClient& client() { return *client_; }
+  // Another client of the same shards (e.g. with its own run id), as a
+  // second process would have.
+  std::unique_ptr<PsClient> NewClient(PsClientOptions options = {});
   PsCore& core(uint32_t shard) { return *cores_[shard]; }
 
  private:

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "gtest/gtest.h"
-#include "scheduler/service/batch_stream.h"
+#include "scheduler/data/batch_stream.h"
 #include "tools/model_reader.h"
 
 namespace herald::testing {

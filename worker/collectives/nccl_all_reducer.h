@@ -1,7 +1,7 @@
 #pragma once
 // DenseAllReducer over NCCL for CUDA workers, each on a GPU of its own
 // (NCCL does not support two ranks on one GPU; the scheduler then picks
-// Gloo, see scheduler/service/dense_collective.h). Rank 0 creates the NCCL
+// Gloo, see scheduler/jobs/dense_collective.h). Rank 0 creates the NCCL
 // unique id and publishes it in the KvStore under "<prefix>/unique_id";
 // every rank reads it and joins the communicator.
 //

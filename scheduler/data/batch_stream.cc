@@ -1,0 +1,373 @@
+#include "scheduler/data/batch_stream.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/generator.h"
+#include "common/data/key_batch_conversion.h"
+#include "common/data/open_reader.h"
+#include "common/rng.h"
+#include "common/state_io.h"
+#include "common/status.h"
+
+namespace herald::scheduler {
+namespace {
+
+constexpr size_t kReadChunk = 4096;
+constexpr uint64_t kHeldOutSalt = 0x6865'6c64'6f75'7421ULL;  // "heldout!"
+
+// Samples [0, rows) of the synthetic generator.
+class GeneratedReader final : public data::SampleReader {
+ public:
+  GeneratedReader(data::GeneratorOptions options, uint64_t rows)
+      : generator_(std::move(options)), rows_(rows) {}
+  absl::StatusOr<size_t> Read(size_t max_samples, data::SampleBlock* out) override {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(max_samples, rows_ - next_));
+    generator_.Generate(next_, n, out);
+    next_ += n;
+    return n;
+  }
+  const data::MalformedLog& malformed() const override { return malformed_; }
+  data::DataSchema schema() const override { return generator_.schema(); }
+  absl::StatusOr<std::vector<uint64_t>> Position() const override {
+    return std::vector<uint64_t>{next_};
+  }
+  absl::Status Seek(const std::vector<uint64_t>& position) override {
+    if (position.size() != 1 || position[0] > rows_) {
+      return absl::InvalidArgumentError("generator position: not a sample index of the data");
+    }
+    next_ = position[0];
+    return absl::OkStatus();
+  }
+
+ private:
+  data::SyntheticGenerator generator_;
+  uint64_t rows_;
+  uint64_t next_ = 0;
+  data::MalformedLog malformed_;
+};
+
+}  // namespace
+
+bool IsHeldOut(uint64_t seed, uint64_t index, double eval_fraction) {
+  if (eval_fraction <= 0) return false;
+  const double u = static_cast<double>(Mix64(Mix64(seed ^ kHeldOutSalt) + index) >> 11) * 0x1p-53;
+  return u < eval_fraction;
+}
+
+data::GeneratorOptions GeneratorOptionsFromSpec(const proto::GeneratorSpec& g) {
+  data::GeneratorOptions options;
+  options.seed = g.seed();
+  options.correlation =
+      g.independent_columns() ? data::Correlation::kNone : data::Correlation::kEntities;
+  options.cardinality_scale = g.cardinality_scale() > 0 ? g.cardinality_scale() : 1.0;
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(const proto::DataSpec& spec,
+                                                                   data::DataSchema schema) {
+  if (spec.format() == proto::DATA_FORMAT_GENERATED) {
+    const proto::GeneratorSpec& g = spec.generator();
+    if (g.rows() == 0) return absl::InvalidArgumentError("data.generator.rows: must be > 0");
+    auto reader = std::make_unique<GeneratedReader>(GeneratorOptionsFromSpec(g), g.rows());
+    if (!(reader->schema() == schema)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data.format: the generator makes ", reader->schema().num_dense, " dense and ",
+          reader->schema().num_sparse, " categorical features; the job has num_dense=",
+          schema.num_dense, " and ", schema.num_sparse, " tables"));
+    }
+    return std::unique_ptr<data::SampleReader>(std::move(reader));
+  }
+  data::FileFormat format;
+  switch (spec.format()) {
+    case proto::DATA_FORMAT_CRITEO_TSV:
+      format = data::FileFormat::kTsv;
+      break;
+    case proto::DATA_FORMAT_HERALD_BINARY:
+      format = data::FileFormat::kBinary;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          "data.format: must be CRITEO_TSV, HERALD_BINARY or "
+          "GENERATED");
+  }
+  if (spec.paths().empty()) return absl::InvalidArgumentError("data.paths: empty");
+  data::ReaderOptions options;
+  options.schema = schema;
+  options.on_malformed = spec.on_malformed() == proto::MALFORMED_FAIL ? data::OnMalformed::kFail
+                                                                      : data::OnMalformed::kSkip;
+  std::vector<std::string> paths(spec.paths().begin(), spec.paths().end());
+  HERALD_ASSIGN_OR_RETURN(auto reader, data::OpenReader(format, paths, options));
+  if (!(reader->schema() == schema)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data.paths: the files hold ", reader->schema().num_dense, " dense and ",
+                     reader->schema().num_sparse, " categorical features; the job has num_dense=",
+                     schema.num_dense, " and ", schema.num_sparse, " tables"));
+  }
+  return reader;
+}
+
+BatchStreamOptions StreamOptionsFromSpec(const proto::JobSpec& spec, Split split) {
+  BatchStreamOptions o;
+  o.data = spec.data();
+  o.schema = data::DataSchema{spec.num_dense(), static_cast<uint32_t>(spec.tables_size())};
+  o.global_batch_size = spec.global_batch_size();
+  o.iterations = split == Split::kTrain ? spec.iterations() : 0;
+  o.epochs = split == Split::kTrain ? spec.epochs() : 1;
+  o.seed = spec.seed();
+  o.split = split;
+  return o;
+}
+
+BatchStream::BatchStream(BatchStreamOptions options)
+    : options_(std::move(options)),
+      read_block_(options_.schema),
+      pool_(options_.schema),
+      batch_block_(options_.schema) {
+  if (options_.epochs == 0) options_.epochs = 1;
+  if (options_.split == Split::kHeldOut) options_.data.set_shuffle_buffer(0);
+  rng_state_ = Mix64(options_.seed ^ 0x73687566666c65ULL);  // "shuffle"
+}
+
+absl::StatusOr<std::unique_ptr<BatchStream>> BatchStream::Open(BatchStreamOptions options) {
+  if (options.global_batch_size == 0) {
+    return absl::InvalidArgumentError("global_batch_size: must be > 0");
+  }
+  if (!(options.data.eval_fraction() >= 0 && options.data.eval_fraction() < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data.eval_fraction: ", options.data.eval_fraction(), " not in [0, 1)"));
+  }
+  std::unique_ptr<BatchStream> stream(new BatchStream(std::move(options)));
+  HERALD_ASSIGN_OR_RETURN(stream->reader_,
+                          OpenDataSource(stream->options_.data, stream->options_.schema));
+  return stream;
+}
+
+uint64_t BatchStream::MaxBatches() const {
+  return options_.iterations > 0 ? options_.iterations : UINT64_MAX;
+}
+
+absl::StatusOr<bool> BatchStream::Refill() {
+  const size_t target = std::max<size_t>(1, options_.data.shuffle_buffer());
+  while (live_.size() < target && !input_done_) {
+    read_block_.Clear();
+    HERALD_ASSIGN_OR_RETURN(size_t n, reader_->Read(kReadChunk, &read_block_));
+    if (n == 0) {
+      // End of this epoch's input.
+      const bool more_epochs = options_.split == Split::kTrain &&
+                               (options_.iterations > 0 || epoch_ + 1 < options_.epochs) &&
+                               (options_.max_epochs == 0 || epoch_ + 1 < options_.max_epochs);
+      if (!more_epochs || added_in_epoch_ == 0) {
+        input_done_ = true;
+        break;
+      }
+      malformed_before_ += reader_->malformed().count();
+      HERALD_ASSIGN_OR_RETURN(reader_, OpenDataSource(options_.data, options_.schema));
+      ++epoch_;
+      index_in_epoch_ = 0;
+      added_in_epoch_ = 0;
+      continue;
+    }
+    for (size_t s = 0; s < n; ++s) {
+      const bool held_out =
+          IsHeldOut(options_.seed, index_in_epoch_++, options_.data.eval_fraction());
+      if (held_out != (options_.split == Split::kHeldOut)) continue;
+      live_.push_back(static_cast<uint32_t>(pool_.size()));
+      pool_.AppendFrom(read_block_, s);
+      ++added_in_epoch_;
+    }
+  }
+  return !live_.empty();
+}
+
+void BatchStream::TakeFromPool(bool random, data::SampleBlock* out) {
+  if (random) {
+    rng_state_ = Mix64(rng_state_ + 0x9e3779b97f4a7c15ULL);
+    const size_t i = static_cast<size_t>(rng_state_ % live_.size());
+    if (out != nullptr) out->AppendFrom(pool_, live_[i]);
+    live_[i] = live_.back();
+    live_.pop_back();
+  } else {
+    if (out != nullptr) out->AppendFrom(pool_, live_.front());
+    live_.pop_front();
+  }
+  // Compact once most of the pool is taken, so memory stays within ~2 pools.
+  if (pool_.size() > 2 * live_.size() + kReadChunk) {
+    data::SampleBlock compact(options_.schema);
+    for (uint32_t& i : live_) {
+      compact.AppendFrom(pool_, i);
+      i = static_cast<uint32_t>(compact.size() - 1);
+    }
+    pool_ = std::move(compact);
+  }
+}
+
+absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
+  if (batches_ >= MaxBatches()) return false;
+  batch_block_.Clear();
+  const bool shuffle = options_.data.shuffle_buffer() > 0;
+  while (batch_block_.size() < options_.global_batch_size) {
+    HERALD_ASSIGN_OR_RETURN(bool any, Refill());
+    if (!any) break;
+    TakeFromPool(shuffle, &batch_block_);
+  }
+  if (batch_block_.size() < options_.global_batch_size) {
+    // Training drops a partial last batch; evaluation uses every sample.
+    if (options_.split == Split::kTrain || batch_block_.size() == 0) {
+      dropped_tail_ += batch_block_.size();
+      return false;
+    }
+  }
+  *out = data::ToKeyBatch(batch_block_, 0, batch_block_.size());
+  ++batches_;
+  return true;
+}
+
+namespace {
+
+constexpr uint64_t kCursorMagic = 0x4154'4144'444c'5248ULL;  // "HRLDDATA"
+constexpr uint32_t kCursorVersion = 1;
+constexpr uint32_t kByteOrderMark = 0x01020304;
+
+// What a cursor is only valid for: the options that shape the batches.
+struct CursorOptions {
+  uint64_t seed, shuffle_buffer;
+  uint32_t global_batch_size, split, format, reserved = 0;
+  double eval_fraction;
+};
+
+CursorOptions CursorOptionsOf(const BatchStreamOptions& o) {
+  return {o.seed,
+          o.data.shuffle_buffer(),
+          o.global_batch_size,
+          static_cast<uint32_t>(o.split),
+          static_cast<uint32_t>(o.data.format()),
+          0,
+          o.data.eval_fraction()};
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> BatchStream::SaveCursor() const {
+  HERALD_ASSIGN_OR_RETURN(const std::vector<uint64_t> position, reader_->Position());
+  StateWriter w;
+  w.Pod(kCursorMagic);
+  w.Pod(kCursorVersion);
+  w.Pod(kByteOrderMark);
+  w.Pod(CursorOptionsOf(options_));
+  w.Pod(batches_);
+  w.Pod(epoch_);
+  w.Pod(index_in_epoch_);
+  w.Pod(added_in_epoch_);
+  w.Pod(malformed());
+  w.Pod(dropped_tail_);
+  w.Pod(static_cast<uint8_t>(input_done_));
+  w.Pod(rng_state_);
+  w.Vec(position);
+  // The pool's samples in the order they are drawn from (live_).
+  data::SampleBlock live(options_.schema);
+  for (uint32_t i : live_) live.AppendFrom(pool_, i);
+  w.Vec(live.labels);
+  w.Vec(live.dense);
+  w.Vec(live.dense_missing);
+  w.Vec(live.offsets);
+  w.Vec(live.keys);
+  return w.Take();
+}
+
+absl::Status BatchStream::RestoreCursor(std::string_view cursor) {
+  if (batches_ != 0 || !live_.empty()) {
+    return absl::FailedPreconditionError("data cursor: the stream has been read already");
+  }
+  StateReader r(cursor, "data cursor");
+  uint64_t magic = 0;
+  uint32_t version = 0, mark = 0;
+  CursorOptions saved;
+  r.Pod("magic", &magic) && r.Pod("version", &version) && r.Pod("byte order", &mark);
+  if (r.status().ok() && (magic != kCursorMagic || version != kCursorVersion)) {
+    return absl::DataLossError("data cursor: not a data cursor of this version");
+  }
+  if (r.status().ok() && mark != kByteOrderMark) {
+    return absl::DataLossError("data cursor: written on a machine of another byte order");
+  }
+  r.Pod("options", &saved);
+  HERALD_RETURN_IF_ERROR(r.status());
+  const CursorOptions now = CursorOptionsOf(options_);
+  auto differs = [](const char* name, auto a, auto b) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data cursor: ", name, " was ", a, " and is ", b, " now"));
+  };
+  if (saved.seed != now.seed) return differs("seed", saved.seed, now.seed);
+  if (saved.shuffle_buffer != now.shuffle_buffer) {
+    return differs("data.shuffle_buffer", saved.shuffle_buffer, now.shuffle_buffer);
+  }
+  if (saved.global_batch_size != now.global_batch_size) {
+    return differs("global_batch_size", saved.global_batch_size, now.global_batch_size);
+  }
+  if (saved.split != now.split) return differs("split", saved.split, now.split);
+  if (saved.format != now.format) return differs("data.format", saved.format, now.format);
+  if (saved.eval_fraction != now.eval_fraction) {
+    return differs("data.eval_fraction", saved.eval_fraction, now.eval_fraction);
+  }
+  uint64_t batches = 0, index_in_epoch = 0, added_in_epoch = 0, malformed = 0, dropped = 0;
+  uint64_t rng_state = 0;
+  uint32_t epoch = 0;
+  uint8_t input_done = 0;
+  std::vector<uint64_t> position;
+  data::SampleBlock live(options_.schema);
+  r.Pod("batches", &batches) && r.Pod("epoch", &epoch) &&
+      r.Pod("index_in_epoch", &index_in_epoch) && r.Pod("added_in_epoch", &added_in_epoch) &&
+      r.Pod("malformed", &malformed) && r.Pod("dropped_tail", &dropped) &&
+      r.Pod("input_done", &input_done) && r.Pod("rng_state", &rng_state) &&
+      r.Vec("position", &position) && r.Vec("labels", &live.labels) &&
+      r.Vec("dense", &live.dense) && r.Vec("dense_missing", &live.dense_missing) &&
+      r.Vec("offsets", &live.offsets) && r.Vec("keys", &live.keys);
+  HERALD_RETURN_IF_ERROR(r.status());
+  const size_t n = live.labels.size();
+  const data::DataSchema& schema = options_.schema;
+  if (!r.AtEnd() || live.dense.size() != n * schema.num_dense || live.dense_missing.size() != n ||
+      live.offsets.size() != n * schema.num_sparse + 1 || live.offsets.front() != 0 ||
+      live.offsets.back() != live.keys.size() ||
+      !std::is_sorted(live.offsets.begin(), live.offsets.end())) {
+    return absl::DataLossError("data cursor: the shuffle pool's samples do not fit together");
+  }
+  // The position is in the saved epoch's input, which a fresh reader reads
+  // from its start like every epoch's.
+  HERALD_RETURN_IF_ERROR(reader_->Seek(position));
+  batches_ = batches;
+  epoch_ = epoch;
+  index_in_epoch_ = index_in_epoch;
+  added_in_epoch_ = added_in_epoch;
+  malformed_before_ = malformed;
+  dropped_tail_ = dropped;
+  input_done_ = input_done != 0;
+  rng_state_ = rng_state;
+  pool_ = std::move(live);
+  live_.clear();
+  for (size_t i = 0; i < n; ++i) live_.push_back(static_cast<uint32_t>(i));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> BatchStream::Skip(uint64_t n) {
+  const bool shuffle = options_.data.shuffle_buffer() > 0;
+  for (uint64_t skipped = 0; skipped < n; ++skipped) {
+    if (batches_ >= MaxBatches()) return skipped;
+    for (uint32_t taken = 0; taken < options_.global_batch_size; ++taken) {
+      HERALD_ASSIGN_OR_RETURN(bool any, Refill());
+      if (!any) {  // the stream ends here, as in Next
+        if (options_.split == Split::kTrain || taken == 0) {
+          dropped_tail_ += taken;
+          return skipped;
+        }
+        ++batches_;  // the held-out stream's partial last batch
+        return skipped + 1;
+      }
+      TakeFromPool(shuffle, nullptr);
+    }
+    ++batches_;
+  }
+  return n;
+}
+
+}  // namespace herald::scheduler

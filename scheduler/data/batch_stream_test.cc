@@ -1,0 +1,393 @@
+#include "scheduler/data/batch_stream.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/binary_format.h"
+#include "common/data/open_reader.h"
+#include "common/data/test_util.h"
+#include "gtest/gtest.h"
+#include "scheduler/data/read_ahead.h"
+
+namespace herald::scheduler {
+namespace {
+
+// A small schema so tests can write TSV by hand: 1 dense, 2 tables.
+constexpr data::DataSchema kSchema{1, 2};
+
+// Sample i: label i%2, dense i, keys (i, 1000 + i) — the first key names it.
+std::string TsvLines(int first, int count) {
+  std::string out;
+  for (int i = first; i < first + count; ++i) {
+    absl::StrAppend(&out, i % 2, "\t", i, "\t", absl::Hex(i), "\t", absl::Hex(1000 + i), "\n");
+  }
+  return out;
+}
+
+BatchStreamOptions Options(const std::string& path, uint32_t batch) {
+  BatchStreamOptions o;
+  o.data.set_format(proto::DATA_FORMAT_CRITEO_TSV);
+  o.data.add_paths(path);
+  o.schema = kSchema;
+  o.global_batch_size = batch;
+  o.seed = 3;
+  return o;
+}
+
+// The sample ids (first key of table 0) of every batch, in order.
+std::vector<std::vector<Key>> Drain(BatchStreamOptions o) {
+  auto stream = BatchStream::Open(o);
+  EXPECT_TRUE(stream.ok()) << stream.status();
+  std::vector<std::vector<Key>> out;
+  data::KeyBatch batch;
+  for (;;) {
+    auto more = (*stream)->Next(&batch);
+    EXPECT_TRUE(more.ok()) << more.status();
+    if (!more.ok() || !*more) break;
+    // Only the held-out stream ends with a partial batch.
+    if (o.split == Split::kTrain) {
+      EXPECT_EQ(batch.num_samples, o.global_batch_size);
+    }
+    EXPECT_LE(batch.num_samples, o.global_batch_size);
+    out.push_back(batch.tables[0].keys);
+  }
+  return out;
+}
+
+std::vector<Key> Flatten(const std::vector<std::vector<Key>>& batches) {
+  std::vector<Key> out;
+  for (const auto& b : batches) out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+class BatchStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.File("data.tsv");
+    data::testing::WriteFile(path_, TsvLines(0, 100));
+  }
+  data::testing::TempDir dir_;
+  std::string path_;
+};
+
+TEST_F(BatchStreamTest, InputOrderDropsThePartialTailAndCountsIt) {
+  BatchStreamOptions o = Options(path_, 16);
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok());
+  data::KeyBatch batch;
+  std::vector<Key> seen;
+  while (*(*stream)->Next(&batch))
+    seen.insert(seen.end(), batch.tables[0].keys.begin(), batch.tables[0].keys.end());
+  ASSERT_EQ(seen.size(), 96u);  // 6 batches of 16; 4 samples dropped
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], i);
+  EXPECT_EQ((*stream)->dropped_tail_samples(), 4u);
+  EXPECT_EQ(batch.dense.size(), 16u);  // transformed: log1p of the raw value
+}
+
+TEST_F(BatchStreamTest, HeldOutSplitIsTheExactComplementAndStableAcrossEpochs) {
+  BatchStreamOptions train = Options(path_, 1);
+  train.data.set_eval_fraction(0.25f);
+  train.epochs = 2;
+  BatchStreamOptions held = train;
+  held.split = Split::kHeldOut;
+  held.global_batch_size = 16;  // ~25 samples: the partial last batch is kept
+  std::vector<Key> t = Flatten(Drain(train));
+  std::vector<Key> h = Flatten(Drain(held));
+  ASSERT_FALSE(h.empty());
+  ASSERT_EQ(t.size() % 2, 0u);
+  std::vector<Key> epoch0(t.begin(), t.begin() + t.size() / 2);
+  std::vector<Key> epoch1(t.begin() + t.size() / 2, t.end());
+  EXPECT_EQ(epoch0, epoch1);  // the same held-out samples every epoch
+  std::vector<Key> all = epoch0;
+  all.insert(all.end(), h.begin(), h.end());
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(all.size(), 100u);
+  for (Key k = 0; k < 100; ++k) EXPECT_EQ(all[k], k);
+  EXPECT_NEAR(static_cast<double>(h.size()) / 100, 0.25, 0.12);
+}
+
+TEST_F(BatchStreamTest, ShuffleIsSeededAPermutationAndReproducible) {
+  BatchStreamOptions o = Options(path_, 10);
+  o.data.set_shuffle_buffer(32);
+  const std::vector<Key> a = Flatten(Drain(o));
+  EXPECT_EQ(a, Flatten(Drain(o)));  // same options, same bits
+  std::vector<Key> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_EQ(sorted.size(), 100u);
+  for (Key k = 0; k < 100; ++k) EXPECT_EQ(sorted[k], k);
+  std::vector<Key> in_order(100);
+  for (Key k = 0; k < 100; ++k) in_order[k] = k;
+  EXPECT_NE(a, in_order);
+  o.seed = 4;
+  EXPECT_NE(a, Flatten(Drain(o)));
+}
+
+TEST_F(BatchStreamTest, IterationsCycleEpochs) {
+  BatchStreamOptions o = Options(path_, 30);
+  o.iterations = 7;  // 210 samples: 2.1 passes over 100
+  const auto batches = Drain(o);
+  ASSERT_EQ(batches.size(), 7u);
+  EXPECT_EQ(batches[3][10], 0u);  // sample 100 of the stream is sample 0 again
+  o.max_epochs = 1;               // the sizing pass: at most one epoch
+  EXPECT_EQ(Drain(o).size(), 3u);
+}
+
+TEST_F(BatchStreamTest, MalformedLinesFollowThePolicy) {
+  const std::string bad = dir_.File("bad.tsv");
+  data::testing::WriteFile(bad, TsvLines(0, 5) + "1\tnot-a-number\t1\t2\n" + TsvLines(5, 5));
+  BatchStreamOptions o = Options(bad, 5);
+  auto skip = BatchStream::Open(o);
+  ASSERT_TRUE(skip.ok());
+  data::KeyBatch batch;
+  EXPECT_TRUE(*(*skip)->Next(&batch));
+  EXPECT_TRUE(*(*skip)->Next(&batch));
+  EXPECT_EQ((*skip)->malformed(), 1u);
+
+  o.data.set_on_malformed(proto::MALFORMED_FAIL);
+  auto fail = BatchStream::Open(o);
+  ASSERT_TRUE(fail.ok());
+  absl::StatusOr<bool> r = (*fail)->Next(&batch);  // input is read in chunks
+  if (r.ok()) r = (*fail)->Next(&batch);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bad.tsv:6"), std::string::npos) << r.status();
+}
+
+TEST_F(BatchStreamTest, BadSourcesAreNamed) {
+  BatchStreamOptions o = Options(dir_.File("missing.tsv"), 4);
+  EXPECT_FALSE(BatchStream::Open(o).ok());
+  o = Options(path_, 0);
+  EXPECT_NE(BatchStream::Open(o).status().message().find("global_batch_size"), std::string::npos);
+  o = Options(path_, 4);
+  o.data.set_format(proto::DATA_FORMAT_GENERATED);
+  EXPECT_NE(BatchStream::Open(o).status().message().find("data.generator.rows"), std::string::npos);
+  o.data.mutable_generator()->set_rows(10);
+  EXPECT_NE(BatchStream::Open(o).status().message().find("26 categorical"), std::string::npos);
+}
+
+TEST_F(BatchStreamTest, ReadAheadYieldsTheSameBatchesWithinItsWindow) {
+  BatchStreamOptions o = Options(path_, 8);
+  o.data.set_shuffle_buffer(16);
+  const auto direct = Drain(o);
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok());
+  ReadAhead loader(std::move(*stream), 2);
+  std::vector<std::vector<Key>> ahead;
+  data::KeyBatch batch;
+  while (*loader.Next(&batch)) {
+    EXPECT_LE(loader.buffered(), 2u);
+    ahead.push_back(batch.tables[0].keys);
+  }
+  EXPECT_EQ(ahead, direct);
+  EXPECT_EQ(loader.dropped_tail_samples(), 4u);
+}
+
+// Skip(n) leaves the stream where n calls of Next would: the batches after
+// it are the same, in input order and shuffled, with a held-out split,
+// across epochs and up to the end; the dropped tail is counted the same.
+TEST_F(BatchStreamTest, SkippingBatchesLeavesTheStreamWhereReadingThemWould) {
+  struct Case {
+    const char* name;
+    uint32_t shuffle;
+    double eval_fraction;
+    uint64_t iterations;
+  };
+  for (const Case& c : {Case{"input order", 0, 0.0, 0}, Case{"shuffled", 16, 0.0, 0},
+                        Case{"held-out split", 16, 0.2, 0}, Case{"epochs", 16, 0.0, 25}}) {
+    SCOPED_TRACE(c.name);
+    BatchStreamOptions o = Options(path_, 7);
+    o.data.set_shuffle_buffer(c.shuffle);
+    o.data.set_eval_fraction(c.eval_fraction);
+    o.iterations = c.iterations;
+    const std::vector<std::vector<Key>> all = Drain(o);
+    ASSERT_GT(all.size(), 4u);
+    for (uint64_t skip : {uint64_t{1}, uint64_t{4}, uint64_t{all.size()}}) {
+      auto stream = BatchStream::Open(o);
+      ASSERT_TRUE(stream.ok());
+      auto skipped = (*stream)->Skip(skip);
+      ASSERT_TRUE(skipped.ok()) << skipped.status();
+      EXPECT_EQ(*skipped, skip);
+      std::vector<std::vector<Key>> rest;
+      data::KeyBatch batch;
+      while (*(*stream)->Next(&batch)) rest.push_back(batch.tables[0].keys);
+      EXPECT_EQ(rest, std::vector<std::vector<Key>>(all.begin() + skip, all.end()))
+          << "after skipping " << skip;
+    }
+    // Past the end: the batches there were, and the tail dropped as Next drops it.
+    auto stream = BatchStream::Open(o);
+    ASSERT_TRUE(stream.ok());
+    auto skipped = (*stream)->Skip(all.size() + 3);
+    ASSERT_TRUE(skipped.ok());
+    EXPECT_EQ(*skipped, all.size());
+    auto read = BatchStream::Open(o);
+    data::KeyBatch batch;
+    while (*(*read)->Next(&batch)) {
+    }
+    EXPECT_EQ((*stream)->dropped_tail_samples(), (*read)->dropped_tail_samples());
+  }
+}
+
+// The fixture's 100 samples as two binary files (60 + 40 samples, blocks
+// of 9, so cursors fall inside blocks and between files).
+std::vector<std::string> WriteBinary(const data::testing::TempDir& dir, const std::string& tsv) {
+  data::ReaderOptions ro;
+  ro.schema = kSchema;
+  auto reader = data::OpenReader(data::FileFormat::kTsv, {tsv}, ro);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  data::SampleBlock all(kSchema);
+  while (*(*reader)->Read(1000, &all) > 0) {
+  }
+  std::vector<std::string> paths = {dir.File("a.bin"), dir.File("b.bin")};
+  for (int f = 0; f < 2; ++f) {
+    auto w = data::BinaryWriter::Create(paths[f], kSchema, 9);
+    EXPECT_TRUE(w.ok());
+    data::SampleBlock part(kSchema);
+    for (size_t i = f == 0 ? 0 : 60; i < (f == 0 ? 60u : all.size()); ++i) part.AppendFrom(all, i);
+    EXPECT_TRUE((*w)->Write(part).ok());
+    EXPECT_TRUE((*w)->Close().ok());
+  }
+  return paths;
+}
+
+// Options() over the fixture's samples as binary files (WriteBinary).
+BatchStreamOptions BinaryOptions(const data::testing::TempDir& dir, const std::string& tsv,
+                                 uint32_t batch, uint32_t shuffle) {
+  BatchStreamOptions o = Options(tsv, batch);
+  o.data.clear_paths();
+  o.data.set_format(proto::DATA_FORMAT_HERALD_BINARY);
+  for (const std::string& f : WriteBinary(dir, tsv)) o.data.add_paths(f);
+  o.data.set_shuffle_buffer(shuffle);
+  return o;
+}
+
+// A cursor saved after any number of batches, restored into a stream just
+// opened, gives the batches the saved stream gives next: binary and TSV
+// files and the generator, in input order and shuffled, with a held-out split and
+// across epochs.
+TEST_F(BatchStreamTest, ACursorRestoredGivesTheBatchesThatFollow) {
+  const std::vector<std::string> files = WriteBinary(dir_, path_);
+  enum Source { kBinary, kTsv, kGenerated };
+  struct Case {
+    const char* name;
+    Source source;
+    uint32_t shuffle;
+    double eval_fraction;
+    uint64_t iterations;
+  };
+  for (const Case& c :
+       {Case{"input order", kBinary, 0, 0.0, 0}, Case{"shuffled", kBinary, 16, 0.0, 0},
+        Case{"held-out split", kBinary, 16, 0.2, 0}, Case{"epochs", kBinary, 16, 0.0, 25},
+        Case{"TSV, shuffled, held-out, epochs", kTsv, 16, 0.2, 25},
+        Case{"generated, shuffled, epochs", kGenerated, 40, 0.1, 30}}) {
+    SCOPED_TRACE(c.name);
+    BatchStreamOptions o = Options(path_, 7);  // kTsv: the fixture's TSV file
+    if (c.source == kGenerated) {
+      o.data.clear_paths();
+      o.data.set_format(proto::DATA_FORMAT_GENERATED);
+      o.data.mutable_generator()->set_rows(150);
+      o.data.mutable_generator()->set_cardinality_scale(0.001);
+      o.schema = data::kCriteoSchema;
+      o.global_batch_size = 16;
+    } else if (c.source == kBinary) {
+      o.data.clear_paths();
+      o.data.set_format(proto::DATA_FORMAT_HERALD_BINARY);
+      for (const std::string& f : files) o.data.add_paths(f);
+    }
+    o.data.set_shuffle_buffer(c.shuffle);
+    o.data.set_eval_fraction(c.eval_fraction);
+    o.iterations = c.iterations;
+    const std::vector<std::vector<Key>> all = Drain(o);
+    ASSERT_GT(all.size(), 4u);
+    for (uint64_t taken :
+         {uint64_t{0}, uint64_t{1}, uint64_t{4}, uint64_t{all.size() - 1}, uint64_t{all.size()}}) {
+      auto saved = BatchStream::Open(o);
+      ASSERT_TRUE(saved.ok());
+      data::KeyBatch batch;
+      for (uint64_t i = 0; i < taken; ++i) ASSERT_TRUE(*(*saved)->Next(&batch));
+      auto cursor = (*saved)->SaveCursor();
+      ASSERT_TRUE(cursor.ok()) << cursor.status();
+      auto resumed = BatchStream::Open(o);
+      ASSERT_TRUE(resumed.ok());
+      absl::Status s = (*resumed)->RestoreCursor(*cursor);
+      ASSERT_TRUE(s.ok()) << "after " << taken << ": " << s;
+      EXPECT_EQ((*resumed)->batches(), taken);
+      std::vector<std::vector<Key>> rest;
+      while (*(*resumed)->Next(&batch)) rest.push_back(batch.tables[0].keys);
+      EXPECT_EQ(rest, std::vector<std::vector<Key>>(all.begin() + taken, all.end()))
+          << "after " << taken;
+      while (*(*saved)->Next(&batch)) {
+      }
+      EXPECT_EQ((*resumed)->dropped_tail_samples(), (*saved)->dropped_tail_samples());
+      EXPECT_EQ((*resumed)->epoch(), (*saved)->epoch());
+    }
+  }
+}
+
+TEST_F(BatchStreamTest, ACursorIsRefusedWhereItCannotHold) {
+  const BatchStreamOptions o = BinaryOptions(dir_, path_, 4, 8);
+  auto saved = BatchStream::Open(o);
+  data::KeyBatch batch;
+  ASSERT_TRUE(*(*saved)->Next(&batch));
+  const std::string cursor = *(*saved)->SaveCursor();
+
+  BatchStreamOptions other = o;
+  other.seed = 4;
+  auto s = (*BatchStream::Open(other))->RestoreCursor(cursor);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("seed was 3 and is 4 now"), std::string::npos) << s;
+  s = (*BatchStream::Open(o))->RestoreCursor(cursor.substr(0, cursor.size() - 5));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("data cursor: keys"), std::string::npos) << s;
+  s = (*BatchStream::Open(o))->RestoreCursor("not a cursor at all, not at all");
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  auto read = BatchStream::Open(o);
+  ASSERT_TRUE(*(*read)->Next(&batch));
+  EXPECT_EQ((*read)->RestoreCursor(cursor).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// The read-ahead thread saves the cursors asked for as it passes them; a
+// cursor asked for later (the reader moved on) still restores the place.
+TEST_F(BatchStreamTest, ReadAheadSavesTheCursorsAskedFor) {
+  const BatchStreamOptions o = BinaryOptions(dir_, path_, 4, 16);
+  const auto direct = Drain(o);  // 25 batches
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok());
+  ReadAhead loader(std::move(*stream), 3, 0, [](uint64_t batches) { return batches % 5 == 0; });
+  data::KeyBatch batch;
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(*loader.Next(&batch));
+  EXPECT_EQ(loader.CursorAfter(4).status().code(), absl::StatusCode::kNotFound);
+  auto cursor = loader.CursorAfter(10);
+  ASSERT_TRUE(cursor.ok()) << cursor.status();
+  EXPECT_EQ(loader.CursorAfter(5).status().code(), absl::StatusCode::kNotFound);  // older: dropped
+  auto resumed = BatchStream::Open(o);
+  ASSERT_TRUE((*resumed)->RestoreCursor(*cursor).ok());
+  std::vector<std::vector<Key>> rest;
+  while (*(*resumed)->Next(&batch)) rest.push_back(batch.tables[0].keys);
+  EXPECT_EQ(rest, std::vector<std::vector<Key>>(direct.begin() + 10, direct.end()));
+}
+
+TEST_F(BatchStreamTest, ReadAheadSkipsFirstAndSaysHowFar) {
+  BatchStreamOptions o = Options(path_, 8);
+  o.data.set_shuffle_buffer(16);
+  const auto direct = Drain(o);  // 12 batches
+  {
+    auto stream = BatchStream::Open(o);
+    ASSERT_TRUE(stream.ok());
+    ReadAhead loader(std::move(*stream), 2, 5);
+    std::vector<std::vector<Key>> ahead;
+    data::KeyBatch batch;
+    while (*loader.Next(&batch)) ahead.push_back(batch.tables[0].keys);
+    EXPECT_EQ(loader.skipped(), 5u);
+    EXPECT_EQ(ahead, std::vector<std::vector<Key>>(direct.begin() + 5, direct.end()));
+  }
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok());
+  ReadAhead loader(std::move(*stream), 2, 20);
+  data::KeyBatch batch;
+  EXPECT_FALSE(*loader.Next(&batch));
+  EXPECT_EQ(loader.skipped(), direct.size());
+}
+
+}  // namespace
+}  // namespace herald::scheduler

@@ -1,0 +1,185 @@
+#include "scheduler/http/metrics_text.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+
+namespace herald::scheduler {
+namespace {
+
+// One metric family: HELP and TYPE once, then its samples.
+class Family {
+ public:
+  Family(std::string* out, const std::string& name, const std::string& type,
+         const std::string& help)
+      : out_(out), name_(name) {
+    absl::StrAppend(out_, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+  }
+  void Add(const std::string& labels, double value) {
+    absl::StrAppendFormat(out_, "%s%s %.17g\n", name_, labels.empty() ? "" : "{" + labels + "}",
+                          value);
+  }
+
+ private:
+  std::string* out_;
+  std::string name_;
+};
+
+std::string Escape(const std::string& v) {
+  return absl::StrReplaceAll(v, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
+}
+
+std::string Label(const std::string& key, const std::string& value) {
+  return absl::StrCat(key, "=\"", Escape(value), "\"");
+}
+
+}  // namespace
+
+std::string RenderMetrics(const JobManager::Snapshot& snapshot,
+                          const std::vector<proto::NodeStatus>& nodes) {
+  std::string out;
+  {
+    std::map<std::string, int> by_state;
+    for (int s = proto::JOB_QUEUED; s <= proto::JOB_CANCELLED; ++s) {
+      by_state[proto::JobState_Name(static_cast<proto::JobState>(s))] = 0;
+    }
+    for (const proto::JobStatus& j : snapshot.jobs) ++by_state[proto::JobState_Name(j.state())];
+    Family f(&out, "herald_jobs", "gauge", "Jobs known to the scheduler, by state.");
+    for (const auto& [state, n] : by_state) f.Add(Label("state", state), n);
+  }
+
+  struct Gauge {
+    const char* name;
+    const char* type;
+    const char* help;
+    double (*get)(const proto::JobProgress&);
+  };
+  static const Gauge kGauges[] = {
+      {"herald_job_iteration", "gauge", "Iterations completed.",
+       [](const proto::JobProgress& p) { return double(p.iteration()); }},
+      {"herald_job_iterations_total", "gauge", "Iterations the job runs (0: not known yet).",
+       [](const proto::JobProgress& p) { return double(p.total_iterations()); }},
+      {"herald_job_iterations_planned", "gauge", "Iterations planned and queued to workers.",
+       [](const proto::JobProgress& p) { return double(p.iterations_planned()); }},
+      {"herald_job_samples_per_second", "gauge", "Training samples per second since the start.",
+       [](const proto::JobProgress& p) { return p.samples_per_second(); }},
+      {"herald_job_loss", "gauge", "Mean loss of the last completed iteration.",
+       [](const proto::JobProgress& p) { return p.loss(); }},
+      {"herald_job_cache_hit_rate", "gauge", "Share of row uses served by worker caches.",
+       [](const proto::JobProgress& p) { return p.cache_hit_rate(); }},
+      {"herald_job_eta_seconds", "gauge", "Estimated seconds to the job's end.",
+       [](const proto::JobProgress& p) { return p.eta_seconds(); }},
+      {"herald_job_rows_fetched_total", "counter", "Embedding rows fetched from the PS (planned).",
+       [](const proto::JobProgress& p) { return double(p.rows_fetched()); }},
+      {"herald_job_rows_pushed_total", "counter",
+       "Shared-row gradients pushed to the PS (planned).",
+       [](const proto::JobProgress& p) { return double(p.rows_pushed()); }},
+      {"herald_job_rows_written_back_total", "counter", "Rows written back to the PS (planned).",
+       [](const proto::JobProgress& p) { return double(p.rows_written_back()); }},
+      {"herald_job_rows_handed_off_total", "counter",
+       "Rows sent worker to worker instead of through the PS (planned).",
+       [](const proto::JobProgress& p) { return double(p.rows_handed_off()); }},
+      {"herald_job_rows_initialized_total", "counter",
+       "Rows never trained, initialised by the workers instead of fetched (planned).",
+       [](const proto::JobProgress& p) { return double(p.rows_initialized()); }},
+      {"herald_job_rows_moved_vanilla_estimate", "gauge",
+       "Rows a vanilla cache would have moved (estimate: 2 x row uses).",
+       [](const proto::JobProgress& p) { return double(p.rows_moved_vanilla()); }},
+      {"herald_job_malformed_lines_total", "counter", "Malformed input lines skipped.",
+       [](const proto::JobProgress& p) { return double(p.malformed_lines()); }},
+      {"herald_job_worker_bytes_moved_total", "counter", "Embedding bytes workers moved.",
+       [](const proto::JobProgress& p) { return double(p.worker_bytes_moved()); }},
+      {"herald_job_checkpoints_written_total", "counter", "Consistent checkpoints written.",
+       [](const proto::JobProgress& p) { return double(p.checkpoints_written()); }},
+      {"herald_job_checkpoint_failures_total", "counter",
+       "Checkpoints the storage refused (full, read-only); training went on.",
+       [](const proto::JobProgress& p) { return double(p.checkpoint_failures()); }},
+      {"herald_job_checkpoint_seconds_total", "counter",
+       "Training time spent waiting for periodic checkpoints.",
+       [](const proto::JobProgress& p) { return p.checkpoint_ms() / 1000; }},
+      {"herald_job_eval_auc", "gauge", "Held-out AUC of the newest evaluation (0.5 before one).",
+       [](const proto::JobProgress& p) { return p.evals_done() ? p.eval_auc() : 0.5; }},
+      {"herald_job_eval_logloss", "gauge", "Held-out log loss of the newest evaluation.",
+       [](const proto::JobProgress& p) { return p.eval_logloss(); }},
+      {"herald_job_eval_iteration", "gauge", "Iterations trained before the newest evaluation.",
+       [](const proto::JobProgress& p) { return double(p.eval_iteration()); }},
+      {"herald_job_evals_total", "counter", "Evaluations on the held-out samples run.",
+       [](const proto::JobProgress& p) { return double(p.evals_done()); }},
+      {"herald_job_eval_seconds_total", "counter", "Training time spent waiting for evaluations.",
+       [](const proto::JobProgress& p) { return p.eval_ms() / 1000; }},
+  };
+  for (const Gauge& g : kGauges) {
+    Family f(&out, g.name, g.type, g.help);
+    for (const proto::JobStatus& j : snapshot.jobs) {
+      f.Add(absl::StrCat(Label("job", j.job_id()), ",", Label("name", j.name())),
+            g.get(j.progress()));
+    }
+  }
+  {
+    Family f(&out, "herald_job_worker_phase_seconds_total", "counter",
+             "Worker time per iteration phase, summed over workers.");
+    for (const proto::JobStatus& j : snapshot.jobs) {
+      const proto::JobProgress& p = j.progress();
+      const std::pair<const char*, double> phases[] = {{"fetch", p.worker_fetch_ms()},
+                                                       {"compute", p.worker_compute_ms()},
+                                                       {"allreduce", p.worker_allreduce_ms()},
+                                                       {"push", p.worker_push_ms()},
+                                                       {"writeback", p.worker_writeback_ms()}};
+      for (const auto& [phase, ms] : phases) {
+        f.Add(absl::StrCat(Label("job", j.job_id()), ",", Label("phase", phase)), ms / 1000);
+      }
+    }
+  }
+  {
+    Family f(&out, "herald_job_scheduler_phase_seconds_total", "counter",
+             "Scheduler time per planned iteration phase: plan, encode (the steps).");
+    for (const proto::JobStatus& j : snapshot.jobs) {
+      const proto::JobProgress& p = j.progress();
+      const std::pair<const char*, double> phases[] = {{"plan", p.scheduler_plan_ms()},
+                                                       {"encode", p.scheduler_encode_ms()}};
+      for (const auto& [phase, ms] : phases) {
+        f.Add(absl::StrCat(Label("job", j.job_id()), ",", Label("phase", phase)), ms / 1000);
+      }
+    }
+  }
+  {
+    Family f(&out, "herald_step_queue_depth", "gauge",
+             "Steps waiting in a worker's queue (running job).");
+    for (size_t w = 0; w < snapshot.queue_depths.size(); ++w) {
+      f.Add(absl::StrCat(Label("job", snapshot.running_job), ",", Label("worker", absl::StrCat(w))),
+            double(snapshot.queue_depths[w]));
+    }
+  }
+  {
+    Family memory(&out, "herald_ps_memory_bytes", "gauge",
+                  "PS shard memory held by the running job's tables.");
+    for (size_t s = 0; s < snapshot.ps_stats.size(); ++s) {
+      memory.Add(Label("shard", absl::StrCat(s)), double(snapshot.ps_stats[s].memory_bytes()));
+    }
+    Family rows(&out, "herald_ps_rows", "gauge", "Embedding rows held by a PS shard.");
+    for (size_t s = 0; s < snapshot.ps_stats.size(); ++s) {
+      uint64_t n = 0;
+      for (const proto::TableStats& t : snapshot.ps_stats[s].tables()) n += t.rows();
+      rows.Add(Label("shard", absl::StrCat(s)), double(n));
+    }
+    Family commit(&out, "herald_ps_commit_latency_ms_mean", "gauge",
+                  "Mean iteration commit latency of a PS shard.");
+    for (size_t s = 0; s < snapshot.ps_stats.size(); ++s) {
+      commit.Add(Label("shard", absl::StrCat(s)), snapshot.ps_stats[s].commit_latency_ms_mean());
+    }
+  }
+  {
+    Family f(&out, "herald_node_up", "gauge", "1 if a registered node heartbeats, else 0.");
+    for (const proto::NodeStatus& n : nodes) {
+      f.Add(absl::StrCat(Label("node", n.node_id()), ",",
+                         Label("role", n.role() == proto::NODE_ROLE_PS ? "ps" : "worker"), ",",
+                         Label("rank", absl::StrCat(n.rank()))),
+            n.alive() ? 1 : 0);
+    }
+  }
+  return out;
+}
+
+}  // namespace herald::scheduler

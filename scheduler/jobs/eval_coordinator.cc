@@ -1,0 +1,70 @@
+#include "scheduler/jobs/eval_coordinator.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/status.h"
+
+namespace herald::scheduler {
+
+absl::StatusOr<std::unique_ptr<EvalCoordinator>> EvalCoordinator::Load(const proto::JobSpec& spec,
+                                                                       const EvalSettings& settings,
+                                                                       std::string job_id,
+                                                                       uint32_t num_workers) {
+  std::unique_ptr<EvalCoordinator> eval(new EvalCoordinator(std::move(job_id), num_workers));
+  if (!settings.enabled()) return eval;
+  HERALD_RETURN_IF_ERROR(ForEachHeldOutBatch(
+      spec, settings.batch_size, settings.max_samples, [&](const data::KeyBatch& batch) {
+        eval->batches_.push_back(
+            EncodeEvalBatch(batch, static_cast<uint32_t>(eval->batches_.size())));
+        eval->batch_sizes_.push_back(batch.num_samples);
+        eval->labels_.insert(eval->labels_.end(), batch.labels.begin(), batch.labels.end());
+        return absl::OkStatus();
+      }));
+  if (eval->batches_.empty()) {
+    HLOG_WARN("job {}: data.eval_fraction {} held out no sample: no evaluation", eval->job_id_,
+              spec.data().eval_fraction());
+  }
+  return eval;
+}
+
+std::vector<EvalCoordinator::WorkerEvalStep> EvalCoordinator::Begin(uint64_t iteration) {
+  {
+    absl::MutexLock lock(&mu_);
+    round_ = std::make_unique<EvalRound>(iteration + 1, batch_sizes_, num_workers_);
+  }
+  std::vector<WorkerEvalStep> steps;
+  for (uint32_t b = 0; b < batches_.size(); ++b) {
+    auto step = std::make_shared<proto::WorkerStep>();
+    step->set_job_id(job_id_);
+    step->set_iteration(iteration + 1);
+    *step->mutable_eval() = batches_[b];
+    steps.emplace_back(EvalRound::WorkerOf(b, num_workers_), std::move(step));
+  }
+  return steps;
+}
+
+absl::Status EvalCoordinator::Accept(uint32_t worker, const proto::EvalReport& report) {
+  absl::MutexLock lock(&mu_);
+  if (round_ == nullptr || round_->iteration() != report.iteration()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id_, " runs no evaluation before iteration ", report.iteration()));
+  }
+  return round_->Accept(worker, report.index(), report.predictions());
+}
+
+bool EvalCoordinator::AwaitComplete(absl::Duration wait) const {
+  absl::MutexLock lock(&mu_);
+  auto complete = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return round_ != nullptr && round_->complete();
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&complete), wait);
+}
+
+EvalResult EvalCoordinator::Finish() {
+  absl::MutexLock lock(&mu_);
+  const EvalResult result = round_->Compute(labels_);
+  round_.reset();
+  return result;
+}
+
+}  // namespace herald::scheduler

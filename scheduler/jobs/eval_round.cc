@@ -1,0 +1,63 @@
+#include "scheduler/jobs/eval_round.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "common/math/auc.h"
+
+namespace herald::scheduler {
+
+EvalRound::EvalRound(uint64_t iteration, std::vector<uint32_t> batch_sizes, uint32_t workers)
+    : iteration_(iteration),
+      batch_sizes_(std::move(batch_sizes)),
+      workers_(workers),
+      predictions_(batch_sizes_.size()),
+      answered_(batch_sizes_.size(), false) {}
+
+absl::Status EvalRound::Accept(uint32_t worker, uint32_t index, const std::string& predictions) {
+  const std::string what = absl::StrCat("evaluation before iteration ", iteration_,
+                                        ", held-out batch ", index, " from worker ", worker);
+  if (index >= batch_sizes_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": there are ", batch_sizes_.size(), " batches"));
+  }
+  if (WorkerOf(index, workers_) != worker) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": it is worker ", WorkerOf(index, workers_), "'s"));
+  }
+  if (answered_[index]) return absl::AlreadyExistsError(absl::StrCat(what, ": answered twice"));
+  const size_t n = batch_sizes_[index];
+  if (predictions.size() != n * sizeof(float)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", predictions.size(),
+                                                   " bytes of predictions, expected ",
+                                                   n * sizeof(float), " (", n, " samples)"));
+  }
+  std::vector<float> p(n);
+  std::memcpy(p.data(), predictions.data(), predictions.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (!(p[i] >= 0.0f && p[i] <= 1.0f)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": prediction ", i, " is ", p[i], ", not a probability"));
+    }
+  }
+  predictions_[index] = std::move(p);
+  answered_[index] = true;
+  ++received_;
+  return absl::OkStatus();
+}
+
+EvalResult EvalRound::Compute(const std::vector<float>& labels) const {
+  std::vector<double> scores;
+  scores.reserve(labels.size());
+  for (const std::vector<float>& batch : predictions_)
+    scores.insert(scores.end(), batch.begin(), batch.end());
+  EvalResult r;
+  r.samples = scores.size();
+  if (scores.empty() || scores.size() != labels.size()) return r;
+  r.auc = math::ExactAuc(scores, labels);
+  r.logloss = math::LogLoss(scores, labels);
+  return r;
+}
+
+}  // namespace herald::scheduler

@@ -1,0 +1,57 @@
+#include "scheduler/jobs/eval_round.h"
+
+#include <string>
+#include <vector>
+
+#include "common/math/auc.h"
+#include "gtest/gtest.h"
+
+namespace herald::scheduler {
+namespace {
+
+std::string Bytes(const std::vector<float>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+}
+
+TEST(EvalRound, CombinesEveryBatchInBatchOrderWhateverTheArrivalOrder) {
+  // 5 batches over 2 workers: 0, 2, 4 are worker 0's; 1, 3 worker 1's.
+  const std::vector<std::vector<float>> batches = {
+      {0.9f, 0.1f}, {0.8f}, {0.3f, 0.6f, 0.2f}, {0.7f}, {0.4f, 0.5f}};
+  const std::vector<float> labels = {1, 0, 1, 0, 1, 0, 1, 1, 0};
+  EvalRound round(10, {2, 1, 3, 1, 2}, 2);
+  for (uint32_t index : {3u, 0u, 4u, 1u}) {
+    ASSERT_TRUE(round.Accept(EvalRound::WorkerOf(index, 2), index, Bytes(batches[index])).ok());
+    EXPECT_FALSE(round.complete());
+  }
+  ASSERT_TRUE(round.Accept(0, 2, Bytes(batches[2])).ok());
+  ASSERT_TRUE(round.complete());
+  std::vector<double> all;
+  for (const auto& b : batches) all.insert(all.end(), b.begin(), b.end());
+  const EvalResult r = round.Compute(labels);
+  EXPECT_EQ(r.samples, 9u);
+  EXPECT_EQ(r.auc, math::ExactAuc(all, labels));  // bit for bit: one process, in order
+  EXPECT_EQ(r.logloss, math::LogLoss(all, labels));
+}
+
+TEST(EvalRound, RefusesAnswersThatDoNotFitNamingWhat) {
+  EvalRound round(7, {2, 2}, 2);
+  auto expect = [&](uint32_t worker, uint32_t index, const std::vector<float>& p,
+                    absl::StatusCode code, const std::string& text) {
+    const absl::Status s = round.Accept(worker, index, Bytes(p));
+    EXPECT_EQ(s.code(), code) << s;
+    EXPECT_NE(s.message().find(text), std::string::npos) << s;
+  };
+  expect(0, 2, {0.5f, 0.5f}, absl::StatusCode::kInvalidArgument, "there are 2 batches");
+  expect(0, 1, {0.5f, 0.5f}, absl::StatusCode::kInvalidArgument, "it is worker 1's");
+  expect(0, 0, {0.5f}, absl::StatusCode::kInvalidArgument, "expected 8 (2 samples)");
+  expect(0, 0, {0.5f, 1.5f}, absl::StatusCode::kInvalidArgument, "prediction 1 is 1.5");
+  expect(0, 0, {0.5f, NAN}, absl::StatusCode::kInvalidArgument, "not a probability");
+  EXPECT_FALSE(round.complete());  // nothing refused was kept
+  ASSERT_TRUE(round.Accept(0, 0, Bytes({0.5f, 0.25f})).ok());
+  expect(0, 0, {0.5f, 0.25f}, absl::StatusCode::kAlreadyExists, "answered twice");
+  expect(1, 1, {0.5f, 0.25f, 0.1f}, absl::StatusCode::kInvalidArgument,
+         "evaluation before iteration 7, held-out batch 1 from worker 1");
+}
+
+}  // namespace
+}  // namespace herald::scheduler

@@ -1,0 +1,83 @@
+#include "scheduler/jobs/job_cache_sizing.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/distinct_counter.h"
+#include "common/data/hot_keys.h"
+#include "common/status.h"
+#include "scheduler/data/batch_stream.h"
+#include "scheduler/planner/simulator.h"
+
+namespace herald::scheduler {
+
+absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers) {
+  // One pass over the batches the job trains (at most one epoch), in its
+  // order without shuffling. `visit` sees every batch.
+  auto each_batch = [&](const std::function<void(const data::KeyBatch&)>& visit) -> absl::Status {
+    BatchStreamOptions o = StreamOptionsFromSpec(spec, Split::kTrain);
+    o.max_epochs = 1;
+    o.data.set_shuffle_buffer(0);
+    HERALD_ASSIGN_OR_RETURN(auto stream, BatchStream::Open(o));
+    data::KeyBatch batch;
+    for (;;) {
+      HERALD_ASSIGN_OR_RETURN(bool more, stream->Next(&batch));
+      if (!more) break;
+      visit(batch);
+    }
+    if (stream->batches() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data: fewer training samples than one global batch (", spec.global_batch_size(), ")"));
+    }
+    return absl::OkStatus();
+  };
+  // Pass 1: distinct keys per table (exact up to 65536, then a HyperLogLog
+  // estimate: memory bounded whatever the data) and the widest multi-hot
+  // feature.
+  const size_t tables = spec.tables_size();
+  const bool need_distinct = spec.scheduling().cache_rows_per_worker() == 0;
+  std::vector<data::DistinctCounter> distinct(need_distinct ? tables : 0);
+  std::vector<uint32_t> max_keys(tables, 1);
+  HERALD_RETURN_IF_ERROR(each_batch([&](const data::KeyBatch& batch) {
+    for (size_t t = 0; t < tables; ++t) {
+      const auto& table = batch.tables[t];
+      for (uint32_t s = 0; s < batch.num_samples; ++s) {
+        max_keys[t] = std::max(max_keys[t], table.offsets[s + 1] - table.offsets[s]);
+      }
+      if (need_distinct) {
+        for (Key key : table.keys) distinct[t].Add(key);
+      }
+    }
+  }));
+  const uint32_t per_worker = (spec.global_batch_size() + num_workers - 1) / num_workers;
+  std::vector<uint64_t> counts(tables, 0);
+  for (size_t t = 0; t < distinct.size(); ++t) counts[t] = distinct[t].Estimate();
+  const double fraction = spec.scheduling().cache_fraction();
+  CacheSizing sizing = SizeCaches(counts, max_keys, need_distinct ? fraction : 0, per_worker);
+  if (!need_distinct) {
+    const uint64_t rows = spec.scheduling().cache_rows_per_worker();
+    for (size_t t = 0; t < tables; ++t) {
+      sizing.capacity[t] = static_cast<uint32_t>(std::min<uint64_t>(rows, UINT32_MAX));
+      sizing.slots[t] = std::max(sizing.capacity[t], per_worker * max_keys[t]);
+    }
+  }
+  JobCacheSizing result{sizing.capacity, sizing.slots, {}};
+  if (!spec.scheduling().warm_start()) return result;
+  // Pass 2, warm start only: each table's `capacity` hottest keys, from
+  // counters for max(2 × capacity, 16384) keys (exact while the table's
+  // distinct keys fit; memory follows the caches' size, not the data's).
+  std::vector<data::HotKeys> hot;
+  for (size_t t = 0; t < tables; ++t) {
+    hot.emplace_back(std::max<size_t>(2 * size_t{sizing.capacity[t]}, 16384));
+  }
+  HERALD_RETURN_IF_ERROR(each_batch([&](const data::KeyBatch& batch) {
+    for (size_t t = 0; t < tables; ++t) {
+      for (Key key : batch.tables[t].keys) hot[t].Add(key);
+    }
+  }));
+  for (size_t t = 0; t < tables; ++t) result.warm_keys.push_back(hot[t].Top(sizing.capacity[t]));
+  return result;
+}
+
+}  // namespace herald::scheduler

@@ -1,0 +1,28 @@
+#pragma once
+// How many rows each worker's cache keeps, per table, from one pass over the
+// job's training data (scheduling.cache_fraction of the distinct keys, or
+// scheduling.cache_rows_per_worker), and with scheduling.warm_start the
+// hottest keys to preload. Memory is bounded whatever the data (sketches).
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/ids.h"
+#include "proto/job.pb.h"
+
+namespace herald::scheduler {
+
+// The cache sizes a job's planner uses, from a pass over its training data.
+struct JobCacheSizing {
+  std::vector<uint32_t> capacity;  // per table, rows kept between iterations
+  std::vector<uint32_t> slots;     // per table, slot array size
+  // scheduling.warm_start: per table, the `capacity` most used keys of the
+  // training data (one epoch), hottest first; empty otherwise.
+  std::vector<std::vector<Key>> warm_keys;
+};
+
+// Errors: the data source's.
+absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers);
+
+}  // namespace herald::scheduler

@@ -1,0 +1,70 @@
+#include "scheduler/jobs/job_history.h"
+
+#include <algorithm>
+
+namespace herald::scheduler {
+
+JobHistory::JobHistory(size_t capacity) : capacity_(std::max<size_t>(2, capacity)) {}
+
+void JobHistory::Add(const proto::HistoryPoint& point) {
+  while (!points_.empty() && points_.back().iteration() >= point.iteration()) points_.pop_back();
+  if (point.iteration() % stride_ != 0) return;
+  points_.push_back(point);
+  while (points_.size() > capacity_) {
+    stride_ *= 2;
+    points_.erase(std::remove_if(points_.begin(), points_.end(),
+                                 [this](const proto::HistoryPoint& p) {
+                                   return p.iteration() % stride_ != 0;
+                                 }),
+                  points_.end());
+  }
+}
+
+void JobHistory::AddEval(uint64_t iteration, int64_t unix_ms, double auc, double logloss) {
+  while (!evals_.empty() && evals_.back().iteration() >= iteration) evals_.pop_back();
+  proto::HistoryPoint e;
+  e.set_iteration(iteration);
+  e.set_unix_ms(unix_ms);
+  e.set_eval_auc(auc);
+  e.set_eval_logloss(logloss);
+  evals_.push_back(e);
+  if (evals_.size() <= capacity_) return;
+  // Drop every other one, oldest first, keeping the newest.
+  std::vector<proto::HistoryPoint> kept;
+  for (size_t i = 0; i + 1 < evals_.size(); i += 2) kept.push_back(std::move(evals_[i]));
+  if (evals_.size() % 2 == 0) kept.push_back(std::move(evals_.back()));
+  evals_ = std::move(kept);
+}
+
+void JobHistory::Continue(const std::vector<proto::HistoryPoint>& earlier) {
+  for (const proto::HistoryPoint& p : earlier) {
+    if (p.workers_size() > 0) {  // a training point (with or without an evaluation)
+      proto::HistoryPoint trained = p;
+      trained.clear_eval_auc();
+      trained.clear_eval_logloss();
+      Add(trained);
+    }
+    if (p.has_eval_auc()) AddEval(p.iteration(), p.unix_ms(), p.eval_auc(), p.eval_logloss());
+  }
+}
+
+std::vector<proto::HistoryPoint> JobHistory::points() const {
+  std::vector<proto::HistoryPoint> merged;
+  merged.reserve(points_.size() + evals_.size());
+  size_t e = 0;
+  for (const proto::HistoryPoint& p : points_) {
+    for (; e < evals_.size() && evals_[e].iteration() < p.iteration(); ++e) {
+      merged.push_back(evals_[e]);
+    }
+    merged.push_back(p);
+    if (e < evals_.size() && evals_[e].iteration() == p.iteration()) {
+      merged.back().set_eval_auc(evals_[e].eval_auc());
+      merged.back().set_eval_logloss(evals_[e].eval_logloss());
+      ++e;
+    }
+  }
+  for (; e < evals_.size(); ++e) merged.push_back(evals_[e]);
+  return merged;
+}
+
+}  // namespace herald::scheduler

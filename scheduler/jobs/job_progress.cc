@@ -1,0 +1,171 @@
+#include "scheduler/jobs/job_progress.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace herald::scheduler {
+namespace {
+
+// One phase of a worker's step: the report's time, the job's running sum
+// and the history point's per-worker figure. Adding a phase is a line here
+// (and its three proto fields).
+struct WorkerPhase {
+  double (proto::StepReport::*reported)() const;
+  double (proto::JobProgress::*sum)() const;
+  void (proto::JobProgress::*set_sum)(double);
+  void (proto::WorkerPhases::*set_point)(double);
+};
+
+constexpr WorkerPhase kWorkerPhases[] = {
+    {&proto::StepReport::fetch_ms, &proto::JobProgress::worker_fetch_ms,
+     &proto::JobProgress::set_worker_fetch_ms, &proto::WorkerPhases::set_fetch_ms},
+    {&proto::StepReport::compute_ms, &proto::JobProgress::worker_compute_ms,
+     &proto::JobProgress::set_worker_compute_ms, &proto::WorkerPhases::set_compute_ms},
+    {&proto::StepReport::allreduce_ms, &proto::JobProgress::worker_allreduce_ms,
+     &proto::JobProgress::set_worker_allreduce_ms, &proto::WorkerPhases::set_allreduce_ms},
+    {&proto::StepReport::push_ms, &proto::JobProgress::worker_push_ms,
+     &proto::JobProgress::set_worker_push_ms, &proto::WorkerPhases::set_push_ms},
+    {&proto::StepReport::writeback_ms, &proto::JobProgress::worker_writeback_ms,
+     &proto::JobProgress::set_worker_writeback_ms, &proto::WorkerPhases::set_writeback_ms},
+};
+
+}  // namespace
+
+JobProgressTracker::JobProgressTracker(uint32_t num_workers, uint32_t global_batch_size,
+                                       uint64_t spec_iterations, size_t history_points,
+                                       const std::vector<proto::HistoryPoint>& earlier,
+                                       absl::Time started)
+    : num_workers_(num_workers),
+      global_batch_size_(global_batch_size),
+      total_iterations_(spec_iterations),
+      next_report_(num_workers, 0),
+      sent_(num_workers, 0),
+      final_crc_(num_workers, 0),
+      history_(history_points),
+      started_(started),
+      last_point_time_(started) {
+  history_.Continue(earlier);
+}
+
+void JobProgressTracker::StartAt(uint64_t first_iteration) {
+  first_iteration_ = first_iteration;
+  std::fill(next_report_.begin(), next_report_.end(), first_iteration);
+  progress_.set_iteration(first_iteration);
+  last_point_iteration_ = first_iteration;
+}
+
+void JobProgressTracker::Planned(const PlannedIteration& planned) {
+  const PlanCounts& total = planned.total;
+  if (planned_ == 0) last_point_iteration_ = planned.iteration;
+  proto::HistoryPoint& point = pending_[planned.iteration].point;
+  point.set_iteration(planned.iteration);
+  point.set_rows_fetched(total.fetched);
+  point.set_rows_pushed(total.pushed);
+  point.set_rows_written_back(total.written_back);
+  point.set_rows_transferred(total.transferred);
+  point.set_rows_vanilla(2 * total.uses);
+  point.set_cache_hit_rate(total.uses == 0 ? 0.0 : static_cast<double>(total.hits) / total.uses);
+  for (uint32_t w = 0; w < num_workers_; ++w) point.add_workers();
+}
+
+void JobProgressTracker::Queued(const PlannedIteration& planned, double encode_ms,
+                                uint64_t malformed_lines) {
+  const PlanCounts& total = planned.total;
+  progress_.set_scheduler_encode_ms(progress_.scheduler_encode_ms() + encode_ms);
+  progress_.set_malformed_lines(malformed_lines);
+  progress_.set_scheduler_plan_ms(progress_.scheduler_plan_ms() + planned.plan_ms);
+  ++planned_;
+  progress_.set_iterations_planned(first_iteration_ + planned_);
+  progress_.set_rows_fetched(progress_.rows_fetched() + total.fetched);
+  progress_.set_rows_pushed(progress_.rows_pushed() + total.pushed);
+  progress_.set_rows_written_back(progress_.rows_written_back() + total.written_back);
+  progress_.set_rows_handed_off(progress_.rows_handed_off() + total.transferred);
+  progress_.set_rows_initialized(progress_.rows_initialized() + total.initialized);
+  progress_.set_rows_moved(progress_.rows_fetched() + progress_.rows_pushed() +
+                           progress_.rows_written_back() + progress_.rows_handed_off());
+  // Vanilla under exact BSP moves every used row both ways (docs/scheduler.md).
+  rows_vanilla_ += 2 * total.uses;
+  progress_.set_rows_moved_vanilla(rows_vanilla_);
+  uses_ += total.uses;
+  hits_ += total.hits;
+  progress_.set_cache_hit_rate(uses_ == 0 ? 0.0 : static_cast<double>(hits_) / uses_);
+  if (planned.last) {
+    planning_done_ = true;
+    total_iterations_ = first_iteration_ + planned_;
+  }
+}
+
+absl::Status JobProgressTracker::Reported(uint32_t worker, const proto::StepReport& report,
+                                          absl::Time now) {
+  if (report.iteration() != next_report_[worker] ||
+      report.iteration() >= first_iteration_ + sent_[worker]) {
+    return absl::InvalidArgumentError(absl::StrCat("report of iteration ", report.iteration(),
+                                                   " from worker ", worker, ": expected iteration ",
+                                                   next_report_[worker]));
+  }
+  ++next_report_[worker];
+  final_crc_[worker] = report.dense_crc32();  // the last report's is the one kept
+  Pending& pending = pending_[report.iteration()];
+  ++pending.reports;
+  pending.loss_sum += report.loss_sum();
+  proto::WorkerPhases* phases = pending.point.workers_size() > static_cast<int>(worker)
+                                    ? pending.point.mutable_workers(worker)
+                                    : nullptr;
+  for (const WorkerPhase& phase : kWorkerPhases) {
+    const double ms = (report.*phase.reported)();
+    (progress_.*phase.set_sum)((progress_.*phase.sum)() + ms);
+    if (phases != nullptr) (phases->*phase.set_point)(ms);
+  }
+  progress_.set_worker_bytes_moved(progress_.worker_bytes_moved() + report.bytes_moved());
+  progress_.set_worker_rows_prefetched(progress_.worker_rows_prefetched() +
+                                       report.rows_prefetched());
+  CompleteReported(now);
+  return absl::OkStatus();
+}
+
+void JobProgressTracker::CompleteReported(absl::Time now) {
+  while (!pending_.empty() && pending_.begin()->second.reports == num_workers_) {
+    const uint64_t iteration = pending_.begin()->first;
+    const double loss = pending_.begin()->second.loss_sum / global_batch_size_;
+    proto::HistoryPoint point = std::move(pending_.begin()->second.point);
+    pending_.erase(pending_.begin());
+    const double interval = absl::ToDoubleSeconds(now - last_point_time_);
+    const uint64_t done = iteration + 1 - last_point_iteration_;
+    point.set_unix_ms(absl::ToUnixMillis(now));
+    point.set_loss(loss);
+    point.set_samples_per_second(interval > 0 ? done * global_batch_size_ / interval : 0);
+    last_point_time_ = now;
+    last_point_iteration_ = iteration + 1;
+    history_.Add(point);
+    losses_.push_back(loss);
+    progress_.set_iteration(iteration + 1);
+    progress_.set_loss(loss);
+    const double seconds = absl::ToDoubleSeconds(now - started_);
+    const double rate =
+        seconds > 0 ? (iteration + 1 - first_iteration_) * global_batch_size_ / seconds : 0;
+    progress_.set_samples_per_second(rate);
+    if (total_iterations_ > 0 && rate > 0) {
+      progress_.set_eta_seconds((total_iterations_ - iteration - 1) * global_batch_size_ / rate);
+    }
+  }
+}
+
+void JobProgressTracker::Evaluated(uint64_t iteration, const EvalResult& result, double ms,
+                                   absl::Time now) {
+  progress_.set_eval_auc(result.auc);
+  progress_.set_eval_logloss(result.logloss);
+  progress_.set_eval_iteration(iteration + 1);
+  progress_.set_eval_samples(result.samples);
+  progress_.set_evals_done(progress_.evals_done() + 1);
+  progress_.set_eval_ms(progress_.eval_ms() + ms);
+  history_.AddEval(iteration, absl::ToUnixMillis(now), result.auc, result.logloss);
+}
+
+proto::JobProgress JobProgressTracker::Progress() const {
+  proto::JobProgress p = progress_;
+  p.set_total_iterations(total_iterations_);
+  return p;
+}
+
+}  // namespace herald::scheduler

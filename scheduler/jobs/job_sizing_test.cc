@@ -1,0 +1,85 @@
+// SizeJobCaches: cache sizes and warm-start keys from bounded-memory
+// sketches must equal the exact ones while the data's distinct keys fit
+// them (every table of this small job), and bad data is refused.
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "gtest/gtest.h"
+#include "scheduler/data/batch_stream.h"
+#include "scheduler/jobs/job_cache_sizing.h"
+#include "scheduler/planner/simulator.h"
+
+namespace herald::scheduler {
+namespace {
+
+proto::JobSpec SmallSpec() {
+  proto::JobSpec spec;
+  for (int t = 0; t < 26; ++t) spec.add_tables()->set_dim(2);
+  spec.set_num_dense(13);
+  spec.mutable_data()->set_format(proto::DATA_FORMAT_GENERATED);
+  spec.mutable_data()->mutable_generator()->set_rows(3000);
+  spec.mutable_data()->mutable_generator()->set_cardinality_scale(0.01);
+  spec.mutable_scheduling()->set_cache_fraction(0.2f);
+  spec.mutable_scheduling()->set_warm_start(true);
+  spec.set_global_batch_size(64);
+  spec.set_seed(5);
+  return spec;
+}
+
+TEST(JobSizing, SketchesGiveTheExactSizesAndHottestKeysOfSmallData) {
+  const proto::JobSpec spec = SmallSpec();
+  const uint32_t workers = 3;
+  auto sizing = SizeJobCaches(spec, workers);
+  ASSERT_TRUE(sizing.ok()) << sizing.status();
+
+  // The exact reference: every use counted in a hash map.
+  BatchStreamOptions o = StreamOptionsFromSpec(spec, Split::kTrain);
+  o.max_epochs = 1;
+  o.data.set_shuffle_buffer(0);
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  std::vector<absl::flat_hash_map<Key, uint64_t>> uses(26);
+  std::vector<uint32_t> max_keys(26, 1);
+  data::KeyBatch batch;
+  while (*(*stream)->Next(&batch)) {
+    for (size_t t = 0; t < 26; ++t) {
+      const auto& table = batch.tables[t];
+      for (uint32_t s = 0; s < batch.num_samples; ++s) {
+        max_keys[t] = std::max(max_keys[t], table.offsets[s + 1] - table.offsets[s]);
+      }
+      for (Key key : table.keys) ++uses[t][key];
+    }
+  }
+  std::vector<uint64_t> distinct(26);
+  for (size_t t = 0; t < 26; ++t) distinct[t] = uses[t].size();
+  const CacheSizing want = SizeCaches(distinct, max_keys, 0.2, (64 + workers - 1) / workers);
+  EXPECT_EQ(sizing->capacity, want.capacity);
+  EXPECT_EQ(sizing->slots, want.slots);
+  ASSERT_EQ(sizing->warm_keys.size(), 26u);
+  for (size_t t = 0; t < 26; ++t) {
+    std::vector<std::pair<uint64_t, Key>> ranked;
+    for (const auto& [key, count] : uses[t]) ranked.emplace_back(count, key);
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    ranked.resize(std::min<size_t>(ranked.size(), want.capacity[t]));
+    std::vector<Key> hottest;
+    for (const auto& [count, key] : ranked) hottest.push_back(key);
+    EXPECT_EQ(sizing->warm_keys[t], hottest) << "table " << t;
+  }
+}
+
+TEST(JobSizing, DataSmallerThanOneBatchIsRefused) {
+  proto::JobSpec spec = SmallSpec();
+  spec.set_global_batch_size(100000);
+  auto sizing = SizeJobCaches(spec, 2);
+  ASSERT_FALSE(sizing.ok());
+  EXPECT_NE(sizing.status().message().find("fewer training samples than one global batch"),
+            std::string::npos)
+      << sizing.status();
+}
+
+}  // namespace
+}  // namespace herald::scheduler

@@ -1,0 +1,80 @@
+#include "scheduler/jobs/job_spec_check.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/data/schema.h"
+#include "common/model_spec_check.h"
+#include "common/status.h"
+#include "scheduler/planner/scheduling_spec.h"
+
+namespace herald::scheduler {
+
+absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
+  if (spec.tables_size() == 0) return absl::InvalidArgumentError("tables: at least one table");
+  if (spec.tables_size() > static_cast<int>(data::DataSchema::kMaxSparse)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tables: ", spec.tables_size(), " tables, at most ", data::DataSchema::kMaxSparse));
+  }
+  if (spec.num_dense() > data::DataSchema::kMaxDense) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_dense: ", spec.num_dense(), ", at most ", data::DataSchema::kMaxDense));
+  }
+  for (int t = 0; t < spec.tables_size(); ++t) {
+    if (spec.tables(t).dim() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("tables[", t, "].dim: must be > 0"));
+    }
+  }
+  HERALD_RETURN_IF_ERROR(ValidateModelSpec(spec));
+  if (spec.global_batch_size() == 0) {
+    return absl::InvalidArgumentError("global_batch_size: must be > 0");
+  }
+  if (spec.iterations() == 0 && spec.epochs() == 0) {
+    return absl::InvalidArgumentError("iterations: set iterations or epochs");
+  }
+  const uint32_t workers = spec.num_workers();
+  if (workers > 0 && spec.global_batch_size() < workers) {
+    return absl::InvalidArgumentError(absl::StrCat("global_batch_size: ", spec.global_batch_size(),
+                                                   " is less than num_workers ", workers));
+  }
+  const proto::DataSpec& d = spec.data();
+  switch (d.format()) {
+    case proto::DATA_FORMAT_CRITEO_TSV:
+    case proto::DATA_FORMAT_HERALD_BINARY:
+      if (d.paths().empty()) return absl::InvalidArgumentError("data.paths: empty");
+      break;
+    case proto::DATA_FORMAT_GENERATED:
+      if (d.generator().rows() == 0) {
+        return absl::InvalidArgumentError("data.generator.rows: must be > 0");
+      }
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          "data.format: must be CRITEO_TSV, HERALD_BINARY or GENERATED");
+  }
+  if (!(d.eval_fraction() >= 0 && d.eval_fraction() < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data.eval_fraction: ", d.eval_fraction(), " not in [0, 1)"));
+  }
+  HERALD_RETURN_IF_ERROR(
+      ValidateSchedulingSpec(spec.scheduling(), static_cast<uint32_t>(spec.tables_size())));
+  if (spec.checkpoint().every_iterations() > 0 && spec.checkpoint().dir().empty()) {
+    return absl::InvalidArgumentError("checkpoint.every_iterations: set checkpoint.dir too");
+  }
+  if (!proto::DataPath_IsValid(spec.data_path())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data_path: ", spec.data_path(), " is not a DataPath (0, 1 or 2)"));
+  }
+  const proto::EvalSpec& e = spec.eval();
+  if (e.every_iterations() > 0 && !(d.eval_fraction() > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("eval.every_iterations: ", e.every_iterations(),
+                     " needs held-out samples: set data.eval_fraction > 0"));
+  }
+  constexpr uint32_t kMaxEvalBatch = 1 << 20;
+  if (e.batch_size() > kMaxEvalBatch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("eval.batch_size: ", e.batch_size(), " is over ", kMaxEvalBatch));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace herald::scheduler
