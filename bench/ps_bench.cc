@@ -224,10 +224,10 @@ void MeasureRows(PsClient& client, const std::string& label, uint32_t dim, int b
   for (uint64_t b = 0; b < key_space; b += batch) {
     std::vector<Key> k(batch);
     for (int i = 0; i < batch; ++i) k[i] = b + i;
-    client.Fetch(job, 0, {{TableId(0), k}}).IgnoreError();
+    client.Fetch(job, Iteration(0), {{TableId(0), k}}).IgnoreError();
   }
   const double fetch = Rate(seconds, [&] {
-    auto rows = client.Fetch(job, 0, {{TableId(0), draw()}});
+    auto rows = client.Fetch(job, Iteration(0), {{TableId(0), draw()}});
     if (!rows.ok()) std::printf("fetch failed: %s\n", std::string(rows.status().message()).c_str());
   });
   uint32_t worker_pushes = 0;

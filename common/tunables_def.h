@@ -80,6 +80,8 @@ HERALD_TUNABLE(int64_t, kStripesPerTable, 16, "lock stripes per table within a r
 HERALD_TUNABLE(int64_t, kIterationsAhead, 4,
                "iterations a worker's data calls may run ahead of the last commit")
 HERALD_TUNABLE(int64_t, kPsWaitMs, 60000, "longest a fetch waits for the commit it depends on")
+HERALD_TUNABLE(int64_t, kCheckpointProgressLogMs, 10000,
+               "a PS checkpoint that takes longer logs how far it got this often")
 
 // ---------------------------------------------------------------- worker and data
 HERALD_TUNABLE(int64_t, kGlooTimeoutMs, 60000, "deadline of a Gloo rendezvous or collective")

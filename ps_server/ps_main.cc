@@ -105,11 +105,11 @@ absl::StatusOr<std::unique_ptr<herald::ps::UcxPsServer>> StartUcx(herald::ps::Ps
 }
 
 #ifdef HERALD_PS_TEST_HOOKS
-// Test hook: announce the stall, then hold the checkpoint half written
-// (the process's first checkpoint only).
-void StallCheckpoint(const std::string& marker) {
+// Test hook: once half of the rows are written, announce the stall, then
+// hold the checkpoint there (the process's first checkpoint only).
+void StallCheckpoint(const std::string& marker, uint64_t written, uint64_t total) {
   static std::atomic<bool> stalled{false};
-  if (stalled.exchange(true)) return;
+  if (written * 2 < total || stalled.exchange(true)) return;
   std::ofstream(marker) << "stalled\n";
   HLOG_WARN("checkpoint stalled on purpose (--testing_checkpoint_stall_file)");
   absl::SleepFor(absl::Milliseconds(absl::GetFlag(FLAGS_testing_checkpoint_stall_ms)));
@@ -156,7 +156,9 @@ int main(int argc, char** argv) {
 #ifdef HERALD_PS_TEST_HOOKS
   if (const std::string marker = absl::GetFlag(FLAGS_testing_checkpoint_stall_file);
       !marker.empty()) {
-    core_options.checkpoint_midway = [marker] { StallCheckpoint(marker); };
+    core_options.checkpoint_progress = [marker](uint64_t written, uint64_t total) {
+      StallCheckpoint(marker, written, total);
+    };
   }
 #endif
   herald::ps::PsCore core(core_options);

@@ -37,12 +37,8 @@ std::vector<data::KeyBatch> SkewedBatches(size_t iterations, uint32_t batch_size
   return out;
 }
 
-absl::Status TrainPlannedAndCompare(const proto::JobSpec& spec,
-                                    const std::vector<data::KeyBatch>& batches,
-                                    const PlannedRun& run,
-                                    const worker::ReferenceTrainer& reference,
-                                    const std::vector<double>& reference_losses,
-                                    std::vector<float>* dense) {
+absl::StatusOr<std::vector<std::vector<proto::WorkerStep>>> PlanWorkerSteps(
+    const proto::JobSpec& spec, const std::vector<data::KeyBatch>& batches, const PlannedRun& run) {
   const uint32_t tables = static_cast<uint32_t>(spec.tables_size());
   PlannerOptions o;
   HERALD_ASSIGN_OR_RETURN(o.policy, PolicyByName(run.policy));
@@ -50,17 +46,34 @@ absl::Status TrainPlannedAndCompare(const proto::JobSpec& spec,
   o.capacity.assign(tables, run.capacity);
   o.slots.assign(tables, run.slots);
   HERALD_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, Planner::Create(o));
-  std::vector<std::vector<plan::Step>> steps;
+  std::vector<std::vector<proto::WorkerStep>> steps;
   for (size_t t = 0; t < batches.size(); ++t) {
-    HERALD_ASSIGN_OR_RETURN(
-        IterationPlan plan,
-        planner->Plan(batches[t], t + 1 < batches.size() ? &batches[t + 1] : nullptr));
+    const bool last = t + 1 == batches.size();
+    HERALD_ASSIGN_OR_RETURN(IterationPlan plan,
+                            planner->Plan(batches[t], last ? nullptr : &batches[t + 1]));
     steps.emplace_back();
     for (uint32_t w = 0; w < run.workers; ++w) {
-      HERALD_ASSIGN_OR_RETURN(
-          plan::Step step,
-          plan::DecodeWorkerStep(BuildStep(batches[t], spec.num_dense(), plan, w, spec.name()),
-                                 tables, spec.num_dense()));
+      steps.back().push_back(BuildStep(batches[t], spec.num_dense(), plan, w, spec.name()));
+      steps.back().back().set_last(last);
+    }
+  }
+  return steps;
+}
+
+absl::Status TrainPlannedAndCompare(const proto::JobSpec& spec,
+                                    const std::vector<data::KeyBatch>& batches,
+                                    const PlannedRun& run,
+                                    const worker::ReferenceTrainer& reference,
+                                    const std::vector<double>& reference_losses,
+                                    std::vector<float>* dense) {
+  const uint32_t tables = static_cast<uint32_t>(spec.tables_size());
+  HERALD_ASSIGN_OR_RETURN(auto wire, PlanWorkerSteps(spec, batches, run));
+  std::vector<std::vector<plan::Step>> steps;
+  for (const std::vector<proto::WorkerStep>& iteration : wire) {
+    steps.emplace_back();
+    for (const proto::WorkerStep& worker_step : iteration) {
+      HERALD_ASSIGN_OR_RETURN(plan::Step step,
+                              plan::DecodeWorkerStep(worker_step, tables, spec.num_dense()));
       steps.back().push_back(std::move(step));
     }
   }

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/data/key_batch.h"
 #include "proto/job.pb.h"
+#include "proto/scheduler.pb.h"
 #include "worker/reference/reference_trainer.h"
 
 namespace herald::scheduler {
@@ -28,6 +30,11 @@ struct PlannedRun {
   uint32_t slots = 40;               // slot array size per table
   std::vector<std::string> devices;  // per worker (empty: every worker on the CPU)
 };
+
+// The steps of `batches` planned under the run's policy, as the scheduler
+// sends them: [iteration][worker], the last marked last.
+absl::StatusOr<std::vector<std::vector<proto::WorkerStep>>> PlanWorkerSteps(
+    const proto::JobSpec& spec, const std::vector<data::KeyBatch>& batches, const PlannedRun& run);
 
 // Plans `batches` under the run's policy, trains the steps on in-process
 // workers against a 2-shard in-process PS, and compares with `reference`

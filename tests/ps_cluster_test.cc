@@ -120,7 +120,7 @@ TEST(PsCluster, TwoShardsMatchTheSingleShardReferenceAndRestoreFromCheckpoint) {
     ASSERT_TRUE(RunIterations(*client, o, 0, 3).ok());
 
     // A request that does not fit is refused precisely; the shards keep serving.
-    auto bad = client->Fetch(o.job_id, 4, {{TableId(7), {1, 2}}});
+    auto bad = client->Fetch(o.job_id, Iteration(4), {{TableId(7), {1, 2}}});
     EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(bad.status().message().find("table 7 does not exist"), std::string::npos)
         << bad.status();

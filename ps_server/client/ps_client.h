@@ -52,6 +52,12 @@ enum class FetchMode {
   kReadOnly,   // kCommitted without creating rows on the shards (evaluation)
 };
 
+// How a started data call runs.
+enum class Launch {
+  kBackground,  // starts now: the caller goes on and waits later
+  kOnWait,      // may run inside Wait(): the caller waits at once (the blocking calls)
+};
+
 class PsClient {
  public:
   virtual ~PsClient() = default;
@@ -67,43 +73,39 @@ class PsClient {
                                             const std::string& restore_job_id = "") = 0;
   virtual absl::Status EndJob(const std::string& job_id) = 0;
 
-  // Rows as of the end of iteration - 1 (see JobShard::Fetch). Duplicate keys
-  // are fetched once and returned at every position.
-  virtual absl::StatusOr<std::vector<TableRows>> Fetch(const std::string& job_id,
-                                                       uint64_t iteration,
-                                                       const std::vector<TableKeys>& keys,
-                                                       FetchMode mode = FetchMode::kCommitted) = 0;
-  // Duplicate keys of one table are summed in the order given before sending.
-  virtual absl::Status PushGradients(const std::string& job_id, Iteration iteration,
-                                     WorkerRank worker, const std::vector<TableGrads>& grads) = 0;
-  // Errors: InvalidArgument for a key given twice.
-  virtual absl::Status WriteBack(const std::string& job_id, Iteration iteration, WorkerRank worker,
-                                 const std::vector<TableRows>& rows) = 0;
-  // Fetch, PushGradients and WriteBack started in the background: Wait()
-  // gives what they would have returned. StartFetch copies what it needs;
-  // the gradients and rows of the other two must stay valid until Wait
-  // returns. By default the call
-  // runs on a thread of its own; ShardedPsClient over transports that
-  // start calls (UCX) sends every request at once and needs no thread.
+  // The data calls, each started (Start…: Wait() gives the outcome) and
+  // blocking (the started call waited for at once, Launch::kOnWait).
+  //
+  // Fetch: rows as of the end of iteration - 1 (see JobShard::Fetch).
+  // Duplicate keys are fetched once and returned at every position.
+  // StartFetch copies what it needs.
   virtual PendingCall<absl::StatusOr<std::vector<TableRows>>> StartFetch(
-      const std::string& job_id, uint64_t iteration, const std::vector<TableKeys>& keys,
-      FetchMode mode) {
-    return StartOnThread<absl::StatusOr<std::vector<TableRows>>>(
-        [this, job_id, iteration, keys, mode] { return Fetch(job_id, iteration, keys, mode); });
+      const std::string& job_id, Iteration iteration, const std::vector<TableKeys>& keys,
+      FetchMode mode, Launch launch) = 0;
+  absl::StatusOr<std::vector<TableRows>> Fetch(const std::string& job_id, Iteration iteration,
+                                               const std::vector<TableKeys>& keys,
+                                               FetchMode mode = FetchMode::kCommitted) {
+    return StartFetch(job_id, iteration, keys, mode, Launch::kOnWait).Wait();
   }
+  // PushGradients: duplicate keys of one table are summed in the order
+  // given before sending. `grads` must stay valid until Wait returns.
   virtual PendingCall<absl::Status> StartPushGradients(const std::string& job_id,
                                                        Iteration iteration, WorkerRank worker,
-                                                       const std::vector<TableGrads>& grads) {
-    return StartOnThread<absl::Status>([this, job_id, iteration, worker, &grads] {
-      return PushGradients(job_id, iteration, worker, grads);
-    });
+                                                       const std::vector<TableGrads>& grads,
+                                                       Launch launch) = 0;
+  absl::Status PushGradients(const std::string& job_id, Iteration iteration, WorkerRank worker,
+                             const std::vector<TableGrads>& grads) {
+    return StartPushGradients(job_id, iteration, worker, grads, Launch::kOnWait).Wait();
   }
+  // WriteBack: errors: InvalidArgument for a key given twice. `rows` must
+  // stay valid until Wait returns.
   virtual PendingCall<absl::Status> StartWriteBack(const std::string& job_id, Iteration iteration,
                                                    WorkerRank worker,
-                                                   const std::vector<TableRows>& rows) {
-    return StartOnThread<absl::Status>([this, job_id, iteration, worker, &rows] {
-      return WriteBack(job_id, iteration, worker, rows);
-    });
+                                                   const std::vector<TableRows>& rows,
+                                                   Launch launch) = 0;
+  absl::Status WriteBack(const std::string& job_id, Iteration iteration, WorkerRank worker,
+                         const std::vector<TableRows>& rows) {
+    return StartWriteBack(job_id, iteration, worker, rows, Launch::kOnWait).Wait();
   }
   // Reports to every shard. Returns true if every shard has now committed
   // the iteration.

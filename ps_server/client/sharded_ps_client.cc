@@ -13,6 +13,14 @@
 namespace herald::ps {
 namespace {
 
+// `call` started as `launch` asks: on a thread of its own now, or inside
+// Wait() on the waiting thread.
+template <typename T>
+PendingCall<T> Run(Launch launch, std::function<T()> call) {
+  if (launch == Launch::kBackground) return StartOnThread<T>(std::move(call));
+  return PendingCall<T>(std::move(call));
+}
+
 // Unique keys of one table and, for every input position, its unique index.
 struct Dedup {
   std::vector<Key> unique;
@@ -261,10 +269,9 @@ class ShardedFetch {
   std::vector<uint32_t> row_floats_;
 };
 
-absl::StatusOr<std::vector<TableRows>> ShardedPsClient::Fetch(const std::string& job_id,
-                                                              uint64_t iteration,
-                                                              const std::vector<TableKeys>& keys,
-                                                              FetchMode mode) {
+absl::StatusOr<std::vector<TableRows>> ShardedPsClient::FetchByShard(
+    const std::string& job_id, uint64_t iteration, const std::vector<TableKeys>& keys,
+    FetchMode mode) {
   ShardedFetch fetch(router_, num_shards(), keys, options_.max_request_bytes);
   absl::Mutex fill_mu;
   HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) -> absl::Status {
@@ -287,9 +294,15 @@ bool ShardedPsClient::StubsStartCalls() const {
 }
 
 PendingCall<absl::StatusOr<std::vector<TableRows>>> ShardedPsClient::StartFetch(
-    const std::string& job_id, uint64_t iteration, const std::vector<TableKeys>& keys,
-    FetchMode mode) {
-  if (!StubsStartCalls()) return PsClient::StartFetch(job_id, iteration, keys, mode);
+    const std::string& job_id, Iteration iteration_id, const std::vector<TableKeys>& keys,
+    FetchMode mode, Launch launch) {
+  const uint64_t iteration = iteration_id.value();
+  if (!StubsStartCalls()) {
+    return Run<absl::StatusOr<std::vector<TableRows>>>(
+        launch, [this, job_id, iteration, keys, mode] {
+          return FetchByShard(job_id, iteration, keys, mode);
+        });
+  }
   // Every request of every shard sent now; answered in the order waited for.
   auto fetch =
       std::make_shared<ShardedFetch>(router_, num_shards(), keys, options_.max_request_bytes);
@@ -399,10 +412,8 @@ class ShardedPush {
   ShardRequests requests_;
 };
 
-absl::Status ShardedPsClient::PushGradients(const std::string& job_id, Iteration iteration_id,
-                                            WorkerRank rank, const std::vector<TableGrads>& grads) {
-  const uint64_t iteration = iteration_id.value();
-  const uint32_t worker = rank.value();
+absl::Status ShardedPsClient::PushByShard(const std::string& job_id, uint64_t iteration,
+                                          uint32_t worker, const std::vector<TableGrads>& grads) {
   HERALD_ASSIGN_OR_RETURN(
       std::unique_ptr<ShardedPush> push,
       ShardedPush::Make(router_, num_shards(), grads, options_.max_request_bytes));
@@ -417,12 +428,18 @@ absl::Status ShardedPsClient::PushGradients(const std::string& job_id, Iteration
   });
 }
 
-PendingCall<absl::Status> ShardedPsClient::StartPushGradients(
-    const std::string& job_id, Iteration iteration_id, WorkerRank rank,
-    const std::vector<TableGrads>& grads) {
-  if (!StubsStartCalls()) return PsClient::StartPushGradients(job_id, iteration_id, rank, grads);
+PendingCall<absl::Status> ShardedPsClient::StartPushGradients(const std::string& job_id,
+                                                              Iteration iteration_id,
+                                                              WorkerRank rank,
+                                                              const std::vector<TableGrads>& grads,
+                                                              Launch launch) {
   const uint64_t iteration = iteration_id.value();
   const uint32_t worker = rank.value();
+  if (!StubsStartCalls()) {
+    return Run<absl::Status>(launch, [this, job_id, iteration, worker, &grads] {
+      return PushByShard(job_id, iteration, worker, grads);
+    });
+  }
   absl::StatusOr<std::unique_ptr<ShardedPush>> push =
       ShardedPush::Make(router_, num_shards(), grads, options_.max_request_bytes);
   if (!push.ok()) return PendingCall<absl::Status>::Done(push.status());
@@ -493,10 +510,9 @@ WriteBackIn WriteBackRequest(const std::vector<TableRows>& rows, const std::vect
 
 }  // namespace
 
-absl::Status ShardedPsClient::WriteBack(const std::string& job_id, Iteration iteration_id,
-                                        WorkerRank rank, const std::vector<TableRows>& rows) {
-  const uint64_t iteration = iteration_id.value();
-  const uint32_t worker = rank.value();
+absl::Status ShardedPsClient::WriteBackByShard(const std::string& job_id, uint64_t iteration,
+                                               uint32_t worker,
+                                               const std::vector<TableRows>& rows) {
   HERALD_ASSIGN_OR_RETURN(
       auto requests, WriteBackRequests(router_, num_shards(), rows, options_.max_request_bytes));
   return ForEachShard([&](uint32_t s) -> absl::Status {
@@ -511,10 +527,15 @@ absl::Status ShardedPsClient::WriteBack(const std::string& job_id, Iteration ite
 
 PendingCall<absl::Status> ShardedPsClient::StartWriteBack(const std::string& job_id,
                                                           Iteration iteration_id, WorkerRank rank,
-                                                          const std::vector<TableRows>& rows) {
-  if (!StubsStartCalls()) return PsClient::StartWriteBack(job_id, iteration_id, rank, rows);
+                                                          const std::vector<TableRows>& rows,
+                                                          Launch launch) {
   const uint64_t iteration = iteration_id.value();
   const uint32_t worker = rank.value();
+  if (!StubsStartCalls()) {
+    return Run<absl::Status>(launch, [this, job_id, iteration, worker, &rows] {
+      return WriteBackByShard(job_id, iteration, worker, rows);
+    });
+  }
   absl::StatusOr<ShardRequests> requests =
       WriteBackRequests(router_, num_shards(), rows, options_.max_request_bytes);
   if (!requests.ok()) return PendingCall<absl::Status>::Done(requests.status());

@@ -51,25 +51,21 @@ class ShardedPsClient final : public PsClient {
                                     uint32_t num_workers, const std::string& restore_manifest,
                                     const std::string& restore_job_id) override;
   absl::Status EndJob(const std::string& job_id) override;
-  absl::StatusOr<std::vector<TableRows>> Fetch(const std::string& job_id, uint64_t iteration,
-                                               const std::vector<TableKeys>& keys,
-                                               FetchMode mode) override;
-  absl::Status PushGradients(const std::string& job_id, Iteration iteration, WorkerRank worker,
-                             const std::vector<TableGrads>& grads) override;
-  absl::Status WriteBack(const std::string& job_id, Iteration iteration, WorkerRank worker,
-                         const std::vector<TableRows>& rows) override;
   // Over stubs that start calls (UCX): every shard's requests sent at once,
-  // no thread; otherwise PsClient's (a thread per call).
+  // no thread. Otherwise the shards' requests in parallel (ForEachShard),
+  // on a thread of the call's own for Launch::kBackground.
   PendingCall<absl::StatusOr<std::vector<TableRows>>> StartFetch(const std::string& job_id,
-                                                                 uint64_t iteration,
+                                                                 Iteration iteration,
                                                                  const std::vector<TableKeys>& keys,
-                                                                 FetchMode mode) override;
+                                                                 FetchMode mode,
+                                                                 Launch launch) override;
   PendingCall<absl::Status> StartPushGradients(const std::string& job_id, Iteration iteration,
                                                WorkerRank worker,
-                                               const std::vector<TableGrads>& grads) override;
+                                               const std::vector<TableGrads>& grads,
+                                               Launch launch) override;
   PendingCall<absl::Status> StartWriteBack(const std::string& job_id, Iteration iteration,
-                                           WorkerRank worker,
-                                           const std::vector<TableRows>& rows) override;
+                                           WorkerRank worker, const std::vector<TableRows>& rows,
+                                           Launch launch) override;
   absl::StatusOr<bool> IterationDone(const std::string& job_id, Iteration iteration,
                                      WorkerRank worker, uint32_t num_workers) override;
   absl::StatusOr<std::vector<proto::CheckpointShard>> CheckpointShards(
@@ -77,6 +73,15 @@ class ShardedPsClient final : public PsClient {
   absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;
 
  private:
+  // The data calls over stubs that do not start calls: each shard's
+  // requests one after the other, the shards in parallel.
+  absl::StatusOr<std::vector<TableRows>> FetchByShard(const std::string& job_id, uint64_t iteration,
+                                                      const std::vector<TableKeys>& keys,
+                                                      FetchMode mode);
+  absl::Status PushByShard(const std::string& job_id, uint64_t iteration, uint32_t worker,
+                           const std::vector<TableGrads>& grads);
+  absl::Status WriteBackByShard(const std::string& job_id, uint64_t iteration, uint32_t worker,
+                                const std::vector<TableRows>& rows);
   // Runs fn(shard) for every shard in parallel (shard 0 on the caller's
   // thread, the others on helpers_); the first failing shard's error,
   // annotated with the shard, or OK. Calls block (a fetch waits for the

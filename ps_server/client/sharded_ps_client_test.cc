@@ -89,7 +89,7 @@ TEST(ShardedPsClient, DuplicateKeysAreFetchedOnceAndGradientsSummed) {
   InProcessPsCluster cluster(2);
   proto::JobSpec spec = ScenarioSpec();
   ASSERT_TRUE(cluster.client().StartJob("j", spec, 1).ok());
-  auto rows = cluster.client().Fetch("j", 0, {{TableId(1), {5, 9, 5}}});
+  auto rows = cluster.client().Fetch("j", Iteration(0), {{TableId(1), {5, 9, 5}}});
   ASSERT_TRUE(rows.ok());
   const TableRows& r = (*rows)[0];
   ASSERT_EQ(r.row_floats, 4u + 4 + 4 + 1);
@@ -110,13 +110,13 @@ TEST(ShardedPsClient, DuplicateKeysAreFetchedOnceAndGradientsSummed) {
                                  {{TableId(0), {5}, 8, std::vector<float>(8, 0.5f)}})
                   .ok());
   ASSERT_TRUE(*other.client().IterationDone("j", Iteration(0), WorkerRank(0), 1));
-  EXPECT_EQ((*cluster.client().Fetch("j", 1, {{TableId(0), {5}}}))[0].rows,
-            (*other.client().Fetch("j", 1, {{TableId(0), {5}}}))[0].rows);
+  EXPECT_EQ((*cluster.client().Fetch("j", Iteration(1), {{TableId(0), {5}}}))[0].rows,
+            (*other.client().Fetch("j", Iteration(1), {{TableId(0), {5}}}))[0].rows);
 }
 
 TEST(ShardedPsClient, ErrorsNameTheShardAndTheProblem) {
   InProcessPsCluster cluster(2);
-  auto missing = cluster.client().Fetch("nope", 0, {{TableId(0), {1, 2, 3}}});
+  auto missing = cluster.client().Fetch("nope", Iteration(0), {{TableId(0), {1, 2, 3}}});
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("ps shard"), std::string::npos) << missing.status();
   EXPECT_NE(missing.status().message().find("job 'nope' is not running"), std::string::npos);

@@ -52,29 +52,33 @@ class StartedCalls : public ::testing::Test {
 
 TEST_F(StartedCalls, AStartedFetchReturnsAtOnceAndWaitGivesTheCommittedRows) {
   const std::vector<TableKeys> keys = {{TableId(0), {7, 8, 7}}};
-  auto first = client_->Fetch("job", 0, keys);
+  auto first = client_->Fetch("job", Iteration(0), keys);
   ASSERT_TRUE(first.ok()) << first.status();
   const float before = (*first)[0].rows[0];
   // Iteration 1's fetch waits on the shard for iteration 0's commit; the
   // caller is not held: it pushes and commits while the fetch is out.
   PendingCall<absl::StatusOr<std::vector<TableRows>>> started =
-      client_->StartFetch("job", 1, keys, FetchMode::kCommitted);
+      client_->StartFetch("job", Iteration(1), keys, FetchMode::kCommitted, Launch::kBackground);
   const std::vector<TableGrads> grads = {{TableId(0), {7, 8}, 4, std::vector<float>(8, 1.0f)}};
-  ASSERT_TRUE(client_->StartPushGradients("job", Iteration(0), WorkerRank(0), grads).Wait().ok());
+  ASSERT_TRUE(
+      client_->StartPushGradients("job", Iteration(0), WorkerRank(0), grads, Launch::kBackground)
+          .Wait()
+          .ok());
   ASSERT_TRUE(client_->IterationDone("job", Iteration(0), WorkerRank(0), 1).ok());
   absl::StatusOr<std::vector<TableRows>> rows = started.Wait();
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ((*rows)[0].keys, keys[0].keys);
   EXPECT_FLOAT_EQ((*rows)[0].rows[0], before - 0.5f);  // after the commit
   EXPECT_EQ((*rows)[0].rows[0], (*rows)[0].rows[8]);   // the duplicate key, placed twice
-  auto synchronous = client_->Fetch("job", 1, keys);
+  auto synchronous = client_->Fetch("job", Iteration(1), keys);
   ASSERT_TRUE(synchronous.ok());
   EXPECT_EQ((*synchronous)[0].rows, (*rows)[0].rows);
   EXPECT_EQ((*synchronous)[0].versions, (*rows)[0].versions);
   // A push that does not fit is refused by its Wait, naming the table.
   const absl::Status bad =
       client_
-          ->StartPushGradients("job", Iteration(1), WorkerRank(0), {{TableId(0), {7}, 4, {1.0f}}})
+          ->StartPushGradients("job", Iteration(1), WorkerRank(0), {{TableId(0), {7}, 4, {1.0f}}},
+                               Launch::kBackground)
           .Wait();
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
   EXPECT_NE(bad.message().find("push of table 0"), std::string::npos) << bad;
@@ -82,23 +86,23 @@ TEST_F(StartedCalls, AStartedFetchReturnsAtOnceAndWaitGivesTheCommittedRows) {
 
 TEST_F(StartedCalls, AStartedWriteBackStoresTheRowsAndErrorsComeFromWait) {
   const std::vector<TableKeys> keys = {{TableId(0), {3}}};
-  auto fetched = client_->Fetch("job", 0, keys);
+  auto fetched = client_->Fetch("job", Iteration(0), keys);
   ASSERT_TRUE(fetched.ok()) << fetched.status();
   std::vector<TableRows> rows = *fetched;
   rows[0].rows.assign(rows[0].row_floats, 2.5f);
   PendingCall<absl::Status> written =
-      client_->StartWriteBack("job", Iteration(0), WorkerRank(0), rows);
+      client_->StartWriteBack("job", Iteration(0), WorkerRank(0), rows, Launch::kBackground);
   ASSERT_TRUE(written.Wait().ok());
   ASSERT_TRUE(client_->IterationDone("job", Iteration(0), WorkerRank(0), 1).ok());
-  auto after = client_->Fetch("job", 1, keys);
+  auto after = client_->Fetch("job", Iteration(1), keys);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ((*after)[0].rows, rows[0].rows);
   // The same key written back twice in one iteration is refused, by Wait.
   PendingCall<absl::Status> again =
-      client_->StartWriteBack("job", Iteration(1), WorkerRank(0), rows);
+      client_->StartWriteBack("job", Iteration(1), WorkerRank(0), rows, Launch::kBackground);
   ASSERT_TRUE(again.Wait().ok());
   const absl::Status twice =
-      client_->StartWriteBack("job", Iteration(1), WorkerRank(0), rows).Wait();
+      client_->StartWriteBack("job", Iteration(1), WorkerRank(0), rows, Launch::kBackground).Wait();
   EXPECT_EQ(twice.code(), absl::StatusCode::kAlreadyExists) << twice;
   EXPECT_NE(twice.message().find("ps shard 0"), std::string::npos) << twice;
 }

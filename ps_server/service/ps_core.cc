@@ -158,7 +158,18 @@ absl::Status PsCore::IterationDone(const proto::IterationDoneRequest& request,
 absl::Status PsCore::Checkpoint(const proto::CheckpointRequest& request, absl::Time deadline,
                                 proto::CheckpointResponse* response) {
   HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id()));
-  return ServeCheckpoint(*shard, request, Bound(deadline), response, options_.checkpoint_midway);
+  const absl::Time start = absl::Now();
+  absl::Time logged = start;
+  auto progress = [&](uint64_t written, uint64_t total) {
+    if (options_.checkpoint_progress) options_.checkpoint_progress(written, total);
+    const absl::Time now = absl::Now();
+    if (now - logged < options_.checkpoint_log_every) return;
+    logged = now;
+    HLOG_INFO("job {}: checkpoint of iteration {}: {} of {} rows written ({:.0f}%) in {:.0f} s",
+              request.job_id(), request.iteration(), written, total,
+              total == 0 ? 100.0 : 100.0 * written / total, absl::ToDoubleSeconds(now - start));
+  };
+  return ServeCheckpoint(*shard, request, Bound(deadline), response, progress);
 }
 
 absl::Status PsCore::Stats(const proto::PsStatsRequest& request, proto::PsStatsResponse* response) {

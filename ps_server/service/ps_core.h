@@ -25,8 +25,11 @@ struct PsCoreOptions {
   uint32_t stripes_per_table = tunables::kStripesPerTable;
   // Longest a fetch or checkpoint waits for a commit when the caller set no deadline.
   absl::Duration default_wait = absl::Milliseconds(tunables::kPsWaitMs);
-  // Test hook, see CheckpointMidwayHook.
-  CheckpointMidwayHook checkpoint_midway;
+  // Observes every checkpoint's progress besides the log (CheckpointProgress;
+  // herald_ps_with_test_hooks stalls a checkpoint half written with it).
+  CheckpointProgress checkpoint_progress;
+  // A checkpoint that takes longer logs how far it got this often.
+  absl::Duration checkpoint_log_every = absl::Milliseconds(tunables::kCheckpointProgressLogMs);
 };
 
 class PsCore {

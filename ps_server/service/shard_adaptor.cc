@@ -115,9 +115,9 @@ absl::Status ServeIterationDone(JobShard& shard, const proto::IterationDoneReque
 
 absl::Status ServeCheckpoint(JobShard& shard, const proto::CheckpointRequest& request,
                              absl::Time deadline, proto::CheckpointResponse* response,
-                             const CheckpointMidwayHook& midway) {
+                             const CheckpointProgress& progress) {
   HERALD_ASSIGN_OR_RETURN(checkpoint::ShardFileInfo info,
-                          shard.Checkpoint(request.dir(), request.iteration(), deadline, midway));
+                          shard.Checkpoint(request.dir(), request.iteration(), deadline, progress));
   response->set_path(info.path);
   response->set_bytes(info.bytes);
   response->set_checksum(absl::StrFormat("%08x", info.crc32));

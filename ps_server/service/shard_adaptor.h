@@ -22,6 +22,6 @@ absl::Status ServeIterationDone(JobShard& shard, const proto::IterationDoneReque
                                 proto::IterationDoneResponse* response);
 absl::Status ServeCheckpoint(JobShard& shard, const proto::CheckpointRequest& request,
                              absl::Time deadline, proto::CheckpointResponse* response,
-                             const CheckpointMidwayHook& midway = {});
+                             const CheckpointProgress& progress = {});
 
 }  // namespace herald::ps

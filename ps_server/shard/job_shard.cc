@@ -73,8 +73,7 @@ JobShard::JobShard(JobShardOptions options, ThreadPool* pool, KeyRouter router)
     : options_(std::move(options)),
       pool_(pool),
       router_(std::move(router)),
-      open_(options_.first_iteration),
-      committed_(options_.first_iteration) {
+      clock_(options_.first_iteration) {
   for (const TableOptions& t : options_.tables) {
     tables_.push_back(std::make_unique<ShardTable>(t, options_.stripes_per_table));
   }
@@ -146,29 +145,30 @@ IterationBuffer& JobShard::Buffer(uint64_t iteration) {
 
 void JobShard::End(const std::string& why) {
   absl::MutexLock lock(&mu_);
-  ended_ = why.empty() ? "ended" : why;
+  clock_.End(why);
 }
 
 absl::Status JobShard::EndedError(const char* what) {
   return absl::AbortedError(absl::StrCat(what, ": job '", options_.job_id, "' on shard ",
-                                         options_.shard, " was ", ended_));
+                                         options_.shard, " was ", clock_.ended_reason()));
 }
 
 absl::Status JobShard::CheckIterationOpen(uint64_t iteration, uint32_t worker, const char* what) {
-  if (!ended_.empty()) return EndedError(what);
+  if (clock_.ended()) return EndedError(what);
   if (worker >= options_.num_workers) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": worker_rank ", worker,
                                                    " is outside the job's ", options_.num_workers,
                                                    " workers"));
   }
-  if (iteration < open_) {
+  const uint64_t open = clock_.open();
+  if (iteration < open) {
     return absl::FailedPreconditionError(
         absl::StrCat(what, " for iteration ", iteration, ": already committed on shard ",
-                     options_.shard, " (next iteration ", open_, ")"));
+                     options_.shard, " (next iteration ", open, ")"));
   }
-  if (iteration >= open_ + options_.iterations_ahead) {
+  if (iteration >= open + options_.iterations_ahead) {
     return absl::FailedPreconditionError(
-        absl::StrCat(what, " for iteration ", iteration, ": too far ahead of iteration ", open_,
+        absl::StrCat(what, " for iteration ", iteration, ": too far ahead of iteration ", open,
                      " (at most ", options_.iterations_ahead - 1, " ahead)"));
   }
   auto it = pending_.find(iteration);
@@ -213,39 +213,37 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     if (!s.ok()) return Reject(s);
   }
   const uint64_t t = request.iteration;
+  // The rows' read lock, taken before mu_ is released so no commit slips in
+  // between; held until the rows are copied.
+  std::optional<absl::ReaderMutexLock> rows_read;
   {
-    // Every return below releases mu_; on success the rows' read lock is
-    // taken before mu_ is released, so no commit slips in between.
-    absl::ReleasableMutexLock lock(&mu_);
-    if (!ended_.empty()) return Reject(EndedError("fetch"));
-    if (t < committed_) {
-      return Reject(absl::FailedPreconditionError(
-          absl::StrCat("fetch for iteration ", t, ": iteration ", t,
-                       " is already committed on shard ", options_.shard, " (next iteration ",
-                       committed_, "); its starting rows no longer exist")));
+    absl::MutexLock lock(&mu_);
+    if (clock_.ended()) return Reject(EndedError("fetch"));
+    const uint64_t committed = clock_.committed();
+    if (t < committed) {
+      return Reject(absl::FailedPreconditionError(absl::StrCat(
+          "fetch for iteration ", t, ": iteration ", t, " is already committed on shard ",
+          options_.shard, " (next iteration ", committed, "); its starting rows no longer exist")));
     }
-    const bool early_ok = request.early && !request.read_only && t == committed_ + 1 &&
-                          open_ == committed_ && UnchangedIn(committed_, blocks);
+    const bool early_ok = request.early && !request.read_only && t == committed + 1 &&
+                          clock_.open() == committed && UnchangedIn(committed, blocks);
     if (!early_ok) {
-      auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return committed_ >= t || !ended_.empty();
-      };
+      auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return clock_.StartReady(t); };
       ++fetches_waiting_;
       const bool woken = mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
       --fetches_waiting_;
-      if (!ended_.empty()) return Reject(EndedError("fetch"));
+      if (clock_.ended()) return Reject(EndedError("fetch"));
       if (!woken) {
         return Reject(absl::DeadlineExceededError(absl::StrCat(
             "fetch for iteration ", t, ": iteration ", t - 1, " was not committed on shard ",
             options_.shard, " before the deadline; not reported: ", MissingWorkers(t - 1))));
       }
-      if (committed_ > t) {
+      if (clock_.committed() > t) {
         return Reject(absl::FailedPreconditionError(absl::StrCat(
             "fetch for iteration ", t, ": iteration ", t, " committed while the fetch waited")));
       }
     }
-    rows_mu_.ReaderLock();
-    lock.Release();
+    rows_read.emplace(&rows_mu_);
   }
 
   const StripePlan plan = PlanByStripe(blocks);
@@ -304,7 +302,7 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     }
     return absl::OkStatus();
   });
-  rows_mu_.ReaderUnlock();
+  rows_read.reset();
   if (!status.ok()) return Reject(status);
   Count([&](Counters& c) {
     if (request.read_only) {  // evaluation: not the training's traffic
@@ -331,7 +329,7 @@ absl::Status JobShard::BufferRequest(
   // Row index of every key, found (or created) in phase 1.
   std::vector<std::vector<uint32_t>> row_of(blocks.size());
   for (size_t b = 0; b < blocks.size(); ++b) row_of[b].resize(blocks[b].keys.size());
-  rows_mu_.ReaderLock();
+  const absl::ReaderMutexLock rows_read(&rows_mu_);  // under mu_: no commit meanwhile
   // Phase 1: check everything and make sure every row exists (row cap), so
   // that phase 2 and the commit cannot fail.
   s = RunItems(pool_, plan.items.size(), [&](size_t i) -> absl::Status {
@@ -377,7 +375,6 @@ absl::Status JobShard::BufferRequest(
       return absl::OkStatus();
     }).IgnoreError();
   }
-  rows_mu_.ReaderUnlock();
   return s.ok() ? s : Reject(s);
 }
 
@@ -524,27 +521,27 @@ absl::StatusOr<bool> JobShard::IterationDone(Iteration iteration, WorkerRank ran
   buffer.done[worker] = true;
   ++buffer.done_count;
   CommitReadyIterations();
-  return committed_ > t;
+  return clock_.committed() > t;
 }
 
 void JobShard::CommitReadyIterations() {
   while (true) {
-    auto it = pending_.find(open_);
+    auto it = pending_.find(clock_.open());
     if (it == pending_.end() || !it->second->complete()) return;
     std::unique_ptr<IterationBuffer> buffer = std::move(it->second);
     pending_.erase(it);
-    const uint64_t t = open_++;
+    const uint64_t t = clock_.BeginCommit();
     const absl::Time start = absl::Now();
-    // Taken before mu_ is released, so commits apply in iteration order.
-    rows_mu_.WriterLock();
-    mu_.Unlock();
-    Apply(*buffer);
-    rows_mu_.WriterUnlock();
-    const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
-    buffer->Reset();  // outside mu_: this thread owns it
-    mu_.Lock();
+    double ms = 0;
+    {
+      CommitWindow window(&mu_, &rows_mu_);
+      Apply(*buffer);
+      window.ReleaseRows();
+      ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+      buffer->Reset();  // outside mu_: this thread owns it
+    }
     if (spare_ == nullptr) spare_ = std::move(buffer);
-    committed_ = std::max(committed_, t + 1);
+    clock_.FinishCommit(t);
     Count([ms](Counters& c) {
       ++c.iterations_committed;
       c.commit_ms_total += ms;
@@ -594,30 +591,28 @@ void JobShard::Apply(IterationBuffer& buffer) {
 
 absl::StatusOr<checkpoint::ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint_dir,
                                                                uint64_t t, absl::Time deadline,
-                                                               const CheckpointMidwayHook& midway) {
+                                                               const CheckpointProgress& progress) {
   if (checkpoint_dir.empty()) return absl::InvalidArgumentError("checkpoint: dir is empty");
+  // As in Fetch: the rows' read lock is taken before mu_ is released.
+  std::optional<absl::ReaderMutexLock> rows_read;
   {
-    // As in Fetch: the rows' read lock is taken before mu_ is released.
-    absl::ReleasableMutexLock lock(&mu_);
-    auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return (committed_ > t && open_ == committed_) || !ended_.empty();
-    };
+    absl::MutexLock lock(&mu_);
+    auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return clock_.SettledAt(t); };
     const bool woken = mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
-    if (!ended_.empty()) return EndedError("checkpoint");
+    if (clock_.ended()) return EndedError("checkpoint");
     if (!woken) {
       return absl::DeadlineExceededError(absl::StrCat("checkpoint of iteration ", t,
                                                       ": not committed before the deadline; not "
                                                       "reported: ",
                                                       MissingWorkers(t)));
     }
-    if (committed_ != t + 1) {
+    if (clock_.committed() != t + 1) {
       return absl::FailedPreconditionError(
           absl::StrCat("checkpoint of iteration ", t, ": shard ", options_.shard,
-                       " has already committed iteration ", committed_ - 1,
+                       " has already committed iteration ", clock_.committed() - 1,
                        "; a checkpoint captures the latest committed iteration"));
     }
-    rows_mu_.ReaderLock();
-    lock.Release();
+    rows_read.emplace(&rows_mu_);
   }
   const absl::Time write_start = absl::Now();
   absl::StatusOr<checkpoint::ShardFileInfo> info =
@@ -632,12 +627,8 @@ absl::StatusOr<checkpoint::ShardFileInfo> JobShard::Checkpoint(const std::string
             dir + "/" + checkpoint::ShardFileName(options_.shard, options_.num_shards), header));
     uint64_t total = 0, written = 0;
     for (auto& table : tables_) total += table->rows();
-    bool midway_done = false;
-    auto maybe_midway = [&] {
-      if (midway && !midway_done && written * 2 >= total) {
-        midway_done = true;
-        midway();
-      }
+    auto report = [&] {
+      if (progress) progress(written, total);
     };
     for (auto& table : tables_) {
       struct Entry {
@@ -665,7 +656,7 @@ absl::StatusOr<checkpoint::ShardFileInfo> JobShard::Checkpoint(const std::string
           writer->BeginTable({o.id.value(), o.dim, table->row_floats(),
                               static_cast<uint32_t>(o.optimizer.kind), entries.size()}));
       for (size_t i = 0; i < entries.size(); ++i) {
-        maybe_midway();
+        if (written > 0 && written % kCheckpointProgressRows == 0) report();
         const Entry& e = entries[i];
         const ShardTable::Stripe& stripe = table->stripe(e.stripe);
         stripe.mu.AssertHeld();  // by `locks`
@@ -673,11 +664,11 @@ absl::StatusOr<checkpoint::ShardFileInfo> JobShard::Checkpoint(const std::string
         HERALD_RETURN_IF_ERROR(writer->AppendRow(e.key, rows.version(e.row), rows.Row(e.row)));
         ++written;
       }
+      report();  // the table is written
     }
-    maybe_midway();
     return writer->Finish();
   }();
-  rows_mu_.ReaderUnlock();
+  rows_read.reset();
   if (info.ok()) info->write_ms = absl::ToDoubleMilliseconds(absl::Now() - write_start);
   return info;
 }
@@ -697,7 +688,7 @@ absl::Status JobShard::RestoreRow(TableId table_id, Key key, uint64_t version, c
 
 uint64_t JobShard::next_iteration() {
   absl::MutexLock lock(&mu_);
-  return committed_;
+  return clock_.committed();
 }
 
 void JobShard::Stats(proto::PsStatsResponse* response) {
@@ -713,7 +704,7 @@ void JobShard::Stats(proto::PsStatsResponse* response) {
   response->set_memory_bytes(memory);
   {
     absl::MutexLock lock(&mu_);
-    response->set_next_iteration(committed_);
+    response->set_next_iteration(clock_.committed());
     response->set_fetches_waiting(fetches_waiting_);
   }
   absl::MutexLock lock(&stats_mu_);

@@ -36,6 +36,7 @@
 #include "common/tunables.h"
 #include "proto/ps.pb.h"
 #include "ps_server/shard/iteration_buffer.h"
+#include "ps_server/shard/iteration_clock.h"
 #include "ps_server/shard/shard_requests.h"
 #include "ps_server/shard/shard_table.h"
 
@@ -57,9 +58,11 @@ struct JobShardOptions {
   uint32_t iterations_ahead = tunables::kIterationsAhead;
 };
 
-// Called by Checkpoint after half of the rows are written (test hook for
-// crash-in-the-middle tests; empty in production).
-using CheckpointMidwayHook = std::function<void()>;
+// How far a checkpoint has got: rows written of the shard's rows. Called
+// every kCheckpointProgressRows rows, after each table and before the file
+// is finished, on the writing thread (which waits for it).
+using CheckpointProgress = std::function<void(uint64_t written, uint64_t total)>;
+inline constexpr uint64_t kCheckpointProgressRows = 1024;
 
 class JobShard {
  public:
@@ -95,7 +98,7 @@ class JobShard {
   // FailedPrecondition if a later iteration already committed.
   absl::StatusOr<checkpoint::ShardFileInfo> Checkpoint(const std::string& dir, uint64_t iteration,
                                                        absl::Time deadline,
-                                                       const CheckpointMidwayHook& midway = {});
+                                                       const CheckpointProgress& progress = {});
   // The job was ended on this process (PsCore::EndJob): requests waiting
   // here return at once and later ones are refused, both ABORTED naming
   // `why`. Holders of the shard (a request in flight) thus never wait on a
@@ -158,15 +161,14 @@ class JobShard {
   std::vector<std::unique_ptr<ShardTable>> tables_;
 
   // Lock order: mu_, then rows_mu_. rows_mu_ is held shared while rows are
-  // read or created, exclusively while a commit writes them.
+  // read or created (absl::ReaderMutexLock, taken under mu_), exclusively
+  // while a commit writes them (CommitWindow, iteration_clock.h).
   absl::Mutex mu_;
   absl::Mutex rows_mu_;
-  uint64_t open_ ABSL_GUARDED_BY(mu_);       // first iteration still accepting reports
-  uint64_t committed_ ABSL_GUARDED_BY(mu_);  // first iteration whose commit has not finished
+  IterationClock clock_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, std::unique_ptr<IterationBuffer>> pending_ ABSL_GUARDED_BY(mu_);
   // The last committed iteration's buffer, reset, for the next one to open.
   std::unique_ptr<IterationBuffer> spare_ ABSL_GUARDED_BY(mu_);
-  std::string ended_ ABSL_GUARDED_BY(mu_);  // End's reason; empty while serving
   uint64_t fetches_waiting_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status EndedError(const char* what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

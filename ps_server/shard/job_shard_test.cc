@@ -380,11 +380,15 @@ TEST_F(JobShardTest, CheckpointCapturesTheCommittedIterationAndRestores) {
   req.set_iteration(0);
   req.set_dir(dir.path());
   proto::CheckpointResponse resp;
-  bool midway = false;
-  ASSERT_TRUE(ServeCheckpoint(*shard, req, absl::Now() + absl::Seconds(5), &resp, [&] {
-                midway = true;
-              }).ok());
-  EXPECT_TRUE(midway);
+  std::vector<uint64_t> progress;
+  ASSERT_TRUE(ServeCheckpoint(*shard, req, absl::Now() + absl::Seconds(5), &resp,
+                              [&](uint64_t written, uint64_t total) {
+                                EXPECT_EQ(total, 300u);
+                                progress.push_back(written);
+                              })
+                  .ok());
+  // Reported after each table (the first holds none of these rows).
+  EXPECT_EQ(progress, std::vector<uint64_t>({0, 300}));
   EXPECT_EQ(resp.rows(), 300u);
   EXPECT_EQ(resp.checksum().size(), 8u);
   EXPECT_EQ(*checkpoint::FileCrc32Hex(resp.path()), resp.checksum());

@@ -99,12 +99,14 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
                                          WorkerRank(options_.rank), rows);
   };
   absl::Time start = absl::Now();
-  const std::vector<ps::TableRows> evicted = CollectWriteBack(step, /*evictions=*/true, &result);
+  const std::vector<ps::TableRows> evicted =
+      CollectWriteBack(step, &plan::TablePlan::evict, SlotsAfter::kFreed, &result);
   if (options_.overlap) {  // 1 while 2: the evicted rows travel during the fetch
     PendingCall<absl::Status> eviction =
-        evicted.empty() ? PendingCall<absl::Status>::Done(absl::OkStatus())
-                        : ps_->StartWriteBack(step.job_id, Iteration(step.iteration),
-                                              WorkerRank(options_.rank), evicted);
+        evicted.empty()
+            ? PendingCall<absl::Status>::Done(absl::OkStatus())
+            : ps_->StartWriteBack(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
+                                  evicted, ps::Launch::kBackground);
     result.times.writeback_ms += MillisSince(start);
     const absl::Status fetched = Fetch(step, &result);
     start = absl::Now();
@@ -141,17 +143,20 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   };
   result.times.push_ms += MillisSince(start);
   start = absl::Now();
-  const std::vector<ps::TableRows> written = CollectWriteBack(step, /*evictions=*/false, &result);
+  const std::vector<ps::TableRows> written =
+      CollectWriteBack(step, &plan::TablePlan::writeback, SlotsAfter::kClean, &result);
   result.times.writeback_ms += MillisSince(start);
   if (options_.overlap) {
     PendingCall<absl::Status> writing =
-        written.empty() ? PendingCall<absl::Status>::Done(absl::OkStatus())
-                        : ps_->StartWriteBack(step.job_id, Iteration(step.iteration),
-                                              WorkerRank(options_.rank), written);
+        written.empty()
+            ? PendingCall<absl::Status>::Done(absl::OkStatus())
+            : ps_->StartWriteBack(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
+                                  written, ps::Launch::kBackground);
     PendingCall<absl::Status> pushing =
-        grads.empty() ? PendingCall<absl::Status>::Done(absl::OkStatus())
-                      : ps_->StartPushGradients(step.job_id, Iteration(step.iteration),
-                                                WorkerRank(options_.rank), grads);
+        grads.empty()
+            ? PendingCall<absl::Status>::Done(absl::OkStatus())
+            : ps_->StartPushGradients(step.job_id, Iteration(step.iteration),
+                                      WorkerRank(options_.rank), grads, ps::Launch::kBackground);
     start = absl::Now();
     const absl::Status pushed = pushing.Wait();
     result.times.push_ms += MillisSince(start);
@@ -416,13 +421,14 @@ absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* resu
   return absl::OkStatus();
 }
 
-std::vector<ps::TableRows> StepExecutor::CollectWriteBack(const plan::Step& step, bool evictions,
-                                                          StepResult* result) {
+std::vector<ps::TableRows> StepExecutor::CollectWriteBack(
+    const plan::Step& step, plan::SlotRows plan::TablePlan::*listed_in, SlotsAfter after,
+    StepResult* result) {
   std::vector<ps::TableRows> rows;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
     const plan::TablePlan& plan = step.plan[t];
-    const std::vector<uint32_t>& listed = evictions ? plan.evict.slots : plan.writeback.slots;
+    const std::vector<uint32_t>& listed = (plan.*listed_in).slots;
     std::vector<uint32_t> slots;
     ps::TableRows out;
     out.table = TableId(static_cast<uint32_t>(t));
@@ -441,7 +447,7 @@ std::vector<ps::TableRows> StepExecutor::CollectWriteBack(const plan::Step& step
       rows.push_back(std::move(out));
     }
     for (uint32_t slot : listed) {
-      if (evictions) {
+      if (after == SlotsAfter::kFreed) {
         cache_->Evict(t, slot);
       } else {
         cache_->SetState(t, slot, SlotState::kClean);  // the PS now holds this version
@@ -500,7 +506,8 @@ void StepExecutor::Prefetch(const plan::Step& next) {
   p.iteration = next.iteration;
   p.list = FetchesOf(next, /*early=*/true);
   if (p.list.keys.empty()) return;
-  p.rows = ps_->StartFetch(next.job_id, next.iteration, p.list.keys, ps::FetchMode::kEarly);
+  p.rows = ps_->StartFetch(next.job_id, Iteration(next.iteration), p.list.keys,
+                           ps::FetchMode::kEarly, ps::Launch::kBackground);
   prefetch_ = std::move(p);
 }
 
@@ -519,7 +526,7 @@ absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
     } else {
       if (list.keys.empty()) continue;
       HERALD_ASSIGN_OR_RETURN(
-          rows, ps_->Fetch(step.job_id, step.iteration, list.keys,
+          rows, ps_->Fetch(step.job_id, Iteration(step.iteration), list.keys,
                            early ? ps::FetchMode::kEarly : ps::FetchMode::kCommitted));
     }
     HERALD_RETURN_IF_ERROR(PlaceFetched(list, rows, result));

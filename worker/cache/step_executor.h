@@ -112,10 +112,16 @@ class StepExecutor {
   absl::StatusOr<StepResult> Run(const plan::Step& step, const plan::Step* next = nullptr);
 
  private:
-  // The rows to write back (evictions or the plan's write-backs), read from
-  // the device; the slots are then freed (evictions) or clean.
-  std::vector<ps::TableRows> CollectWriteBack(const plan::Step& step, bool evictions,
-                                              StepResult* result);
+  // What becomes of the slots a write-back listed.
+  enum class SlotsAfter {
+    kFreed,  // evictions: the slots are free for other rows
+    kClean,  // the plan's write-backs: the PS now holds the cached version
+  };
+  // The dirty rows of each table's `listed` slots (plan::TablePlan::evict
+  // or ::writeback), read from the device; the slots are then as `after`.
+  std::vector<ps::TableRows> CollectWriteBack(const plan::Step& step,
+                                              plan::SlotRows plan::TablePlan::*listed,
+                                              SlotsAfter after, StepResult* result);
   // The gradients of shared rows, read from the device and zeroed there.
   std::vector<ps::TableGrads> CollectPush(const plan::Step& step, StepResult* result);
   absl::Status Fetch(const plan::Step& step, StepResult* result);

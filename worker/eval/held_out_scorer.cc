@@ -82,8 +82,9 @@ absl::StatusOr<std::vector<float>> HeldOutScorer::Score(const proto::EvalBatch& 
     }
     request.push_back(std::move(distinct));
   }
-  HERALD_ASSIGN_OR_RETURN(std::vector<ps::TableRows> rows,
-                          ps_->Fetch(job_id_, iteration, request, ps::FetchMode::kReadOnly));
+  HERALD_ASSIGN_OR_RETURN(
+      std::vector<ps::TableRows> rows,
+      ps_->Fetch(job_id_, Iteration(iteration), request, ps::FetchMode::kReadOnly));
   if (rows.size() != request.size()) {
     return absl::InternalError("PS client answered a different number of tables");
   }

@@ -1,18 +1,12 @@
 #include "worker/runtime/worker_agent.h"
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "cluster/dense_upload.h"
+#include <utility>
+
 #include "common/logging.h"
-#include "common/rpc/channel.h"
-#include "common/status.h"
-#include "plan/step_codec.h"
-#include "ps_server/client/sharded_ps_client.h"
 #include "worker/collectives/coordinator_kv_store.h"
-#include "worker/runtime/step_stream.h"
-#include "worker/runtime/worker_replica.h"
 
 namespace herald::worker {
+
 WorkerAgent::WorkerAgent(cluster::NodeMembership* membership, cluster::SchedulerClient* scheduler,
                          WorkerAgentOptions options)
     : membership_(membership),
@@ -21,38 +15,10 @@ WorkerAgent::WorkerAgent(cluster::NodeMembership* membership, cluster::Scheduler
       coordinator_(proto::Coordinator::NewStub(membership->channel())) {}
 
 void WorkerAgent::Stop() {
-  uint64_t iteration = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-    // A step being executed finishes first; the loop abandons after it.
-    if (stream_ == nullptr || executing_) return;
-    iteration = next_iteration_;
-  }
-  Abandon(iteration);
-}
-
-void WorkerAgent::Abandon(uint64_t iteration) {
-  std::string node_id, job_id;
-  uint64_t run_id = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    if (abandoned_ || stream_ == nullptr) return;
-    abandoned_ = true;
-    node_id = node_id_;
-    job_id = job_id_;
-    run_id = run_id_;
-  }
-  // Report before closing the stream, so the job fails with this reason.
-  ReportError(node_id, job_id, run_id, iteration,
-              absl::StrCat("the worker shut down before iteration ", iteration, " (SIGTERM)"));
+  // Under the lock: the session cannot end (and be destroyed) meanwhile.
   absl::MutexLock lock(&mu_);
-  if (stream_ != nullptr) stream_->Cancel();
-}
-
-bool WorkerAgent::stopping() const {
-  absl::MutexLock lock(&mu_);
-  return stopping_;
+  stopping_ = true;
+  if (session_ != nullptr) session_->Stop();
 }
 
 int WorkerAgent::jobs_finished() const {
@@ -66,331 +32,56 @@ bool WorkerAgent::PauseOrStop(absl::Duration d) {
   return mu_.AwaitWithTimeout(absl::Condition(&stop), d);
 }
 
+JobSessionConnectors WorkerAgent::Connectors() const {
+  JobSessionConnectors connectors;
+  connectors.connect_ps = [this](const proto::JoinJobResponse& join) {
+    return ConnectJobPs(join, options_);
+  };
+  connectors.rendezvous = [this](const proto::JoinJobResponse& join) -> std::unique_ptr<KvStore> {
+    return std::make_unique<CoordinatorKvStore>(coordinator_, join.rendezvous_scope(),
+                                                options_.token);
+  };
+  return connectors;
+}
+
 absl::Status WorkerAgent::Run() {
-  while (!stopping()) {
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) break;
+    }
     absl::StatusOr<proto::RegisterResponse> reg = membership_->WaitRegistered(absl::Seconds(1));
     if (!reg.ok()) continue;
     const std::string node_id = membership_->node_id();
     proto::JoinJobRequest request;
     request.set_node_id(node_id);
     request.set_address(membership_->address());
-    const absl::StatusOr<proto::JoinJobResponse> joined = scheduler_->JoinJob(request);
+    absl::StatusOr<proto::JoinJobResponse> joined = scheduler_->JoinJob(request);
     if (absl::IsNotFound(joined.status())) continue;  // no job for us yet (the server waited)
     if (!joined.ok()) {
       HLOG_WARN("JoinJob: {}", joined.status().ToString());
       PauseOrStop(absl::Seconds(1));
       continue;
     }
-    const proto::JoinJobResponse& join = *joined;
-    HLOG_INFO("joined {} as rank {} of {}", join.job_id(), join.rank(), join.num_workers());
-    const absl::Status outcome = RunJob(join, node_id);
+    const std::string job_id = joined->job_id();
+    HLOG_INFO("joined {} as rank {} of {}", job_id, joined->rank(), joined->num_workers());
+    JobSession session(*std::move(joined), node_id, scheduler_, options_, Connectors());
+    {
+      absl::MutexLock lock(&mu_);
+      session_ = &session;
+      if (stopping_) session.Stop();  // Stop() came before the session
+    }
+    const absl::Status outcome = session.Run();
     if (outcome.ok()) {
-      HLOG_INFO("job {}: every step done", join.job_id());
+      HLOG_INFO("job {}: every step done", job_id);
     } else {
-      HLOG_WARN("job {} stopped: {}", join.job_id(), outcome.ToString());
+      HLOG_WARN("job {} stopped: {}", job_id, outcome.ToString());
     }
     absl::MutexLock lock(&mu_);
+    session_ = nullptr;
     ++jobs_finished_;
   }
   return absl::OkStatus();
-}
-
-absl::Status WorkerAgent::Evaluate(HeldOutScorer& scorer, const proto::WorkerStep& step,
-                                   const std::string& node_id, uint64_t run_id) {
-  absl::StatusOr<std::vector<float>> predictions = scorer.Score(step.eval(), step.iteration());
-  if (!predictions.ok()) {
-    return Annotate(predictions.status(),
-                    absl::StrCat("scoring held-out batch ", step.eval().index()));
-  }
-  proto::EvalReport report;
-  report.set_node_id(node_id);
-  report.set_job_id(step.job_id());
-  report.set_run_id(run_id);
-  report.set_iteration(step.iteration());
-  report.set_index(step.eval().index());
-  report.set_predictions(predictions->data(), predictions->size() * sizeof(float));
-  return Annotate(scheduler_->ReportEval(report), "reporting an evaluation");
-}
-
-absl::StatusOr<std::unique_ptr<ps::PsClient>> WorkerAgent::ConnectPs(
-    const proto::JoinJobResponse& join, const std::vector<std::string>& ps_addresses,
-    bool* over_ucx) {
-  *over_ucx = false;
-  ps::PsClientOptions grpc_only;
-  grpc_only.channel = options_.ps_channel;
-  grpc_only.run_id = join.run_id();
-  const bool tls = !options_.ps_channel.tls_root_cert_path.empty();
-  const bool offered = join.ps_ucx_addresses_size() == static_cast<int>(ps_addresses.size());
-  // The job's data_path overrides this worker's --transport.
-  std::string transport = options_.transport;
-  std::string chosen_by = "--transport=" + transport;
-  if (join.spec().data_path() == proto::DATA_PATH_GRPC) {
-    transport = "grpc";
-    chosen_by = "the job's data_path";
-  } else if (join.spec().data_path() == proto::DATA_PATH_UCX) {
-    transport = "ucx";
-    chosen_by = "the job's data_path";
-    if (tls) {
-      return absl::FailedPreconditionError(
-          "the job's data_path is DATA_PATH_UCX, but this worker reaches the PS over TLS and UCX "
-          "is not encrypted (use DATA_PATH_GRPC or DATA_PATH_DEFAULT)");
-    }
-  }
-  if (transport == "grpc" || (transport == "auto" && (tls || !offered))) {
-    HLOG_INFO("job {}: data path gRPC ({})", join.job_id(),
-              transport == "grpc" ? chosen_by
-              : tls               ? "TLS is configured"
-                                  : "not every shard serves UCX");
-    return ps::MakeGrpcPsClient(ps_addresses, grpc_only);
-  }
-  if (!offered) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(chosen_by,
-                     " asks for UCX, but not every PS shard serves it (start them with "
-                     "--transport=ucx or auto)"));
-  }
-  ps::PsClientOptions with_ucx = grpc_only;
-  with_ucx.ucx_addresses.assign(join.ps_ucx_addresses().begin(), join.ps_ucx_addresses().end());
-  with_ucx.token = options_.token;
-  with_ucx.ucx_shared_memory = options_.ucx_shared_memory;
-  absl::StatusOr<std::unique_ptr<ps::PsClient>> client =
-      ps::MakeGrpcPsClient(ps_addresses, with_ucx);
-  if (client.ok()) {
-    HLOG_INFO("job {}: data path UCX to {} shard(s)", join.job_id(), ps_addresses.size());
-    *over_ucx = true;
-    return client;
-  }
-  if (transport == "ucx") return client.status();
-  HLOG_WARN("job {}: data path gRPC (UCX did not connect: {})", join.job_id(),
-            std::string(client.status().message()));
-  return ps::MakeGrpcPsClient(ps_addresses, grpc_only);
-}
-
-void WorkerAgent::ReportError(const std::string& node_id, const std::string& job_id,
-                              uint64_t run_id, uint64_t iteration, const std::string& error) {
-  proto::StepReport report;
-  report.set_node_id(node_id);
-  report.set_job_id(job_id);
-  report.set_run_id(run_id);
-  report.set_iteration(iteration);
-  report.set_error(error);
-  const absl::Status s = scheduler_->ReportStep(report);
-  if (!s.ok()) HLOG_WARN("reporting the error to the scheduler: {}", s.ToString());
-}
-
-absl::Status WorkerAgent::RunJob(const proto::JoinJobResponse& join, const std::string& node_id) {
-  const proto::JobSpec& spec = join.spec();
-  std::vector<uint32_t> slots;
-  for (uint64_t s : join.table_slots()) slots.push_back(static_cast<uint32_t>(s));
-  if (slots.empty()) slots.assign(spec.tables_size(), static_cast<uint32_t>(join.cache_slots()));
-  std::vector<std::string> ps_addresses(join.ps_addresses().begin(), join.ps_addresses().end());
-  uint64_t iteration = join.first_iteration();  // the next iteration this worker expects
-  auto fail = [&](const absl::Status& s) {
-    ReportError(node_id, join.job_id(), join.run_id(), iteration, s.ToString());
-    return s;
-  };
-  bool over_ucx = false;
-  absl::StatusOr<std::unique_ptr<ps::PsClient>> ps = ConnectPs(join, ps_addresses, &over_ucx);
-  if (!ps.ok()) return fail(ps.status());
-  CoordinatorKvStore store(coordinator_, join.rendezvous_scope(), options_.token);
-  ReplicaOptions replica_options;
-  replica_options.device = options_.device;
-  replica_options.device_options = options_.device_options;
-  replica_options.collective = join.dense_collective();
-  replica_options.collective_options.gloo.hostname = options_.gloo_host;
-  replica_options.collective_options.gloo.prefix = "gloo";
-  replica_options.collective_options.nccl_prefix = "nccl";
-  replica_options.overlap = options_.overlap;
-  // Hand-offs travel the way the rows do (UCX where the data path is).
-  replica_options.ucx_exchange = over_ucx;
-  replica_options.token = options_.token;
-  replica_options.ucx.loopback_only = absl::StartsWith(options_.gloo_host, "127.");
-  replica_options.ucx.shared_memory = options_.ucx_shared_memory;
-  WorkerReplica replica;
-  if (absl::Status s = replica.Init(spec, join.rank(), join.num_workers(), slots, ps->get(), &store,
-                                    replica_options);
-      !s.ok()) {
-    return fail(s);
-  }
-  if (!join.initial_dense().empty()) {  // a job resumed from a checkpoint
-    if (absl::Status s = replica.LoadDense(join.initial_dense(), join.initial_dense_state());
-        !s.ok()) {
-      return fail(s);
-    }
-  }
-
-  proto::WorkerStepsRequest request;
-  request.set_node_id(node_id);
-  request.set_job_id(join.job_id());
-  request.set_run_id(join.run_id());
-  std::unique_ptr<cluster::StepReader> reader = scheduler_->OpenSteps(request);
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_) return fail(absl::CancelledError("the worker is shutting down"));
-    stream_ = reader.get();
-    node_id_ = node_id;
-    job_id_ = join.job_id();
-    run_id_ = join.run_id();
-    next_iteration_ = iteration;
-    executing_ = false;
-    abandoned_ = false;
-  }
-  // Read ahead: the step after the current one, where it arrived already,
-  // lets the executor start that step's early fetches now.
-  // Work in flight is called off only when the job cannot go on: the
-  // stream ended with an error (the job failed or was cancelled there, or
-  // the scheduler is gone; over shared memory a dead shard would otherwise
-  // hold this worker until a call's deadline), this worker's step failed, or
-  // the worker shuts down. A stream that ends OK has delivered every step,
-  // and the steps read ahead still run.
-  auto call_off = [ps = ps->get(), exchanger = replica.exchanger.get()](const std::string& why) {
-    ps->Cancel(why);
-    if (exchanger != nullptr) exchanger->Cancel(why);
-  };
-  std::optional<StepStream> steps(std::in_place, reader.get(), [call_off](const absl::Status& end) {
-    if (end.ok()) return;
-    call_off(absl::StrCat("the scheduler ended this job's step stream: ", end.message()));
-  });
-  std::optional<plan::Step> ahead;  // the next step, decoded already
-  HeldOutScorer scorer(spec, join.job_id(), ps->get(), replica.model.get(), replica.device.get());
-  proto::WorkerStep wire;
-  bool last = false;
-  absl::Status outcome;
-  bool stop_after_step = false;
-  // After the last step only evaluations follow, until the scheduler ends
-  // the stream.
-  while (!stop_after_step && steps->Next(&wire)) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (stopping_ && !last) break;  // Stop() abandons this iteration
-      executing_ = true;
-    }
-    if (wire.iteration() != iteration) {
-      outcome = absl::InternalError(
-          absl::StrCat("step for iteration ", wire.iteration(), ", expected ", iteration));
-      break;
-    }
-    if (wire.has_eval()) {
-      outcome = Evaluate(scorer, wire, node_id, join.run_id());
-      if (!outcome.ok()) break;
-      absl::MutexLock lock(&mu_);
-      executing_ = false;
-      continue;
-    }
-    if (last) {
-      outcome = absl::InternalError(
-          absl::StrCat("a training step for iteration ", iteration, " after the last one"));
-      break;
-    }
-    absl::StatusOr<plan::Step> step =
-        ahead.has_value() && ahead->iteration == wire.iteration()
-            ? absl::StatusOr<plan::Step>(std::move(*ahead))
-            : plan::DecodeWorkerStep(wire, spec.tables_size(), spec.num_dense());
-    ahead.reset();
-    if (const proto::WorkerStep* peek = steps->Peek(); step.ok() && options_.overlap &&
-                                                       peek != nullptr && !peek->has_eval() &&
-                                                       peek->iteration() == iteration + 1) {
-      absl::StatusOr<plan::Step> next =
-          plan::DecodeWorkerStep(*peek, spec.tables_size(), spec.num_dense());
-      if (next.ok()) ahead = std::move(*next);  // an error surfaces when it runs
-    }
-    absl::StatusOr<StepResult> result =
-        step.ok() ? replica.executor->Run(*step, ahead.has_value() ? &*ahead : nullptr)
-                  : absl::StatusOr<StepResult>(step.status());
-    if (!result.ok()) {
-      outcome = result.status();
-      break;
-    }
-    if (wire.checkpoint() && !wire.last() && join.rank() == 0) {
-      // A consistent checkpoint follows this step: its dense half.
-      const absl::Status up = scheduler_->UploadCheckpointDense(
-          node_id, join.job_id(), join.run_id(), iteration,
-          replica.model->params().values().ToHost(),
-          replica.optimizer ? replica.optimizer->state().ToHost() : std::vector<float>());
-      if (!up.ok()) {
-        outcome = Annotate(up, "uploading the dense state for the checkpoint");
-        break;
-      }
-    }
-    uint32_t dense_crc = 0;
-    if (wire.last()) {
-      // The model is final: rank 0 uploads it (for export) before reporting,
-      // every rank reports its CRC (the scheduler checks they agree).
-      const std::vector<float> dense = replica.model->params().values().ToHost();
-      dense_crc = cluster::DenseCrc32(dense);
-      if (join.rank() == 0) {
-        const absl::Status up =
-            scheduler_->UploadDense(node_id, join.job_id(), join.run_id(), dense);
-        if (!up.ok()) {
-          outcome = Annotate(up, "uploading the dense parameters");
-          break;
-        }
-      }
-    }
-    proto::StepReport report;
-    report.set_node_id(node_id);
-    report.set_job_id(join.job_id());
-    report.set_run_id(join.run_id());
-    report.set_iteration(iteration);
-    report.set_loss_sum(result->loss_sum);
-    report.set_num_samples(result->num_samples);
-    report.set_fetch_ms(result->times.fetch_ms);
-    report.set_compute_ms(result->times.compute_ms);
-    report.set_allreduce_ms(result->times.allreduce_ms);
-    report.set_push_ms(result->times.push_ms);
-    report.set_writeback_ms(result->times.writeback_ms);
-    report.set_bytes_moved(result->bytes_moved);
-    report.set_rows_prefetched(result->rows_prefetched);
-    report.set_dense_crc32(dense_crc);
-    const absl::Status r = scheduler_->ReportStep(report);
-    if (!r.ok()) {
-      outcome = Annotate(r, "reporting the step");
-      break;
-    }
-    last = wire.last();
-    ++iteration;
-    absl::MutexLock lock(&mu_);
-    executing_ = false;
-    next_iteration_ = iteration;
-    stop_after_step = stopping_ && !last;
-  }
-  if (!last && (stop_after_step || stopping())) Abandon(iteration);
-  bool abandoned;
-  {
-    absl::MutexLock lock(&mu_);
-    stream_ = nullptr;
-    executing_ = false;
-    abandoned = abandoned_;
-  }
-  if (abandoned) {
-    // Calls still in flight (an early fetch waiting for a commit that will
-    // not come, an exchange with a peer that moved on) end now.
-    call_off("this worker shut down");
-    steps.reset();  // the stream was cancelled (Abandon): this finishes it
-    return absl::CancelledError(absl::StrCat("the worker shut down before iteration ", iteration));
-  }
-  if (!outcome.ok()) {
-    // Report first: the job fails with this reason, not with the closed stream.
-    ReportError(node_id, join.job_id(), join.run_id(), iteration, outcome.ToString());
-    call_off("this worker's step failed");
-    reader->Cancel();
-    steps.reset();
-    return outcome;
-  }
-  if (stop_after_step || stopping()) reader->Cancel();
-  const absl::Status stream = steps->Finish();
-  steps.reset();
-  if (last) {
-    // The scheduler ends the stream when the run ends: an error here is the
-    // job's failure after this worker's last step (another worker's, or a
-    // check of the final model), not this worker's.
-    if (!stream.ok() && !stopping()) {
-      HLOG_WARN("job {}: step stream after the last step: {}", join.job_id(), stream.ToString());
-    }
-    return absl::OkStatus();
-  }
-  // The scheduler ended the stream: the job failed or was cancelled there.
-  return stream.ok() ? absl::InternalError("the step stream ended before the last step") : stream;
 }
 
 }  // namespace herald::worker

@@ -108,7 +108,7 @@ absl::Status CompareWithReference(const TrainingOutcome& outcome, const Referenc
 absl::Status CompareRowsWithReference(const ReferenceTrainer& reference, ps::PsClient* ps,
                                       const std::string& job, uint64_t iterations,
                                       const std::vector<ps::TableKeys>& keys) {
-  auto rows = ps->Fetch(job, iterations, keys);
+  auto rows = ps->Fetch(job, Iteration(iterations), keys);
   if (!rows.ok()) return rows.status();
   for (size_t t = 0; t < rows->size(); ++t) {
     const auto& r = (*rows)[t];

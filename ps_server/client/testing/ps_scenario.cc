@@ -54,7 +54,8 @@ absl::Status RunIterations(PsClient& client, const ScenarioOptions& o, uint64_t 
         }
         grads.push_back(std::move(g));
       }
-      HERALD_ASSIGN_OR_RETURN(std::vector<TableRows> rows, client.Fetch(o.job_id, t, want));
+      HERALD_ASSIGN_OR_RETURN(std::vector<TableRows> rows,
+                              client.Fetch(o.job_id, Iteration(t), want));
       for (const TableRows& r : rows) {
         if (r.keys.size() != o.keys_per_worker || r.rows.size() != r.keys.size() * r.row_floats) {
           return absl::InternalError(absl::StrCat("iteration ", t, ": short fetch"));
@@ -92,7 +93,7 @@ absl::StatusOr<std::vector<TableRows>> FetchAll(PsClient& client, const Scenario
     want[table].table = TableId(table);
     for (Key k = 0; k < o.key_space + 200; ++k) want[table].keys.push_back(k);
   }
-  return client.Fetch(o.job_id, iteration, want);
+  return client.Fetch(o.job_id, Iteration(iteration), want);
 }
 
 absl::StatusOr<std::string> CheckpointScenario(PsClient& client, const ScenarioOptions& options,

@@ -1,0 +1,26 @@
+#pragma once
+// What herald_worker's flags set for every job it runs.
+
+#include <string>
+
+#include "common/rpc/channel.h"
+#include "worker/runtime/device_factory.h"
+
+namespace herald::worker {
+
+struct WorkerAgentOptions {
+  std::string token;                    // cluster token (empty: none)
+  std::string gloo_host = "127.0.0.1";  // interface the Gloo rank listens on
+  rpc::ChannelOptions ps_channel;       // TLS settings for the PS shards' channels
+  // The embedding data path: "ucx", "grpc" or "auto" (UCX where every shard
+  // serves it, TLS is off and it connects; else gRPC).
+  std::string transport = "auto";
+  // Overlap the PS transfers with each other and with compute, and fetch
+  // the next step's early rows during the current one (StepExecutor).
+  bool overlap = true;
+  bool ucx_shared_memory = false;  // PsClientOptions::ucx_shared_memory
+  std::string device = "cpu";      // "cpu" or "cuda:N": each job's replica runs there
+  DeviceOptions device_options;
+};
+
+}  // namespace herald::worker
