@@ -40,14 +40,15 @@ TEST(CommitWindow, HoldsTheRowsAndLetsTheShardMutexGoWhileItLives) {
   shard.Lock();
   {
     CommitWindow window(&shard, &rows);
-    std::thread other([&] {
+    // (The window hands the locks over: beyond the static analysis.)
+    std::thread other([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       EXPECT_TRUE(shard.TryLock());  // reports for later iterations go on
       shard.Unlock();
       EXPECT_FALSE(rows.ReaderTryLock());  // no reader sees a half-written commit
     });
     other.join();
     window.ReleaseRows();
-    std::thread reader([&] {
+    std::thread reader([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       EXPECT_TRUE(rows.ReaderTryLock());
       rows.ReaderUnlock();
     });
