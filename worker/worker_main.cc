@@ -25,6 +25,9 @@
 #include "common/rpc/server_tls_flags.h"
 #include "worker/runtime/device_factory.h"
 #include "worker/runtime/worker_agent.h"
+#ifdef HERALD_WORKER_TEST_HOOKS
+#include "worker/device/null_device.h"
+#endif
 
 ABSL_FLAG(std::string, scheduler, "", "herald_scheduler address host:port (required)");
 ABSL_FLAG(std::string, token_file, "", "cluster token file (when the scheduler requires one)");
@@ -77,6 +80,9 @@ int main(int argc, char** argv) {
       herald::InitLogging("worker", rank < 0 ? 0 : rank, absl::GetFlag(FLAGS_log_level));
   if (!s.ok()) return Fail("--log_level: " + std::string(s.message()));
   if (absl::GetFlag(FLAGS_scheduler).empty()) return Fail("--scheduler is required");
+#ifdef HERALD_WORKER_TEST_HOOKS
+  herald::worker::RegisterNullDevice();  // --device null: no computation (bench/pipeline_bench)
+#endif
   const std::string device = absl::GetFlag(FLAGS_device);
   absl::StatusOr<herald::worker::DeviceDescription> described =
       herald::worker::DescribeDevice(device);

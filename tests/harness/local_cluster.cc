@@ -15,7 +15,11 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> LocalCluster::StartProcess(
     const std::string& binary, const std::string& name, std::vector<std::string> args) {
   args.push_back("--port_file=" + dir_ + "/" + name + ".port");
   args.insert(args.end(), tls_flags_.begin(), tls_flags_.end());
-  return ChildProcess::Start(RunfilePath(binary), args, dir_ + "/" + name + ".log");
+  const std::string path =
+      flags_.binary_dir.empty()
+          ? RunfilePath(binary)
+          : flags_.binary_dir + "/" + binary.substr(binary.find_last_of('/') + 1);
+  return ChildProcess::Start(path, args, dir_ + "/" + name + ".log");
 }
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
@@ -53,7 +57,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   for (int w = 0; w < workers; ++w) {
     HERALD_ASSIGN_OR_RETURN(
         std::unique_ptr<ChildProcess> p,
-        c->StartProcess("worker/herald_worker", absl::StrCat("worker", w), c->WorkerFlags(w)));
+        c->StartProcess(c->flags_.worker_binary, absl::StrCat("worker", w), c->WorkerFlags(w)));
     c->workers_.push_back(std::move(p));
   }
   HERALD_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
@@ -84,7 +88,7 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> LocalCluster::StartListening(
 
 absl::Status LocalCluster::RestartWorker(int w) {
   HERALD_ASSIGN_OR_RETURN(
-      workers_[w], StartListening("worker/herald_worker", absl::StrCat("worker", w, "-restarted"),
+      workers_[w], StartListening(flags_.worker_binary, absl::StrCat("worker", w, "-restarted"),
                                   WorkerFlags(w)));
   return absl::OkStatus();
 }

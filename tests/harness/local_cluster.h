@@ -22,6 +22,12 @@ struct ClusterFlags {
   // The PS binary (runfiles path): herald_ps_with_test_hooks for the tests
   // that stall a checkpoint (--testing_checkpoint_stall_*).
   std::string ps_binary = "ps_server/herald_ps";
+  // The worker binary (runfiles path): herald_worker_with_test_hooks for
+  // --device null (bench/pipeline_bench).
+  std::string worker_binary = "worker/herald_worker";
+  // When set, every binary is this directory's file of the same name (e.g.
+  // another commit's build), not the runfiles'.
+  std::string binary_dir;
   std::vector<std::string> scheduler;
   std::vector<std::string> ps;
   std::vector<std::string> workers;

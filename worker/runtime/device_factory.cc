@@ -1,6 +1,11 @@
 #include "worker/runtime/device_factory.h"
 
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "worker/collectives/host_staged_all_reducer.h"
@@ -9,6 +14,25 @@
 
 namespace herald::worker {
 namespace {
+
+struct RegisteredDevice {
+  DeviceDescription description;
+  std::function<std::unique_ptr<Device>()> create;
+};
+
+absl::Mutex registry_mu(absl::kConstInit);
+absl::flat_hash_map<std::string, RegisteredDevice>& Registered()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(registry_mu) {
+  static auto* registered = new absl::flat_hash_map<std::string, RegisteredDevice>();
+  return *registered;
+}
+
+std::optional<RegisteredDevice> FindRegistered(const std::string& name) {
+  absl::MutexLock lock(&registry_mu);
+  auto it = Registered().find(name);
+  if (it == Registered().end()) return std::nullopt;
+  return it->second;
+}
 
 // -1 for "cpu", N for "cuda:N".
 absl::StatusOr<int> ParseDevice(const std::string& name) {
@@ -24,12 +48,22 @@ absl::StatusOr<int> ParseDevice(const std::string& name) {
 
 }  // namespace
 
+void RegisterDevice(const std::string& name, DeviceDescription description,
+                    std::function<std::unique_ptr<Device>()> create) {
+  absl::MutexLock lock(&registry_mu);
+  Registered()[name] = {std::move(description), std::move(create)};
+}
+
 bool BuiltWithCuda() { return backend::HasCuda(); }
 
-absl::Status CheckDeviceName(const std::string& name) { return ParseDevice(name).status(); }
+absl::Status CheckDeviceName(const std::string& name) {
+  if (FindRegistered(name).has_value()) return absl::OkStatus();
+  return ParseDevice(name).status();
+}
 
 absl::StatusOr<std::unique_ptr<Device>> CreateDevice(const std::string& name,
                                                      const DeviceOptions& options) {
+  if (std::optional<RegisteredDevice> registered = FindRegistered(name)) return registered->create();
   absl::StatusOr<int> ordinal = ParseDevice(name);
   if (!ordinal.ok()) return ordinal.status();
   if (*ordinal < 0) return std::unique_ptr<Device>(std::make_unique<CpuDevice>());
@@ -37,6 +71,9 @@ absl::StatusOr<std::unique_ptr<Device>> CreateDevice(const std::string& name,
 }
 
 absl::StatusOr<DeviceDescription> DescribeDevice(const std::string& name) {
+  if (std::optional<RegisteredDevice> registered = FindRegistered(name)) {
+    return registered->description;
+  }
   absl::StatusOr<int> ordinal = ParseDevice(name);
   if (!ordinal.ok()) return ordinal.status();
   if (*ordinal >= 0) return backend::DescribeCudaDevice(*ordinal);

@@ -5,6 +5,7 @@
 // --config=cuda (otherwise a FailedPrecondition saying so) and GPU N.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,11 +33,17 @@ struct DeviceDescription {
   std::string model;          // e.g. "NVIDIA H100 80GB HBM3"; "cpu"
 };
 
+// Adds a device name CreateDevice and DescribeDevice accept in this process
+// besides "cpu" and "cuda:N" (a test device: null_device.h). Replaces an
+// earlier registration of the name. Thread-safe.
+void RegisterDevice(const std::string& name, DeviceDescription description,
+                    std::function<std::unique_ptr<Device>()> create);
+
 // Whether this binary can run CUDA devices.
 bool BuiltWithCuda();
 
-// Checks the name's syntax: "cpu" or "cuda:N" (N ≥ 0). Errors:
-// InvalidArgument naming the text.
+// Checks the name's syntax: "cpu" or "cuda:N" (N ≥ 0), or a registered
+// name. Errors: InvalidArgument naming the text.
 absl::Status CheckDeviceName(const std::string& name);
 
 // Errors: InvalidArgument (syntax), FailedPrecondition (no CUDA in this
