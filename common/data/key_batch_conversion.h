@@ -11,5 +11,7 @@ namespace herald::data {
 float TransformDense(int32_t value);
 
 KeyBatch ToKeyBatch(const SampleBlock& block, size_t begin, size_t end);
+// The same into `out`, reusing its memory.
+void ToKeyBatch(const SampleBlock& block, size_t begin, size_t end, KeyBatch* out);
 
 }  // namespace herald::data

@@ -23,10 +23,15 @@ void SampleBlock::AppendFrom(const SampleBlock& other, size_t s) {
   dense.insert(dense.end(), other.dense.begin() + s * schema.num_dense,
                other.dense.begin() + (s + 1) * schema.num_dense);
   dense_missing.push_back(other.dense_missing[s]);
-  for (uint32_t f = 0; f < schema.num_sparse; ++f) {
-    auto k = other.Keys(s, f);
-    keys.insert(keys.end(), k.begin(), k.end());
-    offsets.push_back(static_cast<uint32_t>(keys.size()));
+  // The sample's keys are one run in `other`: copied at once, their
+  // offsets moved by the difference.
+  const size_t first = s * schema.num_sparse;
+  const uint32_t from = other.offsets[first];
+  const uint32_t to = other.offsets[first + schema.num_sparse];
+  const uint32_t base = static_cast<uint32_t>(keys.size());
+  keys.insert(keys.end(), other.keys.begin() + from, other.keys.begin() + to);
+  for (uint32_t f = 1; f <= schema.num_sparse; ++f) {
+    offsets.push_back(other.offsets[first + f] - from + base);
   }
 }
 

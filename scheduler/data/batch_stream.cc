@@ -219,7 +219,7 @@ absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
       return false;
     }
   }
-  *out = data::ToKeyBatch(batch_block_, 0, batch_block_.size());
+  data::ToKeyBatch(batch_block_, 0, batch_block_.size(), out);
   ++batches_;
   return true;
 }
