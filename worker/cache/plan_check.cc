@@ -1,18 +1,66 @@
 #include "worker/cache/plan_check.h"
 
+#include <algorithm>
+#include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
 namespace herald::worker {
+
+// A set of one table's slots, emptied in O(1) (a generation stamp per slot);
+// its memory is kept from one table and step to the next.
+class PlanSlotSet {
+ public:
+  // Empties the set for a table of `capacity` slots.
+  void Reset(uint32_t capacity) {
+    if (stamps_.size() < capacity) stamps_.resize(capacity, 0);
+    if (++generation_ == 0) {  // wrapped: every old stamp must go
+      std::fill(stamps_.begin(), stamps_.end(), 0);
+      generation_ = 1;
+    }
+  }
+  // REQUIRES: slot < the capacity given to Reset.
+  bool Insert(uint32_t slot) {
+    if (stamps_[slot] == generation_) return false;
+    stamps_[slot] = generation_;
+    return true;
+  }
+  bool Contains(uint32_t slot) const {
+    return slot < stamps_.size() && stamps_[slot] == generation_;
+  }
+
+ private:
+  std::vector<uint32_t> stamps_;
+  uint32_t generation_ = 0;
+};
+
+// What PlanChecker keeps between checks: the sets' memory.
+struct CheckScratch {
+  PlanSlotSet changed, evicted, landing_slots, trained, shared, used, owned, written_back,
+      handed_off, sent_back;
+  std::vector<std::pair<Key, SlotState>> changed_to;  // by slot, where `changed` has it
+
+  void Reset(uint32_t capacity) {
+    for (PlanSlotSet* set : {&changed, &evicted, &landing_slots, &trained, &shared, &used, &owned,
+                             &written_back, &handed_off, &sent_back}) {
+      set->Reset(capacity);
+    }
+    if (changed_to.size() < capacity) changed_to.resize(capacity);
+  }
+};
+
 namespace {
 
 // A table's slots as the plan leaves them: the cache plus the plan's changes.
 class SlotView {
  public:
-  explicit SlotView(const EmbeddingCache::Table& table) : table_(table) {}
+  SlotView(const EmbeddingCache::Table& table, CheckScratch& scratch)
+      : table_(table), scratch_(scratch) {}
 
   struct Slot {
     Key key;
@@ -20,8 +68,9 @@ class SlotView {
   };
 
   Slot At(uint32_t slot) const {
-    auto it = slots_.find(slot);
-    if (it != slots_.end()) return it->second;
+    if (scratch_.changed.Contains(slot)) {
+      return {scratch_.changed_to[slot].first, scratch_.changed_to[slot].second};
+    }
     return {table_.keys[slot], table_.states[slot]};
   }
   // The slot holding `key`, if any.
@@ -35,21 +84,34 @@ class SlotView {
   void Set(uint32_t slot, Key key, SlotState state) {
     const Slot old = At(slot);
     if (old.state != SlotState::kEmpty) keys_[old.key] = std::nullopt;
-    slots_[slot] = {key, state};
+    scratch_.changed.Insert(slot);
+    scratch_.changed_to[slot] = {key, state};
     if (state != SlotState::kEmpty) keys_[key] = slot;
   }
+  void Reserve(size_t changes) { keys_.reserve(2 * changes); }
 
  private:
   const EmbeddingCache::Table& table_;
-  absl::flat_hash_map<uint32_t, Slot> slots_;
+  CheckScratch& scratch_;
   absl::flat_hash_map<Key, std::optional<uint32_t>> keys_;
 };
 
 class TableCheck {
  public:
   TableCheck(size_t t, const EmbeddingCache::Table& table, const plan::TablePlan& plan,
-             const plan::TableSamples& samples)
-      : t_(t), table_(table), plan_(plan), samples_(samples), view_(table) {}
+             const plan::TableSamples& samples, CheckScratch& scratch)
+      : t_(t),
+        table_(table),
+        plan_(plan),
+        samples_(samples),
+        scratch_(scratch),
+        view_(table, scratch) {
+    scratch_.Reset(table.capacity);
+    const size_t landings =
+        plan.fetch.slots.size() + plan.init.slots.size() + plan.receive.slots.size();
+    view_.Reserve(plan.evict.slots.size() + landings + plan.owned_slots.size());
+    landing_keys_.reserve(landings);
+  }
 
   absl::Status Run() {
     if (auto s = Evictions(); !s.ok()) return s;
@@ -78,12 +140,12 @@ class TableCheck {
   }
 
   absl::Status Evictions() {
-    absl::flat_hash_set<uint32_t> seen;
+    PlanSlotSet& seen = scratch_.evicted;
     for (size_t i = 0; i < plan_.evict.slots.size(); ++i) {
       const uint32_t slot = plan_.evict.slots[i];
       const Key key = plan_.evict.keys[i];
       if (!InRange(slot)) return Error("evict.slots", i, OutOfRange(slot));
-      if (!seen.insert(slot).second) {
+      if (!seen.Insert(slot)) {
         return Error("evict.slots", i, absl::StrCat("slot ", slot, " evicted twice"));
       }
       const SlotView::Slot s = view_.At(slot);
@@ -107,7 +169,7 @@ class TableCheck {
   absl::Status CheckLanding(const char* slots_name, const char* keys_name, size_t i, uint32_t slot,
                             Key key) {
     if (!InRange(slot)) return Error(slots_name, i, OutOfRange(slot));
-    if (!landing_slots_.insert(slot).second) {
+    if (!scratch_.landing_slots.Insert(slot)) {
       return Error(slots_name, i, absl::StrCat("slot ", slot, " used twice"));
     }
     if (!landing_keys_.insert(key).second) {
@@ -168,16 +230,18 @@ class TableCheck {
   // served copies (to each worker once), then at most one hand-off, after
   // which the row is no longer this worker's.
   absl::Status Sends() {
-    absl::flat_hash_set<uint32_t> written(plan_.writeback.slots.begin(),
-                                          plan_.writeback.slots.end());
-    absl::flat_hash_set<uint32_t> handed_off;
+    PlanSlotSet& written = scratch_.sent_back;
+    for (uint32_t slot : plan_.writeback.slots) {
+      if (InRange(slot)) written.Insert(slot);
+    }
+    PlanSlotSet& handed_off = scratch_.handed_off;
     absl::flat_hash_set<std::pair<uint32_t, uint32_t>> sent;  // (slot, to)
     for (size_t i = 0; i < plan_.send.slots.size(); ++i) {
       const uint32_t slot = plan_.send.slots[i];
       const Key key = plan_.send.keys[i];
       if (!InRange(slot)) return Error("send.slots", i, OutOfRange(slot));
-      if (!sent.insert({slot, plan_.send.peers[i]}).second || handed_off.contains(slot) ||
-          written.contains(slot)) {
+      if (!sent.insert({slot, plan_.send.peers[i]}).second || handed_off.Contains(slot) ||
+          written.Contains(slot)) {
         return Error("send.slots", i,
                      absl::StrCat("slot ", slot, " sent twice to worker ", plan_.send.peers[i],
                                   ", sent after its hand-off, or also written back"));
@@ -188,7 +252,7 @@ class TableCheck {
                      absl::StrCat("slot ", slot, " does not hold key ", key,
                                   " dirty; only rows this worker owns are sent"));
       }
-      if (!plan_.send.Served(i)) handed_off.insert(slot);
+      if (!plan_.send.Served(i)) handed_off.Insert(slot);
     }
     return absl::OkStatus();
   }
@@ -198,7 +262,7 @@ class TableCheck {
     for (size_t i = 0; i < list.size(); ++i) {
       const uint32_t slot = list[i];
       if (!InRange(slot)) return Error(name, i, OutOfRange(slot));
-      if (!trained_.insert(slot).second) {
+      if (!scratch_.trained.Insert(slot)) {
         return Error(name, i, absl::StrCat("slot ", slot, " listed twice as owned/shared"));
       }
       const SlotView::Slot s = view_.At(slot);
@@ -230,19 +294,19 @@ class TableCheck {
       return s;
     }
     if (auto s = Gathers(); !s.ok()) return s;
-    absl::flat_hash_set<uint32_t> used;
+    PlanSlotSet& used = scratch_.used;
     for (size_t j = 0; j < samples_.slots.size(); ++j) {
       const uint32_t slot = samples_.slots[j];
-      if (!trained_.contains(slot)) {
+      if (!scratch_.trained.Contains(slot)) {
         return absl::InvalidArgumentError(
             absl::StrCat("samples of table ", t_, ": slots[", j, "] = ", slot,
                          InRange(slot) ? " is neither owned, shared nor remote in the plan"
                                        : " is out of range"));
       }
-      used.insert(slot);
+      used.Insert(slot);
     }
     for (size_t i = 0; i < plan_.owned_slots.size(); ++i) {
-      if (!used.contains(plan_.owned_slots[i])) {
+      if (!used.Contains(plan_.owned_slots[i])) {
         return Error("owned_slots", i,
                      absl::StrCat("slot ", plan_.owned_slots[i], " is used by no sample"));
       }
@@ -252,10 +316,10 @@ class TableCheck {
     for (auto [list, name] : {std::pair{&plan_.push.slots, "push.slots"},
                               std::pair{&plan_.remote.slots, "remote.slots"}}) {
       for (size_t i = 0; i < list->size(); ++i) {
-        if (!used.contains((*list)[i])) {
+        if (!used.Contains((*list)[i])) {
           return Error(name, i, absl::StrCat("slot ", (*list)[i], " is used by no sample"));
         }
-        shared_.insert((*list)[i]);
+        scratch_.shared.Insert((*list)[i]);
       }
     }
     return absl::OkStatus();
@@ -264,11 +328,12 @@ class TableCheck {
   // Gradients other workers send for rows this worker owns this step: each
   // names an owned slot holding its key, once per sender.
   absl::Status Gathers() {
-    const absl::flat_hash_set<uint32_t> owned(plan_.owned_slots.begin(), plan_.owned_slots.end());
-    absl::flat_hash_set<std::pair<uint32_t, uint32_t>> seen;  // (slot, from)
+    PlanSlotSet& owned = scratch_.owned;
+    for (uint32_t slot : plan_.owned_slots) owned.Insert(slot);  // in range: CheckTrained
+    absl::flat_hash_set<std::pair<uint32_t, uint32_t>> seen;     // (slot, from)
     for (size_t i = 0; i < plan_.gather.slots.size(); ++i) {
       const uint32_t slot = plan_.gather.slots[i];
-      if (!owned.contains(slot)) {
+      if (!owned.Contains(slot)) {
         return Error("gather.slots", i, absl::StrCat("slot ", slot, " is not owned this step"));
       }
       if (view_.At(slot).key != plan_.gather.keys[i]) {
@@ -286,19 +351,19 @@ class TableCheck {
   }
 
   absl::Status WriteBacks() {
-    absl::flat_hash_set<uint32_t> seen;
+    PlanSlotSet& seen = scratch_.written_back;
     for (size_t i = 0; i < plan_.writeback.slots.size(); ++i) {
       const uint32_t slot = plan_.writeback.slots[i];
       const Key key = plan_.writeback.keys[i];
       if (!InRange(slot)) return Error("writeback.slots", i, OutOfRange(slot));
-      if (!seen.insert(slot).second) {
+      if (!seen.Insert(slot)) {
         return Error("writeback.slots", i, absl::StrCat("slot ", slot, " written back twice"));
       }
       const SlotView::Slot s = view_.At(slot);
       if (s.state == SlotState::kEmpty || s.key != key) {
         return Error("writeback.slots", i, absl::StrCat("slot ", slot, " does not hold key ", key));
       }
-      if (shared_.contains(slot)) {
+      if (scratch_.shared.Contains(slot)) {
         return Error("writeback.slots", i,
                      absl::StrCat("slot ", slot, " (key ", key,
                                   ") is shared or remote this iteration; the PS or its owner "
@@ -317,24 +382,29 @@ class TableCheck {
   const EmbeddingCache::Table& table_;
   const plan::TablePlan& plan_;
   const plan::TableSamples& samples_;
+  CheckScratch& scratch_;  // slot sets: landing_slots (fetched or received), trained, shared
   SlotView view_;
   absl::flat_hash_set<Key> evicted_dirty_;
-  absl::flat_hash_set<uint32_t> landing_slots_;  // fetched or received
   absl::flat_hash_set<Key> landing_keys_;
-  absl::flat_hash_set<uint32_t> trained_;
-  absl::flat_hash_set<uint32_t> shared_;
 };
 
 }  // namespace
 
+PlanChecker::PlanChecker() : scratch_(std::make_unique<CheckScratch>()) {}
+PlanChecker::~PlanChecker() = default;
+
 absl::Status ValidatePlan(const EmbeddingCache& cache, const plan::Step& step) {
+  return PlanChecker().Check(cache, step);
+}
+
+absl::Status PlanChecker::Check(const EmbeddingCache& cache, const plan::Step& step) {
   if (step.plan.size() != cache.num_tables() || step.samples.size() != cache.num_tables()) {
     return absl::InvalidArgumentError(
         absl::StrCat("step has ", step.plan.size(), " plans and ", step.samples.size(),
                      " sample tables; the job has ", cache.num_tables(), " tables"));
   }
   for (size_t t = 0; t < cache.num_tables(); ++t) {
-    TableCheck check(t, cache.table(t), step.plan[t], step.samples[t]);
+    TableCheck check(t, cache.table(t), step.plan[t], step.samples[t], *scratch_);
     if (auto s = check.Run(); !s.ok()) return s;
   }
   return absl::OkStatus();

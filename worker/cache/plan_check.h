@@ -16,6 +16,8 @@
 //              training (owned now or before), and is not shared.
 // Errors: InvalidArgument naming table, list, index, slot and key.
 
+#include <memory>
+
 #include "absl/status/status.h"
 #include "plan/step.h"
 #include "worker/cache/embedding_cache.h"
@@ -23,5 +25,20 @@
 namespace herald::worker {
 
 absl::Status ValidatePlan(const EmbeddingCache& cache, const plan::Step& step);
+
+struct CheckScratch;  // plan_check.cc
+
+// ValidatePlan with memory kept from one step to the next (per-slot sets
+// sized to the largest table, cleared in O(1)): a worker checks every step
+// with one. Not thread-safe.
+class PlanChecker {
+ public:
+  PlanChecker();
+  ~PlanChecker();
+  absl::Status Check(const EmbeddingCache& cache, const plan::Step& step);
+
+ private:
+  std::unique_ptr<CheckScratch> scratch_;
+};
 
 }  // namespace herald::worker

@@ -69,7 +69,7 @@ void StepExecutor::WriteSlots(const std::vector<float>& host, const std::vector<
 }
 
 absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan::Step* next) {
-  HERALD_RETURN_IF_ERROR(ValidatePlan(*cache_, step));
+  HERALD_RETURN_IF_ERROR(plan_checker_.Check(*cache_, step));
   HERALD_RETURN_IF_ERROR(CheckHandOffs(step));
   // With the previous step's hand-off exchange still running (overlap), its
   // rows are checked once they are in, before they are placed.

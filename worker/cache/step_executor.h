@@ -48,6 +48,7 @@
 #include "plan/step.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
+#include "worker/cache/plan_check.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/row_exchanger.h"
 #include "worker/model/dense_optimizer.h"
@@ -169,6 +170,7 @@ class StepExecutor {
   DenseAllReducer* all_reducer_;
   ps::PsClient* ps_;
   EmbeddingCache* cache_;
+  PlanChecker plan_checker_;  // every step is checked before any of it runs
   ExecutorOptions options_;
 
   // Device staging, reused between steps.

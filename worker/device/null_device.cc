@@ -15,8 +15,8 @@ NullDevice::~NullDevice() {
 
 void* NullDevice::AllocateBytes(size_t bytes) {
   if (bytes == 0) return nullptr;
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   absl::MutexLock lock(&mu_);
   mapped_[p] = bytes;

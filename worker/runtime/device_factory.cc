@@ -5,9 +5,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "worker/collectives/host_staged_all_reducer.h"
 #include "worker/device/cpu_device.h"
 #include "worker/runtime/device_backend.h"
@@ -63,7 +63,8 @@ absl::Status CheckDeviceName(const std::string& name) {
 
 absl::StatusOr<std::unique_ptr<Device>> CreateDevice(const std::string& name,
                                                      const DeviceOptions& options) {
-  if (std::optional<RegisteredDevice> registered = FindRegistered(name)) return registered->create();
+  if (std::optional<RegisteredDevice> registered = FindRegistered(name))
+    return registered->create();
   absl::StatusOr<int> ordinal = ParseDevice(name);
   if (!ordinal.ok()) return ordinal.status();
   if (*ordinal < 0) return std::unique_ptr<Device>(std::make_unique<CpuDevice>());
