@@ -61,9 +61,9 @@ HERALD_TUNABLE(int64_t, kEvalMaxSamples, 100000,
                "held-out samples an evaluation during a job scores when eval.max_samples is 0")
 HERALD_TUNABLE(int64_t, kEvalBatchSize, 4096,
                "samples per forward pass of an evaluation when eval.batch_size is 0")
-HERALD_TUNABLE(int64_t, kPlannerThreads, 1,
-               "threads planning a batch's tables at once; plans are the same for any value "
-               "(--planner_threads)")
+HERALD_TUNABLE(int64_t, kPlannerThreads, 0,
+               "threads planning a batch's tables at once, 0: one per core (at most 64); plans "
+               "are the same for any value (--planner_threads)")
 HERALD_TUNABLE(int64_t, kReadAheadBatches, 2,
                "global batches the loader reads ahead of planning when data.read_ahead_batches "
                "is 0; the communication plan of batch t needs t+1 and t+2")

@@ -48,7 +48,8 @@ ABSL_FLAG(std::string, chart_js, "/usr/share/javascript/chart.js/chart.min.js",
 ABSL_FLAG(int, step_queue, herald::tunables::kStepQueueCapacity,
           "steps queued per worker ahead of it (back-pressure bound)");
 ABSL_FLAG(int, planner_threads, herald::tunables::kPlannerThreads,
-          "threads planning a batch's tables at once (1..64; plans are the same for any value)");
+          "threads planning a batch's tables at once (0: one per core; 0..64; plans are the same "
+          "for any value)");
 
 int main(int argc, char** argv) {
   herald::rpc::BlockTerminationSignals();
@@ -66,11 +67,11 @@ int main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_heartbeat_ms) < 1 ||
       absl::GetFlag(FLAGS_liveness_timeout_ms) <= absl::GetFlag(FLAGS_heartbeat_ms) ||
-      absl::GetFlag(FLAGS_step_queue) < 1 || absl::GetFlag(FLAGS_planner_threads) < 1 ||
+      absl::GetFlag(FLAGS_step_queue) < 1 || absl::GetFlag(FLAGS_planner_threads) < 0 ||
       absl::GetFlag(FLAGS_planner_threads) > 64) {
     std::fprintf(stderr,
                  "herald_scheduler: need --heartbeat_ms >= 1, --liveness_timeout_ms > "
-                 "--heartbeat_ms, --step_queue >= 1 and --planner_threads in 1..64\n");
+                 "--heartbeat_ms, --step_queue >= 1 and --planner_threads in 0..64\n");
     return 2;
   }
   std::string token;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace herald::data {
 
@@ -48,28 +49,30 @@ void ToKeyBatch(const SampleBlock& block, size_t begin, size_t end, KeyBatch* ou
     }
   }
   out->tables.resize(fields);
-  // Per table: its keys' count first (one pass over the offsets), then the
-  // keys copied into place.
+  // Sample-major, as the block lies: each table's key count first, then
+  // every sample's keys to their tables.
+  std::vector<uint32_t> counts(fields, 0);
+  for (size_t s = begin; s < end; ++s) {
+    const uint32_t* o = block.offsets.data() + s * fields;
+    for (uint32_t f = 0; f < fields; ++f) counts[f] += o[f + 1] - o[f];
+  }
+  std::vector<uint64_t*> cursor(fields);
+  std::vector<uint32_t*> offsets(fields);
   for (uint32_t f = 0; f < fields; ++f) {
     KeyBatch::Table& table = out->tables[f];
+    table.keys.resize(counts[f]);
     table.offsets.resize(end - begin + 1);
     table.offsets[0] = 0;
-    uint32_t count = 0;
-    for (size_t s = begin; s < end; ++s) {
-      const size_t i = s * fields + f;
-      count += block.offsets[i + 1] - block.offsets[i];
-      table.offsets[s - begin + 1] = count;
-    }
-    table.keys.resize(count);
-    uint64_t* keys = table.keys.data();
-    for (size_t s = begin; s < end; ++s) {
-      const size_t i = s * fields + f;
-      const uint32_t from = block.offsets[i], to = block.offsets[i + 1];
-      if (to - from == 1) {
-        *keys++ = block.keys[from];
-      } else {
-        keys = std::copy(block.keys.begin() + from, block.keys.begin() + to, keys);
-      }
+    cursor[f] = table.keys.data();
+    offsets[f] = table.offsets.data() + 1;
+  }
+  const uint64_t* keys = block.keys.data();
+  for (size_t s = begin; s < end; ++s) {
+    const uint32_t* o = block.offsets.data() + s * fields;
+    for (uint32_t f = 0; f < fields; ++f) {
+      uint64_t*& to = cursor[f];
+      for (uint32_t k = o[f]; k < o[f + 1]; ++k) *to++ = keys[k];
+      *offsets[f]++ = static_cast<uint32_t>(to - out->tables[f].keys.data());
     }
   }
 }

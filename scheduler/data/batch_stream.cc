@@ -195,6 +195,10 @@ void BatchStream::TakeFromPool(bool random, data::SampleBlock* out) {
   // Compact once most of the pool is taken, so memory stays within ~2 pools.
   if (pool_.size() > 2 * live_.size() + kReadChunk) {
     data::SampleBlock compact(options_.schema);
+    // Room for what the pool holds until the next compaction: refills
+    // append without moving it.
+    compact.Reserve(2 * live_.size() + 2 * kReadChunk,
+                    pool_.keys.size() / std::max<size_t>(1, pool_.size()) + 1);
     for (uint32_t& i : live_) {
       compact.AppendFrom(pool_, i);
       i = static_cast<uint32_t>(compact.size() - 1);
@@ -203,7 +207,7 @@ void BatchStream::TakeFromPool(bool random, data::SampleBlock* out) {
   }
 }
 
-absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
+absl::StatusOr<bool> BatchStream::NextSamples(const data::SampleBlock** out) {
   if (batches_ >= MaxBatches()) return false;
   batch_block_.Clear();
   const bool shuffle = options_.data.shuffle_buffer() > 0;
@@ -219,9 +223,16 @@ absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
       return false;
     }
   }
-  data::ToKeyBatch(batch_block_, 0, batch_block_.size(), out);
   ++batches_;
+  *out = &batch_block_;
   return true;
+}
+
+absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
+  const data::SampleBlock* samples = nullptr;
+  HERALD_ASSIGN_OR_RETURN(bool more, NextSamples(&samples));
+  if (more) data::ToKeyBatch(*samples, 0, samples->size(), out);
+  return more;
 }
 
 namespace {

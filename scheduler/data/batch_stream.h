@@ -70,6 +70,9 @@ class BatchStream {
   // The next global batch (dense features transformed, see
   // key_batch_conversion.h); false when the stream is done.
   absl::StatusOr<bool> Next(data::KeyBatch* out);
+  // The same batch as raw samples, not converted (for passes that only
+  // read keys); valid until the next call.
+  absl::StatusOr<bool> NextSamples(const data::SampleBlock** out);
   // Moves past the next `n` global batches as Next would, without building
   // them (a resumed job finding its place: the samples are read and drawn
   // from the shuffle pool as before, just not copied out or converted).

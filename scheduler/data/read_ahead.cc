@@ -55,6 +55,13 @@ void ReadAhead::Run() {
       if (stopping_) return;
     }
     data::KeyBatch batch;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!spare_.empty()) {  // a batch the consumer is done with: its memory reused
+        batch = std::move(spare_.back());
+        spare_.pop_back();
+      }
+    }
     absl::StatusOr<bool> more = stream_->Next(&batch);
     std::optional<absl::StatusOr<std::string>> cursor;
     if (more.ok() && *more && cursor_wanted_ && cursor_wanted_(stream_->batches())) {
@@ -81,7 +88,9 @@ absl::StatusOr<bool> ReadAhead::Next(data::KeyBatch* out) {
   auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !ready_.empty() || done_; };
   mu_.Await(absl::Condition(&ready));
   if (!ready_.empty()) {
-    *out = std::move(ready_.front());
+    // The caller's old batch comes back for the reader to refill.
+    std::swap(*out, ready_.front());
+    if (spare_.size() < window_ + 1) spare_.push_back(std::move(ready_.front()));
     ready_.pop_front();
     return true;
   }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -31,6 +32,7 @@ class ReadAhead {
   ~ReadAhead();
 
   // The next batch, waiting for the reader if needed; false at the end.
+  // What `out` held is handed back to the reader, which refills its memory.
   // After an error, every call returns that error.
   absl::StatusOr<bool> Next(data::KeyBatch* out);
 
@@ -59,6 +61,8 @@ class ReadAhead {
   std::unique_ptr<BatchStream> stream_;
   mutable absl::Mutex mu_;
   std::deque<data::KeyBatch> ready_ ABSL_GUARDED_BY(mu_);
+  // Batches the consumer handed back (Next swaps): refilled, not reallocated.
+  std::vector<data::KeyBatch> spare_ ABSL_GUARDED_BY(mu_);
   bool done_ ABSL_GUARDED_BY(mu_) = false;  // the stream ended (or failed)
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -15,16 +15,18 @@ namespace herald::scheduler {
 absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers) {
   // One pass over the batches the job trains (at most one epoch), in its
   // order without shuffling. `visit` sees every batch.
-  auto each_batch = [&](const std::function<void(const data::KeyBatch&)>& visit) -> absl::Status {
+  // Raw samples: the keys are all it reads.
+  auto each_batch =
+      [&](const std::function<void(const data::SampleBlock&)>& visit) -> absl::Status {
     BatchStreamOptions o = StreamOptionsFromSpec(spec, Split::kTrain);
     o.max_epochs = 1;
     o.data.set_shuffle_buffer(0);
     HERALD_ASSIGN_OR_RETURN(auto stream, BatchStream::Open(o));
-    data::KeyBatch batch;
+    const data::SampleBlock* batch = nullptr;
     for (;;) {
-      HERALD_ASSIGN_OR_RETURN(bool more, stream->Next(&batch));
+      HERALD_ASSIGN_OR_RETURN(bool more, stream->NextSamples(&batch));
       if (!more) break;
-      visit(batch);
+      visit(*batch);
     }
     if (stream->batches() == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -39,14 +41,15 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
   const bool need_distinct = spec.scheduling().cache_rows_per_worker() == 0;
   std::vector<data::DistinctCounter> distinct(need_distinct ? tables : 0);
   std::vector<uint32_t> max_keys(tables, 1);
-  HERALD_RETURN_IF_ERROR(each_batch([&](const data::KeyBatch& batch) {
+  // Each table's keys in sample order, as the batches have them.
+  HERALD_RETURN_IF_ERROR(each_batch([&](const data::SampleBlock& batch) {
     for (size_t t = 0; t < tables; ++t) {
-      const auto& table = batch.tables[t];
-      for (uint32_t s = 0; s < batch.num_samples; ++s) {
-        max_keys[t] = std::max(max_keys[t], table.offsets[s + 1] - table.offsets[s]);
-      }
-      if (need_distinct) {
-        for (Key key : table.keys) distinct[t].Add(key);
+      for (size_t s = 0; s < batch.size(); ++s) {
+        const absl::Span<const uint64_t> keys = batch.Keys(s, static_cast<uint32_t>(t));
+        max_keys[t] = std::max(max_keys[t], static_cast<uint32_t>(keys.size()));
+        if (need_distinct) {
+          for (Key key : keys) distinct[t].Add(key);
+        }
       }
     }
   }));
@@ -71,9 +74,11 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
   for (size_t t = 0; t < tables; ++t) {
     hot.emplace_back(std::max<size_t>(2 * size_t{sizing.capacity[t]}, 16384));
   }
-  HERALD_RETURN_IF_ERROR(each_batch([&](const data::KeyBatch& batch) {
+  HERALD_RETURN_IF_ERROR(each_batch([&](const data::SampleBlock& batch) {
     for (size_t t = 0; t < tables; ++t) {
-      for (Key key : batch.tables[t].keys) hot[t].Add(key);
+      for (size_t s = 0; s < batch.size(); ++s) {
+        for (Key key : batch.Keys(s, static_cast<uint32_t>(t))) hot[t].Add(key);
+      }
     }
   }));
   for (size_t t = 0; t < tables; ++t) result.warm_keys.push_back(hot[t].Top(sizing.capacity[t]));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <thread>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -255,7 +256,9 @@ absl::Status JobRun::Plan() {
   resources.slots = sizing.slots;
   resources.warm_keys = sizing.warm_keys;
   resources.seed = spec_.seed();
-  resources.threads = options_.planner_threads;
+  resources.threads = options_.planner_threads > 0
+                          ? options_.planner_threads
+                          : std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, 64);
   // Checkpoints and evaluations need the whole model on the PS shards.
   const uint64_t checkpoint_every =
       spec_.checkpoint().dir().empty() ? 0 : spec_.checkpoint().every_iterations();

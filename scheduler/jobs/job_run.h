@@ -52,7 +52,8 @@ struct DenseUpload {
 
 struct JobRunOptions {
   size_t step_queue_capacity = tunables::kStepQueueCapacity;  // steps per worker (back-pressure)
-  uint32_t planner_threads = tunables::kPlannerThreads;       // PlannerOptions::threads
+  // PlannerOptions::threads; 0: one per core (at most 64).
+  uint32_t planner_threads = tunables::kPlannerThreads;
   // How often waits wake to check cancellation and node liveness.
   absl::Duration poll = absl::Milliseconds(tunables::kSchedulerPollMs);
   // Time for every worker to join and open its step stream.
