@@ -201,9 +201,8 @@ int Main() {
     return 2;
   }
   const std::string& data = *training_data;
-  std::printf("pipeline_bench: %lu rows per job, %d PS shards, dim %d, null device%s\n",
-              static_cast<unsigned long>(absl::GetFlag(FLAGS_rows)), absl::GetFlag(FLAGS_ps),
-              absl::GetFlag(FLAGS_dim),
+  std::printf("pipeline_bench: data %s, %d PS shards, dim %d, null device%s\n", data.c_str(),
+              absl::GetFlag(FLAGS_ps), absl::GetFlag(FLAGS_dim),
               baseline.empty() ? ", no baseline" : (", baseline " + baseline).c_str());
   std::printf("%-9s %10s   %6s | CPU us/sample: scheduler, PS 0..n, workers 0..n\n", "build",
               "samples/s", "total");
