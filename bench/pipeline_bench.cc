@@ -99,6 +99,10 @@ struct Outcome {
   double samples_per_second = 0;
   std::vector<double> us_per_sample;  // scheduler, PS shards, workers
   double total_us_per_sample = 0;
+  // The workers' wall time per sample, summed over workers: waiting for
+  // the scheduler's steps, fetching (mostly waiting for the PS), on the
+  // device.
+  double step_wait_us = 0, fetch_us = 0, compute_us = 0;
 };
 
 Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
@@ -139,6 +143,9 @@ Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
   }
   const double samples = static_cast<double>(end.progress().iteration()) * batch;
   out.samples_per_second = samples / seconds;
+  out.step_wait_us = end.progress().worker_step_wait_ms() * 1e3 / samples;
+  out.fetch_us = end.progress().worker_fetch_ms() * 1e3 / samples;
+  out.compute_us = end.progress().worker_compute_ms() * 1e3 / samples;
   for (size_t i = 0; i < pids.size(); ++i) {
     const double us = (CpuSeconds(pids[i]) - before[i]) * 1e6 / samples;
     out.us_per_sample.push_back(us);
@@ -166,6 +173,9 @@ std::string Row(const std::string& build, const Outcome& o) {
   std::string row = absl::StrFormat("%-9s %10.0f   %6.2f |", build.c_str(), o.samples_per_second,
                                     o.total_us_per_sample);
   for (double us : o.us_per_sample) absl::StrAppendFormat(&row, " %6.2f", us);
+  absl::StrAppendFormat(&row,
+                        "   (workers' wall us/sample: scheduler %.2f, fetch %.2f, device %.2f)",
+                        o.step_wait_us, o.fetch_us, o.compute_us);
   return row;
 }
 

@@ -167,7 +167,7 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
                             "samples/s", "fetched", "pushed", "written", "transfer", "vanilla",
                             "hit%", "eval_auc", "eval_ll");
   for (size_t w = 0; w < workers; ++w) {
-    for (const char* phase : {"fetch", "compute", "allreduce", "push", "writeback"}) {
+    for (const char* phase : {"fetch", "compute", "allreduce", "push", "writeback", "step_wait"}) {
       absl::StrAppend(&header, csv ? absl::StrFormat(",w%d_%s_ms", w, phase)
                                    : absl::StrFormat(" w%d_%s", w, phase));
     }
@@ -197,8 +197,8 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
                                  : absl::StrFormat(" %8s %8s", "-", "-"));
     }
     for (const proto::WorkerPhases& w : p.workers()) {
-      for (double ms :
-           {w.fetch_ms(), w.compute_ms(), w.allreduce_ms(), w.push_ms(), w.writeback_ms()}) {
+      for (double ms : {w.fetch_ms(), w.compute_ms(), w.allreduce_ms(), w.push_ms(),
+                        w.writeback_ms(), w.step_wait_ms()}) {
         absl::StrAppend(&line, csv ? absl::StrFormat(",%.3f", ms) : absl::StrFormat(" %.1f", ms));
       }
     }

@@ -122,11 +122,10 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
              "Worker time per iteration phase, summed over workers.");
     for (const proto::JobStatus& j : snapshot.jobs) {
       const proto::JobProgress& p = j.progress();
-      const std::pair<const char*, double> phases[] = {{"fetch", p.worker_fetch_ms()},
-                                                       {"compute", p.worker_compute_ms()},
-                                                       {"allreduce", p.worker_allreduce_ms()},
-                                                       {"push", p.worker_push_ms()},
-                                                       {"writeback", p.worker_writeback_ms()}};
+      const std::pair<const char*, double> phases[] = {
+          {"fetch", p.worker_fetch_ms()},         {"compute", p.worker_compute_ms()},
+          {"allreduce", p.worker_allreduce_ms()}, {"push", p.worker_push_ms()},
+          {"writeback", p.worker_writeback_ms()}, {"step_wait", p.worker_step_wait_ms()}};
       for (const auto& [phase, ms] : phases) {
         f.Add(absl::StrCat(Label("job", j.job_id()), ",", Label("phase", phase)), ms / 1000);
       }

@@ -25,7 +25,7 @@ constexpr char kStyle[] = R"css(
 )css";
 
 constexpr char kScript[] = R"js(
-const phases = ['fetch', 'compute', 'allreduce', 'push', 'writeback'];
+const phases = ['fetch', 'compute', 'allreduce', 'push', 'writeback', 'step_wait'];
 const colors = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1'];
 let selected = null;
 const charts = {};

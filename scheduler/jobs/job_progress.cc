@@ -28,6 +28,8 @@ constexpr WorkerPhase kWorkerPhases[] = {
      &proto::JobProgress::set_worker_push_ms, &proto::WorkerPhases::set_push_ms},
     {&proto::StepReport::writeback_ms, &proto::JobProgress::worker_writeback_ms,
      &proto::JobProgress::set_worker_writeback_ms, &proto::WorkerPhases::set_writeback_ms},
+    {&proto::StepReport::step_wait_ms, &proto::JobProgress::worker_step_wait_ms,
+     &proto::JobProgress::set_worker_step_wait_ms, &proto::WorkerPhases::set_step_wait_ms},
 };
 
 }  // namespace

@@ -157,8 +157,10 @@ absl::Status JobSession::Run() {
   absl::Status outcome;
   bool stop_after_step = false;
   // After the last step only evaluations follow, until the scheduler ends
-  // the stream.
+  // the stream. `ready`: since when this worker has waited for a step.
+  absl::Time ready = absl::Now();
   while (!stop_after_step && steps->Next(&wire)) {
+    const double step_wait_ms = absl::ToDoubleMilliseconds(absl::Now() - ready);
     {
       absl::MutexLock lock(&mu_);
       if (stopping_ && !last) break;  // Stop() abandons this iteration
@@ -172,6 +174,7 @@ absl::Status JobSession::Run() {
     if (wire.has_eval()) {
       outcome = Evaluate(scorer, wire);
       if (!outcome.ok()) break;
+      ready = absl::Now();
       absl::MutexLock lock(&mu_);
       executing_ = false;
       continue;
@@ -241,6 +244,7 @@ absl::Status JobSession::Run() {
     report.set_bytes_moved(result->bytes_moved);
     report.set_rows_prefetched(result->rows_prefetched);
     report.set_dense_crc32(dense_crc);
+    report.set_step_wait_ms(step_wait_ms);
     const absl::Status r = scheduler_->ReportStep(report);
     if (!r.ok()) {
       outcome = Annotate(r, "reporting the step");
@@ -248,6 +252,7 @@ absl::Status JobSession::Run() {
     }
     last = wire.last();
     ++iteration;
+    ready = absl::Now();
     absl::MutexLock lock(&mu_);
     executing_ = false;
     next_iteration_ = iteration;
