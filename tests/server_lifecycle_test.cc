@@ -139,6 +139,8 @@ TEST(WorkerProcess, NeedsASchedulerAndRefusesAMissingDevice) {
       {{"--scheduler=127.0.0.1:1", "--device=cuda:4096"}, "--device: cuda:4096"},
       {{"--scheduler=127.0.0.1:1", "--device=tpu"}, "expected cpu or cuda:N"},
       {{"--scheduler=127.0.0.1:1", "--device=cuda:x"}, "expected cpu or cuda:N"},
+      // The null device (bench/pipeline_bench) is only in herald_worker_with_test_hooks.
+      {{"--scheduler=127.0.0.1:1", "--device=null"}, "expected cpu or cuda:N"},
       {{"--scheduler=127.0.0.1:1", "--pinned_staging_mb=0"}, "expected 1..4096"},
       {{"--scheduler=127.0.0.1:1", "--token-file=" + dir + "/missing"}, "cannot read"},
   };

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "worker/device/device_array.h"
+#include "worker/device/null_device.h"
 
 namespace herald::worker {
 namespace {
@@ -26,6 +27,28 @@ TEST(DeviceFactory, NamesAreCheckedAndTheCpuIsAlwaysThere) {
   ASSERT_TRUE(described.ok());
   EXPECT_EQ(described->kind, proto::DEVICE_KIND_CPU);
   EXPECT_TRUE(described->uuid.empty());
+}
+
+TEST(DeviceFactory, TheNullDeviceExistsOnlyOnceRegisteredAndDoesNoWork) {
+  EXPECT_EQ(CheckDeviceName("null").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(CreateDevice("null", {}).ok());
+  RegisterNullDevice();
+  EXPECT_TRUE(CheckDeviceName("null").ok());
+  auto described = DescribeDevice("null");
+  ASSERT_TRUE(described.ok()) << described.status();
+  EXPECT_EQ(described->kind, proto::DEVICE_KIND_CPU);
+  auto device = CreateDevice("null", {});
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_EQ((*device)->name(), "null");
+  // Memory reads as zeros, and nothing written to the device reaches it.
+  DeviceArray<float> a(device->get(), 1024);
+  const std::vector<float> ones(1024, 1.0f);
+  (*device)->CopyToDevice(ones.data(), a.data(), ones.size() * sizeof(float));
+  (*device)->Axpy(1024, 2.0f, a.data(), a.data());
+  std::vector<float> back(1024, 7.0f);
+  (*device)->CopyToHost(a.data(), back.data(), back.size() * sizeof(float));
+  EXPECT_EQ(back, std::vector<float>(1024, 7.0f));  // the copy moved nothing
+  EXPECT_TRUE((*device)->status().ok());
 }
 
 TEST(DeviceFactory, MissingGpuIsRefusedSayingWhy) {
