@@ -6,25 +6,20 @@
 
 namespace herald::scheduler {
 
-absl::StatusOr<std::unique_ptr<EvalCoordinator>> EvalCoordinator::Load(const proto::JobSpec& spec,
-                                                                       const EvalSettings& settings,
-                                                                       std::string job_id,
-                                                                       uint32_t num_workers) {
-  std::unique_ptr<EvalCoordinator> eval(new EvalCoordinator(std::move(job_id), num_workers));
-  if (!settings.enabled()) return eval;
+absl::Status EvalCoordinator::Load(const proto::JobSpec& spec, const EvalSettings& settings) {
+  if (!settings.enabled()) return absl::OkStatus();
   HERALD_RETURN_IF_ERROR(ForEachHeldOutBatch(
       spec, settings.batch_size, settings.max_samples, [&](const data::KeyBatch& batch) {
-        eval->batches_.push_back(
-            EncodeEvalBatch(batch, static_cast<uint32_t>(eval->batches_.size())));
-        eval->batch_sizes_.push_back(batch.num_samples);
-        eval->labels_.insert(eval->labels_.end(), batch.labels.begin(), batch.labels.end());
+        batches_.push_back(EncodeEvalBatch(batch, static_cast<uint32_t>(batches_.size())));
+        batch_sizes_.push_back(batch.num_samples);
+        labels_.insert(labels_.end(), batch.labels.begin(), batch.labels.end());
         return absl::OkStatus();
       }));
-  if (eval->batches_.empty()) {
-    HLOG_WARN("job {}: data.eval_fraction {} held out no sample: no evaluation", eval->job_id_,
+  if (batches_.empty()) {
+    HLOG_WARN("job {}: data.eval_fraction {} held out no sample: no evaluation", job_id_,
               spec.data().eval_fraction());
   }
-  return eval;
+  return absl::OkStatus();
 }
 
 std::vector<EvalCoordinator::WorkerEvalStep> EvalCoordinator::Begin(uint64_t iteration) {
@@ -55,9 +50,14 @@ absl::Status EvalCoordinator::Accept(uint32_t worker, const proto::EvalReport& r
 bool EvalCoordinator::AwaitComplete(absl::Duration wait) const {
   absl::MutexLock lock(&mu_);
   auto complete = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return round_ != nullptr && round_->complete();
+    return aborted_ || (round_ != nullptr && round_->complete());
   };
-  return mu_.AwaitWithTimeout(absl::Condition(&complete), wait);
+  return mu_.AwaitWithTimeout(absl::Condition(&complete), wait) && !aborted_;
+}
+
+void EvalCoordinator::Abort() {
+  absl::MutexLock lock(&mu_);
+  aborted_ = true;
 }
 
 EvalResult EvalCoordinator::Finish() {

@@ -24,12 +24,12 @@ namespace herald::scheduler {
 
 class EvalCoordinator {
  public:
+  EvalCoordinator(std::string job_id, uint32_t num_workers)
+      : job_id_(std::move(job_id)), num_workers_(num_workers) {}
+
   // Reads the held-out batches `settings` asks for (none when it does not
-  // evaluate). Errors: the data source's.
-  static absl::StatusOr<std::unique_ptr<EvalCoordinator>> Load(const proto::JobSpec& spec,
-                                                               const EvalSettings& settings,
-                                                               std::string job_id,
-                                                               uint32_t num_workers);
+  // evaluate). Call once, before any evaluation. Errors: the data source's.
+  absl::Status Load(const proto::JobSpec& spec, const EvalSettings& settings);
 
   // No held-out batch: nothing to evaluate.
   bool empty() const { return batches_.empty(); }
@@ -42,15 +42,16 @@ class EvalCoordinator {
   // A worker's predictions for one batch. Errors: FailedPrecondition (no
   // evaluation before that iteration running), EvalRound::Accept's.
   absl::Status Accept(uint32_t worker, const proto::EvalReport& report);
-  // Waits up to `wait` for every prediction; true when they all arrived.
+  // Waits up to `wait` for every prediction, or until Abort(); true when
+  // they all arrived.
   bool AwaitComplete(absl::Duration wait) const;
+  // Wakes a waiting AwaitComplete at once (the job failed); safe from any
+  // thread, any time.
+  void Abort();
   // REQUIRES: AwaitComplete() returned true. Ends the evaluation.
   EvalResult Finish();
 
  private:
-  EvalCoordinator(std::string job_id, uint32_t num_workers)
-      : job_id_(std::move(job_id)), num_workers_(num_workers) {}
-
   const std::string job_id_;
   const uint32_t num_workers_;
   // Set by Load, then read-only: encoded for the workers, their sizes and
@@ -61,6 +62,7 @@ class EvalCoordinator {
 
   mutable absl::Mutex mu_;
   std::unique_ptr<EvalRound> round_ ABSL_GUARDED_BY(mu_);  // the one running
+  bool aborted_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace herald::scheduler

@@ -46,6 +46,7 @@ JobRun::JobRun(std::string job_id, proto::JobSpec spec, std::vector<NodeInfo> ps
       registry_(registry),
       options_(std::move(options)),
       eval_settings_(EvalSettingsFromSpec(spec_)),
+      eval_(job_id_, static_cast<uint32_t>(workers_.size())),
       tracker_(static_cast<uint32_t>(workers_.size()), spec_.global_batch_size(),
                spec_.iterations(), options_.history_points, options_.history, absl::Now()) {
   for (size_t w = 0; w < workers_.size(); ++w) {
@@ -100,6 +101,7 @@ void JobRun::Fail(absl::Status status) {
     failure_ = status;
   }
   for (auto& q : queues_) q->Close(status);
+  eval_.Abort();  // an evaluation waiting for predictions ends now
 }
 
 void JobRun::Cancel(const std::string& reason) { Fail(absl::CancelledError(reason)); }
@@ -126,8 +128,7 @@ absl::Status JobRun::Health() {
 absl::Status JobRun::Prepare() {
   const uint32_t num_workers = static_cast<uint32_t>(workers_.size());
   HERALD_ASSIGN_OR_RETURN(JobCacheSizing sizing, SizeJobCaches(spec_, num_workers));
-  HERALD_ASSIGN_OR_RETURN(eval_,
-                          EvalCoordinator::Load(spec_, eval_settings_, job_id_, num_workers));
+  HERALD_RETURN_IF_ERROR(eval_.Load(spec_, eval_settings_));
   std::vector<std::string> addresses;
   for (const NodeInfo& n : ps_nodes_) addresses.push_back(n.registration.address());
   ps::PsClientOptions ps_options;
@@ -262,7 +263,7 @@ absl::Status JobRun::Plan() {
   // Checkpoints and evaluations need the whole model on the PS shards.
   const uint64_t checkpoint_every =
       spec_.checkpoint().dir().empty() ? 0 : spec_.checkpoint().every_iterations();
-  const uint64_t eval_every = eval_->empty() ? 0 : eval_settings_.every_iterations;
+  const uint64_t eval_every = eval_.empty() ? 0 : eval_settings_.every_iterations;
   resources.flush_every = {checkpoint_every, eval_every};
   HERALD_ASSIGN_OR_RETURN(PlannerOptions po,
                           PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
@@ -469,16 +470,16 @@ absl::Status JobRun::WaitForIteration(uint64_t iteration) {
 }
 
 absl::Status JobRun::EvaluateAt(uint64_t iteration) {
-  if (eval_->empty()) return absl::OkStatus();
+  if (eval_.empty()) return absl::OkStatus();
   const absl::Time start = absl::Now();
   HERALD_RETURN_IF_ERROR(WaitForIteration(iteration));
-  for (auto& [worker, step] : eval_->Begin(iteration)) {
+  for (auto& [worker, step] : eval_.Begin(iteration)) {
     HERALD_RETURN_IF_ERROR(Enqueue(worker, std::move(step)));
   }
   do {
     HERALD_RETURN_IF_ERROR(Health());
-  } while (!eval_->AwaitComplete(options_.poll));
-  const EvalResult r = eval_->Finish();
+  } while (!eval_.AwaitComplete(options_.poll));
+  const EvalResult r = eval_.Finish();
   const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   {
     absl::MutexLock lock(&mu_);
@@ -496,10 +497,7 @@ absl::Status JobRun::ReportEval(const proto::EvalReport& report) {
   if (w < 0) {
     return absl::NotFoundError(absl::StrCat(report.node_id(), " is not a worker of ", job_id_));
   }
-  if (eval_ == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat("job ", job_id_, " runs no evaluation"));
-  }
-  return eval_->Accept(static_cast<uint32_t>(w), report);
+  return eval_.Accept(static_cast<uint32_t>(w), report);
 }
 
 absl::Status JobRun::CheckpointAt(uint64_t iteration, const std::string& planner_state,

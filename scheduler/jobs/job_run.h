@@ -207,8 +207,8 @@ class JobRun {
   const NodeRegistry* registry_;
   const JobRunOptions options_;
   const EvalSettings eval_settings_;
-  // Set by Prepare before any worker can join, then used from any thread.
-  std::unique_ptr<EvalCoordinator> eval_;
+  // Its held-out batches are loaded by Prepare, before any worker can join.
+  EvalCoordinator eval_;
   // With checkpoint.dir; null without.
   std::unique_ptr<JobCheckpointer> checkpointer_;
   std::unique_ptr<ps::PsClient> ps_;  // set once by Prepare (under ps_mu_)
