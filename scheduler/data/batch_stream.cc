@@ -199,10 +199,18 @@ void BatchStream::TakeFromPool(bool random, data::SampleBlock* out) {
     // append without moving it.
     compact.Reserve(2 * live_.size() + 2 * kReadChunk,
                     pool_.keys.size() / std::max<size_t>(1, pool_.size()) + 1);
-    for (uint32_t& i : live_) {
+    // The live samples copied in pool order (sequential reads, not the
+    // random order of live_), then live_ pointed at their new places: the
+    // draw order, and so every batch, stays the same.
+    constexpr uint32_t kDead = UINT32_MAX;
+    std::vector<uint32_t> moved_to(pool_.size(), kDead);
+    for (uint32_t i : live_) moved_to[i] = 0;
+    for (size_t i = 0; i < moved_to.size(); ++i) {
+      if (moved_to[i] == kDead) continue;
+      moved_to[i] = static_cast<uint32_t>(compact.size());
       compact.AppendFrom(pool_, i);
-      i = static_cast<uint32_t>(compact.size() - 1);
     }
+    for (uint32_t& i : live_) i = moved_to[i];
     pool_ = std::move(compact);
   }
 }
