@@ -9,8 +9,9 @@ PACKAGES=(
   build-essential g++ python3
   # RPC and serialization.
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  # Common libraries (SQLite: the scheduler's job store).
-  libabsl-dev libspdlog-dev libfmt-dev libcpp-httplib-dev zlib1g-dev libsqlite3-dev
+  # Common libraries (SQLite: the scheduler's job store; RocksDB: the PS's
+  # disk tier).
+  libabsl-dev libspdlog-dev libfmt-dev libcpp-httplib-dev zlib1g-dev libsqlite3-dev librocksdb-dev
   # Math and collectives.
   libopenblas-dev libgloo-dev
   # RDMA fast path (compiles without a device; tests skip) and UCX, the

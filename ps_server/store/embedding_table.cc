@@ -1,6 +1,7 @@
 #include "ps_server/store/embedding_table.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "common/math/optimizer_spec.h"
@@ -21,20 +22,43 @@ std::optional<uint32_t> EmbeddingTable::Find(Key key) const {
   return *it;
 }
 
-absl::StatusOr<uint32_t> EmbeddingTable::FindOrCreate(Key key) {
-  auto it = index_.find(KeyProbe{key});
-  if (it != index_.end()) return *it;
+absl::StatusOr<uint32_t> EmbeddingTable::NewSlot(Key key, uint64_t version, uint32_t flags) {
   const uint64_t n = size();
   if ((options_.max_rows > 0 && n >= options_.max_rows) || n >= UINT32_MAX) {
     return absl::ResourceExhaustedError(absl::StrCat("table ", options_.id.value(), " is full: ", n,
                                                      " rows (max_rows ", options_.max_rows, ")"));
   }
-  const uint32_t index = static_cast<uint32_t>(rows_.Append());
-  meta_.Append();
-  *meta_.Item(index) = RowMeta{key, 0};
+  uint32_t index;
+  if (!free_.empty()) {
+    index = free_.back();
+    free_.pop_back();
+  } else {
+    index = static_cast<uint32_t>(rows_.Append());
+    meta_.Append();
+  }
+  *meta_.Item(index) = RowMeta{key, version, 0, flags | kLive};
   index_.insert(index);
-  InitialRow(key, Row(index));
   return index;
+}
+
+absl::StatusOr<uint32_t> EmbeddingTable::FindOrCreate(Key key) {
+  auto it = index_.find(KeyProbe{key});
+  if (it != index_.end()) return *it;
+  absl::StatusOr<uint32_t> index = NewSlot(key, 0, kDirty);
+  if (index.ok()) InitialRow(key, Row(*index));
+  return index;
+}
+
+absl::StatusOr<uint32_t> EmbeddingTable::Insert(Key key, const float* row, uint64_t version) {
+  absl::StatusOr<uint32_t> index = NewSlot(key, version, 0);
+  if (index.ok()) std::memcpy(Row(*index), row, row_floats_ * sizeof(float));
+  return index;
+}
+
+void EmbeddingTable::Erase(uint32_t index) {
+  index_.erase(index);  // hashes the key: before the slot is cleared
+  *meta_.Item(index) = RowMeta{};
+  free_.push_back(index);
 }
 
 void EmbeddingTable::InitialRow(Key key, float* row) const {

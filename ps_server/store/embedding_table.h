@@ -5,11 +5,17 @@
 //
 // A row is RowFloats(optimizer, dim) floats: `dim` values then the optimizer
 // state (common/math/sparse_optimizer.h), plus a version counting committed
-// updates. Row indices are stable for the table's life.
+// updates. A row's index is stable until the row is erased (a shard with a
+// disk tier evicts rows, ps_server/shard/shard_table.h); an erased row's
+// slot is reused by the next row stored.
 //
-// Memory per row: the row floats, 16 bytes of key + version, and about 5 to
-// 10 bytes of hash index (a 4-byte row index per bucket plus a control byte;
-// the key lives with the row, not in the index).
+// Besides the version, each row carries what a disk tier needs: the last
+// iteration that used it (`last_use`) and whether it differs from its copy
+// on disk (`dirty`: created or updated since it was loaded).
+//
+// Memory per row: the row floats, 24 bytes of key, version, last use and
+// flags, and about 5 to 10 bytes of hash index (a 4-byte row index per
+// bucket plus a control byte; the key lives with the row, not in the index).
 
 #include <algorithm>
 #include <cstdint>
@@ -49,12 +55,22 @@ class EmbeddingTable {
 
   const TableOptions& options() const { return options_; }
   uint32_t row_floats() const { return row_floats_; }
-  uint64_t size() const { return meta_.size(); }
+  // Rows stored now.
+  uint64_t size() const { return meta_.size() - free_.size(); }
+  // One past the highest row index ever used: live rows are the indices
+  // below it for which live(i) holds.
+  uint64_t slots() const { return meta_.size(); }
+  bool live(uint32_t index) const { return (meta_.Item(index)->flags & kLive) != 0; }
 
-  // Index of `key`'s row, creating and initialising it if absent.
+  // Index of `key`'s row, creating and initialising it (dirty) if absent.
   // Errors: RESOURCE_EXHAUSTED naming the table and its cap.
   absl::StatusOr<uint32_t> FindOrCreate(Key key);
   std::optional<uint32_t> Find(Key key) const;
+  // Stores a row read from elsewhere (a disk tier), clean. REQUIRES: `key`
+  // absent. Errors: RESOURCE_EXHAUSTED as FindOrCreate.
+  absl::StatusOr<uint32_t> Insert(Key key, const float* row, uint64_t version);
+  // Drops a row; its index may be reused by the next row stored.
+  void Erase(uint32_t index);
   // Memory hints only: start loading what a lookup of `key` reads first
   // (its hash-index group), or the row and version of `index`, so that a
   // batch of lookups overlaps its cache misses instead of taking them one
@@ -74,11 +90,25 @@ class EmbeddingTable {
   Key key(uint32_t index) const { return meta_.Item(index)->key; }
   uint64_t version(uint32_t index) const { return meta_.Item(index)->version; }
   void set_version(uint32_t index, uint64_t v) { meta_.Item(index)->version = v; }
+  // The last iteration that used the row (kept as the highest seen).
+  uint32_t last_use(uint32_t index) const { return meta_.Item(index)->last_use; }
+  void Touch(uint32_t index, uint32_t iteration) {
+    RowMeta* m = meta_.Item(index);
+    m->last_use = std::max(m->last_use, iteration);
+  }
+  bool dirty(uint32_t index) const { return (meta_.Item(index)->flags & kDirty) != 0; }
+  void set_dirty(uint32_t index, bool dirty) {
+    RowMeta* m = meta_.Item(index);
+    m->flags = dirty ? (m->flags | kDirty) : (m->flags & ~kDirty);
+  }
 
   // Bytes this table holds (slabs, keys and versions, hash index).
   uint64_t MemoryBytes() const;
   // Bytes of the rows' values and optimizer state alone (the lower bound).
   uint64_t RawRowBytes() const { return size() * row_floats_ * sizeof(float); }
+  // Bytes one stored row takes: its floats, its metadata, and an estimate
+  // of its share of the hash index.
+  uint64_t BytesPerRow() const { return row_floats_ * sizeof(float) + sizeof(RowMeta) + 8; }
 
   // Calls fn(key, index) for every row, in ascending key order (deterministic
   // output for checkpoints and exports).
@@ -86,16 +116,23 @@ class EmbeddingTable {
   void ForEachSortedByKey(Fn fn) const {
     std::vector<std::pair<Key, uint32_t>> entries;
     entries.reserve(size());
-    for (uint32_t i = 0; i < size(); ++i) entries.emplace_back(key(i), i);
+    for (uint32_t i = 0; i < slots(); ++i) {
+      if (live(i)) entries.emplace_back(key(i), i);
+    }
     std::sort(entries.begin(), entries.end());
     for (const auto& [k, index] : entries) fn(k, index);
   }
 
  private:
+  static constexpr uint32_t kLive = 1, kDirty = 2;
   struct RowMeta {
     Key key;
     uint64_t version;
+    uint32_t last_use;
+    uint32_t flags;
   };
+  // A slot for a new row (a freed one first), live, with `key`.
+  absl::StatusOr<uint32_t> NewSlot(Key key, uint64_t version, uint32_t flags);
   // The index stores row indices; hashing and equality look the key up in
   // meta_. Lookups by key go through KeyProbe (heterogeneous lookup).
   struct KeyProbe {
@@ -124,6 +161,7 @@ class EmbeddingTable {
   SlabArray<float> rows_;
   SlabArray<RowMeta> meta_;
   absl::flat_hash_set<uint32_t, IndexHash, IndexEq> index_;
+  std::vector<uint32_t> free_;  // erased slots, reused last in, first out
 };
 
 }  // namespace herald::ps
