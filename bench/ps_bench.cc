@@ -99,7 +99,7 @@ void Memory(uint64_t rows) {
       const Key key = rng();
       ShardTable::Stripe& s = table->stripe(table->StripeOf(key));
       absl::MutexLock lock(&s.mu);
-      table->FindOrCreate(s, key).IgnoreError();
+      table->FindOrCreate(s, key, 0).IgnoreError();
     }
     const double secs = Since(t0);
     const double raw = double(table->RawRowBytes()) / table->rows();

@@ -11,6 +11,7 @@
 #include "checkpoint/manifest.h"
 #include "checkpoint/shard_file.h"
 #include "checkpoint/sort_by_key.h"
+#include "common/logging.h"
 #include "common/math/rank_ordered_sum.h"
 #include "common/math/sparse_optimizer.h"
 #include "common/status.h"
@@ -66,18 +67,33 @@ absl::StatusOr<std::unique_ptr<JobShard>> JobShard::Create(JobShardOptions optio
   options.iterations_ahead = std::max<uint32_t>(options.iterations_ahead, 1);
   auto router = KeyRouter::Create(options.num_shards);
   if (!router.ok()) return router.status();
-  return std::unique_ptr<JobShard>(new JobShard(std::move(options), pool, *std::move(router)));
+  std::unique_ptr<DiskTier> tier;
+  if (options.disk.memory_budget > 0) {
+    HERALD_ASSIGN_OR_RETURN(tier, DiskTier::Open(options.disk));
+    // Smaller slabs: a stripe's memory grows in steps well inside the budget.
+    for (TableOptions& t : options.tables) t.rows_per_slab = 1024;
+  }
+  return std::unique_ptr<JobShard>(
+      new JobShard(std::move(options), pool, *std::move(router), std::move(tier)));
 }
 
-JobShard::JobShard(JobShardOptions options, ThreadPool* pool, KeyRouter router)
+JobShard::JobShard(JobShardOptions options, ThreadPool* pool, KeyRouter router,
+                   std::unique_ptr<DiskTier> tier)
     : options_(std::move(options)),
       pool_(pool),
       router_(std::move(router)),
+      tier_(std::move(tier)),
       clock_(options_.first_iteration) {
+  const RowStore* store = tier_ == nullptr ? nullptr : &tier_->store();
+  std::vector<ShardTable*> tables;
   for (const TableOptions& t : options_.tables) {
-    tables_.push_back(std::make_unique<ShardTable>(t, options_.stripes_per_table));
+    tables_.push_back(std::make_unique<ShardTable>(t, options_.stripes_per_table, store));
+    tables.push_back(tables_.back().get());
   }
+  if (tier_ != nullptr) tier_->StartLoader(std::move(tables), &rows_mu_);
 }
+
+JobShard::~JobShard() { tier_.reset(); }
 
 void JobShard::Count(const std::function<void(Counters&)>& fn) {
   absl::MutexLock lock(&stats_mu_);
@@ -265,7 +281,18 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     // prefetched kLookupsAhead keys before, its row prefetched once found),
     // then copy the rows, most of them in cache by then.
     const uint32_t begin = g.begin[item.stripe], end = g.begin[item.stripe + 1];
-    std::vector<std::optional<uint32_t>> rows(end - begin);
+    if (request.read_only) {  // nothing stored: from memory, disk or the initializer
+      for (uint32_t j = begin; j < end; ++j) {
+        const uint32_t pos = g.order[j];
+        std::vector<float> row(table.row_floats());
+        uint64_t v = 0;
+        HERALD_RETURN_IF_ERROR(table.Read(stripe, block.keys[pos], row.data(), &v));
+        std::memcpy(outs[item.block].rows + pos * row_bytes, row.data(), row_bytes);
+        std::memcpy(outs[item.block].versions + pos * sizeof(uint64_t), &v, sizeof(v));
+      }
+      return absl::OkStatus();
+    }
+    std::vector<uint32_t> rows(end - begin);
     for (uint32_t j = begin; j < std::min(begin + kLookupsAhead, end); ++j) {
       stripe.table.PrefetchLookup(block.keys[g.order[j]]);
     }
@@ -273,31 +300,15 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
       if (j + kLookupsAhead < end) {
         stripe.table.PrefetchLookup(block.keys[g.order[j + kLookupsAhead]]);
       }
-      const Key key = block.keys[g.order[j]];
-      std::optional<uint32_t>& row = rows[j - begin];
-      if (request.read_only) {
-        row = stripe.table.Find(key);
-      } else {
-        absl::StatusOr<uint32_t> created = table.FindOrCreate(stripe, key);
-        if (!created.ok()) return created.status();
-        row = *created;
-      }
-      if (row) stripe.table.PrefetchRow(*row);
+      HERALD_ASSIGN_OR_RETURN(rows[j - begin],
+                              table.FindOrCreate(stripe, block.keys[g.order[j]], UseStamp(t)));
+      stripe.table.PrefetchRow(rows[j - begin]);
     }
     for (uint32_t j = begin; j < end; ++j) {
       const uint32_t pos = g.order[j];
-      const Key key = block.keys[pos];
-      const std::optional<uint32_t>& row = rows[j - begin];
-      char* out_row = outs[item.block].rows + pos * row_bytes;
-      uint64_t v = 0;
-      if (row) {
-        std::memcpy(out_row, stripe.table.Row(*row), row_bytes);
-        v = stripe.table.version(*row);
-      } else {  // read-only, never stored: its initial value
-        std::vector<float> initial(table.row_floats());
-        stripe.table.InitialRow(key, initial.data());
-        std::memcpy(out_row, initial.data(), row_bytes);
-      }
+      const uint32_t row = rows[j - begin];
+      std::memcpy(outs[item.block].rows + pos * row_bytes, stripe.table.Row(row), row_bytes);
+      const uint64_t v = stripe.table.version(row);
       std::memcpy(outs[item.block].versions + pos * sizeof(uint64_t), &v, sizeof(v));
     }
     return absl::OkStatus();
@@ -354,7 +365,7 @@ absl::Status JobShard::BufferRequest(
       const uint32_t pos = g.order[j];
       const Key key = block.keys[pos];
       const bool repeated = !in_request.insert(key).second;
-      auto row = table.FindOrCreate(stripe, key);
+      auto row = table.FindOrCreate(stripe, key, UseStamp(t));
       if (!row.ok()) return row.status();
       row_of[item.block][pos] = *row;
       HERALD_RETURN_IF_ERROR(check({item.block, pos, key, *row}, repeated, pending, stripe));
@@ -533,12 +544,23 @@ void JobShard::CommitReadyIterations() {
     const uint64_t t = clock_.BeginCommit();
     const absl::Time start = absl::Now();
     double ms = 0;
+    absl::Status evicted;
     {
       CommitWindow window(&mu_, &rows_mu_);
       Apply(*buffer);
+      // No request holds a row index now: rows may move to disk.
+      if (tier_ != nullptr) evicted = tier_->EvictOverBudget(tables_, t, pool_);
       window.ReleaseRows();
       ms = absl::ToDoubleMilliseconds(absl::Now() - start);
       buffer->Reset();  // outside mu_: this thread owns it
+    }
+    if (!evicted.ok()) {
+      // The commit stands (the rows stay in memory); the job cannot go on
+      // within its budget, and says why.
+      HLOG_ERROR("job {}: shard {}: {}", options_.job_id, options_.shard,
+                 std::string(evicted.message()));
+      clock_.End(
+          absl::StrCat("ended: its disk tier failed after iteration ", t, ": ", evicted.message()));
     }
     if (spare_ == nullptr) spare_ = std::move(buffer);
     clock_.FinishCommit(t);
@@ -574,6 +596,7 @@ void JobShard::Apply(IterationBuffer& buffer) {
                     pending.write_back_arena.data() + static_cast<size_t>(wb.data) * rf,
                     rf * sizeof(float));
         stripe.table.set_version(wb.row, wb.version);
+        stripe.table.set_dirty(wb.row, true);
       }
       std::vector<float> sum(dim);
       for (PendingGrad& g : pending.grads) {
@@ -584,6 +607,7 @@ void JobShard::Apply(IterationBuffer& buffer) {
         float* row = stripe.table.Row(g.row);
         math::ApplySparseUpdate(opt, dim, sum.data(), row, row + dim);
         stripe.table.set_version(g.row, stripe.table.version(g.row) + 1);
+        stripe.table.set_dirty(g.row, true);
       }
     }
   });
@@ -648,21 +672,45 @@ absl::StatusOr<checkpoint::ShardFileInfo> JobShard::Checkpoint(const std::string
         const ShardTable::Stripe& stripe = table->stripe(s);
         stripe.mu.AssertHeld();  // by `locks`
         const EmbeddingTable& rows = stripe.table;
-        for (uint32_t r = 0; r < rows.size(); ++r) entries.push_back({rows.key(r), s, r});
+        for (uint32_t r = 0; r < rows.slots(); ++r) {
+          if (rows.live(r)) entries.push_back({rows.key(r), s, r});
+        }
       }
       checkpoint::SortByKey(&entries);
       const TableOptions& o = table->options();
-      HERALD_RETURN_IF_ERROR(
-          writer->BeginTable({o.id.value(), o.dim, table->row_floats(),
-                              static_cast<uint32_t>(o.optimizer.kind), entries.size()}));
-      for (size_t i = 0; i < entries.size(); ++i) {
+      const uint64_t count = table->rows();  // in memory and on disk
+      HERALD_RETURN_IF_ERROR(writer->BeginTable({o.id.value(), o.dim, table->row_floats(),
+                                                 static_cast<uint32_t>(o.optimizer.kind), count}));
+      // The rows in memory merged in key order with those on disk; a row in
+      // both is the memory's (the disk's copy is older).
+      std::unique_ptr<RowStore::Cursor> disk;
+      if (tier_ != nullptr) {
+        HERALD_ASSIGN_OR_RETURN(disk, tier_->store().Rows(o.id.value(), table->row_floats()));
+      }
+      const uint64_t table_start = written;
+      auto append = [&](Key key, uint64_t version, const float* row) -> absl::Status {
         if (written > 0 && written % kCheckpointProgressRows == 0) report();
+        ++written;
+        return writer->AppendRow(key, version, row);
+      };
+      for (size_t i = 0; i <= entries.size(); ++i) {
+        const bool more = i < entries.size();
+        while (disk != nullptr && disk->Valid() && (!more || disk->key() <= entries[i].key)) {
+          if (!more || disk->key() < entries[i].key) {
+            HERALD_RETURN_IF_ERROR(append(disk->key(), disk->version(), disk->row()));
+          }
+          HERALD_RETURN_IF_ERROR(disk->Next());
+        }
+        if (!more) break;
         const Entry& e = entries[i];
         const ShardTable::Stripe& stripe = table->stripe(e.stripe);
         stripe.mu.AssertHeld();  // by `locks`
-        const EmbeddingTable& rows = stripe.table;
-        HERALD_RETURN_IF_ERROR(writer->AppendRow(e.key, rows.version(e.row), rows.Row(e.row)));
-        ++written;
+        HERALD_RETURN_IF_ERROR(append(e.key, stripe.table.version(e.row), stripe.table.Row(e.row)));
+      }
+      if (written - table_start != count) {
+        return absl::InternalError(absl::StrCat("checkpoint: table ", o.id.value(), " has ", count,
+                                                " rows but ", written - table_start,
+                                                " were found in memory and on disk"));
       }
       report();  // the table is written
     }
@@ -678,11 +726,30 @@ absl::Status JobShard::RestoreRow(TableId table_id, Key key, uint64_t version, c
     return absl::InvalidArgumentError(absl::StrCat("table ", table_id.value(), " does not exist"));
   }
   ShardTable& table = *tables_[table_id.value()];
+  if (tier_ != nullptr) return tier_->Restore(table, key, version, row);
   ShardTable::Stripe& stripe = table.stripe(table.StripeOf(key));
   absl::MutexLock lock(&stripe.mu);
-  HERALD_ASSIGN_OR_RETURN(uint32_t index, table.FindOrCreate(stripe, key));
+  HERALD_ASSIGN_OR_RETURN(uint32_t index, table.FindOrCreate(stripe, key, 0));
   std::memcpy(stripe.table.Row(index), row, table.row_floats() * sizeof(float));
   stripe.table.set_version(index, version);
+  return absl::OkStatus();
+}
+
+absl::Status JobShard::FinishRestore() {
+  return tier_ == nullptr ? absl::OkStatus() : tier_->FinishRestore();
+}
+
+absl::Status JobShard::LookAhead(Iteration iteration, const std::vector<LookAheadKeys>& keys) {
+  if (tier_ == nullptr) {
+    return Reject(absl::FailedPreconditionError(absl::StrCat(
+        "look-ahead: job '", options_.job_id, "' has no disk tier on shard ", options_.shard)));
+  }
+  std::vector<bool> seen(tables_.size(), false);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    absl::Status s = CheckKeys({keys[i].table, keys[i].keys}, absl::StrCat("keys[", i, "]"), &seen);
+    if (!s.ok()) return Reject(s);
+  }
+  tier_->LookAhead(iteration.value(), keys);
   return absl::OkStatus();
 }
 
@@ -702,6 +769,28 @@ void JobShard::Stats(proto::PsStatsResponse* response) {
     memory += ts->bytes();
   }
   response->set_memory_bytes(memory);
+  if (tier_ != nullptr) {
+    proto::DiskTierStats* d = response->mutable_disk_tier();
+    d->set_memory_budget_bytes(tier_->options().memory_budget);
+    d->set_path(tier_->store().path());
+    d->set_disk_bytes(tier_->store().DiskBytes());
+    uint64_t resident = 0, critical = 0;
+    for (auto& table : tables_) {
+      resident += table->ResidentRows();
+      critical += table->disk_reads();
+    }
+    d->set_resident_rows(resident);
+    d->set_rows_read_on_critical_path(critical);
+    const DiskTierCounters c = tier_->counters();
+    d->set_rows_loaded_ahead(c.rows_loaded_ahead);
+    d->set_look_ahead_requests(c.look_ahead_requests);
+    d->set_look_ahead_dropped(c.look_ahead_dropped);
+    d->set_look_ahead_voided(c.look_ahead_voided);
+    d->set_rows_evicted(c.rows_evicted);
+    d->set_rows_written(c.rows_written);
+    d->set_eviction_passes(c.eviction_passes);
+    d->set_eviction_ms_total(c.eviction_ms_total);
+  }
   {
     absl::MutexLock lock(&mu_);
     response->set_next_iteration(clock_.committed());

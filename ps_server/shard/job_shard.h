@@ -35,6 +35,7 @@
 #include "common/thread_pool.h"
 #include "common/tunables.h"
 #include "proto/ps.pb.h"
+#include "ps_server/shard/disk_tier.h"
 #include "ps_server/shard/iteration_buffer.h"
 #include "ps_server/shard/iteration_clock.h"
 #include "ps_server/shard/shard_requests.h"
@@ -56,6 +57,9 @@ struct JobShardOptions {
   // [open, open + iterations_ahead): a worker may finish its part of the next
   // iteration before the shard commits the current one.
   uint32_t iterations_ahead = tunables::kIterationsAhead;
+  // A disk tier (disk_tier.h) when disk.memory_budget > 0: the rows beyond
+  // the budget live in a store at disk.path.
+  DiskTierOptions disk;
 };
 
 // How far a checkpoint has got: rows written of the shard's rows. Called
@@ -70,7 +74,11 @@ class JobShard {
   static absl::StatusOr<std::unique_ptr<JobShard>> Create(JobShardOptions options,
                                                           ThreadPool* pool);
 
+  // Stops the disk tier's loader before the tables go.
+  ~JobShard();
+
   const JobShardOptions& options() const { return options_; }
+  bool has_disk_tier() const { return tier_ != nullptr; }
 
   // Writes each block's rows and versions where `out(b, row_floats)` says.
   // Errors: InvalidArgument (unknown or repeated table, key of another
@@ -107,8 +115,14 @@ class JobShard {
   // Counts a request rejected before it reached the shard (e.g. one that
   // could not be decoded) and returns its error.
   absl::Status Reject(absl::Status status);
-  // Loads one row before serving starts (checkpoint restore).
+  // Loads one row before serving starts (checkpoint restore); then
+  // FinishRestore once (it writes what a disk tier still holds back).
   absl::Status RestoreRow(TableId table, Key key, uint64_t version, const float* row);
+  absl::Status FinishRestore();
+  // The keys iteration `iteration` will touch, for the disk tier to load
+  // ahead (returns at once). Errors: as Fetch's key checks;
+  // FailedPrecondition if the job has no disk tier here.
+  absl::Status LookAhead(Iteration iteration, const std::vector<LookAheadKeys>& keys);
 
   void Stats(proto::PsStatsResponse* response);
   // First iteration not yet committed.
@@ -118,7 +132,8 @@ class JobShard {
   absl::StatusOr<uint32_t> RowFloats(uint32_t table) const;
 
  private:
-  JobShard(JobShardOptions options, ThreadPool* pool, KeyRouter router);
+  JobShard(JobShardOptions options, ThreadPool* pool, KeyRouter router,
+           std::unique_ptr<DiskTier> tier);
 
   struct Block {
     uint32_t table;
@@ -158,6 +173,7 @@ class JobShard {
   const JobShardOptions options_;
   ThreadPool* const pool_;
   const KeyRouter router_;
+  std::unique_ptr<DiskTier> tier_;  // null: all rows in memory
   std::vector<std::unique_ptr<ShardTable>> tables_;
 
   // Lock order: mu_, then rows_mu_. rows_mu_ is held shared while rows are

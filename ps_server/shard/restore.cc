@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "checkpoint/shard_file.h"
 #include "common/router.h"
+#include "common/status.h"
 
 namespace herald::ps {
 
@@ -60,6 +61,7 @@ absl::StatusOr<uint64_t> RestoreShard(const proto::CheckpointManifest& manifest,
           ", the manifest says job ", manifest.job_id(), " iteration ", manifest.iteration()));
     }
   }
+  HERALD_RETURN_IF_ERROR(shard->FinishRestore());
   return loaded;
 }
 

@@ -1,11 +1,16 @@
 #include "ps_server/shard/shard_table.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 
 namespace herald::ps {
 
-ShardTable::ShardTable(const TableOptions& options, uint32_t num_stripes)
-    : options_(options), row_floats_(math::RowFloats(options.optimizer.kind, options.dim)) {
+ShardTable::ShardTable(const TableOptions& options, uint32_t num_stripes, const RowStore* store)
+    : options_(options),
+      row_floats_(math::RowFloats(options.optimizer.kind, options.dim)),
+      store_(store) {
   TableOptions per_stripe = options;
   per_stripe.max_rows = 0;  // enforced here, across stripes
   for (uint32_t i = 0; i < std::max<uint32_t>(num_stripes, 1); ++i) {
@@ -13,8 +18,24 @@ ShardTable::ShardTable(const TableOptions& options, uint32_t num_stripes)
   }
 }
 
-absl::StatusOr<uint32_t> ShardTable::FindOrCreate(Stripe& stripe, Key key) {
+absl::StatusOr<uint32_t> ShardTable::FindOrCreate(Stripe& stripe, Key key, uint32_t use) {
+  absl::StatusOr<uint32_t> row = FindOrCreateUntouched(stripe, key);
+  if (row.ok()) stripe.table.Touch(*row, use);
+  return row;
+}
+
+absl::StatusOr<uint32_t> ShardTable::FindOrCreateUntouched(Stripe& stripe, Key key) {
   if (auto found = stripe.table.Find(key)) return *found;
+  if (store_ != nullptr) {
+    std::vector<float> row(row_floats_);
+    uint64_t version = 0;
+    HERALD_ASSIGN_OR_RETURN(
+        bool on_disk, store_->Get(options_.id.value(), key, row_floats_, row.data(), &version));
+    if (on_disk) {
+      disk_reads_.fetch_add(1, std::memory_order_relaxed);
+      return stripe.table.Insert(key, row.data(), version);
+    }
+  }
   if (options_.max_rows > 0) {
     if (rows_.fetch_add(1, std::memory_order_relaxed) >= options_.max_rows) {
       rows_.fetch_sub(1, std::memory_order_relaxed);
@@ -29,6 +50,31 @@ absl::StatusOr<uint32_t> ShardTable::FindOrCreate(Stripe& stripe, Key key) {
   auto created = stripe.table.FindOrCreate(key);
   if (created.ok()) rows_.fetch_add(1, std::memory_order_relaxed);
   return created;
+}
+
+absl::Status ShardTable::Read(Stripe& stripe, Key key, float* row, uint64_t* version) {
+  if (auto found = stripe.table.Find(key)) {
+    std::memcpy(row, stripe.table.Row(*found), row_floats_ * sizeof(float));
+    *version = stripe.table.version(*found);
+    return absl::OkStatus();
+  }
+  if (store_ != nullptr) {
+    HERALD_ASSIGN_OR_RETURN(bool on_disk,
+                            store_->Get(options_.id.value(), key, row_floats_, row, version));
+    if (on_disk) return absl::OkStatus();
+  }
+  stripe.table.InitialRow(key, row);
+  *version = 0;
+  return absl::OkStatus();
+}
+
+uint64_t ShardTable::ResidentRows() {
+  uint64_t rows = 0;
+  for (auto& s : stripes_) {
+    absl::MutexLock lock(&s->mu);
+    rows += s->table.size();
+  }
+  return rows;
 }
 
 uint64_t ShardTable::MemoryBytes() {

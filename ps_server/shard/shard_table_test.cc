@@ -40,7 +40,7 @@ TEST(ShardTable, CapCountsRowsOfAllStripes) {
   for (Key k = 0; k < 30; ++k) {
     ShardTable::Stripe& s = table.stripe(table.StripeOf(k));
     absl::MutexLock lock(&s.mu);
-    auto r = table.FindOrCreate(s, k);
+    auto r = table.FindOrCreate(s, k, 0);
     if (r.ok()) {
       ++created;
     } else {
