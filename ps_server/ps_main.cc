@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cluster/node_membership.h"
+#include "common/byte_size.h"
 #include "common/command_line.h"
 #include "common/logging.h"
 #include "common/rpc/client_tls_flags.h"
@@ -37,6 +38,11 @@ ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
 ABSL_FLAG(int, threads, 0, "threads serving one request's keys and commits (0: one per core)");
 ABSL_FLAG(int, stripes, herald::tunables::kStripesPerTable,
           "stripes per table (lock granularity within a request)");
+ABSL_FLAG(std::string, memory_budget, "0",
+          "bytes of rows each job keeps in memory on this shard, with a K, M or G suffix "
+          "(binary); the rest live on disk under --data_dir (0: every row in memory; a job's "
+          "ps.memory_budget_bytes overrides it)");
+ABSL_FLAG(std::string, data_dir, "", "where jobs' rows beyond their memory budget live");
 ABSL_FLAG(std::string, restore, "",
           "checkpoint MANIFEST to load at start (the job, its spec and rows)");
 ABSL_FLAG(int, shard, 0, "with --restore: this process's shard index");
@@ -153,6 +159,18 @@ int main(int argc, char** argv) {
                              ? absl::GetFlag(FLAGS_threads)
                              : std::max(1u, std::thread::hardware_concurrency());
   core_options.stripes_per_table = absl::GetFlag(FLAGS_stripes);
+  absl::StatusOr<uint64_t> budget = herald::ParseByteSize(absl::GetFlag(FLAGS_memory_budget));
+  if (!budget.ok()) {
+    std::fprintf(stderr, "herald_ps: --memory_budget: %s\n",
+                 std::string(budget.status().message()).c_str());
+    return 2;
+  }
+  core_options.memory_budget = *budget;
+  core_options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  if (*budget > 0 && core_options.data_dir.empty()) {
+    std::fprintf(stderr, "herald_ps: --memory_budget needs --data_dir (where rows beyond it go)\n");
+    return 2;
+  }
 #ifdef HERALD_PS_TEST_HOOKS
   if (const std::string marker = absl::GetFlag(FLAGS_testing_checkpoint_stall_file);
       !marker.empty()) {

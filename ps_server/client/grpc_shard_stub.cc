@@ -111,6 +111,10 @@ class GrpcShardStub final : public ShardStub {
                      absl::Duration timeout) override {
     return Call(timeout, [&](grpc::ClientContext* c) { return stub_->Stats(c, r, out); });
   }
+  absl::Status LookAhead(const proto::LookAheadRequest& r, absl::Duration timeout) override {
+    proto::LookAheadResponse out;
+    return Call(timeout, [&](grpc::ClientContext* c) { return stub_->LookAhead(c, r, &out); });
+  }
 
  private:
   template <typename Fn>

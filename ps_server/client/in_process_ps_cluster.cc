@@ -71,6 +71,9 @@ class InProcessShardStub final : public ShardStub {
                      absl::Duration) override {
     return core_->Stats(r, out);
   }
+  absl::Status LookAhead(const proto::LookAheadRequest& r, absl::Duration) override {
+    return core_->LookAhead(r);
+  }
 
  private:
   absl::StatusOr<std::shared_ptr<JobShard>> ShardOf(const DataCallOf& of) {

@@ -119,6 +119,12 @@ class PsClient {
       const std::string& job_id, uint64_t iteration, const std::string& dir) = 0;
   // One entry per shard.
   virtual absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) = 0;
+  // Tells the shards which rows `iteration` will touch (each shard its own
+  // keys), for those with a disk tier to load them ahead. Returns once
+  // every shard has queued them. Errors: a shard without a disk tier for
+  // the job refuses (FailedPrecondition).
+  virtual absl::Status LookAhead(const std::string& job_id, Iteration iteration,
+                                 const std::vector<TableKeys>& keys) = 0;
   // Calls off the caller's work: data calls in flight fail with
   // Cancelled(why) where the transport allows (ShardStub::Cancel).
   virtual void Cancel(const std::string& why) {}

@@ -58,6 +58,7 @@ class ShardStub {
                                   absl::Duration timeout) = 0;
   virtual absl::Status Stats(const proto::PsStatsRequest& r, proto::PsStatsResponse* out,
                              absl::Duration timeout) = 0;
+  virtual absl::Status LookAhead(const proto::LookAheadRequest& r, absl::Duration timeout) = 0;
 
   // Data calls: spans over the caller's keys, gradients and rows (valid
   // for the call), encoded once by the transport. The rows of a fetch are

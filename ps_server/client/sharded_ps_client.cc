@@ -615,6 +615,40 @@ absl::StatusOr<std::vector<proto::PsStatsResponse>> ShardedPsClient::Stats(
   return out;
 }
 
+absl::Status ShardedPsClient::LookAhead(const std::string& job_id, Iteration iteration,
+                                        const std::vector<TableKeys>& keys) {
+  // Each shard's keys, in requests of at most max_request_bytes of keys.
+  const size_t keys_per_request = std::max<size_t>(options_.max_request_bytes / sizeof(Key), 1);
+  std::vector<std::vector<proto::LookAheadRequest>> requests(stubs_.size());
+  std::vector<std::vector<Key>> of_shard(stubs_.size());
+  for (const TableKeys& t : keys) {
+    for (auto& k : of_shard) k.clear();
+    for (Key key : t.keys) of_shard[router_.ShardOf(t.table, key).value()].push_back(key);
+    for (size_t s = 0; s < stubs_.size(); ++s) {
+      for (size_t begin = 0; begin < of_shard[s].size(); begin += keys_per_request) {
+        const size_t n = std::min(keys_per_request, of_shard[s].size() - begin);
+        if (requests[s].empty() ||
+            requests[s].back().ByteSizeLong() + n * sizeof(Key) > options_.max_request_bytes) {
+          proto::LookAheadRequest& r = requests[s].emplace_back();
+          r.set_job_id(job_id);
+          r.set_iteration(iteration.value());
+          r.set_run_id(options_.run_id);
+        }
+        proto::KeyBlock* block = requests[s].back().add_keys();
+        block->set_table_id(t.table.value());
+        block->set_keys(std::string(reinterpret_cast<const char*>(of_shard[s].data() + begin),
+                                    n * sizeof(Key)));
+      }
+    }
+  }
+  return ForEachShard([&](uint32_t s) -> absl::Status {
+    for (const proto::LookAheadRequest& r : requests[s]) {
+      HERALD_RETURN_IF_ERROR(stubs_[s]->LookAhead(r, options_.control_timeout));
+    }
+    return absl::OkStatus();
+  });
+}
+
 absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(
     const std::vector<std::string>& addresses, const PsClientOptions& options) {
   if (addresses.empty()) return absl::InvalidArgumentError("no parameter-server addresses");

@@ -71,6 +71,8 @@ class ShardedPsClient final : public PsClient {
   absl::StatusOr<std::vector<proto::CheckpointShard>> CheckpointShards(
       const std::string& job_id, uint64_t iteration, const std::string& dir) override;
   absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;
+  absl::Status LookAhead(const std::string& job_id, Iteration iteration,
+                         const std::vector<TableKeys>& keys) override;
 
  private:
   // The data calls over stubs that do not start calls: each shard's

@@ -37,6 +37,9 @@ class UcxShardStub final : public ShardStub {
                      absl::Duration timeout) override {
     return control_->Stats(r, out, timeout);
   }
+  absl::Status LookAhead(const proto::LookAheadRequest& r, absl::Duration timeout) override {
+    return control_->LookAhead(r, timeout);
+  }
 
   absl::StatusOr<FetchedRows> Fetch(const DataCallOf& of, const FetchIn& in,
                                     absl::Duration timeout) override {

@@ -1,5 +1,7 @@
 #include "ps_server/service/ps_core.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "checkpoint/manifest.h"
@@ -100,6 +102,20 @@ absl::Status PsCore::Install(const proto::PsStartJobRequest& request,
   o.tables = std::move(tables);
   o.stripes_per_table = options_.stripes_per_table;
   o.first_iteration = manifest == nullptr ? 0 : manifest->iteration() + 1;
+  const uint64_t budget = request.spec().ps().memory_budget_bytes() > 0
+                              ? request.spec().ps().memory_budget_bytes()
+                              : options_.memory_budget;
+  if (budget > 0) {
+    if (options_.data_dir.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job '", request.job_id(), "' has a memory budget of ", budget,
+                       " bytes per shard: herald_ps needs --data_dir for the rows beyond it"));
+    }
+    o.disk.memory_budget = budget;
+    o.disk.path = absl::StrCat(options_.data_dir, "/", request.job_id(), "/shard-", o.shard, "-of-",
+                               o.num_shards);
+    o.disk.owner = {o.job_id, o.shard, o.num_shards};
+  }
   HERALD_ASSIGN_OR_RETURN(std::unique_ptr<JobShard> shard, JobShard::Create(o, &pool_));
   uint64_t restored = 0;
   if (manifest != nullptr) {
@@ -112,10 +128,13 @@ absl::Status PsCore::Install(const proto::PsStartJobRequest& request,
   }
   response->set_next_iteration(o.first_iteration);
   response->set_rows_restored(restored);
-  HLOG_INFO("job {}: run {}, shard {}/{}, {} tables, {} workers, next iteration {}{}", o.job_id,
-            request.run_id(), o.shard, o.num_shards, o.tables.size(), o.num_workers,
-            o.first_iteration,
-            manifest ? absl::StrCat(", ", restored, " rows restored") : std::string());
+  HLOG_INFO(
+      "job {}: run {}, shard {}/{}, {} tables, {} workers, next iteration {}{}{}", o.job_id,
+      request.run_id(), o.shard, o.num_shards, o.tables.size(), o.num_workers, o.first_iteration,
+      manifest ? absl::StrCat(", ", restored, " rows restored") : std::string(),
+      budget > 0
+          ? absl::StrCat(", memory budget ", budget, " bytes, rows beyond it in ", o.disk.path)
+          : std::string());
   jobs_[request.job_id()] = Job{request, std::move(shard)};
   return absl::OkStatus();
 }
@@ -170,6 +189,23 @@ absl::Status PsCore::Checkpoint(const proto::CheckpointRequest& request, absl::T
               total == 0 ? 100.0 : 100.0 * written / total, absl::ToDoubleSeconds(now - start));
   };
   return ServeCheckpoint(*shard, request, Bound(deadline), response, progress);
+}
+
+absl::Status PsCore::LookAhead(const proto::LookAheadRequest& request) {
+  HERALD_ASSIGN_OR_RETURN(auto shard, Shard(request.job_id(), request.run_id()));
+  std::vector<LookAheadKeys> keys;
+  for (int i = 0; i < request.keys_size(); ++i) {
+    const std::string& bytes = request.keys(i).keys();
+    if (bytes.size() % sizeof(Key) != 0) {
+      return shard->Reject(absl::InvalidArgumentError(absl::StrCat(
+          "look-ahead: keys[", i, "] is ", bytes.size(), " bytes, not a whole number of keys")));
+    }
+    LookAheadKeys& k = keys.emplace_back();
+    k.table = request.keys(i).table_id();
+    k.keys.resize(bytes.size() / sizeof(Key));
+    std::memcpy(k.keys.data(), bytes.data(), bytes.size());
+  }
+  return shard->LookAhead(Iteration(request.iteration()), keys);
 }
 
 absl::Status PsCore::Stats(const proto::PsStatsRequest& request, proto::PsStatsResponse* response) {

@@ -28,6 +28,11 @@ struct PsCoreOptions {
   // Observes every checkpoint's progress besides the log (CheckpointProgress;
   // herald_ps_with_test_hooks stalls a checkpoint half written with it).
   CheckpointProgress checkpoint_progress;
+  // Bytes of rows a job keeps in memory on this shard (0: all), unless its
+  // spec says otherwise (JobSpec.ps.memory_budget_bytes); the rest live in
+  // a store under `data_dir`/<job>/shard-<i>-of-<n>.
+  uint64_t memory_budget = 0;
+  std::string data_dir;
   // A checkpoint that takes longer logs how far it got this often.
   absl::Duration checkpoint_log_every = absl::Milliseconds(tunables::kCheckpointProgressLogMs);
 };
@@ -57,6 +62,7 @@ class PsCore {
   absl::Status Checkpoint(const proto::CheckpointRequest& request, absl::Time deadline,
                           proto::CheckpointResponse* response);
   absl::Status Stats(const proto::PsStatsRequest& request, proto::PsStatsResponse* response);
+  absl::Status LookAhead(const proto::LookAheadRequest& request);
 
   // The shard of a running job, for transports that serve it directly
   // (ucx_ps_server.h). Errors: NotFound naming the jobs there are;

@@ -56,6 +56,11 @@ grpc::Status PsService::Checkpoint(grpc::ServerContext* context,
   return ToGrpcStatus(core_->Checkpoint(*request, DeadlineOf(context), response));
 }
 
+grpc::Status PsService::LookAhead(grpc::ServerContext*, const proto::LookAheadRequest* request,
+                                  proto::LookAheadResponse*) {
+  return ToGrpcStatus(core_->LookAhead(*request));
+}
+
 grpc::Status PsService::Stats(grpc::ServerContext*, const proto::PsStatsRequest* request,
                               proto::PsStatsResponse* response) {
   return ToGrpcStatus(core_->Stats(*request, response));

@@ -27,6 +27,8 @@ class PsService final : public proto::ParameterServer::Service {
                           proto::CheckpointResponse* response) override;
   grpc::Status Stats(grpc::ServerContext*, const proto::PsStatsRequest* request,
                      proto::PsStatsResponse* response) override;
+  grpc::Status LookAhead(grpc::ServerContext*, const proto::LookAheadRequest* request,
+                         proto::LookAheadResponse* response) override;
 
  private:
   PsCore* core_;

@@ -1,5 +1,6 @@
 #include "scheduler/http/metrics_text.h"
 
+#include <functional>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -167,7 +168,41 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
                   "Mean iteration commit latency of a PS shard.");
     for (size_t s = 0; s < snapshot.ps_stats.size(); ++s) {
       commit.Add(Label("shard", absl::StrCat(s)), snapshot.ps_stats[s].commit_latency_ms_mean());
-    }
+    }  // The disk tier (shards with a memory budget for the running job); each
+    // family's samples follow its header.
+    auto tiered =
+        [&](const std::string& name, const std::string& type, const std::string& help,
+            const std::function<void(Family&, const std::string&, const proto::DiskTierStats&)>&
+                add) {
+          Family f(&out, name, type, help);
+          for (size_t s = 0; s < snapshot.ps_stats.size(); ++s) {
+            if (!snapshot.ps_stats[s].has_disk_tier()) continue;
+            add(f, Label("shard", absl::StrCat(s)), snapshot.ps_stats[s].disk_tier());
+          }
+        };
+    tiered("herald_ps_resident_rows", "gauge",
+           "Rows of the running job in a PS shard's memory (disk tier).",
+           [](Family& f, const std::string& shard, const proto::DiskTierStats& d) {
+             f.Add(shard, double(d.resident_rows()));
+           });
+    tiered("herald_ps_memory_budget_bytes", "gauge",
+           "Bytes of rows a PS shard keeps in memory for the running job (disk tier).",
+           [](Family& f, const std::string& shard, const proto::DiskTierStats& d) {
+             f.Add(shard, double(d.memory_budget_bytes()));
+           });
+    tiered("herald_ps_disk_rows_read_total", "counter",
+           "Rows a PS shard read from its disk tier: on a request's critical path, or ahead "
+           "(the scheduler's look-ahead).",
+           [](Family& f, const std::string& shard, const proto::DiskTierStats& d) {
+             f.Add(absl::StrCat(shard, ",", Label("path", "critical")),
+                   double(d.rows_read_on_critical_path()));
+             f.Add(absl::StrCat(shard, ",", Label("path", "ahead")), double(d.rows_loaded_ahead()));
+           });
+    tiered("herald_ps_rows_evicted_total", "counter",
+           "Rows a PS shard moved from memory to its disk tier.",
+           [](Family& f, const std::string& shard, const proto::DiskTierStats& d) {
+             f.Add(shard, double(d.rows_evicted()));
+           });
   }
   {
     Family f(&out, "herald_node_up", "gauge", "1 if a registered node heartbeats, else 0.");

@@ -146,6 +146,7 @@ absl::Status JobRun::Prepare() {
     HERALD_ASSIGN_OR_RETURN(resume, ReadResumePoint(spec_));
   }
   HERALD_RETURN_IF_ERROR(StartJobOnPs(*ps_, job_id_, spec_, num_workers, resume));
+  look_ahead_ = PsLookAhead::ForJob(ps_.get(), job_id_, spec_);
   const bool replay = ContinuesSameTraining(resume, spec_, num_workers);
   absl::MutexLock lock(&mu_);
   sizing_ = std::move(sizing);
@@ -370,6 +371,7 @@ absl::Status JobRun::Plan() {
       tracker_.mutable_progress()->set_refilled_rows(refilled);
     }
     const double plan_ms = absl::ToDoubleMilliseconds(absl::Now() - plan_start);
+    if (look_ahead_ != nullptr) look_ahead_->Send(*plan);
     if (const TableProfiler* profiler = planner->profiler();
         profiler != nullptr && !budget_warned && !profiler->budget_reachable()) {
       budget_warned = true;

@@ -36,6 +36,7 @@
 #include "scheduler/jobs/job_cache_sizing.h"
 #include "scheduler/jobs/job_checkpointer.h"
 #include "scheduler/jobs/job_progress.h"
+#include "scheduler/jobs/ps_look_ahead.h"
 #include "scheduler/jobs/resume_point.h"
 #include "scheduler/jobs/step_queue.h"
 #include "scheduler/membership/node_registry.h"
@@ -212,6 +213,8 @@ class JobRun {
   // With checkpoint.dir; null without.
   std::unique_ptr<JobCheckpointer> checkpointer_;
   std::unique_ptr<ps::PsClient> ps_;  // set once by Prepare (under ps_mu_)
+  // Set by Prepare where the shards have a disk tier; used by Plan alone.
+  std::unique_ptr<PsLookAhead> look_ahead_;
   std::vector<std::unique_ptr<StepQueue>> queues_;
 
   mutable absl::Mutex mu_;

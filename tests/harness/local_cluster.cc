@@ -95,7 +95,9 @@ absl::Status LocalCluster::RestartWorker(int w) {
 
 std::vector<std::string> LocalCluster::PsFlags(int shard) const {
   std::vector<std::string> flags = {"--scheduler=" + address_, absl::StrCat("--shard=", shard),
-                                    "--token_file=" + token_file_, "--threads=1"};
+                                    "--token_file=" + token_file_, "--threads=1",
+                                    // Where jobs with a memory budget keep the rest.
+                                    absl::StrCat("--data_dir=", dir_, "/ps", shard, "-data")};
   flags.insert(flags.end(), flags_.ps_and_workers.begin(), flags_.ps_and_workers.end());
   flags.insert(flags.end(), flags_.ps.begin(), flags_.ps.end());
   return flags;
