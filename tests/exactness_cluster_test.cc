@@ -280,6 +280,22 @@ class ExactnessCluster : public ::testing::Test {
     }
   }
 
+  // Kills PS shard 1 once `spec`'s job has a periodic checkpoint, restarts
+  // it, and expects the job to end with the uninterrupted job's bits.
+  void ExpectKilledPsShardRecovered(const proto::JobSpec& spec, uint64_t iterations) {
+    const ReferenceModel ref = TrainReference(spec);
+    const std::string job = SubmitUntilFirstCheckpoint(spec);
+    ASSERT_FALSE(job.empty());
+    ASSERT_TRUE(cluster_->ps(1).Signal(SIGKILL).ok());
+    ASSERT_TRUE(cluster_->ps(1).WaitForExit(20000).ok());
+    ASSERT_TRUE(cluster_->RestartPs(1).ok());
+    const proto::JobStatus done = cluster_->Watch(job);
+    ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
+    EXPECT_GE(done.recoveries(), 1u);
+    EXPECT_EQ(done.progress().iteration(), iterations);
+    ExpectRecoveredToUninterrupted(job, spec, ref, iterations);
+  }
+
   static std::map<Key, std::vector<float>> RowsByKey(const tools::ExportedTable& table) {
     std::map<Key, std::vector<float>> rows;
     const size_t width = table.keys.empty() ? 0 : table.rows.size() / table.keys.size();
@@ -651,18 +667,16 @@ TEST_F(ExactnessCluster, AWorkerKilledDuringACheckpointIsRecoveredFromIt) {
 // would): the job waits for the shard to register again, restores every
 // shard from its newest checkpoint and ends with the uninterrupted job's model bit for bit.
 TEST_F(ExactnessCluster, AKilledPsShardIsRecoveredFromTheLastCheckpoint) {
-  const proto::JobSpec spec = RecoverySpec("ps-recovery-ckpt", 250);
-  const ReferenceModel ref = TrainReference(spec);
-  const std::string job = SubmitUntilFirstCheckpoint(spec);
-  ASSERT_FALSE(job.empty());
-  ASSERT_TRUE(cluster_->ps(1).Signal(SIGKILL).ok());
-  ASSERT_TRUE(cluster_->ps(1).WaitForExit(20000).ok());
-  ASSERT_TRUE(cluster_->RestartPs(1).ok());
-  const proto::JobStatus done = cluster_->Watch(job);
-  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << cluster_->Logs();
-  EXPECT_GE(done.recoveries(), 1u);
-  EXPECT_EQ(done.progress().iteration(), 250u);
-  ExpectRecoveredToUninterrupted(job, spec, ref, 250);
+  ExpectKilledPsShardRecovered(RecoverySpec("ps-recovery-ckpt", 250), 250);
+}
+
+// The same with the job's rows beyond a small memory budget on disk (each
+// shard's RocksDB disk tier): the checkpoint's rows are restored into
+// memory and disk, and the job still ends with the uninterrupted job's bits.
+TEST_F(ExactnessCluster, AKilledPsShardWithRowsOnDiskIsRecoveredFromTheLastCheckpoint) {
+  proto::JobSpec spec = RecoverySpec("ps-disk-recovery-ckpt", 120);
+  spec.mutable_ps()->set_memory_budget_bytes(4 << 10);
+  ExpectKilledPsShardRecovered(spec, 120);
 }
 
 // A damaged newest checkpoint: on a cluster without a spare worker, the
@@ -788,6 +802,58 @@ TEST_F(ExactnessCluster, UcxAndGrpcDataPathsGiveTheSameBits) {
       << cluster_->Logs();
   EXPECT_EQ(cluster_->worker(0).LogTail(1 << 20).find("hand-offs over UCX"), std::string::npos);
   ExpectSameBits(a, over_ucx, b, over_grpc);
+}
+
+// Rows on disk do not change a bit: the same job with each shard keeping
+// about 64 of its rows in memory (the rest in its disk tier, loaded ahead by
+// the scheduler's look-ahead, or when needed without it) gives the
+// reference model and the bits of the job all in memory.
+TEST_F(ExactnessCluster, RowsOnDiskGiveTheReferenceModelAndTheInMemoryBits) {
+  const ReferenceModel ref = TrainReference(Spec(proto::POLICY_HERALD, 4));
+  proto::JobStatus in_memory, ahead, when_needed;
+  auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &in_memory));
+  proto::JobSpec tiered = Spec(proto::POLICY_HERALD, 4);
+  tiered.mutable_ps()->set_memory_budget_bytes(4 << 10);
+  auto job_stats = [&](const proto::JobStatus& done) {
+    auto ps = ps::MakeGrpcPsClient(cluster_->PsAddresses());
+    EXPECT_TRUE(ps.ok());
+    auto stats = (*ps)->Stats(done.job_id());
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    proto::DiskTierStats sum;
+    for (const proto::PsStatsResponse& s : *stats) {
+      EXPECT_TRUE(s.has_disk_tier());
+      sum.set_rows_evicted(sum.rows_evicted() + s.disk_tier().rows_evicted());
+      sum.set_rows_written(sum.rows_written() + s.disk_tier().rows_written());
+      sum.set_rows_loaded_ahead(sum.rows_loaded_ahead() + s.disk_tier().rows_loaded_ahead());
+      sum.set_rows_read_on_critical_path(sum.rows_read_on_critical_path() +
+                                         s.disk_tier().rows_read_on_critical_path());
+      sum.set_look_ahead_requests(sum.look_ahead_requests() + s.disk_tier().look_ahead_requests());
+      sum.set_look_ahead_dropped(sum.look_ahead_dropped() + s.disk_tier().look_ahead_dropped());
+    }
+    std::printf(
+        "%s: %llu rows evicted (%llu written), %llu loaded ahead, %llu read on the "
+        "critical path; %llu look-ahead requests, %llu dropped\n",
+        done.job_id().c_str(), static_cast<unsigned long long>(sum.rows_evicted()),
+        static_cast<unsigned long long>(sum.rows_written()),
+        static_cast<unsigned long long>(sum.rows_loaded_ahead()),
+        static_cast<unsigned long long>(sum.rows_read_on_critical_path()),
+        static_cast<unsigned long long>(sum.look_ahead_requests()),
+        static_cast<unsigned long long>(sum.look_ahead_dropped()));
+    return sum;
+  };
+  const std::string dir = RunAndExport(tiered, &ahead);
+  ExpectEqualsReference(dir, ahead, ref);
+  ExpectSameBits(a, in_memory, tools::ReadModelExport(dir), ahead);
+  const proto::DiskTierStats with = job_stats(ahead);
+  EXPECT_GT(with.rows_evicted(), 100u);
+  EXPECT_GT(with.rows_written(), 0u);
+  EXPECT_GT(with.rows_loaded_ahead(), 0u);
+  tiered.mutable_ps()->set_no_look_ahead(true);
+  auto c = tools::ReadModelExport(RunAndExport(tiered, &when_needed));
+  ExpectSameBits(a, in_memory, c, when_needed);
+  const proto::DiskTierStats without = job_stats(when_needed);
+  EXPECT_EQ(without.rows_loaded_ahead(), 0u);
+  EXPECT_GT(without.rows_read_on_critical_path(), 0u);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@ namespace {
 
 // Restored rows written to disk per batch.
 constexpr size_t kRestoreBatchRows = 4096;
+// Keys the look-ahead reads from disk under one hold of the rows lock.
+constexpr uint32_t kLoadChunkKeys = 64;
 
 }  // namespace
 
@@ -71,7 +73,8 @@ void DiskTier::LoaderLoop() {
     {
       absl::MutexLock lock(&queue_mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
-        return stopping_ || !queue_.empty();
+        return stopping_ ||
+               (!queue_.empty() && queue_.front().first <= next_commit_.load() + options_.lead);
       };
       queue_mu_.Await(absl::Condition(&ready));
       if (stopping_) return;
@@ -92,74 +95,61 @@ void DiskTier::Load(uint64_t iteration, const LookAheadKeys& block) {
   const uint32_t use = UseStamp(iteration);
   const uint32_t rf = table.row_floats();
   const StripeGroups g = GroupByStripe(table, block.keys.data(), block.keys.size());
-  uint64_t loaded = 0, voided = 0;
+  uint64_t loaded = 0;
+  std::vector<Key> missing;
+  std::vector<float> row(rf);
   for (uint32_t s = 0; s < table.num_stripes(); ++s) {
-    if (g.begin[s] == g.begin[s + 1]) continue;
     ShardTable::Stripe& stripe = table.stripe(s);
-    // 1. Under the locks: mark the rows in memory used by `iteration`, list
-    // the others.
-    std::vector<Key> missing;
-    uint64_t epoch;
-    {
-      absl::ReaderMutexLock rows(rows_mu_);
-      absl::MutexLock lock(&stripe.mu);
-      epoch = epoch_.load();
-      for (uint32_t j = g.begin[s]; j < g.begin[s + 1]; ++j) {
-        const Key key = block.keys[g.order[j]];
-        if (auto row = stripe.table.Find(key)) {
-          stripe.table.Touch(*row, use);
-        } else {
-          missing.push_back(key);
+    for (uint32_t chunk = g.begin[s]; chunk < g.begin[s + 1]; chunk += kLoadChunkKeys) {
+      const uint32_t chunk_end = std::min(chunk + kLoadChunkKeys, g.begin[s + 1]);
+      // The rows lock held shared for one chunk: no eviction (the only
+      // writer of the store while serving) can overtake what is read from
+      // disk before it is installed; a commit waits for one chunk at most.
+      absl::ReaderMutexLock rows_lock(rows_mu_);
+      missing.clear();
+      {  // Mark the rows in memory used by `iteration`; list the others.
+        absl::MutexLock lock(&stripe.mu);
+        for (uint32_t j = chunk; j < chunk_end; ++j) {
+          const Key key = block.keys[g.order[j]];
+          if (auto index = stripe.table.Find(key)) {
+            stripe.table.Touch(*index, use);
+          } else {
+            missing.push_back(key);
+          }
         }
       }
-    }
-    if (missing.empty()) continue;
-    // 2. Without them: read the missing rows from disk (rows never trained
-    // are on neither side: created when first touched).
-    std::vector<Key> found_keys;
-    std::vector<uint64_t> versions;
-    std::vector<float> rows;
-    std::vector<float> row(rf);
-    for (Key key : missing) {
-      uint64_t version = 0;
-      absl::StatusOr<bool> found = store_->Get(block.table, key, rf, row.data(), &version);
-      if (!found.ok()) {  // the request that needs the row reads it and fails
-        HLOG_WARN("look-ahead: {}", std::string(found.status().message()));
-        break;
+      // Read them without the stripe's lock (requests go on); rows never
+      // trained are on neither side (created when first touched).
+      for (Key key : missing) {
+        uint64_t version = 0;
+        absl::StatusOr<bool> found = store_->Get(block.table, key, rf, row.data(), &version);
+        if (!found.ok()) {  // the request that needs the row reads it and fails
+          HLOG_WARN("look-ahead: {}", std::string(found.status().message()));
+          return;
+        }
+        if (!*found) continue;
+        absl::MutexLock lock(&stripe.mu);
+        std::optional<uint32_t> index = stripe.table.Find(key);
+        if (!index) {  // else a request loaded it meanwhile
+          absl::StatusOr<uint32_t> inserted = stripe.table.Insert(key, row.data(), version);
+          if (!inserted.ok()) return;
+          index = *inserted;
+          ++loaded;
+        }
+        stripe.table.Touch(*index, use);
       }
-      if (!*found) continue;
-      found_keys.push_back(key);
-      versions.push_back(version);
-      rows.insert(rows.end(), row.begin(), row.end());
-    }
-    if (found_keys.empty()) continue;
-    // 3. Under the locks again: install what no eviction overtook.
-    absl::ReaderMutexLock rows_lock(rows_mu_);
-    if (epoch_.load() != epoch) {
-      voided += found_keys.size();
-      continue;
-    }
-    absl::MutexLock lock(&stripe.mu);
-    for (size_t i = 0; i < found_keys.size(); ++i) {
-      std::optional<uint32_t> index = stripe.table.Find(found_keys[i]);
-      if (!index) {  // else a request loaded it meanwhile
-        absl::StatusOr<uint32_t> inserted =
-            stripe.table.Insert(found_keys[i], rows.data() + i * rf, versions[i]);
-        if (!inserted.ok()) break;
-        index = *inserted;
-        ++loaded;
-      }
-      stripe.table.Touch(*index, use);
     }
   }
   absl::MutexLock lock(&counters_mu_);
   counters_.rows_loaded_ahead += loaded;
-  counters_.look_ahead_voided += voided;
 }
 
 absl::Status DiskTier::EvictOverBudget(const std::vector<std::unique_ptr<ShardTable>>& tables,
                                        uint64_t committed, ThreadPool* pool) {
-  next_commit_.store(committed + 1);
+  {
+    absl::MutexLock lock(&queue_mu_);  // wakes the loader
+    next_commit_.store(committed + 1);
+  }
   struct Item {
     ShardTable* table;
     uint32_t stripe;
@@ -264,7 +254,6 @@ absl::Status DiskTier::EvictOverBudget(const std::vector<std::unique_ptr<ShardTa
       written[i] = dirty.size();
     }
   });
-  epoch_.fetch_add(1);
   const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   {
     absl::MutexLock lock(&counters_mu_);

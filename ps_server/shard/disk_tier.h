@@ -12,9 +12,10 @@
 //            iterations in flight and the look-ahead load come on top.
 //   Disk     ShardTable::FindOrCreate reads a row it does not hold from the
 //            store (a read on a request's critical path, counted).
-//   Ahead    LookAhead(t, keys) queues the keys iteration t will touch; a
-//            background thread loads those on disk into memory and marks
-//            every one used by t, so no eviction before t commits drops it.
+//   Ahead    LookAhead(t, keys) queues the keys iteration t will touch; once
+//            iteration t - lead commits, a background thread loads those on
+//            disk into memory and marks every one used by t, so no eviction
+//            before t commits drops it.
 //
 // Exactness: rows move between memory and disk whole (values, optimizer
 // state, version), only while no request holds a row index (evictions run
@@ -54,6 +55,11 @@ struct DiskTierOptions {
   // Look-ahead requests queued beyond this many are dropped (counted): the
   // loader is behind and the rows will be read on the critical path.
   uint32_t max_queued = 64;
+  // Iteration t's rows are loaded once iteration t - lead has committed:
+  // early enough to be in memory when t comes, late enough that the rows t
+  // reads exist by then (a request that comes before its rows were ever
+  // trained finds nothing to load) and that few rows are held for it.
+  uint32_t lead = 2;
 };
 
 // One table's keys an iteration will touch.
@@ -66,7 +72,6 @@ struct DiskTierCounters {
   uint64_t rows_loaded_ahead = 0;    // read from disk by the look-ahead
   uint64_t look_ahead_requests = 0;  // LookAhead calls
   uint64_t look_ahead_dropped = 0;   // requests dropped (queue full or already committed)
-  uint64_t look_ahead_voided = 0;    // rows read but not installed (an eviction came between)
   uint64_t rows_evicted = 0;         // moved out of memory
   uint64_t rows_written = 0;         // of which written to disk (changed since loaded)
   uint64_t eviction_passes = 0;
@@ -114,11 +119,8 @@ class DiskTier {
   const DiskTierOptions options_;
   std::unique_ptr<RowStore> store_;
 
-  // Bumped by every eviction pass, under the rows lock held exclusively
-  // (read under it held shared): a load that read rows under another epoch
-  // is void.
-  std::atomic<uint64_t> epoch_{0};
-  // The next iteration to commit (look-ahead for earlier ones is too late).
+  // The next iteration to commit (look-ahead for earlier ones is too late);
+  // written under queue_mu_ (the loader waits for it).
   std::atomic<uint64_t> next_commit_{0};
 
   // Restore: rows kept in memory so far (bytes) and rows waiting to be written.

@@ -238,6 +238,9 @@ TEST_F(DiskTierTest, TheLookAheadLoadsRowsBeforeTheirIterationAndChangesNoBit) {
   const proto::DiskTierStats stats = TierStats(*tiered);
   EXPECT_EQ(stats.look_ahead_requests(), kIterations + 1);
   EXPECT_GT(stats.rows_evicted(), 1000u);
+  std::printf("loaded ahead %llu, read on the critical path %llu\n",
+              static_cast<unsigned long long>(stats.rows_loaded_ahead()),
+              static_cast<unsigned long long>(stats.rows_read_on_critical_path()));
   // Loaded ahead or on the critical path (the loader races the requests;
   // how many it wins is timing), never both for one load.
   EXPECT_GT(stats.rows_loaded_ahead() + stats.rows_read_on_critical_path(), 100u);

@@ -785,7 +785,6 @@ void JobShard::Stats(proto::PsStatsResponse* response) {
     d->set_rows_loaded_ahead(c.rows_loaded_ahead);
     d->set_look_ahead_requests(c.look_ahead_requests);
     d->set_look_ahead_dropped(c.look_ahead_dropped);
-    d->set_look_ahead_voided(c.look_ahead_voided);
     d->set_rows_evicted(c.rows_evicted);
     d->set_rows_written(c.rows_written);
     d->set_eviction_passes(c.eviction_passes);
