@@ -177,10 +177,10 @@ absl::Status DiskTier::EvictOverBudget(const std::vector<std::unique_ptr<ShardTa
     for (size_t i = begin; i < end; ++i) {
       ShardTable::Stripe& stripe = items[i].table->stripe(items[i].stripe);
       absl::MutexLock lock(&stripe.mu);
-      const EmbeddingTable& t = stripe.table;
       absl::flat_hash_map<uint32_t, uint64_t> counts;
-      for (uint32_t r = 0; r < t.slots(); ++r) {
-        if (t.live(r) && t.last_use(r) <= last_evictable) ++counts[t.last_use(r)];
+      for (uint32_t r = 0; r < stripe.table.slots(); ++r) {
+        const uint32_t use = stripe.table.last_use(r);
+        if (stripe.table.live(r) && use <= last_evictable) ++counts[use];
       }
       for (const auto& [use, n] : counts) by_use[i][use] = n * items[i].row_bytes;
     }
