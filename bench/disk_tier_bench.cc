@@ -96,6 +96,8 @@ struct Outcome {
   std::vector<uint64_t> peak_rss;     // per shard
   std::vector<uint64_t> table_bytes;  // per shard: rows x bytes per row (all rows)
   uint64_t rows_fetched = 0, critical = 0, ahead = 0, evicted = 0, written = 0;
+  double commit_ms_mean = 0;  // over the shards
+  double eviction_ms = 0;     // summed over the shards
 };
 
 Outcome Run(const std::string& data, uint64_t budget, bool look_ahead) {
@@ -147,6 +149,8 @@ Outcome Run(const std::string& data, uint64_t budget, bool look_ahead) {
     out.ahead += st.disk_tier().rows_loaded_ahead();
     out.evicted += st.disk_tier().rows_evicted();
     out.written += st.disk_tier().rows_written();
+    out.commit_ms_mean += st.commit_latency_ms_mean() / ps;
+    out.eviction_ms += st.disk_tier().eviction_ms_total();
   }
   out.ok = true;
   return out;
@@ -178,7 +182,7 @@ void Print(const char* name, const Outcome& o, const Outcome& base, uint64_t bud
     std::printf(" %.1f", o.peak_rss[s] / 1048576.0);
     if (budget > 0) std::printf(" (+%.1f)", (double(o.peak_rss[s]) - double(budget)) / 1048576.0);
   }
-  std::printf("\n");
+  std::printf(" | commit %.2f ms, evicting %.0f ms in all\n", o.commit_ms_mean, o.eviction_ms);
 }
 
 int Main() {
@@ -204,6 +208,7 @@ int Main() {
       absl::GetFlag(FLAGS_ratio));
   std::printf("%-22s %10s  %6s  %9s  %9s  %7s  %9s  %9s | peak RSS MiB per shard (over budget)\n",
               "run", "samples/s", "ratio", "fetched", "disk crit", "of fet.", "ahead", "evicted");
+  std::printf("%-22s %s\n", "", "(then: mean commit latency per shard, eviction passes' time)");
   Print("all in memory", base, base, 0);
   const Outcome ahead = Run(*data, budget, true);
   Print("on disk, look-ahead", ahead, base, budget);
