@@ -162,10 +162,11 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
   }
   std::string header =
       csv ? "iteration,unix_ms,loss,samples_per_second,rows_fetched,rows_pushed,"
-            "rows_written_back,rows_transferred,rows_vanilla,cache_hit_rate,eval_auc,eval_logloss"
-          : absl::StrFormat("%9s %10s %12s %9s %9s %9s %9s %9s %6s %8s %8s", "iteration", "loss",
-                            "samples/s", "fetched", "pushed", "written", "transfer", "vanilla",
-                            "hit%", "eval_auc", "eval_ll");
+            "rows_written_back,rows_transferred,rows_vanilla,cache_hit_rate,eval_auc,eval_logloss,"
+            "ps_disk_rows_critical,ps_disk_rows_ahead"
+          : absl::StrFormat("%9s %10s %12s %9s %9s %9s %9s %9s %6s %8s %8s %9s %9s", "iteration",
+                            "loss", "samples/s", "fetched", "pushed", "written", "transfer",
+                            "vanilla", "hit%", "eval_auc", "eval_ll", "disk_crit", "disk_ahd");
   for (size_t w = 0; w < workers; ++w) {
     for (const char* phase : {"fetch", "compute", "allreduce", "push", "writeback", "step_wait"}) {
       absl::StrAppend(&header, csv ? absl::StrFormat(",w%d_%s_ms", w, phase)
@@ -185,6 +186,9 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
       absl::StrAppend(&line, p.has_eval_auc()
                                  ? absl::StrFormat(",%.9g,%.9g", p.eval_auc(), p.eval_logloss())
                                  : ",,");
+      absl::StrAppend(&line, trained ? absl::StrFormat(",%d,%d", p.ps_disk_rows_critical(),
+                                                       p.ps_disk_rows_ahead())
+                                     : ",,");
     } else {
       line = trained ? absl::StrFormat("%9d %10.5f %12.1f %9d %9d %9d %9d %9d %6.1f", p.iteration(),
                                        p.loss(), p.samples_per_second(), p.rows_fetched(),
@@ -195,6 +199,9 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
       absl::StrAppend(&line, p.has_eval_auc()
                                  ? absl::StrFormat(" %8.4f %8.4f", p.eval_auc(), p.eval_logloss())
                                  : absl::StrFormat(" %8s %8s", "-", "-"));
+      absl::StrAppend(&line, trained ? absl::StrFormat(" %9d %9d", p.ps_disk_rows_critical(),
+                                                       p.ps_disk_rows_ahead())
+                                     : absl::StrFormat(" %9s %9s", "-", "-"));
     }
     for (const proto::WorkerPhases& w : p.workers()) {
       for (double ms : {w.fetch_ms(), w.compute_ms(), w.allreduce_ms(), w.push_ms(),

@@ -845,6 +845,10 @@ TEST_F(ExactnessCluster, RowsOnDiskGiveTheReferenceModelAndTheInMemoryBits) {
   ExpectEqualsReference(dir, ahead, ref);
   ExpectSameBits(a, in_memory, tools::ReadModelExport(dir), ahead);
   const proto::DiskTierStats with = job_stats(ahead);
+  // Every disk read reached the job's per-iteration figures (through the
+  // workers' reports of the commits).
+  EXPECT_EQ(ahead.progress().ps_disk_rows_critical(), with.rows_read_on_critical_path());
+  EXPECT_EQ(ahead.progress().ps_disk_rows_ahead(), with.rows_loaded_ahead());
   EXPECT_GT(with.rows_evicted(), 100u);
   EXPECT_GT(with.rows_written(), 0u);
   EXPECT_GT(with.rows_loaded_ahead(), 0u);

@@ -45,6 +45,13 @@ struct TableGrads {
   std::vector<float> grads;
 };
 
+// Rows read from the parameter servers' disk tiers: on a request's critical
+// path, and ahead (the scheduler's look-ahead).
+struct PsDiskReads {
+  uint64_t critical = 0;
+  uint64_t ahead = 0;
+};
+
 // Which rows a fetch of iteration t answers with.
 enum class FetchMode {
   kCommitted,  // as of the end of t - 1, once it committed (JobShard::Fetch)
@@ -108,9 +115,11 @@ class PsClient {
     return StartWriteBack(job_id, iteration, worker, rows, Launch::kOnWait).Wait();
   }
   // Reports to every shard. Returns true if every shard has now committed
-  // the iteration.
+  // the iteration. Adds to `disk_reads` (if given) the rows that the
+  // iterations this report committed read from the shards' disk tiers.
   virtual absl::StatusOr<bool> IterationDone(const std::string& job_id, Iteration iteration,
-                                             WorkerRank worker, uint32_t num_workers) = 0;
+                                             WorkerRank worker, uint32_t num_workers,
+                                             PsDiskReads* disk_reads = nullptr) = 0;
   // Checkpoints every shard at `iteration` into `dir` (each waits for the
   // iteration's commit). Returns each shard's file, by shard index, for the
   // manifest the caller assembles and writes last

@@ -565,8 +565,10 @@ PendingCall<absl::Status> ShardedPsClient::WaitForAll(
 }
 
 absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id, Iteration iteration,
-                                                    WorkerRank worker, uint32_t num_workers) {
+                                                    WorkerRank worker, uint32_t num_workers,
+                                                    PsDiskReads* disk_reads) {
   std::vector<char> committed(stubs_.size(), 0);
+  std::vector<PsDiskReads> reads(stubs_.size());
   HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
     proto::IterationDoneRequest r;
     r.set_job_id(job_id);
@@ -577,8 +579,15 @@ absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id, I
     proto::IterationDoneResponse out;
     absl::Status st = stubs_[s]->IterationDone(r, &out, options_.data_timeout);
     committed[s] = out.committed();
+    reads[s] = {out.disk_rows_critical(), out.disk_rows_ahead()};
     return st;
   }));
+  if (disk_reads != nullptr) {
+    for (const PsDiskReads& r : reads) {
+      disk_reads->critical += r.critical;
+      disk_reads->ahead += r.ahead;
+    }
+  }
   return std::all_of(committed.begin(), committed.end(), [](char c) { return c != 0; });
 }
 

@@ -67,7 +67,8 @@ class ShardedPsClient final : public PsClient {
                                            WorkerRank worker, const std::vector<TableRows>& rows,
                                            Launch launch) override;
   absl::StatusOr<bool> IterationDone(const std::string& job_id, Iteration iteration,
-                                     WorkerRank worker, uint32_t num_workers) override;
+                                     WorkerRank worker, uint32_t num_workers,
+                                     PsDiskReads* disk_reads = nullptr) override;
   absl::StatusOr<std::vector<proto::CheckpointShard>> CheckpointShards(
       const std::string& job_id, uint64_t iteration, const std::string& dir) override;
   absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;

@@ -106,10 +106,13 @@ absl::Status ServeWriteBack(JobShard& shard, const proto::WriteBackRequest& requ
 
 absl::Status ServeIterationDone(JobShard& shard, const proto::IterationDoneRequest& request,
                                 proto::IterationDoneResponse* response) {
+  DiskReads reads;
   HERALD_ASSIGN_OR_RETURN(bool committed, shard.IterationDone(Iteration(request.iteration()),
                                                               WorkerRank(request.worker_rank()),
-                                                              request.num_workers()));
+                                                              request.num_workers(), &reads));
   response->set_committed(committed);
+  response->set_disk_rows_critical(reads.critical);
+  response->set_disk_rows_ahead(reads.ahead);
   return absl::OkStatus();
 }
 

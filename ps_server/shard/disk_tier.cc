@@ -140,6 +140,7 @@ void DiskTier::Load(uint64_t iteration, const LookAheadKeys& block) {
       }
     }
   }
+  by_iteration_[iteration % kIterationSlots].ahead += loaded;
   absl::MutexLock lock(&counters_mu_);
   counters_.rows_loaded_ahead += loaded;
 }

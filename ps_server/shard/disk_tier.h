@@ -25,6 +25,7 @@
 // the same job all in memory does, bit for bit.
 // Thread-safe.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -78,6 +79,18 @@ struct DiskTierCounters {
   double eviction_ms_total = 0;
 };
 
+// Rows of one or more iterations read from disk: on a request's critical
+// path, and ahead by the look-ahead.
+struct DiskReads {
+  uint64_t critical = 0;
+  uint64_t ahead = 0;
+  DiskReads& operator+=(const DiskReads& o) {
+    critical += o.critical;
+    ahead += o.ahead;
+    return *this;
+  }
+};
+
 class DiskTier {
  public:
   // Opens the store. Errors: RowStore::Open's; InvalidArgument for a zero
@@ -110,6 +123,15 @@ class DiskTier {
   absl::Status FinishRestore();
 
   DiskTierCounters counters() ABSL_LOCKS_EXCLUDED(counters_mu_);
+  // Rows iteration `iteration`'s requests read from disk.
+  void CountCritical(uint64_t iteration, uint64_t rows) {
+    by_iteration_[iteration % kIterationSlots].critical += rows;
+  }
+  // Iteration `iteration`'s disk reads, cleared (at its commit).
+  DiskReads TakeIteration(uint64_t iteration) {
+    IterationReads& slot = by_iteration_[iteration % kIterationSlots];
+    return {slot.critical.exchange(0), slot.ahead.exchange(0)};
+  }
 
  private:
   explicit DiskTier(DiskTierOptions options, std::unique_ptr<RowStore> store);
@@ -132,6 +154,17 @@ class DiskTier {
     std::vector<float> row;
   };
   std::vector<OwnedRow> restore_batch_;
+
+  // Disk reads by iteration, a slot per iteration modulo kIterationSlots: an
+  // iteration's requests and look-ahead come after the iteration
+  // kIterationSlots before it committed (fetches wait for the previous
+  // commit, the look-ahead for `lead` before).
+  static constexpr size_t kIterationSlots = 64;
+  struct IterationReads {
+    std::atomic<uint64_t> critical{0};
+    std::atomic<uint64_t> ahead{0};
+  };
+  std::array<IterationReads, kIterationSlots> by_iteration_;
 
   std::vector<ShardTable*> tables_;
   absl::Mutex* rows_mu_ = nullptr;

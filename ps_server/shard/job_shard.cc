@@ -269,6 +269,7 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     outs.push_back(out(b, tables_[blocks[b].table]->row_floats()));
     total_keys += blocks[b].keys.size();
   }
+  std::vector<uint64_t> read_from_disk(plan.items.size(), 0);  // per item
   absl::Status status = RunItems(pool_, plan.items.size(), [&](size_t i) -> absl::Status {
     const StripeWork item = plan.items[i];
     const Block& block = blocks[item.block];
@@ -300,8 +301,8 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
       if (j + kLookupsAhead < end) {
         stripe.table.PrefetchLookup(block.keys[g.order[j + kLookupsAhead]]);
       }
-      HERALD_ASSIGN_OR_RETURN(rows[j - begin],
-                              table.FindOrCreate(stripe, block.keys[g.order[j]], UseStamp(t)));
+      HERALD_ASSIGN_OR_RETURN(rows[j - begin], table.FindOrCreate(stripe, block.keys[g.order[j]],
+                                                                  UseStamp(t), &read_from_disk[i]));
       stripe.table.PrefetchRow(rows[j - begin]);
     }
     for (uint32_t j = begin; j < end; ++j) {
@@ -314,6 +315,11 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     return absl::OkStatus();
   });
   rows_read.reset();
+  if (tier_ != nullptr) {
+    uint64_t n = 0;
+    for (uint64_t r : read_from_disk) n += r;
+    tier_->CountCritical(t, n);
+  }
   if (!status.ok()) return Reject(status);
   Count([&](Counters& c) {
     if (request.read_only) {  // evaluation: not the training's traffic
@@ -340,7 +346,8 @@ absl::Status JobShard::BufferRequest(
   // Row index of every key, found (or created) in phase 1.
   std::vector<std::vector<uint32_t>> row_of(blocks.size());
   for (size_t b = 0; b < blocks.size(); ++b) row_of[b].resize(blocks[b].keys.size());
-  const absl::ReaderMutexLock rows_read(&rows_mu_);  // under mu_: no commit meanwhile
+  const absl::ReaderMutexLock rows_read(&rows_mu_);            // under mu_: no commit meanwhile
+  std::vector<uint64_t> read_from_disk(plan.items.size(), 0);  // per item
   // Phase 1: check everything and make sure every row exists (row cap), so
   // that phase 2 and the commit cannot fail.
   s = RunItems(pool_, plan.items.size(), [&](size_t i) -> absl::Status {
@@ -365,13 +372,18 @@ absl::Status JobShard::BufferRequest(
       const uint32_t pos = g.order[j];
       const Key key = block.keys[pos];
       const bool repeated = !in_request.insert(key).second;
-      auto row = table.FindOrCreate(stripe, key, UseStamp(t));
+      auto row = table.FindOrCreate(stripe, key, UseStamp(t), &read_from_disk[i]);
       if (!row.ok()) return row.status();
       row_of[item.block][pos] = *row;
       HERALD_RETURN_IF_ERROR(check({item.block, pos, key, *row}, repeated, pending, stripe));
     }
     return absl::OkStatus();
   });
+  if (tier_ != nullptr) {
+    uint64_t n = 0;
+    for (uint64_t r : read_from_disk) n += r;
+    tier_->CountCritical(t, n);
+  }
   if (s.ok()) {
     // Phase 2: buffer.
     RunItems(pool_, plan.items.size(), [&](size_t i) -> absl::Status {
@@ -511,7 +523,7 @@ absl::Status JobShard::WriteBack(const WriteBackIn& request) {
 }
 
 absl::StatusOr<bool> JobShard::IterationDone(Iteration iteration, WorkerRank rank,
-                                             uint32_t num_workers) {
+                                             uint32_t num_workers, DiskReads* committed_reads) {
   const uint64_t t = iteration.value();
   const uint32_t worker = rank.value();
   absl::MutexLock lock(&mu_);
@@ -531,11 +543,11 @@ absl::StatusOr<bool> JobShard::IterationDone(Iteration iteration, WorkerRank ran
   IterationBuffer& buffer = Buffer(t);
   buffer.done[worker] = true;
   ++buffer.done_count;
-  CommitReadyIterations();
+  CommitReadyIterations(committed_reads);
   return clock_.committed() > t;
 }
 
-void JobShard::CommitReadyIterations() {
+void JobShard::CommitReadyIterations(DiskReads* reads) {
   while (true) {
     auto it = pending_.find(clock_.open());
     if (it == pending_.end() || !it->second->complete()) return;
@@ -563,6 +575,10 @@ void JobShard::CommitReadyIterations() {
           absl::StrCat("ended: its disk tier failed after iteration ", t, ": ", evicted.message()));
     }
     if (spare_ == nullptr) spare_ = std::move(buffer);
+    if (tier_ != nullptr) {
+      const DiskReads of_t = tier_->TakeIteration(t);
+      if (reads != nullptr) *reads += of_t;
+    }
     clock_.FinishCommit(t);
     Count([ms](Counters& c) {
       ++c.iterations_committed;

@@ -97,9 +97,12 @@ class JobShard {
   // stored one (a stale owner).
   absl::Status WriteBack(const WriteBackIn& request);
   // Returns true if this report completed (and committed) the iteration.
-  // Errors: InvalidArgument (worker rank, worker count), FailedPrecondition
-  // (already committed, too far ahead), AlreadyExists (reported twice).
-  absl::StatusOr<bool> IterationDone(Iteration iteration, WorkerRank worker, uint32_t num_workers);
+  // With a disk tier, adds to `committed_reads` the disk reads of every
+  // iteration this report committed. Errors: InvalidArgument (worker rank,
+  // worker count), FailedPrecondition (already committed, too far ahead),
+  // AlreadyExists (reported twice).
+  absl::StatusOr<bool> IterationDone(Iteration iteration, WorkerRank worker, uint32_t num_workers,
+                                     DiskReads* committed_reads = nullptr);
   // Writes the committed state after `iteration` to
   // `<dir>/<job>/iter-<iteration>/shard-<i>-of-<n>.hsf` (temp file + rename).
   // Waits (up to `deadline`) for that iteration to commit. Errors:
@@ -166,7 +169,7 @@ class JobShard {
   IterationBuffer& Buffer(uint64_t iteration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool UnchangedIn(uint64_t iteration, const std::vector<Block>& blocks)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void CommitReadyIterations() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CommitReadyIterations(DiskReads* reads) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Apply(IterationBuffer& buffer);
   std::string MissingWorkers(uint64_t iteration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -18,13 +18,15 @@ ShardTable::ShardTable(const TableOptions& options, uint32_t num_stripes, const 
   }
 }
 
-absl::StatusOr<uint32_t> ShardTable::FindOrCreate(Stripe& stripe, Key key, uint32_t use) {
-  absl::StatusOr<uint32_t> row = FindOrCreateUntouched(stripe, key);
+absl::StatusOr<uint32_t> ShardTable::FindOrCreate(Stripe& stripe, Key key, uint32_t use,
+                                                  uint64_t* read_from_disk) {
+  absl::StatusOr<uint32_t> row = FindOrCreateUntouched(stripe, key, read_from_disk);
   if (row.ok()) stripe.table.Touch(*row, use);
   return row;
 }
 
-absl::StatusOr<uint32_t> ShardTable::FindOrCreateUntouched(Stripe& stripe, Key key) {
+absl::StatusOr<uint32_t> ShardTable::FindOrCreateUntouched(Stripe& stripe, Key key,
+                                                           uint64_t* read_from_disk) {
   if (auto found = stripe.table.Find(key)) return *found;
   if (store_ != nullptr) {
     std::vector<float> row(row_floats_);
@@ -33,6 +35,7 @@ absl::StatusOr<uint32_t> ShardTable::FindOrCreateUntouched(Stripe& stripe, Key k
         bool on_disk, store_->Get(options_.id.value(), key, row_floats_, row.data(), &version));
     if (on_disk) {
       disk_reads_.fetch_add(1, std::memory_order_relaxed);
+      if (read_from_disk != nullptr) ++*read_from_disk;
       return stripe.table.Insert(key, row.data(), version);
     }
   }

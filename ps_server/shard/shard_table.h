@@ -49,10 +49,12 @@ class ShardTable {
   Stripe& stripe(uint32_t i) { return *stripes_[i]; }
 
   // The row of `key` in `stripe`'s memory: found, read from the disk tier
-  // (counted in disk_reads()), or created, enforcing the table-wide row cap;
-  // marked used by iteration `use`. Errors: RESOURCE_EXHAUSTED naming the
-  // table, the cap and the key; the store's errors.
-  absl::StatusOr<uint32_t> FindOrCreate(Stripe& stripe, Key key, uint32_t use)
+  // (counted in disk_reads() and in *read_from_disk if given), or created,
+  // enforcing the table-wide row cap; marked used by iteration `use`.
+  // Errors: RESOURCE_EXHAUSTED naming the table, the cap and the key; the
+  // store's errors.
+  absl::StatusOr<uint32_t> FindOrCreate(Stripe& stripe, Key key, uint32_t use,
+                                        uint64_t* read_from_disk = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(stripe.mu);
   // Writes `key`'s row and version to `row` and `version` without storing
   // anything: from memory, from disk, or the row it would start as.
@@ -73,7 +75,7 @@ class ShardTable {
   uint64_t RawRowBytes() const { return rows() * row_floats_ * sizeof(float); }
 
  private:
-  absl::StatusOr<uint32_t> FindOrCreateUntouched(Stripe& stripe, Key key)
+  absl::StatusOr<uint32_t> FindOrCreateUntouched(Stripe& stripe, Key key, uint64_t* read_from_disk)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(stripe.mu);
 
   TableOptions options_;

@@ -139,6 +139,14 @@ function drawJob(job) {
     series('pushed', h.map((p) => num(p.rows_pushed)), 1, true),
     series('written back', h.map((p) => num(p.rows_written_back)), 2, true),
     series('worker to worker', h.map((p) => num(p.rows_transferred)), 3, true)], it, true);
+  // Shown only for jobs whose rows beyond the shards' memory budget are on disk.
+  const tiered = h.some((p) => num(p.ps_disk_rows_critical) + num(p.ps_disk_rows_ahead) > 0);
+  document.getElementById('chart-disk-box').hidden = !tiered;
+  if (tiered) {
+    chart('chart-disk', 'PS rows read from disk per iteration', [
+      series('while a request waited', h.map((p) => num(p.ps_disk_rows_critical)), 1, true),
+      series('ahead (look-ahead)', h.map((p) => num(p.ps_disk_rows_ahead)), 0, true)], it, true);
+  }
   chart('chart-vanilla', 'rows moved vs the vanilla estimate', [
     series('herald', h.map((p) => num(p.rows_fetched) + num(p.rows_pushed) +
                                   num(p.rows_written_back) + num(p.rows_transferred)), 0),
@@ -191,6 +199,7 @@ constexpr char kBody[] = R"html(
 <div class="chart"><canvas id="chart-speed"></canvas></div>
 <div class="chart"><canvas id="chart-rows"></canvas></div>
 <div class="chart"><canvas id="chart-vanilla"></canvas></div>
+<div class="chart" id="chart-disk-box" hidden><canvas id="chart-disk"></canvas></div>
 <div class="chart"><canvas id="chart-hit"></canvas></div>
 </div>
 <details><summary>spec</summary><pre id="spec"></pre></details>

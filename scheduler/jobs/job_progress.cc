@@ -122,6 +122,13 @@ absl::Status JobProgressTracker::Reported(uint32_t worker, const proto::StepRepo
   progress_.set_worker_bytes_moved(progress_.worker_bytes_moved() + report.bytes_moved());
   progress_.set_worker_rows_prefetched(progress_.worker_rows_prefetched() +
                                        report.rows_prefetched());
+  progress_.set_ps_disk_rows_critical(progress_.ps_disk_rows_critical() +
+                                      report.ps_disk_rows_critical());
+  progress_.set_ps_disk_rows_ahead(progress_.ps_disk_rows_ahead() + report.ps_disk_rows_ahead());
+  pending.point.set_ps_disk_rows_critical(pending.point.ps_disk_rows_critical() +
+                                          report.ps_disk_rows_critical());
+  pending.point.set_ps_disk_rows_ahead(pending.point.ps_disk_rows_ahead() +
+                                       report.ps_disk_rows_ahead());
   CompleteReported(now);
   return absl::OkStatus();
 }

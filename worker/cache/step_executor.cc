@@ -175,8 +175,9 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   }
   if (options_.use_ps) {
     const absl::Time start = absl::Now();
-    auto done = ps_->IterationDone(step.job_id, Iteration(step.iteration),
-                                   WorkerRank(options_.rank), options_.num_workers);
+    auto done =
+        ps_->IterationDone(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
+                           options_.num_workers, &result.ps_disk_reads);
     HERALD_RETURN_IF_ERROR(phase("iteration done", done.status()));
     result.times.push_ms += MillisSince(start);
   }

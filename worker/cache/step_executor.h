@@ -76,7 +76,10 @@ struct StepResult {
   uint64_t rows_handed_off = 0;
   uint64_t rows_initialized = 0;  // never trained: initialised here, not fetched
   uint64_t rows_prefetched = 0;   // of rows_fetched: requested during the step before (overlap)
-  uint64_t bytes_moved = 0;       // payload bytes of the three above
+  // Rows the PS shards read from disk for the iterations this worker's
+  // report committed (ps::PsClient::IterationDone).
+  ps::PsDiskReads ps_disk_reads;
+  uint64_t bytes_moved = 0;  // payload bytes of the three above
 };
 
 struct ExecutorOptions {

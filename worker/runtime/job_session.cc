@@ -243,6 +243,8 @@ absl::Status JobSession::Run() {
     report.set_writeback_ms(result->times.writeback_ms);
     report.set_bytes_moved(result->bytes_moved);
     report.set_rows_prefetched(result->rows_prefetched);
+    report.set_ps_disk_rows_critical(result->ps_disk_reads.critical);
+    report.set_ps_disk_rows_ahead(result->ps_disk_reads.ahead);
     report.set_dense_crc32(dense_crc);
     report.set_step_wait_ms(step_wait_ms);
     const absl::Status r = scheduler_->ReportStep(report);
