@@ -6,10 +6,6 @@
 // file behind, and the newest complete checkpoint stays usable: a job
 // resumed from it ends with the reference model too.
 
-#include <sched.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "checkpoint/manifest.h"
+#include "common/testing/small_tmpfs.h"
 #include "gtest/gtest.h"
 #include "tests/harness/heraldctl.h"
 #include "tests/harness/local_cluster.h"
@@ -32,28 +29,11 @@ constexpr uint64_t kIterations = 40;
 // Room for a few of the job's checkpoints (about 150 KiB each), not all.
 constexpr const char* kTmpfsSize = "size=640k";
 
-// Mounts a tmpfs of kTmpfsSize at `dir` in a mount namespace of this
-// process's own (children inherit it; the host never sees the mount). An
-// empty string when it could; else why not.
-std::string MountSmallTmpfs(const std::string& dir) {
-  if (::unshare(CLONE_NEWNS) != 0) {
-    return absl::StrCat("unshare(CLONE_NEWNS): ", std::strerror(errno));
-  }
-  if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    return absl::StrCat("making / private: ", std::strerror(errno));
-  }
-  ::mkdir(dir.c_str(), 0755);
-  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, kTmpfsSize) != 0) {
-    return absl::StrCat("mount tmpfs at ", dir, ": ", std::strerror(errno));
-  }
-  return "";
-}
-
 TEST(CheckpointStorage, ACheckpointTheDiskRefusesIsSkippedAndTrainingGoesOn) {
   // Before any thread exists (unshare needs a single-threaded process).
   const std::string dir = testing::MakeTestDir("checkpoint_storage");
   const std::string full = dir + "/small-disk";
-  const std::string why = MountSmallTmpfs(full);
+  const std::string why = testing::MountSmallTmpfs(full, kTmpfsSize);
   if (!why.empty()) {
     std::printf("SKIPPED (no mount namespaces): %s\n", why.c_str());
     GTEST_SKIP() << why;

@@ -25,8 +25,9 @@ absl::StatusOr<std::unique_ptr<DiskTier>> DiskTier::Open(const DiskTierOptions& 
     return absl::InvalidArgumentError("disk tier: the memory budget must be positive");
   }
   if (options.path.empty()) return absl::InvalidArgumentError("disk tier: no store path");
-  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<RowStore> store,
-                          RowStore::Open(options.path, options.owner, options.cache_bytes));
+  HERALD_ASSIGN_OR_RETURN(
+      std::unique_ptr<RowStore> store,
+      RowStore::Open(options.path, options.owner, options.cache_bytes, options.memtable_bytes));
   return std::unique_ptr<DiskTier>(new DiskTier(options, std::move(store)));
 }
 

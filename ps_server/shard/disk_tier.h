@@ -48,8 +48,9 @@ struct DiskTierOptions {
   // The store's directory and owner (RowStore::Open).
   std::string path;
   RowStoreOwner owner;
-  // The store's block cache.
+  // The store's block cache and each of its two memtables.
   uint64_t cache_bytes = 8 << 20;
+  uint64_t memtable_bytes = 16 << 20;
   // An eviction pass leaves the rows in memory at this fraction of the
   // budget, so that passes (each a scan of the rows in memory) are rare.
   double evict_to = 0.8;

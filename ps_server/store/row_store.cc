@@ -32,10 +32,10 @@ void EncodeKey(uint32_t table, Key key, char* out) {
   PutBigEndian(key, 8, out + 4);
 }
 
-rocksdb::Options StoreOptions(uint64_t cache_bytes) {
+rocksdb::Options StoreOptions(uint64_t cache_bytes, uint64_t memtable_bytes) {
   rocksdb::Options o;
   o.compression = rocksdb::kNoCompression;  // trained floats barely compress
-  o.write_buffer_size = 16 << 20;
+  o.write_buffer_size = memtable_bytes;
   o.max_write_buffer_number = 2;
   o.max_open_files = 256;
   o.info_log_level = rocksdb::WARN_LEVEL;
@@ -66,10 +66,11 @@ RowStore::~RowStore() = default;
 
 absl::StatusOr<std::unique_ptr<RowStore>> RowStore::Open(const std::string& path,
                                                          const RowStoreOwner& owner,
-                                                         uint64_t cache_bytes) {
+                                                         uint64_t cache_bytes,
+                                                         uint64_t memtable_bytes) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const rocksdb::Options options = StoreOptions(cache_bytes);
+  const rocksdb::Options options = StoreOptions(cache_bytes, memtable_bytes);
   if (fs::exists(path, ec)) {
     if (!fs::is_directory(path, ec)) {
       return absl::FailedPreconditionError(

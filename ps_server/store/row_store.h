@@ -52,13 +52,14 @@ struct StoredRow {
 class RowStore {
  public:
   // Opens (creating or emptying, see above) the store at `path`. The block
-  // cache is `cache_bytes` (part of what the shard's process holds besides
-  // its budget). Errors: FailedPrecondition naming the path for another
-  // job's store or a directory that is not a store; DataLoss for a damaged
-  // store; the file system's error otherwise.
+  // cache is `cache_bytes`, each of its two memtables `memtable_bytes` (what
+  // the shard's process holds for it besides its budget). Errors: FailedPrecondition naming the
+  // path for another job's store or a directory that is not a store; DataLoss for a damaged store;
+  // the file system's error otherwise.
   static absl::StatusOr<std::unique_ptr<RowStore>> Open(const std::string& path,
                                                         const RowStoreOwner& owner,
-                                                        uint64_t cache_bytes);
+                                                        uint64_t cache_bytes,
+                                                        uint64_t memtable_bytes = 16 << 20);
   ~RowStore();
   RowStore(const RowStore&) = delete;
   RowStore& operator=(const RowStore&) = delete;
