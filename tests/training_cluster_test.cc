@@ -308,11 +308,12 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
       absl::StrSplit(absl::StripTrailingAsciiWhitespace(history.output), '\n');
   ASSERT_EQ(lines.size(), 7u) << history.output;
   const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
-  ASSERT_EQ(header.size(), 12u + 2 * 6) << lines[0];  // 6 phases per worker
+  ASSERT_EQ(header.size(), 14u + 2 * 6) << lines[0];  // 6 phases per worker
   EXPECT_EQ(header[4], "rows_fetched");
   EXPECT_EQ(header[10], "eval_auc");
-  EXPECT_EQ(header[22], "w1_writeback_ms");
-  EXPECT_EQ(header[23], "w1_step_wait_ms");
+  EXPECT_EQ(header[12], "ps_disk_rows_critical");
+  EXPECT_EQ(header[24], "w1_writeback_ms");
+  EXPECT_EQ(header[25], "w1_step_wait_ms");
   uint64_t fetched = 0;
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::vector<std::string> cells = absl::StrSplit(lines[i], ',');
@@ -322,10 +323,11 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
     ASSERT_TRUE(absl::SimpleAtoi(cells[4], &rows));
     fetched += rows;
     double compute = 0;
-    ASSERT_TRUE(absl::SimpleAtod(cells[13], &compute));  // w0_compute_ms
+    ASSERT_TRUE(absl::SimpleAtod(cells[15], &compute));  // w0_compute_ms
     EXPECT_GT(compute, 0) << lines[i];
     double step_wait = -1;
-    ASSERT_TRUE(absl::SimpleAtod(cells[17], &step_wait));  // w0_step_wait_ms
+    ASSERT_TRUE(absl::SimpleAtod(cells[19], &step_wait));  // w0_step_wait_ms
+    EXPECT_EQ(cells[12], "0") << lines[i];  // all rows in memory: none read from disk
     EXPECT_GE(step_wait, 0) << lines[i];
     // The evaluation at the end (eval.at_end): on the last iteration only.
     double auc = 0;
