@@ -2,7 +2,8 @@
 // "Tables larger than memory"): one Wide&Deep job (26 tables, Adagrad,
 // entity-correlated rows generated once into a Herald binary file) on real
 // herald_scheduler, herald_ps and herald_worker_with_test_hooks processes
-// (null device: no arithmetic, so the parameter servers' costs show in full)
+// (--device null: no arithmetic, so the parameter servers' costs show in
+// full; --device cpu: the workers train on the CPU)
 // runs three times, each on a fresh cluster:
 //   1. all in memory (the baseline, in the same run);
 //   2. each shard's memory budget a quarter (--ratio) of the bytes its rows
@@ -40,6 +41,8 @@ ABSL_FLAG(int, ps, 2, "PS shards");
 ABSL_FLAG(int, dim, 32, "embedding dimension of every table");
 ABSL_FLAG(double, ratio, 4, "the shards' rows over their memory budget");
 ABSL_FLAG(std::string, policy, "herald", "herald or vanilla");
+ABSL_FLAG(std::string, device, "null",
+          "the workers' device: null (no arithmetic: the parameter servers' costs in full) or cpu");
 
 namespace herald {
 namespace {
@@ -106,8 +109,9 @@ Outcome Run(const std::string& data, uint64_t budget, bool look_ahead) {
   flags.worker_binary = "worker/herald_worker_with_test_hooks";
   const int ps = absl::GetFlag(FLAGS_ps);
   const uint32_t workers = absl::GetFlag(FLAGS_workers);
-  auto cluster = LocalCluster::Start("disk_tier_bench", ps, static_cast<int>(workers), nullptr,
-                                     std::vector<std::string>(workers, "null"), flags);
+  auto cluster =
+      LocalCluster::Start("disk_tier_bench", ps, static_cast<int>(workers), nullptr,
+                          std::vector<std::string>(workers, absl::GetFlag(FLAGS_device)), flags);
   if (!cluster.ok()) {
     out.error = std::string(cluster.status().message());
     return out;
@@ -200,12 +204,12 @@ int Main() {
   for (uint64_t b : base.table_bytes) most = std::max(most, b);
   const uint64_t budget = static_cast<uint64_t>(most / absl::GetFlag(FLAGS_ratio));
   std::printf(
-      "disk_tier_bench: %llu rows, batch %u, %u workers (null device), %d PS shards, dim %d, "
+      "disk_tier_bench: %llu rows, batch %u, %u workers (%s device), %d PS shards, dim %d, "
       "%s; the largest shard's rows take %.1f MiB in memory: budget %.1f MiB per shard (1/%.0f)\n",
       static_cast<unsigned long long>(absl::GetFlag(FLAGS_rows)), absl::GetFlag(FLAGS_batch),
-      absl::GetFlag(FLAGS_workers), absl::GetFlag(FLAGS_ps), absl::GetFlag(FLAGS_dim),
-      absl::GetFlag(FLAGS_policy).c_str(), most / 1048576.0, budget / 1048576.0,
-      absl::GetFlag(FLAGS_ratio));
+      absl::GetFlag(FLAGS_workers), absl::GetFlag(FLAGS_device).c_str(), absl::GetFlag(FLAGS_ps),
+      absl::GetFlag(FLAGS_dim), absl::GetFlag(FLAGS_policy).c_str(), most / 1048576.0,
+      budget / 1048576.0, absl::GetFlag(FLAGS_ratio));
   std::printf("%-22s %10s  %6s  %9s  %9s  %7s  %9s  %9s | peak RSS MiB per shard (over budget)\n",
               "run", "samples/s", "ratio", "fetched", "disk crit", "of fet.", "ahead", "evicted");
   std::printf("%-22s %s\n", "", "(then: mean commit latency per shard, eviction passes' time)");
