@@ -11,7 +11,7 @@
 // Flag names accept '-' and '_' alike (--batch-per-worker = --batch_per_worker).
 //
 //   heraldctl submit SPEC | status [JOB] | watch JOB | cancel JOB | nodes
-//             | export JOB --out DIR     [--scheduler H:P] [--token-file F] [--json]
+//             | export JOB --out DIR [--since DIR] [--scheduler H:P] [--token-file F] [--json]
 //                                        [--tls-ca PEM] [--tls-server-name NAME]
 //   heraldctl evaluate --model DIR [--batch N] [--max-samples N] [--json]
 //
@@ -35,6 +35,8 @@
 ABSL_FLAG(uint64_t, rows, 0, "gen-data: number of samples to generate");
 ABSL_FLAG(uint64_t, seed, 1, "gen-data: generator seed (same seed, same data)");
 ABSL_FLAG(std::string, out, "", "gen-data, convert: output file; export: output directory");
+ABSL_FLAG(std::string, since, "",
+          "export: an earlier export of the same training; write only the rows changed since");
 ABSL_FLAG(std::string, model, "",
           "evaluate: an exported model's directory, or a periodic checkpoint (its iteration "
           "directory or MANIFEST)");
@@ -182,7 +184,7 @@ Commands:
   watch JOB [--json]   cancel JOB   nodes [--json]
       Job state and progress; live progress until the job ends (exit 0 only if it
       succeeded); cancel; registered PS shards and workers with their health.
-  export JOB --out DIR [--json]
+  export JOB --out DIR [--since DIR] [--json]
       Write a succeeded job's model (embedding tables + dense weights + MODEL manifest,
       docs/export.md) to DIR, which the scheduler and PS shards write (shared or local
       disk). The most recent succeeded job, or any succeeded job with checkpoint.dir
@@ -341,7 +343,8 @@ int main(int argc, char** argv) {
   }
   if (command == "export") {
     if (args.size() != 2) return Usage("expected 'export JOB --out DIR'");
-    return herald::cli::RunExport(connection, args[1], absl::GetFlag(FLAGS_out), json);
+    return herald::cli::RunExport(connection, args[1], absl::GetFlag(FLAGS_out),
+                                  absl::GetFlag(FLAGS_since), json);
   }
   if (command == "nodes") {
     if (args.size() != 1) return Usage("'nodes' takes no arguments");

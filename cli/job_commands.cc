@@ -267,12 +267,15 @@ int RunCancel(const SchedulerConnection& c, const std::string& job_id) {
 }
 
 int RunExport(const SchedulerConnection& c, const std::string& job_id, const std::string& out_dir,
-              bool json) {
+              const std::string& since, bool json) {
   if (out_dir.empty()) return Fail("export", absl::InvalidArgumentError("--out: required"));
   proto::ExportJobRequest request;
   request.set_job_id(job_id);
   // The scheduler and the PS shards write it: they need an absolute path.
   request.set_out_dir(std::filesystem::absolute(out_dir).lexically_normal().string());
+  if (!since.empty()) {
+    request.set_since(std::filesystem::absolute(since).lexically_normal().string());
+  }
   proto::ExportJobResponse response;
   absl::Status s = Call(c, tunables::kCliExportDeadlineMs, &proto::JobService::Stub::ExportJob,
                         request, &response);
@@ -284,6 +287,13 @@ int RunExport(const SchedulerConnection& c, const std::string& job_id, const std
                 static_cast<unsigned long long>(response.rows()),
                 static_cast<unsigned long long>(response.dense_floats()),
                 response.manifest_path().c_str());
+    if (!since.empty()) {
+      std::printf("increment since %s: %llu of the model's %llu rows, %llu bytes (whole: %llu)\n",
+                  request.since().c_str(), static_cast<unsigned long long>(response.rows()),
+                  static_cast<unsigned long long>(response.full_rows()),
+                  static_cast<unsigned long long>(response.bytes()),
+                  static_cast<unsigned long long>(response.full_bytes()));
+    }
   }
   return 0;
 }

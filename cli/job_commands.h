@@ -35,8 +35,9 @@ int RunWatch(const SchedulerConnection& c, const std::string& job_id, bool json)
 int RunCancel(const SchedulerConnection& c, const std::string& job_id);
 int RunNodes(const SchedulerConnection& c, bool json);
 // Exports a succeeded job's model to `out_dir` (made absolute; written by
-// the scheduler and the PS shards, see docs/export.md).
+// the scheduler and the PS shards, see docs/export.md); with `since` (an
+// earlier export, made absolute), only the rows changed since it.
 int RunExport(const SchedulerConnection& c, const std::string& job_id, const std::string& out_dir,
-              bool json);
+              const std::string& since, bool json);
 
 }  // namespace herald::cli

@@ -1,5 +1,6 @@
 #include "tools/model_reader.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -86,7 +87,10 @@ const float* ExportedTable::Find(Key key) const {
   return it == index.end() ? nullptr : rows.data() + it->second * row_floats;
 }
 
-absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
+namespace {
+
+// One export directory as it is (an increment's rows alone).
+absl::StatusOr<ExportedModel> ReadOneExport(const std::string& dir) {
   const std::string model_path = absl::StrCat(dir, "/MODEL");
   HERALD_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(model_path));
   ExportedModel model;
@@ -105,6 +109,73 @@ absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
   HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest tables,
                           checkpoint::ReadManifest(manifest_path));
   HERALD_RETURN_IF_ERROR(ReadTables(manifest_path, tables, &model));
+  return model;
+}
+
+// Bases followed at most: a longer chain is a cycle or a mistake.
+constexpr int kMaxChain = 10000;
+
+// `newer`'s rows over `model`'s (replaced or added); its dense parameters
+// and manifest replace the model's.
+absl::Status Overlay(ExportedModel newer, const std::string& dir, ExportedModel* model) {
+  if (newer.tables.size() != model->tables.size()) {
+    return absl::DataLossError(absl::StrCat(dir, ": ", newer.tables.size(),
+                                            " tables, its base has ", model->tables.size()));
+  }
+  for (size_t t = 0; t < newer.tables.size(); ++t) {
+    const ExportedTable& from = newer.tables[t];
+    ExportedTable& to = model->tables[t];
+    if (from.keys.empty()) continue;
+    if (to.row_floats != 0 && from.row_floats != to.row_floats) {
+      return absl::DataLossError(absl::StrCat(dir, ": table ", t, " has ", from.row_floats,
+                                              " floats per row, its base ", to.row_floats));
+    }
+    to.dim = from.dim;
+    to.row_floats = from.row_floats;
+    for (size_t i = 0; i < from.keys.size(); ++i) {
+      const float* row = from.rows.data() + i * from.row_floats;
+      auto [it, added] = to.index.try_emplace(from.keys[i], to.keys.size());
+      if (added) {
+        to.keys.push_back(from.keys[i]);
+        to.rows.insert(to.rows.end(), row, row + from.row_floats);
+      } else {
+        std::copy(row, row + from.row_floats, to.rows.begin() + it->second * to.row_floats);
+      }
+    }
+  }
+  model->dense = std::move(newer.dense);
+  model->manifest = std::move(newer.manifest);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
+  HERALD_ASSIGN_OR_RETURN(ExportedModel newest, ReadOneExport(dir));
+  if (newest.manifest.base().empty()) return newest;
+  // An increment: the chain of bases down to a whole export, then each
+  // increment over it, oldest first.
+  std::vector<std::string> chain = {dir};
+  std::vector<ExportedModel> increments;
+  increments.push_back(std::move(newest));
+  for (;;) {
+    const std::string base = increments.back().manifest.base();
+    if (base.empty()) break;
+    if (chain.size() == kMaxChain || std::find(chain.begin(), chain.end(), base) != chain.end()) {
+      return absl::DataLossError(absl::StrCat(dir, ": its chain of bases loops at ", base));
+    }
+    absl::StatusOr<ExportedModel> read = ReadOneExport(base);
+    if (!read.ok()) {
+      return absl::Status(read.status().code(),
+                          absl::StrCat(chain.back(), "'s base: ", read.status().message()));
+    }
+    chain.push_back(base);
+    increments.push_back(*std::move(read));
+  }
+  ExportedModel model = std::move(increments.back());
+  for (size_t i = increments.size() - 1; i-- > 0;) {
+    HERALD_RETURN_IF_ERROR(Overlay(std::move(increments[i]), chain[i], &model));
+  }
   return model;
 }
 

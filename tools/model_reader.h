@@ -39,8 +39,13 @@ struct ExportedModel {
   std::vector<ExportedTable> tables;  // by table id
 };
 
-// Errors: NotFound (no MODEL), DataLoss naming the file and the problem
-// (bad manifest, CRC mismatch, short dense file, unknown table, duplicate key).
+// An increment (MODEL names a `base`) is read with its chain of bases: the
+// oldest (a whole export) first, each newer one's rows over it, the newest
+// one's dense parameters and manifest; a key's position in `keys` is its
+// first appearance in the chain.
+// Errors: NotFound (no MODEL, here or in a base, named), DataLoss naming
+// the file and the problem (bad manifest, CRC mismatch, short dense file,
+// unknown table, duplicate key, a loop of bases, tables that differ).
 absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir);
 
 // The same from a periodic checkpoint (checkpoint.every_iterations): `path`

@@ -13,6 +13,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "scheduler/jobs/job_checkpoint.h"
+#include "scheduler/jobs/model_export.h"
 #include "scheduler/jobs/resume_point.h"
 
 namespace herald::scheduler {
@@ -121,8 +122,31 @@ absl::StatusOr<WrittenCheckpoint> JobCheckpointer::WritePeriodic(
       result.write_ms = std::max(result.write_ms, shard.write_ms());
     }
   }
+  ExportIfDue(*manifest, iteration, /*final=*/false);
   Prune();
   return result;
+}
+
+void JobCheckpointer::ExportIfDue(const std::string& manifest, uint64_t iteration, bool final) {
+  const uint64_t every = spec_.exports().every_iterations();
+  if (every == 0 || (!final && (iteration + 1) % every != 0)) return;
+  const std::string out =
+      checkpoint::CheckpointIterationDir(spec_.exports().dir(), job_id_, iteration);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<proto::ExportJobResponse> r = ExportCheckpoint(manifest, out, last_export_);
+  if (!r.ok()) {
+    HLOG_ERROR("job {}: export after iteration {} into {} failed (the next one is whole): {}",
+               job_id_, iteration, out, std::string(r.status().message()));
+    last_export_.clear();
+    return;
+  }
+  HLOG_INFO(
+      "job {}: export after iteration {}: {} ({} of {} rows, {} bytes; whole: {} bytes) in {:.0f} "
+      "ms",
+      job_id_, iteration, last_export_.empty() ? out : absl::StrCat(out, " since ", last_export_),
+      r->rows(), r->full_rows(), r->bytes(), r->full_bytes(),
+      absl::ToDoubleMilliseconds(absl::Now() - start));
+  last_export_ = out;
 }
 
 absl::StatusOr<std::string> JobCheckpointer::WriteFinal(ps::PsClient& ps, uint64_t iteration,
@@ -145,6 +169,7 @@ absl::StatusOr<std::string> JobCheckpointer::WriteFinal(ps::PsClient& ps, uint64
   checkpoint::PruneCheckpoints(spec_.checkpoint().dir(), job_id_, spec_.checkpoint().keep_last())
       .status()
       .IgnoreError();
+  ExportIfDue(manifest, iteration, /*final=*/true);
   return manifest;
 }
 

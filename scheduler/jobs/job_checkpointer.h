@@ -62,12 +62,18 @@ class JobCheckpointer {
     uint64_t state_floats = 0;
   };
   void Prune() const;
+  // With exports.every_iterations: the export of the checkpoint at
+  // `manifest` (after `iteration`) into <exports.dir>/<job>/iter-<N>, whole
+  // or since the previous one; a failure is logged and the next export is
+  // whole again (training goes on).
+  void ExportIfDue(const std::string& manifest, uint64_t iteration, bool final);
 
   const std::string job_id_;
   const proto::JobSpec spec_;
   const uint32_t num_workers_;
   absl::Mutex mu_;
   std::map<uint64_t, Dense> dense_ ABSL_GUARDED_BY(mu_);  // by iteration
+  std::string last_export_;                               // the job's thread alone
 };
 
 }  // namespace herald::scheduler

@@ -453,7 +453,8 @@ absl::Status JobManager::AcceptDense(const std::string& node_id, const std::stri
 }
 
 absl::StatusOr<proto::ExportJobResponse> JobManager::Export(const std::string& job_id,
-                                                            const std::string& out_dir) {
+                                                            const std::string& out_dir,
+                                                            const std::string& since) {
   std::shared_ptr<JobRun> run;
   std::string final_checkpoint;
   {
@@ -473,12 +474,12 @@ absl::StatusOr<proto::ExportJobResponse> JobManager::Export(const std::string& j
   }
   // From the PS shards while they hold the job's tables; else from its
   // final checkpoint (a later job started, or this scheduler restarted).
-  if (run != nullptr && !run->EndedOnPs()) return run->Export(out_dir);
+  if (run != nullptr && !run->EndedOnPs()) return run->Export(out_dir, since);
   if (auto manifest = checkpoint::ReadManifest(final_checkpoint);
       manifest.ok() && manifest->final()) {
-    return ExportFinalCheckpoint(final_checkpoint, out_dir);
+    return ExportFinalCheckpoint(final_checkpoint, out_dir, since);
   }
-  if (run != nullptr) return run->Export(out_dir);  // says why it cannot
+  if (run != nullptr) return run->Export(out_dir, since);  // says why it cannot
   return absl::FailedPreconditionError(absl::StrCat(
       "job ", job_id,
       " ran under an earlier scheduler process and has no final checkpoint to export from "

@@ -91,8 +91,10 @@ class JobManager {
   // Writes the model of `job_id` to `out_dir` (model_export.h). Errors:
   // NotFound; FailedPrecondition for a job that did not succeed or whose
   // tables left the PS shards (a later job started); the export's.
+  // With `since`, an increment of that earlier export.
   absl::StatusOr<proto::ExportJobResponse> Export(const std::string& job_id,
-                                                  const std::string& out_dir);
+                                                  const std::string& out_dir,
+                                                  const std::string& since = "");
 
   static bool IsTerminal(proto::JobState state);
 

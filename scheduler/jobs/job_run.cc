@@ -647,7 +647,8 @@ absl::Status JobRun::CheckDenseReplicas() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<proto::ExportJobResponse> JobRun::Export(const std::string& out_dir) {
+absl::StatusOr<proto::ExportJobResponse> JobRun::Export(const std::string& out_dir,
+                                                        const std::string& since) {
   TrainedModel model;
   model.job_id = job_id_;
   model.spec = spec_;
@@ -667,7 +668,7 @@ absl::StatusOr<proto::ExportJobResponse> JobRun::Export(const std::string& out_d
                      "'s tables were dropped from the PS shards when a later job started, "
                      "and it has no final checkpoint (checkpoint.dir) to export from"));
   }
-  return WriteModelExport(model, ps_.get(), out_dir);
+  return WriteModelExport(model, ps_.get(), out_dir, since);
 }
 
 void JobRun::EndOnPs() {

@@ -108,7 +108,8 @@ class JobRun {
   // Writes the trained model to `out_dir` (model_export.h). Errors:
   // FailedPrecondition once EndOnPs() ran (the tables are gone), the
   // export's.
-  absl::StatusOr<proto::ExportJobResponse> Export(const std::string& out_dir);
+  absl::StatusOr<proto::ExportJobResponse> Export(const std::string& out_dir,
+                                                  const std::string& since = "");
   // Whether the job's tables were dropped from the PS shards (EndOnPs).
   bool EndedOnPs() const {
     absl::MutexLock lock(&ps_mu_);

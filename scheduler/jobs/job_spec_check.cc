@@ -59,6 +59,19 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
   if (spec.checkpoint().every_iterations() > 0 && spec.checkpoint().dir().empty()) {
     return absl::InvalidArgumentError("checkpoint.every_iterations: set checkpoint.dir too");
   }
+  if (const proto::ExportSpec& x = spec.exports(); x.every_iterations() > 0) {
+    const uint64_t every = spec.checkpoint().every_iterations();
+    if (x.dir().empty() || x.dir()[0] != '/') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("exports.dir: \"", x.dir(), "\" is not an absolute path"));
+    }
+    if (every == 0 || x.every_iterations() % every != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("exports.every_iterations: ", x.every_iterations(),
+                       " must be a multiple of checkpoint.every_iterations (", every,
+                       "): each export is made from that iteration's checkpoint"));
+    }
+  }
   if (!proto::DataPath_IsValid(spec.data_path())) {
     return absl::InvalidArgumentError(
         absl::StrCat("data_path: ", spec.data_path(), " is not a DataPath (0, 1 or 2)"));

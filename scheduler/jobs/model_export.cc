@@ -12,6 +12,7 @@
 #include "common/crc32.h"
 #include "common/status.h"
 #include "google/protobuf/text_format.h"
+#include "scheduler/jobs/export_increment.h"
 #include "scheduler/jobs/job_checkpoint.h"
 
 namespace herald::scheduler {
@@ -56,13 +57,32 @@ absl::StatusOr<std::string> ExportDir(const std::string& out_dir_in) {
   return out_dir;
 }
 
+// Whole: `manifest`'s rows and bytes; else `since`'s increment of them
+// (rewritten in place).
+absl::StatusOr<IncrementSize> TablesSince(const std::string& out_dir,
+                                          const std::string& manifest_path,
+                                          proto::CheckpointManifest* manifest,
+                                          const std::string& since) {
+  if (!since.empty()) return KeepChangedRows(out_dir, manifest_path, manifest, since);
+  IncrementSize size;
+  for (const proto::CheckpointShard& shard : manifest->shards()) {
+    size.rows += shard.rows();
+    size.bytes += shard.bytes();
+  }
+  size.full_rows = size.rows;
+  size.full_bytes = size.bytes;
+  return size;
+}
+
 // Writes dense.f32 and then MODEL (last) into out_dir, whose tables are
-// the checkpoint `manifest` at `manifest_path` under it.
-absl::StatusOr<proto::ExportJobResponse> WriteModelFiles(
-    const TrainedModel& model, const std::string& out_dir, const std::string& manifest_path,
-    const proto::CheckpointManifest& manifest) {
-  uint64_t rows = 0;
-  for (const proto::CheckpointShard& shard : manifest.shards()) rows += shard.rows();
+// the checkpoint manifest at `manifest_path` under it (`size` of them; an
+// increment of `since` when set).
+absl::StatusOr<proto::ExportJobResponse> WriteModelFiles(const TrainedModel& model,
+                                                         const std::string& out_dir,
+                                                         const std::string& manifest_path,
+                                                         const std::string& since,
+                                                         const IncrementSize& size) {
+  const uint64_t rows = size.rows;
   const size_t dense_bytes = model.dense.size() * sizeof(float);
   HERALD_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(out_dir, "/", kDenseExportFile),
                                              model.dense.data(), dense_bytes));
@@ -77,6 +97,8 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelFiles(
   exported.set_dense_crc32(Crc32Hex(Crc32(model.dense.data(), dense_bytes)));
   exported.set_exported_unix_ms(absl::ToUnixMillis(absl::Now()));
   exported.set_rows(rows);
+  exported.set_base(since);
+  exported.set_full_rows(size.full_rows);
   std::string text;
   google::protobuf::TextFormat::PrintToString(exported, &text);
   const std::string model_path = absl::StrCat(out_dir, "/", kModelExportFile);
@@ -85,6 +107,9 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelFiles(
   response.set_manifest_path(model_path);
   response.set_rows(rows);
   response.set_dense_floats(model.dense.size());
+  response.set_full_rows(size.full_rows);
+  response.set_bytes(size.bytes + dense_bytes);
+  response.set_full_bytes(size.full_bytes + dense_bytes);
   return response;
 }
 
@@ -92,7 +117,8 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelFiles(
 
 absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& model,
                                                           ps::PsClient* ps,
-                                                          const std::string& out_dir_in) {
+                                                          const std::string& out_dir_in,
+                                                          const std::string& since) {
   if (model.iterations == 0) {
     return absl::InvalidArgumentError(absl::StrCat("job ", model.job_id, " trained no iteration"));
   }
@@ -109,16 +135,32 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& mo
   HERALD_ASSIGN_OR_RETURN(std::string manifest_path, CheckpointJob(*ps, parts, out_dir));
   HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
                           checkpoint::ReadManifest(manifest_path));
-  return WriteModelFiles(model, out_dir, manifest_path, manifest);
+  HERALD_ASSIGN_OR_RETURN(IncrementSize size,
+                          TablesSince(out_dir, manifest_path, &manifest, since));
+  return WriteModelFiles(model, out_dir, manifest_path, since, size);
 }
 
 absl::StatusOr<proto::ExportJobResponse> ExportFinalCheckpoint(const std::string& final_manifest,
-                                                               const std::string& out_dir_in) {
+                                                               const std::string& out_dir_in,
+                                                               const std::string& since) {
   HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
                           checkpoint::ReadManifest(final_manifest));
-  if (!manifest.final() || manifest.dense_file().empty()) {
+  if (!manifest.final()) {
     return absl::FailedPreconditionError(
         absl::StrCat(final_manifest, " is not a job's final checkpoint"));
+  }
+  return ExportCheckpoint(final_manifest, out_dir_in, since);
+}
+
+absl::StatusOr<proto::ExportJobResponse> ExportCheckpoint(const std::string& checkpoint_manifest,
+                                                          const std::string& out_dir_in,
+                                                          const std::string& since) {
+  const std::string& final_manifest = checkpoint_manifest;
+  HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
+                          checkpoint::ReadManifest(final_manifest));
+  if (manifest.dense_file().empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(final_manifest, " has no dense parameters (not a job's checkpoint)"));
   }
   // Every file checked against the manifest before anything is written.
   HERALD_RETURN_IF_ERROR(checkpoint::CheckManifestFiles(final_manifest, manifest));
@@ -157,8 +199,12 @@ absl::StatusOr<proto::ExportJobResponse> ExportFinalCheckpoint(const std::string
   tables.clear_dense_state_floats();
   tables.clear_dense_checksum();
   tables.clear_final();
+  tables.clear_planner_file();
+  tables.clear_planner_bytes();
+  tables.clear_planner_checksum();
   HERALD_ASSIGN_OR_RETURN(std::string manifest_path, checkpoint::WriteManifest(out_dir, tables));
-  return WriteModelFiles(model, out_dir, manifest_path, tables);
+  HERALD_ASSIGN_OR_RETURN(IncrementSize size, TablesSince(out_dir, manifest_path, &tables, since));
+  return WriteModelFiles(model, out_dir, manifest_path, since, size);
 }
 
 }  // namespace herald::scheduler

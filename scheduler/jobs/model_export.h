@@ -32,12 +32,16 @@ struct TrainedModel {
   std::vector<float> dense;
 };
 
+// With `since` (an earlier export of this training, absolute), an
+// increment: only the rows that differ from its model (export_increment.h).
 // Errors: InvalidArgument (relative out_dir, no iterations, no dense
 // parameters), AlreadyExists (out_dir already holds an export), the PS
-// checkpoint's, Internal for a file that cannot be written.
+// checkpoint's, KeepChangedRows', Internal for a file that cannot be
+// written.
 absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& model,
                                                           ps::PsClient* ps,
-                                                          const std::string& out_dir);
+                                                          const std::string& out_dir,
+                                                          const std::string& since = "");
 
 // The same export from a succeeded job's final checkpoint
 // (CheckpointManifest.final, `final_manifest`): its shard files are copied
@@ -49,6 +53,13 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& mo
 // not the manifest's (checked before anything is written), Internal for a
 // file that cannot be copied or written.
 absl::StatusOr<proto::ExportJobResponse> ExportFinalCheckpoint(const std::string& final_manifest,
-                                                               const std::string& out_dir);
+                                                               const std::string& out_dir,
+                                                               const std::string& since = "");
+// The same from any checkpoint of a job with its dense half (a periodic
+// one: the parameters without the optimizer's state): what
+// exports.every_iterations makes during training.
+absl::StatusOr<proto::ExportJobResponse> ExportCheckpoint(const std::string& checkpoint_manifest,
+                                                          const std::string& out_dir,
+                                                          const std::string& since = "");
 
 }  // namespace herald::scheduler

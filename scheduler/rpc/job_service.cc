@@ -61,7 +61,12 @@ grpc::Status JobServiceImpl::ExportJob(grpc::ServerContext* context,
                                        const proto::ExportJobRequest* request,
                                        proto::ExportJobResponse* response) {
   if (auto s = rpc::CheckToken(context, token_, "ExportJob"); !s.ok()) return s;
-  absl::StatusOr<proto::ExportJobResponse> r = jobs_->Export(request->job_id(), request->out_dir());
+  if (!request->since().empty() && request->since()[0] != '/') {
+    return rpc::ToGrpcStatus(absl::InvalidArgumentError(
+        absl::StrCat("since: \"", request->since(), "\" is not an absolute path")));
+  }
+  absl::StatusOr<proto::ExportJobResponse> r =
+      jobs_->Export(request->job_id(), request->out_dir(), request->since());
   if (!r.ok()) return rpc::ToGrpcStatus(r.status());
   *response = std::move(*r);
   return grpc::Status::OK;

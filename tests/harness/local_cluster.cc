@@ -185,12 +185,14 @@ absl::StatusOr<proto::JobStatus> LocalCluster::Status(const std::string& job_id,
 }
 
 absl::StatusOr<proto::ExportJobResponse> LocalCluster::Export(const std::string& job_id,
-                                                              const std::string& out_dir) {
+                                                              const std::string& out_dir,
+                                                              const std::string& since) {
   grpc::ClientContext context;
   Authorize(&context, 120000);
   proto::ExportJobRequest request;
   request.set_job_id(job_id);
   request.set_out_dir(out_dir);
+  request.set_since(since);
   proto::ExportJobResponse response;
   HERALD_RETURN_IF_ERROR(rpc::FromGrpcStatus(jobs_->ExportJob(&context, request, &response)));
   return response;

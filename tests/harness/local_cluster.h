@@ -80,8 +80,10 @@ class LocalCluster {
                          const std::function<bool(const proto::JobStatus&)>& until = nullptr);
   absl::StatusOr<proto::JobStatus> Status(const std::string& job_id, bool include_losses,
                                           bool include_history = false);
+  // With `since`: an increment of that export (ExportJobRequest.since).
   absl::StatusOr<proto::ExportJobResponse> Export(const std::string& job_id,
-                                                  const std::string& out_dir);
+                                                  const std::string& out_dir,
+                                                  const std::string& since = "");
   // The tail of every process's log, for failure messages.
   std::string Logs() const;
 

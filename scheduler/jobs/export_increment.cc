@@ -1,0 +1,163 @@
+#include "scheduler/jobs/export_increment.h"
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "checkpoint/manifest.h"
+#include "checkpoint/shard_file.h"
+#include "common/status.h"
+#include "google/protobuf/text_format.h"
+#include "proto/scheduler.pb.h"
+
+namespace herald::scheduler {
+namespace {
+
+// Bases followed at most: a longer chain is a cycle or a mistake.
+constexpr int kMaxChain = 10000;
+
+absl::StatusOr<proto::ModelExport> ReadModelFile(const std::string& dir) {
+  const std::string path = dir + "/MODEL";
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": no such export"));
+  std::stringstream text;
+  text << in.rdbuf();
+  proto::ModelExport m;
+  if (!google::protobuf::TextFormat::ParseFromString(text.str(), &m)) {
+    return absl::DataLossError(absl::StrCat(path, ": not a ModelExport text proto"));
+  }
+  return m;
+}
+
+// Per table: every key of the chain and its newest version (the newest
+// export holding the key has it). `widths` per table from the chain.
+struct ChainVersions {
+  std::vector<absl::flat_hash_map<Key, uint64_t>> tables;
+  std::vector<uint32_t> row_floats;
+};
+
+absl::StatusOr<ChainVersions> ReadChain(const std::string& base_dir) {
+  ChainVersions chain;
+  absl::flat_hash_set<std::string> seen;
+  std::string dir = base_dir;
+  for (int depth = 0; !dir.empty(); ++depth) {
+    if (depth == kMaxChain || !seen.insert(dir).second) {
+      return absl::DataLossError(absl::StrCat(base_dir, ": its chain of bases loops at ", dir));
+    }
+    HERALD_ASSIGN_OR_RETURN(proto::ModelExport m, ReadModelFile(dir));
+    const std::string manifest_path = absl::StrCat(dir, "/", m.tables_manifest());
+    HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
+                            checkpoint::ReadManifest(manifest_path));
+    HERALD_RETURN_IF_ERROR(checkpoint::CheckManifestFiles(manifest_path, manifest));
+    const std::string files = checkpoint::ManifestDir(manifest_path);
+    for (const proto::CheckpointShard& shard : manifest.shards()) {
+      checkpoint::ShardFileHeader header;
+      absl::flat_hash_map<Key, uint64_t>* table = nullptr;
+      absl::flat_hash_set<Key> here;  // keys of this file: newer than the bases'
+      HERALD_RETURN_IF_ERROR(checkpoint::ReadShardFile(
+                                 files + "/" + shard.file(), &header,
+                                 [&](const checkpoint::ShardTableHeader& t) {
+                                   if (t.table_id >= chain.tables.size()) {
+                                     chain.tables.resize(t.table_id + 1);
+                                     chain.row_floats.resize(t.table_id + 1, 0);
+                                   }
+                                   chain.row_floats[t.table_id] = t.row_floats;
+                                   table = &chain.tables[t.table_id];
+                                   return absl::OkStatus();
+                                 },
+                                 [&](Key key, uint64_t version, const float*) {
+                                   table->try_emplace(key, version);  // a newer export's stays
+                                   return absl::OkStatus();
+                                 })
+                                 .status());
+    }
+    dir = m.base();
+  }
+  return chain;
+}
+
+}  // namespace
+
+absl::StatusOr<IncrementSize> KeepChangedRows(const std::string& out_dir,
+                                              const std::string& manifest_path,
+                                              proto::CheckpointManifest* manifest,
+                                              const std::string& base_dir) {
+  HERALD_ASSIGN_OR_RETURN(ChainVersions chain, ReadChain(base_dir));
+  const std::string dir = checkpoint::ManifestDir(manifest_path);
+  IncrementSize size;
+  uint64_t chain_keys = 0, chain_keys_here = 0;
+  for (const auto& t : chain.tables) chain_keys += t.size();
+  for (proto::CheckpointShard& shard : *manifest->mutable_shards()) {
+    const std::string path = dir + "/" + shard.file();
+    // The changed rows of each table, read whole, then written back.
+    struct Table {
+      checkpoint::ShardTableHeader header;
+      std::vector<Key> keys;
+      std::vector<uint64_t> versions;
+      std::vector<float> rows;
+    };
+    std::vector<Table> tables;
+    checkpoint::ShardFileHeader header;
+    absl::Status bad_base;
+    HERALD_ASSIGN_OR_RETURN(checkpoint::ShardFileInfo whole,
+                            checkpoint::ReadShardFile(
+                                path, &header,
+                                [&](const checkpoint::ShardTableHeader& t) {
+                                  if (t.table_id < chain.row_floats.size() &&
+                                      chain.row_floats[t.table_id] != 0 &&
+                                      chain.row_floats[t.table_id] != t.row_floats) {
+                                    return absl::InvalidArgumentError(absl::StrCat(
+                                        "since ", base_dir, ": table ", t.table_id, " has ",
+                                        chain.row_floats[t.table_id], " floats per row there, ",
+                                        t.row_floats, " here: not a base of this model"));
+                                  }
+                                  tables.push_back({t, {}, {}, {}});
+                                  return absl::OkStatus();
+                                },
+                                [&](Key key, uint64_t version, const float* row) {
+                                  Table& t = tables.back();
+                                  const uint32_t id = t.header.table_id;
+                                  if (id < chain.tables.size()) {
+                                    auto it = chain.tables[id].find(key);
+                                    if (it != chain.tables[id].end()) {
+                                      ++chain_keys_here;
+                                      if (it->second == version) return absl::OkStatus();
+                                    }
+                                  }
+                                  t.keys.push_back(key);
+                                  t.versions.push_back(version);
+                                  t.rows.insert(t.rows.end(), row, row + t.header.row_floats);
+                                  return absl::OkStatus();
+                                }));
+    size.full_rows += whole.rows;
+    size.full_bytes += whole.bytes;
+    HERALD_ASSIGN_OR_RETURN(auto writer, checkpoint::ShardFileWriter::Create(path, header));
+    for (Table& t : tables) {
+      t.header.rows = t.keys.size();
+      HERALD_RETURN_IF_ERROR(writer->BeginTable(t.header));
+      for (size_t i = 0; i < t.keys.size(); ++i) {
+        HERALD_RETURN_IF_ERROR(
+            writer->AppendRow(t.keys[i], t.versions[i], t.rows.data() + i * t.header.row_floats));
+      }
+    }
+    HERALD_ASSIGN_OR_RETURN(checkpoint::ShardFileInfo kept, writer->Finish());
+    shard.set_rows(kept.rows);
+    shard.set_bytes(kept.bytes);
+    shard.set_checksum(absl::StrFormat("%08x", kept.crc32));
+    size.rows += kept.rows;
+    size.bytes += kept.bytes;
+  }
+  if (chain_keys_here != chain_keys) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("since ", base_dir, ": it holds ", chain_keys - chain_keys_here,
+                     " rows this model does not: not an earlier export of this training"));
+  }
+  HERALD_RETURN_IF_ERROR(checkpoint::WriteManifest(out_dir, *manifest).status());
+  return size;
+}
+
+}  // namespace herald::scheduler

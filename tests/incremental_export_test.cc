@@ -1,0 +1,140 @@
+// Incremental exports on a real cluster (docs/export.md, "Incremental
+// exports"): a job that exports every 2 iterations during training writes a
+// whole export, then increments of the rows changed since the one before,
+// and one from its final checkpoint; that chain, read by model_reader, is
+// the model the job's whole export at the end holds, every float. An export
+// made afterwards --since the first one is too.
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "checkpoint/manifest.h"
+#include "gtest/gtest.h"
+#include "tests/harness/local_cluster.h"
+#include "tests/harness/small_job.h"
+#include "tools/model_reader.h"
+
+namespace herald {
+namespace {
+
+constexpr uint64_t kIterations = 12;
+
+// Every table's rows by key: the model a serving system loads.
+std::vector<std::map<Key, std::vector<float>>> RowsByKey(const tools::ExportedModel& m) {
+  std::vector<std::map<Key, std::vector<float>>> tables(m.tables.size());
+  for (size_t t = 0; t < m.tables.size(); ++t) {
+    const tools::ExportedTable& table = m.tables[t];
+    for (size_t i = 0; i < table.keys.size(); ++i) {
+      tables[t][table.keys[i]].assign(table.rows.begin() + i * table.row_floats,
+                                      table.rows.begin() + (i + 1) * table.row_floats);
+    }
+  }
+  return tables;
+}
+
+void ExpectSameModel(const tools::ExportedModel& a, const tools::ExportedModel& b) {
+  EXPECT_EQ(a.dense, b.dense);
+  ASSERT_EQ(a.tables.size(), b.tables.size());
+  const auto ra = RowsByKey(a), rb = RowsByKey(b);
+  for (size_t t = 0; t < ra.size(); ++t) EXPECT_EQ(ra[t], rb[t]) << "table " << t;
+}
+
+TEST(IncrementalExports, AChainOfIncrementsIsTheWholeModel) {
+  auto cluster = testing::LocalCluster::Start("incremental_export", 2, 2);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  testing::LocalCluster& c = **cluster;
+  proto::JobSpec spec =
+      testing::SmallWideAndDeepJob("increments", proto::POLICY_HERALD, kIterations);
+  spec.mutable_checkpoint()->set_dir(c.dir() + "/ckpt");
+  spec.mutable_checkpoint()->set_every_iterations(2);
+  spec.mutable_exports()->set_dir(c.dir() + "/exports");
+  spec.mutable_exports()->set_every_iterations(2);
+  auto job = c.Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const proto::JobStatus done = c.Watch(*job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << c.Logs();
+
+  // Exports after iterations 1, 3, 5, 7, 9 (periodic) and 11 (final).
+  std::vector<std::string> exports;
+  for (uint64_t it = 1; it < kIterations; it += 2) {
+    exports.push_back(checkpoint::CheckpointIterationDir(c.dir() + "/exports", *job, it));
+  }
+  uint64_t whole_bytes = 0;
+  for (size_t i = 0; i < exports.size(); ++i) {
+    auto one = tools::ReadModelExport(exports[i]);
+    ASSERT_TRUE(one.ok()) << exports[i] << ": " << one.status() << c.Logs();
+    EXPECT_EQ(one->manifest.base(), i == 0 ? "" : exports[i - 1]);
+    EXPECT_EQ(one->manifest.iterations(), 2 * i + 2);
+    uint64_t bytes = 0;
+    for (const auto& f : std::filesystem::recursive_directory_iterator(exports[i])) {
+      if (f.is_regular_file()) bytes += f.file_size();
+    }
+    if (i == 0) whole_bytes = bytes;
+    EXPECT_LE(one->manifest.rows(), one->manifest.full_rows());
+    if (i > 0) {
+      EXPECT_LT(one->manifest.rows(), one->manifest.full_rows()) << exports[i];
+    }
+    std::printf(
+        "export after iteration %llu: %llu of %llu rows, %llu bytes (the first, whole: %llu)\n",
+        static_cast<unsigned long long>(2 * i + 1),
+        static_cast<unsigned long long>(one->manifest.rows()),
+        static_cast<unsigned long long>(one->manifest.full_rows()),
+        static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(whole_bytes));
+  }
+
+  // The whole export at the end, from the PS shards.
+  const std::string whole = c.dir() + "/whole";
+  auto exported = c.Export(*job, whole);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  auto full = tools::ReadModelExport(whole);
+  ASSERT_TRUE(full.ok()) << full.status();
+  auto chain = tools::ReadModelExport(exports.back());
+  ASSERT_TRUE(chain.ok()) << chain.status();
+  EXPECT_EQ(chain->manifest.full_rows(), exported->rows());
+  ExpectSameModel(*chain, *full);
+
+  // Afterwards, since the first periodic export: its chain is the model too.
+  const std::string since = c.dir() + "/since-first";
+  auto increment = c.Export(*job, since, exports.front());
+  ASSERT_TRUE(increment.ok()) << increment.status();
+  EXPECT_LT(increment->rows(), increment->full_rows());
+  EXPECT_EQ(increment->full_rows(), exported->rows());
+  EXPECT_LT(increment->bytes(), increment->full_bytes());
+  std::printf("export since the first: %llu of %llu rows, %llu of %llu bytes\n",
+              static_cast<unsigned long long>(increment->rows()),
+              static_cast<unsigned long long>(increment->full_rows()),
+              static_cast<unsigned long long>(increment->bytes()),
+              static_cast<unsigned long long>(increment->full_bytes()));
+  auto since_chain = tools::ReadModelExport(since);
+  ASSERT_TRUE(since_chain.ok()) << since_chain.status();
+  ExpectSameModel(*since_chain, *full);
+
+  // A base that is not an export, and a relative one, are refused.
+  auto missing = c.Export(*job, c.dir() + "/bad", c.dir() + "/nowhere");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
+  EXPECT_NE(missing.status().message().find("nowhere"), std::string::npos);
+  auto relative = c.Export(*job, c.dir() + "/bad2", "exports");
+  EXPECT_EQ(relative.status().code(), absl::StatusCode::kInvalidArgument) << relative.status();
+}
+
+TEST(IncrementalExports, ExportsMustFollowTheCheckpoints) {
+  auto cluster = testing::LocalCluster::Start("incremental_export_spec", 1, 1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  proto::JobSpec spec = testing::SmallWideAndDeepJob("bad-exports", proto::POLICY_HERALD, 4);
+  spec.mutable_checkpoint()->set_dir((*cluster)->dir() + "/ckpt");
+  spec.mutable_checkpoint()->set_every_iterations(2);
+  spec.mutable_exports()->set_dir((*cluster)->dir() + "/exports");
+  spec.mutable_exports()->set_every_iterations(3);
+  auto refused = (*cluster)->Submit(spec);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("multiple of checkpoint.every_iterations"),
+            std::string::npos)
+      << refused.status();
+}
+
+}  // namespace
+}  // namespace herald
