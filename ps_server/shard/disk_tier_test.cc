@@ -56,7 +56,7 @@ std::string ReadAll(const std::string& path) {
 // iteration are a skewed draw, so some rows stay hot and most go cold.
 class Driver {
  public:
-  Driver(JobShard* shard, ThreadPool* pool) : shard_(shard) {}
+  explicit Driver(JobShard* shard) : shard_(shard) {}
 
   static std::vector<Key> KeysOf(uint64_t t, uint32_t worker, uint32_t table) {
     CounterRng rng(5, t, worker * 10 + table);
@@ -207,7 +207,7 @@ TEST_F(DiskTierTest, AJobWithRowsOnDiskFetchesAndCheckpointsWhatTheJobInMemoryDo
   ASSERT_TRUE(memory && tiered);
   EXPECT_FALSE(memory->has_disk_tier());
   EXPECT_TRUE(tiered->has_disk_tier());
-  Driver a(memory.get(), &pool_), b(tiered.get(), &pool_);
+  Driver a(memory.get()), b(tiered.get());
   for (uint64_t t = 0; t < kIterations; ++t) {
     ASSERT_EQ(a.Iterate(t), b.Iterate(t)) << "iteration " << t;
   }
@@ -228,7 +228,7 @@ TEST_F(DiskTierTest, TheLookAheadLoadsRowsBeforeTheirIterationAndChangesNoBit) {
   auto memory = Make(0, "");
   auto tiered = Make(kSmallBudget * 4, dir_.File("store"));
   ASSERT_TRUE(memory && tiered);
-  Driver a(memory.get(), &pool_), b(tiered.get(), &pool_);
+  Driver a(memory.get()), b(tiered.get());
   b.LookAhead(0);
   for (uint64_t t = 0; t < kIterations; ++t) {
     b.LookAhead(t + 1);
@@ -252,7 +252,7 @@ TEST_F(DiskTierTest, ACheckpointWithRowsOnDiskRestoresIntoATieredShardExactly) {
   auto memory = Make(0, "");
   auto tiered = Make(kSmallBudget, dir_.File("store"));
   ASSERT_TRUE(memory && tiered);
-  Driver a(memory.get(), &pool_), b(tiered.get(), &pool_);
+  Driver a(memory.get()), b(tiered.get());
   const uint64_t half = kIterations / 2;
   for (uint64_t t = 0; t < half; ++t) ASSERT_EQ(a.Iterate(t), b.Iterate(t));
   auto info = tiered->Checkpoint(dir_.path(), half - 1, absl::Now() + absl::Seconds(30));
@@ -277,7 +277,7 @@ TEST_F(DiskTierTest, ACheckpointWithRowsOnDiskRestoresIntoATieredShardExactly) {
       RestoreShard(manifest, info->path.substr(0, info->path.rfind('/')), restored->get());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_GT(*loaded, 2000u);
-  Driver c(restored->get(), &pool_);
+  Driver c(restored->get());
   for (uint64_t t = half; t < kIterations; ++t) {
     ASSERT_EQ(a.Iterate(t), c.Iterate(t)) << "iteration " << t;
   }

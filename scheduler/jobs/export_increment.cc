@@ -102,7 +102,6 @@ absl::StatusOr<IncrementSize> KeepChangedRows(const std::string& out_dir,
     };
     std::vector<Table> tables;
     checkpoint::ShardFileHeader header;
-    absl::Status bad_base;
     HERALD_ASSIGN_OR_RETURN(checkpoint::ShardFileInfo whole,
                             checkpoint::ReadShardFile(
                                 path, &header,
