@@ -42,6 +42,7 @@ std::string RenderedMetrics() {
   snapshot.queue_depths = {1, 2};
   proto::PsStatsResponse shard;
   shard.add_tables()->set_rows(1);
+  shard.mutable_disk_tier()->set_memory_budget_bytes(1 << 20);  // the disk tier's families
   snapshot.ps_stats = {shard};
   proto::NodeStatus node;
   node.set_node_id("ps-0-1");
