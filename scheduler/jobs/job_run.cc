@@ -237,6 +237,124 @@ absl::Status JobRun::Enqueue(uint32_t w, std::shared_ptr<const proto::WorkerStep
   }
 }
 
+absl::StatusOr<PlannerOptions> JobRun::PlannerOptionsFor(const JobCacheSizing& sizing,
+                                                         bool replay) const {
+  PlannerResources resources;
+  resources.num_workers = static_cast<uint32_t>(workers_.size());
+  resources.capacity = sizing.capacity;
+  resources.slots = sizing.slots;
+  resources.warm_keys = sizing.warm_keys;
+  resources.seed = spec_.seed();
+  resources.threads = options_.planner_threads > 0
+                          ? options_.planner_threads
+                          : std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, 64);
+  // Checkpoints and evaluations need the whole model on the PS shards.
+  resources.flush_every = {CheckpointEvery(), EvalEvery()};
+  HERALD_ASSIGN_OR_RETURN(PlannerOptions po,
+                          PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
+  if (!spec_.checkpoint().resume_from().empty() && !replay) {
+    // The restored tables hold rows the planner never saw trained: fetch
+    // every row rather than initialise it, and warm nothing.
+    po.init_on_worker = false;
+    po.warm_keys.clear();
+  }
+  return po;
+}
+
+absl::StatusOr<JobRun::StartedPlanner> JobRun::StartPlanner(PlannerOptions po, bool replay,
+                                                            uint64_t resume_at,
+                                                            const ResumePoint& resumed) {
+  StartedPlanner started;
+  proto::PlannerResume mode =
+      resumed.manifest.empty() ? proto::PLANNER_RESUME_NONE : proto::PLANNER_RESUME_FRESH;
+  if (replay) {
+    started.planner = LoadResumedPlanner(job_id_, resumed, po, resume_at);
+    if (started.planner != nullptr) mode = proto::PLANNER_RESUME_LOADED;
+  }
+  // Whether the planner continues from the checkpoint's state (loaded)
+  // rather than being replayed up to it.
+  started.continued = started.planner != nullptr;
+  if (!started.continued) {
+    // Replaying, the planner starts at iteration 0 as the checkpoint's run
+    // did and plans up to resume_at without sending a step.
+    po.first_iteration = replay ? 0 : resume_at;
+    HERALD_ASSIGN_OR_RETURN(started.planner, Planner::Create(po));
+    if (replay) mode = proto::PLANNER_RESUME_REPLAYED;
+  }
+  absl::MutexLock lock(&mu_);
+  tracker_.mutable_progress()->set_planner_resume(mode);
+  return started;
+}
+
+absl::StatusOr<std::unique_ptr<ReadAhead>> JobRun::OpenTrainingData(const ResumePoint& resumed,
+                                                                    uint64_t* skip_batches) {
+  uint64_t& skip = *skip_batches;
+  HERALD_ASSIGN_OR_RETURN(auto stream,
+                          BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
+  const uint32_t window = ReadAheadWindow();
+  // A resumed job continues the same deterministic stream after the
+  // checkpoint's iteration (a replay plans the batches before it): the
+  // checkpoint's data cursor moves the stream there, or else the batches
+  // before are skipped on the loader's thread, read but not built.
+  if (skip > 0) {
+    proto::DataResume data_mode;
+    HERALD_ASSIGN_OR_RETURN(
+        stream, RestoreDataCursor(job_id_, spec_, resumed, std::move(stream), skip, &data_mode));
+    absl::MutexLock lock(&mu_);
+    tracker_.mutable_progress()->set_data_resume(data_mode);
+    if (stream->batches() == skip) skip = 0;
+  }
+  // Each checkpoint iteration's cursor is saved as the reader passes it.
+  const uint64_t checkpoint_every = CheckpointEvery();
+  return std::make_unique<ReadAhead>(
+      std::move(stream), window, skip, [checkpoint_every](uint64_t batches) {
+        return checkpoint_every > 0 && batches > 0 && FlushesAt(checkpoint_every, batches - 1);
+      });
+}
+
+absl::Status JobRun::QueueIteration(const IterationPlan& plan, const data::KeyBatch& batch,
+                                    bool last, double plan_ms, uint64_t malformed_lines) {
+  double encode_ms = 0;  // building and encoding the steps, not waiting to queue them
+  PlanCounts total;
+  for (uint32_t w = 0; w < workers_.size(); ++w) total += plan.workers[w].counts;
+  PlannedIteration planned;
+  planned.iteration = plan.iteration;
+  planned.total = total;
+  planned.plan_ms = plan_ms;
+  planned.last = last;
+  {
+    // The iteration's history point exists before any worker can report it.
+    absl::MutexLock lock(&mu_);
+    tracker_.Planned(planned);
+  }
+  for (uint32_t w = 0; w < workers_.size(); ++w) {
+    const absl::Time encode_start = absl::Now();
+    auto encoded =
+        std::make_shared<proto::WorkerStep>(BuildStep(batch, spec_.num_dense(), plan, w, job_id_));
+    encoded->set_last(last);
+    encoded->set_checkpoint(!last && FlushesAt(CheckpointEvery(), plan.iteration));
+    encode_ms += absl::ToDoubleMilliseconds(absl::Now() - encode_start);
+    HERALD_RETURN_IF_ERROR(PushStep(w, std::move(encoded)));
+  }
+  absl::MutexLock lock(&mu_);
+  tracker_.Queued(planned, encode_ms, malformed_lines);
+  return absl::OkStatus();
+}
+
+absl::Status JobRun::AfterQueued(const Planner& planner, uint64_t iteration, ReadAhead& loader) {
+  if (FlushesAt(CheckpointEvery(), iteration)) {
+    // Saved while the workers still train the queued steps.
+    const absl::Time save_start = absl::Now();
+    HERALD_ASSIGN_OR_RETURN(const std::string planner_state, planner.SaveState());
+    HLOG_INFO("job {}: planner state after iteration {}: {} bytes in {:.0f} ms", job_id_, iteration,
+              planner_state.size(), absl::ToDoubleMilliseconds(absl::Now() - save_start));
+    HERALD_RETURN_IF_ERROR(
+        CheckpointAt(iteration, planner_state, loader.CursorAfter(iteration + 1)));
+  }
+  if (FlushesAt(EvalEvery(), iteration)) HERALD_RETURN_IF_ERROR(EvaluateAt(iteration));
+  return absl::OkStatus();
+}
+
 absl::Status JobRun::Plan() {
   JobCacheSizing sizing;
   bool replay;
@@ -252,91 +370,34 @@ absl::Status JobRun::Plan() {
     resumed.planner_bytes = resumed_.planner_bytes;
     resumed.planner_checksum = resumed_.planner_checksum;
   }
-  PlannerResources resources;
-  resources.num_workers = static_cast<uint32_t>(workers_.size());
-  resources.capacity = sizing.capacity;
-  resources.slots = sizing.slots;
-  resources.warm_keys = sizing.warm_keys;
-  resources.seed = spec_.seed();
-  resources.threads = options_.planner_threads > 0
-                          ? options_.planner_threads
-                          : std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, 64);
-  // Checkpoints and evaluations need the whole model on the PS shards.
-  const uint64_t checkpoint_every =
-      spec_.checkpoint().dir().empty() ? 0 : spec_.checkpoint().every_iterations();
-  const uint64_t eval_every = eval_.empty() ? 0 : eval_settings_.every_iterations;
-  resources.flush_every = {checkpoint_every, eval_every};
-  HERALD_ASSIGN_OR_RETURN(PlannerOptions po,
-                          PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
-  if (!spec_.checkpoint().resume_from().empty() && !replay) {
-    // The restored tables hold rows the planner never saw trained: fetch
-    // every row rather than initialise it, and warm nothing.
-    po.init_on_worker = false;
-    po.warm_keys.clear();
-  }
-  proto::PlannerResume mode =
-      resumed.manifest.empty() ? proto::PLANNER_RESUME_NONE : proto::PLANNER_RESUME_FRESH;
-  std::unique_ptr<Planner> planner;
-  if (replay) {
-    planner = LoadResumedPlanner(job_id_, resumed, po, resume_at);
-    if (planner != nullptr) mode = proto::PLANNER_RESUME_LOADED;
-  }
-  // Whether the planner continues from the checkpoint's state (loaded)
-  // rather than being replayed up to it.
-  const bool continued = planner != nullptr;
-  if (!continued) {
-    // Replaying, the planner starts at iteration 0 as the checkpoint's run
-    // did and plans up to resume_at without sending a step.
-    po.first_iteration = replay ? 0 : resume_at;
-    HERALD_ASSIGN_OR_RETURN(planner, Planner::Create(po));
-    if (replay) mode = proto::PLANNER_RESUME_REPLAYED;
-  }
-  po.first_iteration = resume_at;
-  {
-    absl::MutexLock lock(&mu_);
-    tracker_.mutable_progress()->set_planner_resume(mode);
-  }
-  HERALD_ASSIGN_OR_RETURN(auto stream,
-                          BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
-  const uint32_t window = spec_.data().read_ahead_batches() > 0
-                              ? spec_.data().read_ahead_batches()
-                              : static_cast<uint32_t>(tunables::kReadAheadBatches);
-  // A resumed job continues the same deterministic stream after the
-  // checkpoint's iteration (a replay plans the batches before it): the
-  // checkpoint's data cursor moves the stream there, or else the batches
-  // before are skipped on the loader's thread, read but not built.
+  HERALD_ASSIGN_OR_RETURN(PlannerOptions po, PlannerOptionsFor(sizing, replay));
+  const double budget_ms = po.adaptive.budget_ms;
+  HERALD_ASSIGN_OR_RETURN(StartedPlanner started,
+                          StartPlanner(std::move(po), replay, resume_at, resumed));
+  std::unique_ptr<Planner>& planner = started.planner;
+  const bool continued = started.continued;
   uint64_t skip = continued ? resume_at : planner->iteration();
-  if (skip > 0) {
-    proto::DataResume data_mode;
-    HERALD_ASSIGN_OR_RETURN(
-        stream, RestoreDataCursor(job_id_, spec_, resumed, std::move(stream), skip, &data_mode));
-    absl::MutexLock lock(&mu_);
-    tracker_.mutable_progress()->set_data_resume(data_mode);
-    if (stream->batches() == skip) skip = 0;
-  }
-  // Each checkpoint iteration's cursor is saved as the reader passes it.
-  ReadAhead loader(std::move(stream), window, skip, [checkpoint_every](uint64_t batches) {
-    return checkpoint_every > 0 && batches > 0 && FlushesAt(checkpoint_every, batches - 1);
-  });
+  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<ReadAhead> loader, OpenTrainingData(resumed, &skip));
   // The planner sees the next batch and, with a window of two or more, the
   // one after it too (it indexes that one beside the next's allocation).
   data::KeyBatch current, next, after;
-  HERALD_ASSIGN_OR_RETURN(bool have_current, loader.Next(&current));
-  if (loader.skipped() < skip) {
+  HERALD_ASSIGN_OR_RETURN(bool have_current, loader->Next(&current));
+  if (loader->skipped() < skip) {
     return absl::InvalidArgumentError(
         absl::StrCat("checkpoint.resume_from: the data has fewer than ", skip, " batches"));
   }
   if (!have_current) return absl::InvalidArgumentError("data: no complete global batch");
-  HERALD_ASSIGN_OR_RETURN(bool have_next, loader.Next(&next));
+  HERALD_ASSIGN_OR_RETURN(bool have_next, loader->Next(&next));
   IterationPlan plan_buffer;  // reused: its lists keep their memory between iterations
   const IterationPlan* plan = &plan_buffer;
   bool budget_warned = false;  // herald-adaptive: an unreachable budget is logged once
   const absl::Time replay_start = absl::Now();
+  const uint32_t window = ReadAheadWindow();
   for (;;) {
     HERALD_RETURN_IF_ERROR(Health());
     bool have_after = false;
     if (have_next && window >= 2) {
-      HERALD_ASSIGN_OR_RETURN(have_after, loader.Next(&after));
+      HERALD_ASSIGN_OR_RETURN(have_after, loader->Next(&after));
     }
     const bool replaying = planner->iteration() < resume_at;  // only when replay
     CachedRows before_resume;
@@ -378,51 +439,15 @@ absl::Status JobRun::Plan() {
       HLOG_WARN(
           "job {}: herald-adaptive budget {:.3g} ms is not reachable: the cost model "
           "predicts {:.3f} ms with no table scored (the planner's base cost), so none is",
-          job_id_, po.adaptive.budget_ms, profiler->predicted_ms());
+          job_id_, budget_ms, profiler->predicted_ms());
     }
-    double encode_ms = 0;  // building and encoding the steps, not waiting to queue them
-    PlanCounts total;
-    for (uint32_t w = 0; w < workers_.size(); ++w) total += plan->workers[w].counts;
-    PlannedIteration planned;
-    planned.iteration = plan->iteration;
-    planned.total = total;
-    planned.plan_ms = plan_ms;
-    planned.last = !have_next;
-    {
-      // The iteration's history point exists before any worker can report it.
-      absl::MutexLock lock(&mu_);
-      tracker_.Planned(planned);
-    }
-    for (uint32_t w = 0; w < workers_.size(); ++w) {
-      const absl::Time encode_start = absl::Now();
-      auto encoded = std::make_shared<proto::WorkerStep>(
-          BuildStep(current, spec_.num_dense(), *plan, w, job_id_));
-      encoded->set_last(!have_next);
-      encoded->set_checkpoint(have_next && FlushesAt(checkpoint_every, plan->iteration));
-      encode_ms += absl::ToDoubleMilliseconds(absl::Now() - encode_start);
-      HERALD_RETURN_IF_ERROR(PushStep(w, std::move(encoded)));
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      tracker_.Queued(planned, encode_ms, loader.malformed());
-    }
+    HERALD_RETURN_IF_ERROR(
+        QueueIteration(*plan, current, !have_next, plan_ms, loader->malformed()));
     if (!have_next) {
       if (eval_settings_.at_end) HERALD_RETURN_IF_ERROR(EvaluateAt(plan->iteration));
       break;
     }
-    if (FlushesAt(checkpoint_every, plan->iteration)) {
-      // Saved while the workers still train the queued steps.
-      const absl::Time save_start = absl::Now();
-      HERALD_ASSIGN_OR_RETURN(const std::string planner_state, planner->SaveState());
-      HLOG_INFO("job {}: planner state after iteration {}: {} bytes in {:.0f} ms", job_id_,
-                plan->iteration, planner_state.size(),
-                absl::ToDoubleMilliseconds(absl::Now() - save_start));
-      HERALD_RETURN_IF_ERROR(
-          CheckpointAt(plan->iteration, planner_state, loader.CursorAfter(plan->iteration + 1)));
-    }
-    if (FlushesAt(eval_every, plan->iteration)) {
-      HERALD_RETURN_IF_ERROR(EvaluateAt(plan->iteration));
-    }
+    HERALD_RETURN_IF_ERROR(AfterQueued(*planner, plan->iteration, *loader));
     std::swap(current, next);
     std::swap(next, after);
     have_next = have_after;

@@ -32,6 +32,7 @@
 #include "ps_server/client/ps_client.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/data/held_out.h"
+#include "scheduler/data/read_ahead.h"
 #include "scheduler/jobs/eval_coordinator.h"
 #include "scheduler/jobs/job_cache_sizing.h"
 #include "scheduler/jobs/job_checkpointer.h"
@@ -167,6 +168,41 @@ class JobRun {
   // Plans every iteration and queues its steps, checkpointing and
   // evaluating where the spec asks.
   absl::Status Plan();
+  // Plan's steps. The planner's options for the caches `sizing` (a resume
+  // that is not the same training fetches every row and warms nothing).
+  absl::StatusOr<PlannerOptions> PlannerOptionsFor(const JobCacheSizing& sizing, bool replay) const;
+  struct StartedPlanner {
+    std::unique_ptr<Planner> planner;
+    bool continued = false;  // loaded from the checkpoint, not replayed to it
+  };
+  // The planner at the run's first iteration: loaded from the checkpoint
+  // (`replay`: the same training), else created, at 0 to be replayed
+  // (`replay`) or at `resume_at`; records how in the progress.
+  absl::StatusOr<StartedPlanner> StartPlanner(PlannerOptions po, bool replay, uint64_t resume_at,
+                                              const ResumePoint& resumed);
+  // The training batches from the run's place: *skip_batches skipped (the
+  // checkpoint's data cursor moves there instead where it can, and then
+  // sets it to 0), each checkpoint iteration's cursor kept.
+  absl::StatusOr<std::unique_ptr<ReadAhead>> OpenTrainingData(const ResumePoint& resumed,
+                                                              uint64_t* skip_batches);
+  // Builds, encodes and queues every worker's step of `plan` for `batch`
+  // (`last`: the job's last iteration), with its history point first.
+  absl::Status QueueIteration(const IterationPlan& plan, const data::KeyBatch& batch, bool last,
+                              double plan_ms, uint64_t malformed_lines);
+  // After a queued iteration that is not the last: the checkpoint and the
+  // evaluation the spec asks for after it.
+  absl::Status AfterQueued(const Planner& planner, uint64_t iteration, ReadAhead& loader);
+  // checkpoint.every_iterations with checkpoint.dir (else 0); eval every
+  // (0 without held-out data); the loader's window of batches.
+  uint64_t CheckpointEvery() const {
+    return spec_.checkpoint().dir().empty() ? 0 : spec_.checkpoint().every_iterations();
+  }
+  uint64_t EvalEvery() const { return eval_.empty() ? 0 : eval_settings_.every_iterations; }
+  uint32_t ReadAheadWindow() const {
+    return spec_.data().read_ahead_batches() > 0
+               ? spec_.data().read_ahead_batches()
+               : static_cast<uint32_t>(tunables::kReadAheadBatches);
+  }
   absl::Status WaitForReports();
   // After flush iteration `iteration` (every dirty row written back): waits
   // for every worker's report of it, then writes the checkpoint
