@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -31,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "bench/wide_and_deep_bench_job.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "tests/harness/local_cluster.h"
 
@@ -65,28 +65,12 @@ uint64_t PeakRssBytes(pid_t pid) {
 }
 
 proto::JobSpec Spec(const std::string& data, uint64_t budget, bool look_ahead) {
-  proto::JobSpec spec;
-  spec.set_name(budget == 0 ? "in-memory" : look_ahead ? "on-disk" : "on-disk-no-look-ahead");
-  spec.set_seed(1);
-  spec.set_num_dense(13);
-  spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
-  for (int width : {512, 256, 128}) spec.mutable_model()->add_top_mlp(width);
-  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
-  spec.mutable_dense_optimizer()->set_learning_rate(0.001f);
-  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
-  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
-  for (int t = 0; t < 26; ++t) {
-    spec.add_tables()->set_dim(static_cast<uint32_t>(absl::GetFlag(FLAGS_dim)));
-  }
-  spec.mutable_data()->set_format(proto::DATA_FORMAT_HERALD_BINARY);
-  spec.mutable_data()->add_paths(data);
-  spec.mutable_data()->set_shuffle_buffer(0);
-  spec.mutable_scheduling()->set_policy(
-      absl::GetFlag(FLAGS_policy) == "vanilla" ? proto::POLICY_VANILLA : proto::POLICY_HERALD);
-  spec.mutable_scheduling()->set_cache_fraction(0.1f);
-  spec.set_global_batch_size(absl::GetFlag(FLAGS_batch));
-  spec.set_epochs(1);
-  spec.set_num_workers(absl::GetFlag(FLAGS_workers));
+  proto::JobSpec spec = bench::WideAndDeepBenchJob(
+      budget == 0  ? "in-memory"
+      : look_ahead ? "on-disk"
+                   : "on-disk-no-look-ahead",
+      data, static_cast<uint32_t>(absl::GetFlag(FLAGS_dim)), absl::GetFlag(FLAGS_policy),
+      absl::GetFlag(FLAGS_workers), absl::GetFlag(FLAGS_batch));
   spec.mutable_ps()->set_memory_budget_bytes(budget);
   spec.mutable_ps()->set_no_look_ahead(!look_ahead);
   return spec;
@@ -160,17 +144,6 @@ Outcome Run(const std::string& data, uint64_t budget, bool look_ahead) {
   return out;
 }
 
-absl::StatusOr<std::string> TrainingData() {
-  const std::string path = testing::MakeTestDir("disk_tier_bench_data") + "/train.bin";
-  const std::string command = absl::StrCat(
-      testing::RunfilePath("cli/heraldctl"), " gen-data --rows ", absl::GetFlag(FLAGS_rows),
-      " --seed 1 --cardinality_scale 0.05 --format bin", " --out ", path, " > /dev/null");
-  if (std::system(command.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("generating the data failed: ", command));
-  }
-  return path;
-}
-
 void Print(const char* name, const Outcome& o, const Outcome& base, uint64_t budget) {
   if (!o.ok) {
     std::printf("%-22s FAILED: %s\n", name, o.error.c_str());
@@ -190,7 +163,8 @@ void Print(const char* name, const Outcome& o, const Outcome& base, uint64_t bud
 }
 
 int Main() {
-  absl::StatusOr<std::string> data = TrainingData();
+  absl::StatusOr<std::string> data =
+      bench::GenerateBenchData("disk_tier_bench_data", absl::GetFlag(FLAGS_rows));
   if (!data.ok()) {
     std::fprintf(stderr, "disk_tier_bench: %s\n", std::string(data.status().message()).c_str());
     return 2;

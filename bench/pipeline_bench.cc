@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -29,6 +28,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "bench/wide_and_deep_bench_job.h"
 #include "tests/harness/local_cluster.h"
 
 ABSL_FLAG(uint64_t, rows, 400000, "rows of the generated training data (without --data)");
@@ -68,29 +68,9 @@ double CpuSeconds(pid_t pid) {
 
 proto::JobSpec Spec(const std::string& data, const std::string& policy, uint32_t workers,
                     uint32_t batch) {
-  proto::JobSpec spec;
-  spec.set_name(absl::StrCat("pipeline-", policy, "-", workers, "w-", batch));
-  spec.set_seed(1);
-  spec.set_num_dense(13);
-  spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
-  for (int width : {512, 256, 128}) spec.mutable_model()->add_top_mlp(width);
-  spec.mutable_dense_optimizer()->set_kind(proto::OPTIMIZER_ADAM);
-  spec.mutable_dense_optimizer()->set_learning_rate(0.001f);
-  spec.mutable_sparse_optimizer()->set_kind(proto::OPTIMIZER_ADAGRAD);
-  spec.mutable_sparse_optimizer()->set_learning_rate(0.05f);
-  for (int t = 0; t < 26; ++t) {
-    spec.add_tables()->set_dim(static_cast<uint32_t>(absl::GetFlag(FLAGS_dim)));
-  }
-  spec.mutable_data()->set_format(proto::DATA_FORMAT_HERALD_BINARY);
-  spec.mutable_data()->add_paths(data);
-  spec.mutable_data()->set_shuffle_buffer(0);
-  spec.mutable_scheduling()->set_policy(policy == "vanilla" ? proto::POLICY_VANILLA
-                                                            : proto::POLICY_HERALD);
-  spec.mutable_scheduling()->set_cache_fraction(0.1f);
-  spec.set_global_batch_size(batch);
-  spec.set_epochs(1);
-  spec.set_num_workers(workers);
-  return spec;
+  return bench::WideAndDeepBenchJob(absl::StrCat("pipeline-", policy, "-", workers, "w-", batch),
+                                    data, static_cast<uint32_t>(absl::GetFlag(FLAGS_dim)), policy,
+                                    workers, batch);
 }
 
 struct Outcome {
@@ -192,14 +172,7 @@ std::vector<uint32_t> Numbers(const std::string& list) {
 // entity-correlated, Criteo cardinalities × 0.05) into a temporary file.
 absl::StatusOr<std::string> TrainingData() {
   if (!absl::GetFlag(FLAGS_data).empty()) return absl::GetFlag(FLAGS_data);
-  const std::string path = testing::MakeTestDir("pipeline_bench_data") + "/train.bin";
-  const std::string command = absl::StrCat(
-      testing::RunfilePath("cli/heraldctl"), " gen-data --rows ", absl::GetFlag(FLAGS_rows),
-      " --seed 1 --cardinality_scale 0.05 --format bin", " --out ", path, " > /dev/null");
-  if (std::system(command.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("generating the data failed: ", command));
-  }
-  return path;
+  return bench::GenerateBenchData("pipeline_bench_data", absl::GetFlag(FLAGS_rows));
 }
 
 int Main() {

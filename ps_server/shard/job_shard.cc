@@ -283,9 +283,9 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     // then copy the rows, most of them in cache by then.
     const uint32_t begin = g.begin[item.stripe], end = g.begin[item.stripe + 1];
     if (request.read_only) {  // nothing stored: from memory, disk or the initializer
+      std::vector<float> row(table.row_floats());
       for (uint32_t j = begin; j < end; ++j) {
         const uint32_t pos = g.order[j];
-        std::vector<float> row(table.row_floats());
         uint64_t v = 0;
         HERALD_RETURN_IF_ERROR(table.Read(stripe, block.keys[pos], row.data(), &v));
         std::memcpy(outs[item.block].rows + pos * row_bytes, row.data(), row_bytes);
