@@ -10,7 +10,12 @@
 //
 // --device=cuda:N (a --config=cuda build) runs the same worker on GPU N and,
 // in the same run, on the CPU as the baseline, and prints the GPU/CPU ratio
-// (the PyTorch half is skipped: it is a CPU baseline).
+// (the PyTorch half is skipped: it is a CPU baseline), after the host time
+// per step measured with the null device (below).
+//
+// --device=null runs the same steps on a device that computes nothing:
+// what is left is the host's time per step (plan check, bookkeeping,
+// staging), printed in ms per step and µs per sample.
 #include <cblas.h>
 
 #include <cstdio>
@@ -30,6 +35,7 @@
 #include "worker/cache/step_executor.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/model/model_factory.h"
+#include "worker/device/null_device.h"
 #include "worker/runtime/device_factory.h"
 
 ABSL_FLAG(int, batch, 1024, "samples per batch");
@@ -187,6 +193,13 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_batch), absl::GetFlag(FLAGS_tables), absl::GetFlag(FLAGS_dim),
       absl::GetFlag(FLAGS_rows), absl::GetFlag(FLAGS_mlp).c_str(), absl::GetFlag(FLAGS_threads));
   const std::string device = absl::GetFlag(FLAGS_device);
+  herald::worker::RegisterNullDevice();
+  if (device == "null" || device != "cpu") {
+    const double host = herald::worker::HeraldSamplesPerSecond("null");
+    std::printf("host time per step (null device): %.2f ms, %.3f us/sample\n",
+                1000.0 * absl::GetFlag(FLAGS_batch) / host, 1e6 / host);
+    if (device == "null") return 0;
+  }
   if (device != "cpu") {
     const double gpu = herald::worker::HeraldSamplesPerSecond(device);
     const double cpu = herald::worker::HeraldSamplesPerSecond("cpu");

@@ -39,17 +39,52 @@ class PlanSlotSet {
   uint32_t generation_ = 0;
 };
 
+// The slots a table trains this step (owned, shared or remote), each marked
+// once some sample uses it: one stamp per slot (generation · 2 + used), so
+// the pass over every sample's slot reads and writes one word.
+class TrainedSlotSet {
+ public:
+  void Reset(uint32_t capacity) {
+    if (stamps_.size() < capacity) stamps_.resize(capacity, 0);
+    if (++generation_ == (uint32_t{1} << 31)) {  // wrapped: every old stamp must go
+      std::fill(stamps_.begin(), stamps_.end(), 0);
+      generation_ = 1;
+    }
+  }
+  // REQUIRES: slot < the capacity given to Reset. False if already trained.
+  bool Insert(uint32_t slot) {
+    if (stamps_[slot] >> 1 == generation_) return false;
+    stamps_[slot] = generation_ << 1;
+    return true;
+  }
+  // Marks a trained slot used; false if `slot` is not trained (or out of
+  // range).
+  bool MarkUsed(uint32_t slot) {
+    if (slot >= stamps_.size() || stamps_[slot] >> 1 != generation_) return false;
+    stamps_[slot] |= 1;
+    return true;
+  }
+  bool Used(uint32_t slot) const {
+    return slot < stamps_.size() && stamps_[slot] == (generation_ << 1 | 1);
+  }
+
+ private:
+  std::vector<uint32_t> stamps_;
+  uint32_t generation_ = 0;
+};
+
 // What PlanChecker keeps between checks: the sets' memory.
 struct CheckScratch {
-  PlanSlotSet changed, evicted, landing_slots, trained, shared, used, owned, written_back,
-      handed_off, sent_back;
+  PlanSlotSet changed, evicted, landing_slots, shared, owned, written_back, handed_off, sent_back;
+  TrainedSlotSet trained;
   std::vector<std::pair<Key, SlotState>> changed_to;  // by slot, where `changed` has it
 
   void Reset(uint32_t capacity) {
-    for (PlanSlotSet* set : {&changed, &evicted, &landing_slots, &trained, &shared, &used, &owned,
-                             &written_back, &handed_off, &sent_back}) {
+    for (PlanSlotSet* set : {&changed, &evicted, &landing_slots, &shared, &owned, &written_back,
+                             &handed_off, &sent_back}) {
       set->Reset(capacity);
     }
+    trained.Reset(capacity);
     if (changed_to.size() < capacity) changed_to.resize(capacity);
   }
 };
@@ -83,9 +118,14 @@ class SlotView {
   }
   void Set(uint32_t slot, Key key, SlotState state) {
     const Slot old = At(slot);
-    if (old.state != SlotState::kEmpty) keys_[old.key] = std::nullopt;
     scratch_.changed.Insert(slot);
     scratch_.changed_to[slot] = {key, state};
+    // The same key in the same slot (a trained row turning dirty): where
+    // each key is stays as it was.
+    const bool same_key = old.state != SlotState::kEmpty && state != SlotState::kEmpty &&
+                          old.key == key;
+    if (same_key) return;
+    if (old.state != SlotState::kEmpty) keys_[old.key] = std::nullopt;
     if (state != SlotState::kEmpty) keys_[key] = slot;
   }
   void Reserve(size_t changes) { keys_.reserve(2 * changes); }
@@ -294,19 +334,18 @@ class TableCheck {
       return s;
     }
     if (auto s = Gathers(); !s.ok()) return s;
-    PlanSlotSet& used = scratch_.used;
+    TrainedSlotSet& used = scratch_.trained;
     for (size_t j = 0; j < samples_.slots.size(); ++j) {
       const uint32_t slot = samples_.slots[j];
-      if (!scratch_.trained.Contains(slot)) {
+      if (!used.MarkUsed(slot)) {
         return absl::InvalidArgumentError(
             absl::StrCat("samples of table ", t_, ": slots[", j, "] = ", slot,
                          InRange(slot) ? " is neither owned, shared nor remote in the plan"
                                        : " is out of range"));
       }
-      used.Insert(slot);
     }
     for (size_t i = 0; i < plan_.owned_slots.size(); ++i) {
-      if (!used.Contains(plan_.owned_slots[i])) {
+      if (!used.Used(plan_.owned_slots[i])) {
         return Error("owned_slots", i,
                      absl::StrCat("slot ", plan_.owned_slots[i], " is used by no sample"));
       }
@@ -316,7 +355,7 @@ class TableCheck {
     for (auto [list, name] : {std::pair{&plan_.push.slots, "push.slots"},
                               std::pair{&plan_.remote.slots, "remote.slots"}}) {
       for (size_t i = 0; i < list->size(); ++i) {
-        if (!used.Contains((*list)[i])) {
+        if (!used.Used((*list)[i])) {
           return Error(name, i, absl::StrCat("slot ", (*list)[i], " is used by no sample"));
         }
         scratch_.shared.Insert((*list)[i]);
@@ -328,6 +367,7 @@ class TableCheck {
   // Gradients other workers send for rows this worker owns this step: each
   // names an owned slot holding its key, once per sender.
   absl::Status Gathers() {
+    if (plan_.gather.slots.empty()) return absl::OkStatus();
     PlanSlotSet& owned = scratch_.owned;
     for (uint32_t slot : plan_.owned_slots) owned.Insert(slot);  // in range: CheckTrained
     absl::flat_hash_set<std::pair<uint32_t, uint32_t>> seen;     // (slot, from)

@@ -235,6 +235,15 @@ TEST_F(BadPlans, AreRejectedWholeAndTheGoodPlanStillRuns) {
   s.plan[0].evict.slots = {5};
   s.plan[0].evict.keys = {Key(9)};
   ExpectRejected(s, "evict.slots[0]: slot 5 does not hold key 9 (empty)");
+  // Every trained slot is used by a sample, and every sample's slot is trained.
+  s = good_;
+  s.plan[1].fetch.keys.push_back(Key(3));
+  s.plan[1].fetch.slots.push_back(2);
+  s.plan[1].owned_slots.push_back(2);
+  ExpectRejected(s, "plan for table 1: owned_slots[2]: slot 2 is used by no sample");
+  s = good_;
+  s.samples[2].slots[0] = 9;
+  ExpectRejected(s, "samples of table 2: slots[0] = 9 is out of range");
   // A row initialised here lands like a fetched one.
   s = good_;
   s.plan[0].init.keys = {Key(1)};
