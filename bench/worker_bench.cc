@@ -34,8 +34,8 @@
 #include "common/rng.h"
 #include "worker/cache/step_executor.h"
 #include "worker/collectives/all_reducer.h"
-#include "worker/model/model_factory.h"
 #include "worker/device/null_device.h"
+#include "worker/model/model_factory.h"
 #include "worker/runtime/device_factory.h"
 
 ABSL_FLAG(int, batch, 1024, "samples per batch");

@@ -48,10 +48,6 @@ void EmbeddingCache::Load(size_t t, uint32_t slot, Key key, uint64_t version) {
   table.slot_of[key] = slot;
 }
 
-void EmbeddingCache::SetState(size_t t, uint32_t slot, SlotState state) {
-  tables_[t].states[slot] = state;
-}
-
 uint64_t EmbeddingCache::DeviceBytes() const {
   uint64_t bytes = 0;
   for (const Table& t : tables_) bytes += (t.rows.size() + t.grads.size()) * sizeof(float);

@@ -57,7 +57,7 @@ class EmbeddingCache {
   // Bookkeeping (the executor moves the data).
   void Evict(size_t t, uint32_t slot);
   void Load(size_t t, uint32_t slot, Key key, uint64_t version);  // -> clean
-  void SetState(size_t t, uint32_t slot, SlotState state);
+  void SetState(size_t t, uint32_t slot, SlotState state) { tables_[t].states[slot] = state; }
   void BumpVersion(size_t t, uint32_t slot) { ++tables_[t].versions[slot]; }
 
   // Device bytes held (rows + gradients).

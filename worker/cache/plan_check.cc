@@ -122,8 +122,8 @@ class SlotView {
     scratch_.changed_to[slot] = {key, state};
     // The same key in the same slot (a trained row turning dirty): where
     // each key is stays as it was.
-    const bool same_key = old.state != SlotState::kEmpty && state != SlotState::kEmpty &&
-                          old.key == key;
+    const bool same_key =
+        old.state != SlotState::kEmpty && state != SlotState::kEmpty && old.key == key;
     if (same_key) return;
     if (old.state != SlotState::kEmpty) keys_[old.key] = std::nullopt;
     if (state != SlotState::kEmpty) keys_[key] = slot;

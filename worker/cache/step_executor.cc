@@ -37,16 +37,11 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
       all_reducer_(all_reducer),
       ps_(ps),
       cache_(cache),
-      options_(options) {
-  for (auto* a : {&staging_, &labels_, &dense_}) a->Bind(device);
+      options_(options),
+      upload_(device) {
+  staging_.Bind(device);
   slots_.Bind(device);
   received_.resize(cache->num_tables());
-  offsets_.resize(cache->num_tables());
-  sample_slots_.resize(cache->num_tables());
-  for (size_t t = 0; t < cache->num_tables(); ++t) {
-    offsets_[t].Bind(device);
-    sample_slots_[t].Bind(device);
-  }
 }
 
 void StepExecutor::UploadSlots(const std::vector<uint32_t>& slots) { slots_.CopyFromHost(slots); }
@@ -554,21 +549,37 @@ absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
 
 absl::Status StepExecutor::Train(const plan::Step& step, StepResult* result) {
   absl::Time start = absl::Now();
+  // Every list the device needs this step, in one copy.
+  const size_t tables = cache_->num_tables();
+  upload_.Clear();
+  const size_t labels = upload_.Add(step.labels);
+  const size_t dense = upload_.Add(step.dense);
+  std::vector<size_t> offsets(tables), slots(tables);
+  owned_part_.resize(tables);
+  for (size_t t = 0; t < tables; ++t) {
+    offsets[t] = upload_.Add(step.samples[t].offsets);
+    slots[t] = upload_.Add(step.samples[t].slots);
+    owned_part_[t] = upload_.Add(step.plan[t].owned_slots);
+  }
+  upload_.Upload();
   ModelInput in;
   in.rows = static_cast<int>(step.num_samples);
-  labels_.CopyFromHost(step.labels);
-  dense_.CopyFromHost(step.dense);
-  in.labels = labels_.data();
-  in.dense = dense_.data();
-  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+  in.labels = upload_.floats(labels);
+  in.dense = upload_.floats(dense);
+  for (size_t t = 0; t < tables; ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
-    offsets_[t].CopyFromHost(step.samples[t].offsets);
-    sample_slots_[t].CopyFromHost(step.samples[t].slots);
-    in.tables.push_back({offsets_[t].data(), sample_slots_[t].data(), table.rows.data(),
-                         static_cast<int>(table.row_floats), table.grads.data()});
+    EmbeddingBagInput bags;
+    bags.offsets = upload_.words(offsets[t]);
+    bags.slots = upload_.words(slots[t]);
+    bags.cache_rows = table.rows.data();
+    bags.row_stride = static_cast<int>(table.row_floats);
+    bags.slot_grads = table.grads.data();
+    bags.entries = static_cast<uint32_t>(step.samples[t].slots.size());
+    bags.capacity = table.capacity;
+    in.tables.push_back(bags);
   }
+  // Returns once the loss is read: the whole forward and backward has run.
   result->loss_sum = model_->TrainStep(in, 1.0f / static_cast<float>(step.global_batch_size));
-  device_->Synchronize();
   result->times.compute_ms += MillisSince(start);
 
   start = absl::Now();
@@ -577,8 +588,7 @@ absl::Status StepExecutor::Train(const plan::Step& step, StepResult* result) {
   result->times.allreduce_ms += MillisSince(start);
 
   start = absl::Now();
-  dense_optimizer_->Step(params);
-  device_->Synchronize();
+  dense_optimizer_->Step(params);  // waited for with the owned rows' updates (ApplyOwned)
   result->times.compute_ms += MillisSince(start);
   return absl::OkStatus();
 }
@@ -589,12 +599,12 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
     EmbeddingCache::Table& table = cache_->table(t);
     const std::vector<uint32_t>& owned = step.plan[t].owned_slots;
     if (owned.empty()) continue;
-    UploadSlots(owned);
+    const uint32_t* slots = upload_.words(owned_part_[t]);  // sent with the step (Train)
     const int n = static_cast<int>(owned.size());
-    device_->ApplyRowUpdates(table.optimizer, static_cast<int>(table.dim), slots_.data(), n,
+    device_->ApplyRowUpdates(table.optimizer, static_cast<int>(table.dim), slots, n,
                              table.grads.data(), static_cast<int>(table.dim), table.rows.data(),
                              static_cast<int>(table.row_floats));
-    device_->ZeroRows(slots_.data(), n, static_cast<int>(table.dim), static_cast<int>(table.dim),
+    device_->ZeroRows(slots, n, static_cast<int>(table.dim), static_cast<int>(table.dim),
                       table.grads.data());
     for (uint32_t slot : owned) {
       cache_->SetState(t, slot, SlotState::kDirty);

@@ -49,6 +49,7 @@
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
 #include "worker/cache/plan_check.h"
+#include "worker/cache/step_upload.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/row_exchanger.h"
 #include "worker/model/dense_optimizer.h"
@@ -179,8 +180,10 @@ class StepExecutor {
   // Device staging, reused between steps.
   DeviceArray<uint32_t> slots_;
   DeviceArray<float> staging_;
-  DeviceArray<float> labels_, dense_;
-  std::vector<DeviceArray<uint32_t>> offsets_, sample_slots_;
+  // The step's labels, dense features, and per table its samples' offsets
+  // and slots and its owned slots, sent in one copy (Train).
+  StepUpload upload_;
+  std::vector<size_t> owned_part_;  // per table: its owned slots' part of upload_
   // Per table: rows other workers handed to this one after the last step
   // (values with optimizer state, and version), placed by the next step.
   struct ReceivedRow {

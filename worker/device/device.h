@@ -16,7 +16,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "common/math/sparse_optimizer.h"
@@ -36,6 +38,20 @@ class Device {
   virtual void CopyToDevice(const void* host, void* device, size_t bytes) = 0;
   virtual void CopyToHost(const void* device, void* host, size_t bytes) = 0;
   virtual void CopyOnDevice(const void* from, void* to, size_t bytes) = 0;
+  // Host memory the device copies from at full speed (page-locked on a
+  // GPU), 64-byte aligned, for CopyFromHostBuffer; plain memory by default.
+  virtual void* AllocateHostBytes(size_t bytes) {
+    return bytes == 0 ? nullptr : ::operator new (bytes, std::align_val_t{64});
+  }
+  virtual void FreeHostBytes(void* p) {
+    if (p != nullptr) ::operator delete (p, std::align_val_t{64});
+  }
+  // CopyToDevice from memory of AllocateHostBytes, without staging: it may
+  // return before the bytes are read, so the caller leaves them unchanged
+  // until its next Synchronize().
+  virtual void CopyFromHostBuffer(const void* host, void* device, size_t bytes) {
+    CopyToDevice(host, device, bytes);
+  }
   virtual void Fill(float* x, size_t n, float value) = 0;
   virtual void Synchronize() = 0;
   // The first error the device met (a GPU fault, a failed allocation), OK
@@ -126,6 +142,42 @@ class Device {
                            float* rows) = 0;
   // rows[slots[i]·row_stride, +width) = 0.
   virtual void ZeroRows(const uint32_t* slots, int n, int width, int row_stride, float* rows) = 0;
+
+  // ------------------------------------------------------------ every table at once
+  // One table's bags in a batch of n bags per table, for the operations
+  // below that take every table of a model in one call (a device may fuse
+  // them into one launch per kind of operation; the results are those of
+  // the per-table operations above, table by table, bit for bit).
+  struct BagTable {
+    const float* rows = nullptr;  // the table's slot array
+    int row_stride = 0;
+    const uint32_t* offsets = nullptr;  // n + 1
+    const uint32_t* slots = nullptr;    // `entries`
+    // offsets[n], as the caller knows it: a device need not read it back.
+    uint32_t entries = 0;
+    // Slots in the table (every slot < capacity); 0: unknown.
+    uint32_t capacity = 0;
+    int dim = 0;
+    bool mean = false;
+    float* grads = nullptr;  // `dim` floats per slot; backward adds into it
+    int column = 0;          // the table's first column in out / dout
+  };
+  // For each table: EmbeddingBagForward(rows, …, out + column, out_stride).
+  virtual void EmbeddingBagsForward(const std::vector<BagTable>& tables, int n, float* out,
+                                    int out_stride) {
+    for (const BagTable& t : tables) {
+      EmbeddingBagForward(t.rows, t.row_stride, t.offsets, t.slots, n, t.dim, t.mean,
+                          out + t.column, out_stride);
+    }
+  }
+  // For each table: EmbeddingBagBackward(dout + column, …, grads, dim).
+  virtual void EmbeddingBagsBackward(const std::vector<BagTable>& tables, int n, const float* dout,
+                                     int dout_stride) {
+    for (const BagTable& t : tables) {
+      EmbeddingBagBackward(dout + t.column, dout_stride, t.offsets, t.slots, n, t.dim, t.mean,
+                           t.grads, t.dim);
+    }
+  }
 
   // ------------------------------------------------------------ optimizers
 

@@ -98,7 +98,9 @@ absl::StatusOr<std::vector<float>> HeldOutScorer::Score(const proto::EvalBatch& 
     arrays.slots.CopyFromHost(slots[t]);
     arrays.rows.CopyFromHost(rows[t].rows);
     input.tables.push_back({arrays.offsets.data(), arrays.slots.data(), arrays.rows.data(),
-                            static_cast<int>(rows[t].row_floats), nullptr});
+                            static_cast<int>(rows[t].row_floats), nullptr,
+                            static_cast<uint32_t>(slots[t].size()),
+                            static_cast<uint32_t>(rows[t].keys.size())});
   }
   return model_->Predict(input);
 }

@@ -9,11 +9,14 @@ BceLoss::BceLoss(Device* device) : device_(device) {
   dlogits_.Bind(device);
 }
 
-double BceLoss::Forward(const float* logits, const float* labels, int rows, float grad_scale) {
+void BceLoss::Forward(const float* logits, const float* labels, int rows, float grad_scale) {
   rows_ = rows;
   losses_.Resize(rows);
   dlogits_.Resize(rows);
   device_->SigmoidCrossEntropy(logits, labels, rows, grad_scale, losses_.data(), dlogits_.data());
+}
+
+double BceLoss::TakeLoss() const {
   double sum = 0.0;
   for (float l : losses_.ToHost()) sum += l;
   return sum;

@@ -12,8 +12,11 @@ class BceLoss {
  public:
   explicit BceLoss(Device* device);
 
-  // logits, labels: rows floats. Returns Σ loss (summed in double on the host).
-  double Forward(const float* logits, const float* labels, int rows, float grad_scale);
+  // logits, labels: rows floats. The losses stay on the device (TakeLoss).
+  void Forward(const float* logits, const float* labels, int rows, float grad_scale);
+  // Σ loss of the last Forward, summed in double on the host in sample
+  // order; waits for the device.
+  double TakeLoss() const;
   // dlogits += ∂(scaled loss)/∂logits.
   void Backward(float* dlogits);
 

@@ -17,6 +17,8 @@ struct EmbeddingBagInput {
   const float* cache_rows = nullptr;  // device slot array
   int row_stride = 0;                 // floats per slot (values + optimizer state)
   float* slot_grads = nullptr;        // device, `dim` floats per slot; gradients are added
+  uint32_t entries = 0;               // offsets[rows], as the host knows it
+  uint32_t capacity = 0;              // slots in cache_rows (0: unknown)
 };
 
 class EmbeddingBag {
@@ -30,6 +32,22 @@ class EmbeddingBag {
   void Backward(const EmbeddingBagInput& in, int rows, const float* dout, int dout_stride) {
     device_->EmbeddingBagBackward(dout, dout_stride, in.offsets, in.slots, rows, dim_, mean_,
                                   in.slot_grads, dim_);
+  }
+
+  // This table's part of a model's batched call (Device::EmbeddingBags…).
+  Device::BagTable Table(const EmbeddingBagInput& in, int column) const {
+    Device::BagTable t;
+    t.rows = in.cache_rows;
+    t.row_stride = in.row_stride;
+    t.offsets = in.offsets;
+    t.slots = in.slots;
+    t.entries = in.entries;
+    t.capacity = in.capacity;
+    t.dim = dim_;
+    t.mean = mean_;
+    t.grads = in.slot_grads;
+    t.column = column;
+    return t;
   }
 
   int dim() const { return dim_; }

@@ -22,26 +22,31 @@ const float* RecModel::BuildFeatures(const ModelInput& in) {
   if (shape_.num_dense > 0) {
     device_->Copy2D(in.dense, shape_.num_dense, in.rows, shape_.num_dense, x_.data(), width);
   }
-  for (size_t t = 0; t < bags_.size(); ++t) {
-    bags_[t].Forward(in.tables[t], in.rows, x_.data() + shape_.column(t), width);
-  }
+  device_->EmbeddingBagsForward(BagTables(in), in.rows, x_.data(), width);
   return x_.data();
 }
 
 double RecModel::TrainStep(const ModelInput& in, float grad_scale) {
   const float* logits = ForwardHead(BuildFeatures(in), in.rows);
-  const double loss = loss_.Forward(logits, in.labels, in.rows, grad_scale);
+  loss_.Forward(logits, in.labels, in.rows, grad_scale);
   dlogits_.Resize(in.rows);
   device_->Fill(dlogits_.data(), in.rows, 0.0f);
   loss_.Backward(dlogits_.data());
   dx_.Resize(x_.size());
   device_->Fill(dx_.data(), dx_.size(), 0.0f);
   BackwardHead(dlogits_.data(), dx_.data());
-  const int width = shape_.width();
+  device_->EmbeddingBagsBackward(BagTables(in), in.rows, dx_.data(), shape_.width());
+  // Read once everything is queued: the device runs the step unbroken.
+  return loss_.TakeLoss();
+}
+
+std::vector<Device::BagTable> RecModel::BagTables(const ModelInput& in) const {
+  std::vector<Device::BagTable> tables;
+  tables.reserve(bags_.size());
   for (size_t t = 0; t < bags_.size(); ++t) {
-    bags_[t].Backward(in.tables[t], in.rows, dx_.data() + shape_.column(t), width);
+    tables.push_back(bags_[t].Table(in.tables[t], shape_.column(t)));
   }
-  return loss;
+  return tables;
 }
 
 std::vector<float> RecModel::Predict(const ModelInput& in) {

@@ -65,6 +65,7 @@ class RecModel {
 
  private:
   const float* BuildFeatures(const ModelInput& in);
+  std::vector<Device::BagTable> BagTables(const ModelInput& in) const;
 
   std::vector<EmbeddingBag> bags_;
   BceLoss loss_;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "worker/device/cuda/cuda_kernels.h"
@@ -29,7 +30,16 @@ bool Overlaps(const void* a, const void* b, size_t bytes) {
 }
 
 // Scratch buffer indices.
-enum Scratch { kBagOf, kIdentity, kSortedSlots, kSortedPositions, kSortTemp, kMoveTemp };
+enum Scratch {
+  kBagOf,
+  kIdentity,
+  kSortedSlots,
+  kSortedPositions,
+  kSortTemp,
+  kMoveTemp,
+  kBagKeys,
+  kBagTables
+};
 
 }  // namespace
 
@@ -216,6 +226,27 @@ void CudaDevice::CopyToHost(const void* device, void* host, size_t bytes) {
     to += chunk;
     bytes -= chunk;
   }
+}
+
+void* CudaDevice::AllocateHostBytes(size_t bytes) {
+  if (bytes == 0 || !Ready()) return nullptr;
+  void* p = nullptr;
+  if (!CheckCuda(cudaMallocHost(&p, bytes), "cudaMallocHost")) return nullptr;
+  return p;
+}
+
+void CudaDevice::FreeHostBytes(void* p) {
+  if (p == nullptr) return;
+  cudaSetDevice(options_.ordinal);
+  // A copy queued on the stream may still read it.
+  CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  CheckCuda(cudaFreeHost(p), "cudaFreeHost");
+}
+
+void CudaDevice::CopyFromHostBuffer(const void* host, void* device, size_t bytes) {
+  if (bytes == 0 || !Ready()) return;
+  CheckCuda(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_),
+            "cudaMemcpyAsync (host buffer to device)");
 }
 
 void CudaDevice::CopyOnDevice(const void* from, void* to, size_t bytes) {
@@ -414,6 +445,82 @@ void CudaDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const 
       cuda::AccumulateSortedBags(stream_, dout, dout_stride, offsets, sorted_slots,
                                  sorted_positions, bag_of, entries, dim, mean, grads, grad_stride),
       "AccumulateSortedBags kernel");
+}
+
+const void* CudaDevice::UploadBagTables(const std::vector<BagTable>& tables, int* max_dim) {
+  std::vector<cuda::BagTableArgs> args(tables.size());
+  uint32_t entry_base = 0, slot_base = 0;
+  *max_dim = 0;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const BagTable& t = tables[i];
+    args[i] = {t.rows,    t.offsets,    t.slots, t.grads,  entry_base,
+               slot_base, t.row_stride, t.dim,   t.column, t.mean ? 1 : 0};
+    entry_base += t.entries;
+    slot_base += t.capacity;
+    *max_dim = std::max(*max_dim, t.dim);
+  }
+  const size_t bytes = args.size() * sizeof(cuda::BagTableArgs);
+  void* device = Scratch(kBagTables, bytes);
+  if (device == nullptr) return nullptr;
+  CopyToDevice(args.data(), device, bytes);  // staged: `args` may go at once
+  return status_.ok() ? device : nullptr;
+}
+
+void CudaDevice::EmbeddingBagsForward(const std::vector<BagTable>& tables, int n, float* out,
+                                      int out_stride) {
+  if (n == 0 || tables.empty() || !Ready()) return;
+  int max_dim = 0;
+  const auto* args = static_cast<const cuda::BagTableArgs*>(UploadBagTables(tables, &max_dim));
+  if (args == nullptr || max_dim == 0) return;
+  CheckCuda(cuda::EmbeddingBagsForward(stream_, args, static_cast<int>(tables.size()), n, max_dim,
+                                       out, out_stride),
+            "EmbeddingBagsForward kernel");
+}
+
+void CudaDevice::EmbeddingBagsBackward(const std::vector<BagTable>& tables, int n,
+                                       const float* dout, int dout_stride) {
+  if (n == 0 || tables.empty() || !Ready()) return;
+  uint64_t slots = 0, entries = 0;
+  bool known = true;
+  for (const BagTable& t : tables) {
+    known &= t.capacity > 0;
+    slots += t.capacity;
+    entries += t.entries;
+  }
+  if (!known || slots > uint64_t{1} << 32 || entries > uint64_t{1} << 31) {
+    Device::EmbeddingBagsBackward(tables, n, dout, dout_stride);  // table by table
+    return;
+  }
+  if (entries == 0) return;
+  int max_dim = 0;
+  const auto* args = static_cast<const cuda::BagTableArgs*>(UploadBagTables(tables, &max_dim));
+  if (args == nullptr || max_dim == 0) return;
+  const auto count = static_cast<uint32_t>(entries);
+  const size_t index_bytes = count * sizeof(uint32_t);
+  auto* keys = static_cast<uint32_t*>(Scratch(kBagKeys, index_bytes));
+  auto* bag_of = static_cast<uint32_t*>(Scratch(kBagOf, index_bytes));
+  auto* positions = static_cast<uint32_t*>(Scratch(kIdentity, index_bytes));
+  auto* sorted_keys = static_cast<uint32_t*>(Scratch(kSortedSlots, index_bytes));
+  auto* sorted_positions = static_cast<uint32_t*>(Scratch(kSortedPositions, index_bytes));
+  int bits = 1;  // the key bits the sort must look at: keys < slots
+  while (bits < 32 && (uint64_t{1} << bits) < slots) ++bits;
+  size_t temp_bytes = 0;
+  if (!CheckCuda(cuda::SortByKey(stream_, nullptr, &temp_bytes, keys, sorted_keys, positions,
+                                 sorted_positions, count, bits),
+                 "SortByKey (sizing)")) {
+    return;
+  }
+  void* temp = Scratch(kSortTemp, std::max<size_t>(temp_bytes, 1));
+  if (!status_.ok()) return;
+  const int tables_count = static_cast<int>(tables.size());
+  CheckCuda(cuda::BagEntries(stream_, args, tables_count, n, keys, positions, bag_of),
+            "BagEntries kernel");
+  CheckCuda(cuda::SortByKey(stream_, temp, &temp_bytes, keys, sorted_keys, positions,
+                            sorted_positions, count, bits),
+            "SortByKey");
+  CheckCuda(cuda::AccumulateSortedTables(stream_, args, tables_count, dout, dout_stride,
+                                         sorted_keys, sorted_positions, bag_of, count, max_dim),
+            "AccumulateSortedTables kernel");
 }
 
 void CudaDevice::GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n,

@@ -72,6 +72,10 @@ class CudaDevice final : public Device {
   void CopyToDevice(const void* host, void* device, size_t bytes) override;
   void CopyToHost(const void* device, void* host, size_t bytes) override;
   void CopyOnDevice(const void* from, void* to, size_t bytes) override;
+  // Page-locked (cudaMallocHost); the copy from it is one cudaMemcpyAsync.
+  void* AllocateHostBytes(size_t bytes) override;
+  void FreeHostBytes(void* p) override;
+  void CopyFromHostBuffer(const void* host, void* device, size_t bytes) override;
   void Fill(float* x, size_t n, float value) override;
   void Synchronize() override;
 
@@ -111,6 +115,13 @@ class CudaDevice final : public Device {
   void EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
                             const uint32_t* slots, int n, int dim, bool mean, float* grads,
                             int grad_stride) override;
+  // Every table in one launch (forward), and with one sort (backward); no
+  // read back. Tables of unknown capacity, or more than 2³² slots in all,
+  // go table by table.
+  void EmbeddingBagsForward(const std::vector<BagTable>& tables, int n, float* out,
+                            int out_stride) override;
+  void EmbeddingBagsBackward(const std::vector<BagTable>& tables, int n, const float* dout,
+                             int dout_stride) override;
   void GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n, int width,
                   float* out) override;
   void ScatterRows(const float* in, const uint32_t* slots, int n, int width, int row_stride,
@@ -134,6 +145,8 @@ class CudaDevice final : public Device {
   bool Ready();
   // Grows a device scratch buffer (contents not kept).
   void* Scratch(int index, size_t bytes);
+  // The tables' kernel arguments, copied to device scratch; null on error.
+  const void* UploadBagTables(const std::vector<BagTable>& tables, int* max_dim);
 
   CudaDeviceOptions options_;
   absl::Status status_;
@@ -146,8 +159,8 @@ class CudaDevice final : public Device {
   CUevent_st* pinned_done_[2] = {nullptr, nullptr};
   int next_pinned_ = 0;
   // Device scratch of the embedding-bag backward (and overlapping copies).
-  void* scratch_[6] = {};
-  size_t scratch_bytes_[6] = {};
+  void* scratch_[8] = {};
+  size_t scratch_bytes_[8] = {};
 };
 
 }  // namespace herald::worker

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "worker/device/cpu_device.h"
 #include "worker/device/device_array.h"
+#include "worker/device/host_buffer.h"
 
 namespace herald::worker {
 namespace {
@@ -291,6 +292,91 @@ TEST_F(CudaDeviceTest, EmbeddingBagsAreBitwiseEqualAndDeterministic) {
                                dim, mean, grads.gpu.data(), dim);
     EXPECT_EQ(grads.gpu.ToHost(), first) << "backward twice differs" << tag;
   }
+}
+
+// Every table at once: tables of different dims, pooling and sizes (one
+// with no entries) in one feature matrix, fused on the GPU, table by table
+// on the CPU.
+TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
+  const int n = 517;
+  struct Table {
+    int dim, slot_count, max_bag;
+    bool mean;
+  };
+  const std::vector<Table> shapes = {{8, 61, 4, false},    {24, 97, 5, true}, {3, 5, 3, false},
+                                     {16, 1000, 1, false}, {8, 40, 0, true},  {33, 7, 6, true}};
+  int width = 5;  // a few columns before the first table's
+  std::vector<Bags> bags;
+  std::vector<Twin<uint32_t>> offsets, slots;
+  std::vector<Twin<float>> rows, grads;
+  std::vector<int> columns;
+  for (size_t t = 0; t < shapes.size(); ++t) {
+    Bags b;
+    std::mt19937 rng(40 + t);
+    for (int i = 0; i < n; ++i) {
+      const int size =
+          shapes[t].max_bag == 0 ? 0 : static_cast<int>(rng() % (shapes[t].max_bag + 1));
+      for (int j = 0; j < size; ++j) b.slots.push_back(rng() % shapes[t].slot_count);
+      b.offsets.push_back(static_cast<uint32_t>(b.slots.size()));
+    }
+    offsets.push_back(Indices(b.offsets));
+    slots.push_back(Indices(b.slots));
+    const int stride = 2 * shapes[t].dim + 1;
+    rows.push_back(Floats(Random(shapes[t].slot_count * stride, 50 + t)));
+    grads.push_back(Floats(Random(shapes[t].slot_count * shapes[t].dim, 60 + t)));
+    columns.push_back(width);
+    width += shapes[t].dim;
+    bags.push_back(std::move(b));
+  }
+  auto tables_on = [&](bool gpu) {
+    std::vector<Device::BagTable> tables;
+    for (size_t t = 0; t < shapes.size(); ++t) {
+      Device::BagTable b;
+      b.rows = gpu ? rows[t].gpu.data() : rows[t].cpu.data();
+      b.row_stride = 2 * shapes[t].dim + 1;
+      b.offsets = gpu ? offsets[t].gpu.data() : offsets[t].cpu.data();
+      b.slots = gpu ? slots[t].gpu.data() : slots[t].cpu.data();
+      b.entries = static_cast<uint32_t>(bags[t].slots.size());
+      b.capacity = static_cast<uint32_t>(shapes[t].slot_count);
+      b.dim = shapes[t].dim;
+      b.mean = shapes[t].mean;
+      b.grads = gpu ? grads[t].gpu.data() : grads[t].cpu.data();
+      b.column = columns[t];
+      tables.push_back(b);
+    }
+    return tables;
+  };
+  auto out = Floats(Random(n * (width + 2), 70));
+  cpu_.EmbeddingBagsForward(tables_on(false), n, out.cpu.data(), width + 2);
+  gpu_->EmbeddingBagsForward(tables_on(true), n, out.gpu.data(), width + 2);
+  Expect("EmbeddingBagsForward", out);
+  auto dout = Floats(Random(n * (width + 2), 71));
+  for (int round = 0; round < 2; ++round) {  // twice: the same bits again
+    cpu_.EmbeddingBagsBackward(tables_on(false), n, dout.cpu.data(), width + 2);
+    gpu_->EmbeddingBagsBackward(tables_on(true), n, dout.gpu.data(), width + 2);
+    for (size_t t = 0; t < shapes.size(); ++t) {
+      Expect("EmbeddingBagsBackward table " + std::to_string(t), grads[t]);
+    }
+  }
+  // Capacity unknown: the GPU goes table by table, with the same result.
+  std::vector<Device::BagTable> unknown = tables_on(true);
+  for (Device::BagTable& b : unknown) b.capacity = 0;
+  cpu_.EmbeddingBagsBackward(tables_on(false), n, dout.cpu.data(), width + 2);
+  gpu_->EmbeddingBagsBackward(unknown, n, dout.gpu.data(), width + 2);
+  for (size_t t = 0; t < shapes.size(); ++t) {
+    Expect("EmbeddingBagsBackward (table by table) " + std::to_string(t), grads[t]);
+  }
+}
+
+TEST_F(CudaDeviceTest, HostBufferCopiesWithoutStaging) {
+  const std::vector<float> host = Random(100003, 80);
+  HostBuffer<float> buffer(gpu_.get());
+  buffer.Reserve(host.size(), 0);
+  std::copy(host.begin(), host.end(), buffer.data());
+  DeviceArray<float> a(gpu_.get(), host.size());
+  gpu_->CopyFromHostBuffer(buffer.data(), a.data(), host.size() * sizeof(float));
+  gpu_->Synchronize();
+  EXPECT_EQ(a.ToHost(), host);
 }
 
 TEST_F(CudaDeviceTest, GatherScatterAndZeroRows) {

@@ -254,6 +254,83 @@ __global__ void AccumulateKernel(size_t total, const float* dout, int dout_strid
   }
 }
 
+// One thread per (table, bag, float < max_dim).
+__global__ void BagsForwardKernel(size_t total, const BagTableArgs* tables, int n, int max_dim,
+                                  float* out, int out_stride) {
+  HERALD_GRID_LOOP(g, total) {
+    const size_t per_table = static_cast<size_t>(n) * max_dim;
+    const BagTableArgs& t = tables[g / per_table];
+    const int i = static_cast<int>(g % per_table / max_dim), d = static_cast<int>(g % max_dim);
+    if (d >= t.dim) continue;
+    const uint32_t begin = t.offsets[i], end = t.offsets[i + 1];
+    float o = 0.0f;
+    for (uint32_t j = begin; j < end; ++j)
+      o += t.rows[static_cast<size_t>(t.slots[j]) * t.row_stride + d];
+    if (t.mean && end > begin) o *= 1.0f / static_cast<float>(end - begin);
+    out[At(i, out_stride) + t.column + d] = o;
+  }
+}
+
+// One thread per (table, bag).
+__global__ void BagEntriesKernel(size_t total, const BagTableArgs* tables, int n, uint32_t* keys,
+                                 uint32_t* positions, uint32_t* bag_of_position) {
+  HERALD_GRID_LOOP(g, total) {
+    const BagTableArgs& t = tables[g / n];
+    const uint32_t i = static_cast<uint32_t>(g % n);
+    for (uint32_t j = t.offsets[i]; j < t.offsets[i + 1]; ++j) {
+      const uint32_t e = t.entry_base + j;
+      keys[e] = t.slot_base + t.slots[j];
+      positions[e] = e;
+      bag_of_position[e] = i;
+    }
+  }
+}
+
+// The table whose keys hold `key`: the last with slot_base <= key.
+__device__ int TableOfKey(const BagTableArgs* tables, int count, uint32_t key) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (tables[mid].slot_base <= key) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
+// One thread per (sorted entry, float < max_dim); only the first entry of
+// each key's run works (AccumulateKernel, per table).
+__global__ void AccumulateTablesKernel(size_t total, const BagTableArgs* tables, int count,
+                                       const float* dout, int dout_stride,
+                                       const uint32_t* sorted_keys,
+                                       const uint32_t* sorted_positions,
+                                       const uint32_t* bag_of_position, uint32_t entries,
+                                       int max_dim) {
+  HERALD_GRID_LOOP(g, total) {
+    const uint32_t j = static_cast<uint32_t>(g / max_dim);
+    const int d = static_cast<int>(g % max_dim);
+    const uint32_t key = sorted_keys[j];
+    if (j > 0 && sorted_keys[j - 1] == key) continue;
+    const BagTableArgs& t = tables[TableOfKey(tables, count, key)];
+    if (d >= t.dim) continue;
+    float* target = t.grads + static_cast<size_t>(key - t.slot_base) * t.dim + d;
+    float acc = *target;
+    for (uint32_t e = j; e < entries && sorted_keys[e] == key; ++e) {
+      const uint32_t i = bag_of_position[sorted_positions[e]];
+      const float grad = dout[At(static_cast<int>(i), dout_stride) + t.column + d];
+      if (t.mean) {
+        const float scale = 1.0f / static_cast<float>(t.offsets[i + 1] - t.offsets[i]);
+        acc += grad * scale;
+      } else {
+        acc += grad;
+      }
+    }
+    *target = acc;
+  }
+}
+
 __global__ void GatherRowsKernel(size_t total, const float* rows, int row_stride,
                                  const uint32_t* slots, int width, float* out) {
   HERALD_GRID_LOOP(t, total) {
@@ -512,6 +589,35 @@ int AccumulateSortedBags(Stream stream, const float* dout, int dout_stride, cons
   return Launch(stream, static_cast<size_t>(entries) * dim, AccumulateKernel, dout, dout_stride,
                 offsets, sorted_slots, sorted_positions, bag_of_position, entries, dim, mean, grads,
                 grad_stride);
+}
+
+int EmbeddingBagsForward(Stream stream, const BagTableArgs* tables, int count, int n, int max_dim,
+                         float* out, int out_stride) {
+  return Launch(stream, static_cast<size_t>(count) * n * max_dim, BagsForwardKernel, tables, n,
+                max_dim, out, out_stride);
+}
+
+int BagEntries(Stream stream, const BagTableArgs* tables, int count, int n, uint32_t* keys,
+               uint32_t* positions, uint32_t* bag_of_position) {
+  return Launch(stream, static_cast<size_t>(count) * n, BagEntriesKernel, tables, n, keys,
+                positions, bag_of_position);
+}
+
+int SortByKey(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* keys_in,
+              uint32_t* keys_out, const uint32_t* positions_in, uint32_t* positions_out,
+              uint32_t entries, int bits) {
+  return static_cast<int>(
+      cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, keys_in, keys_out, positions_in,
+                                      positions_out, static_cast<int>(entries), 0, bits, stream));
+}
+
+int AccumulateSortedTables(Stream stream, const BagTableArgs* tables, int count, const float* dout,
+                           int dout_stride, const uint32_t* sorted_keys,
+                           const uint32_t* sorted_positions, const uint32_t* bag_of_position,
+                           uint32_t entries, int max_dim) {
+  return Launch(stream, static_cast<size_t>(entries) * max_dim, AccumulateTablesKernel, tables,
+                count, dout, dout_stride, sorted_keys, sorted_positions, bag_of_position, entries,
+                max_dim);
 }
 
 int GatherRows(Stream stream, const float* rows, int row_stride, const uint32_t* slots, int n,

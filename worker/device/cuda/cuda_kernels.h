@@ -84,6 +84,40 @@ int AccumulateSortedBags(Stream stream, const float* dout, int dout_stride, cons
                          const uint32_t* bag_of_position, uint32_t entries, int dim, bool mean,
                          float* grads, int grad_stride);
 
+// Every table of a model at once (Device::EmbeddingBagsForward/Backward):
+// one table's arguments, in device memory, an array per call.
+struct BagTableArgs {
+  const float* rows;
+  const uint32_t* offsets;  // n + 1
+  const uint32_t* slots;
+  float* grads;         // dim floats per slot
+  uint32_t entry_base;  // the table's first entry among all tables' entries
+  uint32_t slot_base;   // the table's first key in one key space of all tables' slots
+  int row_stride;
+  int dim;
+  int column;  // in out / dout
+  int mean;
+};
+// out[i, column + d] of every table in one launch (max_dim: the largest dim).
+int EmbeddingBagsForward(Stream stream, const BagTableArgs* tables, int count, int n, int max_dim,
+                         float* out, int out_stride);
+// The backward above for every table with one sort: entry e of table t
+// gets the key slot_base + slot, so one stable sort of (key, position)
+// groups each slot of each table with its positions ascending, and one
+// launch accumulates every run in the CPU's order.
+//  1 BagEntries: keys, positions (identity) and bag of every entry;
+//  2 SortByKey: a stable radix sort of (key, position) over key bits [0, bits);
+//  3 AccumulateSortedTables: one thread per (sorted entry, float < max_dim).
+int BagEntries(Stream stream, const BagTableArgs* tables, int count, int n, uint32_t* keys,
+               uint32_t* positions, uint32_t* bag_of_position);
+int SortByKey(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* keys_in,
+              uint32_t* keys_out, const uint32_t* positions_in, uint32_t* positions_out,
+              uint32_t entries, int bits);
+int AccumulateSortedTables(Stream stream, const BagTableArgs* tables, int count, const float* dout,
+                           int dout_stride, const uint32_t* sorted_keys,
+                           const uint32_t* sorted_positions, const uint32_t* bag_of_position,
+                           uint32_t entries, int max_dim);
+
 int GatherRows(Stream stream, const float* rows, int row_stride, const uint32_t* slots, int n,
                int width, float* out);
 int ScatterRows(Stream stream, const float* in, const uint32_t* slots, int n, int width,
