@@ -46,6 +46,7 @@ ABSL_FLAG(std::string, mlp, "512,256,128", "deep tower hidden widths");
 ABSL_FLAG(int, iterations, 20, "timed iterations");
 ABSL_FLAG(int, warmup, 3, "untimed iterations first");
 ABSL_FLAG(int, threads, 1, "cores for OpenBLAS and for PyTorch");
+ABSL_FLAG(int, check_threads, 0, "threads checking each step's plan (0: the worker's default)");
 ABSL_FLAG(std::string, python, "/usr/bin/python3",
           "interpreter with Debian's python3-torch (a pyenv python3 on PATH has no torch)");
 ABSL_FLAG(std::string, device, "cpu", "cpu, or cuda:N: GPU N against the CPU baseline");
@@ -100,8 +101,11 @@ double HeraldSamplesPerSecond(const std::string& device_name) {
     table.rows.CopyFromHost(host);
   }
   SingleRankAllReducer reducer;
-  StepExecutor executor(&device, model->get(), &*optimizer, &reducer, nullptr, &cache,
-                        ExecutorOptions{0, 1, /*use_ps=*/false});
+  ExecutorOptions options{0, 1, /*use_ps=*/false};
+  options.check_threads = absl::GetFlag(FLAGS_check_threads) > 0
+                              ? absl::GetFlag(FLAGS_check_threads)
+                              : DefaultCheckThreads();
+  StepExecutor executor(&device, model->get(), &*optimizer, &reducer, nullptr, &cache, options);
 
   CounterRng rng(2, 0, 0);
   std::vector<plan::Step> steps(4);
@@ -130,7 +134,7 @@ double HeraldSamplesPerSecond(const std::string& device_name) {
     }
   }
   auto run = [&](int i) {
-    auto r = executor.Run(steps[i % steps.size()]);
+    auto r = executor.Run(steps[i % steps.size()], &steps[(i + 1) % steps.size()]);
     if (!r.ok()) {
       std::fprintf(stderr, "step failed: %s\n", r.status().ToString().c_str());
       std::exit(1);

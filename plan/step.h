@@ -28,6 +28,11 @@ struct Step {
   std::vector<float> dense;           // num_samples × num_dense
   std::vector<TableSamples> samples;  // one per table, in table order
   std::vector<TablePlan> plan;        // one per table (empty: no operation)
+  // Set by the worker's StepExecutor, which checks a step ahead while the
+  // device finishes the one before: the cache's change count + 1 the check
+  // passed at (0: not checked). A copy or move carries it; the step is run
+  // unchecked again only while the cache is unchanged since.
+  mutable uint64_t checked_at = 0;
 };
 
 }  // namespace herald::plan

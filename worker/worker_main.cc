@@ -54,6 +54,9 @@ ABSL_FLAG(bool, ucx_shared_memory, false,
 ABSL_FLAG(bool, overlap, true,
           "overlap the PS transfers with each other and with compute, and fetch the next "
           "step's early rows during the current one (the model is the same either way)");
+ABSL_FLAG(int, check_threads, 0,
+          "threads that check each step's plan against the embedding cache, tables in "
+          "parallel; 0: min(4, cores / 4)");
 ABSL_FLAG(std::string, transport, "auto",
           "embedding data path to the PS shards: ucx (fail a job whose shards do not all serve "
           "UCX), grpc, or auto (ucx where every shard serves it, TLS is off and it connects, "
@@ -163,6 +166,11 @@ int main(int argc, char** argv) {
   agent_options.ps_channel = *channel;
   agent_options.transport = absl::GetFlag(FLAGS_transport);
   agent_options.overlap = absl::GetFlag(FLAGS_overlap);
+  if (absl::GetFlag(FLAGS_check_threads) < 0) {
+    return Fail("--check_threads: " + std::to_string(absl::GetFlag(FLAGS_check_threads)) +
+                " is negative");
+  }
+  agent_options.check_threads = absl::GetFlag(FLAGS_check_threads);
   agent_options.ucx_shared_memory = absl::GetFlag(FLAGS_ucx_shared_memory);
   if (agent_options.transport != "auto" && agent_options.transport != "ucx" &&
       agent_options.transport != "grpc") {

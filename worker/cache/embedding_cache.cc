@@ -38,6 +38,7 @@ void EmbeddingCache::Evict(size_t t, uint32_t slot) {
   Table& table = tables_[t];
   table.slot_of.erase(table.keys[slot]);
   table.states[slot] = SlotState::kEmpty;
+  ++changes_;
 }
 
 void EmbeddingCache::Load(size_t t, uint32_t slot, Key key, uint64_t version) {
@@ -46,6 +47,7 @@ void EmbeddingCache::Load(size_t t, uint32_t slot, Key key, uint64_t version) {
   table.states[slot] = SlotState::kClean;
   table.versions[slot] = version;
   table.slot_of[key] = slot;
+  ++changes_;
 }
 
 uint64_t EmbeddingCache::DeviceBytes() const {

@@ -57,8 +57,16 @@ class EmbeddingCache {
   // Bookkeeping (the executor moves the data).
   void Evict(size_t t, uint32_t slot);
   void Load(size_t t, uint32_t slot, Key key, uint64_t version);  // -> clean
-  void SetState(size_t t, uint32_t slot, SlotState state) { tables_[t].states[slot] = state; }
-  void BumpVersion(size_t t, uint32_t slot) { ++tables_[t].versions[slot]; }
+  void SetState(size_t t, uint32_t slot, SlotState state) {
+    tables_[t].states[slot] = state;
+    ++changes_;
+  }
+  void BumpVersion(size_t t, uint32_t slot) {
+    ++tables_[t].versions[slot];
+    ++changes_;
+  }
+  // Grows with every change above: equal counts, the same bookkeeping.
+  uint64_t changes() const { return changes_; }
 
   // Device bytes held (rows + gradients).
   uint64_t DeviceBytes() const;
@@ -67,6 +75,7 @@ class EmbeddingCache {
 
  private:
   std::vector<Table> tables_;
+  uint64_t changes_ = 0;
 };
 
 }  // namespace herald::worker

@@ -1,6 +1,7 @@
 #include "worker/cache/plan_check.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -430,7 +431,11 @@ class TableCheck {
 
 }  // namespace
 
-PlanChecker::PlanChecker() : scratch_(std::make_unique<CheckScratch>()) {}
+PlanChecker::PlanChecker(int threads) {
+  threads = std::max(threads, 1);
+  for (int i = 0; i < threads; ++i) scratch_.push_back(std::make_unique<CheckScratch>());
+  if (threads > 1) pool_ = std::make_unique<ThreadPool>(threads - 1);  // the caller is one
+}
 PlanChecker::~PlanChecker() = default;
 
 absl::Status ValidatePlan(const EmbeddingCache& cache, const plan::Step& step) {
@@ -443,9 +448,27 @@ absl::Status PlanChecker::Check(const EmbeddingCache& cache, const plan::Step& s
         absl::StrCat("step has ", step.plan.size(), " plans and ", step.samples.size(),
                      " sample tables; the job has ", cache.num_tables(), " tables"));
   }
-  for (size_t t = 0; t < cache.num_tables(); ++t) {
-    TableCheck check(t, cache.table(t), step.plan[t], step.samples[t], *scratch_);
-    if (auto s = check.Run(); !s.ok()) return s;
+  const size_t tables = cache.num_tables();
+  if (pool_ == nullptr || tables < 2) {
+    for (size_t t = 0; t < tables; ++t) {
+      TableCheck check(t, cache.table(t), step.plan[t], step.samples[t], *scratch_[0]);
+      if (auto s = check.Run(); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  // At most one chunk of tables per thread (ThreadPool::ParallelFor), each
+  // with a scratch of its own.
+  std::vector<absl::Status> status(tables);
+  std::atomic<size_t> next_scratch{0};
+  pool_->ParallelFor(tables, 1, [&](size_t begin, size_t end) {
+    CheckScratch& scratch = *scratch_[next_scratch.fetch_add(1)];
+    for (size_t t = begin; t < end; ++t) {
+      status[t] = TableCheck(t, cache.table(t), step.plan[t], step.samples[t], scratch).Run();
+      if (!status[t].ok()) return;
+    }
+  });
+  for (const absl::Status& s : status) {
+    if (!s.ok()) return s;
   }
   return absl::OkStatus();
 }

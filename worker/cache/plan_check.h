@@ -17,8 +17,10 @@
 // Errors: InvalidArgument naming table, list, index, slot and key.
 
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "common/thread_pool.h"
 #include "plan/step.h"
 #include "worker/cache/embedding_cache.h"
 
@@ -30,15 +32,18 @@ struct CheckScratch;  // plan_check.cc
 
 // ValidatePlan with memory kept from one step to the next (per-slot sets
 // sized to the largest table, cleared in O(1)): a worker checks every step
-// with one. Not thread-safe.
+// with one. With threads > 1 the tables are checked in parallel, each
+// thread with its own sets (memory grows with threads); the error is still
+// the one of the first failing table. Not thread-safe.
 class PlanChecker {
  public:
-  PlanChecker();
+  explicit PlanChecker(int threads = 1);
   ~PlanChecker();
   absl::Status Check(const EmbeddingCache& cache, const plan::Step& step);
 
  private:
-  std::unique_ptr<CheckScratch> scratch_;
+  std::vector<std::unique_ptr<CheckScratch>> scratch_;  // one per thread
+  std::unique_ptr<ThreadPool> pool_;                    // null: one thread
 };
 
 }  // namespace herald::worker

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +29,10 @@ bool NeedsPs(const plan::Step& step) {
 
 }  // namespace
 
+int DefaultCheckThreads() {
+  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 4);
+}
+
 StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dense_optimizer,
                            DenseAllReducer* all_reducer, ps::PsClient* ps, EmbeddingCache* cache,
                            ExecutorOptions options)
@@ -37,6 +42,7 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
       all_reducer_(all_reducer),
       ps_(ps),
       cache_(cache),
+      plan_checker_(options.check_threads),
       options_(options),
       upload_(device) {
   staging_.Bind(device);
@@ -64,7 +70,10 @@ void StepExecutor::WriteSlots(const std::vector<float>& host, const std::vector<
 }
 
 absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan::Step* next) {
-  HERALD_RETURN_IF_ERROR(plan_checker_.Check(*cache_, step));
+  // Checked ahead (at the end of the step before) if the cache is unchanged since.
+  if (step.checked_at != cache_->changes() + 1) {
+    HERALD_RETURN_IF_ERROR(plan_checker_.Check(*cache_, step));
+  }
   HERALD_RETURN_IF_ERROR(CheckHandOffs(step));
   // With the previous step's hand-off exchange still running (overlap), its
   // rows are checked once they are in, before they are placed.
@@ -179,6 +188,15 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   if (options_.exchanger != nullptr) {
     HERALD_RETURN_IF_ERROR(phase("hand-off", ExchangeHandOffs(step, &result)));
   }
+  // While the device may still be training: check the next step against
+  // the cache as this step leaves it (a failure is reported when it runs).
+  if (next != nullptr && plan_checker_.Check(*cache_, *next).ok()) {
+    next->checked_at = cache_->changes() + 1;
+  }
+  start = absl::Now();
+  result.loss_sum = model_->TakeLoss();  // waits for the device
+  result.times.compute_ms += MillisSince(start);
+  HERALD_RETURN_IF_ERROR(phase("train", absl::OkStatus()));
   return result;
 }
 
@@ -578,8 +596,8 @@ absl::Status StepExecutor::Train(const plan::Step& step, StepResult* result) {
     bags.capacity = table.capacity;
     in.tables.push_back(bags);
   }
-  // Returns once the loss is read: the whole forward and backward has run.
-  result->loss_sum = model_->TrainStep(in, 1.0f / static_cast<float>(step.global_batch_size));
+  // Queued: the loss is read at the end of the step (Run).
+  model_->QueueTrainStep(in, 1.0f / static_cast<float>(step.global_batch_size));
   result->times.compute_ms += MillisSince(start);
 
   start = absl::Now();
@@ -611,8 +629,7 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
       cache_->BumpVersion(t, slot);
     }
   }
-  device_->Synchronize();
-  result->times.compute_ms += MillisSince(start);
+  result->times.compute_ms += MillisSince(start);  // queued: waited for with the loss (Run)
   return absl::OkStatus();
 }
 

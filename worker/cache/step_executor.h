@@ -33,8 +33,13 @@
 // moves: overlap changes no bit of the model. The phase times are then the
 // time the worker waited for each phase, not the time its transfers took.
 // The whole step is validated first (plan_check.h); a step that does not fit
-// changes nothing. A failure after validation (a PS or peer error) fails the
-// step with the phase named; the cache is then unusable for this job.
+// changes nothing. On a device that runs asynchronously (a GPU) one step's
+// device work is queued whole: the only waits are the reads of rows leaving
+// the cache (push, write-back, hand-off) and, last, the loss; before that
+// read, the next step (where given) is checked against the cache, so the
+// check overlaps the device's work (plan::Step::checked_at). The step's
+// lists travel to the device in one copy (step_upload.h). A failure after validation (a PS or peer
+// error) fails the step with the phase named; the cache is then unusable for this job.
 
 #include <cstdint>
 #include <future>
@@ -103,7 +108,12 @@ struct ExecutorOptions {
   std::vector<float> init_scale;
   // Overlap transfers with each other and with compute (see above).
   bool overlap = true;
+  // Threads checking each step's plan, tables in parallel (PlanChecker).
+  int check_threads = 1;
 };
+
+// min(4, cores / 4), at least 1: a node's workers share its cores.
+int DefaultCheckThreads();
 
 class StepExecutor {
  public:

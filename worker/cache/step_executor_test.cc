@@ -308,5 +308,28 @@ TEST_F(BadPlans, AreRejectedWholeAndTheGoodPlanStillRuns) {
   ExpectRejected(next, "send.slots[0]: slot 0 does not hold key 7 dirty");
 }
 
+// The next step is checked at the end of the one before (while a GPU
+// finishes it); a bad next step fails only when it runs, and a step checked
+// ahead is checked again if the cache changed since.
+TEST_F(BadPlans, AStepCheckedAheadIsCheckedAgainIfTheCacheChanged) {
+  plan::Step next = good_;
+  next.iteration = 1;
+  for (auto& p : next.plan) p.fetch.keys.clear(), p.fetch.slots.clear();
+  plan::Step bad_next = next;
+  bad_next.plan[1].owned_slots = {0, 1, 7};
+  auto r = worker_.executor->Run(good_, &bad_next);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(bad_next.checked_at, 0u);
+  ExpectRejected(bad_next, "plan for table 1: owned_slots[2]: slot 7 is empty");
+
+  plan::Step later = next;
+  later.iteration = 2;
+  r = worker_.executor->Run(next, &later);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NE(later.checked_at, 0u);  // checked ahead
+  worker_.cache->Evict(0, 0);       // and then the cache changes
+  ExpectRejected(later, "plan for table 0: owned_slots[0]: slot 0 is empty");
+}
+
 }  // namespace
 }  // namespace herald::worker

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <vector>
 
 // The same float operations as written (no contraction into fused
 // multiply-add), so the CUDA device (built with --fmad=false) can match.
@@ -78,9 +79,14 @@ void CpuDevice::AddRowVector(const float* bias, int rows, int cols, float* y) {
 
 void CpuDevice::SumRows(const float* x, int rows, int cols, float* out) {
   std::fill(out, out + cols, 0.0f);
-  for (int r = 0; r < rows; ++r) {
-    const float* row = x + At(r, cols);
-    for (int c = 0; c < cols; ++c) out[c] += row[c];
+  std::vector<float> block_sum(cols);
+  for (int first = 0; first < rows; first += kSumRowsBlock) {
+    std::fill(block_sum.begin(), block_sum.end(), 0.0f);
+    for (int r = first; r < std::min(rows, first + kSumRowsBlock); ++r) {
+      const float* row = x + At(r, cols);
+      for (int c = 0; c < cols; ++c) block_sum[c] += row[c];
+    }
+    for (int c = 0; c < cols; ++c) out[c] += block_sum[c];
   }
 }
 

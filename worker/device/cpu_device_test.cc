@@ -1,5 +1,6 @@
 #include "worker/device/cpu_device.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -65,6 +66,28 @@ TEST(CpuDevice, ElementwiseAndReductions) {
   dev.AddRowVector(bias, 2, 3, x.data());
   dev.Axpy(6, 2.0f, host.data(), x.data());
   EXPECT_EQ(x.ToHost(), (std::vector<float>{7, 26, 21, 22, 20, 48}));
+}
+
+// The order every device sums rows in: blocks of kSumRowsBlock rows, then
+// the blocks. Values chosen so that the plain ascending order rounds
+// differently.
+TEST(CpuDevice, SumRowsAddsBlocksOfRowsThenTheBlocks) {
+  CpuDevice dev;
+  const int rows = 2 * Device::kSumRowsBlock + 7;
+  std::vector<float> x(rows, 1.0f);
+  x[0] = 1e8f;
+  x[Device::kSumRowsBlock] = -1e8f;
+  float blocked = 0.0f, plain = 0.0f;
+  for (int first = 0; first < rows; first += Device::kSumRowsBlock) {
+    float block = 0.0f;
+    for (int r = first; r < std::min(rows, first + Device::kSumRowsBlock); ++r) block += x[r];
+    blocked += block;
+  }
+  for (float v : x) plain += v;
+  ASSERT_NE(blocked, plain);
+  float out = 7.0f;
+  dev.SumRows(x.data(), rows, 1, &out);
+  EXPECT_EQ(out, blocked);
 }
 
 TEST(CpuDevice, StridedCopyAddMultiplyAndRowDots) {

@@ -70,7 +70,12 @@ class Device {
   virtual void Axpy(size_t n, float alpha, const float* x, float* y) = 0;
   // y[r, c] += bias[c] for every row r of y[rows×cols].
   virtual void AddRowVector(const float* bias, int rows, int cols, float* y) = 0;
-  // out[c] = Σ_r x[r, c] (rows summed in ascending order).
+  // out[c] = Σ_r x[r, c], in a fixed order every device follows: rows in
+  // blocks of kSumRowsBlock, each block summed in ascending row order, then
+  // the blocks' sums in ascending block order (a batch of at most
+  // kSumRowsBlock rows: plain ascending order). A GPU sums the blocks in
+  // parallel.
+  static constexpr int kSumRowsBlock = 256;
   virtual void SumRows(const float* x, int rows, int cols, float* out) = 0;
   // to[r, 0..cols) = from[r, 0..cols) with row strides (concatenation, split).
   virtual void Copy2D(const float* from, int from_stride, int rows, int cols, float* to,

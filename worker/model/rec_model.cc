@@ -27,6 +27,13 @@ const float* RecModel::BuildFeatures(const ModelInput& in) {
 }
 
 double RecModel::TrainStep(const ModelInput& in, float grad_scale) {
+  QueueTrainStep(in, grad_scale);
+  return TakeLoss();
+}
+
+double RecModel::TakeLoss() const { return loss_.TakeLoss(); }
+
+void RecModel::QueueTrainStep(const ModelInput& in, float grad_scale) {
   const float* logits = ForwardHead(BuildFeatures(in), in.rows);
   loss_.Forward(logits, in.labels, in.rows, grad_scale);
   dlogits_.Resize(in.rows);
@@ -36,8 +43,6 @@ double RecModel::TrainStep(const ModelInput& in, float grad_scale) {
   device_->Fill(dx_.data(), dx_.size(), 0.0f);
   BackwardHead(dlogits_.data(), dx_.data());
   device_->EmbeddingBagsBackward(BagTables(in), in.rows, dx_.data(), shape_.width());
-  // Read once everything is queued: the device runs the step unbroken.
-  return loss_.TakeLoss();
 }
 
 std::vector<Device::BagTable> RecModel::BagTables(const ModelInput& in) const {

@@ -45,6 +45,10 @@ class RecModel {
   // params().grads() and ADDS the embedding gradients into each table's
   // slot_grads. Gradients are of Σ loss · grad_scale. Returns Σ loss.
   double TrainStep(const ModelInput& in, float grad_scale);
+  // TrainStep in two halves: queue the work on the device, then (any time
+  // before the next step) read Σ loss, which waits for the device.
+  void QueueTrainStep(const ModelInput& in, float grad_scale);
+  double TakeLoss() const;
   // Click probabilities of the batch, on the host.
   std::vector<float> Predict(const ModelInput& in);
 

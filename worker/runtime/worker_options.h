@@ -18,6 +18,9 @@ struct WorkerAgentOptions {
   // Overlap the PS transfers with each other and with compute, and fetch
   // the next step's early rows during the current one (StepExecutor).
   bool overlap = true;
+  // Threads checking each step's plan (ExecutorOptions::check_threads;
+  // 0: DefaultCheckThreads()).
+  int check_threads = 0;
   bool ucx_shared_memory = false;  // PsClientOptions::ucx_shared_memory
   std::string device = "cpu";      // "cpu" or "cuda:N": each job's replica runs there
   DeviceOptions device_options;

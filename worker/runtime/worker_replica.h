@@ -35,6 +35,7 @@ struct ReplicaOptions {
   std::string exchange_prefix = "rows";
   // Overlap transfers with each other and with compute (StepExecutor).
   bool overlap = true;
+  int check_threads = 0;  // WorkerAgentOptions::check_threads
   // Hand-offs over UCX (UcxRowExchanger) instead of Gloo when every worker
   // of the job asks for it (they agree through the store); the token and
   // UCX options it connects with.

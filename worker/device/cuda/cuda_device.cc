@@ -38,7 +38,8 @@ enum Scratch {
   kSortTemp,
   kMoveTemp,
   kBagKeys,
-  kBagTables
+  kBagTables,
+  kBlockSums
 };
 
 }  // namespace
@@ -311,7 +312,15 @@ void CudaDevice::AddRowVector(const float* bias, int rows, int cols, float* y) {
 }
 
 void CudaDevice::SumRows(const float* x, int rows, int cols, float* out) {
-  if (Ready()) CheckCuda(cuda::SumRows(stream_, x, rows, cols, out), "SumRows kernel");
+  if (cols == 0 || !Ready()) return;
+  const size_t blocks = (static_cast<size_t>(rows) + kSumRowsBlock - 1) / kSumRowsBlock;
+  float* block_sums = nullptr;
+  if (blocks > 1) {
+    block_sums = static_cast<float*>(Scratch(kBlockSums, blocks * cols * sizeof(float)));
+    if (block_sums == nullptr) return;
+  }
+  CheckCuda(cuda::SumRows(stream_, x, rows, cols, kSumRowsBlock, block_sums, out),
+            "SumRows kernels");
 }
 
 void CudaDevice::Copy2D(const float* from, int from_stride, int rows, int cols, float* to,
@@ -409,52 +418,49 @@ void CudaDevice::DotInteractionBackward(const float* x, int x_stride, const floa
 void CudaDevice::EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
                                      const uint32_t* slots, int n, int dim, bool mean, float* out,
                                      int out_stride) {
-  if (Ready()) {
-    CheckCuda(cuda::EmbeddingBagForward(stream_, rows, row_stride, offsets, slots, n, dim, mean,
-                                        out, out_stride),
-              "EmbeddingBagForward kernel");
-  }
+  BagTable table;
+  table.rows = rows;
+  table.row_stride = row_stride;
+  table.offsets = offsets;
+  table.slots = slots;
+  table.dim = dim;
+  table.mean = mean;
+  EmbeddingBagsForward({table}, n, out, out_stride);
 }
 
 void CudaDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
                                       const uint32_t* slots, int n, int dim, bool mean,
                                       float* grads, int grad_stride) {
   if (n == 0 || dim == 0 || !Ready()) return;
-  uint32_t entries = 0;  // offsets[n]: the one host read of this operation
-  CopyToHost(offsets + n, &entries, sizeof(entries));
-  if (entries == 0 || !Ready()) return;
-  const size_t index_bytes = static_cast<size_t>(entries) * sizeof(uint32_t);
-  auto* bag_of = static_cast<uint32_t*>(Scratch(kBagOf, index_bytes));
-  auto* identity = static_cast<uint32_t*>(Scratch(kIdentity, index_bytes));
-  auto* sorted_slots = static_cast<uint32_t*>(Scratch(kSortedSlots, index_bytes));
-  auto* sorted_positions = static_cast<uint32_t*>(Scratch(kSortedPositions, index_bytes));
-  size_t temp_bytes = 0;
-  if (!CheckCuda(cuda::SortBySlot(stream_, nullptr, &temp_bytes, slots, sorted_slots, identity,
-                                  sorted_positions, entries),
-                 "SortBySlot (sizing)")) {
-    return;
-  }
-  void* temp = Scratch(kSortTemp, std::max<size_t>(temp_bytes, 1));
-  if (!status_.ok()) return;
-  CheckCuda(cuda::BagPositions(stream_, offsets, n, bag_of, identity, entries),
-            "BagPositions kernel");
-  CheckCuda(cuda::SortBySlot(stream_, temp, &temp_bytes, slots, sorted_slots, identity,
-                             sorted_positions, entries),
-            "SortBySlot");
-  CheckCuda(
-      cuda::AccumulateSortedBags(stream_, dout, dout_stride, offsets, sorted_slots,
-                                 sorted_positions, bag_of, entries, dim, mean, grads, grad_stride),
-      "AccumulateSortedBags kernel");
+  BagTable table;
+  table.offsets = offsets;
+  table.slots = slots;
+  // offsets[n]: the one host read of this operation (the batched one needs none).
+  CopyToHost(offsets + n, &table.entries, sizeof(table.entries));
+  table.dim = dim;
+  table.mean = mean;
+  table.grads = grads;
+  EmbeddingBagsBackward({table}, n, dout, dout_stride, grad_stride);
 }
 
-const void* CudaDevice::UploadBagTables(const std::vector<BagTable>& tables, int* max_dim) {
+const void* CudaDevice::UploadBagTables(const std::vector<BagTable>& tables, int grad_stride,
+                                        int* max_dim) {
   std::vector<cuda::BagTableArgs> args(tables.size());
   uint32_t entry_base = 0, slot_base = 0;
   *max_dim = 0;
   for (size_t i = 0; i < tables.size(); ++i) {
     const BagTable& t = tables[i];
-    args[i] = {t.rows,    t.offsets,    t.slots, t.grads,  entry_base,
-               slot_base, t.row_stride, t.dim,   t.column, t.mean ? 1 : 0};
+    args[i].rows = t.rows;
+    args[i].offsets = t.offsets;
+    args[i].slots = t.slots;
+    args[i].grads = t.grads;
+    args[i].entry_base = entry_base;
+    args[i].slot_base = slot_base;
+    args[i].row_stride = t.row_stride;
+    args[i].dim = t.dim;
+    args[i].grad_stride = grad_stride > 0 ? grad_stride : t.dim;
+    args[i].column = t.column;
+    args[i].mean = t.mean ? 1 : 0;
     entry_base += t.entries;
     slot_base += t.capacity;
     *max_dim = std::max(*max_dim, t.dim);
@@ -470,7 +476,7 @@ void CudaDevice::EmbeddingBagsForward(const std::vector<BagTable>& tables, int n
                                       int out_stride) {
   if (n == 0 || tables.empty() || !Ready()) return;
   int max_dim = 0;
-  const auto* args = static_cast<const cuda::BagTableArgs*>(UploadBagTables(tables, &max_dim));
+  const auto* args = static_cast<const cuda::BagTableArgs*>(UploadBagTables(tables, 0, &max_dim));
   if (args == nullptr || max_dim == 0) return;
   CheckCuda(cuda::EmbeddingBagsForward(stream_, args, static_cast<int>(tables.size()), n, max_dim,
                                        out, out_stride),
@@ -479,6 +485,11 @@ void CudaDevice::EmbeddingBagsForward(const std::vector<BagTable>& tables, int n
 
 void CudaDevice::EmbeddingBagsBackward(const std::vector<BagTable>& tables, int n,
                                        const float* dout, int dout_stride) {
+  EmbeddingBagsBackward(tables, n, dout, dout_stride, /*grad_stride=*/0);
+}
+
+void CudaDevice::EmbeddingBagsBackward(const std::vector<BagTable>& tables, int n,
+                                       const float* dout, int dout_stride, int grad_stride) {
   if (n == 0 || tables.empty() || !Ready()) return;
   uint64_t slots = 0, entries = 0;
   bool known = true;
@@ -487,13 +498,21 @@ void CudaDevice::EmbeddingBagsBackward(const std::vector<BagTable>& tables, int 
     slots += t.capacity;
     entries += t.entries;
   }
-  if (!known || slots > uint64_t{1} << 32 || entries > uint64_t{1} << 31) {
-    Device::EmbeddingBagsBackward(tables, n, dout, dout_stride);  // table by table
+  if (tables.size() == 1 && !known) {
+    slots = uint64_t{1} << 32;  // one table of unknown capacity: every key bit
+  } else if (!known || slots > uint64_t{1} << 32) {
+    for (const BagTable& t : tables) EmbeddingBagsBackward({t}, n, dout, dout_stride, grad_stride);
+    return;
+  }
+  if (entries > uint64_t{1} << 31) {
+    status_ = absl::InvalidArgumentError(absl::StrCat(name(), ": EmbeddingBagsBackward of ",
+                                                      entries, " entries (at most 2^31 per call)"));
     return;
   }
   if (entries == 0) return;
   int max_dim = 0;
-  const auto* args = static_cast<const cuda::BagTableArgs*>(UploadBagTables(tables, &max_dim));
+  const auto* args =
+      static_cast<const cuda::BagTableArgs*>(UploadBagTables(tables, grad_stride, &max_dim));
   if (args == nullptr || max_dim == 0) return;
   const auto count = static_cast<uint32_t>(entries);
   const size_t index_bytes = count * sizeof(uint32_t);

@@ -146,7 +146,10 @@ class CudaDevice final : public Device {
   // Grows a device scratch buffer (contents not kept).
   void* Scratch(int index, size_t bytes);
   // The tables' kernel arguments, copied to device scratch; null on error.
-  const void* UploadBagTables(const std::vector<BagTable>& tables, int* max_dim);
+  // grad_stride 0: each table's dim.
+  const void* UploadBagTables(const std::vector<BagTable>& tables, int grad_stride, int* max_dim);
+  void EmbeddingBagsBackward(const std::vector<BagTable>& tables, int n, const float* dout,
+                             int dout_stride, int grad_stride);
 
   CudaDeviceOptions options_;
   absl::Status status_;
@@ -159,8 +162,8 @@ class CudaDevice final : public Device {
   CUevent_st* pinned_done_[2] = {nullptr, nullptr};
   int next_pinned_ = 0;
   // Device scratch of the embedding-bag backward (and overlapping copies).
-  void* scratch_[8] = {};
-  size_t scratch_bytes_[8] = {};
+  void* scratch_[9] = {};
+  size_t scratch_bytes_[9] = {};
 };
 
 }  // namespace herald::worker

@@ -164,6 +164,14 @@ TEST_F(CudaDeviceTest, DenseAlgebraIsBitwiseEqual) {
   cpu_.SumRows(y.cpu.data(), rows, cols, sums.cpu.data());
   gpu_->SumRows(y.gpu.data(), rows, cols, sums.gpu.data());
   Expect("SumRows", sums);
+  for (int tall_cols : {1, 45}) {  // several blocks of rows
+    const int tall_rows = 3 * Device::kSumRowsBlock + 17;
+    auto tall = Floats(Random(tall_rows * tall_cols, 13));
+    auto tall_sums = Floats(std::vector<float>(tall_cols, 9.0f));
+    cpu_.SumRows(tall.cpu.data(), tall_rows, tall_cols, tall_sums.cpu.data());
+    gpu_->SumRows(tall.gpu.data(), tall_rows, tall_cols, tall_sums.gpu.data());
+    Expect("SumRows (tall)", tall_sums);
+  }
   auto wide = Floats(Random(rows * (cols + 10), 12));
   cpu_.Copy2D(x.cpu.data(), cols, rows, cols - 5, wide.cpu.data() + 3, cols + 10);
   gpu_->Copy2D(x.gpu.data(), cols, rows, cols - 5, wide.gpu.data() + 3, cols + 10);

@@ -55,10 +55,24 @@ __global__ void AddRowVectorKernel(size_t total, const float* bias, int cols, fl
 }
 
 // One thread per column, rows in ascending order.
-__global__ void SumRowsKernel(size_t cols, const float* x, int rows, float* out) {
+// One thread per (block of `block` rows, column): the block's sum in
+// ascending row order (Device::SumRows).
+__global__ void SumRowBlocksKernel(size_t total, const float* x, int rows, int cols, int block,
+                                   float* block_sums) {
+  HERALD_GRID_LOOP(t, total) {
+    const int b = static_cast<int>(t / cols), c = static_cast<int>(t % cols);
+    const int end = min(rows, (b + 1) * block);
+    float s = 0.0f;
+    for (int r = b * block; r < end; ++r) s += x[At(r, cols) + c];
+    block_sums[t] = s;
+  }
+}
+
+// One thread per column: the blocks' sums in ascending block order.
+__global__ void SumBlocksKernel(size_t cols, const float* block_sums, int blocks, float* out) {
   HERALD_GRID_LOOP(c, cols) {
     float s = 0.0f;
-    for (int r = 0; r < rows; ++r) s += x[At(r, static_cast<int>(cols)) + c];
+    for (int b = 0; b < blocks; ++b) s += block_sums[At(b, static_cast<int>(cols)) + c];
     out[c] = s;
   }
 }
@@ -201,59 +215,6 @@ __global__ void DotBackwardKernel(size_t total, const float* x, int x_stride, co
 
 // ------------------------------------------------------------ embeddings
 
-// One thread per (bag, float).
-__global__ void BagForwardKernel(size_t total, const float* rows, int row_stride,
-                                 const uint32_t* offsets, const uint32_t* slots, int dim, bool mean,
-                                 float* out, int out_stride) {
-  HERALD_GRID_LOOP(t, total) {
-    const int i = static_cast<int>(t / dim), d = static_cast<int>(t % dim);
-    const uint32_t begin = offsets[i], end = offsets[i + 1];
-    float o = 0.0f;
-    for (uint32_t j = begin; j < end; ++j)
-      o += rows[static_cast<size_t>(slots[j]) * row_stride + d];
-    if (mean && end > begin) o *= 1.0f / static_cast<float>(end - begin);
-    out[At(i, out_stride) + d] = o;
-  }
-}
-
-__global__ void BagPositionsKernel(size_t n, const uint32_t* offsets, uint32_t* bag_of_position,
-                                   uint32_t* identity) {
-  HERALD_GRID_LOOP(i, n) {
-    for (uint32_t j = offsets[i]; j < offsets[i + 1]; ++j) {
-      bag_of_position[j] = static_cast<uint32_t>(i);
-      identity[j] = j;
-    }
-  }
-}
-
-// One thread per (sorted entry, float); only the first entry of each slot's
-// run works, adding the run's bag gradients in ascending position order.
-__global__ void AccumulateKernel(size_t total, const float* dout, int dout_stride,
-                                 const uint32_t* offsets, const uint32_t* sorted_slots,
-                                 const uint32_t* sorted_positions, const uint32_t* bag_of_position,
-                                 uint32_t entries, int dim, bool mean, float* grads,
-                                 int grad_stride) {
-  HERALD_GRID_LOOP(t, total) {
-    const uint32_t j = static_cast<uint32_t>(t / dim);
-    const int d = static_cast<int>(t % dim);
-    const uint32_t slot = sorted_slots[j];
-    if (j > 0 && sorted_slots[j - 1] == slot) continue;
-    float* target = grads + static_cast<size_t>(slot) * grad_stride + d;
-    float acc = *target;
-    for (uint32_t e = j; e < entries && sorted_slots[e] == slot; ++e) {
-      const uint32_t i = bag_of_position[sorted_positions[e]];
-      const float g = dout[At(static_cast<int>(i), dout_stride) + d];
-      if (mean) {
-        const float scale = 1.0f / static_cast<float>(offsets[i + 1] - offsets[i]);
-        acc += g * scale;
-      } else {
-        acc += g;
-      }
-    }
-    *target = acc;
-  }
-}
-
 // One thread per (table, bag, float < max_dim).
 __global__ void BagsForwardKernel(size_t total, const BagTableArgs* tables, int n, int max_dim,
                                   float* out, int out_stride) {
@@ -301,7 +262,8 @@ __device__ int TableOfKey(const BagTableArgs* tables, int count, uint32_t key) {
 }
 
 // One thread per (sorted entry, float < max_dim); only the first entry of
-// each key's run works (AccumulateKernel, per table).
+// each key's run works, adding the run's bag gradients in ascending
+// position order (the CPU's order).
 __global__ void AccumulateTablesKernel(size_t total, const BagTableArgs* tables, int count,
                                        const float* dout, int dout_stride,
                                        const uint32_t* sorted_keys,
@@ -315,7 +277,7 @@ __global__ void AccumulateTablesKernel(size_t total, const BagTableArgs* tables,
     if (j > 0 && sorted_keys[j - 1] == key) continue;
     const BagTableArgs& t = tables[TableOfKey(tables, count, key)];
     if (d >= t.dim) continue;
-    float* target = t.grads + static_cast<size_t>(key - t.slot_base) * t.dim + d;
+    float* target = t.grads + static_cast<size_t>(key - t.slot_base) * t.grad_stride + d;
     float acc = *target;
     for (uint32_t e = j; e < entries && sorted_keys[e] == key; ++e) {
       const uint32_t i = bag_of_position[sorted_positions[e]];
@@ -490,8 +452,16 @@ int AddRowVector(Stream stream, const float* bias, int rows, int cols, float* y)
   return Launch(stream, static_cast<size_t>(rows) * cols, AddRowVectorKernel, bias, cols, y);
 }
 
-int SumRows(Stream stream, const float* x, int rows, int cols, float* out) {
-  return Launch(stream, static_cast<size_t>(cols), SumRowsKernel, x, rows, out);
+int SumRows(Stream stream, const float* x, int rows, int cols, int block, float* block_sums,
+            float* out) {
+  const int blocks = (rows + block - 1) / block;
+  if (blocks <= 1) {  // one block: its sum is the result
+    return Launch(stream, static_cast<size_t>(cols), SumRowBlocksKernel, x, rows, cols, block, out);
+  }
+  const int launched = Launch(stream, static_cast<size_t>(blocks) * cols, SumRowBlocksKernel, x,
+                              rows, cols, block, block_sums);
+  if (launched != 0) return launched;
+  return Launch(stream, static_cast<size_t>(cols), SumBlocksKernel, block_sums, blocks, out);
 }
 
 int Add2D(Stream stream, const float* from, int from_stride, int rows, int cols, float* to,
@@ -559,36 +529,6 @@ int DotInteractionBackward(Stream stream, const float* x, int x_stride, const fl
                            int dx_stride) {
   return Launch(stream, static_cast<size_t>(rows) * fields * dim, DotBackwardKernel, x, x_stride,
                 dout, dout_stride, fields, dim, dx, dx_stride);
-}
-
-int EmbeddingBagForward(Stream stream, const float* rows, int row_stride, const uint32_t* offsets,
-                        const uint32_t* slots, int n, int dim, bool mean, float* out,
-                        int out_stride) {
-  return Launch(stream, static_cast<size_t>(n) * dim, BagForwardKernel, rows, row_stride, offsets,
-                slots, dim, mean, out, out_stride);
-}
-
-int BagPositions(Stream stream, const uint32_t* offsets, int n, uint32_t* bag_of_position,
-                 uint32_t* identity, uint32_t /*entries*/) {
-  return Launch(stream, static_cast<size_t>(n), BagPositionsKernel, offsets, bag_of_position,
-                identity);
-}
-
-int SortBySlot(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* slots_in,
-               uint32_t* slots_out, const uint32_t* positions_in, uint32_t* positions_out,
-               uint32_t entries) {
-  return static_cast<int>(
-      cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, slots_in, slots_out, positions_in,
-                                      positions_out, static_cast<int>(entries), 0, 32, stream));
-}
-
-int AccumulateSortedBags(Stream stream, const float* dout, int dout_stride, const uint32_t* offsets,
-                         const uint32_t* sorted_slots, const uint32_t* sorted_positions,
-                         const uint32_t* bag_of_position, uint32_t entries, int dim, bool mean,
-                         float* grads, int grad_stride) {
-  return Launch(stream, static_cast<size_t>(entries) * dim, AccumulateKernel, dout, dout_stride,
-                offsets, sorted_slots, sorted_positions, bag_of_position, entries, dim, mean, grads,
-                grad_stride);
 }
 
 int EmbeddingBagsForward(Stream stream, const BagTableArgs* tables, int count, int n, int max_dim,

@@ -35,7 +35,10 @@ int Fill(Stream stream, float* x, size_t n, float value);
 int ScaleMatrix(Stream stream, float* c, int m, int n, int ldc, float beta);
 int Axpy(Stream stream, size_t n, float alpha, const float* x, float* y);
 int AddRowVector(Stream stream, const float* bias, int rows, int cols, float* y);
-int SumRows(Stream stream, const float* x, int rows, int cols, float* out);
+// Device::SumRows in two launches: each block of `block` rows, then the
+// blocks (block_sums: scratch of ⌈rows / block⌉ · cols floats).
+int SumRows(Stream stream, const float* x, int rows, int cols, int block, float* block_sums,
+            float* out);
 int Add2D(Stream stream, const float* from, int from_stride, int rows, int cols, float* to,
           int to_stride);
 
@@ -61,29 +64,6 @@ int DotInteractionBackward(Stream stream, const float* x, int x_stride, const fl
                            int dout_stride, int rows, int fields, int dim, float* dx,
                            int dx_stride);
 
-int EmbeddingBagForward(Stream stream, const float* rows, int row_stride, const uint32_t* offsets,
-                        const uint32_t* slots, int n, int dim, bool mean, float* out,
-                        int out_stride);
-
-// Deterministic embedding-bag backward in three launches (the caller owns
-// the scratch, sized by the number of (bag, slot) entries `entries` =
-// offsets[n], which the caller reads first):
-//  1 BagPositions: position j → its bag i, and the identity permutation;
-//  2 SortBySlot: a stable radix sort of (slot, position) pairs, so equal
-//    slots are adjacent and their positions stay ascending (= CPU order);
-//  3 AccumulateSortedBags: for each run of one slot, grads[slot] += the
-//    bags' gradients in ascending position order, one thread per float.
-int BagPositions(Stream stream, const uint32_t* offsets, int n, uint32_t* bag_of_position,
-                 uint32_t* identity, uint32_t entries);
-// `temp` null: sets *temp_bytes to the scratch the sort needs.
-int SortBySlot(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* slots_in,
-               uint32_t* slots_out, const uint32_t* positions_in, uint32_t* positions_out,
-               uint32_t entries);
-int AccumulateSortedBags(Stream stream, const float* dout, int dout_stride, const uint32_t* offsets,
-                         const uint32_t* sorted_slots, const uint32_t* sorted_positions,
-                         const uint32_t* bag_of_position, uint32_t entries, int dim, bool mean,
-                         float* grads, int grad_stride);
-
 // Every table of a model at once (Device::EmbeddingBagsForward/Backward):
 // one table's arguments, in device memory, an array per call.
 struct BagTableArgs {
@@ -95,16 +75,19 @@ struct BagTableArgs {
   uint32_t slot_base;   // the table's first key in one key space of all tables' slots
   int row_stride;
   int dim;
-  int column;  // in out / dout
+  int grad_stride;  // floats between slots of grads
+  int column;       // in out / dout
   int mean;
 };
 // out[i, column + d] of every table in one launch (max_dim: the largest dim).
 int EmbeddingBagsForward(Stream stream, const BagTableArgs* tables, int count, int n, int max_dim,
                          float* out, int out_stride);
-// The backward above for every table with one sort: entry e of table t
-// gets the key slot_base + slot, so one stable sort of (key, position)
-// groups each slot of each table with its positions ascending, and one
-// launch accumulates every run in the CPU's order.
+// Deterministic backward of every table with one sort (the caller owns
+// the scratch, sized by the number of (bag, slot) entries of all tables):
+// entry e of table t gets the key slot_base + slot, so one stable sort of
+// (key, position) groups each slot of each table with its positions
+// ascending, and one launch adds each run's bag gradients in the CPU's
+// order.
 //  1 BagEntries: keys, positions (identity) and bag of every entry;
 //  2 SortByKey: a stable radix sort of (key, position) over key bits [0, bits);
 //  3 AccumulateSortedTables: one thread per (sorted entry, float < max_dim).
