@@ -9,9 +9,11 @@
 // SKIPPED. Never part of CI.
 //
 // --device=cuda:N (a --config=cuda build) runs the same worker on GPU N and,
-// in the same run, on the CPU as the baseline, and prints the GPU/CPU ratio
-// (the PyTorch half is skipped: it is a CPU baseline), after the host time
-// per step measured with the null device (below).
+// in the same run, the PyTorch model on the same GPU in both layouts (one
+// EmbeddingBag per table, and one fused table: what TorchRec/FBGEMM do),
+// and prints both ratios, after the host time per step measured with the
+// null device (below). PyTorch comes from `--python` (default: python3 on
+// the PATH, where a GPU node has it).
 //
 // --device=null runs the same steps on a device that computes nothing:
 // what is left is the host's time per step (plan check, bookkeeping,
@@ -47,8 +49,9 @@ ABSL_FLAG(int, iterations, 20, "timed iterations");
 ABSL_FLAG(int, warmup, 3, "untimed iterations first");
 ABSL_FLAG(int, threads, 1, "cores for OpenBLAS and for PyTorch");
 ABSL_FLAG(int, check_threads, 0, "threads checking each step's plan (0: the worker's default)");
-ABSL_FLAG(std::string, python, "/usr/bin/python3",
-          "interpreter with Debian's python3-torch (a pyenv python3 on PATH has no torch)");
+ABSL_FLAG(std::string, python, "",
+          "interpreter with PyTorch; default /usr/bin/python3 (Debian's python3-torch: a pyenv "
+          "python3 on PATH has no torch) for --device cpu, python3 on the PATH for cuda:N");
 ABSL_FLAG(std::string, device, "cpu", "cpu, or cuda:N: GPU N against the CPU baseline");
 ABSL_FLAG(std::string, pytorch_script, "bench/pytorch_wide_deep.py",
           "path of the PyTorch baseline script");
@@ -157,17 +160,21 @@ double HeraldSamplesPerSecond(const std::string& device_name) {
   return static_cast<double>(iterations) * batch / seconds;
 }
 
-double PyTorchSamplesPerSecond() {
+// `layout`: bags (one EmbeddingBag per table) or fused (one table).
+double PyTorchSamplesPerSecond(const std::string& device, const std::string& layout) {
+  std::string python = absl::GetFlag(FLAGS_python);
+  if (python.empty()) python = device == "cpu" ? "/usr/bin/python3" : "python3";
   // torch.set_num_threads does not reach Debian torch's OpenBLAS: pin it by
   // environment so both sides use the same number of cores.
   const std::string command = absl::StrCat(
       "OPENBLAS_NUM_THREADS=", absl::GetFlag(FLAGS_threads),
-      " OMP_NUM_THREADS=", absl::GetFlag(FLAGS_threads), " ", absl::GetFlag(FLAGS_python), " ",
+      " OMP_NUM_THREADS=", absl::GetFlag(FLAGS_threads), " ", python, " ",
       absl::GetFlag(FLAGS_pytorch_script), " --batch=", absl::GetFlag(FLAGS_batch),
       " --tables=", absl::GetFlag(FLAGS_tables), " --dim=", absl::GetFlag(FLAGS_dim),
       " --rows=", absl::GetFlag(FLAGS_rows), " --mlp=", absl::GetFlag(FLAGS_mlp),
       " --iterations=", absl::GetFlag(FLAGS_iterations), " --warmup=", absl::GetFlag(FLAGS_warmup),
-      " --threads=", absl::GetFlag(FLAGS_threads), " 2>&1");
+      " --threads=", absl::GetFlag(FLAGS_threads), " --device=", device, " --layout=", layout,
+      " 2>&1");
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return 0;
   std::string output;
@@ -178,9 +185,10 @@ double PyTorchSamplesPerSecond() {
   double value = 0;
   if (at == std::string::npos ||
       !absl::SimpleAtod(absl::StripAsciiWhitespace(output.substr(at + 19)), &value)) {
-    std::printf("pytorch: SKIPPED (%s)\n", output.find("No module named") != std::string::npos
-                                               ? "python3-torch not installed"
-                                               : output.substr(0, 300).c_str());
+    std::printf("pytorch %s: SKIPPED (%s)\n", layout.c_str(),
+                output.find("No module named") != std::string::npos
+                    ? "python3-torch not installed"
+                    : output.substr(0, 300).c_str());
     return 0;
   }
   return value;
@@ -204,21 +212,19 @@ int main(int argc, char** argv) {
                 1000.0 * absl::GetFlag(FLAGS_batch) / host, 1e6 / host);
     if (device == "null") return 0;
   }
-  if (device != "cpu") {
-    const double gpu = herald::worker::HeraldSamplesPerSecond(device);
-    const double cpu = herald::worker::HeraldSamplesPerSecond("cpu");
-    if (gpu == 0) return 1;
-    std::printf("herald %s: %10.1f samples/s\nherald cpu: %10.1f samples/s\n", device.c_str(), gpu,
-                cpu);
-    std::printf("ratio %s/cpu: %.2f\n", device.c_str(), gpu / cpu);
-    return 0;
-  }
-  const double herald = herald::worker::HeraldSamplesPerSecond("cpu");
-  std::printf("herald : %10.1f samples/s\n", herald);
-  const double torch = herald::worker::PyTorchSamplesPerSecond();
-  if (torch > 0) {
-    std::printf("pytorch: %10.1f samples/s\n", torch);
-    std::printf("ratio herald/pytorch: %.2f\n", herald / torch);
+  const double herald = herald::worker::HeraldSamplesPerSecond(device);
+  if (herald == 0) return 1;
+  std::printf("herald %s: %10.1f samples/s\n", device.c_str(), herald);
+  // On the CPU the per-table layout only (the fused one is the GPU peers').
+  const std::vector<std::string> layouts = device == "cpu"
+                                               ? std::vector<std::string>{"bags"}
+                                               : std::vector<std::string>{"bags", "fused"};
+  for (const std::string& layout : layouts) {
+    const double torch = herald::worker::PyTorchSamplesPerSecond(device, layout);
+    if (torch > 0) {
+      std::printf("pytorch %s %s: %10.1f samples/s\n", layout.c_str(), device.c_str(), torch);
+      std::printf("ratio herald/pytorch-%s: %.2f\n", layout.c_str(), herald / torch);
+    }
   }
   return 0;
 }

@@ -613,18 +613,24 @@ absl::Status StepExecutor::Train(const plan::Step& step, StepResult* result) {
 
 absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
+  std::vector<Device::RowUpdateTable> updates;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
     const std::vector<uint32_t>& owned = step.plan[t].owned_slots;
     if (owned.empty()) continue;
-    const uint32_t* slots = upload_.words(owned_part_[t]);  // sent with the step (Train)
-    const int n = static_cast<int>(owned.size());
-    device_->ApplyRowUpdates(table.optimizer, static_cast<int>(table.dim), slots, n,
-                             table.grads.data(), static_cast<int>(table.dim), table.rows.data(),
-                             static_cast<int>(table.row_floats));
-    device_->ZeroRows(slots, n, static_cast<int>(table.dim), static_cast<int>(table.dim),
-                      table.grads.data());
-    for (uint32_t slot : owned) {
+    Device::RowUpdateTable update;
+    update.optimizer = table.optimizer;
+    update.dim = static_cast<int>(table.dim);
+    update.slots = upload_.words(owned_part_[t]);  // sent with the step (Train)
+    update.n = static_cast<int>(owned.size());
+    update.grads = table.grads.data();
+    update.rows = table.rows.data();
+    update.row_stride = static_cast<int>(table.row_floats);
+    updates.push_back(update);
+  }
+  device_->ApplyRowUpdatesAndZero(updates);
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    for (uint32_t slot : step.plan[t].owned_slots) {
       cache_->SetState(t, slot, SlotState::kDirty);
       cache_->BumpVersion(t, slot);
     }

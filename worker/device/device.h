@@ -186,6 +186,26 @@ class Device {
 
   // ------------------------------------------------------------ optimizers
 
+  // One table's rows of a batched row update (ApplyRowUpdatesAndZero).
+  struct RowUpdateTable {
+    math::SparseOptimizerConfig optimizer;
+    int dim = 0;
+    const uint32_t* slots = nullptr;  // distinct
+    int n = 0;
+    float* grads = nullptr;  // `dim` floats per slot
+    float* rows = nullptr;
+    int row_stride = 0;
+  };
+  // For each table: ApplyRowUpdates(optimizer, dim, slots, n, grads, dim,
+  // rows, row_stride), then ZeroRows(slots, n, dim, dim, grads): the rows'
+  // gradients are consumed. A device may do every table in one launch.
+  virtual void ApplyRowUpdatesAndZero(const std::vector<RowUpdateTable>& tables) {
+    for (const RowUpdateTable& t : tables) {
+      ApplyRowUpdates(t.optimizer, t.dim, t.slots, t.n, t.grads, t.dim, t.rows, t.row_stride);
+      ZeroRows(t.slots, t.n, t.dim, t.dim, t.grads);
+    }
+  }
+
   // One step of `config` on a flat parameter vector (values n floats, state
   // StateFloats(kind, n) floats): the same math as common/math.
   virtual void ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t n,

@@ -39,7 +39,8 @@ enum Scratch {
   kMoveTemp,
   kBagKeys,
   kBagTables,
-  kBlockSums
+  kBlockSums,
+  kRowUpdateTables
 };
 
 }  // namespace
@@ -570,6 +571,33 @@ void CudaDevice::ApplyOptimizer(const math::SparseOptimizerConfig& config, size_
     CheckCuda(cuda::ApplyOptimizer(stream_, ToParams(config), n, grad, values, state),
               "ApplyOptimizer kernel");
   }
+}
+
+void CudaDevice::ApplyRowUpdatesAndZero(const std::vector<RowUpdateTable>& tables) {
+  if (tables.empty() || !Ready()) return;
+  std::vector<cuda::RowUpdateArgs> args(tables.size());
+  uint64_t rows = 0;
+  int max_dim = 0;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const RowUpdateTable& t = tables[i];
+    args[i] = {ToParams(t.optimizer),      t.dim, t.slots, t.grads, t.rows, t.row_stride,
+               static_cast<uint32_t>(rows)};
+    rows += static_cast<uint64_t>(t.n);
+    max_dim = std::max(max_dim, t.dim);
+  }
+  if (rows >= uint64_t{1} << 31) {  // more blocks than one launch takes
+    Device::ApplyRowUpdatesAndZero(tables);
+    return;
+  }
+  if (rows == 0) return;
+  const size_t bytes = args.size() * sizeof(cuda::RowUpdateArgs);
+  void* device = Scratch(kRowUpdateTables, bytes);
+  if (device == nullptr) return;
+  CopyToDevice(args.data(), device, bytes);  // staged: `args` may go at once
+  CheckCuda(cuda::ApplyRowUpdatesAndZero(stream_, static_cast<const cuda::RowUpdateArgs*>(device),
+                                         static_cast<int>(args.size()), static_cast<uint32_t>(rows),
+                                         max_dim),
+            "ApplyRowUpdatesAndZero kernel");
 }
 
 void CudaDevice::ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim,

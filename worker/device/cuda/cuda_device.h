@@ -133,6 +133,8 @@ class CudaDevice final : public Device {
   void ApplyRowUpdates(const math::SparseOptimizerConfig& config, int dim, const uint32_t* slots,
                        int n, const float* grads, int grad_stride, float* rows,
                        int row_stride) override;
+  // Every table in one launch (one block per row).
+  void ApplyRowUpdatesAndZero(const std::vector<RowUpdateTable>& tables) override;
 
  private:
   explicit CudaDevice(const CudaDeviceOptions& options);
@@ -162,8 +164,8 @@ class CudaDevice final : public Device {
   CUevent_st* pinned_done_[2] = {nullptr, nullptr};
   int next_pinned_ = 0;
   // Device scratch of the embedding-bag backward (and overlapping copies).
-  void* scratch_[9] = {};
-  size_t scratch_bytes_[9] = {};
+  void* scratch_[10] = {};
+  size_t scratch_bytes_[10] = {};
 };
 
 }  // namespace herald::worker

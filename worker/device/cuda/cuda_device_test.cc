@@ -450,6 +450,67 @@ TEST_F(CudaDeviceTest, OptimizersMatchTheSharedMath) {
   }
 }
 
+// Every table's owned rows in one launch: tables of each optimizer and of
+// different dims, their gradients consumed (zeroed) after the update.
+TEST_F(CudaDeviceTest, BatchedRowUpdatesEqualTheTableByTableOnes) {
+  using K = math::SparseOptimizerKind;
+  struct Table {
+    K kind;
+    int dim;
+    std::vector<uint32_t> listed;
+  };
+  const std::vector<Table> shapes = {{K::kSgd, 8, {3, 0, 9}},
+                                     {K::kAdagrad, 64, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+                                     {K::kRowwiseAdagrad, 200, {7, 5}},
+                                     {K::kAdam, 33, {0, 11, 4}},
+                                     {K::kAdam, 16, {}}};
+  const int slot_count = 12;
+  std::vector<Twin<float>> rows, grads;
+  std::vector<Twin<uint32_t>> listed;
+  std::vector<math::SparseOptimizerConfig> configs;
+  for (size_t t = 0; t < shapes.size(); ++t) {
+    math::SparseOptimizerConfig config;
+    config.kind = shapes[t].kind;
+    config.learning_rate = 0.05f;
+    config.initial_accumulator = 0.1f;
+    configs.push_back(config);
+    const int row_floats = math::RowFloats(shapes[t].kind, shapes[t].dim);
+    std::vector<float> rows_host = Random(slot_count * row_floats, 90 + t);
+    for (int s = 0; s < slot_count; ++s) {
+      math::InitOptimizerState(config, shapes[t].dim,
+                               rows_host.data() + s * row_floats + shapes[t].dim);
+    }
+    rows.push_back(Floats(rows_host));
+    listed.push_back(Indices(shapes[t].listed));
+    grads.push_back(Floats(Random(slot_count * shapes[t].dim, 100 + t)));
+  }
+  auto tables_on = [&](bool gpu) {
+    std::vector<Device::RowUpdateTable> tables;
+    for (size_t t = 0; t < shapes.size(); ++t) {
+      Device::RowUpdateTable u;
+      u.optimizer = configs[t];
+      u.dim = shapes[t].dim;
+      u.slots = gpu ? listed[t].gpu.data() : listed[t].cpu.data();
+      u.n = static_cast<int>(shapes[t].listed.size());
+      u.grads = gpu ? grads[t].gpu.data() : grads[t].cpu.data();
+      u.rows = gpu ? rows[t].gpu.data() : rows[t].cpu.data();
+      u.row_stride = math::RowFloats(shapes[t].kind, shapes[t].dim);
+      tables.push_back(u);
+    }
+    return tables;
+  };
+  for (int step = 0; step < 2; ++step) {
+    cpu_.ApplyRowUpdatesAndZero(tables_on(false));
+    gpu_->ApplyRowUpdatesAndZero(tables_on(true));
+    for (size_t t = 0; t < shapes.size(); ++t) {
+      Expect("ApplyRowUpdatesAndZero rows " + std::to_string(t), rows[t]);
+      Expect("ApplyRowUpdatesAndZero grads " + std::to_string(t), grads[t]);
+      grads[t].cpu.CopyFromHost(Random(slot_count * shapes[t].dim, 110 + t + 10 * step));
+      grads[t].gpu.CopyFromHost(grads[t].cpu.ToHost());
+    }
+  }
+}
+
 TEST_F(CudaDeviceTest, FailedAllocationIsKeptAndNamed) {
   void* p = gpu_->AllocateBytes(size_t{1} << 50);  // 1 PiB
   EXPECT_EQ(p, nullptr);

@@ -394,20 +394,20 @@ __global__ void RowwiseApplyKernel(size_t n, OptimizerParams c, const float* gra
   }
 }
 
-// One block per listed row.
-__global__ void RowUpdatesKernel(OptimizerParams c, int dim, const uint32_t* slots,
-                                 const float* grads, int grad_stride, float* rows, int row_stride) {
-  const uint32_t slot = slots[blockIdx.x];
+// One row's optimizer step by one thread block; with `consume`, each
+// gradient float is zeroed by the thread that used it last.
+__device__ void UpdateRow(const OptimizerParams& c, int dim, uint32_t slot, float* grads,
+                          int grad_stride, float* rows, int row_stride, bool consume) {
   float* w = rows + static_cast<size_t>(slot) * row_stride;
-  const float* g = grads + static_cast<size_t>(slot) * grad_stride;
+  float* g = grads + static_cast<size_t>(slot) * grad_stride;
   float* state = w + dim;
   switch (c.kind) {
     case 0:
       for (int i = threadIdx.x; i < dim; i += blockDim.x) SgdElement(c, g[i], &w[i]);
-      return;
+      break;
     case 1:
       for (int i = threadIdx.x; i < dim; i += blockDim.x) AdagradElement(c, g[i], &w[i], &state[i]);
-      return;
+      break;
     case 2: {
       __shared__ float denom;
       if (threadIdx.x == 0) {
@@ -420,7 +420,7 @@ __global__ void RowUpdatesKernel(OptimizerParams c, int dim, const uint32_t* slo
       for (int i = threadIdx.x; i < dim; i += blockDim.x) {
         w[i] = w[i] - c.learning_rate * g[i] / denom;
       }
-      return;
+      break;
     }
     case 3: {
       const uint32_t step = __float_as_uint(state[2 * dim]) + 1;
@@ -429,9 +429,35 @@ __global__ void RowUpdatesKernel(OptimizerParams c, int dim, const uint32_t* slo
       for (int i = threadIdx.x; i < dim; i += blockDim.x) {
         AdamElement(c, step, g[i], &w[i], &state[i], &state[dim + i]);
       }
-      return;
+      break;
     }
   }
+  if (consume) {
+    for (int i = threadIdx.x; i < dim; i += blockDim.x) g[i] = 0.0f;
+  }
+}
+
+// One block per listed row.
+__global__ void RowUpdatesKernel(OptimizerParams c, int dim, const uint32_t* slots, float* grads,
+                                 int grad_stride, float* rows, int row_stride) {
+  UpdateRow(c, dim, slots[blockIdx.x], grads, grad_stride, rows, row_stride, false);
+}
+
+// One block per listed row of every table; the block's table is the last
+// whose row_base is <= the block.
+__global__ void TableRowUpdatesKernel(const RowUpdateArgs* tables, int count) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (tables[mid].row_base <= blockIdx.x) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const RowUpdateArgs& t = tables[lo];
+  UpdateRow(t.optimizer, t.dim, t.slots[blockIdx.x - t.row_base], t.grads, t.dim, t.rows,
+            t.row_stride, true);
 }
 
 }  // namespace
@@ -595,8 +621,17 @@ int ApplyRowUpdates(Stream stream, const OptimizerParams& config, int dim, const
                     int n, const float* grads, int grad_stride, float* rows, int row_stride) {
   if (n == 0 || dim == 0) return 0;
   const int threads = std::min(128, ((dim + 31) / 32) * 32);
-  RowUpdatesKernel<<<static_cast<unsigned>(n), threads, 0, stream>>>(config, dim, slots, grads,
-                                                                     grad_stride, rows, row_stride);
+  // The kernel only reads `grads` (consume = false).
+  RowUpdatesKernel<<<static_cast<unsigned>(n), threads, 0, stream>>>(
+      config, dim, slots, const_cast<float*>(grads), grad_stride, rows, row_stride);
+  return LastError();
+}
+
+int ApplyRowUpdatesAndZero(Stream stream, const RowUpdateArgs* tables, int count, uint32_t rows,
+                           int max_dim) {
+  if (rows == 0 || max_dim == 0) return 0;
+  const int threads = std::min(128, ((max_dim + 31) / 32) * 32);
+  TableRowUpdatesKernel<<<rows, threads, 0, stream>>>(tables, count);
   return LastError();
 }
 

@@ -114,5 +114,19 @@ int ApplyOptimizer(Stream stream, const OptimizerParams& config, size_t n, const
 // One step on each listed row (one thread block per row).
 int ApplyRowUpdates(Stream stream, const OptimizerParams& config, int dim, const uint32_t* slots,
                     int n, const float* grads, int grad_stride, float* rows, int row_stride);
+// Every table's rows in one launch (Device::ApplyRowUpdatesAndZero): one
+// table's arguments, in device memory, an array per call.
+struct RowUpdateArgs {
+  OptimizerParams optimizer;
+  int dim;
+  const uint32_t* slots;
+  float* grads;  // dim floats per slot; zeroed after the update
+  float* rows;
+  int row_stride;
+  uint32_t row_base;  // the table's first block: rows of the tables before
+};
+// `rows`: Σ the tables' rows (one block each), at most 2^31 - 1.
+int ApplyRowUpdatesAndZero(Stream stream, const RowUpdateArgs* tables, int count, uint32_t rows,
+                           int max_dim);
 
 }  // namespace herald::worker::cuda
