@@ -33,6 +33,11 @@ struct Step {
   // passed at (0: not checked). A copy or move carries it; the step is run
   // unchecked again only while the cache is unchanged since.
   mutable uint64_t checked_at = 0;
+  // Set by the executor's StepUpload when it packs this step's lists ahead
+  // (0: not packed); a copy or move carries it. Neither mark survives a
+  // change of the step's content: change a step only before it is run or
+  // given as the next one.
+  mutable uint64_t staged_as = 0;
 };
 
 }  // namespace herald::plan

@@ -190,11 +190,14 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   }
   // While the device may still be training: check the next step against
   // the cache as this step leaves it (a failure is reported when it runs).
+  // and pack its lists for the device.
   if (next != nullptr && plan_checker_.Check(*cache_, *next).ok()) {
     next->checked_at = cache_->changes() + 1;
+    upload_.Stage(*next);
   }
   start = absl::Now();
   result.loss_sum = model_->TakeLoss();  // waits for the device
+  upload_.Settled();
   result.times.compute_ms += MillisSince(start);
   HERALD_RETURN_IF_ERROR(phase("train", absl::OkStatus()));
   return result;
@@ -567,28 +570,19 @@ absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
 
 absl::Status StepExecutor::Train(const plan::Step& step, StepResult* result) {
   absl::Time start = absl::Now();
-  // Every list the device needs this step, in one copy.
+  // Every list the device needs this step, in one copy (packed during the
+  // step before where it was given as `next`).
   const size_t tables = cache_->num_tables();
-  upload_.Clear();
-  const size_t labels = upload_.Add(step.labels);
-  const size_t dense = upload_.Add(step.dense);
-  std::vector<size_t> offsets(tables), slots(tables);
-  owned_part_.resize(tables);
-  for (size_t t = 0; t < tables; ++t) {
-    offsets[t] = upload_.Add(step.samples[t].offsets);
-    slots[t] = upload_.Add(step.samples[t].slots);
-    owned_part_[t] = upload_.Add(step.plan[t].owned_slots);
-  }
-  upload_.Upload();
+  upload_.Upload(step);
   ModelInput in;
   in.rows = static_cast<int>(step.num_samples);
-  in.labels = upload_.floats(labels);
-  in.dense = upload_.floats(dense);
+  in.labels = upload_.labels();
+  in.dense = upload_.dense();
   for (size_t t = 0; t < tables; ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
     EmbeddingBagInput bags;
-    bags.offsets = upload_.words(offsets[t]);
-    bags.slots = upload_.words(slots[t]);
+    bags.offsets = upload_.offsets(t);
+    bags.slots = upload_.slots(t);
     bags.cache_rows = table.rows.data();
     bags.row_stride = static_cast<int>(table.row_floats);
     bags.slot_grads = table.grads.data();
@@ -621,7 +615,7 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
     Device::RowUpdateTable update;
     update.optimizer = table.optimizer;
     update.dim = static_cast<int>(table.dim);
-    update.slots = upload_.words(owned_part_[t]);  // sent with the step (Train)
+    update.slots = upload_.owned(t);  // sent with the step (Train)
     update.n = static_cast<int>(owned.size());
     update.grads = table.grads.data();
     update.rows = table.rows.data();

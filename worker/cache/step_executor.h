@@ -36,9 +36,10 @@
 // changes nothing. On a device that runs asynchronously (a GPU) one step's
 // device work is queued whole: the only waits are the reads of rows leaving
 // the cache (push, write-back, hand-off) and, last, the loss; before that
-// read, the next step (where given) is checked against the cache, so the
-// check overlaps the device's work (plan::Step::checked_at). The step's
-// lists travel to the device in one copy (step_upload.h). A failure after validation (a PS or peer
+// read, the next step (where given) is checked against the cache and its
+// lists packed for the device, so both overlap the device's work
+// (plan::Step::checked_at, staged_as). The step's lists travel to the
+// device in one copy (step_upload.h). A failure after validation (a PS or peer
 // error) fails the step with the phase named; the cache is then unusable for this job.
 
 #include <cstdint>
@@ -193,7 +194,6 @@ class StepExecutor {
   // The step's labels, dense features, and per table its samples' offsets
   // and slots and its owned slots, sent in one copy (Train).
   StepUpload upload_;
-  std::vector<size_t> owned_part_;  // per table: its owned slots' part of upload_
   // Per table: rows other workers handed to this one after the last step
   // (values with optimizer state, and version), placed by the next step.
   struct ReceivedRow {

@@ -1,17 +1,23 @@
 #pragma once
-// A step's host arrays (labels, dense features, every table's bag offsets,
-// sample slots and owned slots) packed into one buffer of the device's host
-// memory (page-locked on a GPU) and sent to the device in one copy, instead
-// of one staged copy per array and table. Each part starts 64 bytes
-// aligned; its device pointer stays valid until the next Clear(). Clear()
-// waits for the device, so the buffer is free to be refilled. Not
-// thread-safe.
+// A step's host lists — labels, dense features, and per table the bags'
+// offsets, the sample slots and the owned slots — packed into one buffer of
+// the device's host memory (page-locked on a GPU) and sent to the device in
+// one copy, instead of one staged copy per list and table.
+//
+// Two host buffers: the next step can be packed (Stage) while the device
+// still computes the current one, whose lists came from the other buffer;
+// its Upload is then one asynchronous copy. A buffer is refilled only once
+// the device is known to have read it (Settled(), called after the caller
+// waited for the device), else Stage waits for the device first. Device
+// pointers are those of the last Upload, valid until the next. Parts start
+// 64 bytes aligned. Not thread-safe.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
+#include "plan/step.h"
 #include "worker/device/device_array.h"
 #include "worker/device/host_buffer.h"
 
@@ -19,52 +25,50 @@ namespace herald::worker {
 
 class StepUpload {
  public:
-  explicit StepUpload(Device* device) : device_(device), host_words_(device) {
-    device_words_.Bind(device);
-  }
+  explicit StepUpload(Device* device);
 
-  // Starts a new step: every part added before is forgotten.
-  void Clear() {
-    if (words_ > 0) device_->Synchronize();  // the last Upload has been read
-    words_ = 0;
-    parts_.clear();
-  }
-  // Appends n 4-byte values (float or uint32_t); returns the part's index.
-  template <typename T>
-  size_t Add(const T* values, size_t n) {
-    static_assert(sizeof(T) == sizeof(uint32_t));
-    const size_t at = (words_ + kAlignWords - 1) / kAlignWords * kAlignWords;
-    host_words_.Reserve(at + n, words_);
-    if (n > 0) std::memcpy(host_words_.data() + at, values, n * sizeof(T));
-    words_ = at + n;
-    parts_.push_back(at);
-    return parts_.size() - 1;
-  }
-  template <typename T>
-  size_t Add(const std::vector<T>& values) {
-    return Add(values.data(), values.size());
-  }
-  // One copy of every part to the device.
-  void Upload() {
-    device_words_.Resize(words_);
-    if (words_ > 0) {
-      device_->CopyFromHostBuffer(host_words_.data(), device_words_.data(),
-                                  words_ * sizeof(uint32_t));
-    }
-  }
+  // Packs `step`'s lists into the buffer the device is not reading, and
+  // marks the step (plan::Step::staged_as) so that its Upload copies them
+  // without packing again.
+  void Stage(const plan::Step& step);
+  // Sends `step`'s lists in one copy (packing them first unless Stage(step)
+  // did, for this content: a copy or move of the staged step counts).
+  void Upload(const plan::Step& step);
+  // The caller has waited for the device since the last Upload: both
+  // buffers may be refilled.
+  void Settled() { in_flight_ = -1; }
 
-  const float* floats(size_t part) const {
-    return reinterpret_cast<const float*>(device_words_.data() + parts_[part]);
-  }
-  const uint32_t* words(size_t part) const { return device_words_.data() + parts_[part]; }
-  size_t bytes() const { return words_ * sizeof(uint32_t); }
+  // The last Upload's device lists.
+  const float* labels() const { return Floats(0); }
+  const float* dense() const { return Floats(1); }
+  const uint32_t* offsets(size_t t) const { return Words(2 + 3 * t); }
+  const uint32_t* slots(size_t t) const { return Words(3 + 3 * t); }
+  const uint32_t* owned(size_t t) const { return Words(4 + 3 * t); }
+  size_t bytes() const { return buffers_[uploaded_].words * sizeof(uint32_t); }
 
  private:
+  struct Buffer {
+    explicit Buffer(Device* device) : host(device) {}
+    HostBuffer<uint32_t> host;
+    size_t words = 0;
+    std::vector<size_t> parts;  // word offset of each part
+    uint64_t stage = 0;         // plan::Step::staged_as of its content (0: none)
+  };
+  // Packs into buffer b; returns its stage number.
+  void Pack(const plan::Step& step, int b);
+  template <typename T>
+  void Add(Buffer& buffer, const std::vector<T>& values);
+  const uint32_t* Words(size_t part) const {
+    return device_words_.data() + buffers_[uploaded_].parts[part];
+  }
+  const float* Floats(size_t part) const { return reinterpret_cast<const float*>(Words(part)); }
+
   static constexpr size_t kAlignWords = 16;
   Device* device_;
-  HostBuffer<uint32_t> host_words_;
-  size_t words_ = 0;           // used of host_words_
-  std::vector<size_t> parts_;  // word offset of each part
+  std::array<Buffer, 2> buffers_;
+  int uploaded_ = 0;    // the buffer of the last Upload
+  int in_flight_ = -1;  // a buffer the device may still be reading (-1: none)
+  uint64_t next_stage_ = 1;
   DeviceArray<uint32_t> device_words_;
 };
 

@@ -1,0 +1,63 @@
+#include "worker/cache/step_upload.h"
+
+#include <cstring>
+
+namespace herald::worker {
+
+StepUpload::StepUpload(Device* device) : device_(device), buffers_{Buffer(device), Buffer(device)} {
+  device_words_.Bind(device);
+}
+
+template <typename T>
+void StepUpload::Add(Buffer& buffer, const std::vector<T>& values) {
+  static_assert(sizeof(T) == sizeof(uint32_t));
+  const size_t at = (buffer.words + kAlignWords - 1) / kAlignWords * kAlignWords;
+  buffer.host.Reserve(at + values.size(), buffer.words);
+  if (!values.empty()) {
+    std::memcpy(buffer.host.data() + at, values.data(), values.size() * sizeof(T));
+  }
+  buffer.words = at + values.size();
+  buffer.parts.push_back(at);
+}
+
+void StepUpload::Pack(const plan::Step& step, int b) {
+  if (b == in_flight_) {  // the device may still read it
+    device_->Synchronize();
+    in_flight_ = -1;
+  }
+  Buffer& buffer = buffers_[b];
+  buffer.words = 0;
+  buffer.parts.clear();
+  Add(buffer, step.labels);
+  Add(buffer, step.dense);
+  for (size_t t = 0; t < step.samples.size(); ++t) {
+    Add(buffer, step.samples[t].offsets);
+    Add(buffer, step.samples[t].slots);
+    Add(buffer, t < step.plan.size() ? step.plan[t].owned_slots : std::vector<uint32_t>());
+  }
+  buffer.stage = next_stage_++;
+  step.staged_as = buffer.stage;
+}
+
+void StepUpload::Stage(const plan::Step& step) { Pack(step, 1 - uploaded_); }
+
+void StepUpload::Upload(const plan::Step& step) {
+  int b = -1;
+  for (int i = 0; i < 2; ++i) {
+    if (step.staged_as != 0 && buffers_[i].stage == step.staged_as) b = i;
+  }
+  if (b < 0) {
+    b = 1 - uploaded_;
+    Pack(step, b);
+  }
+  Buffer& buffer = buffers_[b];
+  device_words_.Resize(buffer.words);
+  if (buffer.words > 0) {
+    device_->CopyFromHostBuffer(buffer.host.data(), device_words_.data(),
+                                buffer.words * sizeof(uint32_t));
+  }
+  uploaded_ = b;
+  in_flight_ = b;
+}
+
+}  // namespace herald::worker
