@@ -99,6 +99,8 @@ for p in "${paths[@]}"; do
 done
 if [ -n "$cuda" ]; then
   install -m 0755 "$here/bundle/herald-verify-gpu" "$b/bin/herald-verify-gpu"
+  # worker_bench's PyTorch peer (run where python3 has torch).
+  install -D -m 0644 "$root/bench/pytorch_wide_deep.py" "$b/share/herald/bench/pytorch_wide_deep.py"
 fi
 
 install -d "$b/share/herald/deploy"
