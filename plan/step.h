@@ -29,9 +29,10 @@ struct Step {
   std::vector<TableSamples> samples;  // one per table, in table order
   std::vector<TablePlan> plan;        // one per table (empty: no operation)
   // Set by the worker's StepExecutor, which checks a step ahead while the
-  // device finishes the one before: the cache's change count + 1 the check
-  // passed at (0: not checked). A copy or move carries it; the step is run
-  // unchecked again only while the cache is unchanged since.
+  // device finishes the one before: a token unique in the process for that
+  // check (0: not checked). A copy or move carries it; the executor that
+  // checked it runs it without a second check only if its cache has not
+  // changed since.
   mutable uint64_t checked_at = 0;
   // Set by the executor's StepUpload when it packs this step's lists ahead
   // (0: not packed); a copy or move carries it. Neither mark survives a

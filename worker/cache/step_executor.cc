@@ -1,6 +1,7 @@
 #include "worker/cache/step_executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -26,6 +27,13 @@ bool NeedsPs(const plan::Step& step) {
   }
   return false;
 }
+
+}  // namespace
+
+namespace {
+
+// Tokens of checks ahead (plan::Step::checked_at), unique in the process.
+std::atomic<uint64_t> next_check_token{1};
 
 }  // namespace
 
@@ -71,7 +79,8 @@ void StepExecutor::WriteSlots(const std::vector<float>& host, const std::vector<
 
 absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan::Step* next) {
   // Checked ahead (at the end of the step before) if the cache is unchanged since.
-  if (step.checked_at != cache_->changes() + 1) {
+  if (step.checked_at == 0 || step.checked_at != check_token_ ||
+      cache_->changes() != checked_changes_) {
     HERALD_RETURN_IF_ERROR(plan_checker_.Check(*cache_, step));
   }
   HERALD_RETURN_IF_ERROR(CheckHandOffs(step));
@@ -192,7 +201,9 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   // the cache as this step leaves it (a failure is reported when it runs).
   // and pack its lists for the device.
   if (next != nullptr && plan_checker_.Check(*cache_, *next).ok()) {
-    next->checked_at = cache_->changes() + 1;
+    check_token_ = next_check_token.fetch_add(1);
+    checked_changes_ = cache_->changes();
+    next->checked_at = check_token_;
     upload_.Stage(*next);
   }
   start = absl::Now();

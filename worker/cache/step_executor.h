@@ -194,6 +194,10 @@ class StepExecutor {
   // The step's labels, dense features, and per table its samples' offsets
   // and slots and its owned slots, sent in one copy (Train).
   StepUpload upload_;
+  // The last check ahead: its token (plan::Step::checked_at) and the
+  // cache's change count it passed at.
+  uint64_t check_token_ = 0;
+  uint64_t checked_changes_ = 0;
   // Per table: rows other workers handed to this one after the last step
   // (values with optimizer state, and version), placed by the next step.
   struct ReceivedRow {

@@ -331,5 +331,22 @@ TEST_F(BadPlans, AStepCheckedAheadIsCheckedAgainIfTheCacheChanged) {
   ExpectRejected(later, "plan for table 0: owned_slots[0]: slot 0 is empty");
 }
 
+// A check ahead counts only for the executor that made it: another one
+// (whose cache holds nothing) checks the same step object itself.
+TEST_F(BadPlans, AStepCheckedAheadByOneExecutorIsCheckedByAnother) {
+  plan::Step next = good_;
+  next.iteration = 1;
+  for (auto& p : next.plan) p.fetch.keys.clear(), p.fetch.slots.clear();
+  auto r = worker_.executor->Run(good_, &next);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_NE(next.checked_at, 0u);
+  Worker other;
+  ASSERT_TRUE(other.Init(spec_, 0, 1, 8, &cluster_.client(), nullptr).ok());
+  auto refused = other.executor->Run(next);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("slot 0 is empty"), std::string::npos)
+      << refused.status();
+}
+
 }  // namespace
 }  // namespace herald::worker

@@ -1,8 +1,16 @@
 #include "worker/cache/step_upload.h"
 
+#include <atomic>
 #include <cstring>
 
 namespace herald::worker {
+namespace {
+
+// Unique in the process: a step staged by one executor never matches
+// another executor's buffer.
+std::atomic<uint64_t> next_stage{1};
+
+}  // namespace
 
 StepUpload::StepUpload(Device* device) : device_(device), buffers_{Buffer(device), Buffer(device)} {
   device_words_.Bind(device);
@@ -35,7 +43,7 @@ void StepUpload::Pack(const plan::Step& step, int b) {
     Add(buffer, step.samples[t].slots);
     Add(buffer, t < step.plan.size() ? step.plan[t].owned_slots : std::vector<uint32_t>());
   }
-  buffer.stage = next_stage_++;
+  buffer.stage = next_stage.fetch_add(1);
   step.staged_as = buffer.stage;
 }
 

@@ -68,7 +68,6 @@ class StepUpload {
   std::array<Buffer, 2> buffers_;
   int uploaded_ = 0;    // the buffer of the last Upload
   int in_flight_ = -1;  // a buffer the device may still be reading (-1: none)
-  uint64_t next_stage_ = 1;
   DeviceArray<uint32_t> device_words_;
 };
 

@@ -81,5 +81,18 @@ TEST(StepUpload, EveryListArrivesWholeWhetherStagedAheadOrNot) {
   EXPECT_GE(upload.bytes(), (3 + 2 + 2 * (4 + 9 + 2)) * 4u);
 }
 
+// A step staged by one StepUpload (one executor) is packed anew by another:
+// stage numbers are unique in the process.
+TEST(StepUpload, AStepStagedByAnotherUploadIsPackedAnew) {
+  CpuDevice device;
+  StepUpload a(&device), b(&device);
+  const plan::Step first = MakeStep(5, 4);
+  b.Upload(first);  // b's buffers hold `first`
+  const plan::Step second = MakeStep(6, 8);
+  a.Stage(second);
+  b.Upload(second);
+  ExpectOnDevice(device, b, second);
+}
+
 }  // namespace
 }  // namespace herald::worker
