@@ -77,6 +77,59 @@ void StepExecutor::WriteSlots(const std::vector<float>& host, const std::vector<
                        stride, array);
 }
 
+std::vector<std::vector<float>> StepExecutor::ReadSlotsOfTables(
+    const std::vector<SlotRows>& reads) {
+  std::vector<uint32_t> slots;
+  size_t floats = 0;
+  for (const SlotRows& r : reads) {
+    slots.insert(slots.end(), r.slots->begin(), r.slots->end());
+    floats += r.slots->size() * static_cast<size_t>(r.width);
+  }
+  std::vector<std::vector<float>> out(reads.size());
+  if (slots.empty()) return out;
+  UploadSlots(slots);
+  staging_.Resize(floats);
+  size_t slot_at = 0, float_at = 0;
+  for (const SlotRows& r : reads) {
+    const int n = static_cast<int>(r.slots->size());
+    device_->GatherRows(r.array, r.stride, slots_.data() + slot_at, n, r.width,
+                        staging_.data() + float_at);
+    slot_at += r.slots->size();
+    float_at += r.slots->size() * static_cast<size_t>(r.width);
+  }
+  const std::vector<float> all = staging_.ToHost();  // the one wait
+  float_at = 0;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const size_t n = reads[i].slots->size() * static_cast<size_t>(reads[i].width);
+    out[i].assign(all.begin() + float_at, all.begin() + float_at + n);
+    float_at += n;
+  }
+  return out;
+}
+
+void StepExecutor::WriteSlotsOfTables(const std::vector<SlotRows>& writes,
+                                      const std::vector<const std::vector<float>*>& host,
+                                      float* const* arrays) {
+  std::vector<uint32_t> slots;
+  std::vector<float> rows;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    slots.insert(slots.end(), writes[i].slots->begin(), writes[i].slots->end());
+    rows.insert(rows.end(), host[i]->begin(), host[i]->end());
+  }
+  if (slots.empty()) return;
+  staging_.CopyFromHost(rows);
+  UploadSlots(slots);
+  size_t slot_at = 0, float_at = 0;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const SlotRows& w = writes[i];
+    const int n = static_cast<int>(w.slots->size());
+    device_->ScatterRows(staging_.data() + float_at, slots_.data() + slot_at, n, w.width, w.stride,
+                         arrays[i]);
+    slot_at += w.slots->size();
+    float_at += w.slots->size() * static_cast<size_t>(w.width);
+  }
+}
+
 absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan::Step* next) {
   // Checked ahead (at the end of the step before) if the cache is unchanged since.
   if (step.checked_at == 0 || step.checked_at != check_token_ ||
@@ -452,28 +505,37 @@ absl::Status StepExecutor::GatherServed(const plan::Step& step, StepResult* resu
 std::vector<ps::TableRows> StepExecutor::CollectWriteBack(
     const plan::Step& step, plan::SlotRows plan::TablePlan::*listed_in, SlotsAfter after,
     StepResult* result) {
+  // The dirty rows of every table, read in one transfer.
   std::vector<ps::TableRows> rows;
+  std::vector<std::vector<uint32_t>> dirty;  // parallel to rows
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
-    const plan::TablePlan& plan = step.plan[t];
-    const std::vector<uint32_t>& listed = (plan.*listed_in).slots;
     std::vector<uint32_t> slots;
     ps::TableRows out;
     out.table = TableId(static_cast<uint32_t>(t));
     out.row_floats = table.row_floats;
-    for (uint32_t slot : listed) {
+    for (uint32_t slot : (step.plan[t].*listed_in).slots) {
       if (table.states[slot] != SlotState::kDirty) continue;  // clean evictions just drop
       slots.push_back(slot);
       out.keys.push_back(table.keys[slot]);
       out.versions.push_back(table.versions[slot]);
     }
-    if (!slots.empty()) {
-      const int row_floats = static_cast<int>(table.row_floats);
-      out.rows = ReadSlots(table.rows.data(), row_floats, slots, row_floats);
-      result->rows_written_back += slots.size();
-      result->bytes_moved += slots.size() * (table.row_floats * sizeof(float) + 16);
-      rows.push_back(std::move(out));
-    }
+    if (slots.empty()) continue;
+    result->rows_written_back += slots.size();
+    result->bytes_moved += slots.size() * (table.row_floats * sizeof(float) + 16);
+    rows.push_back(std::move(out));
+    dirty.push_back(std::move(slots));
+  }
+  std::vector<SlotRows> reads;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EmbeddingCache::Table& table = cache_->table(rows[i].table.value());
+    const int row_floats = static_cast<int>(table.row_floats);
+    reads.push_back({table.rows.data(), row_floats, &dirty[i], row_floats});
+  }
+  std::vector<std::vector<float>> read = ReadSlotsOfTables(reads);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i].rows = std::move(read[i]);
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const std::vector<uint32_t>& listed = (step.plan[t].*listed_in).slots;
     for (uint32_t slot : listed) {
       if (after == SlotsAfter::kFreed) {
         cache_->Evict(t, slot);
@@ -511,15 +573,27 @@ absl::Status StepExecutor::PlaceFetched(const FetchList& list,
   if (rows.size() != list.keys.size()) {
     return absl::InternalError("PS client answered a different number of tables");
   }
+  // Every table's rows into their slots in one upload.
+  std::vector<SlotRows> writes;
+  std::vector<const std::vector<float>*> host;
+  std::vector<float*> arrays;
   for (size_t r = 0; r < rows.size(); ++r) {
     const size_t t = list.tables[r];
     EmbeddingCache::Table& table = cache_->table(t);
-    if (rows[r].row_floats != table.row_floats || rows[r].keys.size() != list.slots[r].size()) {
+    if (rows[r].row_floats != table.row_floats || rows[r].keys.size() != list.slots[r].size() ||
+        rows[r].rows.size() != list.slots[r].size() * table.row_floats) {
       return absl::InternalError(absl::StrCat("table ", t, ": PS rows have ", rows[r].row_floats,
                                               " floats, cache expects ", table.row_floats));
     }
     const int row_floats = static_cast<int>(table.row_floats);
-    WriteSlots(rows[r].rows, list.slots[r], row_floats, row_floats, table.rows.data());
+    writes.push_back({nullptr, row_floats, &list.slots[r], row_floats});
+    host.push_back(&rows[r].rows);
+    arrays.push_back(table.rows.data());
+  }
+  WriteSlotsOfTables(writes, host, arrays.data());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const size_t t = list.tables[r];
+    EmbeddingCache::Table& table = cache_->table(t);
     for (size_t i = 0; i < list.slots[r].size(); ++i) {
       cache_->Load(t, list.slots[r][i], rows[r].keys[i], rows[r].versions[i]);
     }
@@ -645,19 +719,33 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
 }
 
 std::vector<ps::TableGrads> StepExecutor::CollectPush(const plan::Step& step, StepResult* result) {
-  std::vector<ps::TableGrads> grads;
+  // Every table's shared rows' gradients, read in one transfer, then zeroed.
+  std::vector<size_t> tables;
+  std::vector<SlotRows> reads;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
+    const std::vector<uint32_t>& push = step.plan[t].push.slots;
+    if (push.empty()) continue;
+    tables.push_back(t);
+    reads.push_back(
+        {table.grads.data(), static_cast<int>(table.dim), &push, static_cast<int>(table.dim)});
+  }
+  std::vector<std::vector<float>> read = ReadSlotsOfTables(reads);
+  std::vector<ps::TableGrads> grads;
+  size_t slot_at = 0;  // into slots_, which holds every table's list
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const size_t t = tables[i];
+    EmbeddingCache::Table& table = cache_->table(t);
     const plan::TablePlan& plan = step.plan[t];
-    if (plan.push.slots.empty()) continue;
     const int n = static_cast<int>(plan.push.slots.size());
     const int dim = static_cast<int>(table.dim);
+    device_->ZeroRows(slots_.data() + slot_at, n, dim, dim, table.grads.data());
+    slot_at += plan.push.slots.size();
     ps::TableGrads g;
     g.table = TableId(static_cast<uint32_t>(t));
     g.keys = plan.push.keys;
     g.dim = table.dim;
-    g.grads = ReadSlots(table.grads.data(), dim, plan.push.slots, dim);
-    device_->ZeroRows(slots_.data(), n, dim, dim, table.grads.data());
+    g.grads = std::move(read[i]);
     grads.push_back(std::move(g));
     for (uint32_t slot : plan.push.slots) cache_->SetState(t, slot, SlotState::kStale);
     result->rows_pushed += n;

@@ -178,6 +178,21 @@ class StepExecutor {
   // The inverse: `host` (`width` floats per slot) into rows `slots`.
   void WriteSlots(const std::vector<float>& host, const std::vector<uint32_t>& slots, int width,
                   int stride, float* array);
+  // Rows of several tables' arrays at once: one upload of every slot list,
+  // a gather per table into one device block, and one copy to the host
+  // (one wait, not one per table). slots_ then holds the lists one after
+  // the other (SlotsAt).
+  struct SlotRows {
+    const float* array;
+    int stride;
+    const std::vector<uint32_t>* slots;
+    int width;
+  };
+  std::vector<std::vector<float>> ReadSlotsOfTables(const std::vector<SlotRows>& reads);
+  // The inverse: each host block (`width` floats per slot) into its rows,
+  // in one upload of the rows and one of the slots.
+  void WriteSlotsOfTables(const std::vector<SlotRows>& writes,
+                          const std::vector<const std::vector<float>*>& host, float* const* arrays);
 
   Device* device_;
   RecModel* model_;
