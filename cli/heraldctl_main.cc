@@ -95,6 +95,9 @@ ABSL_FLAG(bool, serve, false,
 ABSL_FLAG(bool, init_on_worker, false,
           "simulate: rows never trained are initialised by the workers instead of fetched "
           "(as scheduling.init_on_worker in a job spec; left out: the policy's default)");
+ABSL_FLAG(uint32_t, staleness, 0,
+          "simulate, policy het: HET's staleness threshold s, 0..1000000 (as "
+          "scheduling.staleness in a job spec); 0 plans exactly what vanilla does");
 ABSL_FLAG(uint32_t, allocation_passes, 0,
           "simulate, location-aware policies: greedy allocation passes, 0..8 (0: the policy's "
           "default, 2 for location-aware ones); each pass after the first re-places every "
@@ -146,11 +149,12 @@ Commands:
   simulate --data FILE --workers N --batch-per-worker B [--cache-ratio R] [--policy P]
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
            [--warm-start] [--seed S] [--threads T] [--handoff] [--serve]
-           [--init-on-worker] [--allocation-passes N] [--flush-every N] [--nocheck] [--json]
+           [--init-on-worker] [--allocation-passes N] [--flush-every N] [--staleness S]
+           [--nocheck] [--json]
            [--link-gbps G [--latency-us U] [--host-gbps H] [--ps-hosts N] [--row-floats F]
             [--dense-params P] [--compute-ms-per-sample C]]
       Run a scheduling policy (nocache, vanilla, herald, herald-alloc-only,
-      herald-comm-only, herald-adaptive) without any PS or worker: rows fetched, pushed
+      herald-comm-only, herald-adaptive, het) without any PS or worker: rows fetched, pushed
       and written back per iteration (and the write-backs that only hand a row to the one
       other worker training it next), cache hit rate, scheduling time per batch, the
       planner's largest row directory.
@@ -171,6 +175,8 @@ Commands:
       moved, more scheduling time (as scheduling.allocation_passes). Left out, these four
       take the policy's defaults, as in a job spec (on with herald; --nohandoff etc.).
       --flush-every N: the rows periodic checkpoints cost (checkpoint.every_iterations).
+      --staleness S (policy het): HET's bound; its plans are checked against the bound
+      (not for exactness) and the largest staleness read is printed; S 0 is vanilla.
       --link-gbps: also predict the iteration time on a cluster of such NICs from the
       bytes each NIC carries per phase, round trips and compute (docs/scheduler.md).
 
@@ -289,6 +295,7 @@ int main(int argc, char** argv) {
       o.init_on_worker = absl::GetFlag(FLAGS_init_on_worker);
     }
     o.allocation_passes = absl::GetFlag(FLAGS_allocation_passes);
+    o.staleness = absl::GetFlag(FLAGS_staleness);
     o.flush_every = absl::GetFlag(FLAGS_flush_every);
     o.top_k = absl::GetFlag(FLAGS_top_k);
     o.warm_start = absl::GetFlag(FLAGS_warm_start);

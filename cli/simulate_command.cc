@@ -85,6 +85,7 @@ absl::StatusOr<proto::SchedulingSpec> SchedulingOf(const SimulateOptions& o) {
   if (o.serve) s.set_serve(*o.serve);
   if (o.init_on_worker) s.set_init_on_worker(*o.init_on_worker);
   s.set_allocation_passes(o.allocation_passes);
+  s.set_staleness(o.staleness);
   return s;
 }
 
@@ -101,6 +102,7 @@ absl::Status InFlagNames(const absl::Status& status) {
       {"scheduling.warm_start", "--warm-start"},
       {"scheduling.handoff", "--handoff"},
       {"scheduling.serve", "--serve"},
+      {"scheduling.staleness", "--staleness"},
       {"scheduling.policy", "--policy"},
       {"scheduling.eviction", "--eviction"},
   };
@@ -212,9 +214,19 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r, u
   }
   std::printf("plan digest %016llx (FNV-1a of every plan: equal digests, equal plans)\n",
               static_cast<unsigned long long>(r.plan_digest));
-  std::printf(o.check ? "every plan replayed by the plan checker: exact BSP, no stale training, "
-                        "no lost update\n"
-                      : "plans NOT checked (--nocheck)\n");
+  if (!o.check) {
+    std::printf("plans NOT checked (--nocheck)\n");
+  } else if (o.policy == "het") {
+    std::printf(
+        "every plan replayed by the staleness checker: NOT exact (staleness %u): every read "
+        "within HET's bound (the most any read was behind the global clock: %llu clocks), "
+        "every held gradient reached the PS\n",
+        o.staleness, static_cast<unsigned long long>(r.max_staleness_read));
+  } else {
+    std::printf(
+        "every plan replayed by the plan checker: exact BSP, no stale training, "
+        "no lost update\n");
+  }
 }
 
 void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
@@ -232,6 +244,7 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"rows_initialized\":", t.initialized,
       ",\"init_on_worker\":", *o.init_on_worker ? "true" : "false",
       ",\"allocation_passes\":", o.allocation_passes, ",\"flush_every\":", o.flush_every,
+      ",\"staleness\":", o.staleness, ",\"max_staleness_read\":", r.max_staleness_read,
       ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,

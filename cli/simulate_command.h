@@ -42,6 +42,8 @@ struct SimulateOptions {
   std::optional<bool> init_on_worker;
   // Greedy passes of location-aware allocation (scheduling.allocation_passes).
   uint32_t allocation_passes = 0;
+  // Policy het: HET's staleness threshold (scheduling.staleness).
+  uint32_t staleness = 0;
   // Every N iterations a flush writes back every dirty row, as a job with
   // checkpoint.every_iterations N does (0: never): its cost in rows.
   uint64_t flush_every = 0;

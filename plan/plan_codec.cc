@@ -51,7 +51,9 @@ void ForEachWireList(Visitor&& v) {
   v("fetch", &TablePlan::fetch, &proto::TablePlan::fetch, &proto::TablePlan::mutable_fetch);
   v("init", &TablePlan::init, &proto::TablePlan::init, &proto::TablePlan::mutable_init);
   v("receive", &TablePlan::receive, &proto::TablePlan::receive, &proto::TablePlan::mutable_receive);
+  v("hold", &TablePlan::hold, &proto::TablePlan::hold, &proto::TablePlan::mutable_hold);
   v("push", &TablePlan::push, &proto::TablePlan::push, &proto::TablePlan::mutable_push);
+  v("flush", &TablePlan::flush, &proto::TablePlan::flush, &proto::TablePlan::mutable_flush);
   v("remote", &TablePlan::remote, &proto::TablePlan::remote, &proto::TablePlan::mutable_remote);
   v("gather", &TablePlan::gather, &proto::TablePlan::gather, &proto::TablePlan::mutable_gather);
   v("writeback", &TablePlan::writeback, &proto::TablePlan::writeback,

@@ -63,8 +63,17 @@ struct TablePlan {
   PeerRows receive;
   // Slots trained by this worker alone: it applies the optimizer itself.
   std::vector<uint32_t> owned_slots;
-  // Rows trained by several workers whose gradients go to the PS.
+  // Stale writes (policy het): rows this worker trained on its own copy;
+  // it applies the optimizer to the copy and adds the gradient to the
+  // slot's held gradient, which reaches the PS later (a later push, flush
+  // or eviction of the slot).
+  SlotRows hold;
+  // Rows trained by several workers whose gradients go to the PS (with the
+  // slot's held gradient added, when it holds one).
   SlotRows push;
+  // Held gradients sent to the PS after training (policy het: the copy is
+  // invalidated or the model flushed); the copy is outdated afterwards.
+  SlotRows flush;
   // Rows trained here whose gradients go to worker peers[i], their owner.
   PeerRows remote;
   // Owned rows taking a gradient from worker peers[i], in each sender's
@@ -97,7 +106,9 @@ void ForEachList(Plan& plan, Visitor&& visit) {
   visit("init", plan.init, kSlots);
   visit("receive", plan.receive, kSlots | kFlags);
   visit("owned_slots", plan.owned_slots, kSlots);
+  visit("hold", plan.hold, kSlots);
   visit("push", plan.push, kSlots);
+  visit("flush", plan.flush, kSlots);
   visit("remote", plan.remote, kSlots | kPeers);
   visit("gather", plan.gather, kSlots | kPeers);
   visit("writeback", plan.writeback, kSlots);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "plan/table_plan.h"
+#include "scheduler/planner/sample_reads.h"
 
 namespace herald::scheduler {
 
@@ -259,33 +260,20 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
     for (uint32_t w = 0; w < num_workers_; ++w) {
       const WorkerPlan& wp = plan.workers[w];
       const plan::TablePlan& tp = wp.tables[t];
-      const plan::TableSamples& ts = wp.slots[t];
       CacheTable& cache = caches_[w][t];
-      const data::KeyBatch::Table& keys = batch.tables[t];
-      if (ts.offsets.size() != wp.samples.size() + 1) {
-        return Violation(w, t, "sample slot offsets do not match the samples");
-      }
       absl::flat_hash_set<uint32_t> referenced;
-      for (size_t j = 0; j < wp.samples.size(); ++j) {
-        const uint32_t s = wp.samples[j];
-        const uint32_t n = keys.offsets[s + 1] - keys.offsets[s];
-        if (ts.offsets[j + 1] - ts.offsets[j] != n || ts.offsets[j + 1] > ts.slots.size()) {
-          return Violation(w, t,
-                           absl::StrCat("sample ", s, " has ", n, " keys but ",
-                                        ts.offsets[j + 1] - ts.offsets[j], " slots"));
-        }
-        for (uint32_t i = 0; i < n; ++i) {
-          const uint32_t slot = ts.slots[ts.offsets[j] + i];
-          const Key key = keys.keys[keys.offsets[s] + i];
-          if (slot >= cache.slots.size() || cache.slots[slot].state == State::kEmpty ||
-              cache.slots[slot].key != key) {
-            return Violation(w, t,
-                             absl::StrCat("sample ", s, " reads key ", key, " from slot ", slot,
-                                          " which does not hold it"));
-          }
-          referenced.insert(slot);
-        }
-      }
+      const absl::Status reads =
+          ForEachSampleRead(batch, wp, t, [&](uint32_t s, Key key, uint32_t slot) {
+            if (slot >= cache.slots.size() || cache.slots[slot].state == State::kEmpty ||
+                cache.slots[slot].key != key) {
+              return absl::InvalidArgumentError(absl::StrCat("sample ", s, " reads key ", key,
+                                                             " from slot ", slot,
+                                                             " which does not hold it"));
+            }
+            referenced.insert(slot);
+            return absl::OkStatus();
+          });
+      if (!reads.ok()) return Violation(w, t, std::string(reads.message()));
       size_t listed = 0;
       auto list = [&](const std::vector<uint32_t>& slots, const std::vector<Key>* keys,
                       Kind kind) -> absl::Status {

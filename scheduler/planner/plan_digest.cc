@@ -43,6 +43,10 @@ uint64_t PlanDigest(const IterationPlan& plan, uint64_t digest) {
       h.List(p.fetch.slots);
       h.List(p.fetch.early);
       h.List(p.owned_slots);
+      h.List(p.hold.slots);
+      h.List(p.hold.keys);
+      h.List(p.flush.slots);
+      h.List(p.flush.keys);
       h.List(p.push.slots);
       h.List(p.push.keys);
       h.List(p.writeback.slots);

@@ -59,6 +59,19 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options)
     return absl::InvalidArgumentError(absl::StrCat(
         "trained_filter_bits: ", options.trained_filter_bits, ", want a power of two ≥ 64"));
   }
+  if (options.staleness > kMaxStaleness) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("staleness: ", options.staleness, ", want 0..", kMaxStaleness));
+  }
+  if (options.staleness != 0 && options.policy.sync != SyncMode::kStale) {
+    return absl::InvalidArgumentError(absl::StrCat("staleness: ", options.staleness,
+                                                   " with policy ", options.policy.name,
+                                                   ", want 0 (het only)"));
+  }
+  if (options.policy.sync == SyncMode::kStale && (options.handoff || options.serve)) {
+    return absl::InvalidArgumentError(
+        "handoff / serve: policy het owns no rows to hand off or serve");
+  }
   if (options.policy.adaptive_tables) {
     const AdaptiveOptions& a = options.adaptive;
     if (a.top_k == 0 && !(a.budget_ms > 0)) {
@@ -94,6 +107,12 @@ Planner::Planner(PlannerOptions options)
   }
   if (options_.policy.adaptive_tables) {
     profiler_.emplace(num_tables_, options_.num_workers, options_.adaptive);
+  }
+  if (options_.policy.sync == SyncMode::kStale) {
+    for (uint32_t t = 0; t < num_tables_; ++t) {
+      stale_.emplace_back(options_.num_workers, options_.slots[t], options_.staleness);
+    }
+    stale_pushed_.resize(num_tables_);
   }
   caches_.resize(options_.num_workers);
   for (auto& tables : caches_) {
@@ -193,15 +212,15 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
     wp.tables.resize(num_tables);
     wp.slots.resize(num_tables);
     for (plan::TablePlan& tp : wp.tables) {
-      for (auto* list :
-           {&tp.evict.slots, &tp.fetch.slots, &tp.owned_slots, &tp.push.slots, &tp.writeback.slots,
-            &tp.receive.slots, &tp.send.slots, &tp.send.peers, &tp.incoming.peers, &tp.remote.slots,
-            &tp.remote.peers, &tp.gather.slots, &tp.gather.peers, &tp.init.slots}) {
+      for (auto* list : {&tp.evict.slots, &tp.fetch.slots, &tp.owned_slots, &tp.hold.slots,
+                         &tp.push.slots, &tp.flush.slots, &tp.writeback.slots, &tp.receive.slots,
+                         &tp.send.slots, &tp.send.peers, &tp.incoming.peers, &tp.remote.slots,
+                         &tp.remote.peers, &tp.gather.slots, &tp.gather.peers, &tp.init.slots}) {
         list->clear();
       }
-      for (auto* list :
-           {&tp.evict.keys, &tp.fetch.keys, &tp.push.keys, &tp.writeback.keys, &tp.receive.keys,
-            &tp.send.keys, &tp.incoming.keys, &tp.remote.keys, &tp.gather.keys, &tp.init.keys}) {
+      for (auto* list : {&tp.evict.keys, &tp.fetch.keys, &tp.hold.keys, &tp.push.keys,
+                         &tp.flush.keys, &tp.writeback.keys, &tp.receive.keys, &tp.send.keys,
+                         &tp.incoming.keys, &tp.remote.keys, &tp.gather.keys, &tp.init.keys}) {
         list->clear();
       }
       for (auto* list :
@@ -314,6 +333,9 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
     return absl::OkStatus();
   });
   if (!planned.ok()) return planned;
+  // Policy het: the clocks this iteration's pushes and evictions sent are
+  // the PS's once it commits; the flushes below are decided against them.
+  if (!stale_.empty()) run_.ForEachTable(num_tables_, [&](uint32_t t) { stale_[t].Commit(); });
 
   if (next != nullptr) {
     if (have_after_) {
@@ -342,12 +364,17 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
       FlushDirty(&plan);
     } else if (options_.policy.sync == SyncMode::kOwnership) {
       CommunicationPlan(&plan);
+    } else if (options_.policy.sync == SyncMode::kStale) {
+      StaleFlushes(&plan);
     }
   } else {
     have_next_ = false;
     FlushDirty(&plan);
   }
-  run_.ForEachTable(num_tables_, [&](uint32_t t) { directory_[t].Sweep(iteration_); });
+  run_.ForEachTable(num_tables_, [&](uint32_t t) {
+    if (!stale_.empty()) stale_[t].Commit();  // the flushes' clocks
+    directory_[t].Sweep(iteration_);
+  });
   MergeCounts(&plan);
   ++iteration_;
   return absl::OkStatus();
@@ -404,6 +431,14 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
         " must fetch key ", row.key, " whose newest version is dirty at worker ", row.holder));
   };
 
+  const bool stale = !stale_.empty();
+  auto held_invalid = [&](Key key, uint32_t slot) {
+    return absl::InternalError(absl::StrCat(
+        "planner invariant broken at iteration ", iteration_, ": worker ", w, " table ", t,
+        " reads its held copy of key ", key, " (slot ", slot, "), ", stale_[t].Behind(w, slot, key),
+        " clocks behind: it should have been flushed"));
+  };
+
   const std::vector<uint32_t>& needed = needed_[w][t];
   // Upper bounds, so each list is allocated once.
   tp.fetch.keys.reserve(tp.fetch.keys.size() + needed.size());
@@ -439,6 +474,18 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     if (slot == kNoSlot) continue;
     cache.Use(slot, iteration_);
     const uint32_t handle = current_.row(id);
+    if (stale) {
+      // HET's CheckValid; an invalid copy is fetched again in place.
+      const Key key = current_.key(id);
+      if (stale_[t].Valid(w, slot, key)) {
+        ++counts.hits;
+        continue;
+      }
+      if (stale_[t].state(w, slot) == StaleCopies::State::kHeld) return held_invalid(key, slot);
+      fetch(dir.at(handle), slot);
+      stale_[t].Fetched(w, slot, key, /*in_place=*/true);
+      continue;
+    }
     if (dir.IsNewest(handle, w)) {
       ++counts.hits;
       continue;
@@ -476,12 +523,30 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     dir.SetSlot(handle, w, slot);
     dir.AddCopy(handle, w);
     slot_of_id_[id] = slot;
+    if (stale) stale_[t].Fetched(w, slot, current_.key(id), /*in_place=*/false);
   }
   const bool ownership = options_.policy.sync == SyncMode::kOwnership;
   // The rows w updates itself (owned) are dirty at w once trained: its
   // eviction order keeps them after its clean copies.
   for (uint32_t id : needed) {
     const uint32_t slot = slot_of_id_[id];
+    if (stale) {
+      // HET's stale write: held while the copy's clocks allow, else pushed
+      // with what the copy held.
+      const Key key = current_.key(id);
+      if (stale_[t].Train(w, slot, key) == StaleCopies::Write::kHold) {
+        tp.hold.slots.push_back(slot);
+        tp.hold.keys.push_back(key);
+        cache.SetDirty(slot, true);
+      } else {
+        tp.push.slots.push_back(slot);
+        tp.push.keys.push_back(key);
+        cache.SetDirty(slot, false);
+        stale_pushed_[t].push_back(current_.row(id));
+        ++counts.pushed;
+      }
+      continue;
+    }
     if (ownership && sole_[id] != kSeveral) {
       tp.owned_slots.push_back(slot);
       cache.SetDirty(slot, true);
@@ -542,6 +607,7 @@ void Planner::WarmStart(IterationPlan* plan) {
         const uint32_t slot = cache.Insert(handle, iteration_);
         dir.SetSlot(handle, w, slot);
         dir.AddCopy(handle, w);
+        if (!stale_.empty()) stale_[t].Fetched(w, slot, key, /*in_place=*/false);
         if (!trained_.empty()) {  // nothing is trained before iteration 0
           tp.init.keys.push_back(key);
           tp.init.slots.push_back(slot);
@@ -596,6 +662,7 @@ void Planner::ApplyTraining(uint32_t t) {
     const uint32_t handle = current_.row(id);
     RowState& row = dir.at(handle);
     if (!trained_.empty()) trained_[t].Add(row.key);
+    if (!stale_.empty()) continue;  // the pushed rows are marked below
     dir.ClearNewest(handle);
     // A dirty holder is among the row's trainers (the communication plan
     // made sure), and its copy's slot is already marked dirty (PlanTable).
@@ -609,6 +676,12 @@ void Planner::ApplyTraining(uint32_t t) {
       row.holder = kPsHolder;  // the PS applies the summed gradients at commit
       row.MarkPsChanged(iteration_);
     }
+  }
+  if (!stale_.empty()) {
+    // After every worker's fetches of this table: their early flags read
+    // the previous iteration's changes.
+    for (uint32_t handle : stale_pushed_[t]) dir.at(handle).MarkPsChanged(iteration_);
+    stale_pushed_[t].clear();
   }
 }
 
@@ -627,6 +700,10 @@ void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
   wp->tables[t].evict.keys.push_back(row.key);
   if (row.holder == static_cast<int32_t>(w)) {
     WriteBack(&row, &table_counts_[t][w]);  // before the slot is reused
+  }
+  if (!stale_.empty() && stale_[t].Evict(w, slot, row.key)) {
+    stale_pushed_[t].push_back(handle);  // its held gradients go to the PS now
+    ++table_counts_[t][w].pushed;
   }
   dir.RemoveCopy(handle, w);
   dir.ClearSlot(handle, w);
@@ -708,6 +785,14 @@ void Planner::FlushDirty(IterationPlan* plan) {
       const CacheLayout& cache = caches_[w][t];
       plan::TablePlan& tp = plan->workers[w].tables[t];
       cache.ForEachResident([&](uint32_t slot) {
+        if (!stale_.empty()) {
+          if (stale_[t].state(w, slot) == StaleCopies::State::kHeld) {
+            FlushHeld(t, w, slot, &plan->workers[w]);
+          } else {
+            stale_[t].Outdate(w, slot);
+          }
+          return;
+        }
         RowState& row = dir.at(cache.RowAt(slot));
         if (row.holder != static_cast<int32_t>(w)) return;
         tp.writeback.slots.push_back(slot);
@@ -715,6 +800,42 @@ void Planner::FlushDirty(IterationPlan* plan) {
         WriteBack(&row, &table_counts_[t][w]);
       });
       caches_[w][t].MarkAllClean();  // every row it held dirty went back
+    }
+  });
+}
+
+}  // namespace herald::scheduler
+
+namespace herald::scheduler {
+
+void Planner::FlushHeld(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
+  RowState& row = directory_[t].at(caches_[w][t].RowAt(slot));
+  plan::TablePlan& tp = wp->tables[t];
+  tp.flush.slots.push_back(slot);
+  tp.flush.keys.push_back(row.key);
+  stale_[t].Flush(w, slot, row.key);
+  caches_[w][t].SetDirty(slot, false);
+  row.MarkPsChanged(iteration_);
+  ++table_counts_[t][w].pushed;
+}
+
+void Planner::StaleFlushes(IterationPlan* plan) {
+  ComputeUsers(next_, next_worker_of_, &next_users_, &next_sole_, &next_needed_);
+  next_users_ready_ = true;
+  run_.ForEachTable(num_tables_, [&](uint32_t t) {
+    const RowDirectory& dir = directory_[t];
+    for (uint32_t w = 0; w < options_.num_workers; ++w) {
+      for (uint32_t id : next_needed_[w][t]) {
+        const uint32_t handle = next_.row(id);
+        if (!dir.IsResident(handle, w)) continue;
+        const uint32_t slot = dir.SlotOf(handle, w);
+        // A held copy is within its own bound (Train pushes past it), so
+        // only the global clock can invalidate it.
+        if (stale_[t].state(w, slot) == StaleCopies::State::kHeld &&
+            !stale_[t].Valid(w, slot, next_.key(id))) {
+          FlushHeld(t, w, slot, &plan->workers[w]);
+        }
+      }
     }
   });
 }

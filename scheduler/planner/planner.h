@@ -23,7 +23,12 @@
 //    previous iteration, so the fetch may be issued before that iteration
 //    commits;
 //  * with options.init_on_worker, a row is initialised by its worker
-//    instead of fetched only if no earlier plan trained it.
+//    instead of fetched only if no earlier plan trained it;
+//  * under SyncMode::kStale (policy het) the first invariant is HET's
+//    instead: a worker trains only copies valid under its staleness bound
+//    (stale_copies.h), and a held gradient reaches the PS before its copy
+//    is overwritten, and every one by the last iteration
+//    (StalenessChecker checks these).
 //
 // Not thread-safe (one caller at a time; with options.threads > 1 it runs
 // tables on its own threads during Plan). Memory: the caches' size plus one
@@ -48,6 +53,7 @@
 #include "scheduler/planner/eviction_order.h"
 #include "scheduler/planner/policy.h"
 #include "scheduler/planner/row_directory.h"
+#include "scheduler/planner/stale_copies.h"
 #include "scheduler/planner/table_profiler.h"
 #include "scheduler/planner/table_runner.h"
 #include "scheduler/planner/trained_filter.h"
@@ -124,6 +130,10 @@ struct PlannerOptions {
   // The first iteration planned (a job resumed from a checkpoint of
   // iteration first_iteration - 1); plans and steps are numbered from it.
   uint64_t first_iteration = 0;
+  // HET's staleness threshold s (SyncMode::kStale only; 0..kMaxStaleness,
+  // stale_copies.h; job spec scheduling.staleness). 0 plans exactly what
+  // vanilla does.
+  uint32_t staleness = 0;
 };
 
 // Whether iteration `iteration` ends with every dirty row written back
@@ -328,6 +338,11 @@ class Planner {
   void Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* plan);
   void WriteBack(RowState* row, PlanCounts* counts);
   void CommunicationPlan(IterationPlan* plan);
+  // Policy het, after the plan's training: the held copies their workers
+  // read in the read-ahead batch and that the committed clocks invalidate
+  // are flushed now, so that batch's fetches see their updates.
+  void StaleFlushes(IterationPlan* plan);
+  void FlushHeld(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp);
   void FlushDirty(IterationPlan* plan);
   // Adds table_counts_ into each worker's plan counts.
   void MergeCounts(IterationPlan* plan);
@@ -370,6 +385,10 @@ class Planner {
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> remote_ids_;
   std::vector<std::vector<PlanCounts>> table_counts_;  // [table][worker]
   std::vector<TrainedFilter> trained_;                 // [table]; empty unless init_on_worker
+  std::vector<StaleCopies> stale_;                     // [table]; empty unless policy het
+  // [table] rows whose held gradients or write the plan pushes (het),
+  // marked changed at the PS once every worker's fetches are planned.
+  std::vector<std::vector<uint32_t>> stale_pushed_;
 };
 
 }  // namespace herald::scheduler

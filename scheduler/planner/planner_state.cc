@@ -8,7 +8,7 @@
 // next and the read-ahead flags, the directories (per table), the caches
 // (per worker, per table), the read-ahead batch's index, allocation and
 // users, the batch after it's index, the trained-row filters (per table)
-// and herald-adaptive's profiler.
+// and herald-adaptive's profiler, and policy het's clocks (per table).
 
 #include <cstring>
 #include <utility>
@@ -38,7 +38,7 @@ std::vector<std::pair<std::string, std::vector<uint64_t>>> ShapingOptions(const 
   uint64_t base_bits, score_bits;
   std::memcpy(&base_bits, &o.adaptive.base_ns_per_use, sizeof(base_bits));
   std::memcpy(&score_bits, &o.adaptive.score_ns_per_use, sizeof(score_bits));
-  return {
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> shaping = {
       {"policy.allocation", {static_cast<uint64_t>(o.policy.allocation)}},
       {"policy.sync", {static_cast<uint64_t>(o.policy.sync)}},
       {"policy.keep_cache", {o.policy.keep_cache}},
@@ -58,6 +58,9 @@ std::vector<std::pair<std::string, std::vector<uint64_t>>> ShapingOptions(const 
       {"allocation_passes", {o.allocation_passes}},
       {"flush_every", o.flush_every},
   };
+  // Only with policy het, so states saved before it existed still load.
+  if (o.policy.sync == SyncMode::kStale) shaping.push_back({"staleness", {o.staleness}});
+  return shaping;
 }
 
 }  // namespace
@@ -94,6 +97,7 @@ absl::StatusOr<std::string> Planner::SaveState() const {
   if (have_after_) after_.Save(&out);
   for (const TrainedFilter& filter : trained_) filter.Save(&out);
   if (profiler_) profiler_->Save(&out);
+  for (const StaleCopies& copies : stale_) copies.Save(&out);
   return out.Take();
 }
 
@@ -184,6 +188,9 @@ absl::StatusOr<std::unique_ptr<Planner>> Planner::LoadState(PlannerOptions optio
     if (!filter.Load(&in)) break;
   }
   if (p->profiler_) p->profiler_->Load(&in);
+  for (StaleCopies& copies : p->stale_) {
+    if (!copies.Load(&in)) break;
+  }
   if (in.status().ok() && !in.AtEnd()) {
     in.Invalid("end", absl::StrCat(bytes.size() - in.offset(), " bytes after the state"));
   }

@@ -14,6 +14,7 @@ std::vector<Policy> AllPolicies() {
       {"herald-alloc-only", Allocation::kLocality, SyncMode::kThroughPs, true},
       {"herald-comm-only", Allocation::kRandom, SyncMode::kOwnership, true},
       {"herald-adaptive", Allocation::kLocality, SyncMode::kOwnership, true, true},
+      {"het", Allocation::kRandom, SyncMode::kStale, true},
   };
 }
 

@@ -12,6 +12,8 @@
 //   herald-comm-only   random split, ownership + communication plans
 //   herald-adaptive    herald, scoring only the k tables with the highest
 //                      degree of infrequency (table_profiler.h)
+//   het                random split, HET's bounded-staleness cache (not
+//                      exact for staleness > 0; stale_copies.h)
 
 #include <string>
 #include <vector>
@@ -30,6 +32,10 @@ enum class SyncMode {
   kThroughPs,  // every trained row: gradients pushed, the PS holds the newest copy
   kOwnership,  // a row trained by one worker stays with it (dirty); rows trained
                // by several go through the PS; write-backs on demand
+  kStale,      // HET (PlannerOptions::staleness): every worker trains its own
+               // cached copy while the copy's clocks allow, holding its
+               // gradients; they reach the PS when the copy is evicted or
+               // invalidated. Staleness 0 plans exactly what kThroughPs does.
 };
 
 struct Policy {

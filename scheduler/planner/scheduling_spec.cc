@@ -23,6 +23,8 @@ absl::StatusOr<Policy> PolicyOfSpec(const proto::SchedulingSpec& scheduling) {
       return PolicyByName("herald-alloc-only");
     case proto::POLICY_HERALD_COMM_ONLY:
       return PolicyByName("herald-comm-only");
+    case proto::POLICY_HET:
+      return PolicyByName("het");
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("scheduling.policy: unknown value ", scheduling.policy()));
@@ -96,6 +98,15 @@ absl::Status ValidateSchedulingSpec(const proto::SchedulingSpec& s, uint32_t num
                      "herald-adaptive (not ",
                      policy.name, ")"));
   }
+  if (s.staleness() > kMaxStaleness) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduling.staleness: ", s.staleness(), ", want 0..", kMaxStaleness));
+  }
+  if (s.staleness() != 0 && policy.sync != SyncMode::kStale) {
+    return absl::InvalidArgumentError(absl::StrCat("scheduling.staleness: ", s.staleness(),
+                                                   " with policy ", policy.name,
+                                                   ", which is exact (set it only with het)"));
+  }
   if (s.warm_start() && !policy.keep_cache) {
     return absl::InvalidArgumentError(
         absl::StrCat("scheduling.warm_start: policy ", policy.name, " keeps no cache to warm"));
@@ -125,6 +136,7 @@ absl::StatusOr<PlannerOptions> PlannerOptionsFromSpec(const proto::SchedulingSpe
   o.serve = s.serve();
   o.init_on_worker = s.init_on_worker();
   o.allocation_passes = s.allocation_passes();
+  o.staleness = s.staleness();
   return o;
 }
 

@@ -7,6 +7,7 @@
 
 #include "scheduler/planner/plan_checker.h"
 #include "scheduler/planner/plan_digest.h"
+#include "scheduler/planner/staleness_checker.h"
 
 namespace herald::scheduler {
 
@@ -50,8 +51,17 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
   auto planner = Planner::Create(options.planner);
   if (!planner.ok()) return planner.status();
   // The checker mirrors every cache slot: made only when plans are checked.
+  // Policy het is not exact: its plans are checked against its staleness
+  // bound instead.
+  const bool stale = options.planner.policy.sync == SyncMode::kStale;
   std::optional<PlanChecker> checker;
-  if (options.check) checker.emplace(options.planner.num_workers, options.planner.slots);
+  std::optional<StalenessChecker> staleness_checker;
+  if (options.check && stale) {
+    staleness_checker.emplace(options.planner.num_workers, options.planner.slots,
+                              options.planner.staleness);
+  } else if (options.check) {
+    checker.emplace(options.planner.num_workers, options.planner.slots);
+  }
   SimulationResult result;
   std::vector<double> times;
   // A read-ahead of two batches, as the scheduler service's loader keeps.
@@ -96,7 +106,9 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     }
     std::vector<PlanCounts> counts;
     if (options.check) {
-      if (auto s = checker->Check(current, *plan, &counts); !s.ok()) return s;
+      const absl::Status checked = stale ? staleness_checker->Check(current, *plan, &counts)
+                                         : checker->Check(current, *plan, &counts);
+      if (!checked.ok()) return checked;
       // The checker replays one plan at a time; whether a write-back is a
       // hand-off depends on the next batch, so that count is the planner's.
       for (size_t w = 0; w < counts.size(); ++w)
@@ -123,7 +135,10 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
     ++iteration;
   }
   if (options.check) {
-    if (auto s = checker->CheckFinal(); !s.ok()) return s;
+    const absl::Status final_check =
+        stale ? staleness_checker->CheckFinal() : checker->CheckFinal();
+    if (!final_check.ok()) return final_check;
+    if (stale) result.max_staleness_read = staleness_checker->max_behind();
   }
   result.sched_ms_median = Percentile(times, 0.5);
   result.sched_ms_p99 = Percentile(times, 0.99);

@@ -54,6 +54,9 @@ struct SimulationResult {
   double sched_ms_median = 0;
   double sched_ms_p99 = 0;
   uint64_t plan_digest = 0;  // PlanDigest over every iteration's plan, in order
+  // Policy het, checked: the most clocks any read was behind its row's
+  // global clock (StalenessChecker::max_behind; ≤ the staleness).
+  uint64_t max_staleness_read = 0;
   double hit_rate() const {
     return total.uses == 0 ? 0.0 : static_cast<double>(total.hits) / total.uses;
   }
