@@ -1,5 +1,6 @@
 // The scheduler's plans executed by real workers (StepExecutor, Gloo, two
-// in-process PS shards): under every policy and 1-3 workers the model equals
+// in-process PS shards): under every policy (het with staleness 0) and 1-3
+// workers the model equals
 // the single-process reference trained on the whole global batch — the proof
 // that scheduling does not change the model.
 
@@ -59,7 +60,7 @@ TEST_P(PlannedTraining, EqualsTheReferenceForOneTwoAndThreeWorkers) {
 
 INSTANTIATE_TEST_SUITE_P(Policies, PlannedTraining,
                          ::testing::Values("nocache", "vanilla", "herald", "herald-alloc-only",
-                                           "herald-comm-only"),
+                                           "herald-comm-only", "het"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) {

@@ -14,11 +14,14 @@ const char* SlotStateName(SlotState state) {
       return "stale";
     case SlotState::kServed:
       return "served";
+    case SlotState::kHeld:
+      return "held";
   }
   return "?";
 }
 
-EmbeddingCache::EmbeddingCache(Device* device, const std::vector<CacheTableConfig>& tables) {
+EmbeddingCache::EmbeddingCache(Device* device, const std::vector<CacheTableConfig>& tables)
+    : device_(device) {
   tables_.resize(tables.size());
   for (size_t t = 0; t < tables.size(); ++t) {
     Table& table = tables_[t];
@@ -50,9 +53,21 @@ void EmbeddingCache::Load(size_t t, uint32_t slot, Key key, uint64_t version) {
   ++changes_;
 }
 
+DeviceArray<float>& EmbeddingCache::HoldStorage(size_t t) {
+  Table& table = tables_[t];
+  if (table.held.size() == 0) {
+    const size_t n = static_cast<size_t>(table.capacity) * table.dim;
+    table.held = DeviceArray<float>(device_, n);
+    device_->Fill(table.held.data(), n, 0.0f);
+  }
+  return table.held;
+}
+
 uint64_t EmbeddingCache::DeviceBytes() const {
   uint64_t bytes = 0;
-  for (const Table& t : tables_) bytes += (t.rows.size() + t.grads.size()) * sizeof(float);
+  for (const Table& t : tables_) {
+    bytes += (t.rows.size() + t.grads.size() + t.held.size()) * sizeof(float);
+  }
   return bytes;
 }
 

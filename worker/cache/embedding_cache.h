@@ -23,6 +23,9 @@ enum class SlotState : uint8_t {
   kStale,   // its gradients went to the PS (or the owner); the newest version is there
   kServed,  // a copy of the values another worker holds dirty, to train on;
             // its gradients go to that worker (the optimizer state is not sent)
+  kHeld,    // policy het: trained here, its gradients since the fetch held in
+            // `held`; they go to the PS when the plan pushes, flushes or
+            // evicts the slot
 };
 
 const char* SlotStateName(SlotState state);
@@ -42,6 +45,9 @@ class EmbeddingCache {
     math::SparseOptimizerConfig optimizer;
     DeviceArray<float> rows;   // capacity × row_floats
     DeviceArray<float> grads;  // capacity × dim
+    // Policy het: capacity × dim, each kHeld slot's gradients since its
+    // fetch, zero elsewhere; allocated at the first hold (HoldStorage).
+    DeviceArray<float> held;
     std::vector<Key> keys;
     std::vector<SlotState> states;
     std::vector<uint64_t> versions;
@@ -65,15 +71,19 @@ class EmbeddingCache {
     ++tables_[t].versions[slot];
     ++changes_;
   }
+  // The held-gradient array of table t, allocated (zeroed) on first use.
+  DeviceArray<float>& HoldStorage(size_t t);
+
   // Grows with every change above: equal counts, the same bookkeeping.
   uint64_t changes() const { return changes_; }
 
-  // Device bytes held (rows + gradients).
+  // Device bytes held (rows + gradients + held gradients).
   uint64_t DeviceBytes() const;
   // Non-empty slots of table t.
   size_t Resident(size_t t) const { return tables_[t].slot_of.size(); }
 
  private:
+  Device* device_;
   std::vector<Table> tables_;
   uint64_t changes_ = 0;
 };

@@ -76,13 +76,14 @@ class TrainedSlotSet {
 
 // What PlanChecker keeps between checks: the sets' memory.
 struct CheckScratch {
-  PlanSlotSet changed, evicted, landing_slots, shared, owned, written_back, handed_off, sent_back;
+  PlanSlotSet changed, evicted, landing_slots, shared, owned, written_back, handed_off, sent_back,
+      flushed;
   TrainedSlotSet trained;
   std::vector<std::pair<Key, SlotState>> changed_to;  // by slot, where `changed` has it
 
   void Reset(uint32_t capacity) {
     for (PlanSlotSet* set : {&changed, &evicted, &landing_slots, &shared, &owned, &written_back,
-                             &handed_off, &sent_back}) {
+                             &handed_off, &sent_back, &flushed}) {
       set->Reset(capacity);
     }
     trained.Reset(capacity);
@@ -166,6 +167,7 @@ class TableCheck {
     }
     if (auto s = Receives(); !s.ok()) return s;
     if (auto s = Training(); !s.ok()) return s;
+    if (auto s = Flushes(); !s.ok()) return s;
     if (auto s = WriteBacks(); !s.ok()) return s;
     return Sends();
   }
@@ -239,6 +241,11 @@ class TableCheck {
         return Error(slots_name, i,
                      absl::StrCat("slot ", slot, " holds the newest (dirty) copy of key ", key,
                                   "; overwriting it would lose it"));
+      }
+      if (s.state == SlotState::kHeld) {
+        return Error(slots_name, i,
+                     absl::StrCat("slot ", slot, " holds gradients of key ", key,
+                                  " the PS has not received; overwriting it would lose them"));
       }
     }
     return absl::OkStatus();
@@ -334,6 +341,9 @@ class TableCheck {
     if (auto s = CheckTrained(plan_.remote.slots, "remote.slots", &plan_.remote.keys); !s.ok()) {
       return s;
     }
+    if (auto s = CheckTrained(plan_.hold.slots, "hold.slots", &plan_.hold.keys); !s.ok()) {
+      return s;
+    }
     if (auto s = Gathers(); !s.ok()) return s;
     TrainedSlotSet& used = scratch_.trained;
     for (size_t j = 0; j < samples_.slots.size(); ++j) {
@@ -352,6 +362,13 @@ class TableCheck {
       }
       const uint32_t slot = plan_.owned_slots[i];
       view_.Set(slot, view_.At(slot).key, SlotState::kDirty);
+    }
+    for (size_t i = 0; i < plan_.hold.slots.size(); ++i) {
+      const uint32_t slot = plan_.hold.slots[i];
+      if (!used.Used(slot)) {
+        return Error("hold.slots", i, absl::StrCat("slot ", slot, " is used by no sample"));
+      }
+      view_.Set(slot, view_.At(slot).key, SlotState::kHeld);
     }
     for (auto [list, name] : {std::pair{&plan_.push.slots, "push.slots"},
                               std::pair{&plan_.remote.slots, "remote.slots"}}) {
@@ -387,6 +404,27 @@ class TableCheck {
             "gather.peers", i,
             absl::StrCat("slot ", slot, " gathers from worker ", plan_.gather.peers[i], " twice"));
       }
+    }
+    return absl::OkStatus();
+  }
+
+  // Held gradients sent to the PS after training: slots holding them (held
+  // before or this step, not pushed this step), each once.
+  absl::Status Flushes() {
+    PlanSlotSet& seen = scratch_.flushed;
+    for (size_t i = 0; i < plan_.flush.slots.size(); ++i) {
+      const uint32_t slot = plan_.flush.slots[i];
+      const Key key = plan_.flush.keys[i];
+      if (!InRange(slot)) return Error("flush.slots", i, OutOfRange(slot));
+      if (!seen.Insert(slot)) {
+        return Error("flush.slots", i, absl::StrCat("slot ", slot, " flushed twice"));
+      }
+      const SlotView::Slot s = view_.At(slot);
+      if (s.key != key || s.state != SlotState::kHeld || scratch_.shared.Contains(slot)) {
+        return Error("flush.slots", i,
+                     absl::StrCat("slot ", slot, " holds no held gradients of key ", key));
+      }
+      view_.Set(slot, key, SlotState::kStale);
     }
     return absl::OkStatus();
   }

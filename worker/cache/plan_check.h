@@ -12,6 +12,10 @@
 //              (clean or dirty) row, shared keys match; every slot a sample
 //              uses is owned or shared, and every owned or shared slot is
 //              used by some sample;
+//   hold:      like owned (policy het: trained, gradients held), keys
+//              match; a held slot is never overwritten by a landing;
+//   flush:     slot listed once, holds the named key with held gradients
+//              after training, not pushed this step;
 //   write-back: slot listed once, holds the named key, is dirty after
 //              training (owned now or before), and is not shared.
 // Errors: InvalidArgument naming table, list, index, slot and key.

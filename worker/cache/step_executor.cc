@@ -21,7 +21,8 @@ double MillisSince(absl::Time start) { return absl::ToDoubleMilliseconds(absl::N
 
 bool NeedsPs(const plan::Step& step) {
   for (const plan::TablePlan& p : step.plan) {
-    if (!p.fetch.keys.empty() || !p.push.slots.empty() || !p.writeback.slots.empty()) {
+    if (!p.fetch.keys.empty() || !p.push.slots.empty() || !p.writeback.slots.empty() ||
+        !p.flush.slots.empty()) {
       return true;
     }
   }
@@ -55,6 +56,7 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
       upload_(device) {
   staging_.Bind(device);
   slots_.Bind(device);
+  hold_slots_.Bind(device);
   received_.resize(cache->num_tables());
 }
 
@@ -165,6 +167,9 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
                                          WorkerRank(options_.rank), rows);
   };
   absl::Time start = absl::Now();
+  // Policy het: evicted slots' held gradients go to the PS with this
+  // step's push (read before the slots are reused).
+  std::vector<ps::TableGrads> held_grads = CollectHeld(step, &plan::TablePlan::evict, &result);
   const std::vector<ps::TableRows> evicted =
       CollectWriteBack(step, &plan::TablePlan::evict, SlotsAfter::kFreed, &result);
   if (options_.overlap) {  // 1 while 2: the evicted rows travel during the fetch
@@ -201,7 +206,9 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   HERALD_RETURN_IF_ERROR(phase("train (owned rows)", ApplyOwned(step, &result)));
   // 7 and 8: both read from the device first, then sent (at once with overlap).
   start = absl::Now();
-  const std::vector<ps::TableGrads> grads = CollectPush(step, &result);
+  std::vector<ps::TableGrads> grads = CollectPush(step, &result);
+  AppendGrads(CollectHeld(step, &plan::TablePlan::flush, &result), &held_grads);
+  AppendGrads(std::move(held_grads), &grads);
   auto push = [&] {
     return grads.empty() ? absl::OkStatus()
                          : ps_->PushGradients(step.job_id, Iteration(step.iteration),
@@ -707,10 +714,15 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
     update.row_stride = static_cast<int>(table.row_floats);
     updates.push_back(update);
   }
+  HoldGradients(step, &updates);
   device_->ApplyRowUpdatesAndZero(updates);
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     for (uint32_t slot : step.plan[t].owned_slots) {
       cache_->SetState(t, slot, SlotState::kDirty);
+      cache_->BumpVersion(t, slot);
+    }
+    for (uint32_t slot : step.plan[t].hold.slots) {
+      cache_->SetState(t, slot, SlotState::kHeld);
       cache_->BumpVersion(t, slot);
     }
   }
@@ -731,6 +743,17 @@ std::vector<ps::TableGrads> StepExecutor::CollectPush(const plan::Step& step, St
         {table.grads.data(), static_cast<int>(table.dim), &push, static_cast<int>(table.dim)});
   }
   std::vector<std::vector<float>> read = ReadSlotsOfTables(reads);
+  // Policy het: a pushed slot that held gradients pushes them too.
+  std::vector<std::vector<uint32_t>> held_slots(cache_->num_tables());
+  std::vector<std::vector<size_t>> held_at(cache_->num_tables());  // index in the push list
+  for (size_t t : tables) {
+    const std::vector<uint32_t>& push = step.plan[t].push.slots;
+    for (size_t i = 0; i < push.size(); ++i) {
+      if (cache_->table(t).states[push[i]] != SlotState::kHeld) continue;
+      held_slots[t].push_back(push[i]);
+      held_at[t].push_back(i);
+    }
+  }
   std::vector<ps::TableGrads> grads;
   size_t slot_at = 0;  // into slots_, which holds every table's list
   for (size_t i = 0; i < tables.size(); ++i) {
@@ -747,11 +770,133 @@ std::vector<ps::TableGrads> StepExecutor::CollectPush(const plan::Step& step, St
     g.dim = table.dim;
     g.grads = std::move(read[i]);
     grads.push_back(std::move(g));
-    for (uint32_t slot : plan.push.slots) cache_->SetState(t, slot, SlotState::kStale);
     result->rows_pushed += n;
     result->bytes_moved += static_cast<uint64_t>(n) * (dim * sizeof(float) + 8);
   }
+  const std::vector<std::vector<float>> held = TakeHeld(held_slots);
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const size_t t = tables[i];
+    const size_t dim = cache_->table(t).dim;
+    for (size_t j = 0; j < held_at[t].size(); ++j) {
+      float* g = grads[i].grads.data() + held_at[t][j] * dim;
+      const float* h = held[t].data() + j * dim;
+      for (size_t k = 0; k < dim; ++k) g[k] += h[k];
+    }
+    for (uint32_t slot : step.plan[t].push.slots) cache_->SetState(t, slot, SlotState::kStale);
+  }
   return grads;
+}
+
+void StepExecutor::HoldGradients(const plan::Step& step,
+                                 std::vector<Device::RowUpdateTable>* updates) {
+  // Every table's hold list in one upload; per table, held += grads
+  // (gathered, added, scattered back), then the slots are updated as
+  // owned ones.
+  std::vector<uint32_t> all;
+  std::vector<size_t> at(cache_->num_tables() + 1, 0);
+  size_t widest = 0;
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    at[t] = all.size();
+    const std::vector<uint32_t>& hold = step.plan[t].hold.slots;
+    all.insert(all.end(), hold.begin(), hold.end());
+    widest = std::max(widest, hold.size() * cache_->table(t).dim);
+  }
+  if (all.empty()) return;
+  hold_slots_.CopyFromHost(all);
+  staging_.Resize(2 * widest);  // once: no reallocation between the launches
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const int n = static_cast<int>(step.plan[t].hold.slots.size());
+    if (n == 0) continue;
+    EmbeddingCache::Table& table = cache_->table(t);
+    const int dim = static_cast<int>(table.dim);
+    float* held = cache_->HoldStorage(t).data();
+    const uint32_t* slots = hold_slots_.data() + at[t];
+    float* grads = staging_.data();
+    float* sums = staging_.data() + static_cast<size_t>(n) * dim;
+    device_->GatherRows(table.grads.data(), dim, slots, n, dim, grads);
+    device_->GatherRows(held, dim, slots, n, dim, sums);
+    device_->Add2D(grads, dim, n, dim, sums, dim);
+    device_->ScatterRows(sums, slots, n, dim, dim, held);
+    Device::RowUpdateTable update;
+    update.optimizer = table.optimizer;
+    update.dim = dim;
+    update.slots = slots;
+    update.n = n;
+    update.grads = table.grads.data();
+    update.rows = table.rows.data();
+    update.row_stride = static_cast<int>(table.row_floats);
+    updates->push_back(update);
+  }
+}
+
+std::vector<std::vector<float>> StepExecutor::TakeHeld(
+    const std::vector<std::vector<uint32_t>>& slots) {
+  std::vector<size_t> tables;
+  std::vector<SlotRows> reads;
+  for (size_t t = 0; t < slots.size(); ++t) {
+    if (slots[t].empty()) continue;
+    const int dim = static_cast<int>(cache_->table(t).dim);
+    tables.push_back(t);
+    reads.push_back({cache_->HoldStorage(t).data(), dim, &slots[t], dim});
+  }
+  std::vector<std::vector<float>> out(slots.size());
+  if (tables.empty()) return out;
+  std::vector<std::vector<float>> read = ReadSlotsOfTables(reads);
+  size_t slot_at = 0;  // into slots_, which holds every list read
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const size_t t = tables[i];
+    const int n = static_cast<int>(slots[t].size());
+    const int dim = static_cast<int>(cache_->table(t).dim);
+    device_->ZeroRows(slots_.data() + slot_at, n, dim, dim, cache_->HoldStorage(t).data());
+    slot_at += slots[t].size();
+    out[t] = std::move(read[i]);
+  }
+  return out;
+}
+
+std::vector<ps::TableGrads> StepExecutor::CollectHeld(const plan::Step& step,
+                                                      plan::SlotRows plan::TablePlan::*listed_in,
+                                                      StepResult* result) {
+  std::vector<std::vector<uint32_t>> slots(cache_->num_tables());
+  std::vector<std::vector<Key>> keys(cache_->num_tables());
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const EmbeddingCache::Table& table = cache_->table(t);
+    for (uint32_t slot : (step.plan[t].*listed_in).slots) {
+      if (table.states[slot] != SlotState::kHeld) continue;
+      slots[t].push_back(slot);
+      keys[t].push_back(table.keys[slot]);
+    }
+  }
+  std::vector<std::vector<float>> held = TakeHeld(slots);
+  std::vector<ps::TableGrads> grads;
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    if (slots[t].empty()) continue;
+    ps::TableGrads g;
+    g.table = TableId(static_cast<uint32_t>(t));
+    g.keys = std::move(keys[t]);
+    g.dim = cache_->table(t).dim;
+    g.grads = std::move(held[t]);
+    result->rows_pushed += g.keys.size();
+    result->bytes_moved += g.keys.size() * (g.dim * sizeof(float) + 8);
+    grads.push_back(std::move(g));
+    if (listed_in == &plan::TablePlan::flush) {
+      for (uint32_t slot : slots[t]) cache_->SetState(t, slot, SlotState::kStale);
+    }
+  }
+  return grads;
+}
+
+void StepExecutor::AppendGrads(std::vector<ps::TableGrads> more, std::vector<ps::TableGrads>* to) {
+  for (ps::TableGrads& g : more) {
+    auto same = std::find_if(to->begin(), to->end(),
+                             [&](const ps::TableGrads& o) { return o.table == g.table; });
+    if (same == to->end()) {
+      to->push_back(std::move(g));
+      continue;
+    }
+    same->keys.insert(same->keys.end(), g.keys.begin(), g.keys.end());
+    same->grads.insert(same->grads.end(), g.grads.begin(), g.grads.end());
+  }
 }
 
 }  // namespace herald::worker

@@ -138,8 +138,25 @@ class StepExecutor {
   std::vector<ps::TableRows> CollectWriteBack(const plan::Step& step,
                                               plan::SlotRows plan::TablePlan::*listed,
                                               SlotsAfter after, StepResult* result);
-  // The gradients of shared rows, read from the device and zeroed there.
+  // The gradients of shared rows, read from the device and zeroed there
+  // (with policy het, a slot that held gradients pushes them too).
   std::vector<ps::TableGrads> CollectPush(const plan::Step& step, StepResult* result);
+  // Policy het: the held gradients of each table's `listed` slots that hold
+  // some (plan::TablePlan::evict or ::flush), read and zeroed; flushed
+  // slots are stale afterwards.
+  std::vector<ps::TableGrads> CollectHeld(const plan::Step& step,
+                                          plan::SlotRows plan::TablePlan::*listed,
+                                          StepResult* result);
+  // The held gradients of slots[t] of each table t, read in one transfer
+  // and zeroed on the device.
+  std::vector<std::vector<float>> TakeHeld(const std::vector<std::vector<uint32_t>>& slots);
+  // Policy het: each hold slot's gradient added to what it holds, and the
+  // slots' optimizer updates appended to `updates` (they are trained as
+  // owned rows).
+  void HoldGradients(const plan::Step& step, std::vector<Device::RowUpdateTable>* updates);
+  // Moves `more` into `to`, one entry per table (keys of one table are
+  // distinct across the plan's lists).
+  static void AppendGrads(std::vector<ps::TableGrads> more, std::vector<ps::TableGrads>* to);
   absl::Status Fetch(const plan::Step& step, StepResult* result);
   // The keys of `step`'s fetches with early == `early`, per table, and the
   // slots they go to.
@@ -206,6 +223,7 @@ class StepExecutor {
   // Device staging, reused between steps.
   DeviceArray<uint32_t> slots_;
   DeviceArray<float> staging_;
+  DeviceArray<uint32_t> hold_slots_;  // policy het: every table's hold list
   // The step's labels, dense features, and per table its samples' offsets
   // and slots and its owned slots, sent in one copy (Train).
   StepUpload upload_;
