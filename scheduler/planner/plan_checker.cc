@@ -236,16 +236,8 @@ absl::Status PlanChecker::Inits(uint32_t w, const IterationPlan& plan,
 absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationPlan& plan,
                                    std::vector<PlanCounts>* counts) {
   // Every sample trained exactly once.
-  std::vector<uint8_t> seen(batch.num_samples, 0);
-  for (uint32_t w = 0; w < num_workers_; ++w) {
-    for (uint32_t s : plan.workers[w].samples) {
-      if (s >= batch.num_samples || seen[s]++) {
-        return Violation(w, 0, absl::StrCat("sample ", s, " out of range or given twice"));
-      }
-    }
-  }
-  for (uint32_t s = 0; s < batch.num_samples; ++s) {
-    if (!seen[s]) return Violation(0, 0, absl::StrCat("sample ", s, " given to no worker"));
+  if (absl::Status s = CheckSamplePartition(batch, plan); !s.ok()) {
+    return Violation(0, 0, std::string(s.message()));
   }
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     enum class Kind : uint8_t { kOwned, kShared, kRemote };

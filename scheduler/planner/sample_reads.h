@@ -5,6 +5,7 @@
 // judge each read by their own rules.
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,26 @@
 #include "scheduler/planner/planner.h"
 
 namespace herald::scheduler {
+
+// Every sample of `batch` is given to exactly one worker of `plan`.
+// Errors: InvalidArgument naming the first sample out of range, given
+// twice, or given to no worker.
+inline absl::Status CheckSamplePartition(const data::KeyBatch& batch, const IterationPlan& plan) {
+  std::vector<uint8_t> seen(batch.num_samples, 0);
+  for (size_t w = 0; w < plan.workers.size(); ++w) {
+    for (uint32_t s : plan.workers[w].samples) {
+      if (s >= batch.num_samples || seen[s]++) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("worker ", w, ": sample ", s, " out of range or given twice"));
+      }
+    }
+  }
+  for (uint32_t s = 0; s < batch.num_samples; ++s) {
+    if (!seen[s])
+      return absl::InvalidArgumentError(absl::StrCat("sample ", s, " given to no worker"));
+  }
+  return absl::OkStatus();
+}
 
 // Calls read(sample, key, slot) for every key of every sample of `wp` in
 // table `t` of `batch`, in sample order, and returns the first error it

@@ -75,16 +75,9 @@ absl::Status StalenessChecker::Check(const data::KeyBatch& batch, const Iteratio
         0, 0, absl::StrCat(plan.workers.size(), " worker plans for ", num_workers_, " workers"));
   }
   counts->assign(num_workers_, PlanCounts());
-  std::vector<uint8_t> seen(batch.num_samples, 0);
-  for (uint32_t w = 0; w < num_workers_; ++w) {
-    for (uint32_t s : plan.workers[w].samples) {
-      if (s >= batch.num_samples || seen[s]++) {
-        return Violation(w, 0, absl::StrCat("sample ", s, " out of range or given twice"));
-      }
-    }
-  }
-  for (uint32_t s = 0; s < batch.num_samples; ++s) {
-    if (!seen[s]) return Violation(0, 0, absl::StrCat("sample ", s, " given to no worker"));
+  // Every sample trained exactly once.
+  if (absl::Status s = CheckSamplePartition(batch, plan); !s.ok()) {
+    return Violation(0, 0, std::string(s.message()));
   }
   for (uint32_t t = 0; t < global_.size(); ++t) {
     for (uint32_t w = 0; w < num_workers_; ++w) {

@@ -48,6 +48,7 @@ class EmbeddingCache {
     // Policy het: capacity × dim, each kHeld slot's gradients since its
     // fetch, zero elsewhere; allocated at the first hold (HoldStorage).
     DeviceArray<float> held;
+    bool HoldsGradients() const { return held.size() != 0; }
     std::vector<Key> keys;
     std::vector<SlotState> states;
     std::vector<uint64_t> versions;

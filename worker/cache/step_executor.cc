@@ -747,6 +747,7 @@ std::vector<ps::TableGrads> StepExecutor::CollectPush(const plan::Step& step, St
   std::vector<std::vector<uint32_t>> held_slots(cache_->num_tables());
   std::vector<std::vector<size_t>> held_at(cache_->num_tables());  // index in the push list
   for (size_t t : tables) {
+    if (!cache_->table(t).HoldsGradients()) continue;  // never held any (other policies)
     const std::vector<uint32_t>& push = step.plan[t].push.slots;
     for (size_t i = 0; i < push.size(); ++i) {
       if (cache_->table(t).states[push[i]] != SlotState::kHeld) continue;
@@ -861,6 +862,7 @@ std::vector<ps::TableGrads> StepExecutor::CollectHeld(const plan::Step& step,
   std::vector<std::vector<Key>> keys(cache_->num_tables());
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const EmbeddingCache::Table& table = cache_->table(t);
+    if (!table.HoldsGradients()) continue;  // never held any (other policies)
     for (uint32_t slot : (step.plan[t].*listed_in).slots) {
       if (table.states[slot] != SlotState::kHeld) continue;
       slots[t].push_back(slot);
