@@ -88,6 +88,9 @@ std::string Line(const proto::JobStatus& s) {
     absl::StrAppendFormat(&line, "  checkpoints refused %d (%s)", p.checkpoint_failures(),
                           p.checkpoint_error());
   }
+  if (!s.model_consistency().empty() && s.model_consistency() != "synchronous SGD") {
+    absl::StrAppend(&line, "  model: ", s.model_consistency());
+  }
   if (s.recoveries() > 0) {
     absl::StrAppendFormat(&line, "  recovered %dx (%d iterations trained again)", s.recoveries(),
                           s.iterations_retrained());

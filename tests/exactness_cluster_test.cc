@@ -761,6 +761,7 @@ TEST_F(ExactnessCluster, TheSameJobTwiceGivesTheSameBits) {
 // pushed with later writes over real processes), so the model is not the
 // reference's, yet the same job twice is the same bits and the final
 // flush brings every held write to the PS (the export reads them there).
+// The status and the export's MODEL say which model each job trained.
 TEST_F(ExactnessCluster, HetWithStalenessZeroIsVanillaAndWithStalenessIsDeterministic) {
   proto::JobStatus vanilla_done, zero_done;
   auto vanilla =
@@ -779,6 +780,13 @@ TEST_F(ExactnessCluster, HetWithStalenessZeroIsVanillaAndWithStalenessIsDetermin
   ExpectSameBits(first, first_done, second, second_done);
   ASSERT_TRUE(first.ok() && vanilla.ok());
   EXPECT_NE(first->dense, vanilla->dense) << "staleness 3 trained the exact model";
+  // The job's status and its export say which model it is.
+  const std::string stale_model = "bounded staleness 3 (het): not the synchronous-SGD model";
+  EXPECT_EQ(first_done.model_consistency(), stale_model);
+  EXPECT_EQ(first->manifest.model_consistency(), stale_model);
+  EXPECT_EQ(zero_done.model_consistency(), "synchronous SGD");
+  ASSERT_TRUE(het_zero.ok());
+  EXPECT_EQ(het_zero->manifest.model_consistency(), "synchronous SGD");
   // Stale reads moved fewer rows than vanilla's.
   EXPECT_LT(first_done.progress().rows_fetched(), vanilla_done.progress().rows_fetched());
 }

@@ -115,6 +115,9 @@ function drawJob(job) {
         (num(p.checkpoint_failures) ? '; ' + num(p.checkpoint_failures) + ' refused by the storage: ' +
         p.checkpoint_error : '')
       : '';
+  const consistency = job ? (job.model_consistency || '') : '';
+  document.getElementById('consistency').textContent =
+      consistency && consistency !== 'synchronous SGD' ? 'model: ' + consistency : '';
   const causes = job ? (job.recovery_causes || []) : [];
   document.getElementById('recovery').textContent = num(job && job.recoveries)
       ? 'recovered ' + num(job.recoveries) + ' time(s)' + (p.resumed_from ? ', last from ' + p.resumed_from : '') +
@@ -192,7 +195,7 @@ constexpr char kBody[] = R"html(
 <th>device</th><th>heartbeat</th><th>health</th></tr></thead><tbody id="nodes"></tbody></table></section>
 <section><h2>Jobs</h2><table><thead><tr><th>job</th><th>name</th><th>state</th><th>iteration</th>
 <th>samples/s</th><th>loss</th><th>hit</th><th>reason</th></tr></thead><tbody id="jobs"></tbody></table></section>
-<section><h2 id="job-title">—</h2><p id="eval"></p><p id="recovery" class="dead"></p><p id="checkpoint" class="muted"></p>
+<section><h2 id="job-title">—</h2><p id="consistency" class="dead"></p><p id="eval"></p><p id="recovery" class="dead"></p><p id="checkpoint" class="muted"></p>
 <div class="charts" id="charts">
 <div class="chart"><canvas id="chart-loss"></canvas></div>
 <div class="chart"><canvas id="chart-eval"></canvas></div>

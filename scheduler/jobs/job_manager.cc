@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "checkpoint/manifest.h"
 #include "common/logging.h"
+#include "common/model_consistency.h"
 #include "common/scheduling_defaults.h"
 #include "common/status.h"
 #include "scheduler/jobs/job_spec_check.h"
@@ -167,6 +168,7 @@ proto::JobStatus JobManager::StatusLocked(const Job& job, JobStatusDetail detail
   }
   s.set_recoveries(job.recoveries);
   s.set_iterations_retrained(job.iterations_retrained);
+  s.set_model_consistency(ModelConsistency(job.spec.scheduling()));
   for (const std::string& cause : job.recovery_causes) s.add_recovery_causes(cause);
   return s;
 }

@@ -10,6 +10,7 @@
 #include "checkpoint/manifest.h"
 #include "checkpoint/shard_file.h"
 #include "common/crc32.h"
+#include "common/model_consistency.h"
 #include "common/status.h"
 #include "google/protobuf/text_format.h"
 #include "scheduler/jobs/export_increment.h"
@@ -99,6 +100,7 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelFiles(const TrainedModel& mod
   exported.set_rows(rows);
   exported.set_base(since);
   exported.set_full_rows(size.full_rows);
+  exported.set_model_consistency(ModelConsistency(model.spec.scheduling()));
   std::string text;
   google::protobuf::TextFormat::PrintToString(exported, &text);
   const std::string model_path = absl::StrCat(out_dir, "/", kModelExportFile);

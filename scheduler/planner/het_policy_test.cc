@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "common/model_consistency.h"
 #include "common/status.h"
 #include "gtest/gtest.h"
 #include "scheduler/planner/plan_checker.h"
@@ -254,6 +255,17 @@ TEST(HetPolicyTest, StalenessIsValidatedByName) {
   s.set_handoff(true);
   EXPECT_FALSE(ValidateSchedulingSpec(s, 2).ok());
   EXPECT_EQ(PolicyKindByName("het").value(), proto::POLICY_HET);
+}
+
+TEST(HetPolicyTest, OnlyHetWithStalenessIsNotSynchronousSgd) {
+  proto::SchedulingSpec s;
+  s.set_policy(proto::POLICY_HET);
+  EXPECT_EQ(ModelConsistency(s), "synchronous SGD");  // staleness 0 is vanilla
+  s.set_staleness(10);
+  EXPECT_FALSE(IsSynchronousSgd(s));
+  EXPECT_EQ(ModelConsistency(s), "bounded staleness 10 (het): not the synchronous-SGD model");
+  s.set_policy(proto::POLICY_HERALD);
+  EXPECT_TRUE(IsSynchronousSgd(s));
 }
 
 }  // namespace
