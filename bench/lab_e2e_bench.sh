@@ -47,51 +47,13 @@ while [ $# -gt 0 ]; do
 done
 fast=$(awk -v s="$slow" 'BEGIN { print s * 10 }')
 
-bazel build -c opt //ps_server:herald_ps //worker:herald_worker //scheduler:herald_scheduler \
-  //cli:heraldctl //tools:model_diff 2>&1 | grep -E "ERROR|error:" || true
-bin=$PWD/bazel-out/k8-opt/bin
-ctl=$bin/cli/heraldctl
-lab=$PWD/deploy/lab/lab.sh
+bench=lab_e2e_bench
 name=hbench
-hosts=$((workers + 2))
+link=$slow
 dir=$(mktemp -d /tmp/herald-lab-e2e.XXXXXX)
-trap '"$lab" down --name "$name"' EXIT
-trap 'exit 130' INT TERM
-
-echo "lab_e2e_bench: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)," \
-  "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); files in $dir"
-"$lab" up --name "$name" --hosts "$hosts" --link-gbps "$slow" --no-probe
-on() { local h=$1; shift; "$lab" exec --name "$name" "$h" "$@"; }
-start() {  # host log binary args...
-  local h=$1 log=$2
-  shift 2
-  # In a subshell, so this shell does not report the kill at exit.
-  (setsid "$lab" exec --name "$name" "$h" "$@" > "$dir/$log.log" 2>&1 < /dev/null &)
-}
-wait_file() {
-  for _ in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done
-  echo "lab_e2e_bench: $1 never appeared" >&2
-  exit 1
-}
-
-data=$dir/data.bin
-"$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale 0.02 --correlation entities \
-  --format bin --out "$data" > /dev/null
-start 1 scheduler "$bin/scheduler/herald_scheduler" --listen 198.18.0.1:0 \
-  --port_file "$dir/scheduler.port" --planner_threads 2
-wait_file "$dir/scheduler.port"
-sched=198.18.0.1:$(cat "$dir/scheduler.port")
-start 2 ps "$bin/ps_server/herald_ps" --listen 198.18.0.2:0 --scheduler "$sched" --shard 0 \
-  --transport "$transport"
-for w in $(seq 1 "$workers"); do
-  h=$((w + 2))
-  start "$h" "worker$w" "$bin/worker/herald_worker" --listen "198.18.0.$h:0" --scheduler "$sched" \
-    --transport "$transport" --overlap="$overlap"
-done
-for _ in $(seq 1 300); do
-  [ "$(on 1 "$ctl" nodes --scheduler "$sched" 2> /dev/null | grep -c ' alive$' || true)" -ge $((workers + 1)) ] && break
-  sleep 0.1
-done
+ps_flags=(--transport "$transport")
+worker_flags=(--transport "$transport" --overlap="$overlap")
+source bench/lab_cluster.sh
 
 spec() {  # policy, extra scheduling fields
   cat << EOF

@@ -1,0 +1,55 @@
+# Sourced by the lab benchmarks (lab_e2e_bench.sh, policy_accuracy_bench.sh):
+# builds the binaries, brings up an emulated lab (deploy/lab/lab.sh) of
+# `hosts` hosts (host 1 the scheduler, host 2 the one PS, hosts 3.. one
+# CPU worker each), generates the entity-correlated data and starts the
+# cluster. The lab and its processes are removed when the caller exits.
+#
+# The caller sets: bench (its name, for messages), name (the lab's),
+# workers, rows, link (the first link rate in Gb/s), dir (a fresh
+# directory for logs and data) and, optionally, ps_flags and worker_flags
+# (arrays of extra flags). Defines: bin, ctl, lab, hosts, data, sched, and
+# the functions on HOST CMD... and start HOST LOG CMD....
+
+bazel build -c opt //ps_server:herald_ps //worker:herald_worker //scheduler:herald_scheduler \
+  //cli:heraldctl //tools:model_diff 2>&1 | grep -E "ERROR|error:" || true
+bin=$PWD/bazel-out/k8-opt/bin
+ctl=$bin/cli/heraldctl
+lab=$PWD/deploy/lab/lab.sh
+hosts=$((workers + 2))
+trap '"$lab" down --name "$name"' EXIT
+trap 'exit 130' INT TERM
+
+echo "$bench: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)," \
+  "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); files in $dir"
+"$lab" up --name "$name" --hosts "$hosts" --link-gbps "$link" --no-probe
+on() { local h=$1; shift; "$lab" exec --name "$name" "$h" "$@"; }
+start() {  # host log binary args...
+  local h=$1 log=$2
+  shift 2
+  # In a subshell, so this shell does not report the kill at exit.
+  (setsid "$lab" exec --name "$name" "$h" "$@" > "$dir/$log.log" 2>&1 < /dev/null &)
+}
+wait_file() {
+  for _ in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done
+  echo "$bench: $1 never appeared" >&2
+  exit 1
+}
+
+data=$dir/data.bin
+"$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale 0.02 --correlation entities \
+  --format bin --out "$data" > /dev/null
+start 1 scheduler "$bin/scheduler/herald_scheduler" --listen 198.18.0.1:0 \
+  --port_file "$dir/scheduler.port" --planner_threads 2
+wait_file "$dir/scheduler.port"
+sched=198.18.0.1:$(cat "$dir/scheduler.port")
+start 2 ps "$bin/ps_server/herald_ps" --listen 198.18.0.2:0 --scheduler "$sched" --shard 0 \
+  ${ps_flags[@]+"${ps_flags[@]}"}
+for w in $(seq 1 "$workers"); do
+  h=$((w + 2))
+  start "$h" "worker$w" "$bin/worker/herald_worker" --listen "198.18.0.$h:0" --scheduler "$sched" \
+    ${worker_flags[@]+"${worker_flags[@]}"}
+done
+for _ in $(seq 1 300); do
+  [ "$(on 1 "$ctl" nodes --scheduler "$sched" 2> /dev/null | grep -c ' alive$' || true)" -ge $((workers + 1)) ] && break
+  sleep 0.1
+done
