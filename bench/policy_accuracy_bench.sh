@@ -5,8 +5,9 @@
 # same rate both ways. The same Wide&Deep job (generated Criteo-shaped data
 # with entity correlation, cache 10% of rows, held-out AUC evaluated during
 # training) runs under vanilla (the baseline, same run), herald (the
-# defaults a user gets), and HET's bounded staleness (policy het) at
-# staleness 10 and 100, at a slow link rate and one 10x faster. For each it
+# defaults a user gets), HET's bounded staleness (policy het) at staleness
+# 10 and 100, and het at staleness 10 with Herald's allocation
+# (scheduling.allocation), at a slow link rate and one 10x faster. For each it
 # reports rows moved per iteration, samples/s, the final held-out AUC and
 # log loss, the best held-out AUC of any evaluation, and the wall time
 # (from submission) to reach the AUC vanilla reaches at its last evaluation
@@ -83,21 +84,21 @@ run_job() {  # link run-name policy extra
   on 1 "$ctl" status "$job" --history --json --scheduler "$sched" > "$out.history"
 }
 
-runs=(vanilla herald het10 het100)
 for link in "$slow" "$fast"; do
   "$lab" shape --name "$name" --link-gbps "$link" > /dev/null
   run_job "$link" vanilla POLICY_VANILLA ""
   run_job "$link" herald POLICY_HERALD ""
   run_job "$link" het10 POLICY_HET "staleness: 10"
   run_job "$link" het100 POLICY_HET "staleness: 100"
+  run_job "$link" het10loc POLICY_HET "staleness: 10 allocation: ALLOCATION_LOCATION_AWARE"
 done
 
 python3 - "$dir" "$workers" "$slow" "$fast" "$dim" "$batch" "$epoch_iterations" "$eval_every" << 'PY'
 import json, sys
 d, workers, links = sys.argv[1], int(sys.argv[2]), sys.argv[3:5]
 dim, batch, epoch, every = sys.argv[5], int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8])
-runs = ["vanilla", "herald", "het10", "het100"]
-heads = ["vanilla", "herald", "het s=10", "het s=100"]
+runs = ["vanilla", "herald", "het10", "het100", "het10loc"]
+heads = ["vanilla", "herald", "het s=10", "het s=100", "het10+loc"]
 def load(link, r):
     job = json.load(open(f"{d}/{link}-{r}.json"))["jobs"][0]
     hist = json.load(open(f"{d}/{link}-{r}.history"))["jobs"][0].get("history", [])

@@ -98,6 +98,9 @@ ABSL_FLAG(bool, init_on_worker, false,
 ABSL_FLAG(uint32_t, staleness, 0,
           "simulate, policy het: HET's staleness threshold s, 0..1000000 (as "
           "scheduling.staleness in a job spec); 0 plans exactly what vanilla does");
+ABSL_FLAG(std::string, allocation, "default",
+          "simulate, policy het: whose allocation, default (HET's random split) or "
+          "location-aware (Herald's; as scheduling.allocation in a job spec)");
 ABSL_FLAG(uint32_t, allocation_passes, 0,
           "simulate, location-aware policies: greedy allocation passes, 0..8 (0: the policy's "
           "default, 2 for location-aware ones); each pass after the first re-places every "
@@ -150,6 +153,7 @@ Commands:
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
            [--warm-start] [--seed S] [--threads T] [--handoff] [--serve]
            [--init-on-worker] [--allocation-passes N] [--flush-every N] [--staleness S]
+           [--allocation default|location-aware]
            [--nocheck] [--json]
            [--link-gbps G [--latency-us U] [--host-gbps H] [--ps-hosts N] [--row-floats F]
             [--dense-params P] [--compute-ms-per-sample C]]
@@ -177,6 +181,7 @@ Commands:
       --flush-every N: the rows periodic checkpoints cost (checkpoint.every_iterations).
       --staleness S (policy het): HET's bound; its plans are checked against the bound
       (not for exactness) and the largest staleness read is printed; S 0 is vanilla.
+      --allocation location-aware (policy het): Herald's allocation with HET's consistency.
       --link-gbps: also predict the iteration time on a cluster of such NICs from the
       bytes each NIC carries per phase, round trips and compute (docs/scheduler.md).
 
@@ -296,6 +301,7 @@ int main(int argc, char** argv) {
     }
     o.allocation_passes = absl::GetFlag(FLAGS_allocation_passes);
     o.staleness = absl::GetFlag(FLAGS_staleness);
+    o.allocation = absl::GetFlag(FLAGS_allocation);
     o.flush_every = absl::GetFlag(FLAGS_flush_every);
     o.top_k = absl::GetFlag(FLAGS_top_k);
     o.warm_start = absl::GetFlag(FLAGS_warm_start);

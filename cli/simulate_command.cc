@@ -86,6 +86,12 @@ absl::StatusOr<proto::SchedulingSpec> SchedulingOf(const SimulateOptions& o) {
   if (o.init_on_worker) s.set_init_on_worker(*o.init_on_worker);
   s.set_allocation_passes(o.allocation_passes);
   s.set_staleness(o.staleness);
+  if (o.allocation == "location-aware") {
+    s.set_allocation(proto::ALLOCATION_LOCATION_AWARE);
+  } else if (o.allocation != "default") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--allocation: '", o.allocation, "', want default or location-aware"));
+  }
   return s;
 }
 
@@ -103,6 +109,7 @@ absl::Status InFlagNames(const absl::Status& status) {
       {"scheduling.handoff", "--handoff"},
       {"scheduling.serve", "--serve"},
       {"scheduling.staleness", "--staleness"},
+      {"scheduling.allocation", "--allocation"},
       {"scheduling.policy", "--policy"},
       {"scheduling.eviction", "--eviction"},
   };
@@ -244,7 +251,8 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"rows_initialized\":", t.initialized,
       ",\"init_on_worker\":", *o.init_on_worker ? "true" : "false",
       ",\"allocation_passes\":", o.allocation_passes, ",\"flush_every\":", o.flush_every,
-      ",\"staleness\":", o.staleness, ",\"max_staleness_read\":", r.max_staleness_read,
+      ",\"staleness\":", o.staleness, ",\"allocation\":\"", o.allocation, "\"",
+      ",\"max_staleness_read\":", r.max_staleness_read,
       ",\"bytes_fetched\":", t.fetched * 4 * o.dim, ",\"bytes_pushed\":", t.pushed * 4 * o.dim,
       ",\"bytes_written_back\":", t.written_back * 4 * o.dim,
       ",\"max_worker_rows_sum\":", r.sum_max_worker_rows,

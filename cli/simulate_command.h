@@ -42,8 +42,10 @@ struct SimulateOptions {
   std::optional<bool> init_on_worker;
   // Greedy passes of location-aware allocation (scheduling.allocation_passes).
   uint32_t allocation_passes = 0;
-  // Policy het: HET's staleness threshold (scheduling.staleness).
+  // Policy het: HET's staleness threshold (scheduling.staleness), and whose
+  // allocation: "default" (HET's) or "location-aware" (scheduling.allocation).
   uint32_t staleness = 0;
+  std::string allocation = "default";
   // Every N iterations a flush writes back every dirty row, as a job with
   // checkpoint.every_iterations N does (0: never): its cost in rows.
   uint64_t flush_every = 0;

@@ -121,6 +121,9 @@ TEST(HetPolicyTest, EveryPlanStaysWithinTheBoundAndEveryHeldWriteReachesThePs) {
         o.flush_every = {4};  // checkpoints: every held write flushed
         o.init_on_worker = true;
         EXPECT_EQ(Digests(o, batches).size(), batches.size());
+        o.policy.allocation = Allocation::kLocality;  // Herald's allocation, HET's consistency
+        o.allocation_passes = 2;
+        EXPECT_EQ(Digests(o, batches).size(), batches.size());
       }
     }
   }
@@ -150,6 +153,10 @@ TEST(HetPolicyTest, StaleWritesSaveRowsAndReadsAreActuallyStale) {
   const uint64_t moved_het = het.total.fetched + het.total.pushed;
   const uint64_t behind = het.max_staleness_read;
   EXPECT_LT(moved_het * 2, moved_vanilla) << moved_het << " vs " << moved_vanilla;
+  // Herald's allocation with HET's consistency moves fewer still.
+  o.policy.allocation = Allocation::kLocality;
+  const SimulationResult located = Simulated(o, batches);
+  EXPECT_LT(located.total.fetched + located.total.pushed, moved_het);
   EXPECT_GT(behind, 0u);  // some read was stale: not the exact model
   EXPECT_LE(behind, 10u);
 }
@@ -255,6 +262,18 @@ TEST(HetPolicyTest, StalenessIsValidatedByName) {
   s.set_handoff(true);
   EXPECT_FALSE(ValidateSchedulingSpec(s, 2).ok());
   EXPECT_EQ(PolicyKindByName("het").value(), proto::POLICY_HET);
+
+  // Herald's allocation with HET's consistency: het only.
+  s.set_handoff(false);
+  s.set_allocation(proto::ALLOCATION_LOCATION_AWARE);
+  ASSERT_TRUE(PolicyOfSpec(s).ok()) << PolicyOfSpec(s).status();
+  EXPECT_EQ(PolicyOfSpec(s)->allocation, Allocation::kLocality);
+  s.set_allocation_passes(2);
+  EXPECT_TRUE(ValidateSchedulingSpec(s, 2).ok()) << ValidateSchedulingSpec(s, 2);
+  s.set_policy(proto::POLICY_VANILLA);
+  s.set_staleness(0);
+  EXPECT_NE(ValidateSchedulingSpec(s, 2).message().find("scheduling.allocation"),
+            std::string::npos);
 }
 
 TEST(HetPolicyTest, OnlyHetWithStalenessIsNotSynchronousSgd) {

@@ -8,7 +8,9 @@
 
 namespace herald::scheduler {
 
-absl::StatusOr<Policy> PolicyOfSpec(const proto::SchedulingSpec& scheduling) {
+namespace {
+
+absl::StatusOr<Policy> PolicyOfKind(const proto::SchedulingSpec& scheduling) {
   switch (scheduling.policy()) {
     case proto::POLICY_NOCACHE:
       return PolicyByName("nocache");
@@ -31,13 +33,31 @@ absl::StatusOr<Policy> PolicyOfSpec(const proto::SchedulingSpec& scheduling) {
   }
 }
 
+}  // namespace
+
+absl::StatusOr<Policy> PolicyOfSpec(const proto::SchedulingSpec& scheduling) {
+  HERALD_ASSIGN_OR_RETURN(Policy policy, PolicyOfKind(scheduling));
+  if (scheduling.allocation() == proto::ALLOCATION_DEFAULT) return policy;
+  if (policy.sync != SyncMode::kStale) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "scheduling.allocation: ", proto::AllocationChoice_Name(scheduling.allocation()),
+        " with policy ", policy.name, ", which has its own (set it only with het)"));
+  }
+  if (scheduling.allocation() != proto::ALLOCATION_LOCATION_AWARE) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduling.allocation: unknown value ", scheduling.allocation()));
+  }
+  policy.allocation = Allocation::kLocality;
+  return policy;
+}
+
 absl::StatusOr<proto::PolicyKind> PolicyKindByName(const std::string& name) {
   HERALD_RETURN_IF_ERROR(PolicyByName(name).status());
   for (int kind = proto::PolicyKind_MIN; kind <= proto::PolicyKind_MAX; ++kind) {
     if (!proto::PolicyKind_IsValid(kind) || kind == proto::POLICY_KIND_UNSPECIFIED) continue;
     proto::SchedulingSpec s;
     s.set_policy(static_cast<proto::PolicyKind>(kind));
-    if (PolicyOfSpec(s)->name == name) return s.policy();
+    if (PolicyOfKind(s)->name == name) return s.policy();
   }
   return absl::InvalidArgumentError(absl::StrCat("policy '", name, "' has no job spec value"));
 }

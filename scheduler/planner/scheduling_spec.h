@@ -18,8 +18,9 @@
 
 namespace herald::scheduler {
 
-// The planner policy of the spec (UNSPECIFIED means herald).
-// Errors: InvalidArgument for an unknown value.
+// The planner policy of the spec (UNSPECIFIED means herald), with het's
+// allocation as scheduling.allocation chooses. Errors: InvalidArgument for
+// an unknown value, or an allocation choice with another policy.
 absl::StatusOr<Policy> PolicyOfSpec(const proto::SchedulingSpec& scheduling);
 
 // The spec's policy of a policy's name (policy.h: "herald", "vanilla", ...),
