@@ -43,6 +43,9 @@ ABSL_FLAG(std::string, baseline_dir, "",
           "a directory with another build's herald_scheduler, herald_ps and "
           "herald_worker_with_test_hooks: the same jobs on them, and ratios");
 ABSL_FLAG(std::string, scheduler_flags, "", "more herald_scheduler flags, comma-separated");
+ABSL_FLAG(std::string, ps_and_worker_flags, "",
+          "more flags of every herald_ps and worker, comma-separated (e.g. "
+          "--ucx_shared_memory: one node's shards and workers over shared memory)");
 
 namespace herald {
 namespace {
@@ -94,6 +97,10 @@ Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
   for (absl::string_view f :
        absl::StrSplit(absl::GetFlag(FLAGS_scheduler_flags), ',', absl::SkipEmpty())) {
     flags.scheduler.emplace_back(f);
+  }
+  for (absl::string_view f :
+       absl::StrSplit(absl::GetFlag(FLAGS_ps_and_worker_flags), ',', absl::SkipEmpty())) {
+    flags.ps_and_workers.emplace_back(f);
   }
   const int ps = absl::GetFlag(FLAGS_ps);
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =

@@ -396,8 +396,9 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
   PlanCounts& counts = table_counts_[t][w];
   std::vector<uint32_t>& missing = missing_[t];
   // From the PS, or, when it was never trained, initialised by the worker.
-  auto fetch = [&](const RowState& row, uint32_t slot) {
-    if (!trained_.empty() && !trained_[t].MayContain(row.key)) {
+  auto fetch = [&](uint32_t handle, uint32_t slot) {
+    const RowState& row = dir.at(handle);
+    if (!trained_.empty() && !dir.MarkedTrained(handle) && !trained_[t].MayContain(row.key)) {
       tp.init.keys.push_back(row.key);
       tp.init.slots.push_back(slot);
       ++counts.initialized;
@@ -422,7 +423,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
       return true;
     }
     if (row.holder != kPsHolder) return false;
-    fetch(row, slot);
+    fetch(current_.row(id), slot);
     return true;
   };
   auto dirty_elsewhere = [&](const RowState& row) {
@@ -482,7 +483,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
         continue;
       }
       if (stale_[t].state(w, slot) == StaleCopies::State::kHeld) return held_invalid(key, slot);
-      fetch(dir.at(handle), slot);
+      fetch(handle, slot);
       stale_[t].Fetched(w, slot, key, /*in_place=*/true);
       continue;
     }
@@ -661,7 +662,10 @@ void Planner::ApplyTraining(uint32_t t) {
       dir.PrefetchRow(current_.row(id + kRowLookahead));
     const uint32_t handle = current_.row(id);
     RowState& row = dir.at(handle);
-    if (!trained_.empty()) trained_[t].Add(row.key);
+    if (!trained_.empty() && !dir.MarkedTrained(handle)) {
+      trained_[t].Add(row.key);
+      dir.MarkTrained(handle);
+    }
     if (!stale_.empty()) continue;  // the pushed rows are marked below
     dir.ClearNewest(handle);
     // A dirty holder is among the row's trainers (the communication plan

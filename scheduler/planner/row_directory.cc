@@ -29,11 +29,13 @@ uint32_t RowDirectory::FindOrAdd(Key key) {
       }
     }
     rows_[chunk].emplace_back();
+    if ((handle & 63) == 0) trained_marks_.push_back(0);
     if (high_words_ > 0) high_[chunk].resize(high_[chunk].size() + 2 * high_words_, 0);
   } else {
     handle = free_.back();
     free_.pop_back();
     at(handle) = RowState();
+    trained_marks_[handle >> 6] &= ~(uint64_t{1} << (handle & 63));
     if (high_words_ > 0) std::fill(High(handle), High(handle) + 2 * high_words_, 0);
   }
   at(handle).key = key;
@@ -278,6 +280,7 @@ bool RowDirectory::Load(StateReader* in) {
     overflow_.emplace(overflow_keys[i], overflow_slots[i]);
   }
   num_handles_ = num_handles;
+  trained_marks_.assign((size_t{num_handles} + 63) / 64, 0);
   rows_ = std::move(rows);
   high_ = std::move(high);
   wide_ = std::move(wide);

@@ -147,6 +147,17 @@ class RowDirectory {
   uint32_t SlotOf(uint32_t handle, uint32_t w) const;
   void ClearSlot(uint32_t handle, uint32_t w);
 
+  // The caller's note that the row's key is in its trained filter
+  // (TrainedFilter), so the planner adds each trained key to the filter
+  // once per entry instead of once per batch, and answers "trained" for a
+  // marked row without reading the filter. A new entry starts unmarked;
+  // marks are not saved (a loaded directory starts unmarked: the filter is
+  // asked again, with the same answer).
+  void MarkTrained(uint32_t handle) { trained_marks_[handle >> 6] |= uint64_t{1} << (handle & 63); }
+  bool MarkedTrained(uint32_t handle) const {
+    return (trained_marks_[handle >> 6] >> (handle & 63)) & 1;
+  }
+
   // The entry may have become unneeded (its last cached copy left); the next
   // Sweep() erases it if it still is.
   void MaybeRelease(uint32_t handle) { release_.push_back(handle); }
@@ -231,6 +242,7 @@ class RowDirectory {
   std::vector<std::vector<RowState>> rows_;
   std::vector<std::vector<uint64_t>> high_;  // chunks of side words, none when ≤ 64 workers
   uint32_t num_handles_ = 0;                 // handles ever made
+  std::vector<uint64_t> trained_marks_;      // a bit per handle (MarkTrained)
   std::vector<uint32_t> free_;
   std::vector<uint32_t> release_, keep_;
 };

@@ -220,5 +220,36 @@ TEST(RowDirectory, SweepErasesOnlyUnneededReleasedEntries) {
   EXPECT_FALSE(dir.IsCached(fresh));
 }
 
+// Trained marks belong to an entry: set until it is erased, never on a
+// fresh entry (even one reusing an erased handle, or a new chunk's), and
+// not carried through Save/Load.
+TEST(RowDirectory, TrainedMarksLastAsLongAsTheEntry) {
+  RowDirectory dir;
+  std::vector<uint32_t> handles;
+  for (Key k = 0; k < 200; ++k) handles.push_back(dir.FindOrAdd(k));
+  for (uint32_t h : handles) EXPECT_FALSE(dir.MarkedTrained(h));
+  for (size_t i = 0; i < handles.size(); i += 3) dir.MarkTrained(handles[i]);
+  for (size_t i = 0; i < handles.size(); ++i) {
+    EXPECT_EQ(dir.MarkedTrained(handles[i]), i % 3 == 0) << "key " << i;
+  }
+  dir.MaybeRelease(handles[63]);
+  dir.Sweep(/*iteration=*/0);
+  ASSERT_EQ(dir.Find(63), RowDirectory::kNone);
+  const uint32_t reused = dir.FindOrAdd(1000);
+  EXPECT_EQ(reused, handles[63]);
+  EXPECT_FALSE(dir.MarkedTrained(reused));
+  EXPECT_FALSE(dir.MarkedTrained(dir.FindOrAdd(1001)));  // handle 200: a new word
+  EXPECT_TRUE(dir.MarkedTrained(handles[66]));
+
+  StateWriter out;
+  dir.Save(&out);
+  RowDirectory loaded;
+  const std::string bytes = out.Take();
+  StateReader in(bytes);
+  ASSERT_TRUE(loaded.Load(&in)) << in.status();
+  EXPECT_FALSE(loaded.MarkedTrained(handles[66]));
+  EXPECT_FALSE(loaded.MarkedTrained(loaded.FindOrAdd(1002)));
+}
+
 }  // namespace
 }  // namespace herald::scheduler
