@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -13,26 +14,28 @@ namespace herald::ps {
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kPage = 4096;
 
-[[noreturn]] void MapFailed(size_t bytes) {
-  std::fprintf(stderr, "MappedSlab: mmap of %zu bytes failed: %s\n", bytes, std::strerror(errno));
+[[noreturn]] void MapFailed(const char* call, size_t bytes) {
+  std::fprintf(stderr, "MappedSlab: %s of %zu bytes failed: %s\n", call, bytes,
+               std::strerror(errno));
   std::abort();
 }
 
 }  // namespace
 
-MappedSlab::MappedSlab(size_t bytes) : bytes_(bytes) {
-  constexpr int kProt = PROT_READ | PROT_WRITE;
+MappedSlab::MappedSlab(size_t bytes, size_t accessible) : bytes_(bytes) {
   constexpr int kFlags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
   if (bytes <= 2 * kHugePage) {
-    data_ = mmap(nullptr, bytes, kProt, kFlags, -1, 0);
-    if (data_ == MAP_FAILED) MapFailed(bytes);
+    data_ = mmap(nullptr, bytes, PROT_NONE, kFlags, -1, 0);
+    if (data_ == MAP_FAILED) MapFailed("mmap", bytes);
+    MakeAccessible(accessible);
     return;
   }
   // Over-map by one huge page and trim both ends to a 2 MiB-aligned start.
   const size_t mapped = bytes + kHugePage;
-  void* raw = mmap(nullptr, mapped, kProt, kFlags, -1, 0);
-  if (raw == MAP_FAILED) MapFailed(mapped);
+  void* raw = mmap(nullptr, mapped, PROT_NONE, kFlags, -1, 0);
+  if (raw == MAP_FAILED) MapFailed("mmap", mapped);
   const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t aligned = (start + kHugePage - 1) & ~(kHugePage - 1);
   if (aligned > start) munmap(raw, aligned - start);
@@ -42,6 +45,17 @@ MappedSlab::MappedSlab(size_t bytes) : bytes_(bytes) {
   // Advice only: where huge pages are off, the slab simply keeps small pages.
   const size_t advised = (bytes - kHugePage) & ~(kHugePage - 1);
   madvise(static_cast<char*>(data_) + kHugePage, advised, MADV_HUGEPAGE);
+  MakeAccessible(accessible);
+}
+
+void MappedSlab::MakeAccessible(size_t bytes) {
+  if (bytes <= accessible_) return;
+  const size_t want = std::min(bytes_, (bytes + kPage - 1) / kPage * kPage);
+  if (mprotect(static_cast<char*>(data_) + accessible_, want - accessible_,
+               PROT_READ | PROT_WRITE) != 0) {
+    MapFailed("mprotect", want);
+  }
+  accessible_ = want;
 }
 
 MappedSlab::~MappedSlab() {
@@ -49,13 +63,16 @@ MappedSlab::~MappedSlab() {
 }
 
 MappedSlab::MappedSlab(MappedSlab&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      accessible_(std::exchange(other.accessible_, 0)) {}
 
 MappedSlab& MappedSlab::operator=(MappedSlab&& other) noexcept {
   if (this != &other) {
     if (data_ != nullptr) munmap(data_, bytes_);
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
+    accessible_ = std::exchange(other.accessible_, 0);
   }
   return *this;
 }

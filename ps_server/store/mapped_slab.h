@@ -1,10 +1,13 @@
 #pragma once
 // A fixed-size block of anonymous memory for a SlabArray slab: it reads as
 // zero bytes, takes memory only for the pages written, and is unmapped when
-// destroyed. A slab larger than 4 MiB is mapped on a 2 MiB boundary and the
-// part past its first 2 MiB is advised for transparent huge pages, so that
-// filling a large slab costs one page fault per 2 MiB rather than per 4 KiB,
-// while a table that only ever writes a few rows still takes small pages.
+// destroyed. Only its first Accessible() bytes may be touched: the rest is
+// reserved address space without access, which the kernel does not count
+// as committed memory (so a strict overcommit policy sees only what the
+// slab has grown to), and MakeAccessible extends the prefix in place. A slab larger than 4 MiB is
+// mapped on a 2 MiB boundary and the part past its first 2 MiB is advised for transparent huge
+// pages, so that filling a large slab costs one page fault per 2 MiB rather than per 4 KiB, while a
+// table that only ever writes a few rows still takes small pages.
 
 #include <cstddef>
 
@@ -12,8 +15,9 @@ namespace herald::ps {
 
 class MappedSlab {
  public:
-  // Maps `bytes` (> 0). Aborts, naming the size, if the map fails.
-  explicit MappedSlab(size_t bytes);
+  // Maps `bytes` (> 0), the first `accessible` of them accessible. Aborts,
+  // naming the size, if the map fails.
+  MappedSlab(size_t bytes, size_t accessible);
   ~MappedSlab();
   MappedSlab(MappedSlab&& other) noexcept;
   MappedSlab& operator=(MappedSlab&& other) noexcept;
@@ -22,10 +26,15 @@ class MappedSlab {
 
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
+  size_t accessible() const { return accessible_; }
+  // At least the first `bytes` (≤ bytes()) accessible; what was written
+  // stays where it is. Aborts if the kernel refuses the memory.
+  void MakeAccessible(size_t bytes);
 
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  size_t accessible_ = 0;  // whole pages
 };
 
 }  // namespace herald::ps

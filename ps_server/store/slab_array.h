@@ -8,9 +8,10 @@
 // the new items and nothing is ever copied or cleared by hand. Pointers
 // returned by Item() stay valid for the array's life.
 //
-// AllocatedBytes() is what the array may have touched: full slabs, plus the
-// first slab's capacity, which doubles from a small size as items arrive (so
-// a small table reports, and touches, little).
+// The first slab's capacity doubles from a small size as items arrive (the
+// slab's accessible prefix grows in place), so a small table commits little;
+// later slabs are whole. AllocatedBytes() is that capacity: what the array
+// may have touched.
 
 #include <algorithm>
 #include <cstdint>
@@ -43,12 +44,16 @@ class SlabArray {
   // address space for a new slab cannot be mapped (as operator new would).
   uint64_t Append() {
     const uint64_t i = size_;
-    if (i % items_per_slab_ == 0) {
-      slabs_.emplace_back(static_cast<size_t>(items_per_slab_) * width_ * sizeof(T));
-    }
-    if (i < items_per_slab_ && i == first_slab_capacity_) {
-      first_slab_capacity_ = static_cast<uint32_t>(std::min<uint64_t>(
-          items_per_slab_, std::max<uint64_t>(kFirstSlabMinItems, 2ull * first_slab_capacity_)));
+    const size_t item_bytes = size_t{width_} * sizeof(T);
+    if (i < items_per_slab_) {
+      if (i == first_slab_capacity_) {
+        first_slab_capacity_ = static_cast<uint32_t>(std::min<uint64_t>(
+            items_per_slab_, std::max<uint64_t>(kFirstSlabMinItems, 2ull * first_slab_capacity_)));
+        if (slabs_.empty()) slabs_.emplace_back(items_per_slab_ * item_bytes, 0);
+        slabs_[0].MakeAccessible(first_slab_capacity_ * item_bytes);
+      }
+    } else if (i % items_per_slab_ == 0) {
+      slabs_.emplace_back(items_per_slab_ * item_bytes, items_per_slab_ * item_bytes);
     }
     ++size_;
     return i;

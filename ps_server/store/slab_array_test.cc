@@ -41,7 +41,7 @@ TEST(SlabArray, AccountsTheFirstSlabByDoublingCapacityThenWholeSlabs) {
 
 TEST(MappedSlab, LargeSlabIsZeroHugePageAlignedAndMovable) {
   constexpr size_t kBytes = size_t{9} << 20;
-  MappedSlab slab(kBytes);
+  MappedSlab slab(kBytes, kBytes);
   ASSERT_NE(slab.data(), nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(slab.data()) % (size_t{2} << 20), 0u);
   auto* bytes = static_cast<unsigned char*>(slab.data());
@@ -51,9 +51,23 @@ TEST(MappedSlab, LargeSlabIsZeroHugePageAlignedAndMovable) {
   MappedSlab moved(std::move(slab));
   EXPECT_EQ(slab.data(), nullptr);
   EXPECT_EQ(static_cast<unsigned char*>(moved.data())[kBytes - 1], 7);
-  MappedSlab small(100);
+  MappedSlab small(100, 100);
   small = std::move(moved);
   EXPECT_EQ(small.bytes(), kBytes);
+}
+
+TEST(MappedSlab, GrowsItsAccessiblePrefixInPlace) {
+  MappedSlab slab(size_t{1} << 20, 10);
+  EXPECT_EQ(slab.accessible(), 4096u);  // whole pages
+  auto* bytes = static_cast<unsigned char*>(slab.data());
+  bytes[4095] = 3;
+  slab.MakeAccessible(100000);
+  EXPECT_EQ(slab.accessible(), 102400u);
+  EXPECT_EQ(bytes[4095], 3);
+  EXPECT_EQ(bytes[100000], 0);
+  slab.MakeAccessible(size_t{2} << 20);  // capped at the slab
+  EXPECT_EQ(slab.accessible(), size_t{1} << 20);
+  bytes[(size_t{1} << 20) - 1] = 5;
 }
 
 }  // namespace
