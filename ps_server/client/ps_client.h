@@ -37,6 +37,21 @@ struct TableRows {
   std::vector<uint64_t> versions;
 };
 
+// Where a fetch's rows land (StartFetchInto), one entry per table of the
+// call, in the order of its keys: row i (row_floats[t] floats) at
+// rows[t] + i * row_floats[t], its version at versions[t][i]. The memory
+// is the caller's (pinned host memory on a GPU worker, so the rows go to
+// the device without another copy).
+struct RowSink {
+  std::vector<float*> rows;
+  std::vector<uint64_t*> versions;
+  std::vector<uint32_t> row_floats;  // > 0: the widths the caller expects
+};
+
+// InvalidArgument unless `sink` has one entry per table of `keys`, each
+// with memory (where the table has keys) and a width.
+absl::Status CheckSink(const std::vector<TableKeys>& keys, const RowSink& sink);
+
 // Gradients of one table: `dim` floats per key.
 struct TableGrads {
   TableId table;
@@ -94,6 +109,17 @@ class PsClient {
                                                FetchMode mode = FetchMode::kCommitted) {
     return StartFetch(job_id, iteration, keys, mode, Launch::kOnWait).Wait();
   }
+  // StartFetchInto: the same rows written into `sink` as they arrive
+  // (Wait() returns once all are there), with no copy owned by the call.
+  // The keys are sent as given: a key listed twice is fetched twice. The
+  // sink must stay valid and untouched until Wait returns, or until the
+  // call is destroyed unwaited (which waits for any writing in progress).
+  // Errors: those of StartFetch; InvalidArgument for a sink that does not
+  // fit the keys (CheckSink); DataLoss for rows of another width.
+  virtual PendingCall<absl::Status> StartFetchInto(const std::string& job_id, Iteration iteration,
+                                                   const std::vector<TableKeys>& keys,
+                                                   FetchMode mode, Launch launch,
+                                                   const RowSink& sink) = 0;
   // PushGradients: duplicate keys of one table are summed in the order
   // given before sending. `grads` must stay valid until Wait returns.
   virtual PendingCall<absl::Status> StartPushGradients(const std::string& job_id,

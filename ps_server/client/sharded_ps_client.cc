@@ -164,24 +164,29 @@ absl::Status ShardedPsClient::EndJob(const std::string& job_id) {
   });
 }
 
-// One fetch across the shards: the keys deduplicated and planned into
-// requests, and the rows as the answers fill them in.
+// One fetch across the shards: the keys (deduplicated, unless they go to a
+// caller's sink as given) planned into requests, and the rows written where
+// they belong as the answers come: into the sink, or into this fetch's own
+// buffers of unique rows (Result).
 class ShardedFetch {
  public:
+  // Into buffers of its own; Result() gives the rows.
   ShardedFetch(const KeyRouter& router, uint32_t num_shards, const std::vector<TableKeys>& keys,
                size_t budget)
-      : keys_(keys), rows_(keys.size()), versions_(keys.size()), row_floats_(keys.size(), 0) {
-    std::vector<const std::vector<Key>*> unique;
-    for (const TableKeys& t : keys) {
-      dedup_.push_back(Deduplicate(t.keys));
-      tables_.push_back(t.table);
+      : keys_(keys), out_(keys.size()), own_rows_(keys.size()), own_versions_(keys.size()) {
+    for (const TableKeys& t : keys) dedup_.push_back(Deduplicate(t.keys));
+    Plan(router, num_shards, budget);
+  }
+  // Into `sink`, the keys sent as given.
+  ShardedFetch(const KeyRouter& router, uint32_t num_shards, const std::vector<TableKeys>& keys,
+               size_t budget, const RowSink& sink)
+      : out_(keys.size()) {
+    for (size_t t = 0; t < keys.size(); ++t) {
+      dedup_.push_back({keys[t].keys, {}});
+      out_[t] = {sink.rows[t], sink.versions[t], sink.row_floats[t]};
     }
-    for (const Dedup& d : dedup_) unique.push_back(&d.unique);
-    // An answer row is at most 8 (key) + 8 (version) + 4 * (4096 dim * 3)
-    // bytes; assume a generous 1 KiB per key for planning and let the
-    // budget split.
-    const std::vector<size_t> bytes_per_key(keys.size(), 1024);
-    requests_ = SplitIntoRequests(router, num_shards, tables_, unique, bytes_per_key, budget);
+    for (const TableKeys& t : keys) table_ids_.push_back(t.table);
+    Plan(router, num_shards, budget);
   }
 
   const ShardRequests& requests() const { return requests_; }
@@ -195,7 +200,7 @@ class ShardedFetch {
     gathered->resize(pieces.size());
     for (size_t b = 0; b < pieces.size(); ++b) {
       const Piece& p = pieces[b];
-      in.blocks.push_back({tables_[p.table].value(),
+      in.blocks.push_back({table_ids_[p.table].value(),
                            Gather(dedup_[p.table].unique.data(), 1, p.positions, &(*gathered)[b])});
     }
     return in;
@@ -213,20 +218,26 @@ class ShardedFetch {
       const FetchedRows::Block& block = out.blocks[b];
       const uint32_t rf = block.row_floats;
       const size_t n = p.positions.size();
-      if (rf == 0 || block.count != n ||
-          (row_floats_[p.table] != 0 && row_floats_[p.table] != rf)) {
-        return absl::DataLossError(
-            absl::StrCat("malformed rows of table ", tables_[p.table].value()));
+      Destination& to = out_[p.table];
+      if (to.row_floats == 0 && rf != 0 && block.count == n) {  // own buffers: sized now
+        to.row_floats = rf;
+        own_rows_[p.table].resize(dedup_[p.table].unique.size() * size_t{rf});
+        own_versions_[p.table].resize(dedup_[p.table].unique.size());
+        to.rows = own_rows_[p.table].data();
+        to.versions = own_versions_[p.table].data();
       }
-      if (row_floats_[p.table] == 0) {
-        row_floats_[p.table] = rf;
-        rows_[p.table].resize(dedup_[p.table].unique.size() * size_t{rf});
-        versions_[p.table].resize(dedup_[p.table].unique.size());
+      if (rf == 0 || block.count != n || to.row_floats != rf) {
+        return absl::DataLossError(absl::StrCat("malformed rows of table ",
+                                                table_ids_[p.table].value(), ": ", block.count,
+                                                " rows of ", rf, " floats for ", n, " keys",
+                                                to.row_floats != rf && to.row_floats != 0
+                                                    ? absl::StrCat(" of ", to.row_floats, " floats")
+                                                    : ""));
       }
+      const size_t row_bytes = size_t{rf} * sizeof(float);
       for (size_t i = 0; i < n; ++i) {
-        std::memcpy(rows_[p.table].data() + size_t{p.positions[i]} * rf,
-                    block.rows + i * rf * sizeof(float), rf * sizeof(float));
-        std::memcpy(&versions_[p.table][p.positions[i]], block.versions + i * sizeof(uint64_t),
+        std::memcpy(to.rows + size_t{p.positions[i]} * rf, block.rows + i * row_bytes, row_bytes);
+        std::memcpy(to.versions + p.positions[i], block.versions + i * sizeof(uint64_t),
                     sizeof(uint64_t));
       }
     }
@@ -234,58 +245,76 @@ class ShardedFetch {
   }
 
   // Every table's rows in the order of its keys (duplicates repeated).
+  // REQUIRES: the fetch wrote into its own buffers.
   std::vector<TableRows> Result() {
     std::vector<TableRows> result(keys_.size());
     for (size_t t = 0; t < keys_.size(); ++t) {
       TableRows& out = result[t];
       out.table = keys_[t].table;
       out.keys = std::move(keys_[t].keys);
-      out.row_floats = row_floats_[t];
+      out.row_floats = out_[t].row_floats;
       if (dedup_[t].unique.size() == out.keys.size()) {
-        out.rows = std::move(rows_[t]);
-        out.versions = std::move(versions_[t]);
+        out.rows = std::move(own_rows_[t]);
+        out.versions = std::move(own_versions_[t]);
         continue;
       }
-      const uint32_t rf = row_floats_[t];
+      const uint32_t rf = out_[t].row_floats;
       out.rows.resize(out.keys.size() * size_t{rf});
       out.versions.resize(out.keys.size());
       for (size_t i = 0; i < out.keys.size(); ++i) {
         const uint32_t u = dedup_[t].index_of[i];
-        std::memcpy(out.rows.data() + i * rf, rows_[t].data() + size_t{u} * rf, rf * sizeof(float));
-        out.versions[i] = versions_[t][u];
+        std::memcpy(out.rows.data() + i * rf, own_rows_[t].data() + size_t{u} * rf,
+                    rf * sizeof(float));
+        out.versions[i] = own_versions_[t][u];
       }
     }
     return result;
   }
 
  private:
-  std::vector<TableKeys> keys_;  // a copy: a started fetch outlives its caller's
-  std::vector<Dedup> dedup_;
-  std::vector<TableId> tables_;
+  void Plan(const KeyRouter& router, uint32_t num_shards, size_t budget) {
+    if (table_ids_.empty()) {
+      for (const TableKeys& t : keys_) table_ids_.push_back(t.table);
+    }
+    std::vector<const std::vector<Key>*> unique;
+    for (const Dedup& d : dedup_) unique.push_back(&d.unique);
+    // An answer row is at most 8 (key) + 8 (version) + 4 * (4096 dim * 3)
+    // bytes; assume a generous 1 KiB per key for planning and let the
+    // budget split.
+    const std::vector<size_t> bytes_per_key(dedup_.size(), 1024);
+    requests_ = SplitIntoRequests(router, num_shards, table_ids_, unique, bytes_per_key, budget);
+  }
+
+  // Where table t's unique row u goes: rows + u * row_floats, versions + u
+  // (row_floats 0: own buffers not yet sized).
+  struct Destination {
+    float* rows = nullptr;
+    uint64_t* versions = nullptr;
+    uint32_t row_floats = 0;
+  };
+  std::vector<TableKeys> keys_;  // a copy (own buffers): a started fetch outlives its caller's
+  std::vector<Dedup> dedup_;     // into a sink: the keys as given, no index_of
+  std::vector<TableId> table_ids_;
   ShardRequests requests_;
-  // Unique rows per table, filled by the shards.
-  std::vector<std::vector<float>> rows_;
-  std::vector<std::vector<uint64_t>> versions_;
-  std::vector<uint32_t> row_floats_;
+  std::vector<Destination> out_;
+  std::vector<std::vector<float>> own_rows_;
+  std::vector<std::vector<uint64_t>> own_versions_;
 };
 
-absl::StatusOr<std::vector<TableRows>> ShardedPsClient::FetchByShard(
-    const std::string& job_id, uint64_t iteration, const std::vector<TableKeys>& keys,
-    FetchMode mode) {
-  ShardedFetch fetch(router_, num_shards(), keys, options_.max_request_bytes);
+absl::Status ShardedPsClient::FetchByShard(const std::string& job_id, uint64_t iteration,
+                                           FetchMode mode, ShardedFetch* fetch) {
   absl::Mutex fill_mu;
-  HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) -> absl::Status {
-    for (size_t r = 0; r < fetch.requests()[s].size(); ++r) {
+  return ForEachShard([&](uint32_t s) -> absl::Status {
+    for (size_t r = 0; r < fetch->requests()[s].size(); ++r) {
       std::vector<std::vector<Key>> gathered;
-      const FetchIn in = fetch.Request(s, r, iteration, mode, &gathered);
+      const FetchIn in = fetch->Request(s, r, iteration, mode, &gathered);
       HERALD_ASSIGN_OR_RETURN(FetchedRows out,
                               stubs_[s]->Fetch(Of(job_id), in, options_.data_timeout));
       absl::MutexLock lock(&fill_mu);
-      HERALD_RETURN_IF_ERROR(fetch.Fill(s, r, out));
+      HERALD_RETURN_IF_ERROR(fetch->Fill(s, r, out));
     }
     return absl::OkStatus();
-  }));
-  return fetch.Result();
+  });
 }
 
 bool ShardedPsClient::StubsStartCalls() const {
@@ -293,19 +322,15 @@ bool ShardedPsClient::StubsStartCalls() const {
                                         [](const auto& stub) { return stub->starts_calls(); });
 }
 
-PendingCall<absl::StatusOr<std::vector<TableRows>>> ShardedPsClient::StartFetch(
-    const std::string& job_id, Iteration iteration_id, const std::vector<TableKeys>& keys,
-    FetchMode mode, Launch launch) {
-  const uint64_t iteration = iteration_id.value();
+PendingCall<absl::Status> ShardedPsClient::RunFetch(const std::string& job_id, uint64_t iteration,
+                                                    FetchMode mode, Launch launch,
+                                                    std::shared_ptr<ShardedFetch> fetch) {
   if (!StubsStartCalls()) {
-    return Run<absl::StatusOr<std::vector<TableRows>>>(
-        launch, [this, job_id, iteration, keys, mode] {
-          return FetchByShard(job_id, iteration, keys, mode);
-        });
+    return Run<absl::Status>(launch, [this, job_id, iteration, mode, fetch] {
+      return FetchByShard(job_id, iteration, mode, fetch.get());
+    });
   }
   // Every request of every shard sent now; answered in the order waited for.
-  auto fetch =
-      std::make_shared<ShardedFetch>(router_, num_shards(), keys, options_.max_request_bytes);
   struct Started {
     uint32_t shard;
     size_t request;
@@ -319,18 +344,41 @@ PendingCall<absl::StatusOr<std::vector<TableRows>>> ShardedPsClient::StartFetch(
       started->push_back({s, r, stubs_[s]->StartFetch(Of(job_id), in, options_.data_timeout)});
     }
   }
+  return PendingCall<absl::Status>([this, fetch, started]() -> absl::Status {
+    absl::Status failed;
+    for (Started& call : *started) {
+      absl::StatusOr<FetchedRows> out = call.call.Wait();
+      absl::Status placed = out.ok() ? fetch->Fill(call.shard, call.request, *out) : out.status();
+      if (!placed.ok() && failed.ok()) failed = ShardError(call.shard, placed);
+    }
+    return failed;
+  });
+}
+
+PendingCall<absl::StatusOr<std::vector<TableRows>>> ShardedPsClient::StartFetch(
+    const std::string& job_id, Iteration iteration, const std::vector<TableKeys>& keys,
+    FetchMode mode, Launch launch) {
+  auto fetch =
+      std::make_shared<ShardedFetch>(router_, num_shards(), keys, options_.max_request_bytes);
+  PendingCall<absl::Status> call = RunFetch(job_id, iteration.value(), mode, launch, fetch);
   return PendingCall<absl::StatusOr<std::vector<TableRows>>>(
-      [this, fetch, started]() -> absl::StatusOr<std::vector<TableRows>> {
-        absl::Status failed;
-        for (Started& call : *started) {
-          absl::StatusOr<FetchedRows> out = call.call.Wait();
-          absl::Status placed =
-              out.ok() ? fetch->Fill(call.shard, call.request, *out) : out.status();
-          if (!placed.ok() && failed.ok()) failed = ShardError(call.shard, placed);
-        }
-        if (!failed.ok()) return failed;
+      [fetch, call]() mutable -> absl::StatusOr<std::vector<TableRows>> {
+        HERALD_RETURN_IF_ERROR(call.Wait());
         return fetch->Result();
       });
+}
+
+PendingCall<absl::Status> ShardedPsClient::StartFetchInto(const std::string& job_id,
+                                                          Iteration iteration,
+                                                          const std::vector<TableKeys>& keys,
+                                                          FetchMode mode, Launch launch,
+                                                          const RowSink& sink) {
+  if (absl::Status s = CheckSink(keys, sink); !s.ok()) {
+    return PendingCall<absl::Status>::Done(std::move(s));
+  }
+  auto fetch =
+      std::make_shared<ShardedFetch>(router_, num_shards(), keys, options_.max_request_bytes, sink);
+  return RunFetch(job_id, iteration.value(), mode, launch, std::move(fetch));
 }
 
 absl::Status ShardedPsClient::ShardError(uint32_t s, const absl::Status& status) const {

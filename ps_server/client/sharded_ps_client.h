@@ -18,6 +18,8 @@
 
 namespace herald::ps {
 
+class ShardedFetch;  // sharded_ps_client.cc
+
 struct PsClientOptions {
   // Deadline of data calls (a fetch may wait for the previous commit).
   absl::Duration data_timeout = absl::Milliseconds(tunables::kDataDeadlineMs);
@@ -59,6 +61,9 @@ class ShardedPsClient final : public PsClient {
                                                                  const std::vector<TableKeys>& keys,
                                                                  FetchMode mode,
                                                                  Launch launch) override;
+  PendingCall<absl::Status> StartFetchInto(const std::string& job_id, Iteration iteration,
+                                           const std::vector<TableKeys>& keys, FetchMode mode,
+                                           Launch launch, const RowSink& sink) override;
   PendingCall<absl::Status> StartPushGradients(const std::string& job_id, Iteration iteration,
                                                WorkerRank worker,
                                                const std::vector<TableGrads>& grads,
@@ -78,9 +83,12 @@ class ShardedPsClient final : public PsClient {
  private:
   // The data calls over stubs that do not start calls: each shard's
   // requests one after the other, the shards in parallel.
-  absl::StatusOr<std::vector<TableRows>> FetchByShard(const std::string& job_id, uint64_t iteration,
-                                                      const std::vector<TableKeys>& keys,
-                                                      FetchMode mode);
+  absl::Status FetchByShard(const std::string& job_id, uint64_t iteration, FetchMode mode,
+                            ShardedFetch* fetch);
+  // A fetch's shard calls: over stubs that start calls, every request sent
+  // now and placed inside Wait(); otherwise FetchByShard as `launch` asks.
+  PendingCall<absl::Status> RunFetch(const std::string& job_id, uint64_t iteration, FetchMode mode,
+                                     Launch launch, std::shared_ptr<ShardedFetch> fetch);
   absl::Status PushByShard(const std::string& job_id, uint64_t iteration, uint32_t worker,
                            const std::vector<TableGrads>& grads);
   absl::Status WriteBackByShard(const std::string& job_id, uint64_t iteration, uint32_t worker,

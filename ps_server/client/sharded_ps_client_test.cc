@@ -114,6 +114,64 @@ TEST(ShardedPsClient, DuplicateKeysAreFetchedOnceAndGradientsSummed) {
             (*other.client().Fetch("j", Iteration(1), {{TableId(0), {5}}}))[0].rows);
 }
 
+// A fetch into the caller's memory writes exactly what Fetch returns, over
+// any shard count and split requests, started now or on Wait; the sink's
+// shape and the rows' width are checked.
+TEST(ShardedPsClient, FetchIntoASinkWritesWhatFetchReturns) {
+  for (uint32_t shards : {1u, 3u}) {
+    PsClientOptions small;
+    small.max_request_bytes = 4096;  // forces split requests
+    InProcessPsCluster cluster(shards, {}, small);
+    ScenarioOptions o;
+    ASSERT_TRUE(cluster.client().StartJob(o.job_id, ScenarioSpec(), o.num_workers).ok());
+    ASSERT_TRUE(RunIterations(cluster.client(), o, 0, 2).ok());
+    auto expected = FetchAll(cluster.client(), o, 3);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    std::vector<TableKeys> keys;
+    for (const TableRows& t : *expected) keys.push_back({t.table, t.keys});
+    for (Launch launch : {Launch::kOnWait, Launch::kBackground}) {
+      std::vector<std::vector<float>> rows(keys.size());
+      std::vector<std::vector<uint64_t>> versions(keys.size());
+      RowSink sink;
+      for (size_t t = 0; t < keys.size(); ++t) {
+        rows[t].assign(keys[t].keys.size() * (*expected)[t].row_floats, -1.0f);
+        versions[t].assign(keys[t].keys.size(), 999);
+        sink.rows.push_back(rows[t].data());
+        sink.versions.push_back(versions[t].data());
+        sink.row_floats.push_back((*expected)[t].row_floats);
+      }
+      const absl::Status s =
+          cluster.client()
+              .StartFetchInto(o.job_id, Iteration(3), keys, FetchMode::kCommitted, launch, sink)
+              .Wait();
+      ASSERT_TRUE(s.ok()) << s;
+      for (size_t t = 0; t < keys.size(); ++t) {
+        EXPECT_TRUE(rows[t] == (*expected)[t].rows) << shards << " shards, table " << t;
+        EXPECT_EQ(versions[t], (*expected)[t].versions) << shards << " shards, table " << t;
+      }
+    }
+    // Shape and width errors.
+    std::vector<float> row(64);
+    std::vector<uint64_t> version(4);
+    const std::vector<TableKeys> two = {{TableId(0), {1, 2}}};
+    const absl::Status no_widths =
+        cluster.client()
+            .StartFetchInto(o.job_id, Iteration(3), two, FetchMode::kCommitted, Launch::kOnWait,
+                            RowSink{{row.data()}, {version.data()}, {}})
+            .Wait();
+    EXPECT_EQ(no_widths.code(), absl::StatusCode::kInvalidArgument) << no_widths;
+    EXPECT_NE(no_widths.message().find("0 widths for 1 tables"), std::string::npos) << no_widths;
+    const absl::Status narrow =
+        cluster.client()
+            .StartFetchInto(o.job_id, Iteration(3), two, FetchMode::kCommitted, Launch::kOnWait,
+                            RowSink{{row.data()}, {version.data()}, {3}})
+            .Wait();
+    EXPECT_EQ(narrow.code(), absl::StatusCode::kDataLoss) << narrow;
+    EXPECT_NE(narrow.message().find("malformed rows of table 0"), std::string::npos) << narrow;
+    EXPECT_NE(narrow.message().find("of 3 floats"), std::string::npos) << narrow;
+  }
+}
+
 TEST(ShardedPsClient, ErrorsNameTheShardAndTheProblem) {
   InProcessPsCluster cluster(2);
   auto missing = cluster.client().Fetch("nope", Iteration(0), {{TableId(0), {1, 2, 3}}});

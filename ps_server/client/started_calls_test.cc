@@ -84,6 +84,30 @@ TEST_F(StartedCalls, AStartedFetchReturnsAtOnceAndWaitGivesTheCommittedRows) {
   EXPECT_NE(bad.message().find("push of table 0"), std::string::npos) << bad;
 }
 
+TEST_F(StartedCalls, AFetchIntoASinkWritesTheCommittedRowsOnWait) {
+  const std::vector<TableKeys> keys = {{TableId(0), {7, 8}}};
+  auto first = client_->Fetch("job", Iteration(0), keys);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const uint32_t row_floats = (*first)[0].row_floats;
+  std::vector<float> rows(2 * row_floats, -1.0f);
+  std::vector<uint64_t> versions(2, 999);
+  PendingCall<absl::Status> started =
+      client_->StartFetchInto("job", Iteration(1), keys, FetchMode::kCommitted, Launch::kBackground,
+                              {{rows.data()}, {versions.data()}, {row_floats}});
+  const std::vector<TableGrads> grads = {{TableId(0), {7}, 4, std::vector<float>(4, 1.0f)}};
+  ASSERT_TRUE(client_->PushGradients("job", Iteration(0), WorkerRank(0), grads).ok());
+  ASSERT_TRUE(client_->IterationDone("job", Iteration(0), WorkerRank(0), 1).ok());
+  const absl::Status s = started.Wait();
+  ASSERT_TRUE(s.ok()) << s;
+  auto synchronous = client_->Fetch("job", Iteration(1), keys);
+  ASSERT_TRUE(synchronous.ok()) << synchronous.status();
+  EXPECT_EQ(rows, (*synchronous)[0].rows);
+  EXPECT_EQ(versions, (*synchronous)[0].versions);
+  EXPECT_FLOAT_EQ(rows[0], (*first)[0].rows[0] - 0.5f);       // key 7 trained
+  EXPECT_EQ(rows[row_floats], (*first)[0].rows[row_floats]);  // key 8 not
+  EXPECT_EQ(versions[0], (*first)[0].versions[0] + 1);
+}
+
 TEST_F(StartedCalls, AStartedWriteBackStoresTheRowsAndErrorsComeFromWait) {
   const std::vector<TableKeys> keys = {{TableId(0), {3}}};
   auto fetched = client_->Fetch("job", Iteration(0), keys);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -56,6 +58,7 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
       upload_(device) {
   staging_.Bind(device);
   slots_.Bind(device);
+  for (int i = 0; i < 3; ++i) fetch_buffers_.emplace_back(device);
   hold_slots_.Bind(device);
   received_.resize(cache->num_tables());
 }
@@ -107,29 +110,6 @@ std::vector<std::vector<float>> StepExecutor::ReadSlotsOfTables(
     float_at += n;
   }
   return out;
-}
-
-void StepExecutor::WriteSlotsOfTables(const std::vector<SlotRows>& writes,
-                                      const std::vector<const std::vector<float>*>& host,
-                                      float* const* arrays) {
-  std::vector<uint32_t> slots;
-  std::vector<float> rows;
-  for (size_t i = 0; i < writes.size(); ++i) {
-    slots.insert(slots.end(), writes[i].slots->begin(), writes[i].slots->end());
-    rows.insert(rows.end(), host[i]->begin(), host[i]->end());
-  }
-  if (slots.empty()) return;
-  staging_.CopyFromHost(rows);
-  UploadSlots(slots);
-  size_t slot_at = 0, float_at = 0;
-  for (size_t i = 0; i < writes.size(); ++i) {
-    const SlotRows& w = writes[i];
-    const int n = static_cast<int>(w.slots->size());
-    device_->ScatterRows(staging_.data() + float_at, slots_.data() + slot_at, n, w.width, w.stride,
-                         arrays[i]);
-    slot_at += w.slots->size();
-    float_at += w.slots->size() * static_cast<size_t>(w.width);
-  }
 }
 
 absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan::Step* next) {
@@ -269,6 +249,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   start = absl::Now();
   result.loss_sum = model_->TakeLoss();  // waits for the device
   upload_.Settled();
+  for (FetchBuffer& buffer : fetch_buffers_) buffer.device_reading = false;
   result.times.compute_ms += MillisSince(start);
   HERALD_RETURN_IF_ERROR(phase("train", absl::OkStatus()));
   return result;
@@ -554,8 +535,32 @@ std::vector<ps::TableRows> StepExecutor::CollectWriteBack(
   return rows;
 }
 
-StepExecutor::FetchList StepExecutor::FetchesOf(const plan::Step& step, bool early) const {
-  FetchList list;
+int StepExecutor::TakeFetchBuffer() {
+  for (size_t tries = 0; tries < fetch_buffers_.size(); ++tries) {
+    const size_t b = next_fetch_buffer_;
+    next_fetch_buffer_ = (next_fetch_buffer_ + 1) % fetch_buffers_.size();
+    if (fetch_buffers_[b].filling) continue;
+    if (fetch_buffers_[b].device_reading) {
+      device_->Synchronize();
+      for (FetchBuffer& buffer : fetch_buffers_) buffer.device_reading = false;
+    }
+    fetch_buffers_[b].filling = true;
+    return static_cast<int>(b);
+  }
+  // Unreachable: at most two fetches are in flight.
+  std::fprintf(stderr, "StepExecutor: every fetch buffer is being filled\n");
+  std::abort();
+}
+
+void StepExecutor::DropFetch(StartedFetch& fetch) {
+  fetch.done = PendingCall<absl::Status>();
+  if (fetch.buffer >= 0) fetch_buffers_[fetch.buffer].filling = false;
+  fetch.buffer = -1;
+}
+
+StepExecutor::StartedFetch StepExecutor::StartFetchOf(const plan::Step& step, bool early,
+                                                      ps::FetchMode mode, ps::Launch launch) {
+  StartedFetch fetch;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
     ps::TableKeys keys{TableId(static_cast<uint32_t>(t)), {}};
@@ -567,78 +572,95 @@ StepExecutor::FetchList StepExecutor::FetchesOf(const plan::Step& step, bool ear
       table_slots.push_back(plan.fetch.slots[i]);
     }
     if (keys.keys.empty()) continue;
-    list.keys.push_back(std::move(keys));
-    list.slots.push_back(std::move(table_slots));
-    list.tables.push_back(t);
+    fetch.row_at.push_back(fetch.floats);
+    fetch.floats += keys.keys.size() * cache_->table(t).row_floats;
+    fetch.rows += keys.keys.size();
+    fetch.keys.push_back(std::move(keys));
+    fetch.slots.push_back(std::move(table_slots));
+    fetch.tables.push_back(t);
   }
-  return list;
+  if (fetch.keys.empty()) return fetch;
+  fetch.buffer = TakeFetchBuffer();
+  FetchBuffer& buffer = fetch_buffers_[fetch.buffer];
+  buffer.rows.Reserve(fetch.floats, 0);
+  buffer.versions.resize(fetch.rows);
+  ps::RowSink sink;
+  size_t row = 0;
+  for (size_t r = 0; r < fetch.keys.size(); ++r) {
+    sink.rows.push_back(buffer.rows.data() + fetch.row_at[r]);
+    sink.versions.push_back(buffer.versions.data() + row);
+    sink.row_floats.push_back(cache_->table(fetch.tables[r]).row_floats);
+    row += fetch.keys[r].keys.size();
+  }
+  fetch.done =
+      ps_->StartFetchInto(step.job_id, Iteration(step.iteration), fetch.keys, mode, launch, sink);
+  return fetch;
 }
 
-absl::Status StepExecutor::PlaceFetched(const FetchList& list,
-                                        const std::vector<ps::TableRows>& rows,
-                                        StepResult* result) {
-  if (rows.size() != list.keys.size()) {
-    return absl::InternalError("PS client answered a different number of tables");
+absl::Status StepExecutor::PlaceFetched(StartedFetch& fetch, StepResult* result) {
+  if (fetch.buffer < 0) return absl::OkStatus();
+  const absl::Status fetched = fetch.done.Wait();
+  FetchBuffer& buffer = fetch_buffers_[fetch.buffer];
+  buffer.filling = false;
+  fetch.buffer = -1;
+  HERALD_RETURN_IF_ERROR(fetched);
+  // Every table's rows in one copy from the fetch buffer, then scattered
+  // into their slots.
+  std::vector<uint32_t> slots;
+  slots.reserve(fetch.rows);
+  for (const std::vector<uint32_t>& table_slots : fetch.slots) {
+    slots.insert(slots.end(), table_slots.begin(), table_slots.end());
   }
-  // Every table's rows into their slots in one upload.
-  std::vector<SlotRows> writes;
-  std::vector<const std::vector<float>*> host;
-  std::vector<float*> arrays;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const size_t t = list.tables[r];
+  UploadSlots(slots);
+  staging_.Resize(fetch.floats);
+  device_->CopyFromHostBuffer(buffer.rows.data(), staging_.data(), fetch.floats * sizeof(float));
+  buffer.device_reading = true;
+  size_t slot_at = 0, row = 0;
+  for (size_t r = 0; r < fetch.keys.size(); ++r) {
+    const size_t t = fetch.tables[r];
     EmbeddingCache::Table& table = cache_->table(t);
-    if (rows[r].row_floats != table.row_floats || rows[r].keys.size() != list.slots[r].size() ||
-        rows[r].rows.size() != list.slots[r].size() * table.row_floats) {
-      return absl::InternalError(absl::StrCat("table ", t, ": PS rows have ", rows[r].row_floats,
-                                              " floats, cache expects ", table.row_floats));
-    }
     const int row_floats = static_cast<int>(table.row_floats);
-    writes.push_back({nullptr, row_floats, &list.slots[r], row_floats});
-    host.push_back(&rows[r].rows);
-    arrays.push_back(table.rows.data());
-  }
-  WriteSlotsOfTables(writes, host, arrays.data());
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const size_t t = list.tables[r];
-    EmbeddingCache::Table& table = cache_->table(t);
-    for (size_t i = 0; i < list.slots[r].size(); ++i) {
-      cache_->Load(t, list.slots[r][i], rows[r].keys[i], rows[r].versions[i]);
+    const size_t n = fetch.slots[r].size();
+    device_->ScatterRows(staging_.data() + fetch.row_at[r], slots_.data() + slot_at,
+                         static_cast<int>(n), row_floats, row_floats, table.rows.data());
+    for (size_t i = 0; i < n; ++i) {
+      cache_->Load(t, fetch.slots[r][i], fetch.keys[r].keys[i], buffer.versions[row + i]);
     }
-    result->rows_fetched += list.slots[r].size();
-    result->bytes_moved += list.slots[r].size() * (table.row_floats * sizeof(float) + 16);
+    slot_at += n;
+    row += n;
+    result->rows_fetched += n;
+    result->bytes_moved += n * (table.row_floats * sizeof(float) + 16);
   }
   return absl::OkStatus();
 }
 
 void StepExecutor::Prefetch(const plan::Step& next) {
-  Prefetched p;
-  p.iteration = next.iteration;
-  p.list = FetchesOf(next, /*early=*/true);
-  if (p.list.keys.empty()) return;
-  p.rows = ps_->StartFetch(next.job_id, Iteration(next.iteration), p.list.keys,
-                           ps::FetchMode::kEarly, ps::Launch::kBackground);
-  prefetch_ = std::move(p);
+  if (prefetch_.has_value()) DropFetch(prefetch_->fetch);
+  prefetch_.reset();
+  StartedFetch fetch =
+      StartFetchOf(next, /*early=*/true, ps::FetchMode::kEarly, ps::Launch::kBackground);
+  if (fetch.buffer < 0) return;
+  prefetch_ = Prefetched{next.iteration, std::move(fetch)};
 }
 
 absl::Status StepExecutor::Fetch(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
   for (bool early : {true, false}) {
-    FetchList list = FetchesOf(step, early);
-    std::vector<ps::TableRows> rows;
+    StartedFetch fetch;
     if (early && prefetch_.has_value() && prefetch_->iteration == step.iteration) {
       // Requested during the previous step: the same keys (one plan).
-      Prefetched p = std::move(*prefetch_);
+      fetch = std::move(prefetch_->fetch);
       prefetch_.reset();
-      HERALD_ASSIGN_OR_RETURN(rows, p.rows.Wait());
-      list = std::move(p.list);
-      for (const ps::TableKeys& k : list.keys) result->rows_prefetched += k.keys.size();
+      result->rows_prefetched += fetch.rows;
     } else {
-      if (list.keys.empty()) continue;
-      HERALD_ASSIGN_OR_RETURN(
-          rows, ps_->Fetch(step.job_id, Iteration(step.iteration), list.keys,
-                           early ? ps::FetchMode::kEarly : ps::FetchMode::kCommitted));
+      if (early && prefetch_.has_value()) {  // for another step: not placed
+        DropFetch(prefetch_->fetch);
+        prefetch_.reset();
+      }
+      fetch = StartFetchOf(step, early, early ? ps::FetchMode::kEarly : ps::FetchMode::kCommitted,
+                           ps::Launch::kOnWait);
     }
-    HERALD_RETURN_IF_ERROR(PlaceFetched(list, rows, result));
+    HERALD_RETURN_IF_ERROR(PlaceFetched(fetch, result));
   }
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];

@@ -58,6 +58,7 @@
 #include "worker/cache/step_upload.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/row_exchanger.h"
+#include "worker/device/host_buffer.h"
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/rec_model.h"
 
@@ -158,16 +159,31 @@ class StepExecutor {
   // distinct across the plan's lists).
   static void AppendGrads(std::vector<ps::TableGrads> more, std::vector<ps::TableGrads>* to);
   absl::Status Fetch(const plan::Step& step, StepResult* result);
-  // The keys of `step`'s fetches with early == `early`, per table, and the
-  // slots they go to.
-  struct FetchList {
+  // A fetch from the PS in flight: the keys of a step's fetches with early
+  // == `early`, per table, the slots they go to, and the fetch buffer their
+  // rows land in (table blocks one after the other, from row_at[i]).
+  struct StartedFetch {
     std::vector<ps::TableKeys> keys;
     std::vector<std::vector<uint32_t>> slots;  // parallel to keys
     std::vector<size_t> tables;
+    std::vector<size_t> row_at;  // first float of each table's block
+    size_t floats = 0, rows = 0;
+    int buffer = -1;  // fetch_buffers_ index; -1: nothing to fetch
+    PendingCall<absl::Status> done;
   };
-  FetchList FetchesOf(const plan::Step& step, bool early) const;
-  absl::Status PlaceFetched(const FetchList& list, const std::vector<ps::TableRows>& rows,
-                            StepResult* result);
+  StartedFetch StartFetchOf(const plan::Step& step, bool early, ps::FetchMode mode,
+                            ps::Launch launch);
+  // Waits for `fetch` and writes its rows into their slots (one upload of
+  // every table's rows and one of the slots); releases its buffer.
+  absl::Status PlaceFetched(StartedFetch& fetch, StepResult* result);
+  // A fetch buffer no fetch is filling and the device no longer reads (it
+  // waits for the device if it must): the next in turn of three, so the
+  // early fetch of the next step, started while the device may still read
+  // this step's two, never has to wait.
+  int TakeFetchBuffer();
+  // Gives up a started fetch that will not be placed (its call is destroyed
+  // first: that waits for any writing into its buffer).
+  void DropFetch(StartedFetch& fetch);
   // Starts fetching `next`'s early rows (overlap).
   void Prefetch(const plan::Step& next);
   absl::Status Train(const plan::Step& step, StepResult* result);
@@ -206,11 +222,6 @@ class StepExecutor {
     int width;
   };
   std::vector<std::vector<float>> ReadSlotsOfTables(const std::vector<SlotRows>& reads);
-  // The inverse: each host block (`width` floats per slot) into its rows,
-  // in one upload of the rows and one of the slots.
-  void WriteSlotsOfTables(const std::vector<SlotRows>& writes,
-                          const std::vector<const std::vector<float>*>& host, float* const* arrays);
-
   Device* device_;
   RecModel* model_;
   DenseOptimizer* dense_optimizer_;
@@ -239,11 +250,24 @@ class StepExecutor {
     bool served = false;
   };
   std::vector<absl::flat_hash_map<Key, ReceivedRow>> received_;
-  // The early fetch of the step after the current one, in flight.
+  // Where fetched rows land: the device's host memory (page-locked on a
+  // GPU), so they go to the device without another copy. Three, taken in
+  // turn (TakeFetchBuffer): at most two fetches fill buffers at once (the
+  // current step's and the next one's early fetch).
+  struct FetchBuffer {
+    explicit FetchBuffer(Device* device) : rows(device) {}
+    HostBuffer<float> rows;
+    std::vector<uint64_t> versions;
+    bool filling = false;         // a started fetch writes into it
+    bool device_reading = false;  // uploaded since the device was last waited for
+  };
+  std::vector<FetchBuffer> fetch_buffers_;
+  size_t next_fetch_buffer_ = 0;
+  // The early fetch of the step after the current one, in flight (declared
+  // after the buffers it writes into: destroyed first).
   struct Prefetched {
     uint64_t iteration = 0;
-    FetchList list;
-    PendingCall<absl::StatusOr<std::vector<ps::TableRows>>> rows;
+    StartedFetch fetch;
   };
   std::optional<Prefetched> prefetch_;
   // The previous step's hand-off exchange, still running (overlap): the
