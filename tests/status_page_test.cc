@@ -100,6 +100,10 @@ TEST(StatusPage, ChromiumShowsTheJobsChartsWithItsDataPoints) {
     EXPECT_EQ(Attribute(page, chart, "data-points"), points) << chart;
   }
   EXPECT_EQ(Attribute(page, "chart-eval", "data-points"), "2");
+  // Each worker's time per step, named by what it waited for.
+  EXPECT_EQ(Attribute(page, "chart-phases-1", "data-series"),
+            "waiting for the scheduler|waiting for the PS (fetch)|device|all-reduce|"
+            "push (waiting for the PS)|write-back (waiting for the PS)");
   const size_t eval = page.find("id=\"eval\"");
   ASSERT_NE(eval, std::string::npos);
   EXPECT_NE(

@@ -25,7 +25,10 @@ constexpr char kStyle[] = R"css(
 )css";
 
 constexpr char kScript[] = R"js(
-const phases = ['fetch', 'compute', 'allreduce', 'push', 'writeback', 'step_wait'];
+// A worker's time per step: [JobStatus field prefix, what the time was].
+const phases = [['step_wait', 'waiting for the scheduler'], ['fetch', 'waiting for the PS (fetch)'],
+                ['compute', 'device'], ['allreduce', 'all-reduce'], ['push', 'push (waiting for the PS)'],
+                ['writeback', 'write-back (waiting for the PS)']];
 const colors = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1'];
 let selected = null;
 const charts = {};
@@ -72,6 +75,7 @@ function trained(p) { return (p.workers || []).length > 0; }
 function chart(id, title, datasets, labels, stacked) {
   const canvas = document.getElementById(id);
   canvas.dataset.points = labels.length;
+  canvas.dataset.series = datasets.map((d) => d.label).join('|');
   if (typeof Chart === 'undefined') return;
   if (!charts[id]) {
     charts[id] = new Chart(canvas, {
@@ -158,8 +162,9 @@ function drawJob(job) {
   const workers = h.length ? (h[0].workers || []).length : 0;
   ensureWorkerCharts(workers);
   for (let w = 0; w < workers; ++w) {
-    chart('chart-phases-' + w, 'worker ' + w + ': ms per phase',
-          phases.map((ph, i) => series(ph, h.map((p) => num(((p.workers || [])[w] || {})[ph + '_ms'])), i, true)),
+    chart('chart-phases-' + w, 'worker ' + w + ': ms per step, waiting and working',
+          phases.map(([ph, label], i) =>
+              series(label, h.map((p) => num(((p.workers || [])[w] || {})[ph + '_ms'])), i, true)),
           it, true);
   }
 }
