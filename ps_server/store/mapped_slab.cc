@@ -13,7 +13,6 @@
 namespace herald::ps {
 namespace {
 
-constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kPage = 4096;
 
 [[noreturn]] void MapFailed(const char* call, size_t bytes) {
@@ -26,25 +25,8 @@ constexpr size_t kPage = 4096;
 
 MappedSlab::MappedSlab(size_t bytes, size_t accessible) : bytes_(bytes) {
   constexpr int kFlags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-  if (bytes <= 2 * kHugePage) {
-    data_ = mmap(nullptr, bytes, PROT_NONE, kFlags, -1, 0);
-    if (data_ == MAP_FAILED) MapFailed("mmap", bytes);
-    MakeAccessible(accessible);
-    return;
-  }
-  // Over-map by one huge page and trim both ends to a 2 MiB-aligned start.
-  const size_t mapped = bytes + kHugePage;
-  void* raw = mmap(nullptr, mapped, PROT_NONE, kFlags, -1, 0);
-  if (raw == MAP_FAILED) MapFailed("mmap", mapped);
-  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (start + kHugePage - 1) & ~(kHugePage - 1);
-  if (aligned > start) munmap(raw, aligned - start);
-  const size_t tail = start + mapped - (aligned + bytes);
-  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
-  data_ = reinterpret_cast<void*>(aligned);
-  // Advice only: where huge pages are off, the slab simply keeps small pages.
-  const size_t advised = (bytes - kHugePage) & ~(kHugePage - 1);
-  madvise(static_cast<char*>(data_) + kHugePage, advised, MADV_HUGEPAGE);
+  data_ = mmap(nullptr, bytes, PROT_NONE, kFlags, -1, 0);
+  if (data_ == MAP_FAILED) MapFailed("mmap", bytes);
   MakeAccessible(accessible);
 }
 

@@ -1,13 +1,13 @@
 #pragma once
 // A fixed-size block of anonymous memory for a SlabArray slab: it reads as
 // zero bytes, takes memory only for the pages written, and is unmapped when
-// destroyed. Only its first Accessible() bytes may be touched: the rest is
+// destroyed. Only its first accessible() bytes may be touched: the rest is
 // reserved address space without access, which the kernel does not count
 // as committed memory (so a strict overcommit policy sees only what the
-// slab has grown to), and MakeAccessible extends the prefix in place. A slab larger than 4 MiB is
-// mapped on a 2 MiB boundary and the part past its first 2 MiB is advised for transparent huge
-// pages, so that filling a large slab costs one page fault per 2 MiB rather than per 4 KiB, while a
-// table that only ever writes a few rows still takes small pages.
+// slab has grown to), and MakeAccessible extends the prefix in place.
+// Small pages only: huge pages (MADV_HUGEPAGE past the first 2 MiB) made a
+// shard's steady state 1.4-1.5x slower on the development VM
+// (benchmarks-log.md, "Pipeline").
 
 #include <cstddef>
 

@@ -39,11 +39,10 @@ TEST(SlabArray, AccountsTheFirstSlabByDoublingCapacityThenWholeSlabs) {
   EXPECT_EQ(a.AllocatedBytes(), 2000u * 2 * 8);
 }
 
-TEST(MappedSlab, LargeSlabIsZeroHugePageAlignedAndMovable) {
+TEST(MappedSlab, LargeSlabIsZeroAndMovable) {
   constexpr size_t kBytes = size_t{9} << 20;
   MappedSlab slab(kBytes, kBytes);
   ASSERT_NE(slab.data(), nullptr);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(slab.data()) % (size_t{2} << 20), 0u);
   auto* bytes = static_cast<unsigned char*>(slab.data());
   EXPECT_EQ(bytes[0], 0);
   EXPECT_EQ(bytes[kBytes - 1], 0);
