@@ -33,17 +33,27 @@ void ExpectSameRows(const std::vector<TableRows>& a, const std::vector<TableRows
   }
 }
 
+// Client options that split every fetch into many requests.
+PsClientOptions SplittingOptions() {
+  PsClientOptions small;
+  small.max_request_bytes = 4096;
+  return small;
+}
+
+// Starts the scenario's job on `cluster` and trains `iterations` iterations.
+bool StartAndRun(InProcessPsCluster& cluster, const ScenarioOptions& o, uint64_t iterations) {
+  return cluster.client().StartJob(o.job_id, ScenarioSpec(), o.num_workers).ok() &&
+         RunIterations(cluster.client(), o, 0, iterations - 1).ok();
+}
+
 TEST(ShardedPsClient, AnyShardCountGivesTheSingleShardBits) {
   const std::vector<TableRows> reference = Reference(6);
   // Rows really moved: the versions count committed updates.
   EXPECT_GT(reference[0].versions[0] + reference[0].versions[1], 0u);
   for (uint32_t shards : {2u, 3u}) {
-    PsClientOptions small;
-    small.max_request_bytes = 4096;  // forces split requests
-    InProcessPsCluster cluster(shards, {}, small);
+    InProcessPsCluster cluster(shards, {}, SplittingOptions());
     ScenarioOptions o;
-    ASSERT_TRUE(cluster.client().StartJob(o.job_id, ScenarioSpec(), o.num_workers).ok());
-    ASSERT_TRUE(RunIterations(cluster.client(), o, 0, 5).ok());
+    ASSERT_TRUE(StartAndRun(cluster, o, 6));
     auto rows = FetchAll(cluster.client(), o, 6);
     ASSERT_TRUE(rows.ok()) << rows.status();
     ExpectSameRows(*rows, reference);
@@ -119,12 +129,9 @@ TEST(ShardedPsClient, DuplicateKeysAreFetchedOnceAndGradientsSummed) {
 // shape and the rows' width are checked.
 TEST(ShardedPsClient, FetchIntoASinkWritesWhatFetchReturns) {
   for (uint32_t shards : {1u, 3u}) {
-    PsClientOptions small;
-    small.max_request_bytes = 4096;  // forces split requests
-    InProcessPsCluster cluster(shards, {}, small);
+    InProcessPsCluster cluster(shards, {}, SplittingOptions());
     ScenarioOptions o;
-    ASSERT_TRUE(cluster.client().StartJob(o.job_id, ScenarioSpec(), o.num_workers).ok());
-    ASSERT_TRUE(RunIterations(cluster.client(), o, 0, 2).ok());
+    ASSERT_TRUE(StartAndRun(cluster, o, 3));
     auto expected = FetchAll(cluster.client(), o, 3);
     ASSERT_TRUE(expected.ok()) << expected.status();
     std::vector<TableKeys> keys;
