@@ -222,6 +222,7 @@ class StepExecutor {
     int width;
   };
   std::vector<std::vector<float>> ReadSlotsOfTables(const std::vector<SlotRows>& reads);
+
   Device* device_;
   RecModel* model_;
   DenseOptimizer* dense_optimizer_;
