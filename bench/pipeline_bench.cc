@@ -1,7 +1,8 @@
 // What Herald's pipeline costs per sample with a device that costs nothing:
 // real herald_scheduler, herald_ps shards and herald_worker_with_test_hooks
 // processes on 127.0.0.1 over the real transports, every worker on the
-// null device (worker/device/null_device.h: no arithmetic, zero gradients).
+// null device (worker/device/null_device.h: no arithmetic, zero gradients;
+// --device cuda:0 runs the same jobs with GPU workers on a GPU node).
 // For each policy × worker count × global batch it trains one Wide&Deep job
 // (26 tables × dim 64, MLP 512-256-128, Adam + Adagrad, entity-correlated
 // rows generated once into a Herald binary file, read by the scheduler) and prints samples/s and
@@ -39,6 +40,9 @@ ABSL_FLAG(std::string, policies, "herald,vanilla", "policies");
 ABSL_FLAG(int, ps, 2, "PS shards");
 ABSL_FLAG(int, repeat, 1, "runs of each job; the one with the least CPU per sample is printed");
 ABSL_FLAG(int, dim, 64, "embedding dimension of every table");
+ABSL_FLAG(std::string, device, "null",
+          "every worker's --device: null (no arithmetic: the pipeline alone), or a real one "
+          "(cuda:0 on a GPU node: the whole job with GPU workers; cpu)");
 ABSL_FLAG(int, epochs, 1,
           "epochs of each job: more than one weighs the first epoch's one-off costs (the "
           "shards creating rows, the caches filling) less");
@@ -110,7 +114,7 @@ Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
   const int ps = absl::GetFlag(FLAGS_ps);
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
       LocalCluster::Start("pipeline_bench", ps, static_cast<int>(workers), nullptr,
-                          std::vector<std::string>(workers, "null"), flags);
+                          std::vector<std::string>(workers, absl::GetFlag(FLAGS_device)), flags);
   if (!cluster.ok()) {
     out.error = std::string(cluster.status().message());
     return out;
@@ -196,9 +200,9 @@ int Main() {
     return 2;
   }
   const std::string& data = *training_data;
-  std::printf("pipeline_bench: data %s, %d epoch(s), %d PS shards, dim %d, null device%s\n",
+  std::printf("pipeline_bench: data %s, %d epoch(s), %d PS shards, dim %d, device %s%s\n",
               data.c_str(), std::max(absl::GetFlag(FLAGS_epochs), 1), absl::GetFlag(FLAGS_ps),
-              absl::GetFlag(FLAGS_dim),
+              absl::GetFlag(FLAGS_dim), absl::GetFlag(FLAGS_device).c_str(),
               baseline.empty() ? ", no baseline" : (", baseline " + baseline).c_str());
   std::printf("%-9s %10s   %6s | CPU us/sample: scheduler, PS 0..n, workers 0..n\n", "build",
               "samples/s", "total");

@@ -74,7 +74,9 @@ if [ "$cuda" != no ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   gpu_tests=$(bazel query 'attr(tags, "\bgpu\b", tests(//...))' 2>/dev/null)
   # The GPU tests' runfiles: the servers, and the PS twin whose test hooks
   # the exactness test's checkpoint-stall case drives.
-  gpu_extra=(//bench:worker_bench //bench:embedding_bag_bench //ps_server:herald_ps_with_test_hooks)
+  # pipeline_bench's GPU run needs the worker with test hooks (its cluster's worker binary).
+  gpu_extra=(//bench:worker_bench //bench:embedding_bag_bench //bench:pipeline_bench
+             //ps_server:herald_ps_with_test_hooks //worker:herald_worker_with_test_hooks)
   # shellcheck disable=SC2086
   build --config=cuda "${BINARIES[@]}" "${gpu_extra[@]}" $gpu_tests
   # shellcheck disable=SC2086
