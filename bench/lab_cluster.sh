@@ -8,7 +8,8 @@
 # workers, rows, link (the first link rate in Gb/s), dir (a fresh
 # directory for logs and data) and, optionally, ps_flags and worker_flags
 # (arrays of extra flags). Defines: bin, ctl, lab, hosts, data, sched, and
-# the functions on HOST CMD... and start HOST LOG CMD....
+# the functions on HOST CMD..., start HOST LOG CMD... and lab_spec (the
+# benches' Wide&Deep job).
 
 bazel build -c opt //ps_server:herald_ps //worker:herald_worker //scheduler:herald_scheduler \
   //cli:heraldctl //tools:model_diff 2>&1 | grep -E "ERROR|error:" || true
@@ -53,3 +54,24 @@ for _ in $(seq 1 300); do
   [ "$(on 1 "$ctl" nodes --scheduler "$sched" 2> /dev/null | grep -c ' alive$' || true)" -ge $((workers + 1)) ] && break
   sleep 0.1
 done
+
+# The benches' job spec (text proto): Wide&Deep over `data` with the
+# caller's dim, batch, iterations and workers. Args: job name, policy,
+# extra scheduling fields, extra spec lines (optional).
+lab_spec() {
+  cat << EOF
+name: "$1"
+model { kind: MODEL_WIDE_AND_DEEP top_mlp: [64, 32] }
+num_dense: 13
+$(for t in $(seq 1 26); do echo "tables { name: \"C$t\" dim: $dim }"; done)
+dense_optimizer { kind: OPTIMIZER_ADAM learning_rate: 0.001 }
+sparse_optimizer { kind: OPTIMIZER_ADAGRAD learning_rate: 0.05 }
+data { format: DATA_FORMAT_HERALD_BINARY paths: "$data" eval_fraction: 0.05 shuffle_buffer: 65536 }
+scheduling { policy: $2 cache_fraction: 0.1 $3 }
+${4:+$4
+}global_batch_size: $batch
+iterations: $iterations
+seed: 1
+num_workers: $workers
+EOF
+}

@@ -55,22 +55,7 @@ ps_flags=(--transport "$transport")
 worker_flags=(--transport "$transport" --overlap="$overlap")
 source bench/lab_cluster.sh
 
-spec() {  # policy, extra scheduling fields
-  cat << EOF
-name: "lab-e2e"
-model { kind: MODEL_WIDE_AND_DEEP top_mlp: [64, 32] }
-num_dense: 13
-$(for t in $(seq 1 26); do echo "tables { name: \"C$t\" dim: $dim }"; done)
-dense_optimizer { kind: OPTIMIZER_ADAM learning_rate: 0.001 }
-sparse_optimizer { kind: OPTIMIZER_ADAGRAD learning_rate: 0.05 }
-data { format: DATA_FORMAT_HERALD_BINARY paths: "$data" eval_fraction: 0.05 shuffle_buffer: 65536 }
-scheduling { policy: $1 cache_fraction: 0.1 $2 }
-global_batch_size: $batch
-iterations: $iterations
-seed: 1
-num_workers: $workers
-EOF
-}
+spec() { lab_spec lab-e2e "$1" "$2"; }  # policy, extra scheduling fields
 
 nic_bytes() {  # host -> "rx tx"
   echo "$(on "$1" cat /sys/class/net/eth0/statistics/rx_bytes) $(on "$1" cat /sys/class/net/eth0/statistics/tx_bytes)"

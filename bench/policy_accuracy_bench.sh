@@ -54,21 +54,7 @@ dir=$(mktemp -d /tmp/herald-policy-accuracy.XXXXXX)
 source bench/lab_cluster.sh
 
 spec() {  # policy, extra scheduling fields
-  cat << EOF
-name: "policy-accuracy"
-model { kind: MODEL_WIDE_AND_DEEP top_mlp: [64, 32] }
-num_dense: 13
-$(for t in $(seq 1 26); do echo "tables { name: \"C$t\" dim: $dim }"; done)
-dense_optimizer { kind: OPTIMIZER_ADAM learning_rate: 0.001 }
-sparse_optimizer { kind: OPTIMIZER_ADAGRAD learning_rate: 0.05 }
-data { format: DATA_FORMAT_HERALD_BINARY paths: "$data" eval_fraction: 0.05 shuffle_buffer: 65536 }
-scheduling { policy: $1 cache_fraction: 0.1 $2 }
-eval { every_iterations: $eval_every max_samples: 3000 }
-global_batch_size: $batch
-iterations: $iterations
-seed: 1
-num_workers: $workers
-EOF
+  lab_spec policy-accuracy "$1" "$2" "eval { every_iterations: $eval_every max_samples: 3000 }"
 }
 
 run_job() {  # link run-name policy extra

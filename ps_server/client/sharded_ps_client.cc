@@ -174,7 +174,10 @@ class ShardedFetch {
   ShardedFetch(const KeyRouter& router, uint32_t num_shards, const std::vector<TableKeys>& keys,
                size_t budget)
       : keys_(keys), out_(keys.size()), own_rows_(keys.size()), own_versions_(keys.size()) {
-    for (const TableKeys& t : keys) dedup_.push_back(Deduplicate(t.keys));
+    for (const TableKeys& t : keys) {
+      dedup_.push_back(Deduplicate(t.keys));
+      table_ids_.push_back(t.table);
+    }
     Plan(router, num_shards, budget);
   }
   // Into `sink`, the keys sent as given.
@@ -183,9 +186,9 @@ class ShardedFetch {
       : out_(keys.size()) {
     for (size_t t = 0; t < keys.size(); ++t) {
       dedup_.push_back({keys[t].keys, {}});
+      table_ids_.push_back(keys[t].table);
       out_[t] = {sink.rows[t], sink.versions[t], sink.row_floats[t]};
     }
-    for (const TableKeys& t : keys) table_ids_.push_back(t.table);
     Plan(router, num_shards, budget);
   }
 
@@ -273,9 +276,6 @@ class ShardedFetch {
 
  private:
   void Plan(const KeyRouter& router, uint32_t num_shards, size_t budget) {
-    if (table_ids_.empty()) {
-      for (const TableKeys& t : keys_) table_ids_.push_back(t.table);
-    }
     std::vector<const std::vector<Key>*> unique;
     for (const Dedup& d : dedup_) unique.push_back(&d.unique);
     // An answer row is at most 8 (key) + 8 (version) + 4 * (4096 dim * 3)
