@@ -1,5 +1,6 @@
 #include "common/data/binary_format.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -333,8 +334,10 @@ absl::StatusOr<size_t> BinaryReader::Read(size_t max_samples, SampleBlock* out) 
       if (!more) break;
       continue;
     }
-    out->AppendFrom(block_, block_pos_++);
-    ++appended;
+    const size_t take = std::min(max_samples - appended, block_.size() - block_pos_);
+    out->AppendRange(block_, block_pos_, block_pos_ + take);
+    block_pos_ += take;
+    appended += take;
   }
   return appended;
 }

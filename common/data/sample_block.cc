@@ -18,21 +18,26 @@ void SampleBlock::Reserve(size_t samples, size_t keys_per_sample) {
   keys.reserve(samples * keys_per_sample);
 }
 
-void SampleBlock::AppendFrom(const SampleBlock& other, size_t s) {
-  labels.push_back(other.labels[s]);
-  dense.insert(dense.end(), other.dense.begin() + s * schema.num_dense,
-               other.dense.begin() + (s + 1) * schema.num_dense);
-  dense_missing.push_back(other.dense_missing[s]);
-  // The sample's keys are one run in `other`: copied at once, their
+void SampleBlock::AppendFrom(const SampleBlock& other, size_t s) { AppendRange(other, s, s + 1); }
+
+void SampleBlock::AppendRange(const SampleBlock& other, size_t begin, size_t end) {
+  if (begin >= end) return;
+  labels.insert(labels.end(), other.labels.begin() + begin, other.labels.begin() + end);
+  dense.insert(dense.end(), other.dense.begin() + begin * schema.num_dense,
+               other.dense.begin() + end * schema.num_dense);
+  dense_missing.insert(dense_missing.end(), other.dense_missing.begin() + begin,
+                       other.dense_missing.begin() + end);
+  // The samples' keys are one run in `other`: copied at once, their
   // offsets moved by the difference.
-  const size_t first = s * schema.num_sparse;
+  const size_t first = begin * schema.num_sparse, last = end * schema.num_sparse;
   const uint32_t from = other.offsets[first];
-  const uint32_t to = other.offsets[first + schema.num_sparse];
+  const uint32_t to = other.offsets[last];
   const uint32_t base = static_cast<uint32_t>(keys.size());
   keys.insert(keys.end(), other.keys.begin() + from, other.keys.begin() + to);
-  for (uint32_t f = 1; f <= schema.num_sparse; ++f) {
-    offsets.push_back(other.offsets[first + f] - from + base);
-  }
+  const size_t at = offsets.size();
+  offsets.resize(at + (last - first));
+  uint32_t* out = offsets.data() + at;
+  for (size_t i = first + 1; i <= last; ++i) *out++ = other.offsets[i] - from + base;
 }
 
 void SampleBlock::Truncate(size_t count) {

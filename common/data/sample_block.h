@@ -42,6 +42,9 @@ struct SampleBlock {
 
   // Appends sample `s` of `other` (same schema).
   void AppendFrom(const SampleBlock& other, size_t s);
+  // Appends samples [begin, end) of `other` (same schema): the same as
+  // AppendFrom for each in order, one copy per array.
+  void AppendRange(const SampleBlock& other, size_t begin, size_t end);
   // Removes the samples from `count` on (keeps the first `count`).
   void Truncate(size_t count);
 };

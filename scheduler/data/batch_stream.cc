@@ -124,6 +124,7 @@ BatchStream::BatchStream(BatchStreamOptions options)
     : options_(std::move(options)),
       read_block_(options_.schema),
       pool_(options_.schema),
+      spare_pool_(options_.schema),
       batch_block_(options_.schema) {
   if (options_.epochs == 0) options_.epochs = 1;
   if (options_.split == Split::kHeldOut) options_.data.set_shuffle_buffer(0);
@@ -150,9 +151,14 @@ uint64_t BatchStream::MaxBatches() const {
 
 absl::StatusOr<bool> BatchStream::Refill() {
   const size_t target = std::max<size_t>(1, options_.data.shuffle_buffer());
+  // Without a held-out split every sample is a training one: read straight
+  // into the pool, without a copy through read_block_.
+  const bool whole_input = options_.split == Split::kTrain && !(options_.data.eval_fraction() > 0);
   while (live_.size() < target && !input_done_) {
     read_block_.Clear();
-    HERALD_ASSIGN_OR_RETURN(size_t n, reader_->Read(kReadChunk, &read_block_));
+    const size_t pool_before = pool_.size();
+    HERALD_ASSIGN_OR_RETURN(size_t n,
+                            reader_->Read(kReadChunk, whole_input ? &pool_ : &read_block_));
     if (n == 0) {
       // End of this epoch's input.
       const bool more_epochs = options_.split == Split::kTrain &&
@@ -169,19 +175,31 @@ absl::StatusOr<bool> BatchStream::Refill() {
       added_in_epoch_ = 0;
       continue;
     }
-    for (size_t s = 0; s < n; ++s) {
-      const bool held_out =
-          IsHeldOut(options_.seed, index_in_epoch_++, options_.data.eval_fraction());
-      if (held_out != (options_.split == Split::kHeldOut)) continue;
-      live_.push_back(static_cast<uint32_t>(pool_.size()));
-      pool_.AppendFrom(read_block_, s);
-      ++added_in_epoch_;
+    if (whole_input) {
+      for (size_t i = 0; i < n; ++i) live_.push_back(static_cast<uint32_t>(pool_before + i));
+      index_in_epoch_ += n;
+      added_in_epoch_ += n;
+      continue;
+    }
+    // The samples of this stream's split, appended a run at a time.
+    size_t run = 0;
+    for (size_t s = 0; s <= n; ++s) {
+      const bool in_split =
+          s < n && (IsHeldOut(options_.seed, index_in_epoch_++, options_.data.eval_fraction()) ==
+                    (options_.split == Split::kHeldOut));
+      if (in_split) continue;
+      for (size_t i = run; i < s; ++i)
+        live_.push_back(static_cast<uint32_t>(pool_.size() + i - run));
+      pool_.AppendRange(read_block_, run, s);
+      added_in_epoch_ += s - run;
+      run = s + 1;
     }
   }
   return !live_.empty();
 }
 
-void BatchStream::TakeFromPool(bool random, data::SampleBlock* out) {
+size_t BatchStream::TakeFromPool(bool random, size_t most, data::SampleBlock* out) {
+  size_t taken = 1;
   if (random) {
     rng_state_ = Mix64(rng_state_ + 0x9e3779b97f4a7c15ULL);
     const size_t i = static_cast<size_t>(rng_state_ % live_.size());
@@ -189,12 +207,24 @@ void BatchStream::TakeFromPool(bool random, data::SampleBlock* out) {
     live_[i] = live_.back();
     live_.pop_back();
   } else {
-    if (out != nullptr) out->AppendFrom(pool_, live_.front());
-    live_.pop_front();
+    // Input order: the oldest samples, consecutive in the pool where they
+    // were appended in one run, copied a run at a time.
+    taken = std::min(most, live_.size());
+    for (size_t left = taken; left > 0;) {
+      const uint32_t first = live_.front();
+      size_t run = 1;
+      while (run < left && live_[run] == first + run) ++run;
+      if (out != nullptr) out->AppendRange(pool_, first, first + run);
+      live_.erase(live_.begin(), live_.begin() + run);
+      left -= run;
+    }
   }
   // Compact once most of the pool is taken, so memory stays within ~2 pools.
   if (pool_.size() > 2 * live_.size() + kReadChunk) {
-    data::SampleBlock compact(options_.schema);
+    // Into the block the pool was compacted from last time: its memory is
+    // reused, not allocated and faulted in again.
+    data::SampleBlock& compact = spare_pool_;
+    compact.Clear();
     // Room for what the pool holds until the next compaction: refills
     // append without moving it.
     compact.Reserve(2 * live_.size() + 2 * kReadChunk,
@@ -205,14 +235,21 @@ void BatchStream::TakeFromPool(bool random, data::SampleBlock* out) {
     constexpr uint32_t kDead = UINT32_MAX;
     std::vector<uint32_t> moved_to(pool_.size(), kDead);
     for (uint32_t i : live_) moved_to[i] = 0;
-    for (size_t i = 0; i < moved_to.size(); ++i) {
-      if (moved_to[i] == kDead) continue;
-      moved_to[i] = static_cast<uint32_t>(compact.size());
-      compact.AppendFrom(pool_, i);
+    for (size_t i = 0; i < moved_to.size();) {
+      if (moved_to[i] == kDead) {
+        ++i;
+        continue;
+      }
+      const size_t first = i;
+      for (; i < moved_to.size() && moved_to[i] != kDead; ++i) {
+        moved_to[i] = static_cast<uint32_t>(compact.size() + i - first);
+      }
+      compact.AppendRange(pool_, first, i);
     }
     for (uint32_t& i : live_) i = moved_to[i];
-    pool_ = std::move(compact);
+    std::swap(pool_, compact);
   }
+  return taken;
 }
 
 absl::StatusOr<bool> BatchStream::NextSamples(const data::SampleBlock** out) {
@@ -222,7 +259,7 @@ absl::StatusOr<bool> BatchStream::NextSamples(const data::SampleBlock** out) {
   while (batch_block_.size() < options_.global_batch_size) {
     HERALD_ASSIGN_OR_RETURN(bool any, Refill());
     if (!any) break;
-    TakeFromPool(shuffle, &batch_block_);
+    TakeFromPool(shuffle, options_.global_batch_size - batch_block_.size(), &batch_block_);
   }
   if (batch_block_.size() < options_.global_batch_size) {
     // Training drops a partial last batch; evaluation uses every sample.
@@ -372,7 +409,7 @@ absl::StatusOr<uint64_t> BatchStream::Skip(uint64_t n) {
   const bool shuffle = options_.data.shuffle_buffer() > 0;
   for (uint64_t skipped = 0; skipped < n; ++skipped) {
     if (batches_ >= MaxBatches()) return skipped;
-    for (uint32_t taken = 0; taken < options_.global_batch_size; ++taken) {
+    for (uint32_t taken = 0; taken < options_.global_batch_size;) {
       HERALD_ASSIGN_OR_RETURN(bool any, Refill());
       if (!any) {  // the stream ends here, as in Next
         if (options_.split == Split::kTrain || taken == 0) {
@@ -382,7 +419,7 @@ absl::StatusOr<uint64_t> BatchStream::Skip(uint64_t n) {
         ++batches_;  // the held-out stream's partial last batch
         return skipped + 1;
       }
-      TakeFromPool(shuffle, nullptr);
+      taken += TakeFromPool(shuffle, options_.global_batch_size - taken, nullptr);
     }
     ++batches_;
   }

@@ -103,9 +103,10 @@ class BatchStream {
   // Tops the shuffle pool up to its size from the input; false at the end
   // of the last epoch.
   absl::StatusOr<bool> Refill();
-  // Moves one buffered sample to `out` (null: drops it): a uniformly drawn
-  // one, or the oldest (input order).
-  void TakeFromPool(bool random, data::SampleBlock* out);
+  // Moves buffered samples to `out` (null: drops them): one uniformly
+  // drawn, or (input order) the `most` oldest, fewer where fewer are
+  // buffered. Returns how many. REQUIRES: the pool is not empty, most > 0.
+  size_t TakeFromPool(bool random, size_t most, data::SampleBlock* out);
   uint64_t MaxBatches() const;
 
   BatchStreamOptions options_;
@@ -120,8 +121,9 @@ class BatchStream {
   uint64_t rng_state_ = 0;
 
   data::SampleBlock read_block_;
-  data::SampleBlock pool_;     // buffered samples, some already taken
-  std::deque<uint32_t> live_;  // indices into pool_ not yet emitted
+  data::SampleBlock pool_;        // buffered samples, some already taken
+  data::SampleBlock spare_pool_;  // what the pool is compacted into
+  std::deque<uint32_t> live_;     // indices into pool_ not yet emitted
   data::SampleBlock batch_block_;
 };
 

@@ -108,6 +108,40 @@ TEST_F(BatchStreamTest, HeldOutSplitIsTheExactComplementAndStableAcrossEpochs) {
   EXPECT_NEAR(static_cast<double>(h.size()) / 100, 0.25, 0.12);
 }
 
+TEST_F(BatchStreamTest, InputOrderBatchesHoldWholeSamplesAcrossHeldOutGaps) {
+  // Samples are copied in runs (between held-out samples, up to a batch's
+  // end): every sample must arrive whole, in input order, in both splits.
+  for (Split split : {Split::kTrain, Split::kHeldOut}) {
+    BatchStreamOptions o = Options(path_, 7);
+    o.data.set_eval_fraction(0.3f);
+    o.epochs = 2;
+    o.split = split;
+    auto stream = BatchStream::Open(o);
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    std::vector<uint64_t> ids;
+    const data::SampleBlock* batch = nullptr;
+    while (*(*stream)->NextSamples(&batch)) {
+      ASSERT_LE(batch->size(), 7u);
+      ASSERT_EQ(batch->offsets.size(), batch->size() * 2 + 1);
+      for (size_t s = 0; s < batch->size(); ++s) {
+        ASSERT_EQ(batch->Keys(s, 0).size(), 1u);
+        const uint64_t id = batch->Keys(s, 0)[0];
+        EXPECT_EQ(batch->Keys(s, 1), absl::MakeConstSpan(std::vector<uint64_t>{1000 + id}));
+        EXPECT_EQ(batch->labels[s], static_cast<float>(id % 2));
+        EXPECT_EQ(batch->Dense(s, 0), static_cast<int32_t>(id));
+        EXPECT_EQ(IsHeldOut(o.seed, id, 0.3), split == Split::kHeldOut) << id;
+        ids.push_back(id);
+      }
+    }
+    // The held-out stream is one pass; training two, each in input order.
+    const size_t epochs = split == Split::kTrain ? 2 : 1;
+    ASSERT_FALSE(ids.empty());
+    size_t restarts = 0;
+    for (size_t i = 1; i < ids.size(); ++i) restarts += ids[i] <= ids[i - 1];
+    EXPECT_EQ(restarts, epochs - 1);
+  }
+}
+
 TEST_F(BatchStreamTest, ShuffleIsSeededAPermutationAndReproducible) {
   BatchStreamOptions o = Options(path_, 10);
   o.data.set_shuffle_buffer(32);

@@ -42,9 +42,11 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
   std::vector<data::DistinctCounter> distinct(need_distinct ? tables : 0);
   std::vector<uint32_t> max_keys(tables, 1);
   // Each table's keys in sample order, as the batches have them.
+  // Samples outer, tables inner: the block's keys are read in the order
+  // they are stored (sample by sample), once.
   HERALD_RETURN_IF_ERROR(each_batch([&](const data::SampleBlock& batch) {
-    for (size_t t = 0; t < tables; ++t) {
-      for (size_t s = 0; s < batch.size(); ++s) {
+    for (size_t s = 0; s < batch.size(); ++s) {
+      for (size_t t = 0; t < tables; ++t) {
         const absl::Span<const uint64_t> keys = batch.Keys(s, static_cast<uint32_t>(t));
         max_keys[t] = std::max(max_keys[t], static_cast<uint32_t>(keys.size()));
         if (need_distinct) {
@@ -75,8 +77,8 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
     hot.emplace_back(std::max<size_t>(2 * size_t{sizing.capacity[t]}, 16384));
   }
   HERALD_RETURN_IF_ERROR(each_batch([&](const data::SampleBlock& batch) {
-    for (size_t t = 0; t < tables; ++t) {
-      for (size_t s = 0; s < batch.size(); ++s) {
+    for (size_t s = 0; s < batch.size(); ++s) {
+      for (size_t t = 0; t < tables; ++t) {
         for (Key key : batch.Keys(s, static_cast<uint32_t>(t))) hot[t].Add(key);
       }
     }
