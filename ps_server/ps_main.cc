@@ -55,10 +55,9 @@ ABSL_FLAG(std::string, transport, "auto",
           "embedding data path: ucx (fetch, push and write-back over UCX: RDMA verbs, shared "
           "memory or TCP, as UCX picks; fail if it cannot start), grpc, or auto (ucx where it "
           "starts and TLS is off, else grpc); control calls are always gRPC");
-ABSL_FLAG(bool, ucx_shared_memory, false,
-          "UCX: reach workers of this host over shared memory (faster; but UCX cannot then "
-          "report a dead peer, which is noticed only at a call's deadline); set it on the "
-          "workers too");
+ABSL_FLAG(bool, ucx_shared_memory, true,
+          "UCX: reach workers of this host over shared memory where they offer it too (a "
+          "dead peer is noticed by watching its process); false: TCP or verbs only");
 ABSL_FLAG(std::string, ucx_address_file, "",
           "write the UCX data address (what a client connects to) to this file");
 #ifdef HERALD_PS_TEST_HOOKS

@@ -47,10 +47,9 @@ ABSL_FLAG(std::string, gloo_host, "",
           "interface address the Gloo all-reduce and row exchange listen on "
           "(empty: --advertise, else the --listen host)");
 ABSL_FLAG(std::string, log_level, "info", "trace|debug|info|warn|error");
-ABSL_FLAG(bool, ucx_shared_memory, false,
-          "UCX: reach PS shards of this host over shared memory (faster; but UCX cannot then "
-          "report a dead shard, which is noticed only at a call's deadline); set it on the "
-          "shards too");
+ABSL_FLAG(bool, ucx_shared_memory, true,
+          "UCX: reach PS shards of this host over shared memory where they offer it too (a "
+          "dead shard is noticed by watching its process); false: TCP or verbs only");
 ABSL_FLAG(bool, overlap, true,
           "overlap the PS transfers with each other and with compute, and fetch the next "
           "step's early rows during the current one (the model is the same either way)");

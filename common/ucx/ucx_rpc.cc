@@ -17,40 +17,77 @@ AlignedBuffer BytesOf(const std::string& s) { return AlignedBuffer::CopyOf(s.dat
 
 std::string StringOf(const AlignedBuffer& b) { return std::string(b.data(), b.size()); }
 
-// Hello: u32 token length, the token, then the client's worker address.
-AlignedBuffer EncodeHello(const std::string& token, const std::string& address) {
-  std::string bytes(4, '\0');
-  const uint32_t n = static_cast<uint32_t>(token.size());
-  std::memcpy(bytes.data(), &n, 4);
-  bytes += token;
+// Hello: u32 token length, the token, u32 length of the client's process
+// (ProcessIdentity::Encode; empty: not offered), the process, then the
+// client's worker address.
+AlignedBuffer EncodeHello(const std::string& token, const std::string& process,
+                          const std::string& address) {
+  std::string bytes;
+  for (const std::string* field : {&token, &process}) {
+    const uint32_t n = static_cast<uint32_t>(field->size());
+    bytes.append(reinterpret_cast<const char*>(&n), 4);
+    bytes += *field;
+  }
   bytes += address;
   return BytesOf(bytes);
 }
 
-bool DecodeHello(const AlignedBuffer& hello, std::string* token, std::string* address) {
-  uint32_t n = 0;
-  if (hello.size() < 4) return false;
-  std::memcpy(&n, hello.data(), 4);
-  if (n > hello.size() - 4) return false;
-  *token = std::string(hello.data() + 4, n);
-  *address = std::string(hello.data() + 4 + n, hello.size() - 4 - n);
+bool DecodeHello(const AlignedBuffer& hello, std::string* token,
+                 std::optional<ProcessIdentity>* process, std::string* address) {
+  size_t at = 0;
+  std::string fields[2];
+  for (std::string& field : fields) {
+    uint32_t n = 0;
+    if (hello.size() - at < 4) return false;
+    std::memcpy(&n, hello.data() + at, 4);
+    at += 4;
+    if (n > hello.size() - at) return false;
+    field.assign(hello.data() + at, n);
+    at += n;
+  }
+  *token = std::move(fields[0]);
+  process->reset();
+  if (!fields[1].empty()) {
+    *process = ProcessIdentity::Decode(fields[1]);
+    if (!process->has_value()) return false;
+  }
+  *address = std::string(hello.data() + at, hello.size() - at);
   return !address->empty();
+}
+
+// This process, where its UCX worker offers shared memory; empty otherwise.
+ProcessIdentity OfferedProcess(const UcxWorker::Options& ucx) {
+  return ucx.shared_memory ? ProcessIdentity::Self() : ProcessIdentity{};
 }
 
 }  // namespace
 
-std::string EncodeAddress(const std::string& worker_address) {
-  return absl::StrCat(kAddressPrefix, absl::BytesToHexString(worker_address));
+std::string EncodeAddress(const std::string& worker_address, const ProcessIdentity& process) {
+  std::string out = absl::StrCat(kAddressPrefix, absl::BytesToHexString(worker_address));
+  if (process.valid()) absl::StrAppend(&out, "@", process.Encode());
+  return out;
 }
 
-absl::StatusOr<std::string> DecodeAddress(const std::string& address) {
-  const std::string hex = address.substr(std::min(address.size(), sizeof(kAddressPrefix) - 1));
+absl::StatusOr<PeerAddress> DecodeAddress(const std::string& address) {
+  const size_t at = address.find('@');
+  const std::string hex = address.substr(
+      std::min(address.size(), sizeof(kAddressPrefix) - 1),
+      at == std::string::npos ? std::string::npos : at - (sizeof(kAddressPrefix) - 1));
   if (!absl::StartsWith(address, kAddressPrefix) || hex.empty() || hex.size() % 2 != 0 ||
       hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("UCX address \"", address.substr(0, 40), "\": expected ucx:HEX"));
+    return absl::InvalidArgumentError(absl::StrCat("UCX address \"", address.substr(0, 40),
+                                                   "\": expected ucx:HEX or ucx:HEX@PROCESS"));
   }
-  return absl::HexStringToBytes(hex);
+  PeerAddress peer{absl::HexStringToBytes(hex), std::nullopt};
+  if (at != std::string::npos) {
+    peer.process = ProcessIdentity::Decode(address.substr(at + 1));
+    if (!peer.process) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("UCX address: the process after '@' (\"", address.substr(at + 1, 80),
+                       "\") is not BOOT_ID/PID_NS/IPC_NS/PID/START_TIME"));
+    }
+  }
+  return peer;
 }
 
 // ---------------------------------------------------------------- server
@@ -68,8 +105,26 @@ absl::StatusOr<std::unique_ptr<UcxRpcServer>> UcxRpcServer::Start(const RpcServe
           },
           [self](ucp_ep_h ep, const std::string&) { self->OnEndpointError(ep); }, options.ucx));
   HERALD_ASSIGN_OR_RETURN(std::string address, server->worker_->Address());
-  server->address_ = EncodeAddress(address);
+  server->address_ = EncodeAddress(address, OfferedProcess(options.ucx));
   return server;
+}
+
+bool UcxRpcServer::WaitForConnections(size_t n, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto reached = [this, n]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return connections_.size() == n; };
+  return mu_.AwaitWithTimeout(absl::Condition(&reached), timeout);
+}
+
+bool UcxRpcServer::SharedMemory(uint32_t id) {
+  ucp_ep_h ep;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = connections_.find(id);
+    if (it == connections_.end()) return false;
+    ep = it->second.ep;
+  }
+  return worker_->SharedMemory(ep);
 }
 
 UcxRpcServer::~UcxRpcServer() {
@@ -93,11 +148,12 @@ void UcxRpcServer::OnEndpointError(ucp_ep_h ep) {
 
 void UcxRpcServer::Welcome(const Header& header, const AlignedBuffer& hello) {
   std::string token, address;
-  if (!DecodeHello(hello, &token, &address)) {
+  std::optional<ProcessIdentity> process;
+  if (!DecodeHello(hello, &token, &process, &address)) {
     HLOG_WARN("UCX: a malformed hello ({} bytes) ignored", hello.size());
     return;
   }
-  absl::StatusOr<ucp_ep_h> ep = worker_->Connect(address);
+  absl::StatusOr<ucp_ep_h> ep = worker_->Connect(address, process ? &*process : nullptr);
   if (!ep.ok()) {
     HLOG_WARN("UCX: cannot connect back to a client: {}", std::string(ep.status().message()));
     return;
@@ -175,17 +231,20 @@ absl::StatusOr<std::unique_ptr<UcxRpcClient>> UcxRpcClient::Connect(
           },
           [self](ucp_ep_h ep, const std::string& why) { self->OnEndpointError(ep, why); }, ucx));
   HERALD_ASSIGN_OR_RETURN(const std::string own, client->worker_->Address());
+  const ProcessIdentity process = OfferedProcess(ucx);
   for (size_t s = 0; s < addresses.size(); ++s) {
-    absl::StatusOr<std::string> address = DecodeAddress(addresses[s]);
+    absl::StatusOr<PeerAddress> address = DecodeAddress(addresses[s]);
     if (!address.ok()) return Annotate(address.status(), names[s]);
-    absl::StatusOr<ucp_ep_h> ep = client->worker_->Connect(*address);
+    absl::StatusOr<ucp_ep_h> ep =
+        client->worker_->Connect(address->worker, address->process ? &*address->process : nullptr);
     if (!ep.ok()) return Annotate(ep.status(), names[s]);
     absl::MutexLock lock(&client->mu_);
     client->servers_.push_back({names[s], *ep, 0, false, ""});
   }
   client->num_servers_ = addresses.size();
   for (size_t s = 0; s < addresses.size(); ++s) {
-    absl::StatusOr<Pending> hello = client->Exchange(s, kHello, EncodeHello(token, own), timeout);
+    absl::StatusOr<Pending> hello = client->Exchange(
+        s, kHello, EncodeHello(token, process.valid() ? process.Encode() : "", own), timeout);
     if (!hello.ok()) return Annotate(hello.status(), absl::StrCat("UCX hello to ", names[s]));
     if (!hello->status.ok()) {
       return absl::Status(hello->status.code(), absl::StrCat("UCX hello to ", names[s],
@@ -312,6 +371,16 @@ bool UcxRpcClient::Failed(size_t index, std::string* why) {
   if (index >= servers_.size() || !servers_[index].failed) return false;
   *why = servers_[index].why;
   return true;
+}
+
+bool UcxRpcClient::SharedMemory(size_t index) {
+  ucp_ep_h ep;
+  {
+    absl::MutexLock lock(&mu_);
+    if (index >= servers_.size() || servers_[index].failed) return false;
+    ep = servers_[index].ep;
+  }
+  return worker_->SharedMemory(ep);
 }
 
 void UcxRpcClient::CancelAll(const std::string& why) {

@@ -7,8 +7,11 @@
 // Peers find each other by UCX worker address (UcxWorker::Address, handed
 // over out of band: a PS registers its address with the scheduler), so UCX
 // may use shared memory between processes of one host and TCP or RDMA verbs
-// between hosts. A client's first message to a server is its Hello: the
-// cluster token and the client's own address; the server connects back and
+// between hosts. With shared memory on (UcxWorker::Options), each side names
+// its process (its address, the Hello), so that the other can watch it: a
+// peer's death fails its connection at once over every transport. A
+// client's first message to a server is its Hello: the cluster token, the
+// client's process and its own address; the server connects back and
 // answers with a connection id every request then carries. A server with a
 // token answers every request of a connection that did not present it with
 // UNAUTHENTICATED (counted and logged). UCX traffic is not encrypted: where
@@ -23,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +34,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/cached_thread_pool.h"
+#include "common/process/process_identity.h"
 #include "common/ucx/aligned_buffer.h"
 #include "common/ucx/ucx_worker.h"
 
@@ -51,8 +56,16 @@ class UcxRpcServer {
   // Stops: waits for the handlers running, then closes every connection.
   ~UcxRpcServer();
 
-  // What clients connect to: "ucx:" and the worker address in hex.
+  // What clients connect to: "ucx:" and the worker address in hex, then
+  // with shared memory on, "@" and this process (EncodeAddress).
   const std::string& address() const { return address_; }
+  // Waits up to `timeout` until the server holds `n` client connections
+  // (a client that failed or whose process exited is dropped); false at
+  // the timeout.
+  bool WaitForConnections(size_t n, absl::Duration timeout);
+  // Whether connection `id` (the Header::connection of its requests) may
+  // use shared memory; false for an unknown one.
+  bool SharedMemory(uint32_t id);
   // Requests refused for want of the token.
   uint64_t refused() const { return refused_.load(); }
 
@@ -107,12 +120,13 @@ class UcxRpcClient {
   void Forget(uint64_t id);
   // The transports UCX chose for server `index` (for the log).
   std::string Describe(size_t index);
-  // Whether the connection to server `index` failed (a dead peer over TCP
-  // or verbs); *why says how.
+  // Whether the connection to server `index` failed (a dead peer); *why
+  // says how.
   bool Failed(size_t index, std::string* why);
+  // Whether the connection to server `index` may use shared memory.
+  bool SharedMemory(size_t index);
   // Fails every call in flight, and every later one, with Cancelled(why):
-  // for a caller whose work was called off (over shared memory a dead
-  // server is otherwise only noticed at a call's deadline).
+  // for a caller whose work was called off.
   void CancelAll(const std::string& why);
 
  private:
@@ -149,8 +163,17 @@ class UcxRpcClient {
   std::unique_ptr<UcxWorker> worker_;           // last: its thread stops first
 };
 
-// "ucx:" + hex of a worker address, and back. Errors: InvalidArgument.
-std::string EncodeAddress(const std::string& worker_address);
-absl::StatusOr<std::string> DecodeAddress(const std::string& address);
+// Where a server is: its worker address, and its process where the server
+// offers shared memory to the processes of its host (UcxWorker::Options).
+struct PeerAddress {
+  std::string worker;
+  std::optional<ProcessIdentity> process;
+};
+// "ucx:" + hex of the worker address, then "@" + the process
+// (ProcessIdentity::Encode) where given and valid; and back. Errors:
+// InvalidArgument naming what does not parse.
+std::string EncodeAddress(const std::string& worker_address,
+                          const ProcessIdentity& process = ProcessIdentity{});
+absl::StatusOr<PeerAddress> DecodeAddress(const std::string& address);
 
 }  // namespace herald::ucx

@@ -4,9 +4,16 @@
 // the call's, a connection without the token is refused, a call to a
 // server that takes too long fails with DEADLINE_EXCEEDED and one to a
 // server that died (over TCP) with UNAVAILABLE, both naming the server.
+// Over shared memory, a peer process killed with SIGKILL fails its
+// connection at once too, on both sides (its process is watched).
 
 #include "common/ucx/ucx_rpc.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -14,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace herald::ucx {
@@ -145,7 +153,8 @@ TEST(UcxRpc, AConnectionWithoutTheTokenIsRefused) {
 }
 
 TEST(UcxRpc, AnAddressThatIsNotOneIsRefused) {
-  for (const char* bad : {"127.0.0.1:5", "ucx:", "ucx:abc", "ucx:zz"}) {
+  for (const char* bad :
+       {"127.0.0.1:5", "ucx:", "ucx:abc", "ucx:zz", "ucx:ab@", "ucx:ab@1/2/3", "ucx:@b/1/2/3/4"}) {
     auto client = UcxRpcClient::Connect({bad}, {"shard 3"}, "", absl::Seconds(1), {});
     ASSERT_FALSE(client.ok()) << bad;
     EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << client.status();
@@ -187,6 +196,127 @@ TEST(UcxRpc, ADeadServerOverTcpIsUnavailableNamingIt) {
   EXPECT_EQ(dead.code(), absl::StatusCode::kUnavailable) << dead;
   EXPECT_NE(dead.message().find("shard 0"), std::string::npos) << dead;
   unsetenv("UCX_NET_DEVICES");
+}
+
+TEST(UcxRpc, AnAddressNamesTheServersProcessWhereItOffersSharedMemory) {
+  auto shared = UcxRpcServer::Start(Loopback(), SumAndIncrement);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  auto address = DecodeAddress((*shared)->address());
+  ASSERT_TRUE(address.ok()) << address.status();
+  ASSERT_TRUE(address->process.has_value()) << (*shared)->address();
+  EXPECT_EQ(address->process->Encode(), ProcessIdentity::Self().Encode());
+  RpcServerOptions tcp_only;
+  tcp_only.ucx.loopback_only = true;
+  auto tcp = UcxRpcServer::Start(tcp_only, SumAndIncrement);
+  ASSERT_TRUE(tcp.ok()) << tcp.status();
+  auto plain = DecodeAddress((*tcp)->address());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->process.has_value());
+  EXPECT_EQ(EncodeAddress(plain->worker), (*tcp)->address());
+}
+
+// ucx_peer_for_test in a process of its own: its stdout's first line, and
+// SIGKILL.
+class PeerProcess {
+ public:
+  explicit PeerProcess(std::vector<std::string> args) {
+    const char* srcdir = std::getenv("TEST_SRCDIR");
+    const char* workspace = std::getenv("TEST_WORKSPACE");
+    const std::string binary =
+        absl::StrCat(srcdir ? srcdir : ".", "/", workspace ? workspace : "herald",
+                     "/common/ucx/ucx_peer_for_test");
+    args.insert(args.begin(), binary);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int in[2], out[2];
+    EXPECT_EQ(::pipe(in), 0);
+    EXPECT_EQ(::pipe(out), 0);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      ::close(in[1]);
+      ::close(out[0]);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    stdin_ = in[1];
+    stdout_ = ::fdopen(out[0], "r");
+  }
+  ~PeerProcess() {
+    Kill();
+    ::close(stdin_);
+    std::fclose(stdout_);
+  }
+  // The next line it prints, without its newline; "" when it exits first.
+  std::string Line() {
+    char buffer[4096];
+    if (std::fgets(buffer, sizeof(buffer), stdout_) == nullptr) return "";
+    std::string line(buffer);
+    if (!line.empty() && line.back() == '\n') line.pop_back();
+    return line;
+  }
+  void Kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+  FILE* stdout_ = nullptr;
+};
+
+// Shared memory cannot report a dead peer; the watched process can: a call
+// in flight to a server killed with SIGKILL fails with UNAVAILABLE naming
+// the server at once, not at its 60 s deadline.
+TEST(UcxRpc, AServerKilledOverSharedMemoryIsUnavailableAtOnce) {
+  PeerProcess server({"server"});
+  const std::string address = server.Line();
+  ASSERT_FALSE(address.empty()) << "the server process did not start";
+  auto client = UcxRpcClient::Connect({address}, {"shard 1"}, "", absl::Seconds(10),
+                                      UcxWorker::Options{true, true});
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_TRUE((*client)->Call(0, Values(2, 1), absl::Seconds(10)).ok());
+  EXPECT_TRUE((*client)->SharedMemory(0));
+  const std::string lanes = (*client)->Describe(0);
+  std::printf("UCX lanes to the server process:\n%s\n", lanes.c_str());
+  EXPECT_TRUE(lanes.find("posix") != std::string::npos || lanes.find("sysv") != std::string::npos ||
+              lanes.find("cma") != std::string::npos)
+      << lanes;
+  // A call in flight when the server dies.
+  auto started = (*client)->Start(0, Values(3, 1));
+  server.Kill();
+  const absl::Time before = absl::Now();
+  absl::Status dead =
+      started.ok() ? (*client)->Wait(*started, absl::Seconds(60)).status() : started.status();
+  // The in-flight call may have been answered before the kill.
+  if (dead.ok()) dead = (*client)->Call(0, Values(2, 1), absl::Seconds(60)).status();
+  EXPECT_EQ(dead.code(), absl::StatusCode::kUnavailable) << dead;
+  EXPECT_NE(dead.message().find("shard 1"), std::string::npos) << dead;
+  EXPECT_NE(dead.message().find("exited"), std::string::npos) << dead;
+  EXPECT_LT(absl::Now() - before, absl::Seconds(20)) << "noticed only at the deadline";
+  std::string why;
+  EXPECT_TRUE((*client)->Failed(0, &why));
+}
+
+// The other way round: a client process killed over shared memory is
+// dropped by the server at once.
+TEST(UcxRpc, AClientKilledOverSharedMemoryIsDropped) {
+  auto server = UcxRpcServer::Start(Loopback(), SumAndIncrement);
+  ASSERT_TRUE(server.ok()) << server.status();
+  PeerProcess client({"client", (*server)->address()});
+  ASSERT_EQ(client.Line(), "called");
+  ASSERT_TRUE((*server)->WaitForConnections(1, absl::Seconds(10)));
+  EXPECT_TRUE((*server)->SharedMemory(1));  // the first connection's id
+  client.Kill();
+  EXPECT_TRUE((*server)->WaitForConnections(0, absl::Seconds(20)))
+      << "the dead client's connection is still open";
 }
 
 }  // namespace

@@ -89,13 +89,7 @@ struct UcxWorker::Internals {
   }
 
   static void OnEndpointFailure(void* arg, ucp_ep_h ep, ucs_status_t status) {
-    auto* self = static_cast<UcxWorker*>(arg);
-    {
-      absl::MutexLock lock(&self->mu_);
-      if (self->endpoints_.erase(ep) == 0) return;  // closed already
-    }
-    self->on_error_(ep, ucs_status_string(status));
-    self->internals_->failed.push_back(ep);  // closed after progress returns
+    static_cast<UcxWorker*>(arg)->Fail(ep, ucs_status_string(status));
   }
 
   // Progress-thread state.
@@ -104,7 +98,24 @@ struct UcxWorker::Internals {
   // Filled by Send (any thread, under `mu`), drained by the progress thread.
   absl::Mutex mu;
   std::deque<SendOp*> outbox ABSL_GUARDED_BY(mu);
+  // Endpoints whose peer's process exited (ProcessWatch's thread), failed
+  // by the progress thread.
+  std::vector<std::pair<ucp_ep_h, std::string>> peer_exited ABSL_GUARDED_BY(mu);
 };
+
+void UcxWorker::Fail(ucp_ep_h ep, const std::string& why) {
+  uint64_t watch = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = endpoints_.find(ep);
+    if (it == endpoints_.end()) return;  // closed already
+    watch = it->second;
+    endpoints_.erase(it);
+  }
+  if (watch != 0) watch_->Unwatch(watch);
+  on_error_(ep, why);
+  internals_->failed.push_back(ep);  // closed after progress returns
+}
 
 namespace {
 
@@ -144,7 +155,7 @@ absl::Status UcxWorker::Init(const Options& options) {
   if (options.loopback_only && std::getenv("UCX_NET_DEVICES") == nullptr) {
     ucp_config_modify(config, "NET_DEVICES", "lo");
   }
-  detect_peer_failure_ = !options.shared_memory;
+  if (options.shared_memory) watch_ = std::make_unique<ProcessWatch>();
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
@@ -186,6 +197,7 @@ absl::Status UcxWorker::Init(const Options& options) {
 }
 
 UcxWorker::~UcxWorker() {
+  watch_.reset();  // its callbacks reach the progress thread: stopped first
   if (thread_.joinable()) {
     {
       absl::MutexLock lock(&mu_);
@@ -195,12 +207,12 @@ UcxWorker::~UcxWorker() {
     thread_.join();
   }
   if (worker_ != nullptr) {
-    std::set<ucp_ep_h> open;
+    std::map<ucp_ep_h, uint64_t> open;
     {
       absl::MutexLock lock(&mu_);
       open.swap(endpoints_);
     }
-    for (ucp_ep_h ep : open) CloseEndpoint(worker_, ep);
+    for (const auto& [ep, watch] : open) CloseEndpoint(worker_, ep);
     {
       absl::MutexLock lock(&internals_->mu);
       for (Internals::SendOp* op : internals_->outbox) {
@@ -267,6 +279,12 @@ void UcxWorker::Progress() {
         delete op;
       }
     }
+    std::vector<std::pair<ucp_ep_h, std::string>> peer_exited;
+    {
+      absl::MutexLock lock(&internals_->mu);
+      peer_exited.swap(internals_->peer_exited);
+    }
+    for (const auto& [ep, why] : peer_exited) Fail(ep, why);
     std::vector<ucp_ep_h> failed;
     failed.swap(internals_->failed);
     for (ucp_ep_h ep : failed) CloseEndpoint(worker_, ep);
@@ -296,24 +314,67 @@ absl::StatusOr<std::string> UcxWorker::Address() {
   return bytes;
 }
 
-absl::StatusOr<ucp_ep_h> UcxWorker::Connect(const std::string& address) {
+absl::StatusOr<ucp_ep_h> UcxWorker::Connect(const std::string& address,
+                                            const ProcessIdentity* peer) {
+  // The endpoint exists only once ucp_ep_create returns, and the peer may
+  // be dead already: the watch reports through `pending`, which the watch's
+  // callback fills until the endpoint is known.
+  struct Pending {
+    absl::Mutex mu;
+    ucp_ep_h ep ABSL_GUARDED_BY(mu) = nullptr;
+    bool exited ABSL_GUARDED_BY(mu) = false;
+  };
+  auto pending = std::make_shared<Pending>();
+  uint64_t watch = 0;
+  const std::string why =
+      peer == nullptr ? "" : absl::StrCat("process ", peer->pid, " (a peer on this host) exited");
+  if (watch_ != nullptr && peer != nullptr) {
+    absl::StatusOr<uint64_t> id = watch_->Watch(*peer, [this, pending, why] {
+      absl::MutexLock lock(&pending->mu);
+      pending->exited = true;
+      if (pending->ep == nullptr) return;
+      {
+        absl::MutexLock outbox(&internals_->mu);
+        internals_->peer_exited.emplace_back(pending->ep, why);
+      }
+      ucp_worker_signal(worker_);
+    });
+    if (id.ok()) watch = *id;
+  }
   ucp_ep_params_t p{};
   p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLER |
                  UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
   p.address = reinterpret_cast<const ucp_address_t*>(address.data());
-  p.err_mode = detect_peer_failure_ ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+  // Asking UCX to report a dead peer rules out its shared-memory
+  // transports; a watched peer's death is reported by the watch.
+  p.err_mode = watch != 0 ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
   p.err_handler.cb = &Internals::OnEndpointFailure;
   p.err_handler.arg = this;
   ucp_ep_h ep = nullptr;
   if (ucs_status_t s = ucp_ep_create(worker_, &p, &ep); s != UCS_OK) {
+    if (watch != 0) watch_->Unwatch(watch);
     return absl::UnavailableError(absl::StrCat("UCX: cannot connect: ", ucs_status_string(s)));
   }
   {
     absl::MutexLock lock(&mu_);
-    endpoints_.insert(ep);
+    endpoints_.emplace(ep, watch);
+  }
+  {
+    absl::MutexLock lock(&pending->mu);
+    pending->ep = ep;
+    if (pending->exited) {
+      absl::MutexLock outbox(&internals_->mu);
+      internals_->peer_exited.emplace_back(ep, why);
+    }
   }
   ucp_worker_signal(worker_);
   return ep;
+}
+
+bool UcxWorker::SharedMemory(ucp_ep_h ep) {
+  absl::MutexLock lock(&mu_);
+  auto it = endpoints_.find(ep);
+  return it != endpoints_.end() && it->second != 0;
 }
 
 void UcxWorker::Send(ucp_ep_h ep, MessageId id, const Header& header, AlignedBuffer payload,

@@ -15,13 +15,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/process/process_watch.h"
 #include "common/ucx/aligned_buffer.h"
 
 // UCX's handles (ucp/api/ucp_def.h), kept out of this header.
@@ -58,11 +59,13 @@ class UcxWorker {
     // Every peer is a process of this host: the loopback interface only
     // (UCX_NET_DEVICES=lo unless the environment sets UCX_NET_DEVICES).
     bool loopback_only = false;
-    // Let endpoints use shared memory (posix, sysv, cma) with peers of this
-    // host. UCX 1.13's shared-memory transports cannot report a dead peer,
-    // so such endpoints do not ask for it: a dead peer then surfaces only
-    // as a call's deadline. Off: TCP or verbs, where a dead peer fails the
-    // endpoint at once (OnEndpointError).
+    // Let endpoints to processes of this host use shared memory (posix,
+    // sysv, cma). UCX 1.13's shared-memory transports cannot report a dead
+    // peer, so such an endpoint does not ask UCX for it: the peer's process
+    // is watched instead (ProcessWatch), and its exit fails the endpoint at
+    // once (OnEndpointError), as TCP and verbs do. Where the peer's process
+    // cannot be watched (unknown, another host or namespace, no pidfd), the
+    // endpoint uses TCP or verbs. Off: TCP or verbs for every endpoint.
     bool shared_memory = false;
   };
   // Errors: Unavailable when UCX cannot initialise.
@@ -82,8 +85,12 @@ class UcxWorker {
   // An endpoint to the worker whose Address() is `address` (UCX picks the
   // best transport both share; the connection completes in the background
   // and messages sent meanwhile wait for it). The peer answers on the
-  // endpoint UCX makes on its side. Errors: Unavailable.
-  absl::StatusOr<ucp_ep_h> Connect(const std::string& address);
+  // endpoint UCX makes on its side. `peer`: the peer's process where known
+  // (shared memory needs it, see Options). Errors: Unavailable.
+  absl::StatusOr<ucp_ep_h> Connect(const std::string& address,
+                                   const ProcessIdentity* peer = nullptr);
+  // Whether `ep` may use shared memory (its peer's process is watched).
+  bool SharedMemory(ucp_ep_h ep);
 
   // Sends `payload` to `ep`. `done` (may be empty) runs once, on the
   // progress thread or in this call, with the outcome.
@@ -97,8 +104,10 @@ class UcxWorker {
   struct Internals;  // the progress thread's state and UCX's callbacks (.cc)
   UcxWorker(OnMessage on_message, OnEndpointError on_error);
   absl::Status Init(const Options& options);
-  bool detect_peer_failure_ = true;
   void Progress();
+  // Fails `ep` (its peer is gone): on_error_, then closed after progress
+  // returns. On the progress thread.
+  void Fail(ucp_ep_h ep, const std::string& why);
 
   const OnMessage on_message_;
   const OnEndpointError on_error_;
@@ -109,7 +118,11 @@ class UcxWorker {
   std::thread thread_;
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::set<ucp_ep_h> endpoints_ ABSL_GUARDED_BY(mu_);  // open ones, closed at the end
+  // Open endpoints, closed at the end, with the id of their peer's
+  // process watch (0: none, UCX reports a dead peer itself).
+  std::map<ucp_ep_h, uint64_t> endpoints_ ABSL_GUARDED_BY(mu_);
+  // Options::shared_memory: the peers' processes (null otherwise).
+  std::unique_ptr<ProcessWatch> watch_;
 };
 
 }  // namespace herald::ucx

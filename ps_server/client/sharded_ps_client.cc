@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "checkpoint/manifest.h"
+#include "common/logging.h"
 #include "common/status.h"
 #include "ps_server/client/grpc_shard_stub.h"
 #include "ps_server/client/ucx_shard_stub.h"
@@ -725,6 +726,12 @@ absl::StatusOr<std::unique_ptr<PsClient>> MakeGrpcPsClient(
     HERALD_ASSIGN_OR_RETURN(
         rows, ucx::UcxRpcClient::Connect(options.ucx_addresses, addresses, options.token,
                                          options.control_timeout, ucx));
+    size_t shared = 0;
+    for (size_t s = 0; s < addresses.size(); ++s) shared += rows->SharedMemory(s);
+    HLOG_INFO(
+        "UCX to {} PS shard(s): {} over shared memory (their processes watched), {} over "
+        "TCP or verbs",
+        addresses.size(), shared, addresses.size() - shared);
   }
   std::vector<std::unique_ptr<ShardStub>> stubs;
   for (size_t s = 0; s < addresses.size(); ++s) {

@@ -33,9 +33,9 @@ struct PsClientOptions {
   // over gRPC. Empty: everything over gRPC.
   std::vector<std::string> ucx_addresses;
   std::string token;  // the cluster token the UCX servers ask for
-  // Shared memory with shards on this host (UcxWorker::Options): faster, but
-  // a dead shard is then noticed only at a call's deadline.
-  bool ucx_shared_memory = false;
+  // Shared memory with shards on this host that offer it (UcxWorker::Options;
+  // a dead shard is noticed by watching its process).
+  bool ucx_shared_memory = true;
   // The run of the job this client serves (JoinJobResponse.run_id), stamped
   // on StartJob and on every data request; 0: unchecked (tools, tests).
   uint64_t run_id = 0;

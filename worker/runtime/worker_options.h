@@ -21,8 +21,8 @@ struct WorkerAgentOptions {
   // Threads checking each step's plan (ExecutorOptions::check_threads;
   // 0: DefaultCheckThreads()).
   int check_threads = 0;
-  bool ucx_shared_memory = false;  // PsClientOptions::ucx_shared_memory
-  std::string device = "cpu";      // "cpu" or "cuda:N": each job's replica runs there
+  bool ucx_shared_memory = true;  // PsClientOptions::ucx_shared_memory
+  std::string device = "cpu";     // "cpu" or "cuda:N": each job's replica runs there
   DeviceOptions device_options;
 };
 

@@ -1,0 +1,138 @@
+#include "common/process/process_watch.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+
+namespace herald {
+namespace {
+
+constexpr absl::Duration kPatience = absl::Seconds(20);
+
+// A child process that waits until it is killed (reads a pipe nobody
+// writes); killed and reaped by Kill or the destructor.
+class Child {
+ public:
+  Child() {
+    int fds[2];
+    EXPECT_EQ(::pipe(fds), 0);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(fds[1]);
+      char c;
+      (void)!::read(fds[0], &c, 1);
+      ::_exit(0);
+    }
+    ::close(fds[0]);
+    write_end_ = fds[1];
+  }
+  ~Child() {
+    Kill();
+    ::close(write_end_);
+  }
+  void Kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  // As the child would describe itself.
+  ProcessIdentity identity() const {
+    ProcessIdentity id = ProcessIdentity::Self();
+    id.pid = pid_;
+    id.start_time = ProcessStartTime(pid_).value_or(0);
+    return id;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int write_end_ = -1;
+};
+
+TEST(ProcessIdentity, DescribesThisProcessAndRoundTrips) {
+  const ProcessIdentity self = ProcessIdentity::Self();
+  ASSERT_TRUE(self.valid());
+  EXPECT_EQ(self.pid, ::getpid());
+  EXPECT_TRUE(self.SameHostAs(self));
+  const std::optional<ProcessIdentity> back = ProcessIdentity::Decode(self.Encode());
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->Encode(), self.Encode());
+  EXPECT_TRUE(back->SameHostAs(self));
+
+  ProcessIdentity other_host = self;
+  other_host.boot_id = "another-boot";
+  EXPECT_FALSE(self.SameHostAs(other_host));
+  ProcessIdentity other_ipc = self;
+  other_ipc.ipc_ns += 1;
+  EXPECT_FALSE(self.SameHostAs(other_ipc));
+  EXPECT_FALSE(self.SameHostAs(ProcessIdentity{}));
+
+  for (const char* bad :
+       {"", "a/1/2/3", "a/1/2/3/4/5", "/1/2/3/4", "a/x/2/3/4", "a/1/2/0/4", "a/1/2/-5/4"}) {
+    EXPECT_FALSE(ProcessIdentity::Decode(bad).has_value()) << bad;
+  }
+}
+
+TEST(ProcessWatch, CallsBackWhenAWatchedProcessIsKilled) {
+  Child child;
+  ProcessWatch watch;
+  absl::Notification exited;
+  auto id = watch.Watch(child.identity(), [&] { exited.Notify(); });
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_FALSE(exited.HasBeenNotified());  // alive
+  child.Kill();
+  EXPECT_TRUE(exited.WaitForNotificationWithTimeout(kPatience));
+}
+
+TEST(ProcessWatch, AProcessGoneAlreadyOrAReusedPidCallsBackAtOnce) {
+  ProcessWatch watch;
+  Child gone;
+  const ProcessIdentity gone_id = gone.identity();
+  gone.Kill();
+  absl::Notification gone_exited;
+  ASSERT_TRUE(watch.Watch(gone_id, [&] { gone_exited.Notify(); }).ok());
+  EXPECT_TRUE(gone_exited.WaitForNotificationWithTimeout(kPatience));
+
+  // A live pid whose start time is not the watched process's: the pid was
+  // reused, the watched process is gone.
+  Child live;
+  ProcessIdentity earlier = live.identity();
+  earlier.start_time -= 1;
+  absl::Notification reused_exited;
+  ASSERT_TRUE(watch.Watch(earlier, [&] { reused_exited.Notify(); }).ok());
+  EXPECT_TRUE(reused_exited.WaitForNotificationWithTimeout(kPatience));
+}
+
+TEST(ProcessWatch, AnUnwatchedProcessIsNotReported) {
+  Child first, second;
+  bool first_reported = false;
+  absl::Notification second_exited;
+  {
+    ProcessWatch watch;
+    auto a = watch.Watch(first.identity(), [&] { first_reported = true; });
+    auto b = watch.Watch(second.identity(), [&] { second_exited.Notify(); });
+    ASSERT_TRUE(a.ok() && b.ok());
+    watch.Unwatch(*a);
+    // Both dead before the watch looks again: had `first` still been
+    // watched, its callback would run in the same pass, before second's.
+    first.Kill();
+    second.Kill();
+    ASSERT_TRUE(second_exited.WaitForNotificationWithTimeout(kPatience));
+  }
+  EXPECT_FALSE(first_reported);
+}
+
+TEST(ProcessWatch, RefusesAProcessOfAnotherHost) {
+  ProcessWatch watch;
+  ProcessIdentity elsewhere = ProcessIdentity::Self();
+  elsewhere.boot_id = "another-boot";
+  auto id = watch.Watch(elsewhere, [] {});
+  EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument) << id.status();
+}
+
+}  // namespace
+}  // namespace herald
