@@ -48,8 +48,11 @@ ProcessIdentity ProcessIdentity::Self() {
   self.boot_id = BootId();
   self.pid_ns = NamespaceInode("/proc/self/ns/pid");
   self.ipc_ns = NamespaceInode("/proc/self/ns/ipc");
+  self.net_ns = NamespaceInode("/proc/self/ns/net");
   const std::optional<uint64_t> start = ProcessStartTime(::getpid());
-  if (self.boot_id.empty() || self.pid_ns == 0 || self.ipc_ns == 0 || !start) return {};
+  if (self.boot_id.empty() || self.pid_ns == 0 || self.ipc_ns == 0 || self.net_ns == 0 || !start) {
+    return {};
+  }
   self.pid = static_cast<int32_t>(::getpid());
   self.start_time = *start;
   return self;
@@ -57,20 +60,21 @@ ProcessIdentity ProcessIdentity::Self() {
 
 bool ProcessIdentity::SameHostAs(const ProcessIdentity& other) const {
   return valid() && other.valid() && boot_id == other.boot_id && pid_ns == other.pid_ns &&
-         ipc_ns == other.ipc_ns;
+         ipc_ns == other.ipc_ns && net_ns == other.net_ns;
 }
 
 std::string ProcessIdentity::Encode() const {
-  return absl::StrCat(boot_id, "/", pid_ns, "/", ipc_ns, "/", pid, "/", start_time);
+  return absl::StrCat(boot_id, "/", pid_ns, "/", ipc_ns, "/", net_ns, "/", pid, "/", start_time);
 }
 
 std::optional<ProcessIdentity> ProcessIdentity::Decode(std::string_view text) {
   std::vector<absl::string_view> parts =
       absl::StrSplit(absl::string_view(text.data(), text.size()), '/');
   ProcessIdentity id;
-  if (parts.size() != 5 || parts[0].empty() || !absl::SimpleAtoi(parts[1], &id.pid_ns) ||
-      !absl::SimpleAtoi(parts[2], &id.ipc_ns) || !absl::SimpleAtoi(parts[3], &id.pid) ||
-      !absl::SimpleAtoi(parts[4], &id.start_time) || id.pid <= 0) {
+  if (parts.size() != 6 || parts[0].empty() || !absl::SimpleAtoi(parts[1], &id.pid_ns) ||
+      !absl::SimpleAtoi(parts[2], &id.ipc_ns) || !absl::SimpleAtoi(parts[3], &id.net_ns) ||
+      !absl::SimpleAtoi(parts[4], &id.pid) || !absl::SimpleAtoi(parts[5], &id.start_time) ||
+      id.pid <= 0) {
     return std::nullopt;
   }
   id.boot_id = std::string(parts[0]);

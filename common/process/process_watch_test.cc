@@ -69,10 +69,13 @@ TEST(ProcessIdentity, DescribesThisProcessAndRoundTrips) {
   ProcessIdentity other_ipc = self;
   other_ipc.ipc_ns += 1;
   EXPECT_FALSE(self.SameHostAs(other_ipc));
+  ProcessIdentity other_net = self;  // an emulated host, a container
+  other_net.net_ns += 1;
+  EXPECT_FALSE(self.SameHostAs(other_net));
   EXPECT_FALSE(self.SameHostAs(ProcessIdentity{}));
 
-  for (const char* bad :
-       {"", "a/1/2/3", "a/1/2/3/4/5", "/1/2/3/4", "a/x/2/3/4", "a/1/2/0/4", "a/1/2/-5/4"}) {
+  for (const char* bad : {"", "a/1/2/3/4", "a/1/2/3/4/5/6", "/1/2/3/4/5", "a/x/2/3/4/5",
+                          "a/1/2/3/0/5", "a/1/2/3/-5/4"}) {
     EXPECT_FALSE(ProcessIdentity::Decode(bad).has_value()) << bad;
   }
 }

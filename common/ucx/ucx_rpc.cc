@@ -84,7 +84,7 @@ absl::StatusOr<PeerAddress> DecodeAddress(const std::string& address) {
     if (!peer.process) {
       return absl::InvalidArgumentError(
           absl::StrCat("UCX address: the process after '@' (\"", address.substr(at + 1, 80),
-                       "\") is not BOOT_ID/PID_NS/IPC_NS/PID/START_TIME"));
+                       "\") is not BOOT_ID/PID_NS/IPC_NS/NET_NS/PID/START_TIME"));
     }
   }
   return peer;

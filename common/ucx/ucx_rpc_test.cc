@@ -153,8 +153,8 @@ TEST(UcxRpc, AConnectionWithoutTheTokenIsRefused) {
 }
 
 TEST(UcxRpc, AnAddressThatIsNotOneIsRefused) {
-  for (const char* bad :
-       {"127.0.0.1:5", "ucx:", "ucx:abc", "ucx:zz", "ucx:ab@", "ucx:ab@1/2/3", "ucx:@b/1/2/3/4"}) {
+  for (const char* bad : {"127.0.0.1:5", "ucx:", "ucx:abc", "ucx:zz", "ucx:ab@", "ucx:ab@1/2/3",
+                          "ucx:@b/1/2/3/4/5"}) {
     auto client = UcxRpcClient::Connect({bad}, {"shard 3"}, "", absl::Seconds(1), {});
     ASSERT_FALSE(client.ok()) << bad;
     EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << client.status();
