@@ -12,7 +12,9 @@ constexpr uint64_t Pad8(uint64_t bytes) { return (bytes + 7) & ~uint64_t{7}; }
 // Appends to a buffer sized in advance.
 class Writer {
  public:
-  explicit Writer(uint64_t bytes) : buffer_(bytes) { std::memset(buffer_.data(), 0, bytes); }
+  // Every byte is written by Put and PutBytes (the sizes add up to
+  // `bytes`): no clearing first.
+  explicit Writer(uint64_t bytes) : buffer_(bytes) {}
   template <typename T>
   void Put(const T& value) {
     std::memcpy(buffer_.data() + at_, &value, sizeof(T));
@@ -21,6 +23,7 @@ class Writer {
   // `n` bytes, then zero padding to 8.
   void PutBytes(const void* bytes, uint64_t n) {
     if (n > 0) std::memcpy(buffer_.data() + at_, bytes, n);
+    std::memset(buffer_.data() + at_ + n, 0, Pad8(n) - n);
     at_ += Pad8(n);
   }
   ucx::AlignedBuffer Finish() { return std::move(buffer_); }

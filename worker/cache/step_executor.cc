@@ -55,7 +55,8 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
       cache_(cache),
       plan_checker_(options.check_threads),
       options_(options),
-      upload_(device) {
+      upload_(device),
+      read_back_(device) {
   staging_.Bind(device);
   slots_.Bind(device);
   for (int i = 0; i < 3; ++i) fetch_buffers_.emplace_back(device);
@@ -102,11 +103,15 @@ std::vector<std::vector<float>> StepExecutor::ReadSlotsOfTables(
     slot_at += r.slots->size();
     float_at += r.slots->size() * static_cast<size_t>(r.width);
   }
-  const std::vector<float> all = staging_.ToHost();  // the one wait
+  // The one wait, into memory reused from step to step (not cleared or
+  // faulted in again).
+  read_back_.Reserve(floats, 0);
+  device_->CopyToHost(staging_.data(), read_back_.data(), floats * sizeof(float));
+  const float* all = read_back_.data();
   float_at = 0;
   for (size_t i = 0; i < reads.size(); ++i) {
     const size_t n = reads[i].slots->size() * static_cast<size_t>(reads[i].width);
-    out[i].assign(all.begin() + float_at, all.begin() + float_at + n);
+    out[i].assign(all + float_at, all + float_at + n);
     float_at += n;
   }
   return out;

@@ -239,6 +239,8 @@ class StepExecutor {
   // The step's labels, dense features, and per table its samples' offsets
   // and slots and its owned slots, sent in one copy (Train).
   StepUpload upload_;
+  // Rows read back from the device (ReadSlotsOfTables), reused.
+  HostBuffer<float> read_back_;
   // The last check ahead: its token (plan::Step::checked_at) and the
   // cache's change count it passed at.
   uint64_t check_token_ = 0;
