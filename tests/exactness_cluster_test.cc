@@ -551,8 +551,10 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
     ASSERT_TRUE(with_losses.ok());
     done = *with_losses;
     EXPECT_EQ(done.progress().iteration(), kIterations);
-    // Another worker count: a fresh planner (the model within float rounding).
+    // Another worker count: a fresh planner (the model within float
+    // rounding), caches sized for it from the data.
     EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_FRESH);
+    EXPECT_FALSE(done.progress().cache_sizing_loaded());
     EXPECT_EQ(done.progress().data_resume(), data_resume)
         << proto::DataResume_Name(done.progress().data_resume());
     EXPECT_EQ(done.progress().replayed_iterations(), 0u);
@@ -601,9 +603,11 @@ TEST_F(ExactnessCluster, AKilledWorkerIsRecoveredFromTheLastCheckpoint) {
   EXPECT_FALSE(done.recovery_causes(0).empty());
   EXPECT_EQ(done.progress().iteration(), 250u);
   // The planner's state loaded from the checkpoint it was recovered from,
-  // and the data stream moved there by the checkpoint's cursor.
+  // the data stream moved there by the checkpoint's cursor, and the cache
+  // sizes taken from beside it (no pass over the data).
   EXPECT_EQ(done.progress().planner_resume(), proto::PLANNER_RESUME_LOADED);
   EXPECT_EQ(done.progress().data_resume(), proto::DATA_RESUME_CURSOR);
+  EXPECT_TRUE(done.progress().cache_sizing_loaded());
   EXPECT_EQ(done.progress().replayed_iterations(), 0u);
   ExpectRecoveredToUninterrupted(job, spec, ref, 250);
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/distinct_counter.h"
 #include "common/data/hot_keys.h"
+#include "common/state_io.h"
 #include "common/status.h"
 #include "scheduler/data/batch_stream.h"
 #include "scheduler/planner/simulator.h"
@@ -85,6 +86,53 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
   }));
   for (size_t t = 0; t < tables; ++t) result.warm_keys.push_back(hot[t].Top(sizing.capacity[t]));
   return result;
+}
+
+namespace {
+
+constexpr uint64_t kSizingMagic = 0x455a'4953'444c'5248ULL;  // "HRLDSIZE"
+constexpr uint32_t kSizingVersion = 1;
+
+}  // namespace
+
+std::string SaveCacheSizing(const JobCacheSizing& sizing) {
+  StateWriter out;
+  out.Pod(kSizingMagic);
+  out.Pod(kSizingVersion);
+  out.Vec(sizing.capacity);
+  out.Vec(sizing.slots);
+  out.Vecs(sizing.warm_keys);
+  return out.Take();
+}
+
+absl::StatusOr<JobCacheSizing> LoadCacheSizing(std::string_view bytes, size_t tables) {
+  StateReader in(bytes, "cache sizing");
+  uint64_t magic = 0;
+  uint32_t version = 0;
+  JobCacheSizing sizing;
+  if (in.Pod("magic", &magic) && magic != kSizingMagic) in.Invalid("magic", "not a cache sizing");
+  if (in.Pod("version", &version) && version != kSizingVersion) {
+    in.Invalid("version", absl::StrCat(version, ", this scheduler reads ", kSizingVersion));
+  }
+  if (in.Vec("capacity", &sizing.capacity) && sizing.capacity.size() != tables) {
+    in.Invalid("capacity", absl::StrCat(sizing.capacity.size(), " tables, the job has ", tables));
+  }
+  if (in.Vec("slots", &sizing.slots) && sizing.slots.size() != tables) {
+    in.Invalid("slots", absl::StrCat(sizing.slots.size(), " tables, the job has ", tables));
+  }
+  if (in.Vecs("warm_keys", &sizing.warm_keys) && !sizing.warm_keys.empty() &&
+      sizing.warm_keys.size() != tables) {
+    in.Invalid("warm_keys", absl::StrCat(sizing.warm_keys.size(), " tables, the job has ", tables));
+  }
+  for (size_t t = 0; in.status().ok() && t < tables; ++t) {
+    if (sizing.slots[t] < sizing.capacity[t]) {
+      in.Invalid("slots", absl::StrCat("table ", t, ": ", sizing.slots[t], " slots for ",
+                                       sizing.capacity[t], " rows kept"));
+    }
+  }
+  if (in.status().ok() && !in.AtEnd()) in.Invalid("end", "bytes after the sizing");
+  if (!in.status().ok()) return in.status();
+  return sizing;
 }
 
 }  // namespace herald::scheduler

@@ -5,6 +5,8 @@
 // hottest keys to preload. Memory is bounded whatever the data (sketches).
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -24,5 +26,12 @@ struct JobCacheSizing {
 
 // Errors: the data source's.
 absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers);
+
+// A sizing as bytes (kept beside each periodic checkpoint, so that a run
+// continuing the same training need not read its data again), and back for
+// a job of `tables` tables. Errors: DataLoss naming the field that does not
+// fit.
+std::string SaveCacheSizing(const JobCacheSizing& sizing);
+absl::StatusOr<JobCacheSizing> LoadCacheSizing(std::string_view bytes, size_t tables);
 
 }  // namespace herald::scheduler

@@ -51,6 +51,11 @@ void JobCheckpointer::Prune() const {
   if (!pruned.ok()) HLOG_WARN("job {}: {}", job_id_, std::string(pruned.status().message()));
 }
 
+void JobCheckpointer::KeepCacheSizing(std::string bytes) {
+  absl::MutexLock lock(&mu_);
+  cache_sizing_ = std::move(bytes);
+}
+
 absl::StatusOr<WrittenCheckpoint> JobCheckpointer::WritePeriodic(
     ps::PsClient& ps, uint64_t iteration, const std::string& planner_state,
     const absl::StatusOr<std::string>& data_cursor) {
@@ -106,7 +111,8 @@ absl::StatusOr<WrittenCheckpoint> JobCheckpointer::WritePeriodic(
   // write) is still whole: a resume from it reads its way to its place.
   if (data_cursor.ok()) {
     const absl::Time cursor_start = absl::Now();
-    if (absl::Status s = WriteDataCursor(iteration_dir, *data_cursor); !s.ok()) {
+    if (absl::Status s = WriteBesideCheckpoint(iteration_dir, kDataCursorFile, *data_cursor);
+        !s.ok()) {
       HLOG_WARN("job {}: the data cursor of iteration {} was not written: {}", job_id_, iteration,
                 std::string(s.message()));
     } else {
@@ -114,6 +120,20 @@ absl::StatusOr<WrittenCheckpoint> JobCheckpointer::WritePeriodic(
       HLOG_INFO("job {}: data cursor after iteration {}: {} bytes written in {:.0f} ms", job_id_,
                 iteration, data_cursor->size(),
                 absl::ToDoubleMilliseconds(absl::Now() - cursor_start));
+    }
+  }
+  // The cache sizing likewise: without it a resume reads its data again.
+  std::string sizing;
+  {
+    absl::MutexLock lock(&mu_);
+    sizing = cache_sizing_;
+  }
+  if (!sizing.empty()) {
+    if (absl::Status s = WriteBesideCheckpoint(iteration_dir, kCacheSizingFile, sizing); !s.ok()) {
+      HLOG_WARN("job {}: the cache sizing of iteration {} was not written: {}", job_id_, iteration,
+                std::string(s.message()));
+    } else {
+      result.bytes += sizing.size();
     }
   }
   if (absl::StatusOr<proto::CheckpointManifest> m = checkpoint::ReadManifest(*manifest); m.ok()) {

@@ -30,6 +30,10 @@ class JobCheckpointer {
   // REQUIRES: spec.checkpoint().dir() is set.
   JobCheckpointer(std::string job_id, const proto::JobSpec& spec, uint32_t num_workers);
 
+  // The job's cache sizing (SaveCacheSizing), written beside every
+  // periodic checkpoint from now on.
+  void KeepCacheSizing(std::string bytes);
+
   // Rank 0's dense parameters and their `state_floats` trailing floats of
   // optimizer state, for the checkpoint after `iteration`.
   void AcceptDense(uint64_t iteration, std::vector<float> floats, uint64_t state_floats);
@@ -74,6 +78,7 @@ class JobCheckpointer {
   absl::Mutex mu_;
   std::map<uint64_t, Dense> dense_ ABSL_GUARDED_BY(mu_);  // by iteration
   std::string last_export_;                               // the job's thread alone
+  std::string cache_sizing_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace herald::scheduler

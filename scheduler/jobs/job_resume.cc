@@ -50,7 +50,7 @@ absl::StatusOr<std::unique_ptr<BatchStream>> RestoreDataCursor(
     const std::string& job_id, const proto::JobSpec& spec, const ResumePoint& point,
     std::unique_ptr<BatchStream> stream, uint64_t resume_at, proto::DataResume* mode) {
   *mode = proto::DATA_RESUME_READ;
-  absl::StatusOr<std::string> cursor = ReadDataCursor(point);
+  absl::StatusOr<std::string> cursor = ReadBesideCheckpoint(point, kDataCursorFile);
   absl::Status restored = cursor.ok() ? stream->RestoreCursor(*cursor) : cursor.status();
   if (restored.ok() && stream->batches() != resume_at) {
     restored = absl::DataLossError(

@@ -125,9 +125,38 @@ absl::Status JobRun::Health() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<JobCacheSizing> JobRun::SizeCaches(const ResumePoint& resume, bool replay,
+                                                  bool* loaded) {
+  const uint32_t num_workers = static_cast<uint32_t>(workers_.size());
+  *loaded = false;
+  if (!replay) return SizeJobCaches(spec_, num_workers);
+  // The same training as the checkpoint's run: the same sizes, kept beside
+  // the checkpoint, without reading the data again.
+  absl::StatusOr<std::string> bytes = ReadBesideCheckpoint(resume, kCacheSizingFile);
+  absl::StatusOr<JobCacheSizing> sizing =
+      bytes.ok() ? LoadCacheSizing(*bytes, static_cast<size_t>(spec_.tables_size()))
+                 : absl::StatusOr<JobCacheSizing>(bytes.status());
+  if (sizing.ok()) {
+    HLOG_INFO("job {}: cache sizes from {} (the data is not read again for them)", job_id_,
+              resume.manifest);
+    *loaded = true;
+    return sizing;
+  }
+  HLOG_WARN("job {}: cache sizes read from the data again: {}", job_id_,
+            std::string(sizing.status().message()));
+  return SizeJobCaches(spec_, num_workers);
+}
+
 absl::Status JobRun::Prepare() {
   const uint32_t num_workers = static_cast<uint32_t>(workers_.size());
-  HERALD_ASSIGN_OR_RETURN(JobCacheSizing sizing, SizeJobCaches(spec_, num_workers));
+  ResumePoint resume;
+  if (!spec_.checkpoint().resume_from().empty()) {
+    HERALD_ASSIGN_OR_RETURN(resume, ReadResumePoint(spec_));
+  }
+  const bool replay = ContinuesSameTraining(resume, spec_, num_workers);
+  bool sizing_loaded = false;
+  HERALD_ASSIGN_OR_RETURN(JobCacheSizing sizing, SizeCaches(resume, replay, &sizing_loaded));
+  if (checkpointer_ != nullptr) checkpointer_->KeepCacheSizing(SaveCacheSizing(sizing));
   HERALD_RETURN_IF_ERROR(eval_.Load(spec_, eval_settings_));
   std::vector<std::string> addresses;
   for (const NodeInfo& n : ps_nodes_) addresses.push_back(n.registration.address());
@@ -141,13 +170,8 @@ absl::Status JobRun::Prepare() {
     absl::MutexLock lock(&ps_mu_);  // PsStats() reads it from other threads
     ps_ = std::move(client);
   }
-  ResumePoint resume;
-  if (!spec_.checkpoint().resume_from().empty()) {
-    HERALD_ASSIGN_OR_RETURN(resume, ReadResumePoint(spec_));
-  }
   HERALD_RETURN_IF_ERROR(StartJobOnPs(*ps_, job_id_, spec_, num_workers, resume));
   look_ahead_ = PsLookAhead::ForJob(ps_.get(), job_id_, spec_);
-  const bool replay = ContinuesSameTraining(resume, spec_, num_workers);
   absl::MutexLock lock(&mu_);
   sizing_ = std::move(sizing);
   replay_ = replay;
@@ -160,6 +184,7 @@ absl::Status JobRun::Prepare() {
   }
   tracker_.StartAt(resume.first_iteration);
   tracker_.mutable_progress()->set_resumed_from(resume.manifest);
+  tracker_.mutable_progress()->set_cache_sizing_loaded(sizing_loaded);
   initial_dense_ = std::move(resume.dense);
   initial_dense_state_ = std::move(resume.dense_state);
   resumed_ = std::move(resume);

@@ -165,6 +165,11 @@ class JobRun {
   // Sizes the caches, reads the held-out batches, installs the job on the
   // PS shards (restored from checkpoint.resume_from if set).
   absl::Status Prepare();
+  // The caches' sizes: a pass over the data, or where the run continues
+  // the same training as `resume`'s (`replay`), the sizes kept beside that
+  // checkpoint (*loaded then true; a missing or damaged file is logged and
+  // the data read).
+  absl::StatusOr<JobCacheSizing> SizeCaches(const ResumePoint& resume, bool replay, bool* loaded);
   // Plans every iteration and queues its steps, checkpointing and
   // evaluating where the spec asks.
   absl::Status Plan();

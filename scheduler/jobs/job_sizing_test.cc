@@ -81,5 +81,33 @@ TEST(JobSizing, DataSmallerThanOneBatchIsRefused) {
       << sizing.status();
 }
 
+TEST(JobSizing, ASizingSavedLoadsBackAndADamagedOneIsRefusedNamingWhy) {
+  auto sizing = SizeJobCaches(SmallSpec(), 3);
+  ASSERT_TRUE(sizing.ok()) << sizing.status();
+  ASSERT_EQ(sizing->warm_keys.size(), 26u);
+  const std::string bytes = SaveCacheSizing(*sizing);
+  auto back = LoadCacheSizing(bytes, 26);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->capacity, sizing->capacity);
+  EXPECT_EQ(back->slots, sizing->slots);
+  EXPECT_EQ(back->warm_keys, sizing->warm_keys);
+
+  auto refused = [](std::string_view damaged, size_t tables, const std::string& naming) {
+    auto loaded = LoadCacheSizing(damaged, tables);
+    ASSERT_FALSE(loaded.ok()) << naming;
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss) << loaded.status();
+    EXPECT_NE(loaded.status().message().find(naming), std::string::npos) << loaded.status();
+  };
+  refused(bytes.substr(0, bytes.size() / 2), 26, "cache sizing: ");  // truncated
+  refused(bytes + "x", 26, "bytes after the sizing");
+  refused(bytes, 25, "capacity: 26 tables, the job has 25");
+  std::string wrong_magic = bytes;
+  wrong_magic[0] ^= 1;
+  refused(wrong_magic, 26, "magic");
+  JobCacheSizing too_few_slots = *sizing;
+  too_few_slots.slots[4] = too_few_slots.capacity[4] - 1;
+  refused(SaveCacheSizing(too_few_slots), 26, "table 4");
+}
+
 }  // namespace
 }  // namespace herald::scheduler

@@ -162,18 +162,20 @@ absl::StatusOr<std::string> ReadPlannerState(const ResumePoint& point) {
   return data;
 }
 
-absl::Status WriteDataCursor(const std::string& dir, const std::string& cursor) {
-  std::string sealed = cursor;
-  const uint32_t crc = Crc32(cursor.data(), cursor.size());
+absl::Status WriteBesideCheckpoint(const std::string& dir, const char* name,
+                                   const std::string& bytes) {
+  std::string sealed = bytes;
+  const uint32_t crc = Crc32(bytes.data(), bytes.size());
   sealed.append(reinterpret_cast<const char*>(&crc), sizeof(crc));
-  // Not fsynced: a cursor lost in a crash only costs the resume its reading.
-  return checkpoint::WriteFileAtomically(dir + "/" + kDataCursorFile, sealed,
+  // Not fsynced: a file lost in a crash only costs the resume the work it
+  // saves (reading the data).
+  return checkpoint::WriteFileAtomically(dir + "/" + name, sealed,
                                          checkpoint::Durability::kPageCache);
 }
 
-absl::StatusOr<std::string> ReadDataCursor(const ResumePoint& point) {
-  const std::string path = checkpoint::ManifestDir(point.manifest) + "/" + kDataCursorFile;
-  if (!std::filesystem::exists(path)) return absl::NotFoundError(path + ": no data cursor");
+absl::StatusOr<std::string> ReadBesideCheckpoint(const ResumePoint& point, const char* name) {
+  const std::string path = checkpoint::ManifestDir(point.manifest) + "/" + name;
+  if (!std::filesystem::exists(path)) return absl::NotFoundError(path + ": not there");
   bool read = false;
   std::string data = ReadWholeFile(path, &read);
   uint32_t crc = 0;

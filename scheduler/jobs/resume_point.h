@@ -27,17 +27,23 @@ struct ResumePoint {
   std::string planner_checksum;
 };
 
-// The data cursor beside a checkpoint (`data.bin` in its directory:
-// BatchStream::SaveCursor's bytes and their CRC-32). It is not in the
-// manifest: a checkpoint without one, or with a damaged one, is still
-// whole; the resumed job then reads its way to its place.
+// Files beside a checkpoint (in its directory, each its bytes and their
+// CRC-32), not in the manifest: a checkpoint without one, or with a damaged
+// one, is still whole, and the resumed job does without it.
+// The data cursor (BatchStream::SaveCursor): without it the resumed job
+// reads its way to its place.
 inline constexpr char kDataCursorFile[] = "data.bin";
-// Writes `cursor` into checkpoint directory `dir`, atomically but not
-// fsynced (after a crash it may be missing or fail its CRC: then unused).
-absl::Status WriteDataCursor(const std::string& dir, const std::string& cursor);
-// The cursor beside `point`'s manifest. Errors: NotFound (none), DataLoss
+// The job's cache sizing (SaveCacheSizing): without it the resumed job
+// reads its data once more to size its caches.
+inline constexpr char kCacheSizingFile[] = "sizing.bin";
+// Writes `bytes` as file `name` of checkpoint directory `dir`, atomically
+// but not fsynced (after a crash it may be missing or fail its CRC: then
+// unused).
+absl::Status WriteBesideCheckpoint(const std::string& dir, const char* name,
+                                   const std::string& bytes);
+// File `name` beside `point`'s manifest. Errors: NotFound (none), DataLoss
 // (damaged).
-absl::StatusOr<std::string> ReadDataCursor(const ResumePoint& point);
+absl::StatusOr<std::string> ReadBesideCheckpoint(const ResumePoint& point, const char* name);
 
 // Whether the run resuming from `point` with `spec` on `num_workers`
 // workers trains exactly as the run that wrote the checkpoint did (the same
