@@ -85,6 +85,12 @@ TEST_F(LabClusterTest, AJobAcrossHostsTrainsTheReferenceModel) {
   // the worker hosts.
   EXPECT_GT(status->progress().rows_fetched(), 0u);
   EXPECT_GT(status->progress().rows_handed_off(), 0u);
+  // Over the emulated network, never around it: hosts are network
+  // namespaces of one machine, where shared memory would reach.
+  const std::string logs = lab_->Logs();
+  EXPECT_NE(logs.find("0 over shared memory"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("1 over shared memory"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("2 over shared memory"), std::string::npos) << logs;
   const std::string dir = lab_->dir() + "/export";
   testing::CommandResult exported = lab_->Ctl({"export", *job, "--out", dir});
   ASSERT_EQ(exported.code, 0) << exported.output;
