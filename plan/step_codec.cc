@@ -49,8 +49,19 @@ absl::Status DecodeSamples(const proto::StepSamples& s, uint32_t num_tables, uin
     }
     seen[t.table_id()] = true;
     TableSamples& out = step->samples[t.table_id()];
-    HERALD_RETURN_IF_ERROR(UnpackColumn(t.offsets(), field + ".offsets", &out.offsets));
     HERALD_RETURN_IF_ERROR(UnpackColumn(t.slots(), field + ".slots", &out.slots));
+    if (t.offsets().empty()) {
+      // One slot per sample.
+      if (out.slots.size() != n) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".offsets: none (one slot per sample), but ", out.slots.size(),
+                         " slots for ", n, " samples"));
+      }
+      out.offsets.resize(n + 1);
+      for (uint32_t j = 0; j <= n; ++j) out.offsets[j] = j;
+    } else {
+      HERALD_RETURN_IF_ERROR(UnpackColumn(t.offsets(), field + ".offsets", &out.offsets));
+    }
     if (out.offsets.size() != n + 1 || out.offsets[0] != 0 || out.offsets[n] != out.slots.size()) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".offsets: want num_samples + 1 = ", n + 1,
@@ -94,7 +105,12 @@ void EncodeTableSamples(const std::vector<TableSamples>& tables, proto::StepSamp
   for (size_t t = 0; t < tables.size(); ++t) {
     proto::StepSamples::TableSlots* table = out->add_tables();
     table->set_table_id(static_cast<uint32_t>(t));
-    PackColumn(tables[t].offsets, table->mutable_offsets());
+    // One slot per sample (a one-hot feature present in every sample): the
+    // offsets go without saying.
+    const std::vector<uint32_t>& offsets = tables[t].offsets;
+    bool one_per_sample = offsets.size() == tables[t].slots.size() + 1;
+    for (size_t i = 0; one_per_sample && i < offsets.size(); ++i) one_per_sample = offsets[i] == i;
+    if (!one_per_sample) PackColumn(offsets, table->mutable_offsets());
     PackColumn(tables[t].slots, table->mutable_slots());
   }
 }

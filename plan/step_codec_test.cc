@@ -7,6 +7,39 @@
 namespace herald::plan {
 namespace {
 
+TEST(DecodeWorkerStep, OneSlotPerSampleTravelsWithoutOffsets) {
+  Step step;
+  step.job_id = "j";
+  step.num_samples = 3;
+  step.global_batch_size = 3;
+  step.labels = {1, 0, 1};
+  step.dense = {1, 2, 3};
+  step.samples.resize(2);
+  step.samples[0].offsets = {0, 1, 2, 3};  // one-hot: no offsets sent
+  step.samples[0].slots = {4, 5, 6};
+  step.samples[1].offsets = {0, 2, 2, 3};  // multi-hot and missing: sent
+  step.samples[1].slots = {1, 2, 3};
+  step.plan.resize(2);
+  proto::WorkerStep wire = EncodeWorkerStep(step);
+  EXPECT_TRUE(wire.samples().tables(0).offsets().empty());
+  EXPECT_FALSE(wire.samples().tables(1).offsets().empty());
+  auto back = DecodeWorkerStep(wire, 2, 1);
+  ASSERT_TRUE(back.ok()) << back.status();
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(back->samples[t].offsets, step.samples[t].offsets) << t;
+    EXPECT_EQ(back->samples[t].slots, step.samples[t].slots) << t;
+  }
+  // Without offsets, the slots must be one per sample.
+  proto::WorkerStep bad = wire;
+  bad.mutable_samples()->mutable_tables(0)->mutable_slots()->resize(8);
+  auto e = DecodeWorkerStep(bad, 2, 1);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("samples.tables[0].offsets: none (one slot per sample), "
+                                      "but 2 slots for 3 samples"),
+            std::string::npos)
+      << e.status();
+}
+
 TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
   Step step;
   step.job_id = "j";
