@@ -45,6 +45,31 @@ TEST(InitEmbeddingRow, PrefixIndependentOfDimension) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(a[i], b[i]);
 }
 
+// The definition: block i (floats 4i .. 4i+3) is Philox4x32 of counter (i,
+// table, key lo, key hi) under the seed, each word mapped to [-scale,
+// scale). InitEmbeddingRow computes several blocks at once: the same bits,
+// for every dimension (whole groups of 16 blocks, the 8/4/2/1 tails, a
+// last block cut short).
+TEST(InitEmbeddingRow, EveryBlockIsPhiloxOfItsCounter) {
+  const uint64_t seed = 0x0123456789abcdefull;
+  for (size_t dim : {1, 3, 4, 5, 8, 31, 32, 63, 64, 65, 100, 128, 257}) {
+    std::vector<float> row(dim);
+    for (uint64_t k = 0; k < 50; ++k) {
+      const uint64_t key = k * 0x9E3779B97F4A7C15ull;
+      const uint32_t table = static_cast<uint32_t>(k % 7);
+      InitEmbeddingRow(seed, table, key, 0.3f, row.data(), dim);
+      for (size_t i = 0; i < dim; ++i) {
+        const PhiloxCounter words =
+            Philox4x32({static_cast<uint32_t>(i / 4), table, static_cast<uint32_t>(key),
+                        static_cast<uint32_t>(key >> 32)},
+                       {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
+        const float want = (2.0f * UniformFloat(words[i % 4]) - 1.0f) * 0.3f;
+        ASSERT_EQ(row[i], want) << "dim " << dim << " key " << key << " float " << i;
+      }
+    }
+  }
+}
+
 TEST(CounterRng, UniformMomentsAndBounds) {
   CounterRng rng(1, 2, 3);
   double sum = 0, sum_sq = 0;
