@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/rpc/channel.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
@@ -244,19 +246,38 @@ int RunStatus(const SchedulerConnection& c, const std::string& job_id, StatusFor
 int RunWatch(const SchedulerConnection& c, const std::string& job_id, bool json) {
   Client client;
   if (absl::Status s = Connect(c, &client); !s.ok()) return Fail("watch", s);
-  grpc::ClientContext context;
-  Prepare(client, &context, 0);  // as long as the job runs
-  proto::WatchJobRequest request;
-  request.set_job_id(job_id);
-  auto reader = client.stub->WatchJob(&context, request);
-  proto::JobStatus status, last;
-  while (reader->Read(&status)) {
-    std::printf("%s\n", json ? Json(status).c_str() : Line(status).c_str());
-    std::fflush(stdout);
-    last = status;
+  proto::JobStatus last;
+  // The job runs on whether or not anyone watches it: a scheduler out of
+  // reach for a while (a connection that failed, a restart) is watched
+  // again, with backoff, until kCliWatchReconnectMs have passed since it
+  // last answered.
+  absl::Time answered = absl::Now();
+  absl::Duration backoff = absl::Milliseconds(100);
+  for (;;) {
+    grpc::ClientContext context;
+    Prepare(client, &context, 0);  // as long as the job runs
+    proto::WatchJobRequest request;
+    request.set_job_id(job_id);
+    auto reader = client.stub->WatchJob(&context, request);
+    proto::JobStatus status;
+    while (reader->Read(&status)) {
+      std::printf("%s\n", json ? Json(status).c_str() : Line(status).c_str());
+      std::fflush(stdout);
+      last = status;
+      answered = absl::Now();
+      backoff = absl::Milliseconds(100);
+    }
+    absl::Status s = rpc::FromGrpcStatus(reader->Finish());
+    if (s.ok()) break;
+    if (s.code() != absl::StatusCode::kUnavailable ||
+        absl::Now() - answered > absl::Milliseconds(tunables::kCliWatchReconnectMs)) {
+      return Fail("watch", s);
+    }
+    std::fprintf(stderr, "heraldctl: watch: %s; watching again\n",
+                 std::string(s.message()).c_str());
+    absl::SleepFor(backoff);
+    backoff = std::min(2 * backoff, absl::Seconds(2));
   }
-  absl::Status s = rpc::FromGrpcStatus(reader->Finish());
-  if (!s.ok()) return Fail("watch", s);
   return last.state() == proto::JOB_SUCCEEDED ? 0 : 1;
 }
 

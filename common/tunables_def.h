@@ -32,6 +32,9 @@ HERALD_TUNABLE(int64_t, kCliCallDeadlineMs, 30000,
                "deadline of a heraldctl call to the scheduler (submit, status, cancel, nodes)")
 HERALD_TUNABLE(int64_t, kCliExportDeadlineMs, 3600000,
                "deadline of heraldctl export, which writes every embedding row")
+HERALD_TUNABLE(int64_t, kCliWatchReconnectMs, 60000,
+               "how long heraldctl watch keeps watching again after it lost the scheduler "
+               "(a failed connection, a scheduler restart) before it gives up")
 HERALD_TUNABLE(int64_t, kUcxBufferPoolBytes, 256 << 20,
                "UCX message buffers of 64 KiB and more kept for reuse per process (requests, "
                "fetch replies, row exchanges); beyond it a returned buffer is freed")

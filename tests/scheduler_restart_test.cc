@@ -175,6 +175,13 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
     if (seen.progress().checkpoints_written() == 0) absl::SleepFor(absl::Milliseconds(5));
   }
   ASSERT_EQ(seen.state(), proto::JOB_RUNNING) << seen.reason() << (*cluster)->Logs();
+  // A user watching the job: heraldctl watch rides through the restart
+  // (its scheduler unreachable for a while) and ends with the job's end.
+  auto watcher = testing::ChildProcess::Start(
+      testing::RunfilePath("cli/heraldctl"),
+      {"watch", *running, "--scheduler=" + (*cluster)->address(), "--token-file=" + token_file_},
+      dir_ + "/watch-across-restart.log");
+  ASSERT_TRUE(watcher.ok()) << watcher.status();
   Kill((*cluster)->scheduler());
 
   // The same address: the nodes register again with the new scheduler.
@@ -204,6 +211,13 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
   // The running job was queued again and resumes from its newest checkpoint.
   testing::CommandResult watched = Ctl(again.address, {"watch", *running});
   EXPECT_EQ(watched.code, 0) << watched.output << (*cluster)->Logs();
+  absl::StatusOr<int> watcher_exit = (*watcher)->WaitForExit(60000);
+  ASSERT_TRUE(watcher_exit.ok()) << watcher_exit.status() << (*watcher)->LogTail();
+  EXPECT_EQ(*watcher_exit, 0) << (*watcher)->LogTail();
+  EXPECT_NE((*watcher)->LogTail().find("watching again"), std::string::npos)
+      << (*watcher)->LogTail();
+  EXPECT_NE((*watcher)->LogTail().find("JOB_SUCCEEDED"), std::string::npos)
+      << (*watcher)->LogTail();
   testing::CommandResult status = Ctl(again.address, {"status", *running, "--json"});
   EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos) << status.output;
   EXPECT_NE(status.output.find("\"iteration\":\"50\""), std::string::npos) << status.output;
