@@ -1,56 +1,45 @@
 #include "common/process/process_watch.h"
 
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include <memory>
+#include <string>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "tests/harness/process.h"
 
 namespace herald {
 namespace {
 
 constexpr absl::Duration kPatience = absl::Seconds(20);
 
-// A child process that waits until it is killed (reads a pipe nobody
-// writes); killed and reaped by Kill or the destructor.
+// A child process that waits until it is killed (sleep), killed and
+// reaped by Kill or the destructor.
 class Child {
  public:
   Child() {
-    int fds[2];
-    EXPECT_EQ(::pipe(fds), 0);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::close(fds[1]);
-      char c;
-      (void)!::read(fds[0], &c, 1);
-      ::_exit(0);
-    }
-    ::close(fds[0]);
-    write_end_ = fds[1];
-  }
-  ~Child() {
-    Kill();
-    ::close(write_end_);
+    static const std::string dir = testing::MakeTestDir("watched");
+    auto started = testing::ChildProcess::Start("/bin/sleep", {"600"}, dir + "/sleep.log");
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (started.ok()) process_ = std::move(*started);
   }
   void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
+    ASSERT_TRUE(process_->Signal(SIGKILL).ok());
+    ASSERT_TRUE(process_->WaitForExit(20000).ok());
   }
   // As the child would describe itself.
   ProcessIdentity identity() const {
     ProcessIdentity id = ProcessIdentity::Self();
-    id.pid = pid_;
-    id.start_time = ProcessStartTime(pid_).value_or(0);
+    id.pid = process_->pid();
+    id.start_time = ProcessStartTime(id.pid).value_or(0);
     return id;
   }
 
  private:
-  pid_t pid_ = -1;
-  int write_end_ = -1;
+  std::unique_ptr<testing::ChildProcess> process_;
 };
 
 TEST(ProcessIdentity, DescribesThisProcessAndRoundTrips) {

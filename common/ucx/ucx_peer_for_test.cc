@@ -1,13 +1,15 @@
 // A UCX peer in a process of its own, for ucx_rpc_test's dead-peer tests
 // (killed with SIGKILL, as a crashed PS shard or worker would be):
-//   ucx_peer_for_test server          prints its address and echoes every request
-//   ucx_peer_for_test client ADDRESS  connects, makes one call, prints "called"
-// Both offer shared memory on the loopback interface, then wait for their
-// stdin to close.
+//   ucx_peer_for_test server FILE          serves echo, writes its address to FILE
+//   ucx_peer_for_test client ADDRESS FILE  makes one call, then writes FILE
+// Both offer shared memory on the loopback interface, then wait to be
+// killed.
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
-#include <iostream>
+#include <fstream>
 #include <string>
 
 #include "common/ucx/ucx_rpc.h"
@@ -22,13 +24,15 @@ UcxWorker::Options SharedMemoryOnLoopback() {
   return o;
 }
 
-void WaitForStdinToClose() {
-  std::string line;
-  while (std::getline(std::cin, line)) {
-  }
+// `text` into `path` whole (written aside, then renamed), then waits to be
+// killed.
+int AnnounceAndWait(const std::string& path, const std::string& text) {
+  std::ofstream(path + ".tmp") << text << "\n";
+  if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) return 1;
+  for (;;) ::pause();
 }
 
-int Serve() {
+int Serve(const std::string& file) {
   RpcServerOptions options;
   options.ucx = SharedMemoryOnLoopback();
   auto server = UcxRpcServer::Start(options, [](AlignedBuffer request) {
@@ -38,13 +42,10 @@ int Serve() {
     std::fprintf(stderr, "%s\n", server.status().ToString().c_str());
     return 1;
   }
-  std::printf("%s\n", (*server)->address().c_str());
-  std::fflush(stdout);
-  WaitForStdinToClose();
-  return 0;
+  return AnnounceAndWait(file, (*server)->address());
 }
 
-int CallOnce(const std::string& address) {
+int CallOnce(const std::string& address, const std::string& file) {
   auto client = UcxRpcClient::Connect({address}, {"the test's server"}, "", absl::Seconds(10),
                                       SharedMemoryOnLoopback());
   if (!client.ok()) {
@@ -56,18 +57,17 @@ int CallOnce(const std::string& address) {
     std::fprintf(stderr, "%s\n", reply.status().ToString().c_str());
     return 1;
   }
-  std::printf("called\n");
-  std::fflush(stdout);
-  WaitForStdinToClose();
-  return 0;
+  return AnnounceAndWait(file, "called");
 }
 
 }  // namespace
 }  // namespace herald::ucx
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "server") == 0) return herald::ucx::Serve();
-  if (argc == 3 && std::strcmp(argv[1], "client") == 0) return herald::ucx::CallOnce(argv[2]);
-  std::fprintf(stderr, "usage: %s server | client ADDRESS\n", argv[0]);
+  if (argc == 3 && std::strcmp(argv[1], "server") == 0) return herald::ucx::Serve(argv[2]);
+  if (argc == 4 && std::strcmp(argv[1], "client") == 0) {
+    return herald::ucx::CallOnce(argv[2], argv[3]);
+  }
+  std::fprintf(stderr, "usage: %s server FILE | client ADDRESS FILE\n", argv[0]);
   return 2;
 }

@@ -10,12 +10,12 @@
 #include "common/ucx/ucx_rpc.h"
 
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -23,6 +23,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/harness/process.h"
 
 namespace herald::ucx {
 namespace {
@@ -215,71 +216,41 @@ TEST(UcxRpc, AnAddressNamesTheServersProcessWhereItOffersSharedMemory) {
   EXPECT_EQ(EncodeAddress(plain->worker), (*tcp)->address());
 }
 
-// ucx_peer_for_test in a process of its own: its stdout's first line, and
-// SIGKILL.
-class PeerProcess {
- public:
-  explicit PeerProcess(std::vector<std::string> args) {
-    const char* srcdir = std::getenv("TEST_SRCDIR");
-    const char* workspace = std::getenv("TEST_WORKSPACE");
-    const std::string binary =
-        absl::StrCat(srcdir ? srcdir : ".", "/", workspace ? workspace : "herald",
-                     "/common/ucx/ucx_peer_for_test");
-    args.insert(args.begin(), binary);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int in[2], out[2];
-    EXPECT_EQ(::pipe(in), 0);
-    EXPECT_EQ(::pipe(out), 0);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(in[0], 0);
-      ::dup2(out[1], 1);
-      ::close(in[1]);
-      ::close(out[0]);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    ::close(in[0]);
-    ::close(out[1]);
-    stdin_ = in[1];
-    stdout_ = ::fdopen(out[0], "r");
-  }
-  ~PeerProcess() {
-    Kill();
-    ::close(stdin_);
-    std::fclose(stdout_);
-  }
-  // The next line it prints, without its newline; "" when it exits first.
-  std::string Line() {
-    char buffer[4096];
-    if (std::fgets(buffer, sizeof(buffer), stdout_) == nullptr) return "";
-    std::string line(buffer);
-    if (!line.empty() && line.back() == '\n') line.pop_back();
-    return line;
-  }
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int stdin_ = -1;
-  FILE* stdout_ = nullptr;
+// ucx_peer_for_test in a process of its own (killed by the test or at the
+// end), and what it wrote to its file once ready; "" if it exited first.
+struct Peer {
+  std::unique_ptr<testing::ChildProcess> process;
+  std::string announced;
 };
+Peer StartPeer(const std::string& name, std::vector<std::string> args) {
+  static const std::string dir = testing::MakeTestDir("ucx_peers");
+  const std::string file = dir + "/" + name;
+  args.push_back(file);
+  auto process = testing::ChildProcess::Start(testing::RunfilePath("common/ucx/ucx_peer_for_test"),
+                                              args, dir + "/" + name + ".log");
+  EXPECT_TRUE(process.ok()) << process.status();
+  if (!process.ok()) return {};
+  Peer peer{std::move(*process), ""};
+  if (absl::Status s = peer.process->WaitForFile(file, 20000); !s.ok()) {
+    ADD_FAILURE() << s;
+    return peer;
+  }
+  std::ifstream(file) >> peer.announced;
+  return peer;
+}
+
+void Kill(testing::ChildProcess& process) {
+  ASSERT_TRUE(process.Signal(SIGKILL).ok());
+  ASSERT_TRUE(process.WaitForExit(20000).ok());
+}
 
 // Shared memory cannot report a dead peer; the watched process can: a call
 // in flight to a server killed with SIGKILL fails with UNAVAILABLE naming
 // the server at once, not at its 60 s deadline.
 TEST(UcxRpc, AServerKilledOverSharedMemoryIsUnavailableAtOnce) {
-  PeerProcess server({"server"});
-  const std::string address = server.Line();
-  ASSERT_FALSE(address.empty()) << "the server process did not start";
-  auto client = UcxRpcClient::Connect({address}, {"shard 1"}, "", absl::Seconds(10),
+  Peer server = StartPeer("server", {"server"});
+  ASSERT_FALSE(server.announced.empty()) << "the server process did not start";
+  auto client = UcxRpcClient::Connect({server.announced}, {"shard 1"}, "", absl::Seconds(10),
                                       UcxWorker::Options{true, true});
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_TRUE((*client)->Call(0, Values(2, 1), absl::Seconds(10)).ok());
@@ -291,7 +262,7 @@ TEST(UcxRpc, AServerKilledOverSharedMemoryIsUnavailableAtOnce) {
       << lanes;
   // A call in flight when the server dies.
   auto started = (*client)->Start(0, Values(3, 1));
-  server.Kill();
+  Kill(*server.process);
   const absl::Time before = absl::Now();
   absl::Status dead =
       started.ok() ? (*client)->Wait(*started, absl::Seconds(60)).status() : started.status();
@@ -310,11 +281,11 @@ TEST(UcxRpc, AServerKilledOverSharedMemoryIsUnavailableAtOnce) {
 TEST(UcxRpc, AClientKilledOverSharedMemoryIsDropped) {
   auto server = UcxRpcServer::Start(Loopback(), SumAndIncrement);
   ASSERT_TRUE(server.ok()) << server.status();
-  PeerProcess client({"client", (*server)->address()});
-  ASSERT_EQ(client.Line(), "called");
+  Peer client = StartPeer("client", {"client", (*server)->address()});
+  ASSERT_EQ(client.announced, "called");
   ASSERT_TRUE((*server)->WaitForConnections(1, absl::Seconds(10)));
   EXPECT_TRUE((*server)->SharedMemory(1));  // the first connection's id
-  client.Kill();
+  Kill(*client.process);
   EXPECT_TRUE((*server)->WaitForConnections(0, absl::Seconds(20)))
       << "the dead client's connection is still open";
 }
