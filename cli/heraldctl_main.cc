@@ -194,7 +194,8 @@ Commands:
   status [JOB] [--json]   status JOB --history [--json|--csv]
   watch JOB [--json]   cancel JOB   nodes [--json]
       Job state and progress; live progress until the job ends (exit 0 only if it
-      succeeded); cancel; registered PS shards and workers with their health.
+      succeeded; a scheduler lost for a while, e.g. restarted, is watched again for
+      up to 60 s); cancel; registered PS shards and workers with their health.
   export JOB --out DIR [--since DIR] [--json]
       Write a succeeded job's model (embedding tables + dense weights + MODEL manifest,
       docs/export.md) to DIR, which the scheduler and PS shards write (shared or local
