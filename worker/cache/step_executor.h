@@ -41,54 +41,34 @@
 // (plan::Step::checked_at, staged_as). The step's lists travel to the
 // device in one copy (step_upload.h). A failure after validation (a PS or peer
 // error) fails the step with the phase named; the cache is then unusable for this job.
+//
+// The parts, each a concern of its own: the fetch phase (row_fetcher.h),
+// hand-offs (hand_offs.h), served rows' gradients (served_gradients.h),
+// policy het's held gradients (held_gradients.h), and the device mover they
+// all read and write cache slots through (slot_transfer.h). The executor
+// keeps the order, the checks, and the bookkeeping of push and write-back.
 
 #include <cstdint>
-#include <future>
-#include <optional>
-#include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "common/pending_call.h"
 #include "plan/step.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
+#include "worker/cache/hand_offs.h"
+#include "worker/cache/held_gradients.h"
 #include "worker/cache/plan_check.h"
+#include "worker/cache/row_fetcher.h"
+#include "worker/cache/served_gradients.h"
+#include "worker/cache/slot_transfer.h"
+#include "worker/cache/step_result.h"
 #include "worker/cache/step_upload.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/row_exchanger.h"
-#include "worker/device/host_buffer.h"
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/rec_model.h"
 
 namespace herald::worker {
-
-struct PhaseTimes {
-  double fetch_ms = 0;
-  double compute_ms = 0;
-  double allreduce_ms = 0;
-  double push_ms = 0;
-  double writeback_ms = 0;
-};
-
-struct StepResult {
-  double loss_sum = 0;
-  uint32_t num_samples = 0;
-  PhaseTimes times;
-  uint64_t rows_fetched = 0;
-  uint64_t rows_pushed = 0;  // gradient rows sent to the PS
-  uint64_t rows_written_back = 0;
-  // Rows sent to another worker: hand-offs, served copies and gradients
-  // sent to a row's owner.
-  uint64_t rows_handed_off = 0;
-  uint64_t rows_initialized = 0;  // never trained: initialised here, not fetched
-  uint64_t rows_prefetched = 0;   // of rows_fetched: requested during the step before (overlap)
-  // Rows the PS shards read from disk for the iterations this worker's
-  // report committed (ps::PsClient::IterationDone).
-  ps::PsDiskReads ps_disk_reads;
-  uint64_t bytes_moved = 0;  // payload bytes of the three above
-};
 
 struct ExecutorOptions {
   uint32_t rank = 0;
@@ -134,6 +114,8 @@ class StepExecutor {
     kFreed,  // evictions: the slots are free for other rows
     kClean,  // the plan's write-backs: the PS now holds the cached version
   };
+  // Everything checked before any of the step changes anything.
+  absl::Status Check(const plan::Step& step);
   // The dirty rows of each table's `listed` slots (plan::TablePlan::evict
   // or ::writeback), read from the device; the slots are then as `after`.
   std::vector<ps::TableRows> CollectWriteBack(const plan::Step& step,
@@ -142,86 +124,11 @@ class StepExecutor {
   // The gradients of shared rows, read from the device and zeroed there
   // (with policy het, a slot that held gradients pushes them too).
   std::vector<ps::TableGrads> CollectPush(const plan::Step& step, StepResult* result);
-  // Policy het: the held gradients of each table's `listed` slots that hold
-  // some (plan::TablePlan::evict or ::flush), read and zeroed; flushed
-  // slots are stale afterwards.
-  std::vector<ps::TableGrads> CollectHeld(const plan::Step& step,
-                                          plan::SlotRows plan::TablePlan::*listed,
-                                          StepResult* result);
-  // The held gradients of slots[t] of each table t, read in one transfer
-  // and zeroed on the device.
-  std::vector<std::vector<float>> TakeHeld(const std::vector<std::vector<uint32_t>>& slots);
-  // Policy het: each hold slot's gradient added to what it holds, and the
-  // slots' optimizer updates appended to `updates` (they are trained as
-  // owned rows).
-  void HoldGradients(const plan::Step& step, std::vector<Device::RowUpdateTable>* updates);
   // Moves `more` into `to`, one entry per table (keys of one table are
   // distinct across the plan's lists).
   static void AppendGrads(std::vector<ps::TableGrads> more, std::vector<ps::TableGrads>* to);
-  absl::Status Fetch(const plan::Step& step, StepResult* result);
-  // A fetch from the PS in flight: the keys of a step's fetches with early
-  // == `early`, per table, the slots they go to, and the fetch buffer their
-  // rows land in (table blocks one after the other, from row_at[i]).
-  struct StartedFetch {
-    std::vector<ps::TableKeys> keys;
-    std::vector<std::vector<uint32_t>> slots;  // parallel to keys
-    std::vector<size_t> tables;
-    std::vector<size_t> row_at;  // first float of each table's block
-    size_t floats = 0, rows = 0;
-    int buffer = -1;  // fetch_buffers_ index; -1: nothing to fetch
-    PendingCall<absl::Status> done;
-  };
-  StartedFetch StartFetchOf(const plan::Step& step, bool early, ps::FetchMode mode,
-                            ps::Launch launch);
-  // Waits for `fetch` and writes its rows into their slots (one upload of
-  // every table's rows and one of the slots); releases its buffer.
-  absl::Status PlaceFetched(StartedFetch& fetch, StepResult* result);
-  // A fetch buffer no fetch is filling and the device no longer reads (it
-  // waits for the device if it must): the next in turn of three, so the
-  // early fetch of the next step, started while the device may still read
-  // this step's two, never has to wait.
-  int TakeFetchBuffer();
-  // Gives up a started fetch that will not be placed (its call is destroyed
-  // first: that waits for any writing into its buffer).
-  void DropFetch(StartedFetch& fetch);
-  // Starts fetching `next`'s early rows (overlap).
-  void Prefetch(const plan::Step& next);
   absl::Status Train(const plan::Step& step, StepResult* result);
-  absl::Status GatherServed(const plan::Step& step, StepResult* result);
   absl::Status ApplyOwned(const plan::Step& step, StepResult* result);
-  // Before anything changes: the step's hand-off peers are other workers,
-  // and it has an exchanger if it hands off or serves.
-  absl::Status CheckHandOffs(const plan::Step& step) const;
-  // The step receives exactly the rows handed to this worker after the
-  // previous step (checked before anything changes, or, with that exchange
-  // still running, once it is in).
-  absl::Status CheckReceived(const plan::Step& step) const;
-  absl::Status PlaceReceived(const plan::Step& step);
-  // Sends this step's hand-offs and starts receiving the rows handed to
-  // this worker (handoff_); without overlap, waits for them too.
-  absl::Status ExchangeHandOffs(const plan::Step& step, StepResult* result);
-  // Waits for handoff_ and files what arrived into received_.
-  absl::Status ReceiveHandOffs();
-  void UploadSlots(const std::vector<uint32_t>& slots);
-  // Rows `slots` of a device array (`stride` floats apart), their first
-  // `width` floats each, copied to the host in order; `slots` stay uploaded
-  // (ZeroRows may follow on slots_).
-  std::vector<float> ReadSlots(const float* array, int stride, const std::vector<uint32_t>& slots,
-                               int width);
-  // The inverse: `host` (`width` floats per slot) into rows `slots`.
-  void WriteSlots(const std::vector<float>& host, const std::vector<uint32_t>& slots, int width,
-                  int stride, float* array);
-  // Rows of several tables' arrays at once: one upload of every slot list,
-  // a gather per table into one device block, and one copy to the host
-  // (one wait, not one per table). slots_ then holds the lists one after
-  // the other (SlotsAt).
-  struct SlotRows {
-    const float* array;
-    int stride;
-    const std::vector<uint32_t>* slots;
-    int width;
-  };
-  std::vector<std::vector<float>> ReadSlotsOfTables(const std::vector<SlotRows>& reads);
 
   Device* device_;
   RecModel* model_;
@@ -232,60 +139,19 @@ class StepExecutor {
   PlanChecker plan_checker_;  // every step is checked before any of it runs
   ExecutorOptions options_;
 
-  // Device staging, reused between steps.
-  DeviceArray<uint32_t> slots_;
-  DeviceArray<float> staging_;
-  DeviceArray<uint32_t> hold_slots_;  // policy het: every table's hold list
+  // The device mover every part below reads and writes slots through.
+  SlotTransfer transfer_;
   // The step's labels, dense features, and per table its samples' offsets
   // and slots and its owned slots, sent in one copy (Train).
   StepUpload upload_;
-  // Rows read back from the device (ReadSlotsOfTables), reused.
-  HostBuffer<float> read_back_;
+  RowFetcher fetcher_;      // phase 2
+  ServedGradients served_;  // phase 5b
+  HeldGradients held_;      // policy het
+  HandOffs hand_offs_;      // phase 10, placed in the next step's phase 2
   // The last check ahead: its token (plan::Step::checked_at) and the
   // cache's change count it passed at.
   uint64_t check_token_ = 0;
   uint64_t checked_changes_ = 0;
-  // Per table: rows other workers handed to this one after the last step
-  // (values with optimizer state, and version), placed by the next step.
-  struct ReceivedRow {
-    std::vector<float> row;  // values with optimizer state; a served copy: values only
-    uint64_t version = 0;
-    bool served = false;
-  };
-  std::vector<absl::flat_hash_map<Key, ReceivedRow>> received_;
-  // Where fetched rows land: the device's host memory (page-locked on a
-  // GPU), so they go to the device without another copy. Three, taken in
-  // turn (TakeFetchBuffer): at most two fetches fill buffers at once (the
-  // current step's and the next one's early fetch).
-  struct FetchBuffer {
-    explicit FetchBuffer(Device* device) : rows(device) {}
-    HostBuffer<float> rows;
-    std::vector<uint64_t> versions;
-    bool filling = false;         // a started fetch writes into it
-    bool device_reading = false;  // uploaded since the device was last waited for
-  };
-  std::vector<FetchBuffer> fetch_buffers_;
-  size_t next_fetch_buffer_ = 0;
-  // The early fetch of the step after the current one, in flight (declared
-  // after the buffers it writes into: destroyed first).
-  struct Prefetched {
-    uint64_t iteration = 0;
-    StartedFetch fetch;
-  };
-  std::optional<Prefetched> prefetch_;
-  // The previous step's hand-off exchange, still running (overlap): the
-  // next step waits for it after its fetch and files the rows into
-  // received_. Per table, the rows that arrive: the plan's incoming lists
-  // and the row widths.
-  struct Incoming {
-    plan::PeerRows rows;
-    uint32_t dim, row_floats;
-  };
-  struct HandOff {
-    PendingCall<RowExchanger::Received> exchange;
-    std::vector<Incoming> incoming;
-  };
-  std::optional<HandOff> handoff_;
 };
 
 }  // namespace herald::worker

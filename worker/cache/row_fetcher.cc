@@ -1,0 +1,178 @@
+#include "worker/cache/row_fetcher.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "absl/time/clock.h"
+#include "common/math/optimizer_spec.h"
+#include "common/status.h"
+
+namespace herald::worker {
+
+RowFetcher::RowFetcher(Device* device, ps::PsClient* ps, EmbeddingCache* cache,
+                       SlotTransfer* transfer, uint64_t seed, std::vector<float> init_scale)
+    : device_(device),
+      ps_(ps),
+      cache_(cache),
+      transfer_(transfer),
+      seed_(seed),
+      init_scale_(std::move(init_scale)) {
+  for (int i = 0; i < 3; ++i) buffers_.emplace_back(device);
+}
+
+void RowFetcher::Settled() {
+  for (Buffer& buffer : buffers_) buffer.device_reading = false;
+}
+
+int RowFetcher::TakeBuffer() {
+  for (size_t tries = 0; tries < buffers_.size(); ++tries) {
+    const size_t b = next_buffer_;
+    next_buffer_ = (next_buffer_ + 1) % buffers_.size();
+    if (buffers_[b].filling) continue;
+    if (buffers_[b].device_reading) {
+      device_->Synchronize();
+      Settled();
+    }
+    buffers_[b].filling = true;
+    return static_cast<int>(b);
+  }
+  // Unreachable: at most two fetches are in flight.
+  std::fprintf(stderr, "RowFetcher: every fetch buffer is being filled\n");
+  std::abort();
+}
+
+void RowFetcher::Drop(StartedFetch& fetch) {
+  fetch.done = PendingCall<absl::Status>();
+  if (fetch.buffer >= 0) buffers_[fetch.buffer].filling = false;
+  fetch.buffer = -1;
+}
+
+RowFetcher::StartedFetch RowFetcher::Start(const plan::Step& step, bool early, ps::FetchMode mode,
+                                           ps::Launch launch) {
+  StartedFetch fetch;
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const plan::TablePlan& plan = step.plan[t];
+    ps::TableKeys keys{TableId(static_cast<uint32_t>(t)), {}};
+    std::vector<uint32_t> table_slots;
+    for (size_t i = 0; i < plan.fetch.keys.size(); ++i) {
+      const bool is_early = !plan.fetch.early.empty() && plan.fetch.early[i] != 0;
+      if (is_early != early) continue;
+      keys.keys.push_back(plan.fetch.keys[i]);
+      table_slots.push_back(plan.fetch.slots[i]);
+    }
+    if (keys.keys.empty()) continue;
+    fetch.row_at.push_back(fetch.floats);
+    fetch.floats += keys.keys.size() * cache_->table(t).row_floats;
+    fetch.rows += keys.keys.size();
+    fetch.keys.push_back(std::move(keys));
+    fetch.slots.push_back(std::move(table_slots));
+    fetch.tables.push_back(t);
+  }
+  if (fetch.keys.empty()) return fetch;
+  fetch.buffer = TakeBuffer();
+  Buffer& buffer = buffers_[fetch.buffer];
+  buffer.rows.Reserve(fetch.floats, 0);
+  buffer.versions.resize(fetch.rows);
+  ps::RowSink sink;
+  size_t row = 0;
+  for (size_t r = 0; r < fetch.keys.size(); ++r) {
+    sink.rows.push_back(buffer.rows.data() + fetch.row_at[r]);
+    sink.versions.push_back(buffer.versions.data() + row);
+    sink.row_floats.push_back(cache_->table(fetch.tables[r]).row_floats);
+    row += fetch.keys[r].keys.size();
+  }
+  fetch.done =
+      ps_->StartFetchInto(step.job_id, Iteration(step.iteration), fetch.keys, mode, launch, sink);
+  return fetch;
+}
+
+absl::Status RowFetcher::Place(StartedFetch& fetch, StepResult* result) {
+  if (fetch.buffer < 0) return absl::OkStatus();
+  const absl::Status fetched = fetch.done.Wait();
+  Buffer& buffer = buffers_[fetch.buffer];
+  buffer.filling = false;
+  fetch.buffer = -1;
+  HERALD_RETURN_IF_ERROR(fetched);
+  // Every table's rows in one copy from the fetch buffer, then scattered
+  // into their slots.
+  std::vector<uint32_t> slots;
+  slots.reserve(fetch.rows);
+  for (const std::vector<uint32_t>& table_slots : fetch.slots) {
+    slots.insert(slots.end(), table_slots.begin(), table_slots.end());
+  }
+  const uint32_t* device_slots = transfer_->Upload(slots);
+  float* staging = transfer_->Scratch(fetch.floats);
+  device_->CopyFromHostBuffer(buffer.rows.data(), staging, fetch.floats * sizeof(float));
+  buffer.device_reading = true;
+  size_t slot_at = 0, row = 0;
+  for (size_t r = 0; r < fetch.keys.size(); ++r) {
+    const size_t t = fetch.tables[r];
+    EmbeddingCache::Table& table = cache_->table(t);
+    const int row_floats = static_cast<int>(table.row_floats);
+    const size_t n = fetch.slots[r].size();
+    device_->ScatterRows(staging + fetch.row_at[r], device_slots + slot_at, static_cast<int>(n),
+                         row_floats, row_floats, table.rows.data());
+    for (size_t i = 0; i < n; ++i) {
+      cache_->Load(t, fetch.slots[r][i], fetch.keys[r].keys[i], buffer.versions[row + i]);
+    }
+    slot_at += n;
+    row += n;
+    result->rows_fetched += n;
+    result->bytes_moved += n * (table.row_floats * sizeof(float) + 16);
+  }
+  return absl::OkStatus();
+}
+
+void RowFetcher::Prefetch(const plan::Step& next) {
+  if (prefetch_.has_value()) Drop(prefetch_->fetch);
+  prefetch_.reset();
+  StartedFetch fetch = Start(next, /*early=*/true, ps::FetchMode::kEarly, ps::Launch::kBackground);
+  if (fetch.buffer < 0) return;
+  prefetch_ = Prefetched{next.iteration, std::move(fetch)};
+}
+
+absl::Status RowFetcher::Fetch(const plan::Step& step, StepResult* result) {
+  const absl::Time start = absl::Now();
+  for (bool early : {true, false}) {
+    StartedFetch fetch;
+    if (early && prefetch_.has_value() && prefetch_->iteration == step.iteration) {
+      // Requested during the previous step: the same keys (one plan).
+      fetch = std::move(prefetch_->fetch);
+      prefetch_.reset();
+      result->rows_prefetched += fetch.rows;
+    } else {
+      if (early && prefetch_.has_value()) {  // for another step: not placed
+        Drop(prefetch_->fetch);
+        prefetch_.reset();
+      }
+      fetch = Start(step, early, early ? ps::FetchMode::kEarly : ps::FetchMode::kCommitted,
+                    ps::Launch::kOnWait);
+    }
+    HERALD_RETURN_IF_ERROR(Place(fetch, result));
+  }
+  Initialize(step, result);
+  result->times.fetch_ms += absl::ToDoubleMilliseconds(absl::Now() - start);
+  return absl::OkStatus();
+}
+
+void RowFetcher::Initialize(const plan::Step& step, StepResult* result) {
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const plan::TablePlan& plan = step.plan[t];
+    if (plan.init.keys.empty()) continue;
+    EmbeddingCache::Table& table = cache_->table(t);
+    std::vector<float> rows(plan.init.keys.size() * table.row_floats);
+    for (size_t i = 0; i < plan.init.keys.size(); ++i) {
+      math::InitialRow(seed_, static_cast<uint32_t>(t), plan.init.keys[i], table.dim,
+                       init_scale_[t], table.optimizer, rows.data() + i * table.row_floats);
+    }
+    const int row_floats = static_cast<int>(table.row_floats);
+    transfer_->Write(rows, plan.init.slots, row_floats, row_floats, table.rows.data());
+    for (size_t i = 0; i < plan.init.slots.size(); ++i) {
+      cache_->Load(t, plan.init.slots[i], plan.init.keys[i], 0);
+    }
+    result->rows_initialized += plan.init.slots.size();
+  }
+}
+
+}  // namespace herald::worker

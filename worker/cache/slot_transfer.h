@@ -1,0 +1,61 @@
+#pragma once
+// The executor's device mover for rows of slot arrays (the cache's rows,
+// its gradients, held gradients): reading listed slots back to the host and
+// writing host rows into listed slots, with the device staging reused from
+// step to step. Reads of several tables go in one upload of every slot
+// list, a gather per table into one device block, and one copy to the host:
+// one wait, not one per table.
+//
+// The slot list last uploaded stays on the device (uploaded_slots()) until
+// the next call, so a caller may zero or scatter the slots it just read
+// without uploading them again. Not thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "worker/device/device_array.h"
+#include "worker/device/host_buffer.h"
+
+namespace herald::worker {
+
+class SlotTransfer {
+ public:
+  explicit SlotTransfer(Device* device);
+
+  // Rows `*slots` of a device array (`stride` floats apart), their first
+  // `width` floats each.
+  struct Rows {
+    const float* array;
+    int stride;
+    const std::vector<uint32_t>* slots;
+    int width;
+  };
+  // Each read's rows, in slot order, `width` floats each. The slot lists
+  // are then uploaded one after the other (uploaded_slots()).
+  std::vector<std::vector<float>> Read(const std::vector<Rows>& reads);
+  // One read: the same, for one array.
+  std::vector<float> Read(const float* array, int stride, const std::vector<uint32_t>& slots,
+                          int width);
+  // The inverse of one read: `host` (`width` floats per slot) into rows
+  // `slots` of `array`.
+  void Write(const std::vector<float>& host, const std::vector<uint32_t>& slots, int width,
+             int stride, float* array);
+
+  // Uploads `slots`; returns their device copy (uploaded_slots()).
+  const uint32_t* Upload(const std::vector<uint32_t>& slots);
+  // The slot lists of the last Read or Upload on the device.
+  const uint32_t* uploaded_slots() const { return slots_.data(); }
+  // A device block of at least `floats` floats, valid until the next call
+  // (contents unspecified).
+  float* Scratch(size_t floats);
+
+ private:
+  Device* device_;
+  DeviceArray<uint32_t> slots_;
+  DeviceArray<float> staging_;
+  // Rows read back from the device, reused (not cleared or faulted in again).
+  HostBuffer<float> read_back_;
+};
+
+}  // namespace herald::worker

@@ -1,0 +1,71 @@
+#include "worker/cache/slot_transfer.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "worker/device/cpu_device.h"
+
+namespace herald::worker {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::IsEmpty;
+
+// A device array of `slots` rows of `stride` floats, row s holding
+// 100·s + 0, 1, … .
+DeviceArray<float> NumberedRows(Device* device, int slots, int stride) {
+  std::vector<float> host(static_cast<size_t>(slots) * stride);
+  for (int s = 0; s < slots; ++s) {
+    for (int c = 0; c < stride; ++c) host[s * stride + c] = static_cast<float>(100 * s + c);
+  }
+  DeviceArray<float> rows(device, host.size());
+  rows.CopyFromHost(host);
+  return rows;
+}
+
+TEST(SlotTransferTest, ReadsEveryTablesListedRowsInSlotOrderAndLeavesTheListsUploaded) {
+  CpuDevice device;
+  SlotTransfer transfer(&device);
+  DeviceArray<float> a = NumberedRows(&device, 5, 4);
+  DeviceArray<float> b = NumberedRows(&device, 3, 2);
+  const std::vector<uint32_t> from_a = {4, 0};
+  const std::vector<uint32_t> from_b = {2};
+  const std::vector<std::vector<float>> read =
+      transfer.Read({{a.data(), 4, &from_a, 3}, {b.data(), 2, &from_b, 2}});
+  ASSERT_EQ(read.size(), 2u);
+  // The first `width` floats of each listed row, in the list's order.
+  EXPECT_THAT(read[0], ElementsAre(400, 401, 402, 0, 1, 2));
+  EXPECT_THAT(read[1], ElementsAre(200, 201));
+  std::vector<uint32_t> uploaded(3);
+  device.CopyToHost(transfer.uploaded_slots(), uploaded.data(), 3 * sizeof(uint32_t));
+  EXPECT_THAT(uploaded, ElementsAre(4, 0, 2));
+}
+
+TEST(SlotTransferTest, WritesRowsIntoTheirSlotsOnlyAndReadsThemBack) {
+  CpuDevice device;
+  SlotTransfer transfer(&device);
+  DeviceArray<float> rows = NumberedRows(&device, 4, 3);
+  // Two floats into slots 3 and 1: the third float of each row stays.
+  transfer.Write({-1, -2, -3, -4}, {3, 1}, /*width=*/2, /*stride=*/3, rows.data());
+  EXPECT_THAT(rows.ToHost(),
+              ElementsAreArray<float>({0, 1, 2, -3, -4, 102, 200, 201, 202, -1, -2, 302}));
+  EXPECT_THAT(transfer.Read(rows.data(), 3, {1, 3}, 3), ElementsAre(-3, -4, 102, -1, -2, 302));
+}
+
+TEST(SlotTransferTest, ReadingNoSlotsGivesEmptyRowsForEveryRead) {
+  CpuDevice device;
+  SlotTransfer transfer(&device);
+  DeviceArray<float> rows = NumberedRows(&device, 2, 2);
+  const std::vector<uint32_t> none;
+  const std::vector<std::vector<float>> read =
+      transfer.Read({{rows.data(), 2, &none, 2}, {rows.data(), 2, &none, 1}});
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_THAT(read[0], IsEmpty());
+  EXPECT_THAT(read[1], IsEmpty());
+}
+
+}  // namespace
+}  // namespace herald::worker

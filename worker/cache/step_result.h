@@ -1,0 +1,36 @@
+#pragma once
+// What one worker step did and where its time went (StepExecutor::Run).
+
+#include <cstdint>
+
+#include "ps_server/client/ps_client.h"
+
+namespace herald::worker {
+
+struct PhaseTimes {
+  double fetch_ms = 0;
+  double compute_ms = 0;
+  double allreduce_ms = 0;
+  double push_ms = 0;
+  double writeback_ms = 0;
+};
+
+struct StepResult {
+  double loss_sum = 0;
+  uint32_t num_samples = 0;
+  PhaseTimes times;
+  uint64_t rows_fetched = 0;
+  uint64_t rows_pushed = 0;  // gradient rows sent to the PS
+  uint64_t rows_written_back = 0;
+  // Rows sent to another worker: hand-offs, served copies and gradients
+  // sent to a row's owner.
+  uint64_t rows_handed_off = 0;
+  uint64_t rows_initialized = 0;  // never trained: initialised here, not fetched
+  uint64_t rows_prefetched = 0;   // of rows_fetched: requested during the step before (overlap)
+  // Rows the PS shards read from disk for the iterations this worker's
+  // report committed (ps::PsClient::IterationDone).
+  ps::PsDiskReads ps_disk_reads;
+  uint64_t bytes_moved = 0;  // payload bytes of the three above
+};
+
+}  // namespace herald::worker
