@@ -1,8 +1,11 @@
 #include "worker/cache/slot_transfer.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace herald::worker {
 
-SlotTransfer::SlotTransfer(Device* device) : device_(device), read_back_(device) {
+SlotTransfer::SlotTransfer(Device* device) : device_(device), lanes_{Lane(device), Lane(device)} {
   slots_.Bind(device);
   staging_.Bind(device);
 }
@@ -24,34 +27,62 @@ std::vector<float> SlotTransfer::Read(const float* array, int stride,
 }
 
 std::vector<std::vector<float>> SlotTransfer::Read(const std::vector<Rows>& reads) {
+  StartedRead read = StartRead(reads);
+  return FinishRead(read);
+}
+
+SlotTransfer::StartedRead SlotTransfer::StartRead(const std::vector<Rows>& reads) {
+  StartedRead started;
   std::vector<uint32_t> slots;
   size_t floats = 0;
   for (const Rows& r : reads) {
     slots.insert(slots.end(), r.slots->begin(), r.slots->end());
-    floats += r.slots->size() * static_cast<size_t>(r.width);
+    started.floats.push_back(r.slots->size() * static_cast<size_t>(r.width));
+    floats += started.floats.back();
   }
-  std::vector<std::vector<float>> out(reads.size());
-  if (slots.empty()) return out;
+  if (slots.empty()) return started;
+  // A free lane, else the one of the older read (abandoned: its copy is
+  // waited for before the lane is reused).
+  started.lane = lanes_[0].number == 0                 ? 0
+                 : lanes_[1].number == 0               ? 1
+                 : lanes_[0].number < lanes_[1].number ? 0
+                                                       : 1;
+  Lane& lane = lanes_[started.lane];
+  if (lane.number != 0) lane.copied.Wait();
+  started.number = lane.number = ++reads_started_;
   Upload(slots);
-  staging_.Resize(floats);
+  lane.gathered.Resize(floats);
   size_t slot_at = 0, float_at = 0;
   for (const Rows& r : reads) {
     const int n = static_cast<int>(r.slots->size());
     device_->GatherRows(r.array, r.stride, slots_.data() + slot_at, n, r.width,
-                        staging_.data() + float_at);
+                        lane.gathered.data() + float_at);
     slot_at += r.slots->size();
     float_at += r.slots->size() * static_cast<size_t>(r.width);
   }
-  // The one wait.
-  read_back_.Reserve(floats, 0);
-  device_->CopyToHost(staging_.data(), read_back_.data(), floats * sizeof(float));
-  const float* all = read_back_.data();
-  float_at = 0;
-  for (size_t i = 0; i < reads.size(); ++i) {
-    const size_t n = reads[i].slots->size() * static_cast<size_t>(reads[i].width);
-    out[i].assign(all + float_at, all + float_at + n);
-    float_at += n;
+  lane.rows.Reserve(floats, 0);
+  device_->CopyToHostBuffer(lane.gathered.data(), lane.rows.data(), floats * sizeof(float));
+  lane.copied.Record();
+  return started;
+}
+
+std::vector<std::vector<float>> SlotTransfer::FinishRead(StartedRead& read) {
+  std::vector<std::vector<float>> out(read.floats.size());
+  if (read.lane < 0) return out;
+  Lane& lane = lanes_[read.lane];
+  if (lane.number != read.number) {
+    std::fprintf(stderr, "SlotTransfer: read %llu finished twice or after it was abandoned\n",
+                 static_cast<unsigned long long>(read.number));
+    std::abort();
   }
+  lane.copied.Wait();  // the one wait
+  const float* all = lane.rows.data();
+  for (size_t i = 0; i < read.floats.size(); ++i) {
+    out[i].assign(all, all + read.floats[i]);
+    all += read.floats[i];
+  }
+  lane.number = 0;
+  read.lane = -1;
   return out;
 }
 

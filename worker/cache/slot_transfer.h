@@ -6,15 +6,24 @@
 // list, a gather per table into one device block, and one copy to the host:
 // one wait, not one per table.
 //
+// A read may be started and finished later (StartRead, FinishRead): its
+// rows are gathered in the device's order of work and copied out into
+// page-locked memory on the device's copy stream, so the host waits only
+// for the work issued before the read, not for what it queues meanwhile.
+// Two started reads may be in flight at once; starting a third abandons
+// the older (a step that failed between the halves never finishes its).
+//
 // The slot list last uploaded stays on the device (uploaded_slots()) until
 // the next call, so a caller may zero or scatter the slots it just read
 // without uploading them again. Not thread-safe.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "worker/device/device_array.h"
+#include "worker/device/device_event.h"
 #include "worker/device/host_buffer.h"
 
 namespace herald::worker {
@@ -34,6 +43,17 @@ class SlotTransfer {
   // Each read's rows, in slot order, `width` floats each. The slot lists
   // are then uploaded one after the other (uploaded_slots()).
   std::vector<std::vector<float>> Read(const std::vector<Rows>& reads);
+  // The same in two halves: the rows are taken (in the device's order of
+  // work: later operations may change the slots) when StartRead returns,
+  // and FinishRead waits for them to reach the host (at most once, and
+  // before two more reads are started).
+  struct StartedRead {
+    int lane = -1;  // -1: nothing to read
+    uint64_t number = 0;
+    std::vector<size_t> floats;  // per read
+  };
+  StartedRead StartRead(const std::vector<Rows>& reads);
+  std::vector<std::vector<float>> FinishRead(StartedRead& read);
   // One read: the same, for one array.
   std::vector<float> Read(const float* array, int stride, const std::vector<uint32_t>& slots,
                           int width);
@@ -53,9 +73,19 @@ class SlotTransfer {
  private:
   Device* device_;
   DeviceArray<uint32_t> slots_;
-  DeviceArray<float> staging_;
-  // Rows read back from the device, reused (not cleared or faulted in again).
-  HostBuffer<float> read_back_;
+  DeviceArray<float> staging_;  // Write and Scratch
+  // A started read's device block, the host memory its rows are copied
+  // into (reused, not cleared or faulted in again), and the event after
+  // the copy.
+  struct Lane {
+    explicit Lane(Device* device) : rows(device), copied(device) { gathered.Bind(device); }
+    DeviceArray<float> gathered;
+    HostBuffer<float> rows;
+    DeviceEvent copied;
+    uint64_t number = 0;  // of the read it holds, 0: none
+  };
+  std::array<Lane, 2> lanes_;
+  uint64_t reads_started_ = 0;
 };
 
 }  // namespace herald::worker

@@ -55,6 +55,41 @@ TEST(SlotTransferTest, WritesRowsIntoTheirSlotsOnlyAndReadsThemBack) {
   EXPECT_THAT(transfer.Read(rows.data(), 3, {1, 3}, 3), ElementsAre(-3, -4, 102, -1, -2, 302));
 }
 
+TEST(SlotTransferTest, AStartedReadHasTheRowsAsTheyWereWhenItStarted) {
+  CpuDevice device;
+  SlotTransfer transfer(&device);
+  DeviceArray<float> rows = NumberedRows(&device, 3, 2);
+  const std::vector<uint32_t> slots = {2, 1};
+  SlotTransfer::StartedRead read = transfer.StartRead({{rows.data(), 2, &slots, 2}});
+  // Work issued after the start (here: writing the same slots) does not
+  // reach the rows read.
+  transfer.Write({-1, -1, -1, -1}, slots, 2, 2, rows.data());
+  const std::vector<std::vector<float>> got = transfer.FinishRead(read);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_THAT(got[0], ElementsAre(200, 201, 100, 101));
+  EXPECT_EQ(read.lane, -1);  // finished
+}
+
+TEST(SlotTransferTest, TwoReadsAreInFlightAtOnceAndAThirdAbandonsTheOlder) {
+  CpuDevice device;
+  SlotTransfer transfer(&device);
+  DeviceArray<float> rows = NumberedRows(&device, 4, 1);
+  const std::vector<uint32_t> first = {0}, second = {1}, third = {2}, fourth = {3};
+  SlotTransfer::StartedRead a = transfer.StartRead({{rows.data(), 1, &first, 1}});
+  SlotTransfer::StartedRead b = transfer.StartRead({{rows.data(), 1, &second, 1}});
+  EXPECT_THAT(transfer.FinishRead(b)[0], ElementsAre(100));
+  SlotTransfer::StartedRead c = transfer.StartRead({{rows.data(), 1, &third, 1}});
+  EXPECT_THAT(transfer.FinishRead(a)[0], ElementsAre(0));
+  EXPECT_THAT(transfer.FinishRead(c)[0], ElementsAre(200));
+  // Three started, none finished: the first is abandoned, the others not.
+  SlotTransfer::StartedRead d = transfer.StartRead({{rows.data(), 1, &first, 1}});
+  SlotTransfer::StartedRead e = transfer.StartRead({{rows.data(), 1, &second, 1}});
+  SlotTransfer::StartedRead f = transfer.StartRead({{rows.data(), 1, &fourth, 1}});
+  EXPECT_THAT(transfer.FinishRead(e)[0], ElementsAre(100));
+  EXPECT_THAT(transfer.FinishRead(f)[0], ElementsAre(300));
+  EXPECT_DEATH(transfer.FinishRead(d), "finished twice or after it was abandoned");
+}
+
 TEST(SlotTransferTest, ReadingNoSlotsGivesEmptyRowsForEveryRead) {
   CpuDevice device;
   SlotTransfer transfer(&device);

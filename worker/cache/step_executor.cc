@@ -124,14 +124,22 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   }
   HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", hand_offs_.Place(step)));
   if (options_.overlap && next != nullptr && options_.use_ps) fetcher_.Prefetch(*next);
-  HERALD_RETURN_IF_ERROR(phase("train", Train(step, &result)));
+  QueueTraining(step, &result);
+  // The shared rows' gradients are final once backward is queued: they
+  // are copied out while the device reduces and updates (7 waits for them
+  // only).
+  start = absl::Now();
+  StartedPush started_push = StartPush(step);
+  result.times.push_ms += MillisSince(start);
+  HERALD_RETURN_IF_ERROR(phase("train", ReduceDense(&result)));
   if (options_.serve) {
     HERALD_RETURN_IF_ERROR(phase("gradients of served rows", served_.Exchange(step, &result)));
   }
   HERALD_RETURN_IF_ERROR(phase("train (owned rows)", ApplyOwned(step, &result)));
-  // 7 and 8: both read from the device first, then sent (at once with overlap).
+  // 7 and 8: both read from the device first, then sent (with overlap at
+  // once, the push leaving while the write-back's rows are read).
   start = absl::Now();
-  std::vector<ps::TableGrads> grads = CollectPush(step, &result);
+  std::vector<ps::TableGrads> grads = FinishPush(step, started_push, &result);
   AppendGrads(held_.Collect(step, &plan::TablePlan::flush, &result), &held_grads);
   AppendGrads(std::move(held_grads), &grads);
   auto push = [&] {
@@ -140,21 +148,25 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
                                               WorkerRank(options_.rank), grads);
   };
   result.times.push_ms += MillisSince(start);
-  start = absl::Now();
-  const std::vector<ps::TableRows> written =
-      CollectWriteBack(step, &plan::TablePlan::writeback, SlotsAfter::kClean, &result);
-  result.times.writeback_ms += MillisSince(start);
+  auto collect_written = [&] {
+    const absl::Time start = absl::Now();
+    std::vector<ps::TableRows> written =
+        CollectWriteBack(step, &plan::TablePlan::writeback, SlotsAfter::kClean, &result);
+    result.times.writeback_ms += MillisSince(start);
+    return written;
+  };
   if (options_.overlap) {
-    PendingCall<absl::Status> writing =
-        written.empty()
-            ? PendingCall<absl::Status>::Done(absl::OkStatus())
-            : ps_->StartWriteBack(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
-                                  written, ps::Launch::kBackground);
     PendingCall<absl::Status> pushing =
         grads.empty()
             ? PendingCall<absl::Status>::Done(absl::OkStatus())
             : ps_->StartPushGradients(step.job_id, Iteration(step.iteration),
                                       WorkerRank(options_.rank), grads, ps::Launch::kBackground);
+    const std::vector<ps::TableRows> written = collect_written();
+    PendingCall<absl::Status> writing =
+        written.empty()
+            ? PendingCall<absl::Status>::Done(absl::OkStatus())
+            : ps_->StartWriteBack(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
+                                  written, ps::Launch::kBackground);
     start = absl::Now();
     const absl::Status pushed = pushing.Wait();
     result.times.push_ms += MillisSince(start);
@@ -164,6 +176,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
     HERALD_RETURN_IF_ERROR(phase("push", pushed));
     HERALD_RETURN_IF_ERROR(phase("write-back", wrote));
   } else {
+    const std::vector<ps::TableRows> written = collect_written();
     start = absl::Now();
     HERALD_RETURN_IF_ERROR(phase("push", push()));
     result.times.push_ms += MillisSince(start);
@@ -245,8 +258,8 @@ std::vector<ps::TableRows> StepExecutor::CollectWriteBack(
   return rows;
 }
 
-absl::Status StepExecutor::Train(const plan::Step& step, StepResult* result) {
-  absl::Time start = absl::Now();
+void StepExecutor::QueueTraining(const plan::Step& step, StepResult* result) {
+  const absl::Time start = absl::Now();
   // Every list the device needs this step, in one copy (packed during the
   // step before where it was given as `next`).
   const size_t tables = cache_->num_tables();
@@ -270,8 +283,10 @@ absl::Status StepExecutor::Train(const plan::Step& step, StepResult* result) {
   // Queued: the loss is read at the end of the step (Run).
   model_->QueueTrainStep(in, 1.0f / static_cast<float>(step.global_batch_size));
   result->times.compute_ms += MillisSince(start);
+}
 
-  start = absl::Now();
+absl::Status StepExecutor::ReduceDense(StepResult* result) {
+  absl::Time start = absl::Now();
   DenseParameters& params = model_->params();
   HERALD_RETURN_IF_ERROR(all_reducer_->AllReduceSum(params.grads().data(), params.size()));
   result->times.allreduce_ms += MillisSince(start);
@@ -292,7 +307,7 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
     Device::RowUpdateTable update;
     update.optimizer = table.optimizer;
     update.dim = static_cast<int>(table.dim);
-    update.slots = upload_.owned(t);  // sent with the step (Train)
+    update.slots = upload_.owned(t);  // sent with the step (QueueTraining)
     update.n = static_cast<int>(owned.size());
     update.grads = table.grads.data();
     update.rows = table.rows.data();
@@ -315,19 +330,34 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
   return absl::OkStatus();
 }
 
-std::vector<ps::TableGrads> StepExecutor::CollectPush(const plan::Step& step, StepResult* result) {
-  // Every table's shared rows' gradients, read in one transfer, then zeroed.
-  std::vector<size_t> tables;
+StepExecutor::StartedPush StepExecutor::StartPush(const plan::Step& step) {
+  // Every table's shared rows' gradients, in one transfer, then zeroed.
+  StartedPush started;
   std::vector<SlotTransfer::Rows> reads;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     EmbeddingCache::Table& table = cache_->table(t);
     const std::vector<uint32_t>& push = step.plan[t].push.slots;
     if (push.empty()) continue;
-    tables.push_back(t);
+    started.tables.push_back(t);
     reads.push_back(
         {table.grads.data(), static_cast<int>(table.dim), &push, static_cast<int>(table.dim)});
   }
-  std::vector<std::vector<float>> read = transfer_.Read(reads);
+  started.read = transfer_.StartRead(reads);
+  size_t slot_at = 0;  // into the uploaded slots, every table's list
+  for (size_t t : started.tables) {
+    EmbeddingCache::Table& table = cache_->table(t);
+    const int n = static_cast<int>(step.plan[t].push.slots.size());
+    const int dim = static_cast<int>(table.dim);
+    device_->ZeroRows(transfer_.uploaded_slots() + slot_at, n, dim, dim, table.grads.data());
+    slot_at += static_cast<size_t>(n);
+  }
+  return started;
+}
+
+std::vector<ps::TableGrads> StepExecutor::FinishPush(const plan::Step& step, StartedPush& started,
+                                                     StepResult* result) {
+  std::vector<std::vector<float>> read = transfer_.FinishRead(started.read);
+  const std::vector<size_t>& tables = started.tables;
   // Policy het: a pushed slot that held gradients pushes them too.
   std::vector<std::vector<uint32_t>> held_slots(cache_->num_tables());
   std::vector<std::vector<size_t>> held_at(cache_->num_tables());  // index in the push list
@@ -341,23 +371,19 @@ std::vector<ps::TableGrads> StepExecutor::CollectPush(const plan::Step& step, St
     }
   }
   std::vector<ps::TableGrads> grads;
-  size_t slot_at = 0;  // into the uploaded slots, every table's list
   for (size_t i = 0; i < tables.size(); ++i) {
     const size_t t = tables[i];
-    EmbeddingCache::Table& table = cache_->table(t);
     const plan::TablePlan& plan = step.plan[t];
-    const int n = static_cast<int>(plan.push.slots.size());
-    const int dim = static_cast<int>(table.dim);
-    device_->ZeroRows(transfer_.uploaded_slots() + slot_at, n, dim, dim, table.grads.data());
-    slot_at += plan.push.slots.size();
+    const uint32_t dim = cache_->table(t).dim;
+    const uint64_t n = plan.push.slots.size();
     ps::TableGrads g;
     g.table = TableId(static_cast<uint32_t>(t));
     g.keys = plan.push.keys;
-    g.dim = table.dim;
+    g.dim = dim;
     g.grads = std::move(read[i]);
     grads.push_back(std::move(g));
     result->rows_pushed += n;
-    result->bytes_moved += static_cast<uint64_t>(n) * (dim * sizeof(float) + 8);
+    result->bytes_moved += n * (dim * sizeof(float) + 8);
   }
   const std::vector<std::vector<float>> held = held_.Take(held_slots);
   for (size_t i = 0; i < tables.size(); ++i) {

@@ -35,7 +35,11 @@
 // The whole step is validated first (plan_check.h); a step that does not fit
 // changes nothing. On a device that runs asynchronously (a GPU) one step's
 // device work is queued whole: the only waits are the reads of rows leaving
-// the cache (push, write-back, hand-off) and, last, the loss; before that
+// the cache (push, write-back, hand-off) and, last, the loss. The shared
+// rows' gradients are copied out on the device's copy stream as soon as
+// backward is queued, so the push waits only for backward, not for the
+// dense reduction and the row updates queued after it; with overlap the
+// push leaves while the write-back's rows are read. Before the loss's
 // read, the next step (where given) is checked against the cache and its
 // lists packed for the device, so both overlap the device's work
 // (plan::Step::checked_at, staged_as). The step's lists travel to the
@@ -121,13 +125,24 @@ class StepExecutor {
   std::vector<ps::TableRows> CollectWriteBack(const plan::Step& step,
                                               plan::SlotRows plan::TablePlan::*listed,
                                               SlotsAfter after, StepResult* result);
-  // The gradients of shared rows, read from the device and zeroed there
-  // (with policy het, a slot that held gradients pushes them too).
-  std::vector<ps::TableGrads> CollectPush(const plan::Step& step, StepResult* result);
+  // The gradients of shared rows, read from the device and zeroed there,
+  // in two halves: started as soon as backward is queued, so the copy runs
+  // while the device reduces and updates, and finished when phase 7 needs
+  // them (with policy het, a slot that held gradients pushes them too).
+  struct StartedPush {
+    std::vector<size_t> tables;  // with shared rows, in order
+    SlotTransfer::StartedRead read;
+  };
+  StartedPush StartPush(const plan::Step& step);
+  std::vector<ps::TableGrads> FinishPush(const plan::Step& step, StartedPush& started,
+                                         StepResult* result);
   // Moves `more` into `to`, one entry per table (keys of one table are
   // distinct across the plan's lists).
   static void AppendGrads(std::vector<ps::TableGrads> more, std::vector<ps::TableGrads>* to);
-  absl::Status Train(const plan::Step& step, StepResult* result);
+  // Forward and backward queued on the device (the loss stays there).
+  void QueueTraining(const plan::Step& step, StepResult* result);
+  // The dense gradients all-reduced, and the dense optimizer step queued.
+  absl::Status ReduceDense(StepResult* result);
   absl::Status ApplyOwned(const plan::Step& step, StepResult* result);
 
   Device* device_;

@@ -6,6 +6,8 @@
 
 #include "gtest/gtest.h"
 #include "worker/device/device_array.h"
+#include "worker/device/device_event.h"
+#include "worker/device/host_buffer.h"
 
 namespace herald::worker {
 namespace {
@@ -26,6 +28,28 @@ std::vector<float> NaiveGemm(bool ta, bool tb, int m, int n, int k, float alpha,
     }
   }
   return c;
+}
+
+TEST(CpuDevice, CopiesOutAtOnceAndItsEventsTimeTheWorkBetweenThem) {
+  CpuDevice device;
+  const size_t n = size_t{1} << 22;
+  DeviceArray<float> a(&device, n);
+  HostBuffer<float> out(&device);
+  out.Reserve(n, 0);
+  DeviceEvent start(&device), end(&device);
+  start.Record();
+  device.Fill(a.data(), n, 3.0f);
+  device.CopyToHostBuffer(a.data(), out.data(), n * sizeof(float));
+  // Operations run on the calling thread: the bytes are there, every
+  // event is done, before anything is waited for.
+  EXPECT_EQ(out.data()[0], 3.0f);
+  EXPECT_EQ(out.data()[n - 1], 3.0f);
+  end.Record();
+  EXPECT_TRUE(end.Done());
+  end.Wait();
+  // The fill and the copy of 16 MiB took some time, and it is the events'.
+  EXPECT_GT(end.MillisSince(start), 0.0);
+  EXPECT_LT(start.MillisSince(end), 0.0);
 }
 
 TEST(CpuDevice, GemmMatchesNaiveProductForEveryTransposition) {

@@ -52,8 +52,39 @@ class Device {
   virtual void CopyFromHostBuffer(const void* host, void* device, size_t bytes) {
     CopyToDevice(host, device, bytes);
   }
+  // Device memory into memory of AllocateHostBytes without waiting: the
+  // bytes are there once an event recorded after this call is done
+  // (RecordEvent), and the device bytes must stay unchanged until then. A
+  // GPU copies on a stream of its own, so the copy overlaps the work queued
+  // after it. By default a plain CopyToHost.
+  virtual void CopyToHostBuffer(const void* device, void* host, size_t bytes) {
+    CopyToHost(device, host, bytes);
+  }
   virtual void Fill(float* x, size_t n, float value) = 0;
   virtual void Synchronize() = 0;
+
+  // ------------------------------------------------------------ what blocks
+  // Calls that wait for the device's earlier work before they return:
+  // Synchronize, CopyToHost, WaitEvent, FreeBytes and FreeHostBytes (queued
+  // work may still use the memory); AllocateBytes may (cudaMalloc can).
+  // Every other call may return before its work is done. A CPU
+  // device runs every operation on the calling thread, so nothing is ever
+  // left to wait for.
+  //
+  // Events mark points in the device's queue. RecordEvent places `event`
+  // after every operation issued so far, copies out included; WaitEvent
+  // returns once they have all finished; EventDone asks without waiting;
+  // EventElapsedMs is the device time from `start` to `end`, both recorded
+  // and finished. Handles come from CreateEvent and go back through
+  // DestroyEvent (DeviceEvent, device_event.h, does both). The defaults fit
+  // a device whose operations finish before they return: an event is the
+  // host time it was recorded at.
+  virtual void* CreateEvent();
+  virtual void DestroyEvent(void* event);
+  virtual void RecordEvent(void* event);
+  virtual void WaitEvent(void*) {}
+  virtual bool EventDone(void*) { return true; }
+  virtual double EventElapsedMs(void* start, void* end);
   // The first error the device met (a GPU fault, a failed allocation), OK
   // if none. After an error a device skips every operation, so results are
   // meaningless until the caller sees this: check it after Synchronize().

@@ -91,6 +91,8 @@ absl::Status CudaDevice::Init() {
     }
   }
   CheckCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  CheckCuda(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  CheckCuda(cudaEventCreateWithFlags(&compute_mark_, cudaEventDisableTiming), "cudaEventCreate");
   CheckCublas(cublasCreate(&cublas_), "cublasCreate");
   if (Ready()) {
     CheckCublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
@@ -108,12 +110,15 @@ absl::Status CudaDevice::Init() {
 CudaDevice::~CudaDevice() {
   cudaSetDevice(options_.ordinal);
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  if (copy_stream_ != nullptr) cudaStreamSynchronize(copy_stream_);
   for (void* p : scratch_) cudaFree(p);
   for (int i = 0; i < 2; ++i) {
     if (pinned_done_[i] != nullptr) cudaEventDestroy(pinned_done_[i]);
     if (pinned_[i] != nullptr) cudaFreeHost(pinned_[i]);
   }
   if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (compute_mark_ != nullptr) cudaEventDestroy(compute_mark_);
+  if (copy_stream_ != nullptr) cudaStreamDestroy(copy_stream_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
@@ -169,8 +174,9 @@ void* CudaDevice::AllocateBytes(size_t bytes) {
 void CudaDevice::FreeBytes(void* p) {
   if (p == nullptr) return;
   cudaSetDevice(options_.ordinal);  // also after an error: memory is returned
-  // Kernels queued on the stream may still read it.
+  // Kernels or copies queued on the streams may still read it.
   CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  CheckCuda(cudaStreamSynchronize(copy_stream_), "cudaStreamSynchronize (copies)");
   CheckCuda(cudaFree(p), "cudaFree");
 }
 
@@ -240,8 +246,9 @@ void* CudaDevice::AllocateHostBytes(size_t bytes) {
 void CudaDevice::FreeHostBytes(void* p) {
   if (p == nullptr) return;
   cudaSetDevice(options_.ordinal);
-  // A copy queued on the stream may still read it.
+  // A copy queued on either stream may still use it.
   CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  CheckCuda(cudaStreamSynchronize(copy_stream_), "cudaStreamSynchronize (copies)");
   CheckCuda(cudaFreeHost(p), "cudaFreeHost");
 }
 
@@ -264,8 +271,75 @@ void CudaDevice::CopyOnDevice(const void* from, void* to, size_t bytes) {
             "cudaMemcpyAsync (device to device)");
 }
 
+void CudaDevice::CopyToHostBuffer(const void* device, void* host, size_t bytes) {
+  if (bytes == 0 || !Ready()) return;
+  CheckCuda(cudaEventRecord(compute_mark_, stream_), "cudaEventRecord");
+  CheckCuda(cudaStreamWaitEvent(copy_stream_, compute_mark_, 0), "cudaStreamWaitEvent");
+  CheckCuda(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, copy_stream_),
+            "cudaMemcpyAsync (device to host buffer)");
+}
+
 void CudaDevice::Synchronize() {
-  if (Ready()) CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  if (!Ready()) return;
+  CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  CheckCuda(cudaStreamSynchronize(copy_stream_), "cudaStreamSynchronize (copies)");
+}
+
+namespace {
+
+struct CudaEvent {
+  cudaEvent_t compute = nullptr;  // timing, on the compute stream
+  cudaEvent_t all = nullptr;      // on the copy stream, after `compute`
+};
+
+}  // namespace
+
+void* CudaDevice::CreateEvent() {
+  auto* event = new CudaEvent;
+  if (Ready()) {
+    CheckCuda(cudaEventCreate(&event->compute), "cudaEventCreate");
+    CheckCuda(cudaEventCreateWithFlags(&event->all, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  return event;
+}
+
+void CudaDevice::DestroyEvent(void* event) {
+  auto* e = static_cast<CudaEvent*>(event);
+  cudaSetDevice(options_.ordinal);
+  if (e->compute != nullptr) cudaEventDestroy(e->compute);
+  if (e->all != nullptr) cudaEventDestroy(e->all);
+  delete e;
+}
+
+void CudaDevice::RecordEvent(void* event) {
+  auto* e = static_cast<CudaEvent*>(event);
+  if (!Ready() || e->compute == nullptr || e->all == nullptr) return;
+  CheckCuda(cudaEventRecord(e->compute, stream_), "cudaEventRecord");
+  CheckCuda(cudaStreamWaitEvent(copy_stream_, e->compute, 0), "cudaStreamWaitEvent");
+  CheckCuda(cudaEventRecord(e->all, copy_stream_), "cudaEventRecord (copies)");
+}
+
+void CudaDevice::WaitEvent(void* event) {
+  auto* e = static_cast<CudaEvent*>(event);
+  if (Ready() && e->all != nullptr) CheckCuda(cudaEventSynchronize(e->all), "cudaEventSynchronize");
+}
+
+bool CudaDevice::EventDone(void* event) {
+  auto* e = static_cast<CudaEvent*>(event);
+  if (!Ready() || e->all == nullptr) return true;  // after an error nothing runs
+  const cudaError_t done = cudaEventQuery(e->all);
+  if (done == cudaErrorNotReady) return false;
+  CheckCuda(done, "cudaEventQuery");
+  return true;
+}
+
+double CudaDevice::EventElapsedMs(void* start, void* end) {
+  auto* a = static_cast<CudaEvent*>(start);
+  auto* b = static_cast<CudaEvent*>(end);
+  float ms = 0;
+  if (!Ready() || a->compute == nullptr || b->compute == nullptr) return 0;
+  CheckCuda(cudaEventElapsedTime(&ms, a->compute, b->compute), "cudaEventElapsedTime");
+  return ms;
 }
 
 void* CudaDevice::Scratch(int index, size_t bytes) {

@@ -1,7 +1,9 @@
 #pragma once
 // Device on one CUDA GPU: memory from cudaMalloc, GEMM from cuBLAS (pedantic
 // FP32 math: no TF32), every other operation a kernel of cuda_kernels.cu,
-// all issued in order on one stream owned by the device. Results are
+// all issued in order on one stream owned by the device; copies into host
+// buffers (CopyToHostBuffer) go on a second stream, after the work issued
+// before them, so they overlap the work issued after them. Results are
 // deterministic (no atomics; the embedding-bag backward sorts by slot and
 // adds each slot's entries in the CPU's order) and, except for cuBLAS's
 // summation order and CUDA's exp/log1p, bitwise equal to CpuDevice.
@@ -76,8 +78,20 @@ class CudaDevice final : public Device {
   void* AllocateHostBytes(size_t bytes) override;
   void FreeHostBytes(void* p) override;
   void CopyFromHostBuffer(const void* host, void* device, size_t bytes) override;
+  // On the copy stream, once the work issued before it is done.
+  void CopyToHostBuffer(const void* device, void* host, size_t bytes) override;
   void Fill(float* x, size_t n, float value) override;
+  // Both streams.
   void Synchronize() override;
+
+  // A timing event on the compute stream, and one the copy stream records
+  // after waiting for it (both streams' work so far).
+  void* CreateEvent() override;
+  void DestroyEvent(void* event) override;
+  void RecordEvent(void* event) override;
+  void WaitEvent(void* event) override;
+  bool EventDone(void* event) override;
+  double EventElapsedMs(void* start, void* end) override;
 
   void Gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
             int lda, const float* b, int ldb, float beta, float* c, int ldc) override;
@@ -158,6 +172,10 @@ class CudaDevice final : public Device {
   size_t total_memory_ = 0;
   std::string uuid_, model_;
   CUstream_st* stream_ = nullptr;
+  // Copies into host buffers; compute_mark_ orders each after the compute
+  // stream's work issued before it.
+  CUstream_st* copy_stream_ = nullptr;
+  CUevent_st* compute_mark_ = nullptr;
   cublasContext* cublas_ = nullptr;
   // Pinned staging: two buffers, each with the event of its last transfer.
   void* pinned_[2] = {nullptr, nullptr};

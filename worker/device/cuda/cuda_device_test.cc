@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "worker/device/cpu_device.h"
 #include "worker/device/device_array.h"
+#include "worker/device/device_event.h"
 #include "worker/device/host_buffer.h"
 
 namespace herald::worker {
@@ -385,6 +386,42 @@ TEST_F(CudaDeviceTest, HostBufferCopiesWithoutStaging) {
   gpu_->CopyFromHostBuffer(buffer.data(), a.data(), host.size() * sizeof(float));
   gpu_->Synchronize();
   EXPECT_EQ(a.ToHost(), host);
+}
+
+TEST_F(CudaDeviceTest, CopiesOutOnTheCopyStreamAfterTheWorkIssuedBeforeThem) {
+  // Work on the compute stream, then a copy out on the copy stream: the
+  // copy must see the work's result, and an event recorded after it must
+  // cover both.
+  const size_t n = size_t{1} << 24;  // 64 MiB: the fill takes a while
+  DeviceArray<float> a(gpu_.get(), n);
+  HostBuffer<float> out(gpu_.get());
+  out.Reserve(n, 0);
+  DeviceEvent start(gpu_.get()), copied(gpu_.get());
+  start.Record();
+  for (int i = 1; i <= 8; ++i) gpu_->Fill(a.data(), n, static_cast<float>(i));
+  gpu_->CopyToHostBuffer(a.data(), out.data(), n * sizeof(float));
+  copied.Record();
+  copied.Wait();
+  ASSERT_TRUE(copied.Done());
+  ASSERT_TRUE(gpu_->status().ok()) << gpu_->status();
+  for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(out.data()[i], 8.0f) << i;
+  EXPECT_EQ(out.data()[n - 1], 8.0f);
+  const double ms = copied.MillisSince(start);
+  std::printf("8 fills and a copy out of 64 MiB: %.3f ms of device time\n", ms);
+  EXPECT_GT(ms, 0.0);
+}
+
+TEST_F(CudaDeviceTest, AnEventIsNotDoneWhileTheWorkBeforeItRuns) {
+  const size_t n = size_t{1} << 26;  // 256 MiB per fill
+  DeviceArray<float> a(gpu_.get(), n);
+  gpu_->Synchronize();
+  DeviceEvent done(gpu_.get());
+  for (int i = 0; i < 50; ++i) gpu_->Fill(a.data(), n, 1.0f);  // tens of ms
+  done.Record();
+  const bool done_at_once = done.Done();
+  done.Wait();
+  EXPECT_FALSE(done_at_once) << "50 fills of 256 MiB finished before the host asked";
+  EXPECT_TRUE(done.Done());
 }
 
 TEST_F(CudaDeviceTest, GatherScatterAndZeroRows) {
