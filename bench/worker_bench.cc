@@ -146,17 +146,23 @@ double HeraldSamplesPerSecond(const std::string& device_name) {
   };
   for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) run(i);
   PhaseTimes total;
+  double device_ms = 0;
   const absl::Time start = absl::Now();
   const int iterations = absl::GetFlag(FLAGS_iterations);
   for (int i = 0; i < iterations; ++i) {
     const StepResult r = run(i);
     total.compute_ms += r.times.compute_ms;
     total.allreduce_ms += r.times.allreduce_ms;
+    device_ms += r.device_ms;
   }
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  std::printf("herald on %s: %.1f ms/iteration (compute %.1f ms), plan check + staging %.1f ms\n",
-              device_name.c_str(), 1000 * seconds / iterations, total.compute_ms / iterations,
-              1000 * seconds / iterations - total.compute_ms / iterations);
+  const double step_ms = 1000 * seconds / iterations;
+  std::printf(
+      "herald on %s: %.1f ms/iteration (compute %.1f ms), plan check + staging %.1f ms, "
+      "device time %.2f ms (device events: busy %.0f%% of the step)\n",
+      device_name.c_str(), step_ms, total.compute_ms / iterations,
+      step_ms - total.compute_ms / iterations, device_ms / iterations,
+      100 * device_ms / iterations / step_ms);
   return static_cast<double>(iterations) * batch / seconds;
 }
 

@@ -308,12 +308,13 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
       absl::StrSplit(absl::StripTrailingAsciiWhitespace(history.output), '\n');
   ASSERT_EQ(lines.size(), 7u) << history.output;
   const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
-  ASSERT_EQ(header.size(), 14u + 2 * 6) << lines[0];  // 6 phases per worker
+  ASSERT_EQ(header.size(), 14u + 2 * 7) << lines[0];  // 6 phases and the device per worker
   EXPECT_EQ(header[4], "rows_fetched");
   EXPECT_EQ(header[10], "eval_auc");
   EXPECT_EQ(header[12], "ps_disk_rows_critical");
-  EXPECT_EQ(header[24], "w1_writeback_ms");
-  EXPECT_EQ(header[25], "w1_step_wait_ms");
+  EXPECT_EQ(header[25], "w1_writeback_ms");
+  EXPECT_EQ(header[26], "w1_step_wait_ms");
+  EXPECT_EQ(header[27], "w1_device_ms");
   uint64_t fetched = 0;
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::vector<std::string> cells = absl::StrSplit(lines[i], ',');
@@ -329,6 +330,9 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
     ASSERT_TRUE(absl::SimpleAtod(cells[19], &step_wait));  // w0_step_wait_ms
     EXPECT_EQ(cells[12], "0") << lines[i];  // all rows in memory: none read from disk
     EXPECT_GE(step_wait, 0) << lines[i];
+    double device = 0;
+    ASSERT_TRUE(absl::SimpleAtod(cells[20], &device));  // w0_device_ms
+    EXPECT_GT(device, 0) << lines[i];                   // the CPU device's training took time
     // The evaluation at the end (eval.at_end): on the last iteration only.
     double auc = 0;
     EXPECT_EQ(absl::SimpleAtod(cells[10], &auc), i + 1 == lines.size()) << lines[i];

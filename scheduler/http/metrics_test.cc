@@ -23,6 +23,7 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
   job.mutable_progress()->set_rows_handed_off(56);
   job.mutable_progress()->set_rows_initialized(78);
   job.mutable_progress()->set_worker_compute_ms(2500);
+  job.mutable_progress()->set_worker_device_ms(2000);
   job.mutable_progress()->set_scheduler_plan_ms(1500);
   job.mutable_progress()->set_scheduler_encode_ms(250);
   job.mutable_progress()->set_evals_done(2);
@@ -61,6 +62,9 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
   EXPECT_NE(
       text.find("herald_job_worker_phase_seconds_total{job=\"job-1\",phase=\"compute\"} 2.5\n"),
       std::string::npos);
+  EXPECT_NE(text.find("herald_job_worker_device_seconds_total{job=\"job-1\"} 2\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(
       text.find("herald_job_scheduler_phase_seconds_total{job=\"job-1\",phase=\"plan\"} 1.5\n"),
       std::string::npos);

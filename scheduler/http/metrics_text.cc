@@ -139,6 +139,14 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
     }
   }
   {
+    Family f(&out, "herald_job_worker_device_seconds_total", "counter",
+             "Device time of the workers' training (device events), summed over workers; "
+             "over the phases' sum, how busy the devices were.");
+    for (const proto::JobStatus& j : snapshot.jobs) {
+      f.Add(Label("job", j.job_id()), j.progress().worker_device_ms() / 1000);
+    }
+  }
+  {
     Family f(&out, "herald_job_scheduler_phase_seconds_total", "counter",
              "Scheduler time per planned iteration phase: plan, encode (the steps).");
     for (const proto::JobStatus& j : snapshot.jobs) {

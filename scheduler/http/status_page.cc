@@ -162,9 +162,13 @@ function drawJob(job) {
   const workers = h.length ? (h[0].workers || []).length : 0;
   ensureWorkerCharts(workers);
   for (let w = 0; w < workers; ++w) {
+    const of = (p) => (p.workers || [])[w] || {};
+    // The phases stacked (the step's time), and the device's own time of
+    // its training (device events) as a line of its own, not stacked.
     chart('chart-phases-' + w, 'worker ' + w + ': ms per step, waiting and working',
-          phases.map(([ph, label], i) =>
-              series(label, h.map((p) => num(((p.workers || [])[w] || {})[ph + '_ms'])), i, true)),
+          phases.map(([ph, label], i) => series(label, h.map((p) => num(of(p)[ph + '_ms'])), i, true))
+              .concat([Object.assign(series('device time (events)', h.map((p) => num(of(p).device_ms)),
+                                            phases.length), {stack: 'device', borderDash: [4, 3]})]),
           it, true);
   }
 }

@@ -30,6 +30,9 @@ constexpr WorkerPhase kWorkerPhases[] = {
      &proto::JobProgress::set_worker_writeback_ms, &proto::WorkerPhases::set_writeback_ms},
     {&proto::StepReport::step_wait_ms, &proto::JobProgress::worker_step_wait_ms,
      &proto::JobProgress::set_worker_step_wait_ms, &proto::WorkerPhases::set_step_wait_ms},
+    // Not a phase the step waits in: overlaps the others (summed the same way).
+    {&proto::StepReport::device_ms, &proto::JobProgress::worker_device_ms,
+     &proto::JobProgress::set_worker_device_ms, &proto::WorkerPhases::set_device_ms},
 };
 
 }  // namespace

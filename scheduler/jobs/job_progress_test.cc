@@ -36,6 +36,7 @@ proto::StepReport Report(uint64_t iteration, double loss_sum, double fetch_ms, u
   r.set_fetch_ms(fetch_ms);
   r.set_compute_ms(10);
   r.set_step_wait_ms(0.25);
+  r.set_device_ms(6);
   r.set_dense_crc32(crc);
   return r;
 }
@@ -55,6 +56,7 @@ TEST(JobProgressTracker, AnIterationCompletesWhenEveryWorkerReportedIt) {
   EXPECT_DOUBLE_EQ(p.worker_fetch_ms(), 4.0);
   EXPECT_DOUBLE_EQ(p.worker_compute_ms(), 20.0);
   EXPECT_DOUBLE_EQ(p.worker_step_wait_ms(), 0.5);  // waiting for the scheduler, both workers
+  EXPECT_DOUBLE_EQ(p.worker_device_ms(), 12.0);    // the devices' own time, both workers
   EXPECT_EQ(p.rows_fetched(), 30u);
   EXPECT_EQ(p.rows_moved_vanilla(), 80u);
   EXPECT_DOUBLE_EQ(p.cache_hit_rate(), 0.25);
@@ -69,6 +71,7 @@ TEST(JobProgressTracker, AnIterationCompletesWhenEveryWorkerReportedIt) {
   EXPECT_DOUBLE_EQ(point.workers(0).fetch_ms(), 1.5);
   EXPECT_DOUBLE_EQ(point.workers(1).fetch_ms(), 2.5);
   EXPECT_DOUBLE_EQ(point.workers(1).step_wait_ms(), 0.25);
+  EXPECT_DOUBLE_EQ(point.workers(1).device_ms(), 6.0);
   EXPECT_EQ(point.unix_ms(), absl::ToUnixMillis(kStart + absl::Seconds(2)));
   EXPECT_EQ(t.final_crcs()[1], 77u);
   EXPECT_EQ(t.Losses(), std::vector<double>({0.5}));

@@ -50,7 +50,8 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
       served_(device, cache, &transfer_, options.exchanger, options.rank, options.num_workers),
       held_(device, cache, &transfer_),
       hand_offs_(cache, &transfer_, options.exchanger, options.rank, options.num_workers,
-                 options.overlap) {}
+                 options.overlap),
+      device_time_(device, kDeviceSpans) {}
 
 absl::Status StepExecutor::Check(const plan::Step& step) {
   // Checked ahead (at the end of the step before) if the cache is unchanged since.
@@ -206,6 +207,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   }
   start = absl::Now();
   result.loss_sum = model_->TakeLoss();  // waits for the device
+  result.device_ms = device_time_.TakeMs();
   upload_.Settled();
   fetcher_.Settled();
   result.times.compute_ms += MillisSince(start);
@@ -281,7 +283,9 @@ void StepExecutor::QueueTraining(const plan::Step& step, StepResult* result) {
     in.tables.push_back(bags);
   }
   // Queued: the loss is read at the end of the step (Run).
+  device_time_.Start(kForwardBackward);
   model_->QueueTrainStep(in, 1.0f / static_cast<float>(step.global_batch_size));
+  device_time_.Stop(kForwardBackward);
   result->times.compute_ms += MillisSince(start);
 }
 
@@ -292,7 +296,9 @@ absl::Status StepExecutor::ReduceDense(StepResult* result) {
   result->times.allreduce_ms += MillisSince(start);
 
   start = absl::Now();
+  device_time_.Start(kDenseStep);
   dense_optimizer_->Step(params);  // waited for with the owned rows' updates (ApplyOwned)
+  device_time_.Stop(kDenseStep);
   result->times.compute_ms += MillisSince(start);
   return absl::OkStatus();
 }
@@ -314,8 +320,10 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
     update.row_stride = static_cast<int>(table.row_floats);
     updates.push_back(update);
   }
+  device_time_.Start(kRowUpdates);
   held_.Hold(step, &updates);
   device_->ApplyRowUpdatesAndZero(updates);
+  device_time_.Stop(kRowUpdates);
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     for (uint32_t slot : step.plan[t].owned_slots) {
       cache_->SetState(t, slot, SlotState::kDirty);

@@ -69,6 +69,7 @@
 #include "worker/cache/step_upload.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/row_exchanger.h"
+#include "worker/device/device_timer.h"
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/rec_model.h"
 
@@ -163,6 +164,10 @@ class StepExecutor {
   ServedGradients served_;  // phase 5b
   HeldGradients held_;      // policy het
   HandOffs hand_offs_;      // phase 10, placed in the next step's phase 2
+  // The device time of the step's training (StepResult::device_ms): forward
+  // and backward, the dense optimizer step, the cache rows' updates.
+  enum DeviceSpan { kForwardBackward, kDenseStep, kRowUpdates, kDeviceSpans };
+  DeviceTimer device_time_;
   // The last check ahead: its token (plan::Step::checked_at) and the
   // cache's change count it passed at.
   uint64_t check_token_ = 0;

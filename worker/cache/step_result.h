@@ -19,6 +19,11 @@ struct StepResult {
   double loss_sum = 0;
   uint32_t num_samples = 0;
   PhaseTimes times;
+  // Device time of the step's training: from before forward to after the
+  // cache rows' updates, by device events (a GPU's clock; a CPU device's
+  // is the host's, so there it includes the all-reduce between). Not a
+  // wait: it overlaps the phases.
+  double device_ms = 0;
   uint64_t rows_fetched = 0;
   uint64_t rows_pushed = 0;  // gradient rows sent to the PS
   uint64_t rows_written_back = 0;

@@ -248,6 +248,7 @@ absl::Status JobSession::Run() {
     report.set_ps_disk_rows_ahead(result->ps_disk_reads.ahead);
     report.set_dense_crc32(dense_crc);
     report.set_step_wait_ms(step_wait_ms);
+    report.set_device_ms(result->device_ms);
     const absl::Status r = scheduler_->ReportStep(report);
     if (!r.ok()) {
       outcome = Annotate(r, "reporting the step");
