@@ -1,12 +1,14 @@
 #include "cli/job_commands.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -14,6 +16,7 @@
 #include "common/rpc/channel.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
+#include "common/status.h"
 #include "common/tunables.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -29,6 +32,7 @@ int Fail(const std::string& what, const absl::Status& s) {
 }
 
 struct Client {
+  std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<proto::JobService::Stub> stub;
   std::string token;
 };
@@ -42,8 +46,23 @@ absl::Status Connect(const SchedulerConnection& c, Client* out) {
   }
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = rpc::MakeChannel(c.address, c.channel);
   if (!channel.ok()) return channel.status();
+  out->channel = *channel;
   out->stub = proto::JobService::NewStub(*channel);
   return absl::OkStatus();
+}
+
+// A call that failed because nothing listened at the address: it never
+// reached a scheduler, so making it again cannot do anything twice.
+bool Refused(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kUnavailable &&
+         absl::StrContains(s.message(), "Connection refused");
+}
+
+// Whether the scheduler accepted the connection within kCliConnectWaitMs
+// (a scheduler still starting gets that long to listen).
+bool AwaitScheduler(const Client& client) {
+  return client.channel->WaitForConnected(std::chrono::system_clock::now() +
+                                          std::chrono::milliseconds(tunables::kCliConnectWaitMs));
 }
 
 void Prepare(const Client& client, grpc::ClientContext* context, int64_t timeout_ms) {
@@ -60,9 +79,19 @@ absl::Status Call(const SchedulerConnection& c, int64_t timeout_ms,
                   const Request& request, Response* response) {
   Client client;
   if (absl::Status s = Connect(c, &client); !s.ok()) return s;
-  grpc::ClientContext context;
-  Prepare(client, &context, timeout_ms);
-  return rpc::FromGrpcStatus((client.stub.get()->*method)(&context, request, response));
+  auto call = [&] {
+    grpc::ClientContext context;
+    Prepare(client, &context, timeout_ms);
+    return rpc::FromGrpcStatus((client.stub.get()->*method)(&context, request, response));
+  };
+  absl::Status s = call();
+  if (!Refused(s)) return s;  // answered, or failed in a way waiting would not mend
+  // Nothing listens yet (a scheduler starting, restarting): wait for it.
+  std::fprintf(stderr, "heraldctl: no scheduler listens at %s yet; waiting up to %.0f s\n",
+               c.address.c_str(), tunables::kCliConnectWaitMs / 1000.0);
+  if (AwaitScheduler(client)) return call();
+  return Annotate(s, absl::StrCat("no scheduler accepted a connection at ", c.address, " within ",
+                                  tunables::kCliConnectWaitMs / 1000.0, " s"));
 }
 
 std::string Json(const google::protobuf::Message& m) {

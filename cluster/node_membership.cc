@@ -84,6 +84,7 @@ bool NodeMembership::Heartbeat() {
   rpc::AttachToken(&context, options_.token);
   proto::HeartbeatRequest request;
   request.set_node_id(node_id());
+  request.set_address(options_.registration.address());
   proto::HeartbeatResponse response;
   const grpc::Status s = stub_->Heartbeat(&context, request, &response);
   if (!s.ok()) {

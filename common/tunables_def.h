@@ -32,6 +32,9 @@ HERALD_TUNABLE(int64_t, kCliCallDeadlineMs, 30000,
                "deadline of a heraldctl call to the scheduler (submit, status, cancel, nodes)")
 HERALD_TUNABLE(int64_t, kCliExportDeadlineMs, 3600000,
                "deadline of heraldctl export, which writes every embedding row")
+HERALD_TUNABLE(int64_t, kCliConnectWaitMs, 10000,
+               "how long a heraldctl call (submit, status, cancel, export, nodes) waits for the "
+               "scheduler to accept its connection (one still starting) before it fails")
 HERALD_TUNABLE(int64_t, kCliWatchReconnectMs, 60000,
                "how long heraldctl watch keeps watching again after it lost the scheduler "
                "(a failed connection, a scheduler restart) before it gives up")

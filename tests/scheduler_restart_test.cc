@@ -183,10 +183,27 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
       dir_ + "/watch-across-restart.log");
   ASSERT_TRUE(watcher.ok()) << watcher.status();
   Kill((*cluster)->scheduler());
+  // No scheduler at the address: a heraldctl call waits for one a while,
+  // then fails naming the address; one started meanwhile answers it.
+  testing::CommandResult down = Ctl((*cluster)->address(), {"status", *done});
+  EXPECT_EQ(down.code, 1) << down.output;
+  EXPECT_NE(down.output.find("no scheduler accepted a connection at " + (*cluster)->address()),
+            std::string::npos)
+      << down.output;
+  auto early = testing::ChildProcess::Start(
+      testing::RunfilePath("cli/heraldctl"),
+      {"status", *done, "--scheduler=" + (*cluster)->address(), "--token-file=" + token_file_},
+      dir_ + "/status-before-restart.log");
+  ASSERT_TRUE(early.ok()) << early.status();
+  ASSERT_TRUE((*early)->WaitForLog("no scheduler listens at", 20000).ok()) << (*early)->LogTail();
 
   // The same address: the nodes register again with the new scheduler.
   Scheduler again = StartScheduler(dir_, state, token_file_, "again", (*cluster)->address());
   ASSERT_NE(again.process, nullptr);
+  absl::StatusOr<int> early_exit = (*early)->WaitForExit(30000);
+  ASSERT_TRUE(early_exit.ok()) << early_exit.status() << (*early)->LogTail();
+  EXPECT_EQ(*early_exit, 0) << (*early)->LogTail();
+  EXPECT_NE((*early)->LogTail().find("JOB_SUCCEEDED"), std::string::npos) << (*early)->LogTail();
   testing::CommandResult first = Ctl(again.address, {"status", *done});
   EXPECT_NE(first.output.find("JOB_SUCCEEDED"), std::string::npos) << first.output;
   EXPECT_NE(first.output.find("iter 5/5"), std::string::npos) << first.output;

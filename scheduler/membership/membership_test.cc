@@ -30,7 +30,7 @@ TEST(NodeRegistry, RanksLivenessAndReplacement) {
 
   now += absl::Seconds(6);
   EXPECT_EQ(registry.Get(a->node_id)->heartbeats, 0u);
-  EXPECT_TRUE(registry.Heartbeat(a->node_id));
+  EXPECT_TRUE(registry.Heartbeat(a->node_id, "h:1"));
   EXPECT_EQ(registry.Get(a->node_id)->heartbeats, 1u);  // counted (recovery placement)
   now += absl::Seconds(6);                              // b silent for 12 s: dead; a heard 6 s ago
   EXPECT_TRUE(registry.IsAlive(a->node_id));
@@ -40,7 +40,7 @@ TEST(NodeRegistry, RanksLivenessAndReplacement) {
   auto c = registry.Register(Worker("h:3"));
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->rank, 1u);
-  EXPECT_FALSE(registry.Heartbeat(b->node_id));
+  EXPECT_FALSE(registry.Heartbeat(b->node_id, "h:2"));
   // A node registering again from its address replaces its entry.
   auto a2 = registry.Register(Worker("h:1"));
   ASSERT_TRUE(a2.ok());
@@ -48,6 +48,31 @@ TEST(NodeRegistry, RanksLivenessAndReplacement) {
   EXPECT_NE(a2->node_id, a->node_id);
   EXPECT_EQ(registry.List().size(), 2u);
   EXPECT_TRUE(absl::IsInvalidArgument(registry.Register(Worker("no-port")).status()));
+}
+
+TEST(NodeRegistry, AnIdHandedOutAgainAfterARestartIsNotTheStaleNodes) {
+  // Before a scheduler restart worker h:1 held id I; the restarted one
+  // (ids counted afresh) gave I to h:2, which registered first. h:1's
+  // heartbeats with its stale id must send it to register again, and keep
+  // h:2 alive no longer than h:2's own heartbeats do.
+  absl::Time now = absl::UnixEpoch();
+  NodeRegistry before(absl::Seconds(10), [&] { return now; });
+  auto stale = before.Register(Worker("h:1"));
+  ASSERT_TRUE(stale.ok());
+  NodeRegistry restarted(absl::Seconds(10), [&] { return now; });
+  auto taken = restarted.Register(Worker("h:2"));
+  ASSERT_TRUE(taken.ok());
+  ASSERT_EQ(taken->node_id, stale->node_id);  // the same id, another node
+  now += absl::Seconds(6);
+  EXPECT_FALSE(restarted.Heartbeat(stale->node_id, "h:1"));
+  EXPECT_EQ(restarted.Get(taken->node_id)->heartbeats, 0u);
+  now += absl::Seconds(6);
+  EXPECT_FALSE(restarted.IsAlive(taken->node_id));  // h:2 silent for 12 s
+  EXPECT_TRUE(restarted.Heartbeat(taken->node_id, "h:2"));
+  EXPECT_TRUE(restarted.IsAlive(taken->node_id));
+  auto again = restarted.Register(Worker("h:1"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->node_id, taken->node_id);
 }
 
 TEST(KvRendezvous, GetWaitsForTheKeysAndNamesTheMissingOnes) {

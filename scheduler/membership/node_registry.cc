@@ -72,10 +72,11 @@ absl::StatusOr<NodeInfo> NodeRegistry::Register(const proto::RegisterRequest& re
   return node;
 }
 
-bool NodeRegistry::Heartbeat(const std::string& node_id) {
+bool NodeRegistry::Heartbeat(const std::string& node_id, const std::string& address) {
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(node_id);
   if (it == nodes_.end()) return false;
+  if (!address.empty() && it->second.registration.address() != address) return false;
   it->second.last_heartbeat = clock_();
   ++it->second.heartbeats;
   return true;

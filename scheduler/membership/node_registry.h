@@ -41,8 +41,10 @@ class NodeRegistry {
   // rank is held by a live node at another address).
   absl::StatusOr<NodeInfo> Register(const proto::RegisterRequest& request);
 
-  // False for an unknown node (it must register again).
-  bool Heartbeat(const std::string& node_id);
+  // False for an unknown node (it must register again), or an id held by
+  // a node registered from another address than `address` (ids repeat
+  // across scheduler restarts; empty: not checked).
+  bool Heartbeat(const std::string& node_id, const std::string& address);
 
   bool IsAlive(const std::string& node_id) const;
   // Live nodes of `role`, by rank.

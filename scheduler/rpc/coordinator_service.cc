@@ -51,7 +51,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
                                            const proto::HeartbeatRequest* request,
                                            proto::HeartbeatResponse* response) {
   if (auto s = rpc::CheckToken(context, token_, "Heartbeat"); !s.ok()) return s;
-  response->set_known(registry_->Heartbeat(request->node_id()));
+  response->set_known(registry_->Heartbeat(request->node_id(), request->address()));
   return grpc::Status::OK;
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/status.h"
 
 namespace herald::testing {
 
@@ -79,37 +80,41 @@ bool ChildProcess::TryReap() {
   return exited_;
 }
 
-absl::StatusOr<int> ChildProcess::WaitForPortFile(const std::string& port_file,
-                                                  int64_t timeout_ms) {
+absl::Status ChildProcess::WaitUntil(const std::function<bool()>& done, const std::string& what,
+                                     int64_t timeout_ms) {
   absl::Time deadline = absl::Now() + absl::Milliseconds(timeout_ms);
   while (absl::Now() < deadline) {
-    std::ifstream in(port_file);
-    int port = 0;
-    if (in >> port && port > 0) return port;
+    if (done()) return absl::OkStatus();
     if (TryReap()) {
       return absl::FailedPreconditionError(absl::StrCat("process exited with code ", exit_code_,
-                                                        " before writing ", port_file, "; log:\n",
-                                                        LogTail()));
+                                                        " before ", what, "; log:\n", LogTail()));
     }
     absl::SleepFor(absl::Milliseconds(5));  // polling interval, bounded by the deadline
   }
   return absl::DeadlineExceededError(
-      absl::StrCat("no port in ", port_file, " after ", timeout_ms, " ms; log:\n", LogTail()));
+      absl::StrCat("not ", what, " after ", timeout_ms, " ms; log:\n", LogTail()));
+}
+
+absl::StatusOr<int> ChildProcess::WaitForPortFile(const std::string& port_file,
+                                                  int64_t timeout_ms) {
+  int port = 0;
+  HERALD_RETURN_IF_ERROR(WaitUntil(
+      [&] {
+        std::ifstream in(port_file);
+        return in >> port && port > 0;
+      },
+      absl::StrCat("writing a port to ", port_file), timeout_ms));
+  return port;
 }
 
 absl::Status ChildProcess::WaitForFile(const std::string& path, int64_t timeout_ms) {
-  absl::Time deadline = absl::Now() + absl::Milliseconds(timeout_ms);
-  while (absl::Now() < deadline) {
-    if (std::ifstream(path).good()) return absl::OkStatus();
-    if (TryReap()) {
-      return absl::FailedPreconditionError(absl::StrCat("process exited with code ", exit_code_,
-                                                        " before creating ", path, "; log:\n",
-                                                        LogTail()));
-    }
-    absl::SleepFor(absl::Milliseconds(5));  // polling interval, bounded by the deadline
-  }
-  return absl::DeadlineExceededError(
-      absl::StrCat(path, " not created after ", timeout_ms, " ms; log:\n", LogTail()));
+  return WaitUntil([&] { return std::ifstream(path).good(); }, absl::StrCat("creating ", path),
+                   timeout_ms);
+}
+
+absl::Status ChildProcess::WaitForLog(const std::string& text, int64_t timeout_ms) {
+  return WaitUntil([&] { return LogTail(std::string::npos).find(text) != std::string::npos; },
+                   absl::StrCat("logging \"", text, "\""), timeout_ms);
 }
 
 absl::Status ChildProcess::Signal(int sig) {

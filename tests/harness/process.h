@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,11 @@ class ChildProcess {
   // state). Errors: DeadlineExceeded, FailedPrecondition if it exits first.
   absl::Status WaitForFile(const std::string& path, int64_t timeout_ms);
 
+  // Waits until the process's log holds `text` (a line it prints to
+  // announce a state). Errors: DeadlineExceeded, FailedPrecondition if it
+  // exits first.
+  absl::Status WaitForLog(const std::string& text, int64_t timeout_ms);
+
   absl::Status Signal(int sig);
 
   // Waits for the process to exit. Returns its exit code, or 128 + signal if a
@@ -52,6 +58,11 @@ class ChildProcess {
   ChildProcess(pid_t pid, std::string log_path) : pid_(pid), log_path_(std::move(log_path)) {}
   // Reaps without blocking; true if the process has exited.
   bool TryReap();
+  // Polls `done` until it holds (OK), the process exits first
+  // (FailedPrecondition) or `timeout_ms` pass (DeadlineExceeded); `what`
+  // names the awaited state in the errors ("creating FILE").
+  absl::Status WaitUntil(const std::function<bool()>& done, const std::string& what,
+                         int64_t timeout_ms);
 
   pid_t pid_;
   std::string log_path_;
