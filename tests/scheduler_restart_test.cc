@@ -227,7 +227,9 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
       << exported.output;
   // The running job was queued again and resumes from its newest checkpoint.
   testing::CommandResult watched = Ctl(again.address, {"watch", *running});
-  EXPECT_EQ(watched.code, 0) << watched.output << (*cluster)->Logs();
+  EXPECT_EQ(watched.code, 0) << watched.output << (*cluster)->Logs()
+                             << "\nthe restarted scheduler's log:\n"
+                             << again.process->LogTail(20000);
   absl::StatusOr<int> watcher_exit = (*watcher)->WaitForExit(60000);
   ASSERT_TRUE(watcher_exit.ok()) << watcher_exit.status() << (*watcher)->LogTail();
   EXPECT_EQ(*watcher_exit, 0) << (*watcher)->LogTail();
