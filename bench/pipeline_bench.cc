@@ -17,9 +17,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -134,7 +136,8 @@ Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
   const proto::JobStatus end = c.Watch(*job);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (end.state() != proto::JOB_SUCCEEDED) {
-    out.error = absl::StrCat("job ended ", proto::JobState_Name(end.state()), ": ", end.reason());
+    out.error = absl::StrCat("job ended ", proto::JobState_Name(end.state()), ": ", end.reason(),
+                             " (the processes' logs are in ", c.dir(), ")");
     return out;
   }
   const double samples = static_cast<double>(end.progress().iteration()) * batch;
@@ -148,6 +151,11 @@ Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
     out.total_us_per_sample += us;
   }
   out.ok = true;
+  // A run that worked leaves nothing behind (a failed one keeps its logs).
+  const std::string dir = c.dir();
+  cluster->reset();  // stops the processes
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
   return out;
 }
 
@@ -226,6 +234,10 @@ int Main() {
         }
       }
     }
+  }
+  if (absl::GetFlag(FLAGS_data).empty()) {  // generated here: removed with its directory
+    std::error_code ignored;
+    std::filesystem::remove_all(std::filesystem::path(data).parent_path(), ignored);
   }
   return failed ? 1 : 0;
 }
