@@ -281,6 +281,24 @@ TEST_F(SchedulerServiceTest, ANodeSpeakingAnotherWireVersionIsRefusedNamingBothV
   EXPECT_NE(response.version().find(Version()), std::string::npos);
 }
 
+TEST_F(SchedulerServiceTest, AHeartbeatIsKnownOnlyFromTheAddressItsIdWasRegisteredAt) {
+  // Node ids start again with a restarted scheduler: a node still using
+  // the id another node was given since must be told to register again.
+  auto beat = [&](const std::string& node, const std::string& address) {
+    grpc::ClientContext context;
+    rpc::SetDeadline(&context, 5000);
+    proto::HeartbeatRequest request;
+    request.set_node_id(node);
+    request.set_address(address);
+    proto::HeartbeatResponse response;
+    EXPECT_TRUE(coordinator_stub_->Heartbeat(&context, request, &response).ok());
+    return response.known();
+  };
+  EXPECT_TRUE(beat(node_[0], address_[0]));
+  EXPECT_FALSE(beat(node_[0], address_[1]));  // worker 1 with worker 0's id
+  EXPECT_FALSE(beat("worker-9-99", address_[0]));
+}
+
 TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds) {
   const std::string job = Submit(Spec(10));
   // A process asking under worker 0's id from another address (an id it
