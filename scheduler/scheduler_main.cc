@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
     }
     HLOG_INFO("jobs recorded in {} ({} read back)", store->path(), restored->size());
     job_options.store = store.get();
+    job_options.run.sizing_dir = dir + "/sizing";
     job_options.restored = std::move(*restored);
   }
   herald::scheduler::JobManager jobs(&registry, &rendezvous, std::move(job_options));

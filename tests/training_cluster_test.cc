@@ -42,7 +42,10 @@ proto::JobSpec TrainingSpec(const std::string& name, proto::PolicyKind policy,
 class TrainingCluster : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto cluster = testing::LocalCluster::Start("cluster", 2, 2);
+    // A state directory: jobs over the same data share their cache sizing.
+    testing::ClusterFlags flags;
+    flags.scheduler = {"--state_dir=" + testing::MakeTestDir("training_state")};
+    auto cluster = testing::LocalCluster::Start("cluster", 2, 2, nullptr, {}, flags);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = std::move(*cluster);
     dir_ = cluster_->dir();
@@ -120,6 +123,10 @@ TEST_F(TrainingCluster, JobsUnderHeraldThenVanillaEqualTheReference) {
     EXPECT_GT(done.progress().rows_fetched(), 0u);
     EXPECT_GT(done.progress().scheduler_plan_ms(), 0.0);
     EXPECT_GT(done.progress().scheduler_encode_ms(), 0.0);
+    // The second job reads the same data the same way (the policy does not
+    // change the sizing pass): it takes the first one's sizing, and still
+    // trains the reference model.
+    EXPECT_EQ(done.progress().cache_sizing_loaded(), policy == proto::POLICY_VANILLA);
     ExpectEqualsReference(spec, job, done.progress().loss());
   }
 }

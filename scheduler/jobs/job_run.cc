@@ -129,7 +129,7 @@ absl::StatusOr<JobCacheSizing> JobRun::SizeCaches(const ResumePoint& resume, boo
                                                   bool* loaded) {
   const uint32_t num_workers = static_cast<uint32_t>(workers_.size());
   *loaded = false;
-  if (!replay) return SizeJobCaches(spec_, num_workers);
+  if (!replay) return SizeFromStoreOrData(num_workers, loaded);
   // The same training as the checkpoint's run: the same sizes, kept beside
   // the checkpoint, without reading the data again.
   absl::StatusOr<std::string> bytes = ReadBesideCheckpoint(resume, kCacheSizingFile);
@@ -144,7 +144,36 @@ absl::StatusOr<JobCacheSizing> JobRun::SizeCaches(const ResumePoint& resume, boo
   }
   HLOG_WARN("job {}: cache sizes read from the data again: {}", job_id_,
             std::string(sizing.status().message()));
-  return SizeJobCaches(spec_, num_workers);
+  return SizeFromStoreOrData(num_workers, loaded);
+}
+
+absl::StatusOr<JobCacheSizing> JobRun::SizeFromStoreOrData(uint32_t num_workers, bool* loaded) {
+  const std::string& dir = options_.sizing_dir;
+  if (dir.empty()) return SizeJobCaches(spec_, num_workers);
+  absl::StatusOr<std::string> key = SizingKey(spec_, num_workers);
+  if (!key.ok()) return SizeJobCaches(spec_, num_workers);  // the pass names the error
+  absl::StatusOr<JobCacheSizing> saved =
+      LoadSizing(dir, *key, static_cast<size_t>(spec_.tables_size()));
+  if (saved.ok()) {
+    HLOG_INFO(
+        "job {}: cache sizes of an earlier job's pass over the same data (the data is not "
+        "read again for them)",
+        job_id_);
+    *loaded = true;
+    return saved;
+  }
+  if (!absl::IsNotFound(saved.status())) {
+    HLOG_WARN("job {}: saved cache sizes not used: {}", job_id_,
+              std::string(saved.status().message()));
+  }
+  absl::StatusOr<JobCacheSizing> sizing = SizeJobCaches(spec_, num_workers);
+  if (sizing.ok()) {
+    if (absl::Status s = SaveSizing(dir, *key, *sizing); !s.ok()) {
+      HLOG_WARN("job {}: cache sizes not saved for later jobs: {}", job_id_,
+                std::string(s.message()));
+    }
+  }
+  return sizing;
 }
 
 absl::Status JobRun::Prepare() {

@@ -39,6 +39,7 @@
 #include "scheduler/jobs/job_progress.h"
 #include "scheduler/jobs/ps_look_ahead.h"
 #include "scheduler/jobs/resume_point.h"
+#include "scheduler/jobs/sizing_store.h"
 #include "scheduler/jobs/step_queue.h"
 #include "scheduler/membership/node_registry.h"
 
@@ -69,6 +70,9 @@ struct JobRunOptions {
   // Called (without JobRun's lock) after each periodic checkpoint, e.g. to
   // record the job's progress durably.
   std::function<void()> on_checkpoint;
+  // Where cache sizings are kept for later jobs over the same data
+  // (sizing_store.h; the scheduler's --state_dir/sizing). Empty: none kept.
+  std::string sizing_dir;
   // Makes the run's client of its PS shards (their addresses by shard
   // index). Unset: ps::MakeGrpcPsClient. Tests pass an in-process cluster's.
   std::function<absl::StatusOr<std::unique_ptr<ps::PsClient>>(const std::vector<std::string>&,
@@ -170,6 +174,9 @@ class JobRun {
   // checkpoint (*loaded then true; a missing or damaged file is logged and
   // the data read).
   absl::StatusOr<JobCacheSizing> SizeCaches(const ResumePoint& resume, bool replay, bool* loaded);
+  // A fresh sizing: an earlier job's of the same pass (options_.sizing_dir),
+  // else a pass over the data, then saved there for later jobs.
+  absl::StatusOr<JobCacheSizing> SizeFromStoreOrData(uint32_t num_workers, bool* loaded);
   // Plans every iteration and queues its steps, checkpointing and
   // evaluating where the spec asks.
   absl::Status Plan();
