@@ -187,7 +187,9 @@ Commands:
 
   Job commands (submit, status, watch, cancel, nodes, export) take
   [--scheduler H:P] (default 127.0.0.1:7000) [--token-file F] and, for a TLS
-  cluster, [--tls-ca PEM] [--tls-server-name NAME] (docs/operations.md).
+  cluster, [--tls-ca PEM] [--tls-server-name NAME] (docs/operations.md). Finding
+  nothing listening at the address, they wait up to 10 s for a scheduler still
+  starting, then fail naming it.
   submit SPEC [--resume CHECKPOINT]
       Submit a JobSpec (text-format protobuf, or JSON when it starts with '{'); prints
       the job id. An invalid spec is refused naming the field (exit 2).
