@@ -166,7 +166,7 @@ absl::Status HandOffs::Send(const plan::Step& step, StepResult* result) {
   // With overlap the next step waits for the rows after its fetch while
   // this worker moves on; the rows sent were read from the cache above.
   absl::Status received = overlap_ ? absl::OkStatus() : Receive();
-  result->times.writeback_ms += absl::ToDoubleMilliseconds(absl::Now() - start);
+  result->times.writeback_ms += MillisSince(start);
   return received;
 }
 

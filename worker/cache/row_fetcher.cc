@@ -152,7 +152,7 @@ absl::Status RowFetcher::Fetch(const plan::Step& step, StepResult* result) {
     HERALD_RETURN_IF_ERROR(Place(fetch, result));
   }
   Initialize(step, result);
-  result->times.fetch_ms += absl::ToDoubleMilliseconds(absl::Now() - start);
+  result->times.fetch_ms += MillisSince(start);
   return absl::OkStatus();
 }
 

@@ -86,7 +86,7 @@ absl::Status ServedGradients::Exchange(const plan::Step& step, StepResult* resul
     transfer_->Write(own, rows, static_cast<int>(dim), static_cast<int>(dim), table.grads.data());
   }
   for (const RowPacketReader& r : from) HERALD_RETURN_IF_ERROR(r.Finish());
-  result->times.push_ms += absl::ToDoubleMilliseconds(absl::Now() - start);
+  result->times.push_ms += MillisSince(start);
   return absl::OkStatus();
 }
 

@@ -12,8 +12,6 @@
 namespace herald::worker {
 namespace {
 
-double MillisSince(absl::Time start) { return absl::ToDoubleMilliseconds(absl::Now() - start); }
-
 bool NeedsPs(const plan::Step& step) {
   for (const plan::TablePlan& p : step.plan) {
     if (!p.fetch.keys.empty() || !p.push.slots.empty() || !p.writeback.slots.empty() ||

@@ -3,9 +3,16 @@
 
 #include <cstdint>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "ps_server/client/ps_client.h"
 
 namespace herald::worker {
+
+// Host time since `start` in ms, as the phase times count it.
+inline double MillisSince(absl::Time start) {
+  return absl::ToDoubleMilliseconds(absl::Now() - start);
+}
 
 struct PhaseTimes {
   double fetch_ms = 0;
