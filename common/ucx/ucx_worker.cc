@@ -197,7 +197,10 @@ absl::Status UcxWorker::Init(const Options& options) {
 }
 
 UcxWorker::~UcxWorker() {
-  watch_.reset();  // its callbacks reach the progress thread: stopped first
+  // The progress thread first: failing an endpoint whose peer exited
+  // unwatches it (Fail), so the watch must outlive the thread. A watch
+  // callback meanwhile only queues the endpoint and signals the worker,
+  // which both still exist until the watch is gone.
   if (thread_.joinable()) {
     {
       absl::MutexLock lock(&mu_);
@@ -206,6 +209,7 @@ UcxWorker::~UcxWorker() {
     ucp_worker_signal(worker_);
     thread_.join();
   }
+  watch_.reset();
   if (worker_ != nullptr) {
     std::map<ucp_ep_h, uint64_t> open;
     {
