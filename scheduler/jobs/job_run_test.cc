@@ -100,8 +100,15 @@ class JobRunTest : public ::testing::Test {
         EXPECT_TRUE(run->ReportEval(report).ok());
         continue;
       }
-      ASSERT_TRUE(
-          ps->IterationDone("job-1", Iteration(s.iteration()), WorkerRank(w), kWorkers).ok());
+      const absl::StatusOr<bool> done =
+          ps->IterationDone("job-1", Iteration(s.iteration()), WorkerRank(w), kWorkers);
+      if (!done.ok()) {
+        // A run that failed drops the job from the shards while the other
+        // worker may still hold queued steps: their commits fail and the
+        // worker stops, as a real one would. Any other failed commit is a bug.
+        ASSERT_TRUE(run->EndedOnPs()) << "iteration " << s.iteration() << ": " << done.status();
+        return;
+      }
       if (w == 0 && s.checkpoint()) {
         DenseUpload meta;
         meta.checkpoint = true;
