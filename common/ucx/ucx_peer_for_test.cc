@@ -1,9 +1,10 @@
 // A UCX peer in a process of its own, for ucx_rpc_test's dead-peer tests
 // (killed with SIGKILL, as a crashed PS shard or worker would be):
 //   ucx_peer_for_test server FILE          serves echo, writes its address to FILE
+//   ucx_peer_for_test server-tcp FILE      the same, not offering shared memory
 //   ucx_peer_for_test client ADDRESS FILE  makes one call, then writes FILE
-// Both offer shared memory on the loopback interface, then wait to be
-// killed.
+// All use the loopback interface (server and client offer shared memory),
+// then wait to be killed.
 
 #include <unistd.h>
 
@@ -32,9 +33,10 @@ int AnnounceAndWait(const std::string& path, const std::string& text) {
   for (;;) ::pause();
 }
 
-int Serve(const std::string& file) {
+int Serve(const std::string& file, bool shared_memory) {
   RpcServerOptions options;
   options.ucx = SharedMemoryOnLoopback();
+  options.ucx.shared_memory = shared_memory;
   auto server = UcxRpcServer::Start(options, [](AlignedBuffer request) {
     return absl::StatusOr<AlignedBuffer>(std::move(request));  // echo
   });
@@ -64,10 +66,13 @@ int CallOnce(const std::string& address, const std::string& file) {
 }  // namespace herald::ucx
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::strcmp(argv[1], "server") == 0) return herald::ucx::Serve(argv[2]);
+  if (argc == 3 && std::strcmp(argv[1], "server") == 0) return herald::ucx::Serve(argv[2], true);
+  if (argc == 3 && std::strcmp(argv[1], "server-tcp") == 0) {
+    return herald::ucx::Serve(argv[2], false);
+  }
   if (argc == 4 && std::strcmp(argv[1], "client") == 0) {
     return herald::ucx::CallOnce(argv[2], argv[3]);
   }
-  std::fprintf(stderr, "usage: %s server FILE | client ADDRESS FILE\n", argv[0]);
+  std::fprintf(stderr, "usage: %s server FILE | server-tcp FILE | client ADDRESS FILE\n", argv[0]);
   return 2;
 }

@@ -5,7 +5,9 @@
 // server that takes too long fails with DEADLINE_EXCEEDED and one to a
 // server that died (over TCP) with UNAVAILABLE, both naming the server.
 // Over shared memory, a peer process killed with SIGKILL fails its
-// connection at once too, on both sides (its process is watched).
+// connection at once too, on both sides (its process is watched). Where
+// only one side offers shared memory, the two talk over TCP, and a killed
+// peer is still noticed.
 
 #include "common/ucx/ucx_rpc.h"
 
@@ -288,6 +290,41 @@ TEST(UcxRpc, AClientKilledOverSharedMemoryIsDropped) {
   Kill(*client.process);
   EXPECT_TRUE((*server)->WaitForConnections(0, absl::Seconds(20)))
       << "the dead client's connection is still open";
+}
+
+// A client that offers shared memory, a server process that does not
+// (--ucx_shared_memory=false on one side only): TCP, with UCX's own
+// detection of a dead peer, which a killed server's closed socket trips.
+TEST(UcxRpc, OnlyTheClientOfferingSharedMemoryMeansTcpAndADeadServerIsNoticed) {
+  Peer server = StartPeer("tcp-server", {"server-tcp"});
+  ASSERT_FALSE(server.announced.empty()) << "the server process did not start";
+  auto client = UcxRpcClient::Connect({server.announced}, {"shard 2"}, "", absl::Seconds(10),
+                                      UcxWorker::Options{true, true});
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_TRUE((*client)->Call(0, Values(2, 1), absl::Seconds(10)).ok());
+  EXPECT_FALSE((*client)->SharedMemory(0));
+  EXPECT_NE((*client)->Describe(0).find("tcp/lo"), std::string::npos) << (*client)->Describe(0);
+  Kill(*server.process);
+  const absl::Status dead = (*client)->Call(0, Values(2, 1), absl::Seconds(60)).status();
+  EXPECT_EQ(dead.code(), absl::StatusCode::kUnavailable) << dead;
+  EXPECT_NE(dead.message().find("shard 2"), std::string::npos) << dead;
+}
+
+// The other way round: a server offering shared memory, a client that
+// does not. Calls work; the server's side of the connection is not shared
+// memory either.
+TEST(UcxRpc, OnlyTheServerOfferingSharedMemoryMeansTcp) {
+  auto server = UcxRpcServer::Start(Loopback(), SumAndIncrement);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = UcxRpcClient::Connect({(*server)->address()}, {"shard 3"}, "", absl::Seconds(10),
+                                      UcxWorker::Options{true, false});
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto reply = (*client)->Call(0, Values(3, 5), absl::Seconds(10));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reinterpret_cast<const uint64_t*>(reply->data())[0], 5u + 6u + 7u);
+  EXPECT_FALSE((*client)->SharedMemory(0));
+  ASSERT_TRUE((*server)->WaitForConnections(1, absl::Seconds(10)));
+  EXPECT_FALSE((*server)->SharedMemory(1));  // the first connection's id
 }
 
 }  // namespace

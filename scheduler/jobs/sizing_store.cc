@@ -1,10 +1,13 @@
 #include "scheduler/jobs/sizing_store.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +15,7 @@
 #include "checkpoint/atomic_file.h"
 #include "common/crc32.h"
 #include "common/data/input_stream.h"
+#include "common/logging.h"
 #include "common/state_io.h"
 #include "common/status.h"
 
@@ -22,6 +26,28 @@ constexpr uint64_t kStoreMagic = 0x5453'5a49'5344'5248ULL;  // "HRDSIZST"
 
 std::string PathFor(const std::string& dir, const std::string& key) {
   return absl::StrFormat("%s/sizing-%08x.bin", dir, Crc32(key.data(), key.size()));
+}
+
+// Removes the saved sizings beyond the kSizingsKept most recently saved
+// or loaded (by modification time) from `dir`. Best effort: a file that
+// cannot be removed now is removed by a later save.
+void RemoveOldest(const std::string& dir) {
+  std::vector<std::pair<std::filesystem::file_time_type, std::filesystem::path>> saved;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("sizing-", 0) != 0 || entry.path().extension() != ".bin") continue;
+    const auto time = entry.last_write_time(ec);
+    if (!ec) saved.emplace_back(time, entry.path());
+  }
+  if (saved.size() <= kSizingsKept) return;
+  std::sort(saved.begin(), saved.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  for (size_t i = kSizingsKept; i < saved.size(); ++i) {
+    std::filesystem::remove(saved[i].second, ec);
+    if (ec) HLOG_WARN("{}: not removed: {}", saved[i].second.string(), ec.message());
+  }
 }
 
 }  // namespace
@@ -53,8 +79,9 @@ absl::StatusOr<std::string> SizingKey(const proto::JobSpec& spec, uint32_t num_w
     if (stat(file.c_str(), &st) != 0) {
       return absl::NotFoundError(absl::StrCat(file, ": cannot stat"));
     }
-    absl::StrAppend(&key, "\n", file, " ", st.st_size, " ", st.st_mtim.tv_sec, ".",
-                    st.st_mtim.tv_nsec);
+    absl::StrAppend(&key, "\n", file, " ", st.st_dev, " ", st.st_ino, " ", st.st_size, " ",
+                    st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec, " ", st.st_ctim.tv_sec, ".",
+                    st.st_ctim.tv_nsec);
   }
   return key;
 }
@@ -85,7 +112,9 @@ absl::StatusOr<JobCacheSizing> LoadSizing(const std::string& dir, const std::str
   }
   // Another pass whose key has the same checksum: not this one's.
   if (saved_key != key) return absl::NotFoundError(absl::StrCat(path, ": another pass's"));
-  return LoadCacheSizing(sizing, tables);
+  HERALD_ASSIGN_OR_RETURN(JobCacheSizing loaded, LoadCacheSizing(sizing, tables));
+  utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now: kept longer (best effort)
+  return loaded;
 }
 
 absl::Status SaveSizing(const std::string& dir, const std::string& key,
@@ -100,8 +129,10 @@ absl::Status SaveSizing(const std::string& dir, const std::string& key,
   out.Vec(std::vector<char>(bytes.begin(), bytes.end()));
   out.Pod(Crc32Extend(Crc32(key.data(), key.size()), bytes.data(), bytes.size()));
   // Not fsynced: a lost file only costs the next job a pass over its data.
-  return checkpoint::WriteFileAtomically(PathFor(dir, key), out.Take(),
-                                         checkpoint::Durability::kPageCache);
+  HERALD_RETURN_IF_ERROR(checkpoint::WriteFileAtomically(PathFor(dir, key), out.Take(),
+                                                         checkpoint::Durability::kPageCache));
+  RemoveOldest(dir);
+  return absl::OkStatus();
 }
 
 }  // namespace herald::scheduler

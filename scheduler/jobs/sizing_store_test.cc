@@ -1,5 +1,6 @@
-// SizingKey changes exactly with what a sizing pass reads; saved sizings
-// come back only for their own key, and a damaged file is refused.
+// SizingKey changes exactly with what a sizing pass reads (a rewritten file
+// included); saved sizings come back only for their own key, a damaged
+// file is refused, and the store keeps the most recently used ones.
 
 #include "scheduler/jobs/sizing_store.h"
 
@@ -9,8 +10,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace herald::scheduler {
@@ -75,11 +78,36 @@ TEST(SizingKey, ChangesWithWhatThePassReadsAndNothingElse) {
   EXPECT_NE(*SizingKey(other, 2), *key);
   SetMtime(data, 2000);  // the data changed (touched)
   EXPECT_NE(*SizingKey(spec, 2), *key);
-  SetMtime(data, 1000);
-  EXPECT_EQ(*SizingKey(spec, 2), *key);
   std::ofstream(dir + "/part-1.tsv") << "0\t1\t1\ta\tb\tc\n";  // another file
   EXPECT_NE(*SizingKey(spec, 2), *key);
   EXPECT_TRUE(absl::IsNotFound(SizingKey(SpecOver(dir + "/absent"), 2).status()));
+}
+
+TEST(SizingKey, AFileRewrittenWithItsSizeAndTimesRestoredGivesAnotherKey) {
+  const std::string dir = TempDir("sizing_rewritten");
+  const std::string data = dir + "/part-0.tsv";
+  std::ofstream(data) << "1\t2\t3\ta\tb\tc\n";
+  SetMtime(data, 1000);
+  const proto::JobSpec spec = SpecOver(data);
+  const std::string key = *SizingKey(spec, 2);
+  struct stat before, after;
+  ASSERT_EQ(stat(data.c_str(), &before), 0);
+  // Other contents of the same size, the old modification time put back.
+  // The kernel stamps the status-change time from a clock a few
+  // milliseconds coarse: rewritten until that clock has moved (bounded).
+  for (int i = 0; i < 1'000'000; ++i) {
+    std::ofstream(data) << "0\t9\t3\ta\tb\tc\n";
+    SetMtime(data, 1000);
+    ASSERT_EQ(stat(data.c_str(), &after), 0);
+    if (after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
+        after.st_ctim.tv_nsec != before.st_ctim.tv_nsec) {
+      break;
+    }
+  }
+  ASSERT_EQ(after.st_size, before.st_size);
+  ASSERT_EQ(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+  ASSERT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  EXPECT_NE(*SizingKey(spec, 2), key);
 }
 
 TEST(SizingStore, ASizingComesBackOnlyForItsKeyAndDamageIsRefused) {
@@ -107,6 +135,37 @@ TEST(SizingStore, ASizingComesBackOnlyForItsKeyAndDamageIsRefused) {
   const absl::Status damaged = LoadSizing(dir, "key-a", 3).status();
   EXPECT_TRUE(absl::IsDataLoss(damaged)) << damaged;
   EXPECT_NE(damaged.message().find(file), std::string::npos) << damaged;
+}
+
+TEST(SizingStore, KeepsTheMostRecentlySavedOrLoadedSizings) {
+  const std::string dir = TempDir("sizing_kept");
+  JobCacheSizing sizing;
+  sizing.capacity = {10};
+  sizing.slots = {64};
+  sizing.warm_keys = {{}};
+  auto files = [&] {
+    std::set<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      names.insert(entry.path().string());
+    }
+    return names;
+  };
+  // kSizingsKept sizings, saved at times 1000, 1001, ...: key 0 the oldest.
+  for (size_t i = 0; i < kSizingsKept; ++i) {
+    const std::set<std::string> before = files();
+    ASSERT_TRUE(SaveSizing(dir, absl::StrCat("key-", i), sizing).ok());
+    for (const std::string& file : files()) {
+      if (before.count(file) == 0) SetMtime(file, 1000 + static_cast<long>(i));
+    }
+  }
+  ASSERT_EQ(files().size(), kSizingsKept);
+  ASSERT_TRUE(LoadSizing(dir, "key-0", 1).ok());  // used: now the newest
+  ASSERT_TRUE(SaveSizing(dir, "key-new", sizing).ok());
+  EXPECT_EQ(files().size(), kSizingsKept);
+  EXPECT_TRUE(absl::IsNotFound(LoadSizing(dir, "key-1", 1).status()));  // the oldest went
+  EXPECT_TRUE(LoadSizing(dir, "key-0", 1).ok());
+  EXPECT_TRUE(LoadSizing(dir, "key-2", 1).ok());
+  EXPECT_TRUE(LoadSizing(dir, "key-new", 1).ok());
 }
 
 }  // namespace
