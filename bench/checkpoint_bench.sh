@@ -29,7 +29,9 @@ bin=$PWD/bazel-out/k8-opt/bin
 ctl=$bin/cli/heraldctl
 dir=$(mktemp -d /tmp/herald-ckpt-bench.XXXXXX)
 pids=()
-trap 'kill -KILL "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
+source bench/bench_dir.sh
+trap 'rc=$?; kill -KILL "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true
+  bench_dir_done "$rc" "$dir"' EXIT
 echo "checkpoint_bench: $(nproc) cores, files in $dir ($(df -h "$dir" | awk 'NR==2 {print $1}'))"
 
 "$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale 0.02 --correlation entities \

@@ -20,7 +20,9 @@ bin=$PWD/bazel-out/k8-opt/bin
 ctl=$bin/cli/heraldctl
 dir=$(mktemp -d /tmp/herald-e2e.XXXXXX)
 pids=()
-trap 'kill -TERM "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
+source bench/bench_dir.sh
+trap 'rc=$?; kill -TERM "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true
+  bench_dir_done "$rc" "$dir"' EXIT
 
 data=$dir/data.bin
 "$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale "$scale" --format bin --out "$data" >/dev/null

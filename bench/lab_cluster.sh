@@ -2,7 +2,8 @@
 # builds the binaries, brings up an emulated lab (deploy/lab/lab.sh) of
 # `hosts` hosts (host 1 the scheduler, host 2 the one PS, hosts 3.. one
 # CPU worker each), generates the entity-correlated data and starts the
-# cluster. The lab and its processes are removed when the caller exits.
+# cluster. The lab and its processes are removed when the caller exits, and
+# `dir` too after a success (bench_dir.sh).
 #
 # The caller sets: bench (its name, for messages), name (the lab's),
 # workers, rows, link (the first link rate in Gb/s), dir (a fresh
@@ -17,7 +18,8 @@ bin=$PWD/bazel-out/k8-opt/bin
 ctl=$bin/cli/heraldctl
 lab=$PWD/deploy/lab/lab.sh
 hosts=$((workers + 2))
-trap '"$lab" down --name "$name"' EXIT
+source bench/bench_dir.sh
+trap 'rc=$?; "$lab" down --name "$name"; bench_dir_done "$rc" "$dir"' EXIT
 trap 'exit 130' INT TERM
 
 echo "$bench: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)," \
