@@ -306,7 +306,7 @@ TEST_F(SchedulerServiceTest, FakeWorkersReceiveEveryStepInOrderAndTheJobSucceeds
   {
     proto::JoinJobResponse response;
     const grpc::Status stale = JoinAs(node_[0], address_[1], &response);
-    EXPECT_EQ(stale.error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_EQ(stale.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
     EXPECT_NE(stale.error_message().find("a node id from before a scheduler restart"),
               std::string::npos)
         << stale.error_message();

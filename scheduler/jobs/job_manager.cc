@@ -394,8 +394,9 @@ absl::StatusOr<proto::JoinJobResponse> JobManager::Join(const std::string& node_
   // holds that id now.
   absl::StatusOr<NodeInfo> node = registry_->Get(node_id);
   if (!node.ok() || node->registration.address() != address) {
-    return absl::NotFoundError(absl::StrCat(node_id, " is not registered at ", address,
-                                            ": a node id from before a scheduler restart"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(node_id, " is not registered at ", address,
+                     ": a node id from before a scheduler restart; register again"));
   }
   return run->Join(node_id, wait);
 }

@@ -72,7 +72,8 @@ class JobManager {
   // the worker and that it has not joined yet. `address` must be the one
   // the node registered with (a process asking under a node id from before
   // a scheduler restart, which another node may hold now, is refused).
-  // Errors: NotFound when there is none yet, or for such a stale id.
+  // Errors: NotFound when there is none yet; FailedPrecondition for such a
+  // stale id (the node must register again).
   absl::StatusOr<proto::JoinJobResponse> Join(const std::string& node_id,
                                               const std::string& address, absl::Duration wait);
   // The running job that includes the worker. Errors: NotFound.

@@ -58,6 +58,9 @@ absl::Status WorkerAgent::Run() {
     request.set_address(membership_->address());
     absl::StatusOr<proto::JoinJobResponse> joined = scheduler_->JoinJob(request);
     if (absl::IsNotFound(joined.status())) continue;  // no job for us yet (the server waited)
+    // Any other error, a stale node id included (FailedPrecondition: the
+    // membership registers again once a heartbeat says the id is gone), is
+    // logged and asked again after a pause.
     if (!joined.ok()) {
       HLOG_WARN("JoinJob: {}", joined.status().ToString());
       PauseOrStop(absl::Seconds(1));
