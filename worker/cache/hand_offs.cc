@@ -96,25 +96,31 @@ absl::Status HandOffs::CheckReceived(const plan::Step& step) const {
 }
 
 absl::Status HandOffs::Place(const plan::Step& step) {
+  // Per table, the rows handed off (values with optimizer state), then the
+  // served copies (values only): every table's in one write.
+  std::vector<std::vector<uint32_t>> slots(2 * cache_->num_tables());
+  std::vector<std::vector<float>> rows(2 * cache_->num_tables());
+  std::vector<SlotTransfer::WriteRows> writes;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
-    if (plan.receive.slots.empty()) continue;
     EmbeddingCache::Table& table = cache_->table(t);
-    // Rows handed off (values with optimizer state), then served copies
-    // (values only), each scattered into its slots at once.
     for (const bool served : {false, true}) {
-      std::vector<uint32_t> slots;
-      std::vector<float> rows;
+      const size_t w = 2 * t + (served ? 1 : 0);
       for (size_t i = 0; i < plan.receive.slots.size(); ++i) {
         if (plan.receive.Served(i) != served) continue;
         const ReceivedRow& r = received_[t].at(plan.receive.keys[i]);
-        slots.push_back(plan.receive.slots[i]);
-        rows.insert(rows.end(), r.row.begin(), r.row.end());
+        slots[w].push_back(plan.receive.slots[i]);
+        rows[w].insert(rows[w].end(), r.row.begin(), r.row.end());
       }
-      if (slots.empty()) continue;
-      transfer_->Write(rows, slots, static_cast<int>(Width(table, served)),
-                       static_cast<int>(table.row_floats), table.rows.data());
+      if (slots[w].empty()) continue;
+      writes.push_back({table.rows.data(), static_cast<int>(table.row_floats), &slots[w],
+                        static_cast<int>(Width(table, served)), &rows[w]});
     }
+  }
+  transfer_->Write(writes);
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const plan::TablePlan& plan = step.plan[t];
+    if (plan.receive.slots.empty()) continue;
     for (size_t i = 0; i < plan.receive.slots.size(); ++i) {
       const Key key = plan.receive.keys[i];
       cache_->Load(t, plan.receive.slots[i], key, received_[t].at(key).version);
@@ -134,6 +140,9 @@ absl::Status HandOffs::Send(const plan::Step& step, StepResult* result) {
   std::vector<RowPacketWriter> send(num_workers_);
   std::vector<size_t> expect(num_workers_, 0);
   Exchange exchange;
+  // Every table's rows to send, in one read.
+  std::vector<size_t> sending;
+  std::vector<SlotTransfer::Rows> reads;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
     EmbeddingCache::Table& table = cache_->table(t);
@@ -144,8 +153,15 @@ absl::Status HandOffs::Send(const plan::Step& step, StepResult* result) {
     }
     if (plan.send.slots.empty()) continue;
     const int row_floats = static_cast<int>(table.row_floats);
-    const std::vector<float> rows =
-        transfer_->Read(table.rows.data(), row_floats, plan.send.slots, row_floats);
+    sending.push_back(t);
+    reads.push_back({table.rows.data(), row_floats, &plan.send.slots, row_floats});
+  }
+  const std::vector<std::vector<float>> read = transfer_->Read(reads);
+  for (size_t k = 0; k < sending.size(); ++k) {
+    const size_t t = sending[k];
+    const plan::TablePlan& plan = step.plan[t];
+    EmbeddingCache::Table& table = cache_->table(t);
+    const std::vector<float>& rows = read[k];
     for (size_t i = 0; i < plan.send.slots.size(); ++i) {
       const uint32_t slot = plan.send.slots[i];
       const bool served = plan.send.Served(i);

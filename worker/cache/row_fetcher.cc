@@ -105,14 +105,15 @@ absl::Status RowFetcher::Place(StartedFetch& fetch, StepResult* result) {
   float* staging = transfer_->Scratch(fetch.floats);
   device_->CopyFromHostBuffer(buffer.rows.data(), staging, fetch.floats * sizeof(float));
   buffer.device_reading = true;
+  std::vector<Device::RowsOfTable> scatters;
   size_t slot_at = 0, row = 0;
   for (size_t r = 0; r < fetch.keys.size(); ++r) {
     const size_t t = fetch.tables[r];
     EmbeddingCache::Table& table = cache_->table(t);
     const int row_floats = static_cast<int>(table.row_floats);
     const size_t n = fetch.slots[r].size();
-    device_->ScatterRows(staging + fetch.row_at[r], device_slots + slot_at, static_cast<int>(n),
-                         row_floats, row_floats, table.rows.data());
+    scatters.push_back({table.rows.data(), row_floats, device_slots + slot_at, static_cast<int>(n),
+                        row_floats, staging + fetch.row_at[r]});
     for (size_t i = 0; i < n; ++i) {
       cache_->Load(t, fetch.slots[r][i], fetch.keys[r].keys[i], buffer.versions[row + i]);
     }
@@ -121,6 +122,7 @@ absl::Status RowFetcher::Place(StartedFetch& fetch, StepResult* result) {
     result->rows_fetched += n;
     result->bytes_moved += n * (table.row_floats * sizeof(float) + 16);
   }
+  device_->ScatterRowsOfTables(scatters);
   return absl::OkStatus();
 }
 
@@ -157,22 +159,26 @@ absl::Status RowFetcher::Fetch(const plan::Step& step, StepResult* result) {
 }
 
 void RowFetcher::Initialize(const plan::Step& step, StepResult* result) {
+  // Every table's new rows, in one write.
+  std::vector<std::vector<float>> rows(cache_->num_tables());
+  std::vector<SlotTransfer::WriteRows> writes;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
     if (plan.init.keys.empty()) continue;
     EmbeddingCache::Table& table = cache_->table(t);
-    std::vector<float> rows(plan.init.keys.size() * table.row_floats);
+    rows[t].resize(plan.init.keys.size() * table.row_floats);
     for (size_t i = 0; i < plan.init.keys.size(); ++i) {
       math::InitialRow(seed_, static_cast<uint32_t>(t), plan.init.keys[i], table.dim,
-                       init_scale_[t], table.optimizer, rows.data() + i * table.row_floats);
+                       init_scale_[t], table.optimizer, rows[t].data() + i * table.row_floats);
     }
     const int row_floats = static_cast<int>(table.row_floats);
-    transfer_->Write(rows, plan.init.slots, row_floats, row_floats, table.rows.data());
+    writes.push_back({table.rows.data(), row_floats, &plan.init.slots, row_floats, &rows[t]});
     for (size_t i = 0; i < plan.init.slots.size(); ++i) {
       cache_->Load(t, plan.init.slots[i], plan.init.keys[i], 0);
     }
     result->rows_initialized += plan.init.slots.size();
   }
+  transfer_->Write(writes);
 }
 
 }  // namespace herald::worker

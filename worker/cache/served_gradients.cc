@@ -27,16 +27,31 @@ absl::Status ServedGradients::Exchange(const plan::Step& step, StepResult* resul
   // table's in plan (remote) order, `dim` floats each.
   std::vector<RowPacketWriter> send(num_workers_);
   std::vector<size_t> expect(num_workers_, 0);
+  // Every table's gradients of rows served to this worker, in one read,
+  // then zeroed.
+  std::vector<size_t> remote;
+  std::vector<SlotTransfer::Rows> reads;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
     EmbeddingCache::Table& table = cache_->table(t);
     const int dim = static_cast<int>(table.dim);
     for (uint32_t from : plan.gather.peers) expect[from] += table.dim * sizeof(float);
     if (plan.remote.slots.empty()) continue;
+    remote.push_back(t);
+    reads.push_back({table.grads.data(), dim, &plan.remote.slots, dim});
+  }
+  const std::vector<std::vector<float>> read = transfer_->Read(reads);
+  std::vector<Device::RowsOfTable> zeros;
+  size_t slot_at = 0;  // into the uploaded slots, every table's list
+  for (size_t k = 0; k < remote.size(); ++k) {
+    const size_t t = remote[k];
+    const plan::TablePlan& plan = step.plan[t];
+    const int dim = static_cast<int>(cache_->table(t).dim);
     const int n = static_cast<int>(plan.remote.slots.size());
-    const std::vector<float> grads =
-        transfer_->Read(table.grads.data(), dim, plan.remote.slots, dim);
-    device_->ZeroRows(transfer_->uploaded_slots(), n, dim, dim, table.grads.data());
+    zeros.push_back(
+        {cache_->table(t).grads.data(), dim, transfer_->uploaded_slots() + slot_at, n, dim});
+    slot_at += plan.remote.slots.size();
+    const std::vector<float>& grads = read[k];
     for (int i = 0; i < n; ++i) {
       send[plan.remote.peers[i]].AddFloats(absl::MakeConstSpan(grads.data() + i * dim, dim));
       cache_->SetState(t, plan.remote.slots[i], SlotState::kStale);  // its owner updates it
@@ -44,25 +59,40 @@ absl::Status ServedGradients::Exchange(const plan::Step& step, StepResult* resul
     result->rows_handed_off += n;
     result->bytes_moved += static_cast<uint64_t>(n) * dim * sizeof(float);
   }
+  device_->ZeroRowsOfTables(zeros);
   std::vector<std::string> packets;
   for (RowPacketWriter& w : send) packets.push_back(w.Take());
   HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got,
                           exchanger_->Exchange(std::move(packets), std::move(expect)));
   std::vector<RowPacketReader> from;
   for (uint32_t r = 0; r < got.size(); ++r) from.emplace_back(got[r], static_cast<int>(r));
-  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+  // Per table, the owned rows gathered into, each once (`rows`), and this
+  // worker's gradients of them: every table's in one read.
+  const size_t tables = cache_->num_tables();
+  std::vector<std::vector<uint32_t>> rows_of(tables);
+  std::vector<absl::flat_hash_map<uint32_t, size_t>> index_of(tables);  // slot -> index in rows
+  std::vector<size_t> gathering;
+  std::vector<SlotTransfer::Rows> own_reads;
+  for (size_t t = 0; t < tables; ++t) {
     const plan::TablePlan& plan = step.plan[t];
     if (plan.gather.slots.empty()) continue;
+    for (uint32_t slot : plan.gather.slots) {
+      if (index_of[t].try_emplace(slot, rows_of[t].size()).second) rows_of[t].push_back(slot);
+    }
+    const int dim = static_cast<int>(cache_->table(t).dim);
+    gathering.push_back(t);
+    own_reads.push_back({cache_->table(t).grads.data(), dim, &rows_of[t], dim});
+  }
+  std::vector<std::vector<float>> owns = transfer_->Read(own_reads);
+  std::vector<SlotTransfer::WriteRows> writes;
+  for (size_t k = 0; k < gathering.size(); ++k) {
+    const size_t t = gathering[k];
+    const plan::TablePlan& plan = step.plan[t];
     EmbeddingCache::Table& table = cache_->table(t);
     const uint32_t dim = table.dim;
-    // The owned rows gathered into, each once, with this worker's gradient.
-    std::vector<uint32_t> rows;
-    absl::flat_hash_map<uint32_t, size_t> row_of;  // slot -> index into rows
-    for (uint32_t slot : plan.gather.slots) {
-      if (row_of.try_emplace(slot, rows.size()).second) rows.push_back(slot);
-    }
-    std::vector<float> own =
-        transfer_->Read(table.grads.data(), static_cast<int>(dim), rows, static_cast<int>(dim));
+    const std::vector<uint32_t>& rows = rows_of[t];
+    const absl::flat_hash_map<uint32_t, size_t>& row_of = index_of[t];
+    std::vector<float>& own = owns[k];
     // Every trainer's gradient per row, by rank: this worker's, then the
     // ones received.
     std::vector<std::vector<std::pair<uint32_t, std::vector<float>>>> parts(rows.size());
@@ -83,8 +113,10 @@ absl::Status ServedGradients::Exchange(const plan::Step& step, StepResult* resul
           parts[r], dim, [](const Part& p) { return p.first; },
           [](const Part& p) { return p.second.data(); }, own.data() + r * dim);
     }
-    transfer_->Write(own, rows, static_cast<int>(dim), static_cast<int>(dim), table.grads.data());
+    writes.push_back(
+        {table.grads.data(), static_cast<int>(dim), &rows, static_cast<int>(dim), &own});
   }
+  transfer_->Write(writes);
   for (const RowPacketReader& r : from) HERALD_RETURN_IF_ERROR(r.Finish());
   result->times.push_ms += MillisSince(start);
   return absl::OkStatus();

@@ -52,14 +52,17 @@ SlotTransfer::StartedRead SlotTransfer::StartRead(const std::vector<Rows>& reads
   started.number = lane.number = ++reads_started_;
   Upload(slots);
   lane.gathered.Resize(floats);
+  std::vector<Device::RowsOfTable> gathers;
   size_t slot_at = 0, float_at = 0;
   for (const Rows& r : reads) {
     const int n = static_cast<int>(r.slots->size());
-    device_->GatherRows(r.array, r.stride, slots_.data() + slot_at, n, r.width,
-                        lane.gathered.data() + float_at);
+    // A gather only reads `rows`.
+    gathers.push_back({const_cast<float*>(r.array), r.stride, slots_.data() + slot_at, n, r.width,
+                       lane.gathered.data() + float_at});
     slot_at += r.slots->size();
     float_at += r.slots->size() * static_cast<size_t>(r.width);
   }
+  device_->GatherRowsOfTables(gathers);
   lane.rows.Reserve(floats, 0);
   device_->CopyToHostBuffer(lane.gathered.data(), lane.rows.data(), floats * sizeof(float));
   lane.copied.Record();
@@ -88,10 +91,29 @@ std::vector<std::vector<float>> SlotTransfer::FinishRead(StartedRead& read) {
 
 void SlotTransfer::Write(const std::vector<float>& host, const std::vector<uint32_t>& slots,
                          int width, int stride, float* array) {
-  staging_.CopyFromHost(host);
+  Write({WriteRows{array, stride, &slots, width, &host}});
+}
+
+void SlotTransfer::Write(const std::vector<WriteRows>& writes) {
+  std::vector<uint32_t> slots;
+  std::vector<float> rows;
+  for (const WriteRows& w : writes) {
+    slots.insert(slots.end(), w.slots->begin(), w.slots->end());
+    rows.insert(rows.end(), w.host->begin(), w.host->end());
+  }
+  if (slots.empty()) return;
+  staging_.CopyFromHost(rows);
   Upload(slots);
-  device_->ScatterRows(staging_.data(), slots_.data(), static_cast<int>(slots.size()), width,
-                       stride, array);
+  std::vector<Device::RowsOfTable> scatters;
+  size_t slot_at = 0, float_at = 0;
+  for (const WriteRows& w : writes) {
+    const int n = static_cast<int>(w.slots->size());
+    scatters.push_back(
+        {w.array, w.stride, slots_.data() + slot_at, n, w.width, staging_.data() + float_at});
+    slot_at += w.slots->size();
+    float_at += w.slots->size() * static_cast<size_t>(w.width);
+  }
+  device_->ScatterRowsOfTables(scatters);
 }
 
 }  // namespace herald::worker

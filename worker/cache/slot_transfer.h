@@ -3,8 +3,10 @@
 // its gradients, held gradients): reading listed slots back to the host and
 // writing host rows into listed slots, with the device staging reused from
 // step to step. Reads of several tables go in one upload of every slot
-// list, a gather per table into one device block, and one copy to the host:
-// one wait, not one per table.
+// list, one gather of every table's rows into one device block
+// (Device::GatherRowsOfTables) and one copy to the host: one wait, not one
+// per table. Writes of several tables likewise go in one upload of the
+// rows, one of the slots and one scatter.
 //
 // A read may be started and finished later (StartRead, FinishRead): its
 // rows are gathered in the device's order of work and copied out into
@@ -61,6 +63,18 @@ class SlotTransfer {
   // `slots` of `array`.
   void Write(const std::vector<float>& host, const std::vector<uint32_t>& slots, int width,
              int stride, float* array);
+  // Several at once: each write's `*host` (`width` floats per slot, in
+  // slot order) into rows `*slots` of its `array`. The slot lists are then
+  // uploaded one after the other (uploaded_slots()). The rows written are
+  // distinct, across the writes too.
+  struct WriteRows {
+    float* array;
+    int stride;
+    const std::vector<uint32_t>* slots;
+    int width;
+    const std::vector<float>* host;
+  };
+  void Write(const std::vector<WriteRows>& writes);
 
   // Uploads `slots`; returns their device copy (uploaded_slots()).
   const uint32_t* Upload(const std::vector<uint32_t>& slots);

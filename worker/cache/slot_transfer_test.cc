@@ -55,6 +55,27 @@ TEST(SlotTransferTest, WritesRowsIntoTheirSlotsOnlyAndReadsThemBack) {
   EXPECT_THAT(transfer.Read(rows.data(), 3, {1, 3}, 3), ElementsAre(-3, -4, 102, -1, -2, 302));
 }
 
+TEST(SlotTransferTest, WritesOfSeveralTablesLandInTheirOwnRowsAndLeaveTheListsUploaded) {
+  CpuDevice device;
+  SlotTransfer transfer(&device);
+  DeviceArray<float> a = NumberedRows(&device, 3, 3);
+  DeviceArray<float> b = NumberedRows(&device, 2, 2);
+  // Table a twice (whole rows into slot 2, the first float only into slot
+  // 0, as hand-offs and served copies are placed), table b once.
+  const std::vector<uint32_t> a_whole = {2}, a_first = {0}, b_slots = {1, 0};
+  const std::vector<float> a_rows = {-1, -2, -3}, a_floats = {-4}, b_rows = {-5, -6, -7, -8};
+  transfer.Write({{a.data(), 3, &a_whole, 3, &a_rows},
+                  {a.data(), 3, &a_first, 1, &a_floats},
+                  {b.data(), 2, &b_slots, 2, &b_rows}});
+  EXPECT_THAT(a.ToHost(), ElementsAreArray<float>({-4, 1, 2, 100, 101, 102, -1, -2, -3}));
+  EXPECT_THAT(b.ToHost(), ElementsAreArray<float>({-7, -8, -5, -6}));
+  std::vector<uint32_t> uploaded(4);
+  device.CopyToHost(transfer.uploaded_slots(), uploaded.data(), 4 * sizeof(uint32_t));
+  EXPECT_THAT(uploaded, ElementsAre(2, 0, 1, 0));
+  transfer.Write(std::vector<SlotTransfer::WriteRows>{});  // nothing to write: nothing happens
+  EXPECT_THAT(b.ToHost(), ElementsAreArray<float>({-7, -8, -5, -6}));
+}
+
 TEST(SlotTransferTest, AStartedReadHasTheRowsAsTheyWereWhenItStarted) {
   CpuDevice device;
   SlotTransfer transfer(&device);

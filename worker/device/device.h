@@ -215,6 +215,35 @@ class Device {
     }
   }
 
+  // One table's part of a batched row move (the three below): `n` rows
+  // listed in `slots`, `row_stride` floats apart in `rows`, their first
+  // `width` floats; `packed` holds them back to back (n × width floats).
+  // The rows one call writes are distinct, across its tables too.
+  struct RowsOfTable {
+    float* rows = nullptr;
+    int row_stride = 0;
+    const uint32_t* slots = nullptr;
+    int n = 0;
+    int width = 0;
+    float* packed = nullptr;  // GatherRowsOfTables' output, ScatterRowsOfTables' input
+  };
+  // For each table: GatherRows(rows, row_stride, slots, n, width, packed).
+  virtual void GatherRowsOfTables(const std::vector<RowsOfTable>& tables) {
+    for (const RowsOfTable& t : tables) {
+      GatherRows(t.rows, t.row_stride, t.slots, t.n, t.width, t.packed);
+    }
+  }
+  // For each table: ScatterRows(packed, slots, n, width, row_stride, rows).
+  virtual void ScatterRowsOfTables(const std::vector<RowsOfTable>& tables) {
+    for (const RowsOfTable& t : tables) {
+      ScatterRows(t.packed, t.slots, t.n, t.width, t.row_stride, t.rows);
+    }
+  }
+  // For each table: ZeroRows(slots, n, width, row_stride, rows).
+  virtual void ZeroRowsOfTables(const std::vector<RowsOfTable>& tables) {
+    for (const RowsOfTable& t : tables) ZeroRows(t.slots, t.n, t.width, t.row_stride, t.rows);
+  }
+
   // ------------------------------------------------------------ optimizers
 
   // One table's rows of a batched row update (ApplyRowUpdatesAndZero).

@@ -40,7 +40,9 @@ enum Scratch {
   kBagKeys,
   kBagTables,
   kBlockSums,
-  kRowUpdateTables
+  kRowUpdateTables,
+  kRowMoveTables,
+  kScratchCount  // their number
 };
 
 }  // namespace
@@ -343,6 +345,7 @@ double CudaDevice::EventElapsedMs(void* start, void* end) {
 }
 
 void* CudaDevice::Scratch(int index, size_t bytes) {
+  static_assert(kScratchCount <= sizeof(scratch_) / sizeof(scratch_[0]), "a buffer per index");
   if (scratch_bytes_[index] < bytes) {
     const size_t grown = std::max(bytes, scratch_bytes_[index] * 2);
     FreeBytes(scratch_[index]);
@@ -637,6 +640,38 @@ void CudaDevice::ZeroRows(const uint32_t* slots, int n, int width, int row_strid
   if (Ready()) {
     CheckCuda(cuda::ZeroRows(stream_, slots, n, width, row_stride, rows), "ZeroRows kernel");
   }
+}
+
+void CudaDevice::GatherRowsOfTables(const std::vector<RowsOfTable>& tables) {
+  MoveRowsOfTables(cuda::kGatherRows, tables);
+}
+
+void CudaDevice::ScatterRowsOfTables(const std::vector<RowsOfTable>& tables) {
+  MoveRowsOfTables(cuda::kScatterRows, tables);
+}
+
+void CudaDevice::ZeroRowsOfTables(const std::vector<RowsOfTable>& tables) {
+  MoveRowsOfTables(cuda::kZeroRows, tables);
+}
+
+void CudaDevice::MoveRowsOfTables(int move, const std::vector<RowsOfTable>& tables) {
+  if (!Ready()) return;
+  std::vector<cuda::RowMoveArgs> args;
+  uint64_t total = 0;
+  for (const RowsOfTable& t : tables) {
+    if (t.n <= 0 || t.width <= 0) continue;
+    args.push_back({t.rows, t.slots, t.packed, total, t.row_stride, t.width});
+    total += static_cast<uint64_t>(t.n) * static_cast<uint64_t>(t.width);
+  }
+  if (args.empty()) return;
+  const size_t bytes = args.size() * sizeof(cuda::RowMoveArgs);
+  void* device = Scratch(kRowMoveTables, bytes);
+  if (device == nullptr) return;
+  CopyToDevice(args.data(), device, bytes);  // staged: `args` may go at once
+  CheckCuda(cuda::MoveRowsOfTables(stream_, static_cast<cuda::RowMove>(move),
+                                   static_cast<const cuda::RowMoveArgs*>(device),
+                                   static_cast<int>(args.size()), total),
+            "MoveRowsOfTables kernel");
 }
 
 void CudaDevice::ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t n,

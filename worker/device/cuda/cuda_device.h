@@ -141,6 +141,10 @@ class CudaDevice final : public Device {
   void ScatterRows(const float* in, const uint32_t* slots, int n, int width, int row_stride,
                    float* rows) override;
   void ZeroRows(const uint32_t* slots, int n, int width, int row_stride, float* rows) override;
+  // Every table in one launch (one thread per float moved).
+  void GatherRowsOfTables(const std::vector<RowsOfTable>& tables) override;
+  void ScatterRowsOfTables(const std::vector<RowsOfTable>& tables) override;
+  void ZeroRowsOfTables(const std::vector<RowsOfTable>& tables) override;
 
   void ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t n, const float* grad,
                       float* values, float* state) override;
@@ -166,6 +170,8 @@ class CudaDevice final : public Device {
   const void* UploadBagTables(const std::vector<BagTable>& tables, int grad_stride, int* max_dim);
   void EmbeddingBagsBackward(const std::vector<BagTable>& tables, int n, const float* dout,
                              int dout_stride, int grad_stride);
+  // The three batched row moves: `move` is a cuda::RowMove.
+  void MoveRowsOfTables(int move, const std::vector<RowsOfTable>& tables);
 
   CudaDeviceOptions options_;
   absl::Status status_;
@@ -182,8 +188,8 @@ class CudaDevice final : public Device {
   CUevent_st* pinned_done_[2] = {nullptr, nullptr};
   int next_pinned_ = 0;
   // Device scratch of the embedding-bag backward (and overlapping copies).
-  void* scratch_[10] = {};
-  size_t scratch_bytes_[10] = {};
+  void* scratch_[11] = {};  // by the Scratch enum of cuda_device.cc
+  size_t scratch_bytes_[11] = {};
 };
 
 }  // namespace herald::worker

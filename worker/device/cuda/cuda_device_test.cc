@@ -444,6 +444,56 @@ TEST_F(CudaDeviceTest, GatherScatterAndZeroRows) {
   Expect("ZeroRows", rows);
 }
 
+// Every table's gathers, scatters and zeros in one launch each: the
+// CPU's table-by-table results, bit for bit (three tables of other widths
+// and strides, one of them listed twice, and an empty one).
+TEST_F(CudaDeviceTest, RowMovesOfEveryTableAtOnceEqualTheCpusTableByTable) {
+  struct Shape {
+    int slot_count, stride, width, n;
+  };
+  const Shape shapes[] = {{300, 17, 13, 120}, {50, 4, 4, 0}, {1000, 72, 65, 400}, {9, 3, 1, 5}};
+  std::vector<Twin<float>> rows, packed;
+  std::vector<Twin<uint32_t>> slots;
+  for (int t = 0; t < 4; ++t) {
+    const Shape& s = shapes[t];
+    std::vector<uint32_t> pick(s.n);
+    for (int i = 0; i < s.n; ++i) pick[i] = static_cast<uint32_t>((i * 7 + 3 * t) % s.slot_count);
+    slots.push_back(Indices(pick));  // distinct: 7 is prime to every slot count
+    rows.push_back(Floats(Random(static_cast<size_t>(s.slot_count) * s.stride, 40 + t)));
+    packed.push_back(Floats(Random(static_cast<size_t>(s.n) * s.width, 50 + t)));
+  }
+  auto tables = [&](bool gpu) {
+    std::vector<Device::RowsOfTable> out;
+    for (int t = 0; t < 4; ++t) {
+      const Shape& s = shapes[t];
+      out.push_back({gpu ? rows[t].gpu.data() : rows[t].cpu.data(), s.stride,
+                     gpu ? slots[t].gpu.data() : slots[t].cpu.data(), s.n, s.width,
+                     gpu ? packed[t].gpu.data() : packed[t].cpu.data()});
+    }
+    return out;
+  };
+  const std::vector<Device::RowsOfTable> on_cpu = tables(false), on_gpu = tables(true);
+  gpu_->ScatterRowsOfTables(on_gpu);
+  for (const Device::RowsOfTable& t : on_cpu) {
+    cpu_.ScatterRows(t.packed, t.slots, t.n, t.width, t.row_stride, t.rows);
+  }
+  for (int t = 0; t < 4; ++t) Expect("ScatterRowsOfTables " + std::to_string(t), rows[t]);
+  // Zero the first rows of each table's list, then gather every listed row.
+  std::vector<Device::RowsOfTable> half_cpu = on_cpu, half_gpu = on_gpu;
+  for (size_t t = 0; t < half_cpu.size(); ++t) half_cpu[t].n = half_gpu[t].n = shapes[t].n / 2;
+  gpu_->ZeroRowsOfTables(half_gpu);
+  for (const Device::RowsOfTable& t : half_cpu) {
+    cpu_.ZeroRows(t.slots, t.n, t.width, t.row_stride, t.rows);
+  }
+  for (int t = 0; t < 4; ++t) Expect("ZeroRowsOfTables " + std::to_string(t), rows[t]);
+  gpu_->GatherRowsOfTables(on_gpu);
+  for (const Device::RowsOfTable& t : on_cpu) {
+    cpu_.GatherRows(t.rows, t.row_stride, t.slots, t.n, t.width, t.packed);
+  }
+  for (int t = 0; t < 4; ++t) Expect("GatherRowsOfTables " + std::to_string(t), packed[t]);
+  ASSERT_TRUE(gpu_->status().ok()) << gpu_->status();
+}
+
 TEST_F(CudaDeviceTest, OptimizersMatchTheSharedMath) {
   using K = math::SparseOptimizerKind;
   for (K kind : {K::kSgd, K::kAdagrad, K::kRowwiseAdagrad, K::kAdam}) {

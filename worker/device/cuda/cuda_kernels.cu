@@ -247,18 +247,26 @@ __global__ void BagEntriesKernel(size_t total, const BagTableArgs* tables, int n
   }
 }
 
-// The table whose keys hold `key`: the last with slot_base <= key.
-__device__ int TableOfKey(const BagTableArgs* tables, int count, uint32_t key) {
+// The table that holds item `at` of all tables' items, each table's first
+// item in its field `base` (ascending over the tables): the last table
+// whose base is <= at.
+template <typename Args, typename Base>
+__device__ int TableHolding(const Args* tables, int count, Base Args::*base, uint64_t at) {
   int lo = 0, hi = count - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
-    if (tables[mid].slot_base <= key) {
+    if (static_cast<uint64_t>(tables[mid].*base) <= at) {
       lo = mid;
     } else {
       hi = mid - 1;
     }
   }
   return lo;
+}
+
+// The table whose keys hold `key`: the last with slot_base <= key.
+__device__ int TableOfKey(const BagTableArgs* tables, int count, uint32_t key) {
+  return TableHolding(tables, count, &BagTableArgs::slot_base, key);
 }
 
 // One thread per (sorted entry, float < max_dim); only the first entry of
@@ -314,6 +322,25 @@ __global__ void ZeroRowsKernel(size_t total, const uint32_t* slots, int width, i
   HERALD_GRID_LOOP(t, total) {
     const size_t i = t / width, w = t % width;
     rows[static_cast<size_t>(slots[i]) * row_stride + w] = 0.0f;
+  }
+}
+
+// Float f of every table's moved floats: its table is the last whose
+// float_base is <= f.
+__global__ void MoveRowsOfTablesKernel(size_t total, RowMove move, const RowMoveArgs* tables,
+                                       int count) {
+  HERALD_GRID_LOOP(f, total) {
+    const RowMoveArgs& t = tables[TableHolding(tables, count, &RowMoveArgs::float_base, f)];
+    const size_t local = f - t.float_base;
+    const size_t i = local / t.width, w = local % t.width;
+    float* at = t.rows + static_cast<size_t>(t.slots[i]) * t.row_stride + w;
+    if (move == kGatherRows) {
+      t.packed[local] = *at;
+    } else if (move == kScatterRows) {
+      *at = t.packed[local];
+    } else {
+      *at = 0.0f;
+    }
   }
 }
 
@@ -446,16 +473,8 @@ __global__ void RowUpdatesKernel(OptimizerParams c, int dim, const uint32_t* slo
 // One block per listed row of every table; the block's table is the last
 // whose row_base is <= the block.
 __global__ void TableRowUpdatesKernel(const RowUpdateArgs* tables, int count) {
-  int lo = 0, hi = count - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (tables[mid].row_base <= blockIdx.x) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  const RowUpdateArgs& t = tables[lo];
+  const RowUpdateArgs& t =
+      tables[TableHolding(tables, count, &RowUpdateArgs::row_base, blockIdx.x)];
   UpdateRow(t.optimizer, t.dim, t.slots[blockIdx.x - t.row_base], t.grads, t.dim, t.rows,
             t.row_stride, true);
 }
@@ -625,6 +644,12 @@ int ApplyRowUpdates(Stream stream, const OptimizerParams& config, int dim, const
   RowUpdatesKernel<<<static_cast<unsigned>(n), threads, 0, stream>>>(
       config, dim, slots, const_cast<float*>(grads), grad_stride, rows, row_stride);
   return LastError();
+}
+
+int MoveRowsOfTables(Stream stream, RowMove move, const RowMoveArgs* tables, int count,
+                     uint64_t total) {
+  if (count == 0) return 0;
+  return Launch(stream, static_cast<size_t>(total), MoveRowsOfTablesKernel, move, tables, count);
 }
 
 int ApplyRowUpdatesAndZero(Stream stream, const RowUpdateArgs* tables, int count, uint32_t rows,

@@ -107,6 +107,23 @@ int ScatterRows(Stream stream, const float* in, const uint32_t* slots, int n, in
                 int row_stride, float* rows);
 int ZeroRows(Stream stream, const uint32_t* slots, int n, int width, int row_stride, float* rows);
 
+// Every table's rows of a batched row move (Device::GatherRowsOfTables,
+// ScatterRowsOfTables, ZeroRowsOfTables) in one launch: one table's
+// arguments, in device memory, an array per call, tables of at least one
+// float only.
+struct RowMoveArgs {
+  float* rows;
+  const uint32_t* slots;
+  float* packed;
+  uint64_t float_base;  // the table's first float among all tables' moved floats
+  int row_stride;
+  int width;
+};
+enum RowMove { kGatherRows = 0, kScatterRows = 1, kZeroRows = 2 };
+// One thread per moved float (`total`: Σ the tables' n × width).
+int MoveRowsOfTables(Stream stream, RowMove move, const RowMoveArgs* tables, int count,
+                     uint64_t total);
+
 // One optimizer step on a flat vector of n values (state as in
 // common/math/sparse_optimizer.h with dim = n).
 int ApplyOptimizer(Stream stream, const OptimizerParams& config, size_t n, const float* grad,
