@@ -1,6 +1,5 @@
 #include "worker/cache/held_gradients.h"
 
-#include <algorithm>
 #include <utility>
 
 namespace herald::worker {
@@ -11,34 +10,44 @@ HeldGradients::HeldGradients(Device* device, EmbeddingCache* cache, SlotTransfer
 }
 
 void HeldGradients::Hold(const plan::Step& step, std::vector<Device::RowUpdateTable>* updates) {
-  // Every table's hold list in one upload; per table, held += grads
-  // (gathered, added, scattered back), then the slots are updated as
-  // owned ones.
+  // Every table's hold list in one upload; held += grads for every
+  // table's rows at once (both gathered into one block each, added, the
+  // sums scattered back), then the slots are updated as owned ones.
   std::vector<uint32_t> all;
   std::vector<size_t> at(cache_->num_tables() + 1, 0);
-  size_t widest = 0;
+  size_t floats = 0;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     at[t] = all.size();
     const std::vector<uint32_t>& hold = step.plan[t].hold.slots;
     all.insert(all.end(), hold.begin(), hold.end());
-    widest = std::max(widest, hold.size() * cache_->table(t).dim);
+    floats += hold.size() * cache_->table(t).dim;
   }
   if (all.empty()) return;
   hold_slots_.CopyFromHost(all);
-  float* scratch = transfer_->Scratch(2 * widest);  // once: no reallocation between the launches
+  float* grads = transfer_->Scratch(2 * floats);  // once: no reallocation between the launches
+  float* sums = grads + floats;
+  std::vector<Device::RowsOfTable> gradient_rows, held_rows;
+  size_t float_at = 0;
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    const int n = static_cast<int>(step.plan[t].hold.slots.size());
+    if (n == 0) continue;
+    const int dim = static_cast<int>(cache_->table(t).dim);
+    const uint32_t* slots = hold_slots_.data() + at[t];
+    gradient_rows.push_back({cache_->table(t).grads.data(), dim, slots, n, dim, grads + float_at});
+    held_rows.push_back({cache_->HoldStorage(t).data(), dim, slots, n, dim, sums + float_at});
+    float_at += static_cast<size_t>(n) * dim;
+  }
+  device_->GatherRowsOfTables(gradient_rows);
+  device_->GatherRowsOfTables(held_rows);
+  const int width = static_cast<int>(floats);  // one row of every float: elementwise
+  device_->Add2D(grads, width, 1, width, sums, width);
+  device_->ScatterRowsOfTables(held_rows);
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const int n = static_cast<int>(step.plan[t].hold.slots.size());
     if (n == 0) continue;
     EmbeddingCache::Table& table = cache_->table(t);
     const int dim = static_cast<int>(table.dim);
-    float* held = cache_->HoldStorage(t).data();
     const uint32_t* slots = hold_slots_.data() + at[t];
-    float* grads = scratch;
-    float* sums = scratch + static_cast<size_t>(n) * dim;
-    device_->GatherRows(table.grads.data(), dim, slots, n, dim, grads);
-    device_->GatherRows(held, dim, slots, n, dim, sums);
-    device_->Add2D(grads, dim, n, dim, sums, dim);
-    device_->ScatterRows(sums, slots, n, dim, dim, held);
     Device::RowUpdateTable update;
     update.optimizer = table.optimizer;
     update.dim = dim;
