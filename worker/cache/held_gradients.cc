@@ -73,18 +73,8 @@ std::vector<std::vector<float>> HeldGradients::Take(
   std::vector<std::vector<float>> out(slots.size());
   if (tables.empty()) return out;
   std::vector<std::vector<float>> read = transfer_->Read(reads);
-  std::vector<Device::RowsOfTable> zeros;
-  size_t slot_at = 0;  // into the uploaded slots, every list read
-  for (size_t i = 0; i < tables.size(); ++i) {
-    const size_t t = tables[i];
-    const int n = static_cast<int>(slots[t].size());
-    const int dim = static_cast<int>(cache_->table(t).dim);
-    zeros.push_back(
-        {cache_->HoldStorage(t).data(), dim, transfer_->uploaded_slots() + slot_at, n, dim});
-    slot_at += slots[t].size();
-    out[t] = std::move(read[i]);
-  }
-  device_->ZeroRowsOfTables(zeros);
+  transfer_->ZeroRead(reads);
+  for (size_t i = 0; i < tables.size(); ++i) out[tables[i]] = std::move(read[i]);
   return out;
 }
 

@@ -41,16 +41,12 @@ absl::Status ServedGradients::Exchange(const plan::Step& step, StepResult* resul
     reads.push_back({table.grads.data(), dim, &plan.remote.slots, dim});
   }
   const std::vector<std::vector<float>> read = transfer_->Read(reads);
-  std::vector<Device::RowsOfTable> zeros;
-  size_t slot_at = 0;  // into the uploaded slots, every table's list
+  transfer_->ZeroRead(reads);
   for (size_t k = 0; k < remote.size(); ++k) {
     const size_t t = remote[k];
     const plan::TablePlan& plan = step.plan[t];
     const int dim = static_cast<int>(cache_->table(t).dim);
     const int n = static_cast<int>(plan.remote.slots.size());
-    zeros.push_back(
-        {cache_->table(t).grads.data(), dim, transfer_->uploaded_slots() + slot_at, n, dim});
-    slot_at += plan.remote.slots.size();
     const std::vector<float>& grads = read[k];
     for (int i = 0; i < n; ++i) {
       send[plan.remote.peers[i]].AddFloats(absl::MakeConstSpan(grads.data() + i * dim, dim));
@@ -59,7 +55,6 @@ absl::Status ServedGradients::Exchange(const plan::Step& step, StepResult* resul
     result->rows_handed_off += n;
     result->bytes_moved += static_cast<uint64_t>(n) * dim * sizeof(float);
   }
-  device_->ZeroRowsOfTables(zeros);
   std::vector<std::string> packets;
   for (RowPacketWriter& w : send) packets.push_back(w.Take());
   HERALD_ASSIGN_OR_RETURN(std::vector<std::string> got,

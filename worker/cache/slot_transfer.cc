@@ -20,8 +20,8 @@ float* SlotTransfer::Scratch(size_t floats) {
   return staging_.data();
 }
 
-std::vector<float> SlotTransfer::Read(const float* array, int stride,
-                                      const std::vector<uint32_t>& slots, int width) {
+std::vector<float> SlotTransfer::Read(float* array, int stride, const std::vector<uint32_t>& slots,
+                                      int width) {
   std::vector<std::vector<float>> read = Read({Rows{array, stride, &slots, width}});
   return std::move(read[0]);
 }
@@ -56,9 +56,8 @@ SlotTransfer::StartedRead SlotTransfer::StartRead(const std::vector<Rows>& reads
   size_t slot_at = 0, float_at = 0;
   for (const Rows& r : reads) {
     const int n = static_cast<int>(r.slots->size());
-    // A gather only reads `rows`.
-    gathers.push_back({const_cast<float*>(r.array), r.stride, slots_.data() + slot_at, n, r.width,
-                       lane.gathered.data() + float_at});
+    gathers.push_back(
+        {r.array, r.stride, slots_.data() + slot_at, n, r.width, lane.gathered.data() + float_at});
     slot_at += r.slots->size();
     float_at += r.slots->size() * static_cast<size_t>(r.width);
   }
@@ -67,6 +66,17 @@ SlotTransfer::StartedRead SlotTransfer::StartRead(const std::vector<Rows>& reads
   device_->CopyToHostBuffer(lane.gathered.data(), lane.rows.data(), floats * sizeof(float));
   lane.copied.Record();
   return started;
+}
+
+void SlotTransfer::ZeroRead(const std::vector<Rows>& reads) {
+  std::vector<Device::RowsOfTable> zeros;
+  size_t slot_at = 0;  // into the uploaded lists, one after the other
+  for (const Rows& r : reads) {
+    const int n = static_cast<int>(r.slots->size());
+    zeros.push_back({r.array, r.stride, slots_.data() + slot_at, n, r.width});
+    slot_at += r.slots->size();
+  }
+  device_->ZeroRowsOfTables(zeros);
 }
 
 std::vector<std::vector<float>> SlotTransfer::FinishRead(StartedRead& read) {

@@ -16,8 +16,8 @@
 // the older (a step that failed between the halves never finishes its).
 //
 // The slot list last uploaded stays on the device (uploaded_slots()) until
-// the next call, so a caller may zero or scatter the slots it just read
-// without uploading them again. Not thread-safe.
+// the next call, so the slots just read are zeroed (ZeroRead) without being
+// uploaded again. Not thread-safe.
 
 #include <array>
 #include <cstddef>
@@ -37,7 +37,7 @@ class SlotTransfer {
   // Rows `*slots` of a device array (`stride` floats apart), their first
   // `width` floats each.
   struct Rows {
-    const float* array;
+    float* array;  // written only by ZeroRead
     int stride;
     const std::vector<uint32_t>* slots;
     int width;
@@ -56,9 +56,13 @@ class SlotTransfer {
   };
   StartedRead StartRead(const std::vector<Rows>& reads);
   std::vector<std::vector<float>> FinishRead(StartedRead& read);
+  // Zeroes, on the device, the rows `reads` listed (their first `width`
+  // floats), through the slot lists the read of `reads` just uploaded: call
+  // it right after Read(reads) or StartRead(reads), before anything else
+  // uploads. Gradients read out are consumed this way.
+  void ZeroRead(const std::vector<Rows>& reads);
   // One read: the same, for one array.
-  std::vector<float> Read(const float* array, int stride, const std::vector<uint32_t>& slots,
-                          int width);
+  std::vector<float> Read(float* array, int stride, const std::vector<uint32_t>& slots, int width);
   // The inverse of one read: `host` (`width` floats per slot) into rows
   // `slots` of `array`.
   void Write(const std::vector<float>& host, const std::vector<uint32_t>& slots, int width,

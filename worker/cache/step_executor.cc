@@ -349,16 +349,7 @@ StepExecutor::StartedPush StepExecutor::StartPush(const plan::Step& step) {
         {table.grads.data(), static_cast<int>(table.dim), &push, static_cast<int>(table.dim)});
   }
   started.read = transfer_.StartRead(reads);
-  std::vector<Device::RowsOfTable> zeros;
-  size_t slot_at = 0;  // into the uploaded slots, every table's list
-  for (size_t t : started.tables) {
-    EmbeddingCache::Table& table = cache_->table(t);
-    const int n = static_cast<int>(step.plan[t].push.slots.size());
-    const int dim = static_cast<int>(table.dim);
-    zeros.push_back({table.grads.data(), dim, transfer_.uploaded_slots() + slot_at, n, dim});
-    slot_at += static_cast<size_t>(n);
-  }
-  device_->ZeroRowsOfTables(zeros);
+  transfer_.ZeroRead(reads);
   return started;
 }
 
