@@ -125,10 +125,10 @@ for link in links:
     row("rows moved/iteration", lambda p, n, _, it: g(p, "rows_moved") / it, "{:12.0f}", True)
     row("rows worker-to-worker/iteration", lambda p, n, _, it: g(p, "rows_handed_off") / it, "{:12.0f}")
     row("cache hit rate %", lambda p, n, _, it: 100 * g(p, "cache_hit_rate"))
-    for phase in ["fetch", "compute", "allreduce", "push", "writeback"]:
+    for phase in ["fetch", "compute", "allreduce", "push", "writeback", "commit"]:
         row(f"{phase} ms/iteration/worker", lambda p, n, _, it, k=f"worker_{phase}_ms": g(p, k) / it / workers)
-    row("transfer share of iteration %", lambda p, n, _, it: 100 * sum(g(p, f"worker_{x}_ms") for x in ["fetch", "push", "writeback"]) /
-        max(1e-9, sum(g(p, f"worker_{x}_ms") for x in ["fetch", "compute", "allreduce", "push", "writeback"])))
+    row("transfer share of iteration %", lambda p, n, _, it: 100 * sum(g(p, f"worker_{x}_ms") for x in ["fetch", "push", "writeback", "commit"]) /
+        max(1e-9, sum(g(p, f"worker_{x}_ms") for x in ["fetch", "compute", "allreduce", "push", "writeback", "commit"])))
     for r, (_, _, diff) in zip(heads, jobs):
         print(f"  model vs vanilla, {r:10s}: {diff}")
 PY

@@ -5,9 +5,19 @@
 // --device cuda:0 runs the same jobs with GPU workers on a GPU node).
 // For each policy × worker count × global batch it trains one Wide&Deep job
 // (26 tables × dim 64, MLP 512-256-128, Adam + Adagrad, entity-correlated
-// rows generated once into a Herald binary file, read by the scheduler) and prints samples/s and
-// the CPU microseconds per sample of every process (from /proc/PID/stat, over the job only) and in
-// total. With --baseline_dir (another build's binaries, e.g. the previous
+// rows generated once into a Herald binary file, read by the scheduler) and prints:
+//   - samples/s over the whole job (submit to end: start-up and the cache
+//     sizing pass included) and in the steady state (from the job's
+//     history, without its first --warmup share of iterations);
+//   - the CPU microseconds per sample of every process (from /proc/PID/stat,
+//     over the whole job) and in total;
+//   - every process's busiest thread in the steady state, named, in CPU
+//     microseconds per sample (sampled from /proc/PID/task/*/stat): the
+//     thread that bounds the process where cores are free;
+//   - the workers' wall time per sample in each phase of their steps.
+// Thread counts are a deployed node's (--node_cores: the scheduler's
+// planner threads, each shard's threads, each worker's check threads), not
+// the test harness's pinned ones. With --baseline_dir (another build's binaries, e.g. the previous
 // commit's: bench/pipeline_bench.sh) the same jobs run on those too, in the
 // same run, and the ratios are printed.
 //
@@ -18,10 +28,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -31,6 +41,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "bench/thread_cpu.h"
 #include "bench/wide_and_deep_bench_job.h"
 #include "tests/harness/local_cluster.h"
 
@@ -51,6 +62,12 @@ ABSL_FLAG(int, epochs, 1,
 ABSL_FLAG(std::string, baseline_dir, "",
           "a directory with another build's herald_scheduler, herald_ps and "
           "herald_worker_with_test_hooks: the same jobs on them, and ratios");
+ABSL_FLAG(int, node_cores, 0,
+          "thread counts as a node of this many cores gets them by default (0: this machine's "
+          "cores): the scheduler's --planner_threads and each shard's --threads = cores, each "
+          "worker's --check_threads = cores / 4 (1 to 4)");
+ABSL_FLAG(double, warmup, 0.2,
+          "share of a job's iterations left out of its steady state (start-up, caches filling)");
 ABSL_FLAG(std::string, scheduler_flags, "", "more herald_scheduler flags, comma-separated");
 ABSL_FLAG(std::string, ps_and_worker_flags, "",
           "more flags of every herald_ps and worker, comma-separated (e.g. "
@@ -62,20 +79,16 @@ namespace {
 using testing::ClusterFlags;
 using testing::LocalCluster;
 
-// CPU seconds (user + system) a process has used so far; -1 if unreadable.
+// CPU seconds (user + system) every thread of a process has used so far.
 double CpuSeconds(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = stat.rfind(')');  // the command name may hold spaces
-  if (close == std::string::npos) return -1;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  double utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 14 and 15: utime, stime
-    if (i == 14) utime = std::stod(field);
-    if (i == 15) stime = std::stod(field);
-  }
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  double seconds = 0;
+  for (const auto& [tid, cpu] : bench::ReadThreadCpu(pid)) seconds += cpu.cpu_seconds;
+  return seconds;
+}
+
+int NodeCores() {
+  const int cores = absl::GetFlag(FLAGS_node_cores);
+  return cores > 0 ? cores : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 proto::JobSpec Spec(const std::string& data, const std::string& policy, uint32_t workers,
@@ -87,17 +100,60 @@ proto::JobSpec Spec(const std::string& data, const std::string& policy, uint32_t
   return spec;
 }
 
+// A worker phase's name and its sum over workers in the job's progress.
+struct Phase {
+  const char* name;
+  double (proto::JobProgress::*ms)() const;
+};
+constexpr Phase kPhases[] = {
+    {"step_wait", &proto::JobProgress::worker_step_wait_ms},
+    {"decode", &proto::JobProgress::worker_decode_ms},
+    {"stage", &proto::JobProgress::worker_stage_ms},
+    {"fetch", &proto::JobProgress::worker_fetch_ms},
+    {"compute", &proto::JobProgress::worker_compute_ms},
+    {"allreduce", &proto::JobProgress::worker_allreduce_ms},
+    {"push", &proto::JobProgress::worker_push_ms},
+    {"writeback", &proto::JobProgress::worker_writeback_ms},
+    {"commit", &proto::JobProgress::worker_commit_ms},
+    {"report", &proto::JobProgress::worker_report_ms},
+    {"device", &proto::JobProgress::worker_device_ms},
+};
+
 struct Outcome {
   bool ok = false;
   std::string error;
-  double samples_per_second = 0;
-  std::vector<double> us_per_sample;  // scheduler, PS shards, workers
+  double samples_per_second = 0;         // submit to end
+  double steady_samples_per_second = 0;  // the history's steady state
+  std::vector<double> us_per_sample;     // scheduler, PS shards, workers
   double total_us_per_sample = 0;
-  // The workers' wall time per sample, summed over workers: waiting for
-  // the scheduler's steps, fetching (mostly waiting for the PS), on the
-  // device.
-  double step_wait_us = 0, fetch_us = 0, compute_us = 0;
+  // Per process, its busiest thread in the steady state: name, CPU us/sample.
+  std::vector<bench::BusiestThread> busiest;
+  std::vector<double> busiest_us_per_sample;
+  // The workers' wall time per sample in each phase (kPhases), summed over
+  // workers, over the whole job.
+  std::vector<double> phase_us;
 };
+
+// The steady state of a job from its history: the window from the point at
+// or after the first --warmup share of its iterations to the last point.
+struct Steady {
+  absl::Time from, to;
+  double samples = 0;
+};
+std::optional<Steady> SteadyWindow(const proto::JobStatus& status, uint32_t batch) {
+  const auto& h = status.history();
+  if (h.size() < 2) return std::nullopt;
+  const uint64_t first = h[0].iteration(), last = h[h.size() - 1].iteration();
+  const double skip =
+      std::clamp(absl::GetFlag(FLAGS_warmup), 0.0, 0.9) * static_cast<double>(last - first);
+  int start = 0;
+  while (start + 2 < h.size() && static_cast<double>(h[start].iteration() - first) < skip) ++start;
+  const proto::HistoryPoint& a = h[start];
+  const proto::HistoryPoint& b = h[h.size() - 1];
+  if (b.unix_ms() <= a.unix_ms()) return std::nullopt;
+  return Steady{absl::FromUnixMillis(a.unix_ms()), absl::FromUnixMillis(b.unix_ms()),
+                static_cast<double>(b.iteration() - a.iteration()) * batch};
+}
 
 Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
                    const std::string& policy, uint32_t workers, uint32_t batch) {
@@ -113,6 +169,11 @@ Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
        absl::StrSplit(absl::GetFlag(FLAGS_ps_and_worker_flags), ',', absl::SkipEmpty())) {
     flags.ps_and_workers.emplace_back(f);
   }
+  // A deployed node's thread counts (the harness pins them low for tests).
+  const int cores = NodeCores();
+  flags.scheduler.push_back(absl::StrCat("--planner_threads=", cores));
+  flags.ps.push_back(absl::StrCat("--threads=", cores));
+  flags.workers.push_back(absl::StrCat("--check_threads=", std::clamp(cores / 4, 1, 4)));
   const int ps = absl::GetFlag(FLAGS_ps);
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
       LocalCluster::Start("pipeline_bench", ps, static_cast<int>(workers), nullptr,
@@ -127,6 +188,7 @@ Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
   for (uint32_t w = 0; w < workers; ++w) pids.push_back(c.worker(static_cast<int>(w)).pid());
   std::vector<double> before;
   for (pid_t pid : pids) before.push_back(CpuSeconds(pid));
+  bench::ThreadCpuSampler threads(pids, absl::Milliseconds(50));
   const absl::Time start = absl::Now();
   absl::StatusOr<std::string> job = c.Submit(Spec(data, policy, workers, batch));
   if (!job.ok()) {
@@ -135,6 +197,7 @@ Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
   }
   const proto::JobStatus end = c.Watch(*job);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  threads.Stop();
   if (end.state() != proto::JOB_SUCCEEDED) {
     out.error = absl::StrCat("job ended ", proto::JobState_Name(end.state()), ": ", end.reason(),
                              " (the processes' logs are in ", c.dir(), ")");
@@ -142,13 +205,26 @@ Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
   }
   const double samples = static_cast<double>(end.progress().iteration()) * batch;
   out.samples_per_second = samples / seconds;
-  out.step_wait_us = end.progress().worker_step_wait_ms() * 1e3 / samples;
-  out.fetch_us = end.progress().worker_fetch_ms() * 1e3 / samples;
-  out.compute_us = end.progress().worker_compute_ms() * 1e3 / samples;
+  for (const Phase& phase : kPhases) {
+    out.phase_us.push_back((end.progress().*phase.ms)() * 1e3 / samples);
+  }
   for (size_t i = 0; i < pids.size(); ++i) {
     const double us = (CpuSeconds(pids[i]) - before[i]) * 1e6 / samples;
     out.us_per_sample.push_back(us);
     out.total_us_per_sample += us;
+  }
+  const absl::StatusOr<proto::JobStatus> history = c.Status(*job, false, true);
+  const std::optional<Steady> steady = history.ok() ? SteadyWindow(*history, batch) : std::nullopt;
+  if (!steady.has_value()) {
+    out.error = absl::StrCat("no steady state in the job's history (",
+                             history.ok() ? "too few points" : history.status().ToString(), ")");
+    return out;
+  }
+  out.steady_samples_per_second =
+      steady->samples / absl::ToDoubleSeconds(steady->to - steady->from);
+  out.busiest = threads.Busiest(steady->from, steady->to);
+  for (const bench::BusiestThread& t : out.busiest) {
+    out.busiest_us_per_sample.push_back(t.cpu_seconds * 1e6 / steady->samples);
   }
   out.ok = true;
   // A run that worked leaves nothing behind (a failed one keeps its logs).
@@ -174,12 +250,18 @@ Outcome RunJob(const std::string& data, const std::string& binary_dir, const std
 
 std::string Row(const std::string& build, const Outcome& o) {
   if (!o.ok) return absl::StrCat(build, ": FAILED: ", o.error);
-  std::string row = absl::StrFormat("%-9s %10.0f   %6.2f |", build.c_str(), o.samples_per_second,
-                                    o.total_us_per_sample);
+  std::string row =
+      absl::StrFormat("%-9s %10.0f %10.0f   %6.2f |", build.c_str(), o.samples_per_second,
+                      o.steady_samples_per_second, o.total_us_per_sample);
   for (double us : o.us_per_sample) absl::StrAppendFormat(&row, " %6.2f", us);
-  absl::StrAppendFormat(&row,
-                        "   (workers' wall us/sample: scheduler %.2f, fetch %.2f, device %.2f)",
-                        o.step_wait_us, o.fetch_us, o.compute_us);
+  absl::StrAppend(&row, "\n          busiest thread, CPU us/sample (steady):");
+  for (size_t i = 0; i < o.busiest.size(); ++i) {
+    absl::StrAppendFormat(&row, " %s %.2f", o.busiest[i].name.c_str(), o.busiest_us_per_sample[i]);
+  }
+  absl::StrAppend(&row, "\n          workers' wall us/sample (summed over workers):");
+  for (size_t i = 0; i < o.phase_us.size(); ++i) {
+    absl::StrAppendFormat(&row, " %s %.2f", kPhases[i].name, o.phase_us[i]);
+  }
   return row;
 }
 
@@ -212,8 +294,9 @@ int Main() {
               data.c_str(), std::max(absl::GetFlag(FLAGS_epochs), 1), absl::GetFlag(FLAGS_ps),
               absl::GetFlag(FLAGS_dim), absl::GetFlag(FLAGS_device).c_str(),
               baseline.empty() ? ", no baseline" : (", baseline " + baseline).c_str());
-  std::printf("%-9s %10s   %6s | CPU us/sample: scheduler, PS 0..n, workers 0..n\n", "build",
-              "samples/s", "total");
+  std::printf("pipeline_bench: threads as on a %d-core node\n", NodeCores());
+  std::printf("%-9s %10s %10s   %6s | CPU us/sample: scheduler, PS 0..n, workers 0..n\n", "build",
+              "samples/s", "steady", "total");
   bool failed = false;
   const std::vector<std::string> policies =
       absl::StrSplit(absl::GetFlag(FLAGS_policies), ',', absl::SkipEmpty());
@@ -228,9 +311,16 @@ int Main() {
         const Outcome base = RunJob(data, baseline, policy, workers, batch);
         std::printf("%s\n", Row("baseline", base).c_str());
         if (current.ok && base.ok) {
-          std::printf("ratio     samples/s %.2fx, CPU us/sample %.2fx\n",
-                      current.samples_per_second / base.samples_per_second,
-                      current.total_us_per_sample / base.total_us_per_sample);
+          const auto max_of = [](const std::vector<double>& v) {
+            return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+          };
+          std::printf(
+              "ratio     samples/s %.2fx, steady %.2fx, CPU us/sample %.2fx, busiest thread "
+              "%.2fx\n",
+              current.samples_per_second / base.samples_per_second,
+              current.steady_samples_per_second / base.steady_samples_per_second,
+              current.total_us_per_sample / base.total_us_per_sample,
+              max_of(current.busiest_us_per_sample) / max_of(base.busiest_us_per_sample));
         }
       }
     }

@@ -202,8 +202,8 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
                             "loss", "samples/s", "fetched", "pushed", "written", "transfer",
                             "vanilla", "hit%", "eval_auc", "eval_ll", "disk_crit", "disk_ahd");
   for (size_t w = 0; w < workers; ++w) {
-    for (const char* phase :
-         {"fetch", "compute", "allreduce", "push", "writeback", "step_wait", "device"}) {
+    for (const char* phase : {"fetch", "compute", "allreduce", "push", "writeback", "step_wait",
+                              "device", "decode", "stage", "commit", "report"}) {
       absl::StrAppend(&header, csv ? absl::StrFormat(",w%d_%s_ms", w, phase)
                                    : absl::StrFormat(" w%d_%s", w, phase));
     }
@@ -240,7 +240,8 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
     }
     for (const proto::WorkerPhases& w : p.workers()) {
       for (double ms : {w.fetch_ms(), w.compute_ms(), w.allreduce_ms(), w.push_ms(),
-                        w.writeback_ms(), w.step_wait_ms(), w.device_ms()}) {
+                        w.writeback_ms(), w.step_wait_ms(), w.device_ms(), w.decode_ms(),
+                        w.stage_ms(), w.commit_ms(), w.report_ms()}) {
         absl::StrAppend(&line, csv ? absl::StrFormat(",%.3f", ms) : absl::StrFormat(" %.1f", ms));
       }
     }

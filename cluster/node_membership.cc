@@ -6,6 +6,7 @@
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
 #include "common/status.h"
+#include "common/thread_name.h"
 #include "common/tunables.h"
 #include "common/version.h"
 
@@ -21,7 +22,10 @@ absl::StatusOr<std::unique_ptr<NodeMembership>> NodeMembership::Start(Membership
   options.registration.set_wire_version(kWireVersion);
   options.registration.set_version(absl::StrCat(Version(), " (commit ", Commit(), ")"));
   std::unique_ptr<NodeMembership> m(new NodeMembership(std::move(options), std::move(channel)));
-  m->thread_ = std::thread([p = m.get()] { p->Run(); });
+  m->thread_ = std::thread([p = m.get()] {
+    NameThisThread("membership");
+    p->Run();
+  });
   return m;
 }
 

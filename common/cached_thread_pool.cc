@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/thread_name.h"
+
 namespace herald {
 
 CachedThreadPool::~CachedThreadPool() {
@@ -35,6 +37,7 @@ void CachedThreadPool::WaitUntilIdle() {
 }
 
 void CachedThreadPool::Loop() {
+  NameThisThread(name_);
   absl::MutexLock lock(&mu_);
   while (true) {
     ++waiting_;

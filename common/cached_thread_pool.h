@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -19,7 +21,8 @@ namespace herald {
 // Thread-safe. The destructor waits for running tasks and joins the threads.
 class CachedThreadPool {
  public:
-  CachedThreadPool() = default;
+  // Every thread is named `name` (thread_name.h).
+  explicit CachedThreadPool(std::string name = "pool") : name_(std::move(name)) {}
   ~CachedThreadPool();
   CachedThreadPool(const CachedThreadPool&) = delete;
   CachedThreadPool& operator=(const CachedThreadPool&) = delete;
@@ -36,6 +39,7 @@ class CachedThreadPool {
  private:
   void Loop();
 
+  const std::string name_;
   absl::Mutex mu_;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   // Threads waiting for a task. Invariant: queue_.size() <= waiting_, so

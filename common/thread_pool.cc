@@ -2,13 +2,20 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/blocking_counter.h"
+#include "common/thread_name.h"
 
 namespace herald {
 
-ThreadPool::ThreadPool(size_t num_threads) {
+ThreadPool::ThreadPool(size_t num_threads, const std::string& name) {
   threads_.reserve(num_threads);
-  for (size_t i = 0; i < num_threads; ++i) threads_.emplace_back([this] { Loop(); });
+  for (size_t i = 0; i < num_threads; ++i) {
+    threads_.emplace_back([this, thread_name = absl::StrCat(name, i)] {
+      NameThisThread(thread_name);
+      Loop();
+    });
+  }
 }
 
 ThreadPool::~ThreadPool() { Stop(); }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -16,8 +17,8 @@ namespace herald {
 // called by the destructor); tasks queued before Stop() still run.
 class ThreadPool {
  public:
-  // REQUIRES: num_threads >= 1.
-  explicit ThreadPool(size_t num_threads);
+  // REQUIRES: num_threads >= 1. Thread i is named `name` + i (thread_name.h).
+  explicit ThreadPool(size_t num_threads, const std::string& name = "pool");
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

@@ -103,7 +103,9 @@ TEST(StatusPage, ChromiumShowsTheJobsChartsWithItsDataPoints) {
   // Each worker's time per step, named by what it waited for.
   EXPECT_EQ(Attribute(page, "chart-phases-1", "data-series"),
             "waiting for the scheduler|waiting for the PS (fetch)|device|all-reduce|"
-            "push (waiting for the PS)|write-back (waiting for the PS)|device time (events)");
+            "push (waiting for the PS)|write-back (waiting for the PS)|decoding the step|"
+            "checking and staging the step|commit (waiting for the PS)|reporting the step|"
+            "device time (events)");
   const size_t eval = page.find("id=\"eval\"");
   ASSERT_NE(eval, std::string::npos);
   EXPECT_NE(

@@ -315,13 +315,17 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
       absl::StrSplit(absl::StripTrailingAsciiWhitespace(history.output), '\n');
   ASSERT_EQ(lines.size(), 7u) << history.output;
   const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
-  ASSERT_EQ(header.size(), 14u + 2 * 7) << lines[0];  // 6 phases and the device per worker
+  ASSERT_EQ(header.size(), 14u + 2 * 11) << lines[0];  // 10 phases and the device per worker
   EXPECT_EQ(header[4], "rows_fetched");
   EXPECT_EQ(header[10], "eval_auc");
   EXPECT_EQ(header[12], "ps_disk_rows_critical");
-  EXPECT_EQ(header[25], "w1_writeback_ms");
-  EXPECT_EQ(header[26], "w1_step_wait_ms");
-  EXPECT_EQ(header[27], "w1_device_ms");
+  EXPECT_EQ(header[29], "w1_writeback_ms");
+  EXPECT_EQ(header[30], "w1_step_wait_ms");
+  EXPECT_EQ(header[31], "w1_device_ms");
+  EXPECT_EQ(header[32], "w1_decode_ms");
+  EXPECT_EQ(header[33], "w1_stage_ms");
+  EXPECT_EQ(header[34], "w1_commit_ms");
+  EXPECT_EQ(header[35], "w1_report_ms");
   uint64_t fetched = 0;
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::vector<std::string> cells = absl::StrSplit(lines[i], ',');
@@ -340,6 +344,13 @@ TEST_F(TrainingCluster, HeraldctlSubmitsWatchesAndListsNodes) {
     double device = 0;
     ASSERT_TRUE(absl::SimpleAtod(cells[20], &device));  // w0_device_ms
     EXPECT_GT(device, 0) << lines[i];                   // the CPU device's training took time
+    double stage = 0, commit = 0, report = -1;
+    ASSERT_TRUE(absl::SimpleAtod(cells[22], &stage));   // w0_stage_ms
+    ASSERT_TRUE(absl::SimpleAtod(cells[23], &commit));  // w0_commit_ms
+    ASSERT_TRUE(absl::SimpleAtod(cells[24], &report));  // w0_report_ms
+    EXPECT_GT(stage, 0) << lines[i];                    // every step is checked against the cache
+    EXPECT_GT(commit, 0) << lines[i];                   // every step reports to the shards
+    EXPECT_GE(report, 0) << lines[i];
     // The evaluation at the end (eval.at_end): on the last iteration only.
     double auc = 0;
     EXPECT_EQ(absl::SimpleAtod(cells[10], &auc), i + 1 == lines.size()) << lines[i];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/thread_name.h"
 
 namespace herald {
 namespace {
@@ -27,7 +28,10 @@ int PidfdOpen(int32_t pid) {
 
 ProcessWatch::ProcessWatch() : self_(ProcessIdentity::Self()) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("process-watch");
+    Run();
+  });
 }
 
 ProcessWatch::~ProcessWatch() {

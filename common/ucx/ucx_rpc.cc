@@ -96,7 +96,7 @@ absl::StatusOr<std::unique_ptr<UcxRpcServer>> UcxRpcServer::Start(const RpcServe
                                                                   Handler handler) {
   std::unique_ptr<UcxRpcServer> server(new UcxRpcServer(options, std::move(handler)));
   UcxRpcServer* self = server.get();
-  server->pool_ = std::make_unique<CachedThreadPool>();
+  server->pool_ = std::make_unique<CachedThreadPool>("ucx-serve");
   HERALD_ASSIGN_OR_RETURN(
       server->worker_,
       UcxWorker::Create(

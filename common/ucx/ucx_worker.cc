@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status.h"
+#include "common/thread_name.h"
 
 namespace herald::ucx {
 
@@ -192,7 +193,10 @@ absl::Status UcxWorker::Init(const Options& options) {
       return absl::UnavailableError(absl::StrCat("UCX handler: ", ucs_status_string(s)));
     }
   }
-  thread_ = std::thread([this] { Progress(); });
+  thread_ = std::thread([this] {
+    NameThisThread("ucx-progress");
+    Progress();
+  });
   return absl::OkStatus();
 }
 

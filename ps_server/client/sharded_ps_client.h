@@ -113,7 +113,7 @@ class ShardedPsClient final : public PsClient {
 
   std::vector<std::unique_ptr<ShardStub>> stubs_;
   PsClientOptions options_;
-  CachedThreadPool helpers_;
+  CachedThreadPool helpers_{"ps-client"};
   KeyRouter router_;
 };
 

@@ -15,7 +15,7 @@
 namespace herald::ps {
 
 PsCore::PsCore(PsCoreOptions options)
-    : options_(std::move(options)), pool_(std::max<uint32_t>(options_.threads, 1)) {}
+    : options_(std::move(options)), pool_(std::max<uint32_t>(options_.threads, 1), "ps-stripes") {}
 
 absl::Time PsCore::Bound(absl::Time deadline) const {
   return deadline == absl::InfiniteFuture() ? absl::Now() + options_.default_wait : deadline;

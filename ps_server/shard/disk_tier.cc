@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "common/logging.h"
 #include "common/status.h"
+#include "common/thread_name.h"
 
 namespace herald::ps {
 namespace {
@@ -50,7 +51,10 @@ DiskTier::~DiskTier() {
 void DiskTier::StartLoader(std::vector<ShardTable*> tables, absl::Mutex* rows_mu) {
   tables_ = std::move(tables);
   rows_mu_ = rows_mu;
-  loader_ = std::thread([this] { LoaderLoop(); });
+  loader_ = std::thread([this] {
+    NameThisThread("disk-loader");
+    LoaderLoop();
+  });
 }
 
 void DiskTier::LookAhead(uint64_t iteration, std::vector<LookAheadKeys> keys) {

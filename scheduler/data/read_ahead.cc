@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/thread_name.h"
 
 namespace herald::scheduler {
 
@@ -20,7 +21,10 @@ ReadAhead::ReadAhead(std::unique_ptr<BatchStream> stream, uint32_t window, uint6
       skip_(skip),
       cursor_wanted_(std::move(cursor_wanted)),
       stream_(std::move(stream)) {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("read-ahead");
+    Run();
+  });
 }
 
 ReadAhead::~ReadAhead() {

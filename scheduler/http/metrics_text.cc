@@ -132,7 +132,9 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
       const std::pair<const char*, double> phases[] = {
           {"fetch", p.worker_fetch_ms()},         {"compute", p.worker_compute_ms()},
           {"allreduce", p.worker_allreduce_ms()}, {"push", p.worker_push_ms()},
-          {"writeback", p.worker_writeback_ms()}, {"step_wait", p.worker_step_wait_ms()}};
+          {"writeback", p.worker_writeback_ms()}, {"step_wait", p.worker_step_wait_ms()},
+          {"decode", p.worker_decode_ms()},       {"stage", p.worker_stage_ms()},
+          {"commit", p.worker_commit_ms()},       {"report", p.worker_report_ms()}};
       for (const auto& [phase, ms] : phases) {
         f.Add(absl::StrCat(Label("job", j.job_id()), ",", Label("phase", phase)), ms / 1000);
       }

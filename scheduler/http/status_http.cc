@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/rpc/cluster_token.h"
+#include "common/thread_name.h"
 #include "google/protobuf/util/json_util.h"
 #include "scheduler/http/metrics_text.h"
 #include "scheduler/http/status_page.h"
@@ -154,7 +155,10 @@ absl::StatusOr<std::unique_ptr<StatusHttpServer>> StatusHttpServer::Start(
     return absl::UnavailableError(absl::StrCat(options.flag, ": cannot bind ", listen));
   }
   httplib::Server* raw = s->server_.get();
-  s->thread_ = std::thread([raw] { raw->listen_after_bind(); });
+  s->thread_ = std::thread([raw] {
+    NameThisThread("status-http");
+    raw->listen_after_bind();
+  });
   return s;
 }
 

@@ -28,8 +28,11 @@ constexpr char kScript[] = R"js(
 // A worker's time per step: [JobStatus field prefix, what the time was].
 const phases = [['step_wait', 'waiting for the scheduler'], ['fetch', 'waiting for the PS (fetch)'],
                 ['compute', 'device'], ['allreduce', 'all-reduce'], ['push', 'push (waiting for the PS)'],
-                ['writeback', 'write-back (waiting for the PS)']];
-const colors = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1'];
+                ['writeback', 'write-back (waiting for the PS)'], ['decode', 'decoding the step'],
+                ['stage', 'checking and staging the step'], ['commit', 'commit (waiting for the PS)'],
+                ['report', 'reporting the step']];
+const colors = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
+                '#ff9da7', '#9c755f', '#bab0ac', '#86bcb6'];
 let selected = null;
 const charts = {};
 const el = (tag, attrs = {}, text = '') => {

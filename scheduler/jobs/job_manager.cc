@@ -9,6 +9,7 @@
 #include "common/model_consistency.h"
 #include "common/scheduling_defaults.h"
 #include "common/status.h"
+#include "common/thread_name.h"
 #include "scheduler/jobs/job_spec_check.h"
 #include "scheduler/jobs/model_export.h"
 
@@ -31,7 +32,10 @@ JobManager::JobManager(NodeRegistry* registry, KvRendezvous* rendezvous, JobMana
     absl::MutexLock lock(&mu_);
     Restore(options_.restored);
   }
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("job-manager");
+    Loop();
+  });
 }
 
 absl::Status JobManager::Record(const Job& job) {

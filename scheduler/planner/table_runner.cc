@@ -9,7 +9,7 @@ namespace herald::scheduler {
 TableRunner::TableRunner(uint32_t threads) : threads_(std::max<uint32_t>(threads, 1)) {
   // ParallelFor splits work into at most as many chunks as the pool has
   // threads and runs the first on the caller, so one pool thread stays idle.
-  if (threads_ > 1) pool_ = std::make_shared<ThreadPool>(threads_);
+  if (threads_ > 1) pool_ = std::make_shared<ThreadPool>(threads_, "planner");
 }
 
 void TableRunner::ForEachTable(uint32_t num_tables, const std::function<void(uint32_t)>& fn) const {

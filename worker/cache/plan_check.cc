@@ -472,7 +472,8 @@ class TableCheck {
 PlanChecker::PlanChecker(int threads) {
   threads = std::max(threads, 1);
   for (int i = 0; i < threads; ++i) scratch_.push_back(std::make_unique<CheckScratch>());
-  if (threads > 1) pool_ = std::make_unique<ThreadPool>(threads - 1);  // the caller is one
+  if (threads > 1)
+    pool_ = std::make_unique<ThreadPool>(threads - 1, "plan-check");  // the caller is one
 }
 PlanChecker::~PlanChecker() = default;
 

@@ -77,8 +77,10 @@ absl::Status StepExecutor::Check(const plan::Step& step) {
 }
 
 absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan::Step* next) {
-  HERALD_RETURN_IF_ERROR(Check(step));
   StepResult result;
+  absl::Time start = absl::Now();
+  HERALD_RETURN_IF_ERROR(Check(step));
+  result.times.stage_ms += MillisSince(start);
   result.num_samples = step.num_samples;
   auto phase = [&](const char* name, absl::Status s) {
     if (s.ok()) s = device_->status();  // a GPU fault surfaces in the phase it happened
@@ -90,7 +92,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
                         : ps_->WriteBack(step.job_id, Iteration(step.iteration),
                                          WorkerRank(options_.rank), rows);
   };
-  absl::Time start = absl::Now();
+  start = absl::Now();
   // Policy het: evicted slots' held gradients go to the PS with this
   // step's push (read before the slots are reused).
   std::vector<ps::TableGrads> held_grads = held_.Collect(step, &plan::TablePlan::evict, &result);
@@ -189,7 +191,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
         ps_->IterationDone(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
                            options_.num_workers, &result.ps_disk_reads);
     HERALD_RETURN_IF_ERROR(phase("iteration done", done.status()));
-    result.times.push_ms += MillisSince(start);
+    result.times.commit_ms += MillisSince(start);
   }
   if (options_.exchanger != nullptr) {
     HERALD_RETURN_IF_ERROR(phase("hand-off", hand_offs_.Send(step, &result)));
@@ -197,12 +199,14 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   // While the device may still be training: check the next step against
   // the cache as this step leaves it (a failure is reported when it runs).
   // and pack its lists for the device.
+  start = absl::Now();
   if (next != nullptr && plan_checker_.Check(*cache_, *next).ok()) {
     check_token_ = next_check_token.fetch_add(1);
     checked_changes_ = cache_->changes();
     next->checked_at = check_token_;
     upload_.Stage(*next);
   }
+  result.times.stage_ms += MillisSince(start);
   start = absl::Now();
   result.loss_sum = model_->TakeLoss();  // waits for the device
   result.device_ms = device_time_.TakeMs();

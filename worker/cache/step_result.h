@@ -20,6 +20,13 @@ struct PhaseTimes {
   double allreduce_ms = 0;
   double push_ms = 0;
   double writeback_ms = 0;
+  // Host time checking steps against the cache and packing their lists for
+  // the device: this step's where it was not done ahead, and the next
+  // step's, done ahead during this one.
+  double stage_ms = 0;
+  // Time waiting for the shards to take the iteration-done report (where
+  // it completed the iteration, for the commit).
+  double commit_ms = 0;
 };
 
 struct StepResult {

@@ -160,6 +160,8 @@ absl::Status JobSession::Run() {
   // After the last step only evaluations follow, until the scheduler ends
   // the stream. `ready`: since when this worker has waited for a step.
   absl::Time ready = absl::Now();
+  // Time spent sending the step before's report (in the next report).
+  double report_ms = 0;
   while (!stop_after_step && steps->Next(&wire)) {
     const double step_wait_ms = absl::ToDoubleMilliseconds(absl::Now() - ready);
     {
@@ -185,6 +187,7 @@ absl::Status JobSession::Run() {
           absl::StrCat("a training step for iteration ", iteration, " after the last one"));
       break;
     }
+    const absl::Time decode_start = absl::Now();
     absl::StatusOr<plan::Step> step =
         ahead.has_value() && ahead->iteration == wire.iteration()
             ? absl::StatusOr<plan::Step>(std::move(*ahead))
@@ -197,6 +200,7 @@ absl::Status JobSession::Run() {
           plan::DecodeWorkerStep(*peek, spec.tables_size(), spec.num_dense());
       if (next.ok()) ahead = std::move(*next);  // an error surfaces when it runs
     }
+    const double decode_ms = absl::ToDoubleMilliseconds(absl::Now() - decode_start);
     absl::StatusOr<StepResult> result =
         step.ok() ? replica.executor->Run(*step, ahead.has_value() ? &*ahead : nullptr)
                   : absl::StatusOr<StepResult>(step.status());
@@ -249,7 +253,13 @@ absl::Status JobSession::Run() {
     report.set_dense_crc32(dense_crc);
     report.set_step_wait_ms(step_wait_ms);
     report.set_device_ms(result->device_ms);
+    report.set_decode_ms(decode_ms);
+    report.set_stage_ms(result->times.stage_ms);
+    report.set_commit_ms(result->times.commit_ms);
+    report.set_report_ms(report_ms);
+    const absl::Time report_start = absl::Now();
     const absl::Status r = scheduler_->ReportStep(report);
+    report_ms = absl::ToDoubleMilliseconds(absl::Now() - report_start);
     if (!r.ok()) {
       outcome = Annotate(r, "reporting the step");
       break;

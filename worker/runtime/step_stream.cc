@@ -1,13 +1,15 @@
 #include "worker/runtime/step_stream.h"
 
+#include "common/thread_name.h"
+
 namespace herald::worker {
 
 StepStream::StepStream(cluster::StepReader* reader, std::function<void(const absl::Status&)> on_end,
                        size_t ahead)
-    : reader_(reader),
-      on_end_(std::move(on_end)),
-      ahead_(ahead < 1 ? 1 : ahead),
-      thread_([this] { Read(); }) {}
+    : reader_(reader), on_end_(std::move(on_end)), ahead_(ahead < 1 ? 1 : ahead), thread_([this] {
+        NameThisThread("step-stream");
+        Read();
+      }) {}
 
 StepStream::~StepStream() {
   Finish();
