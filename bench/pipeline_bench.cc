@@ -79,11 +79,12 @@ namespace {
 using testing::ClusterFlags;
 using testing::LocalCluster;
 
-// CPU seconds (user + system) every thread of a process has used so far.
+// CPU seconds (user + system) a process has used so far, its ended
+// threads' included; -1 if unreadable.
 double CpuSeconds(pid_t pid) {
-  double seconds = 0;
-  for (const auto& [tid, cpu] : bench::ReadThreadCpu(pid)) seconds += cpu.cpu_seconds;
-  return seconds;
+  const std::optional<bench::ThreadCpu> process =
+      bench::ReadStat(absl::StrCat("/proc/", pid, "/stat"));
+  return process.has_value() ? process->cpu_seconds : -1;
 }
 
 int NodeCores() {

@@ -35,6 +35,14 @@ bool ParseStat(const std::string& stat, ThreadCpu* out) {
 
 }  // namespace
 
+std::optional<ThreadCpu> ReadStat(const std::string& path) {
+  std::ifstream in(path);
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ThreadCpu cpu;
+  if (!ParseStat(stat, &cpu)) return std::nullopt;
+  return cpu;
+}
+
 std::map<pid_t, ThreadCpu> ReadThreadCpu(pid_t pid) {
   std::map<pid_t, ThreadCpu> out;
   std::error_code error;
@@ -42,10 +50,8 @@ std::map<pid_t, ThreadCpu> ReadThreadCpu(pid_t pid) {
        std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"), error)) {
     pid_t tid = 0;
     if (!absl::SimpleAtoi(entry.path().filename().string(), &tid)) continue;
-    std::ifstream in(entry.path() / "stat");
-    const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ThreadCpu cpu;
-    if (ParseStat(stat, &cpu)) out[tid] = std::move(cpu);  // a thread gone meanwhile: skipped
+    std::optional<ThreadCpu> cpu = ReadStat(entry.path() / "stat");
+    if (cpu.has_value()) out[tid] = std::move(*cpu);  // a thread gone meanwhile: skipped
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +25,11 @@ struct ThreadCpu {
   std::string name;        // the thread's name (comm)
   double cpu_seconds = 0;  // user + system
 };
+
+// A /proc stat file's name and user + system CPU seconds: a process's
+// (/proc/PID/stat: every thread's, ended ones included) or a thread's
+// (/proc/PID/task/TID/stat). Nothing if unreadable.
+std::optional<ThreadCpu> ReadStat(const std::string& path);
 
 // Every thread of `pid` now, by thread id; empty if the process is gone.
 std::map<pid_t, ThreadCpu> ReadThreadCpu(pid_t pid);

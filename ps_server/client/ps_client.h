@@ -76,7 +76,8 @@ enum class FetchMode {
 
 // How a started data call runs.
 enum class Launch {
-  kBackground,  // starts now: the caller goes on and waits later
+  kBackground,  // starts now: the caller goes on and waits later (the client may build,
+                //   send and place on threads of its own)
   kOnWait,      // may run inside Wait(): the caller waits at once (the blocking calls)
 };
 

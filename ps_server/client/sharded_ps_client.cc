@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/notification.h"
 #include "checkpoint/manifest.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -337,22 +338,53 @@ PendingCall<absl::Status> ShardedPsClient::RunFetch(const std::string& job_id, u
     size_t request;
     PendingCall<absl::StatusOr<FetchedRows>> call;
   };
-  auto started = std::make_shared<std::vector<Started>>();
-  for (uint32_t s = 0; s < num_shards(); ++s) {
-    for (size_t r = 0; r < fetch->requests()[s].size(); ++r) {
-      std::vector<std::vector<Key>> gathered;
-      const FetchIn in = fetch->Request(s, r, iteration, mode, &gathered);
-      started->push_back({s, r, stubs_[s]->StartFetch(Of(job_id), in, options_.data_timeout)});
+  auto start = [this, job_id, iteration, mode, fetch] {
+    auto started = std::make_shared<std::vector<Started>>();
+    for (uint32_t s = 0; s < num_shards(); ++s) {
+      for (size_t r = 0; r < fetch->requests()[s].size(); ++r) {
+        std::vector<std::vector<Key>> gathered;
+        const FetchIn in = fetch->Request(s, r, iteration, mode, &gathered);
+        started->push_back({s, r, stubs_[s]->StartFetch(Of(job_id), in, options_.data_timeout)});
+      }
     }
-  }
-  return PendingCall<absl::Status>([this, fetch, started]() -> absl::Status {
-    absl::Status failed;
-    for (Started& call : *started) {
-      absl::StatusOr<FetchedRows> out = call.call.Wait();
-      absl::Status placed = out.ok() ? fetch->Fill(call.shard, call.request, *out) : out.status();
-      if (!placed.ok() && failed.ok()) failed = ShardError(call.shard, placed);
-    }
-    return failed;
+    return PendingCall<absl::Status>([this, fetch, started]() -> absl::Status {
+      absl::Status failed;
+      for (Started& call : *started) {
+        absl::StatusOr<FetchedRows> out = call.call.Wait();
+        absl::Status placed = out.ok() ? fetch->Fill(call.shard, call.request, *out) : out.status();
+        if (!placed.ok() && failed.ok()) failed = ShardError(call.shard, placed);
+      }
+      return failed;
+    });
+  };
+  // In the background the replies are also placed as they arrive, off the
+  // caller's thread.
+  if (launch == Launch::kBackground) return OnHelper([start] { return start().Wait(); });
+  return start();
+}
+
+PendingCall<absl::Status> ShardedPsClient::OnHelper(std::function<absl::Status()> work) {
+  struct Outcome {
+    absl::Notification done;
+    absl::Status status;
+  };
+  // The last copy of the pending call waits for `work` when destroyed.
+  struct Join {
+    explicit Join(std::shared_ptr<Outcome> o) : outcome(std::move(o)) {}
+    Join(const Join&) = delete;
+    Join& operator=(const Join&) = delete;
+    ~Join() { outcome->done.WaitForNotification(); }
+    const std::shared_ptr<Outcome> outcome;
+  };
+  auto outcome = std::make_shared<Outcome>();
+  helpers_.Run([outcome, work = std::move(work)] {
+    outcome->status = work();
+    outcome->done.Notify();
+  });
+  auto join = std::make_shared<Join>(outcome);
+  return PendingCall<absl::Status>([join] {
+    join->outcome->done.WaitForNotification();
+    return join->outcome->status;
   });
 }
 
@@ -489,19 +521,25 @@ PendingCall<absl::Status> ShardedPsClient::StartPushGradients(const std::string&
       return PushByShard(job_id, iteration, worker, grads);
     });
   }
-  absl::StatusOr<std::unique_ptr<ShardedPush>> push =
-      ShardedPush::Make(router_, num_shards(), grads, options_.max_request_bytes);
-  if (!push.ok()) return PendingCall<absl::Status>::Done(push.status());
-  std::vector<std::pair<uint32_t, PendingCall<absl::Status>>> started;
-  for (uint32_t s = 0; s < num_shards(); ++s) {
-    for (size_t r = 0; r < (*push)->requests()[s].size(); ++r) {
-      std::vector<std::vector<Key>> keys;
-      std::vector<std::vector<float>> values;
-      const PushIn in = (*push)->Request(s, r, iteration, worker, &keys, &values);
-      started.push_back({s, stubs_[s]->StartPushGradients(Of(job_id), in, options_.data_timeout)});
+  auto start = [this, job_id, iteration, worker, &grads] {
+    absl::StatusOr<std::unique_ptr<ShardedPush>> push =
+        ShardedPush::Make(router_, num_shards(), grads, options_.max_request_bytes);
+    if (!push.ok()) return PendingCall<absl::Status>::Done(push.status());
+    std::vector<std::pair<uint32_t, PendingCall<absl::Status>>> started;
+    for (uint32_t s = 0; s < num_shards(); ++s) {
+      for (size_t r = 0; r < (*push)->requests()[s].size(); ++r) {
+        std::vector<std::vector<Key>> keys;
+        std::vector<std::vector<float>> values;
+        const PushIn in = (*push)->Request(s, r, iteration, worker, &keys, &values);
+        started.push_back(
+            {s, stubs_[s]->StartPushGradients(Of(job_id), in, options_.data_timeout)});
+      }
     }
-  }
-  return WaitForAll(std::move(started));
+    return WaitForAll(std::move(started));
+  };
+  // In the background the requests are also built and sent off the caller's thread.
+  if (launch == Launch::kBackground) return OnHelper([start] { return start().Wait(); });
+  return start();
 }
 
 namespace {
@@ -585,18 +623,23 @@ PendingCall<absl::Status> ShardedPsClient::StartWriteBack(const std::string& job
       return WriteBackByShard(job_id, iteration, worker, rows);
     });
   }
-  absl::StatusOr<ShardRequests> requests =
-      WriteBackRequests(router_, num_shards(), rows, options_.max_request_bytes);
-  if (!requests.ok()) return PendingCall<absl::Status>::Done(requests.status());
-  std::vector<std::pair<uint32_t, PendingCall<absl::Status>>> started;
-  for (uint32_t s = 0; s < num_shards(); ++s) {
-    for (const std::vector<Piece>& pieces : (*requests)[s]) {
-      GatheredRows gathered;
-      const WriteBackIn in = WriteBackRequest(rows, pieces, iteration, worker, &gathered);
-      started.push_back({s, stubs_[s]->StartWriteBack(Of(job_id), in, options_.data_timeout)});
+  auto start = [this, job_id, iteration, worker, &rows] {
+    absl::StatusOr<ShardRequests> requests =
+        WriteBackRequests(router_, num_shards(), rows, options_.max_request_bytes);
+    if (!requests.ok()) return PendingCall<absl::Status>::Done(requests.status());
+    std::vector<std::pair<uint32_t, PendingCall<absl::Status>>> started;
+    for (uint32_t s = 0; s < num_shards(); ++s) {
+      for (const std::vector<Piece>& pieces : (*requests)[s]) {
+        GatheredRows gathered;
+        const WriteBackIn in = WriteBackRequest(rows, pieces, iteration, worker, &gathered);
+        started.push_back({s, stubs_[s]->StartWriteBack(Of(job_id), in, options_.data_timeout)});
+      }
     }
-  }
-  return WaitForAll(std::move(started));
+    return WaitForAll(std::move(started));
+  };
+  // In the background the requests are also built and sent off the caller's thread.
+  if (launch == Launch::kBackground) return OnHelper([start] { return start().Wait(); });
+  return start();
 }
 
 PendingCall<absl::Status> ShardedPsClient::WaitForAll(

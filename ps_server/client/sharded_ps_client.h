@@ -101,6 +101,11 @@ class ShardedPsClient final : public PsClient {
   // IterationDone that would unblock a waiting fetch could itself wait for a
   // pool thread. Hence a pool that never queues.
   absl::Status ForEachShard(const std::function<absl::Status(uint32_t)>& fn);
+  // `work` run on a helper thread now (Launch::kBackground over stubs that
+  // start calls: building, sending and placing off the caller's thread);
+  // the pending call waits for its outcome. Destroying it unwaited waits
+  // for `work` to end, since `work` may use the caller's memory.
+  PendingCall<absl::Status> OnHelper(std::function<absl::Status()> work);
   // Whether every shard's stub starts data calls without waiting (UCX).
   bool StubsStartCalls() const;
   // `status` of shard s, naming it.

@@ -185,7 +185,9 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
     HERALD_RETURN_IF_ERROR(phase("write-back", write_back(written)));
     result.times.writeback_ms += MillisSince(start);
   }
-  if (options_.use_ps) {
+  if (options_.use_ps && options_.leave_commit) {
+    result.commit_left = true;
+  } else if (options_.use_ps) {
     const absl::Time start = absl::Now();
     auto done =
         ps_->IterationDone(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),

@@ -12,7 +12,8 @@
 //   6 owned rows: sparse optimizer in the cache      (compute)
 //   7 shared rows: push gradients to the PS          (push)
 //   8 write back the rows the plan names             (write-back)
-//   9 report the iteration done to every PS shard    (push)
+//   9 report the iteration done to every PS shard    (commit; the caller's
+//     with ExecutorOptions::leave_commit)
 //  10 hand-offs and served copies: send the rows the plan names to the
 //     workers training them next, receive the ones sent to this worker
 //                                                   (hand-off)
@@ -97,6 +98,14 @@ struct ExecutorOptions {
   bool overlap = true;
   // Threads checking each step's plan, tables in parallel (PlanChecker).
   int check_threads = 1;
+  // Run leaves phase 9, the iteration-done report to every shard, to the
+  // caller (StepResult::commit_left): it must call ps::PsClient::IterationDone
+  // for each step, in step order, once Run returned (the worker's
+  // StepReporter does, on a thread of its own, so the next step does not
+  // wait for the commit). Nothing else in a step depends on it: the shards
+  // accept the next iteration's requests before this one commits, and a
+  // fetch waits there for the commit it needs.
+  bool leave_commit = false;
 };
 
 // min(4, cores / 4), at least 1: a node's workers share its cores.

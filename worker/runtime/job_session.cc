@@ -71,6 +71,16 @@ absl::Status JobSession::Evaluate(HeldOutScorer& scorer, const proto::WorkerStep
 }
 
 void JobSession::ReportError(uint64_t iteration, const std::string& error) {
+  {
+    // The steps before go first, so the error is the run's last word. Held
+    // under mu_: Run destroys the reporter only after clearing reporter_.
+    absl::MutexLock lock(&mu_);
+    if (reporter_ != nullptr) reporter_->Flush().IgnoreError();  // a failure reported its own
+  }
+  SendError(iteration, error);
+}
+
+void JobSession::SendError(uint64_t iteration, const std::string& error) {
   proto::StepReport report;
   report.set_node_id(node_id_);
   report.set_job_id(join_.job_id());
@@ -103,6 +113,9 @@ absl::Status JobSession::Run() {
   replica_options.collective_options.gloo.prefix = "gloo";
   replica_options.collective_options.nccl_prefix = "nccl";
   replica_options.overlap = options_.overlap;
+  // Each step's iteration-done report goes with its StepReport, on the
+  // reporter's thread (below).
+  replica_options.leave_commit = true;
   replica_options.check_threads = options_.check_threads;
   // Hand-offs travel the way the rows do (UCX where the data path is).
   replica_options.ucx_exchange = ps->over_ucx;
@@ -133,6 +146,10 @@ absl::Status JobSession::Run() {
     stream_ = reader.get();
     next_iteration_ = iteration;
   }
+  auto forget_reporter = [this] {
+    absl::MutexLock lock(&mu_);
+    reporter_ = nullptr;
+  };
   // Read ahead: the step after the current one, where it arrived already,
   // lets the executor start that step's early fetches now.
   // Work in flight is called off only when the job cannot go on: the
@@ -146,23 +163,52 @@ absl::Status JobSession::Run() {
     ps->Cancel(why);
     if (exchanger != nullptr) exchanger->Cancel(why);
   };
-  std::optional<StepStream> steps(std::in_place, reader.get(), [call_off](const absl::Status& end) {
-    if (end.ok()) return;
-    call_off(absl::StrCat("the scheduler ended this job's step stream: ", end.message()));
+  // The stream's thread also decodes each training step as it arrives.
+  const int tables = spec.tables_size();
+  const int num_dense = spec.num_dense();
+  std::optional<StepStream> steps(
+      std::in_place, reader.get(),
+      [call_off](const absl::Status& end) {
+        if (end.ok()) return;
+        call_off(absl::StrCat("the scheduler ended this job's step stream: ", end.message()));
+      },
+      /*ahead=*/2,
+      [tables, num_dense](const proto::WorkerStep& wire) {
+        return plan::DecodeWorkerStep(wire, tables, num_dense);
+      });
+  // Commits and reports each step behind the next one (with overlap; one
+  // after the other without). A failure there is reported at once, and
+  // calls off what this worker has in flight, so the step running fails
+  // fast.
+  StepReporter reporter(scheduler_, [this, call_off](uint64_t failed, const absl::Status& error) {
+    SendError(failed, error.ToString());
+    call_off(
+        absl::StrCat("committing or reporting iteration ", failed, " failed: ", error.message()));
   });
-  std::optional<plan::Step> ahead;  // the next step, decoded already
+  auto commit_of = [ps = ps->client.get(), &join](uint64_t step) -> StepReporter::Commit {
+    return [ps, &join, step]() -> absl::StatusOr<ps::PsDiskReads> {
+      ps::PsDiskReads reads;
+      HERALD_RETURN_IF_ERROR(ps->IterationDone(join.job_id(), Iteration(step),
+                                               WorkerRank(join.rank()), join.num_workers(), &reads)
+                                 .status());
+      return reads;
+    };
+  };
+  {
+    absl::MutexLock lock(&mu_);
+    reporter_ = &reporter;
+  }
   HeldOutScorer scorer(spec, join.job_id(), ps->client.get(), replica.model.get(),
                        replica.device.get());
-  proto::WorkerStep wire;
+  StepStream::Arrived arrived;
+  const proto::WorkerStep& wire = arrived.wire;
   bool last = false;
   absl::Status outcome;
   bool stop_after_step = false;
   // After the last step only evaluations follow, until the scheduler ends
   // the stream. `ready`: since when this worker has waited for a step.
   absl::Time ready = absl::Now();
-  // Time spent sending the step before's report (in the next report).
-  double report_ms = 0;
-  while (!stop_after_step && steps->Next(&wire)) {
+  while (!stop_after_step && steps->Next(&arrived)) {
     const double step_wait_ms = absl::ToDoubleMilliseconds(absl::Now() - ready);
     {
       absl::MutexLock lock(&mu_);
@@ -175,7 +221,8 @@ absl::Status JobSession::Run() {
       break;
     }
     if (wire.has_eval()) {
-      outcome = Evaluate(scorer, wire);
+      outcome = reporter.Flush();  // the scheduler has every report before the scores
+      if (outcome.ok()) outcome = Evaluate(scorer, wire);
       if (!outcome.ok()) break;
       ready = absl::Now();
       absl::MutexLock lock(&mu_);
@@ -187,23 +234,23 @@ absl::Status JobSession::Run() {
           absl::StrCat("a training step for iteration ", iteration, " after the last one"));
       break;
     }
-    const absl::Time decode_start = absl::Now();
-    absl::StatusOr<plan::Step> step =
-        ahead.has_value() && ahead->iteration == wire.iteration()
-            ? absl::StatusOr<plan::Step>(std::move(*ahead))
-            : plan::DecodeWorkerStep(wire, spec.tables_size(), spec.num_dense());
-    ahead.reset();
-    if (const proto::WorkerStep* peek = steps->Peek(); step.ok() && options_.overlap &&
-                                                       peek != nullptr && !peek->has_eval() &&
-                                                       peek->iteration() == iteration + 1) {
-      absl::StatusOr<plan::Step> next =
-          plan::DecodeWorkerStep(*peek, spec.tables_size(), spec.num_dense());
-      if (next.ok()) ahead = std::move(*next);  // an error surfaces when it runs
+    // Decoded by the stream's thread (the time that took is the step's decode time).
+    absl::StatusOr<plan::Step> step = arrived.decoded.has_value()
+                                          ? std::move(*arrived.decoded)
+                                          : plan::DecodeWorkerStep(wire, tables, num_dense);
+    const double decode_ms = arrived.decode_ms;
+    // The step after, where it arrived: the executor starts its early
+    // fetches and checks and packs it during this step (an error in it
+    // surfaces when it runs).
+    const plan::Step* next = nullptr;
+    if (StepStream::Arrived* peek = steps->Peek();
+        step.ok() && options_.overlap && peek != nullptr && !peek->wire.has_eval() &&
+        peek->wire.iteration() == iteration + 1 && peek->decoded.has_value() &&
+        peek->decoded->ok()) {
+      next = &**peek->decoded;
     }
-    const double decode_ms = absl::ToDoubleMilliseconds(absl::Now() - decode_start);
     absl::StatusOr<StepResult> result =
-        step.ok() ? replica.executor->Run(*step, ahead.has_value() ? &*ahead : nullptr)
-                  : absl::StatusOr<StepResult>(step.status());
+        step.ok() ? replica.executor->Run(*step, next) : absl::StatusOr<StepResult>(step.status());
     if (!result.ok()) {
       outcome = result.status();
       break;
@@ -248,18 +295,15 @@ absl::Status JobSession::Run() {
     report.set_writeback_ms(result->times.writeback_ms);
     report.set_bytes_moved(result->bytes_moved);
     report.set_rows_prefetched(result->rows_prefetched);
-    report.set_ps_disk_rows_critical(result->ps_disk_reads.critical);
-    report.set_ps_disk_rows_ahead(result->ps_disk_reads.ahead);
     report.set_dense_crc32(dense_crc);
     report.set_step_wait_ms(step_wait_ms);
     report.set_device_ms(result->device_ms);
     report.set_decode_ms(decode_ms);
     report.set_stage_ms(result->times.stage_ms);
-    report.set_commit_ms(result->times.commit_ms);
-    report.set_report_ms(report_ms);
-    const absl::Time report_start = absl::Now();
-    const absl::Status r = scheduler_->ReportStep(report);
-    report_ms = absl::ToDoubleMilliseconds(absl::Now() - report_start);
+    // commit_ms, report_ms and the disk reads: the reporter's.
+    absl::Status r = reporter.Submit(
+        result->commit_left ? commit_of(iteration) : StepReporter::Commit(), std::move(report));
+    if (r.ok() && !options_.overlap) r = reporter.Flush();
     if (!r.ok()) {
       outcome = Annotate(r, "reporting the step");
       break;
@@ -280,6 +324,8 @@ absl::Status JobSession::Run() {
     executing_ = false;
     abandoned = abandoned_;
   }
+  if (!outcome.ok() && !abandoned) ReportError(iteration, outcome.ToString());  // first: its reason
+  forget_reporter();
   if (abandoned) {
     // Calls still in flight (an early fetch waiting for a commit that will
     // not come, an exchange with a peer that moved on) end now.
@@ -288,8 +334,8 @@ absl::Status JobSession::Run() {
     return absl::CancelledError(absl::StrCat("the worker shut down before iteration ", iteration));
   }
   if (!outcome.ok()) {
-    // Report first: the job fails with this reason, not with the closed stream.
-    ReportError(iteration, outcome.ToString());
+    // Reported first (above): the job fails with this reason, not with the
+    // closed stream.
     call_off("this worker's step failed");
     reader->Cancel();
     steps.reset();

@@ -24,6 +24,7 @@
 #include "worker/collectives/kv_store.h"
 #include "worker/eval/held_out_scorer.h"
 #include "worker/runtime/ps_data_path.h"
+#include "worker/runtime/step_reporter.h"
 #include "worker/runtime/worker_options.h"
 
 namespace herald::worker {
@@ -54,8 +55,11 @@ class JobSession {
   // Scores a held-out batch (step.eval) and sends the predictions.
   // Errors: the scorer's, the report's.
   absl::Status Evaluate(HeldOutScorer& scorer, const proto::WorkerStep& step);
-  // Tells the scheduler that this run of the job failed at `iteration`.
+  // Tells the scheduler that this run of the job failed at `iteration`,
+  // after the steps before were reported (StepReporter::Flush).
   void ReportError(uint64_t iteration, const std::string& error);
+  // The same without waiting for the steps before (from the reporter).
+  void SendError(uint64_t iteration, const std::string& error);
   // Reports `iteration` abandoned (once) and cancels the stream.
   void Abandon(uint64_t iteration);
   bool stopping() const;
@@ -74,6 +78,8 @@ class JobSession {
   uint64_t next_iteration_ ABSL_GUARDED_BY(mu_) = 0;
   bool executing_ ABSL_GUARDED_BY(mu_) = false;
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
+  // The running session's reporter (null outside Run's steps).
+  StepReporter* reporter_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace herald::worker

@@ -1,12 +1,17 @@
 #include "worker/runtime/step_stream.h"
 
+#include "absl/time/clock.h"
 #include "common/thread_name.h"
 
 namespace herald::worker {
 
 StepStream::StepStream(cluster::StepReader* reader, std::function<void(const absl::Status&)> on_end,
-                       size_t ahead)
-    : reader_(reader), on_end_(std::move(on_end)), ahead_(ahead < 1 ? 1 : ahead), thread_([this] {
+                       size_t ahead, Decoder decode)
+    : reader_(reader),
+      on_end_(std::move(on_end)),
+      ahead_(ahead < 1 ? 1 : ahead),
+      decode_(std::move(decode)),
+      thread_([this] {
         NameThisThread("step-stream");
         Read();
       }) {}
@@ -25,8 +30,13 @@ void StepStream::Read() {
       };
       mu_.Await(absl::Condition(&room));
     }
-    proto::WorkerStep step;
-    if (!reader_->Read(&step)) break;
+    Arrived step;
+    if (!reader_->Read(&step.wire)) break;
+    if (decode_ && !step.wire.has_eval()) {
+      const absl::Time start = absl::Now();
+      step.decoded = decode_(step.wire);
+      step.decode_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+    }
     absl::MutexLock lock(&mu_);
     if (!draining_) queue_.push_back(std::move(step));
   }
@@ -38,6 +48,13 @@ void StepStream::Read() {
 }
 
 bool StepStream::Next(proto::WorkerStep* out) {
+  Arrived arrived;
+  if (!Next(&arrived)) return false;
+  *out = std::move(arrived.wire);
+  return true;
+}
+
+bool StepStream::Next(Arrived* out) {
   absl::MutexLock lock(&mu_);
   auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return ended_ || !queue_.empty(); };
   mu_.Await(absl::Condition(&ready));
@@ -47,7 +64,7 @@ bool StepStream::Next(proto::WorkerStep* out) {
   return true;
 }
 
-const proto::WorkerStep* StepStream::Peek() {
+StepStream::Arrived* StepStream::Peek() {
   absl::MutexLock lock(&mu_);
   return queue_.empty() ? nullptr : &queue_.front();
 }

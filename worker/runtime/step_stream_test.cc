@@ -1,9 +1,11 @@
 #include "worker/runtime/step_stream.h"
 
+#include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "cluster/testing/fake_scheduler_client.h"
+#include "common/thread_name.h"
 #include "gtest/gtest.h"
 
 namespace herald::worker {
@@ -80,6 +82,40 @@ TEST(StepStream, FinishAfterCancelDropsUnreadStepsAndReturns) {
   absl::MutexLock lock(&ends.mu);
   EXPECT_EQ(ends.count, 1);
   EXPECT_TRUE(absl::IsCancelled(ends.last));
+}
+
+// Given a decoder, the reading thread decodes every training step as it
+// arrives (the executing thread only takes the result), and leaves
+// evaluations alone; Peek shows the next step decoded too.
+TEST(StepStream, TheReadingThreadDecodesTrainingStepsAhead) {
+  std::vector<proto::WorkerStep> steps = Steps(3);
+  steps[1].mutable_eval()->set_index(0);  // an evaluation between two steps
+  FakeStepReader reader(steps, absl::OkStatus());
+  Ends ends;
+  absl::Mutex mu;
+  std::vector<std::string> decoded_on;  // the decoding threads' names
+  StepStream stream(&reader, ends.Callback(), /*ahead=*/2, [&](const proto::WorkerStep& wire) {
+    absl::MutexLock lock(&mu);
+    decoded_on.push_back(ThisThreadName());
+    plan::Step step;
+    step.iteration = wire.iteration() + 100;  // marks what the decoder made
+    return absl::StatusOr<plan::Step>(std::move(step));
+  });
+  StepStream::Arrived arrived;
+  ASSERT_TRUE(stream.Next(&arrived));
+  ASSERT_TRUE(arrived.decoded.has_value());
+  ASSERT_TRUE(arrived.decoded->ok());
+  EXPECT_EQ((*arrived.decoded)->iteration, 100u);
+  EXPECT_GE(arrived.decode_ms, 0);
+  ASSERT_TRUE(stream.Next(&arrived));
+  EXPECT_TRUE(arrived.wire.has_eval());
+  EXPECT_FALSE(arrived.decoded.has_value());
+  ASSERT_TRUE(stream.Next(&arrived));
+  EXPECT_EQ((*arrived.decoded)->iteration, 102u);
+  EXPECT_FALSE(stream.Next(&arrived));
+  EXPECT_TRUE(stream.Finish().ok());
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(decoded_on, (std::vector<std::string>{"step-stream", "step-stream"}));
 }
 
 }  // namespace
