@@ -185,8 +185,8 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
     HERALD_RETURN_IF_ERROR(phase("write-back", write_back(written)));
     result.times.writeback_ms += MillisSince(start);
   }
-  if (options_.use_ps && options_.leave_commit) {
-    result.commit_left = true;
+  if (options_.use_ps && start_commit_) {
+    HERALD_RETURN_IF_ERROR(phase("iteration done", start_commit_(step)));
   } else if (options_.use_ps) {
     const absl::Time start = absl::Now();
     auto done =

@@ -12,8 +12,8 @@
 //   6 owned rows: sparse optimizer in the cache      (compute)
 //   7 shared rows: push gradients to the PS          (push)
 //   8 write back the rows the plan names             (write-back)
-//   9 report the iteration done to every PS shard    (commit; the caller's
-//     with ExecutorOptions::leave_commit)
+//   9 report the iteration done to every PS shard    (commit; handed off,
+//     not waited for, with StartCommitsWith)
 //  10 hand-offs and served copies: send the rows the plan names to the
 //     workers training them next, receive the ones sent to this worker
 //                                                   (hand-off)
@@ -54,6 +54,8 @@
 // keeps the order, the checks, and the bookkeeping of push and write-back.
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -98,14 +100,6 @@ struct ExecutorOptions {
   bool overlap = true;
   // Threads checking each step's plan, tables in parallel (PlanChecker).
   int check_threads = 1;
-  // Run leaves phase 9, the iteration-done report to every shard, to the
-  // caller (StepResult::commit_left): it must call ps::PsClient::IterationDone
-  // for each step, in step order, once Run returned (the worker's
-  // StepReporter does, on a thread of its own, so the next step does not
-  // wait for the commit). Nothing else in a step depends on it: the shards
-  // accept the next iteration's requests before this one commits, and a
-  // fetch waits there for the commit it needs.
-  bool leave_commit = false;
 };
 
 // min(4, cores / 4), at least 1: a node's workers share its cores.
@@ -121,6 +115,18 @@ class StepExecutor {
   // `next`: the step after this one where already known; with overlap on,
   // its early fetches start during this step.
   absl::StatusOr<StepResult> Run(const plan::Step& step, const plan::Step* next = nullptr);
+
+  // Phase 9 handed off: from now on, where a step would call
+  // ps::PsClient::IterationDone and wait, it calls start(step) and goes on
+  // (StepResult::commit_ms stays 0). `start` must send the report, in step
+  // order, without the step waiting for it (the worker's StepReporter does,
+  // on a thread of its own); an error it returns fails the step. Nothing
+  // later in a step depends on the commit: the shards accept the next
+  // iteration's requests before this one commits, and a fetch waits there
+  // for the commit it needs.
+  void StartCommitsWith(std::function<absl::Status(const plan::Step&)> start) {
+    start_commit_ = std::move(start);
+  }
 
  private:
   // What becomes of the slots a write-back listed.
@@ -163,6 +169,7 @@ class StepExecutor {
   EmbeddingCache* cache_;
   PlanChecker plan_checker_;  // every step is checked before any of it runs
   ExecutorOptions options_;
+  std::function<absl::Status(const plan::Step&)> start_commit_;  // null: commit inline
 
   // The device mover every part below reads and writes slots through.
   SlotTransfer transfer_;

@@ -80,7 +80,8 @@ using Outcome = testing::TrainingOutcome;
 // the steps it ran, where `ran` is given.
 Outcome TrainDistributed(proto::JobSpec spec, const std::vector<data::KeyBatch>& batches,
                          uint32_t workers, uint32_t slots, ps::InProcessPsCluster* cluster,
-                         std::vector<std::vector<plan::Step>>* ran = nullptr) {
+                         std::vector<std::vector<plan::Step>>* ran = nullptr,
+                         bool commits_on_a_thread = false) {
   spec.set_name("job-w" + std::to_string(workers));
   testing::TestPlannerOptions planner;
   planner.job_id = spec.name();
@@ -92,7 +93,8 @@ Outcome TrainDistributed(proto::JobSpec spec, const std::vector<data::KeyBatch>&
   if (!steps.ok()) return {};
   auto next = cluster->client().StartJob(spec.name(), spec, workers);
   EXPECT_TRUE(next.ok()) << next.status();
-  auto out = testing::TrainSteps(spec, *steps, workers, slots, &cluster->client());
+  auto out = testing::TrainSteps(spec, *steps, workers, slots, &cluster->client(), {},
+                                 commits_on_a_thread);
   EXPECT_TRUE(out.ok()) << out.status();
   if (ran != nullptr) *ran = *steps;
   return out.ok() ? *std::move(out) : Outcome{};
@@ -112,22 +114,28 @@ TEST_P(PartitionedTraining, EqualsTheReferenceForOneTwoAndThreeWorkers) {
     ASSERT_TRUE(loss.ok());
     ref_losses.push_back(*loss);
   }
-  for (uint32_t workers : {1u, 2u, 3u}) {
-    ps::InProcessPsCluster cluster(2);
-    // 48 slots: every worker's keys of an iteration fit, older rows get evicted.
-    Outcome out = TrainDistributed(spec, batches, workers, 48, &cluster);
-    ASSERT_FALSE(out.dense.empty());
-    const std::string tag = "workers=" + std::to_string(workers);
-    // Every row the job touched, read from the PS after the final flush.
-    std::vector<ps::TableKeys> keys(3);
-    for (uint32_t t = 0; t < 3; ++t) {
-      keys[t].table = TableId(t);
-      for (Key k = 0; k < 40; ++k) keys[t].keys.push_back(k + 1000 * t);
+  // Commits inline, and handed off to a thread the steps do not wait for
+  // (as herald_worker runs them): the same model.
+  for (const bool commits_on_a_thread : {false, true}) {
+    for (uint32_t workers : {1u, 2u, 3u}) {
+      ps::InProcessPsCluster cluster(2);
+      // 48 slots: every worker's keys of an iteration fit, older rows get evicted.
+      Outcome out =
+          TrainDistributed(spec, batches, workers, 48, &cluster, nullptr, commits_on_a_thread);
+      ASSERT_FALSE(out.dense.empty());
+      const std::string tag = "workers=" + std::to_string(workers) +
+                              (commits_on_a_thread ? ", commits on a thread" : ", commits inline");
+      // Every row the job touched, read from the PS after the final flush.
+      std::vector<ps::TableKeys> keys(3);
+      for (uint32_t t = 0; t < 3; ++t) {
+        keys[t].table = TableId(t);
+        for (Key k = 0; k < 40; ++k) keys[t].keys.push_back(k + 1000 * t);
+      }
+      const absl::Status same =
+          testing::CompareWithReference(out, **reference, ref_losses, &cluster.client(),
+                                        "job-w" + std::to_string(workers), batches.size(), keys);
+      EXPECT_TRUE(same.ok()) << tag << ": " << same;
     }
-    const absl::Status same =
-        testing::CompareWithReference(out, **reference, ref_losses, &cluster.client(),
-                                      "job-w" + std::to_string(workers), batches.size(), keys);
-    EXPECT_TRUE(same.ok()) << tag << ": " << same;
   }
 }
 

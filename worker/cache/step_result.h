@@ -50,8 +50,6 @@ struct StepResult {
   // report committed (ps::PsClient::IterationDone).
   ps::PsDiskReads ps_disk_reads;
   uint64_t bytes_moved = 0;  // payload bytes of the three above
-  // The iteration-done report is the caller's (ExecutorOptions::leave_commit).
-  bool commit_left = false;
 };
 
 }  // namespace herald::worker

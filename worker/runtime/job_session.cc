@@ -113,9 +113,6 @@ absl::Status JobSession::Run() {
   replica_options.collective_options.gloo.prefix = "gloo";
   replica_options.collective_options.nccl_prefix = "nccl";
   replica_options.overlap = options_.overlap;
-  // Each step's iteration-done report goes with its StepReport, on the
-  // reporter's thread (below).
-  replica_options.leave_commit = true;
   replica_options.check_threads = options_.check_threads;
   // Hand-offs travel the way the rows do (UCX where the data path is).
   replica_options.ucx_exchange = ps->over_ucx;
@@ -176,10 +173,9 @@ absl::Status JobSession::Run() {
       [tables, num_dense](const proto::WorkerStep& wire) {
         return plan::DecodeWorkerStep(wire, tables, num_dense);
       });
-  // Commits and reports each step behind the next one (with overlap; one
-  // after the other without). A failure there is reported at once, and
-  // calls off what this worker has in flight, so the step running fails
-  // fast.
+  // Commits (handed off by the executor, with overlap) and reports each
+  // step behind the next one (without overlap, each report is waited for). A failure there is
+  // reported at once, and calls off what this worker has in flight, so the step running fails fast.
   StepReporter reporter(scheduler_, [this, call_off](uint64_t failed, const absl::Status& error) {
     SendError(failed, error.ToString());
     call_off(
@@ -194,6 +190,11 @@ absl::Status JobSession::Run() {
       return reads;
     };
   };
+  if (options_.overlap) {  // the executor hands each step's commit to the reporter
+    replica.executor->StartCommitsWith([&reporter, commit_of](const plan::Step& step) {
+      return reporter.StartCommit(step.iteration, commit_of(step.iteration));
+    });
+  }
   {
     absl::MutexLock lock(&mu_);
     reporter_ = &reporter;
@@ -300,9 +301,11 @@ absl::Status JobSession::Run() {
     report.set_device_ms(result->device_ms);
     report.set_decode_ms(decode_ms);
     report.set_stage_ms(result->times.stage_ms);
-    // commit_ms, report_ms and the disk reads: the reporter's.
-    absl::Status r = reporter.Submit(
-        result->commit_left ? commit_of(iteration) : StepReporter::Commit(), std::move(report));
+    // Where the reporter committed: commit_ms and the disk reads are its.
+    report.set_commit_ms(result->times.commit_ms);
+    report.set_ps_disk_rows_critical(result->ps_disk_reads.critical);
+    report.set_ps_disk_rows_ahead(result->ps_disk_reads.ahead);
+    absl::Status r = reporter.Submit(std::move(report));
     if (r.ok() && !options_.overlap) r = reporter.Flush();
     if (!r.ok()) {
       outcome = Annotate(r, "reporting the step");

@@ -22,26 +22,40 @@ StepReporter::StepReporter(cluster::SchedulerClient* scheduler, OnFailure on_fai
 StepReporter::~StepReporter() {
   {
     absl::MutexLock lock(&mu_);
-    stopping_ = true;  // the thread drains the queue first
+    stopping_ = true;  // the thread runs what is queued first
   }
   thread_.join();
 }
 
-absl::Status StepReporter::Submit(Commit commit, proto::StepReport report) {
+absl::Status StepReporter::StartCommit(uint64_t iteration, Commit commit) {
+  Job job;
+  job.iteration = iteration;
+  job.commit = std::move(commit);
+  return Queue(std::move(job));
+}
+
+absl::Status StepReporter::Submit(proto::StepReport report) {
+  Job job;
+  job.iteration = report.iteration();
+  job.report = std::move(report);
+  return Queue(std::move(job));
+}
+
+absl::Status StepReporter::Queue(Job job) {
   absl::MutexLock lock(&mu_);
   auto room = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return !failure_.ok() || queue_.size() < max_queued_;
   };
   mu_.Await(absl::Condition(&room));
   if (!failure_.ok()) return failure_;
-  queue_.push_back({std::move(commit), std::move(report)});
+  queue_.push_back(std::move(job));
   return absl::OkStatus();
 }
 
 absl::Status StepReporter::Flush() {
   absl::MutexLock lock(&mu_);
   auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return !failure_.ok() || (queue_.empty() && !sending_);
+    return !failure_.ok() || (queue_.empty() && !running_);
   };
   mu_.Await(absl::Condition(&idle));
   return failure_;
@@ -49,21 +63,21 @@ absl::Status StepReporter::Flush() {
 
 void StepReporter::Run() {
   for (;;) {
-    Queued step;
+    Job job;
     {
       absl::MutexLock lock(&mu_);
       auto work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
       mu_.Await(absl::Condition(&work));
       if (queue_.empty() || !failure_.ok()) return;  // stopping and drained, or failed
-      step = std::move(queue_.front());
+      job = std::move(queue_.front());
       queue_.pop_front();
-      sending_ = true;
+      running_ = true;
     }
-    const uint64_t iteration = step.report.iteration();
-    const absl::Status sent = Send(step);
-    if (!sent.ok()) on_failure_(iteration, sent);  // before Submit and Flush return it
+    const absl::Status sent = Send(job);
+    if (!sent.ok())
+      on_failure_(job.iteration, sent);  // before StartCommit, Submit, Flush return it
     absl::MutexLock lock(&mu_);
-    sending_ = false;
+    running_ = false;
     if (!sent.ok()) {
       failure_ = sent;
       queue_.clear();
@@ -71,18 +85,22 @@ void StepReporter::Run() {
   }
 }
 
-absl::Status StepReporter::Send(Queued& step) {
-  proto::StepReport& report = step.report;
-  if (step.commit) {
+absl::Status StepReporter::Send(Job& job) {
+  if (job.commit) {
     const absl::Time start = absl::Now();
-    absl::StatusOr<ps::PsDiskReads> reads = step.commit();
+    absl::StatusOr<ps::PsDiskReads> reads = job.commit();
     if (!reads.ok()) {
-      return Annotate(reads.status(),
-                      absl::StrCat("iteration ", report.iteration(), " iteration done"));
+      return Annotate(reads.status(), absl::StrCat("iteration ", job.iteration, " iteration done"));
     }
-    report.set_commit_ms(absl::ToDoubleMilliseconds(absl::Now() - start));
-    report.set_ps_disk_rows_critical(reads->critical);
-    report.set_ps_disk_rows_ahead(reads->ahead);
+    committed_[job.iteration] = {absl::ToDoubleMilliseconds(absl::Now() - start), *reads};
+    return absl::OkStatus();
+  }
+  proto::StepReport& report = job.report;
+  if (auto it = committed_.find(job.iteration); it != committed_.end()) {
+    report.set_commit_ms(it->second.ms);
+    report.set_ps_disk_rows_critical(it->second.reads.critical);
+    report.set_ps_disk_rows_ahead(it->second.reads.ahead);
+    committed_.erase(it);
   }
   report.set_report_ms(last_report_ms_);
   const absl::Time start = absl::Now();

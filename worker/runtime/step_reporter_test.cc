@@ -50,7 +50,8 @@ TEST(StepReporter, CommitsEachStepBeforeReportingItInOrder) {
         reports_seen_at_commit.push_back(scheduler.reports().size());
         return ps::PsDiskReads{t, 2 * t};
       };
-      ASSERT_TRUE(reporter.Submit(commit, Report(t)).ok());
+      ASSERT_TRUE(reporter.StartCommit(t, commit).ok());
+      ASSERT_TRUE(reporter.Submit(Report(t)).ok());
     }
     ASSERT_TRUE(reporter.Flush().ok());
     const std::vector<proto::StepReport> reports = scheduler.reports();
@@ -71,26 +72,28 @@ TEST(StepReporter, CommitsEachStepBeforeReportingItInOrder) {
 }
 
 // A commit that fails: its step and every later one stay unreported,
-// on_failure hears of it once (naming the iteration), and Submit and Flush
-// return the error from then on.
+// on_failure hears of it once (naming the iteration), and StartCommit,
+// Submit and Flush return the error from then on.
 TEST(StepReporter, AFailedCommitStopsReportingAndIsReportedOnce) {
   FakeSchedulerClient scheduler;
   Failures failures;
   StepReporter reporter(&scheduler, failures.Callback());
-  ASSERT_TRUE(reporter.Submit(nullptr, Report(0)).ok());
+  ASSERT_TRUE(reporter.Submit(Report(0)).ok());
   ASSERT_TRUE(reporter
-                  .Submit(
-                      [] {
-                        return absl::StatusOr<ps::PsDiskReads>(
-                            absl::UnavailableError("shard 1 gone"));
-                      },
-                      Report(1))
+                  .StartCommit(1,
+                               [] {
+                                 return absl::StatusOr<ps::PsDiskReads>(
+                                     absl::UnavailableError("shard 1 gone"));
+                               })
                   .ok());
+  const absl::Status queued = reporter.Submit(Report(1));  // queued, or refused: it failed already
+  EXPECT_TRUE(queued.ok() || queued.code() == absl::StatusCode::kUnavailable) << queued;
   const absl::Status flushed = reporter.Flush();
   EXPECT_EQ(flushed.code(), absl::StatusCode::kUnavailable) << flushed;
   EXPECT_NE(flushed.message().find("iteration 1"), std::string::npos) << flushed;
   EXPECT_NE(flushed.message().find("shard 1 gone"), std::string::npos) << flushed;
-  EXPECT_EQ(reporter.Submit(nullptr, Report(2)).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(reporter.Submit(Report(2)).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(reporter.StartCommit(2, nullptr).code(), absl::StatusCode::kUnavailable);
   const std::vector<proto::StepReport> reports = scheduler.reports();
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].iteration(), 0u);
@@ -98,19 +101,20 @@ TEST(StepReporter, AFailedCommitStopsReportingAndIsReportedOnce) {
   EXPECT_EQ(failures.iterations, std::vector<uint64_t>{1});
 }
 
-// Submit returns while a commit is still running: the step after does not
-// wait for it (up to the queue's bound).
+// StartCommit and Submit return while a commit is still running: the step
+// after does not wait for it (up to the queue's bound).
 TEST(StepReporter, SubmitDoesNotWaitForTheCommit) {
   FakeSchedulerClient scheduler;
   Failures failures;
   absl::Notification release;
-  StepReporter reporter(&scheduler, failures.Callback(), /*max_queued=*/2);
+  StepReporter reporter(&scheduler, failures.Callback(), /*max_queued=*/3);
   auto held = [&]() -> absl::StatusOr<ps::PsDiskReads> {
     release.WaitForNotification();
     return ps::PsDiskReads{};
   };
-  ASSERT_TRUE(reporter.Submit(held, Report(0)).ok());
-  ASSERT_TRUE(reporter.Submit(nullptr, Report(1)).ok());  // returned: 0's commit still held
+  ASSERT_TRUE(reporter.StartCommit(0, held).ok());
+  ASSERT_TRUE(reporter.Submit(Report(0)).ok());
+  ASSERT_TRUE(reporter.Submit(Report(1)).ok());  // returned: 0's commit still held
   EXPECT_TRUE(scheduler.reports().empty());
   release.Notify();
   ASSERT_TRUE(reporter.Flush().ok());

@@ -44,7 +44,6 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
   ExecutorOptions executor_options{rank, workers, true};
   executor_options.seed = spec.seed();
   executor_options.overlap = options.overlap;
-  executor_options.leave_commit = options.leave_commit;
   executor_options.check_threads =
       options.check_threads > 0 ? options.check_threads : DefaultCheckThreads();
   for (const proto::TableSpec& table : spec.tables()) {

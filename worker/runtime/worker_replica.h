@@ -35,8 +35,6 @@ struct ReplicaOptions {
   std::string exchange_prefix = "rows";
   // Overlap transfers with each other and with compute (StepExecutor).
   bool overlap = true;
-  // ExecutorOptions::leave_commit: the session commits (StepReporter).
-  bool leave_commit = false;
   int check_threads = 0;  // WorkerAgentOptions::check_threads
   // Hand-offs over UCX (UcxRowExchanger) instead of Gloo when every worker
   // of the job asks for it (they agree through the store); the token and

@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/thread_pool.h"
 
 namespace herald::worker::testing {
 
@@ -21,7 +23,8 @@ absl::Status TestWorker::Init(const proto::JobSpec& spec, uint32_t rank, uint32_
 absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
                                            const std::vector<std::vector<plan::Step>>& steps,
                                            uint32_t workers, uint32_t slots, ps::PsClient* ps,
-                                           const std::vector<std::string>& devices) {
+                                           const std::vector<std::string>& devices,
+                                           bool commits_on_a_thread) {
   InProcessKvStore store;
   std::vector<std::unique_ptr<TestWorker>> pool(workers);
   std::vector<std::vector<double>> losses(workers);
@@ -33,6 +36,22 @@ absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
       pool[w] = std::make_unique<TestWorker>();
       status[w] =
           pool[w]->Init(spec, w, workers, slots, ps, &store, devices.empty() ? "cpu" : devices[w]);
+      // Commits sent in order on one thread of this worker's; the first error.
+      ThreadPool committer(1, "commit");
+      absl::Mutex commit_mu;
+      absl::Status commit_failed;
+      if (commits_on_a_thread && status[w].ok()) {
+        pool[w]->executor->StartCommitsWith([&, w](const plan::Step& step) {
+          committer.Schedule([&, w, job = step.job_id, iteration = step.iteration] {
+            const absl::Status s =
+                ps->IterationDone(job, Iteration(iteration), WorkerRank(w), workers).status();
+            absl::MutexLock lock(&commit_mu);
+            if (commit_failed.ok()) commit_failed = s;
+          });
+          absl::MutexLock lock(&commit_mu);
+          return commit_failed;
+        });
+      }
       for (size_t t = 0; t < steps.size() && status[w].ok(); ++t) {
         // The next step too: its early fetches start during this one.
         auto r =
@@ -44,6 +63,9 @@ absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
         losses[w].push_back(r->loss_sum);
         results[w].push_back(*r);
       }
+      committer.Stop();  // every commit sent
+      absl::MutexLock lock(&commit_mu);
+      if (status[w].ok()) status[w] = commit_failed;
     });
   }
   for (auto& th : threads) th.join();

@@ -43,10 +43,15 @@ struct TrainingOutcome {
 // the PS. `devices[w]`: worker w's device (empty: every worker on "cpu").
 // Errors: the first worker's error, or Internal when the replicas' dense
 // parameters differ in any bit.
+// With `commits_on_a_thread`, each worker's executor hands its commits off
+// (StepExecutor::StartCommitsWith) to a thread of the worker's that sends
+// them in order, as herald_worker's StepReporter does, and the steps do not
+// wait for them.
 absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
                                            const std::vector<std::vector<plan::Step>>& steps,
                                            uint32_t workers, uint32_t slots, ps::PsClient* ps,
-                                           const std::vector<std::string>& devices = {});
+                                           const std::vector<std::string>& devices = {},
+                                           bool commits_on_a_thread = false);
 
 // Checks a distributed run against the single-process reference: dense
 // parameters, per-iteration losses, and every row (values + optimizer state)
