@@ -39,6 +39,11 @@ struct Step {
   // change of the step's content: change a step only before it is run or
   // given as the next one.
   mutable uint64_t staged_as = 0;
+  // Set by the worker where it computed ahead, off the executing thread,
+  // the initial values of the rows plan[t].init names
+  // (StepExecutor::PrepareAhead): per table, those rows in init order
+  // (empty for all tables: not computed, the executor computes them).
+  std::vector<std::vector<float>> initial_rows;
 };
 
 }  // namespace herald::plan

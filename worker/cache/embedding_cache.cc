@@ -41,7 +41,34 @@ void EmbeddingCache::Evict(size_t t, uint32_t slot) {
   Table& table = tables_[t];
   table.slot_of.erase(table.keys[slot]);
   table.states[slot] = SlotState::kEmpty;
-  ++changes_;
+  ++table.changes;
+}
+
+uint64_t EmbeddingCache::changes() const {
+  uint64_t sum = 0;
+  for (const Table& t : tables_) sum += t.changes;
+  return sum;
+}
+
+void EmbeddingCache::EvictSlots(size_t t, const std::vector<uint32_t>& slots) {
+  Table& table = tables_[t];
+  for (uint32_t slot : slots) {
+    table.slot_of.erase(table.keys[slot]);
+    table.states[slot] = SlotState::kEmpty;
+  }
+  table.changes += slots.size();
+}
+
+void EmbeddingCache::LoadSlots(size_t t, const std::vector<uint32_t>& slots, const Key* keys,
+                               const uint64_t* versions) {
+  Table& table = tables_[t];
+  for (size_t i = 0; i < slots.size(); ++i) {
+    table.keys[slots[i]] = keys[i];
+    table.states[slots[i]] = SlotState::kClean;
+    table.versions[slots[i]] = versions[i];
+    table.slot_of[keys[i]] = slots[i];
+  }
+  table.changes += slots.size();
 }
 
 void EmbeddingCache::Load(size_t t, uint32_t slot, Key key, uint64_t version) {
@@ -50,7 +77,7 @@ void EmbeddingCache::Load(size_t t, uint32_t slot, Key key, uint64_t version) {
   table.states[slot] = SlotState::kClean;
   table.versions[slot] = version;
   table.slot_of[key] = slot;
-  ++changes_;
+  ++table.changes;
 }
 
 DeviceArray<float>& EmbeddingCache::HoldStorage(size_t t) {

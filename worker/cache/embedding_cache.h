@@ -53,6 +53,7 @@ class EmbeddingCache {
     std::vector<SlotState> states;
     std::vector<uint64_t> versions;
     absl::flat_hash_map<Key, uint32_t> slot_of;  // non-empty slots
+    uint64_t changes = 0;                        // of this table's bookkeeping (changes())
   };
 
   EmbeddingCache(Device* device, const std::vector<CacheTableConfig>& tables);
@@ -64,19 +65,25 @@ class EmbeddingCache {
   // Bookkeeping (the executor moves the data).
   void Evict(size_t t, uint32_t slot);
   void Load(size_t t, uint32_t slot, Key key, uint64_t version);  // -> clean
+  // The same for many slots of table t (keys[i] and versions[i] go to
+  // slots[i]). Calls on different tables may run at the same time
+  // (table_parallel.h): each touches its own table only.
+  void EvictSlots(size_t t, const std::vector<uint32_t>& slots);
+  void LoadSlots(size_t t, const std::vector<uint32_t>& slots, const Key* keys,
+                 const uint64_t* versions);
   void SetState(size_t t, uint32_t slot, SlotState state) {
     tables_[t].states[slot] = state;
-    ++changes_;
+    ++tables_[t].changes;
   }
   void BumpVersion(size_t t, uint32_t slot) {
     ++tables_[t].versions[slot];
-    ++changes_;
+    ++tables_[t].changes;
   }
   // The held-gradient array of table t, allocated (zeroed) on first use.
   DeviceArray<float>& HoldStorage(size_t t);
 
   // Grows with every change above: equal counts, the same bookkeeping.
-  uint64_t changes() const { return changes_; }
+  uint64_t changes() const;
 
   // Device bytes held (rows + gradients + held gradients).
   uint64_t DeviceBytes() const;
@@ -86,7 +93,6 @@ class EmbeddingCache {
  private:
   Device* device_;
   std::vector<Table> tables_;
-  uint64_t changes_ = 0;
 };
 
 }  // namespace herald::worker

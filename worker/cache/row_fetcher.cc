@@ -7,15 +7,18 @@
 #include "absl/time/clock.h"
 #include "common/math/optimizer_spec.h"
 #include "common/status.h"
+#include "worker/cache/table_parallel.h"
 
 namespace herald::worker {
 
 RowFetcher::RowFetcher(Device* device, ps::PsClient* ps, EmbeddingCache* cache,
-                       SlotTransfer* transfer, uint64_t seed, std::vector<float> init_scale)
+                       SlotTransfer* transfer, uint64_t seed, std::vector<float> init_scale,
+                       ThreadPool* tables)
     : device_(device),
       ps_(ps),
       cache_(cache),
       transfer_(transfer),
+      tables_(tables),
       seed_(seed),
       init_scale_(std::move(init_scale)) {
   for (int i = 0; i < 3; ++i) buffers_.emplace_back(device);
@@ -106,6 +109,7 @@ absl::Status RowFetcher::Place(StartedFetch& fetch, StepResult* result) {
   device_->CopyFromHostBuffer(buffer.rows.data(), staging, fetch.floats * sizeof(float));
   buffer.device_reading = true;
   std::vector<Device::RowsOfTable> scatters;
+  std::vector<size_t> first_row;  // per fetched table, its first row in the buffer
   size_t slot_at = 0, row = 0;
   for (size_t r = 0; r < fetch.keys.size(); ++r) {
     const size_t t = fetch.tables[r];
@@ -114,15 +118,18 @@ absl::Status RowFetcher::Place(StartedFetch& fetch, StepResult* result) {
     const size_t n = fetch.slots[r].size();
     scatters.push_back({table.rows.data(), row_floats, device_slots + slot_at, static_cast<int>(n),
                         row_floats, staging + fetch.row_at[r]});
-    for (size_t i = 0; i < n; ++i) {
-      cache_->Load(t, fetch.slots[r][i], fetch.keys[r].keys[i], buffer.versions[row + i]);
-    }
+    first_row.push_back(row);
     slot_at += n;
     row += n;
     result->rows_fetched += n;
     result->bytes_moved += n * (table.row_floats * sizeof(float) + 16);
   }
   device_->ScatterRowsOfTables(scatters);
+  // The cache's bookkeeping, tables at once (hash-map work).
+  ForEachTable(tables_, fetch.keys.size(), [&](size_t r) {
+    cache_->LoadSlots(fetch.tables[r], fetch.slots[r], fetch.keys[r].keys.data(),
+                      buffer.versions.data() + first_row[r]);
+  });
   return absl::OkStatus();
 }
 
@@ -158,21 +165,44 @@ absl::Status RowFetcher::Fetch(const plan::Step& step, StepResult* result) {
   return absl::OkStatus();
 }
 
+std::vector<float> RowFetcher::InitialRows(const plan::Step& step, size_t t) const {
+  const std::vector<Key>& keys = step.plan[t].init.keys;
+  const EmbeddingCache::Table& table = cache_->table(t);
+  std::vector<float> rows(keys.size() * table.row_floats);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    math::InitialRow(seed_, static_cast<uint32_t>(t), keys[i], table.dim, init_scale_[t],
+                     table.optimizer, rows.data() + i * table.row_floats);
+  }
+  return rows;
+}
+
+void RowFetcher::PrepareInitialRows(plan::Step* step) const {
+  if (step->plan.size() != cache_->num_tables() || init_scale_.size() != cache_->num_tables()) {
+    return;  // a step that does not fit: the executor's check names it
+  }
+  std::vector<std::vector<float>> rows(cache_->num_tables());
+  bool any = false;
+  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+    if (step->plan[t].init.keys.empty()) continue;
+    rows[t] = InitialRows(*step, t);
+    any = true;
+  }
+  if (any) step->initial_rows = std::move(rows);
+}
+
 void RowFetcher::Initialize(const plan::Step& step, StepResult* result) {
   // Every table's new rows, in one write.
-  std::vector<std::vector<float>> rows(cache_->num_tables());
+  const bool prepared = step.initial_rows.size() == cache_->num_tables();
+  std::vector<std::vector<float>> computed(prepared ? 0 : cache_->num_tables());
   std::vector<SlotTransfer::WriteRows> writes;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
     if (plan.init.keys.empty()) continue;
     EmbeddingCache::Table& table = cache_->table(t);
-    rows[t].resize(plan.init.keys.size() * table.row_floats);
-    for (size_t i = 0; i < plan.init.keys.size(); ++i) {
-      math::InitialRow(seed_, static_cast<uint32_t>(t), plan.init.keys[i], table.dim,
-                       init_scale_[t], table.optimizer, rows[t].data() + i * table.row_floats);
-    }
+    if (!prepared) computed[t] = InitialRows(step, t);
+    const std::vector<float>* rows = prepared ? &step.initial_rows[t] : &computed[t];
     const int row_floats = static_cast<int>(table.row_floats);
-    writes.push_back({table.rows.data(), row_floats, &plan.init.slots, row_floats, &rows[t]});
+    writes.push_back({table.rows.data(), row_floats, &plan.init.slots, row_floats, rows});
     for (size_t i = 0; i < plan.init.slots.size(); ++i) {
       cache_->Load(t, plan.init.slots[i], plan.init.keys[i], 0);
     }

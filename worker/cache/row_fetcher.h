@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "common/pending_call.h"
+#include "common/thread_pool.h"
 #include "plan/step.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
@@ -34,8 +35,10 @@ class RowFetcher {
   // function of `seed`, the table, the key and the table's init scale
   // (`init_scale`, one per table, or empty if no plan initialises rows).
   // Nothing is owned; everything must outlive the fetcher.
+  // `tables` (may be null): threads to place the cache's bookkeeping of
+  // every table at once.
   RowFetcher(Device* device, ps::PsClient* ps, EmbeddingCache* cache, SlotTransfer* transfer,
-             uint64_t seed, std::vector<float> init_scale);
+             uint64_t seed, std::vector<float> init_scale, ThreadPool* tables = nullptr);
 
   // Places every row `step` fetches or initialises (the early fetch
   // requested by Prefetch(step) if there was one, else fetched now).
@@ -45,6 +48,10 @@ class RowFetcher {
   void Prefetch(const plan::Step& next);
   // The caller has waited for the device: every fetch buffer may be refilled.
   void Settled();
+  // Computes `step`'s initial rows (plan::Step::initial_rows) so that Fetch
+  // only places them. Uses no state the fetcher changes: may run on any
+  // thread, at the same time as Fetch of another step.
+  void PrepareInitialRows(plan::Step* step) const;
 
  private:
   // A fetch from the PS in flight: the keys of a step's fetches with early
@@ -69,13 +76,17 @@ class RowFetcher {
   // A buffer no fetch is filling and the device no longer reads (waiting
   // for the device if it must): the next in turn.
   int TakeBuffer();
-  // The rows `step` initialises, created here and placed.
+  // The rows `step` initialises (computed here unless PrepareInitialRows
+  // did), placed.
   void Initialize(const plan::Step& step, StepResult* result);
+  // The initial values of table t's rows `step` initialises, in init order.
+  std::vector<float> InitialRows(const plan::Step& step, size_t t) const;
 
   Device* device_;
   ps::PsClient* ps_;
   EmbeddingCache* cache_;
   SlotTransfer* transfer_;
+  ThreadPool* tables_;
   uint64_t seed_;
   std::vector<float> init_scale_;
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status.h"
+#include "worker/cache/table_parallel.h"
 
 namespace herald::worker {
 namespace {
@@ -42,9 +43,12 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
       cache_(cache),
       plan_checker_(options.check_threads),
       options_(options),
+      table_pool_(options.check_threads > 1
+                      ? std::make_unique<ThreadPool>(options.check_threads - 1, "cache-tables")
+                      : nullptr),
       transfer_(device),
       upload_(device),
-      fetcher_(device, ps, cache, &transfer_, options.seed, options.init_scale),
+      fetcher_(device, ps, cache, &transfer_, options.seed, options.init_scale, table_pool_.get()),
       served_(device, cache, &transfer_, options.exchanger, options.rank, options.num_workers),
       held_(device, cache, &transfer_),
       hand_offs_(cache, &transfer_, options.exchanger, options.rank, options.num_workers,
@@ -251,14 +255,14 @@ std::vector<ps::TableRows> StepExecutor::CollectWriteBack(
   }
   std::vector<std::vector<float>> read = transfer_.Read(reads);
   for (size_t i = 0; i < rows.size(); ++i) rows[i].rows = std::move(read[i]);
+  if (after == SlotsAfter::kFreed) {  // hash-map work: tables at once
+    ForEachTable(table_pool_.get(), cache_->num_tables(),
+                 [&](size_t t) { cache_->EvictSlots(t, (step.plan[t].*listed_in).slots); });
+    return rows;
+  }
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
-    const std::vector<uint32_t>& listed = (step.plan[t].*listed_in).slots;
-    for (uint32_t slot : listed) {
-      if (after == SlotsAfter::kFreed) {
-        cache_->Evict(t, slot);
-      } else {
-        cache_->SetState(t, slot, SlotState::kClean);  // the PS now holds this version
-      }
+    for (uint32_t slot : (step.plan[t].*listed_in).slots) {
+      cache_->SetState(t, slot, SlotState::kClean);  // the PS now holds this version
     }
   }
   return rows;

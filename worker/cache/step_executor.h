@@ -55,10 +55,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/thread_pool.h"
 #include "plan/step.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
@@ -98,7 +100,8 @@ struct ExecutorOptions {
   std::vector<float> init_scale;
   // Overlap transfers with each other and with compute (see above).
   bool overlap = true;
-  // Threads checking each step's plan, tables in parallel (PlanChecker).
+  // Threads checking each step's plan, tables in parallel (PlanChecker),
+  // and doing the cache's per-table bookkeeping of evictions and loads.
   int check_threads = 1;
 };
 
@@ -115,6 +118,12 @@ class StepExecutor {
   // `next`: the step after this one where already known; with overlap on,
   // its early fetches start during this step.
   absl::StatusOr<StepResult> Run(const plan::Step& step, const plan::Step* next = nullptr);
+
+  // Work on `step` that reads no state a step changes, done ahead on any
+  // thread, also while another step runs (the worker's step stream does it
+  // as steps arrive): the initial values of the rows it initialises
+  // (plan::Step::initial_rows).
+  void PrepareAhead(plan::Step* step) const { fetcher_.PrepareInitialRows(step); }
 
   // Phase 9 handed off: from now on, where a step would call
   // ps::PsClient::IterationDone and wait, it calls start(step) and goes on
@@ -169,6 +178,9 @@ class StepExecutor {
   EmbeddingCache* cache_;
   PlanChecker plan_checker_;  // every step is checked before any of it runs
   ExecutorOptions options_;
+  // Threads (with the caller's) for the cache's per-table bookkeeping of
+  // evictions and loads (table_parallel.h); null: the caller's alone.
+  std::unique_ptr<ThreadPool> table_pool_;
   std::function<absl::Status(const plan::Step&)> start_commit_;  // null: commit inline
 
   // The device mover every part below reads and writes slots through.

@@ -160,7 +160,8 @@ absl::Status JobSession::Run() {
     ps->Cancel(why);
     if (exchanger != nullptr) exchanger->Cancel(why);
   };
-  // The stream's thread also decodes each training step as it arrives.
+  // The stream's thread also decodes each training step as it arrives, and
+  // prepares what needs no cache state (the rows it initialises).
   const int tables = spec.tables_size();
   const int num_dense = spec.num_dense();
   std::optional<StepStream> steps(
@@ -170,8 +171,10 @@ absl::Status JobSession::Run() {
         call_off(absl::StrCat("the scheduler ended this job's step stream: ", end.message()));
       },
       /*ahead=*/2,
-      [tables, num_dense](const proto::WorkerStep& wire) {
-        return plan::DecodeWorkerStep(wire, tables, num_dense);
+      [tables, num_dense, executor = replica.executor.get()](const proto::WorkerStep& wire) {
+        absl::StatusOr<plan::Step> step = plan::DecodeWorkerStep(wire, tables, num_dense);
+        if (step.ok()) executor->PrepareAhead(&*step);
+        return step;
       });
   // Commits (handed off by the executor, with overlap) and reports each
   // step behind the next one (without overlap, each report is waited for). A failure there is
