@@ -1,6 +1,7 @@
 #include "common/thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/blocking_counter.h"
@@ -68,6 +69,18 @@ void ThreadPool::ParallelFor(size_t n, size_t min_chunk,
   }
   fn(0, std::min(n, per));
   done.Wait();
+}
+
+void ThreadPool::ForEachItem(size_t n, size_t shares, const std::function<void(size_t)>& fn) {
+  shares = std::min(shares, n);
+  if (shares <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  ParallelFor(shares, 1, [&](size_t, size_t) {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+  });
 }
 
 void ThreadPool::Stop() {

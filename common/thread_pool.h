@@ -33,6 +33,12 @@ class ThreadPool {
   // runs one chunk itself, so this never deadlocks on a busy pool.
   void ParallelFor(size_t n, size_t min_chunk, const std::function<void(size_t, size_t)>& fn);
 
+  // fn(i) for every i in [0, n), each exactly once, by the caller and at
+  // most `shares` - 1 pool threads (ParallelFor's chunks), each taking the
+  // next item nobody took, so a slow item holds up no other. Returns when
+  // all are done.
+  void ForEachItem(size_t n, size_t shares, const std::function<void(size_t)>& fn);
+
   // Finishes queued tasks and joins the threads. Idempotent.
   void Stop();
 

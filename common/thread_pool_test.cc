@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 
 namespace herald {
@@ -30,6 +31,22 @@ TEST(ThreadPool, ParallelForCoversRangeExactlyOnce) {
     for (size_t i = b; i < e; ++i) hits[i]++;
   });
   for (int h : hits) EXPECT_EQ(h, 1);
+}
+
+TEST(ThreadPool, ForEachItemRunsEveryItemOnceAndASlowOneHoldsUpNoOther) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(100);
+  absl::Notification others_done;
+  std::atomic<int> others{0};
+  pool.ForEachItem(hits.size(), 3, [&](size_t i) {
+    hits[i]++;
+    if (i == 0) {  // waits until every other item ran: only other shares can run them
+      others_done.WaitForNotification();
+      return;
+    }
+    if (++others == 99) others_done.Notify();
+  });
+  for (const std::atomic<int>& h : hits) EXPECT_EQ(h.load(), 1);
 }
 
 TEST(ThreadPool, StopDrainsQueueAndIsIdempotent) {

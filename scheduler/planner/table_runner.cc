@@ -21,18 +21,13 @@ void TableRunner::ForEachTable(uint32_t num_tables, const std::function<void(uin
 }
 
 void TableRunner::ForEach(uint32_t n, const std::function<void(uint32_t)>& fn) const {
-  const uint32_t shares = std::min(threads_, n);
-  if (shares <= 1) {
+  if (threads_ <= 1) {
     for (uint32_t i = 0; i < n; ++i) fn(i);
     return;
   }
-  // One chunk per share (the pool has at least `shares` threads); each
-  // takes the next item not yet taken, so a large item does not hold up a
-  // share's queue.
-  std::atomic<uint32_t> next{0};
-  pool_->ParallelFor(shares, 1, [&](size_t, size_t) {
-    for (uint32_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
-  });
+  // One share per thread (the pool has threads_ of them); each takes the
+  // next item not yet taken, so a large item does not hold up a share's queue.
+  pool_->ForEachItem(n, threads_, [&](size_t i) { fn(static_cast<uint32_t>(i)); });
 }
 
 void TableRunner::Beside(const std::function<void()>& serial, const SideWork& side) const {
