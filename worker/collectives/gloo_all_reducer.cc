@@ -1,5 +1,7 @@
 #include "worker/collectives/gloo_all_reducer.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "gloo/allgather.h"
 #include "gloo/alltoall.h"
@@ -25,8 +27,9 @@ absl::Status GlooAllReducer::AllReduceSum(float* data, size_t n) {
   // its chunk's owner, so every rank gets the same bits, and the order (rank
   // 0 + rank 1 + …) is the order the parameter servers use.
   const size_t chunk = (n + size_ - 1) / size_;
-  send_.assign(chunk * size_, 0.0f);
+  send_.resize(chunk * size_);
   std::copy(data, data + n, send_.begin());
+  std::fill(send_.begin() + n, send_.end(), 0.0f);  // the last chunk's padding
   receive_.resize(chunk * size_);
   owned_.resize(chunk);
   gathered_.resize(chunk * size_);
