@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status.h"
+#include "worker/cache/table_parallel.h"
 #include "worker/collectives/row_packet.h"
 
 namespace herald::worker {
@@ -20,9 +21,10 @@ uint32_t Width(const EmbeddingCache::Table& table, bool served) {
 }  // namespace
 
 HandOffs::HandOffs(EmbeddingCache* cache, SlotTransfer* transfer, RowExchanger* exchanger,
-                   uint32_t rank, uint32_t num_workers, bool overlap)
+                   uint32_t rank, uint32_t num_workers, bool overlap, ThreadPool* tables)
     : cache_(cache),
       transfer_(transfer),
+      tables_(tables),
       exchanger_(exchanger),
       rank_(rank),
       num_workers_(num_workers),
@@ -118,9 +120,10 @@ absl::Status HandOffs::Place(const plan::Step& step) {
     }
   }
   transfer_->Write(writes);
-  for (size_t t = 0; t < cache_->num_tables(); ++t) {
+  // The cache's bookkeeping, tables at once (each touches its own table).
+  ForEachTable(tables_, cache_->num_tables(), [&](size_t t) {
     const plan::TablePlan& plan = step.plan[t];
-    if (plan.receive.slots.empty()) continue;
+    if (plan.receive.slots.empty()) return;
     for (size_t i = 0; i < plan.receive.slots.size(); ++i) {
       const Key key = plan.receive.keys[i];
       cache_->Load(t, plan.receive.slots[i], key, received_[t].at(key).version);
@@ -129,7 +132,7 @@ absl::Status HandOffs::Place(const plan::Step& step) {
                        plan.receive.Served(i) ? SlotState::kServed : SlotState::kDirty);
     }
     received_[t].clear();
-  }
+  });
   return absl::OkStatus();
 }
 

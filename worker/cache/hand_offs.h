@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "common/pending_call.h"
+#include "common/thread_pool.h"
 #include "plan/step.h"
 #include "worker/cache/embedding_cache.h"
 #include "worker/cache/slot_transfer.h"
@@ -28,9 +29,10 @@ namespace herald::worker {
 class HandOffs {
  public:
   // This worker is `rank` of `num_workers`. `exchanger` may be null (then
-  // no plan may hand off or serve). Nothing is owned.
+  // no plan may hand off or serve). `tables` (may be null): threads to place
+  // the cache's bookkeeping of every table at once. Nothing is owned.
   HandOffs(EmbeddingCache* cache, SlotTransfer* transfer, RowExchanger* exchanger, uint32_t rank,
-           uint32_t num_workers, bool overlap);
+           uint32_t num_workers, bool overlap, ThreadPool* tables = nullptr);
 
   // Before anything changes: the step's hand-off and serving peers are
   // other workers of the job, and there is an exchanger if it needs one
@@ -52,6 +54,7 @@ class HandOffs {
  private:
   EmbeddingCache* cache_;
   SlotTransfer* transfer_;
+  ThreadPool* tables_;
   RowExchanger* exchanger_;
   uint32_t rank_, num_workers_;
   bool overlap_;

@@ -203,12 +203,15 @@ void RowFetcher::Initialize(const plan::Step& step, StepResult* result) {
     const std::vector<float>* rows = prepared ? &step.initial_rows[t] : &computed[t];
     const int row_floats = static_cast<int>(table.row_floats);
     writes.push_back({table.rows.data(), row_floats, &plan.init.slots, row_floats, rows});
-    for (size_t i = 0; i < plan.init.slots.size(); ++i) {
-      cache_->Load(t, plan.init.slots[i], plan.init.keys[i], 0);
-    }
     result->rows_initialized += plan.init.slots.size();
   }
   transfer_->Write(writes);
+  // The cache's bookkeeping, tables at once: every row at version 0.
+  ForEachTable(tables_, cache_->num_tables(), [&](size_t t) {
+    const plan::TablePlan& plan = step.plan[t];
+    const std::vector<uint64_t> versions(plan.init.slots.size(), 0);
+    cache_->LoadSlots(t, plan.init.slots, plan.init.keys.data(), versions.data());
+  });
 }
 
 }  // namespace herald::worker

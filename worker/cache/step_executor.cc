@@ -52,7 +52,7 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
       served_(device, cache, &transfer_, options.exchanger, options.rank, options.num_workers),
       held_(device, cache, &transfer_),
       hand_offs_(cache, &transfer_, options.exchanger, options.rank, options.num_workers,
-                 options.overlap),
+                 options.overlap, table_pool_.get()),
       device_time_(device, kDeviceSpans) {}
 
 absl::Status StepExecutor::Check(const plan::Step& step) {
