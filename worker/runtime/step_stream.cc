@@ -17,7 +17,7 @@ StepStream::StepStream(cluster::StepReader* reader, std::function<void(const abs
       }) {}
 
 StepStream::~StepStream() {
-  Finish();
+  Finish().IgnoreError();  // the stream's status was the caller's to ask for
   thread_.join();
 }
 
