@@ -357,10 +357,14 @@ PendingCall<absl::Status> ShardedPsClient::RunFetch(const std::string& job_id, u
       return failed;
     });
   };
-  // In the background the replies are also placed as they arrive, off the
-  // caller's thread.
-  if (launch == Launch::kBackground) return OnHelper([start] { return start().Wait(); });
-  return start();
+  // In the background the replies are also placed as they arrive.
+  return Launched(launch, start);
+}
+
+PendingCall<absl::Status> ShardedPsClient::Launched(
+    Launch launch, const std::function<PendingCall<absl::Status>()>& start) {
+  if (launch != Launch::kBackground) return start();
+  return OnHelper([start] { return start().Wait(); });
 }
 
 PendingCall<absl::Status> ShardedPsClient::OnHelper(std::function<absl::Status()> work) {
@@ -537,9 +541,7 @@ PendingCall<absl::Status> ShardedPsClient::StartPushGradients(const std::string&
     }
     return WaitForAll(std::move(started));
   };
-  // In the background the requests are also built and sent off the caller's thread.
-  if (launch == Launch::kBackground) return OnHelper([start] { return start().Wait(); });
-  return start();
+  return Launched(launch, start);
 }
 
 namespace {
@@ -637,9 +639,7 @@ PendingCall<absl::Status> ShardedPsClient::StartWriteBack(const std::string& job
     }
     return WaitForAll(std::move(started));
   };
-  // In the background the requests are also built and sent off the caller's thread.
-  if (launch == Launch::kBackground) return OnHelper([start] { return start().Wait(); });
-  return start();
+  return Launched(launch, start);
 }
 
 PendingCall<absl::Status> ShardedPsClient::WaitForAll(

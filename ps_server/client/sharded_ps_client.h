@@ -106,6 +106,11 @@ class ShardedPsClient final : public PsClient {
   // the pending call waits for its outcome. Destroying it unwaited waits
   // for `work` to end, since `work` may use the caller's memory.
   PendingCall<absl::Status> OnHelper(std::function<absl::Status()> work);
+  // A call's requests started by `start` as `launch` asks: at once on the
+  // caller's thread (kOnWait), or built, sent and waited for on a helper
+  // (kBackground, OnHelper).
+  PendingCall<absl::Status> Launched(Launch launch,
+                                     const std::function<PendingCall<absl::Status>()>& start);
   // Whether every shard's stub starts data calls without waiting (UCX).
   bool StubsStartCalls() const;
   // `status` of shard s, naming it.
