@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "ps_server/store/rocksdb_logger.h"
 
 namespace herald::ps {
 namespace {
@@ -32,14 +33,15 @@ void EncodeKey(uint32_t table, Key key, char* out) {
   PutBigEndian(key, 8, out + 4);
 }
 
-rocksdb::Options StoreOptions(uint64_t cache_bytes, uint64_t memtable_bytes) {
+rocksdb::Options StoreOptions(const std::string& path, uint64_t cache_bytes,
+                              uint64_t memtable_bytes) {
   rocksdb::Options o;
   o.compression = rocksdb::kNoCompression;  // trained floats barely compress
   o.write_buffer_size = memtable_bytes;
   o.max_write_buffer_number = 2;
   o.max_open_files = 256;
   o.info_log_level = rocksdb::WARN_LEVEL;
-  o.keep_log_file_num = 2;
+  o.info_log = ProcessLogFor(path);  // no LOG file on the store's own disk
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = rocksdb::NewLRUCache(std::max<uint64_t>(cache_bytes, 1 << 20));
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
@@ -70,7 +72,7 @@ absl::StatusOr<std::unique_ptr<RowStore>> RowStore::Open(const std::string& path
                                                          uint64_t memtable_bytes) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const rocksdb::Options options = StoreOptions(cache_bytes, memtable_bytes);
+  const rocksdb::Options options = StoreOptions(path, cache_bytes, memtable_bytes);
   if (fs::exists(path, ec)) {
     if (!fs::is_directory(path, ec)) {
       return absl::FailedPreconditionError(
