@@ -10,8 +10,9 @@ PACKAGES=(
   # RPC and serialization.
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   # Common libraries (SQLite: the scheduler's job store; RocksDB: the PS's
-  # disk tier).
+  # disk tier; xxHash, header only: string ids' keys; zstd: compressed data).
   libabsl-dev libspdlog-dev libfmt-dev libcpp-httplib-dev zlib1g-dev libsqlite3-dev librocksdb-dev
+  libxxhash-dev libzstd-dev
   # Math and collectives.
   libopenblas-dev libgloo-dev
   # RDMA fast path (compiles without a device; tests skip) and UCX, the

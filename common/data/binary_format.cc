@@ -1,6 +1,7 @@
 #include "common/data/binary_format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -78,6 +79,11 @@ absl::StatusOr<std::unique_ptr<BinaryWriter>> BinaryWriter::Create(const std::st
       samples_per_block == 0) {
     return absl::InvalidArgumentError("binary writer: unsupported schema or block size");
   }
+  if (schema.num_labels != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": binary format version 1 holds one label per sample; the data has ",
+                     schema.num_labels, " (version 2 is not built yet)"));
+  }
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return absl::UnavailableError(absl::StrCat("cannot create ", path));
   std::string header(kFileMagic, 8);
@@ -97,6 +103,16 @@ absl::StatusOr<std::unique_ptr<BinaryWriter>> BinaryWriter::Create(const std::st
 absl::Status BinaryWriter::Write(const SampleBlock& block) {
   if (closed_) return absl::FailedPreconditionError("binary writer is closed");
   if (!(block.schema == schema_)) return absl::InvalidArgumentError("schema mismatch");
+  for (size_t s = 0; s < block.size(); ++s) {
+    for (uint32_t i = 0; i < schema_.num_dense; ++i) {
+      const float v = block.Dense(s, i);
+      if (!(v == std::trunc(v) && v >= -2147483648.0f && v < 2147483648.0f)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path_, ": binary format version 1 holds integer dense values; sample ", s,
+                         " has ", v, " in dense feature ", i + 1, " (version 2 is not built yet)"));
+      }
+    }
+  }
   for (size_t s = 0; s < block.size(); ++s) {
     pending_.AppendFrom(block, s);
     if (pending_.size() >= samples_per_block_) HERALD_RETURN_IF_ERROR(FlushBlock());
@@ -121,7 +137,8 @@ absl::Status BinaryWriter::FlushBlock() {
 
   std::string payload;
   PutArray(&payload, pending_.labels.data(), n);
-  PutArray(&payload, pending_.dense.data(), pending_.dense.size());
+  std::vector<int32_t> dense(pending_.dense.begin(), pending_.dense.end());  // integers (Write)
+  PutArray(&payload, dense.data(), dense.size());
   PutArray(&payload, pending_.dense_missing.data(), n);
   for (size_t i = 0; i < cells; ++i) {
     uint32_t len = pending_.offsets[i + 1] - pending_.offsets[i];
@@ -293,7 +310,9 @@ absl::StatusOr<bool> BinaryReader::LoadBlock() {
     std::memcpy(block_.labels.data(), p, n * 4);
     p += n * 4;
     block_.dense.resize(uint64_t{n} * schema.num_dense);
-    std::memcpy(block_.dense.data(), p, block_.dense.size() * 4);
+    for (size_t i = 0; i < block_.dense.size(); ++i) {
+      block_.dense[i] = static_cast<float>(Get<int32_t>(p + 4 * i));  // as the TSV reader does
+    }
     p += block_.dense.size() * 4;
     block_.dense_missing.resize(n);
     std::memcpy(block_.dense_missing.data(), p, n * 4);

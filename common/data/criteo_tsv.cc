@@ -1,5 +1,6 @@
 #include "common/data/criteo_tsv.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -253,107 +254,15 @@ absl::Status ParseFieldByField(absl::string_view line, SampleBlock* out) {
 
 CriteoTsvReader::CriteoTsvReader(std::vector<std::string> names, InputOpener opener,
                                  ReaderOptions options)
-    : names_(std::move(names)),
-      opener_(std::move(opener)),
-      options_(options),
-      malformed_(options.max_malformed_kept),
-      buf_(std::max<size_t>(options.buffer_bytes, 64)) {}
+    : options_(options),
+      lines_(std::move(names), std::move(opener), options.buffer_bytes, "TSV reader"),
+      malformed_(options.max_malformed_kept) {}
 
 absl::StatusOr<std::unique_ptr<CriteoTsvReader>> CriteoTsvReader::Open(
     const std::vector<std::string>& paths, ReaderOptions options) {
   HERALD_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputPaths(paths));
   InputOpener opener = FileOpener(files);
   return std::make_unique<CriteoTsvReader>(std::move(files), std::move(opener), options);
-}
-
-absl::Status CriteoTsvReader::OpenNext() {
-  input_.reset();
-  HERALD_ASSIGN_OR_RETURN(input_, opener_(input_index_));
-  ++input_index_;
-  line_number_ = 0;
-  buf_offset_ = 0;
-  pos_ = end_ = 0;
-  input_eof_ = false;
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<uint64_t>> CriteoTsvReader::Position() const {
-  if (input_ == nullptr) return std::vector<uint64_t>{0, input_index_};
-  return std::vector<uint64_t>{1, input_index_ - 1, buf_offset_ + pos_, line_number_};
-}
-
-absl::Status CriteoTsvReader::Seek(const std::vector<uint64_t>& p) {
-  auto bad = [&](const char* why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TSV reader position (", p.size(), " words): ", why));
-  };
-  if (p.size() == 2 && p[0] == 0) {
-    if (p[1] > names_.size()) return bad("input index beyond the inputs");
-    input_.reset();
-    input_index_ = p[1];
-    return absl::OkStatus();
-  }
-  if (p.size() != 4 || p[0] != 1) return bad("not a position");
-  if (p[1] >= names_.size()) return bad("input index beyond the inputs");
-  input_index_ = p[1];
-  HERALD_RETURN_IF_ERROR(OpenNext());
-  if (p[2] > 0) {
-    // The byte before a position ends a line, or the input ends there (a
-    // last line without a newline was read).
-    char before = 0, after = 0;
-    absl::Status s = input_->Skip(p[2] - 1);
-    absl::StatusOr<size_t> got = s.ok() ? input_->Read(&before, 1) : absl::StatusOr<size_t>(s);
-    bool at_end = false;
-    if (got.ok() && *got == 1 && before != '\n') {
-      absl::StatusOr<size_t> more = input_->Read(&after, 1);
-      at_end = more.ok() && *more == 0;
-    }
-    if (!got.ok() || *got != 1 || (before != '\n' && !at_end)) {
-      return absl::DataLossError(absl::StrCat(names_[p[1]], ": offset ", p[2],
-                                              " is not the start of a line (the input changed "
-                                              "since the position was taken)"));
-    }
-  }
-  buf_offset_ = p[2];
-  line_number_ = p[3];
-  return absl::OkStatus();
-}
-
-absl::StatusOr<bool> CriteoTsvReader::NextLine(absl::string_view* line) {
-  while (true) {
-    if (input_ != nullptr) {
-      const char* start = buf_.data() + pos_;
-      const char* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - pos_));
-      if (nl != nullptr) {
-        *line = absl::string_view(start, nl - start);
-        pos_ = nl - buf_.data() + 1;
-        ++line_number_;
-        return true;
-      }
-      if (!input_eof_) {
-        // Move the partial line to the front, grow if it fills the buffer, refill.
-        size_t partial = end_ - pos_;
-        if (pos_ > 0) std::memmove(buf_.data(), buf_.data() + pos_, partial);
-        buf_offset_ += pos_;
-        pos_ = 0;
-        end_ = partial;
-        if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
-        HERALD_ASSIGN_OR_RETURN(size_t got, input_->Read(buf_.data() + end_, buf_.size() - end_));
-        if (got == 0) input_eof_ = true;
-        end_ += got;
-        continue;
-      }
-      if (end_ > pos_) {  // last line without '\n'
-        *line = absl::string_view(buf_.data() + pos_, end_ - pos_);
-        pos_ = end_;
-        ++line_number_;
-        return true;
-      }
-      input_.reset();
-    }
-    if (input_index_ >= names_.size()) return false;
-    HERALD_RETURN_IF_ERROR(OpenNext());
-  }
 }
 
 absl::StatusOr<size_t> CriteoTsvReader::Read(size_t max_samples, SampleBlock* out) {
@@ -363,18 +272,15 @@ absl::StatusOr<size_t> CriteoTsvReader::Read(size_t max_samples, SampleBlock* ou
   size_t appended = 0;
   absl::string_view line;
   while (appended < max_samples) {
-    HERALD_ASSIGN_OR_RETURN(bool more, NextLine(&line));
+    HERALD_ASSIGN_OR_RETURN(bool more, lines_.Next(&line));
     if (!more) break;
     absl::Status s = ParseCriteoLine(line, out);
     if (s.ok()) {
       ++appended;
       continue;
     }
-    MalformedRecord record{names_[input_index_ - 1], line_number_, std::string(s.message())};
-    if (options_.on_malformed == OnMalformed::kFail) {
-      return MalformedError(absl::StatusCode::kInvalidArgument, record);
-    }
-    malformed_.Add(std::move(record));
+    HERALD_RETURN_IF_ERROR(
+        RejectLine(options_.on_malformed, lines_.name(), lines_.line_number(), s, &malformed_));
   }
   return appended;
 }
@@ -394,7 +300,7 @@ inline void AppendHex(uint64_t v, std::string* out) {
 }  // namespace
 
 void AppendCriteoLine(const SampleBlock& block, size_t s, std::string* out) {
-  float label = block.labels[s];
+  float label = block.Label(s);
   if (label == 0.0f || label == 1.0f) {
     out->push_back(label == 0.0f ? '0' : '1');
   } else {
@@ -402,7 +308,7 @@ void AppendCriteoLine(const SampleBlock& block, size_t s, std::string* out) {
   }
   for (uint32_t i = 0; i < block.schema.num_dense; ++i) {
     out->push_back('\t');
-    if (!block.DenseMissing(s, i)) absl::StrAppend(out, block.Dense(s, i));
+    if (!block.DenseMissing(s, i)) absl::StrAppend(out, static_cast<int32_t>(block.Dense(s, i)));
   }
   for (uint32_t f = 0; f < block.schema.num_sparse; ++f) {
     out->push_back('\t');
@@ -432,6 +338,21 @@ CriteoTsvWriter::~CriteoTsvWriter() {
 
 absl::Status CriteoTsvWriter::Write(const SampleBlock& block) {
   if (f_ == nullptr) return absl::FailedPreconditionError("TSV writer is closed");
+  if (block.schema.num_labels != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path_, ": Criteo TSV holds one label per sample; the data has ", block.schema.num_labels));
+  }
+  for (size_t s = 0; s < block.size(); ++s) {
+    for (uint32_t i = 0; i < block.schema.num_dense; ++i) {
+      const float v = block.Dense(s, i);
+      if (!block.DenseMissing(s, i) &&
+          !(v == std::trunc(v) && v >= -2147483648.0f && v < 2147483648.0f)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path_, ": Criteo TSV holds integer dense values; sample ", s, " has ", v,
+                         " in dense feature ", i + 1));
+      }
+    }
+  }
   buffer_.clear();
   for (size_t s = 0; s < block.size(); ++s) AppendCriteoLine(block, s, &buffer_);
   if (std::fwrite(buffer_.data(), 1, buffer_.size(), f_) != buffer_.size()) {

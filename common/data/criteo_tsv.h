@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/data/input_stream.h"
+#include "common/data/line_source.h"
 #include "common/data/reader.h"
 #include "common/data/writer.h"
 
@@ -47,29 +48,20 @@ class CriteoTsvReader final : public SampleReader {
   // next line, lines read}. Seek reopens the input there and checks that
   // the byte before ends a line or the input ends there (else DataLoss:
   // the input changed).
-  absl::StatusOr<std::vector<uint64_t>> Position() const override;
-  absl::Status Seek(const std::vector<uint64_t>& position) override;
+  absl::StatusOr<std::vector<uint64_t>> Position() const override { return lines_.Position(); }
+  absl::Status Seek(const std::vector<uint64_t>& position) override {
+    return lines_.Seek(position);
+  }
 
  private:
-  // Fills buf_ so that at least one full line (or the file's tail) is in
-  // [pos_, end_). Returns false at the end of all inputs.
-  absl::StatusOr<bool> NextLine(absl::string_view* line);
-  absl::Status OpenNext();
-
-  std::vector<std::string> names_;
-  InputOpener opener_;
   ReaderOptions options_;
+  LineSource lines_;
   MalformedLog malformed_;
-  std::unique_ptr<InputStream> input_;
-  size_t input_index_ = 0;  // index of the next input to open
-  uint64_t line_number_ = 0;
-  std::vector<char> buf_;
-  uint64_t buf_offset_ = 0;  // offset in the input of buf_[0]
-  size_t pos_ = 0, end_ = 0;
-  bool input_eof_ = true;
 };
 
-// Writes samples as Criteo TSV lines. Not thread-safe.
+// Writes samples as Criteo TSV lines. Not thread-safe. Write refuses a
+// block with other than one label or with a dense value that is not an
+// integer in int32 (naming the sample and feature).
 class CriteoTsvWriter final : public SampleWriter {
  public:
   static absl::StatusOr<std::unique_ptr<CriteoTsvWriter>> Create(const std::string& path);

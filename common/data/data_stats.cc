@@ -12,7 +12,7 @@ DataStatsCollector::DataStatsCollector(DataSchema schema)
 void DataStatsCollector::Add(const SampleBlock& block) {
   for (size_t s = 0; s < block.size(); ++s) {
     ++rows_;
-    if (block.labels[s] > 0.5f) ++positives_;
+    if (block.Label(s) > 0.5f) ++positives_;
     for (uint32_t t = 0; t < schema_.num_sparse; ++t) {
       auto keys = block.Keys(s, t);
       if (keys.empty()) ++missing_[t];

@@ -152,7 +152,7 @@ double SyntheticGenerator::TeacherLogit(const SampleBlock& block, size_t s) cons
   double logit = teacher_bias_;
   for (uint32_t i = 0; i < schema_.num_dense; ++i) {
     if (block.DenseMissing(s, i)) continue;
-    double x = std::log1p(std::max(0, block.Dense(s, i)));
+    double x = std::log1p(static_cast<double>(std::max(0.0f, block.Dense(s, i))));
     logit += dense_weight_[i] * (x - dense_mu_[i]) / (dense_sigma_[i] + 0.5);
   }
   for (uint32_t t = 0; t < schema_.num_sparse; ++t) {

@@ -25,27 +25,54 @@ const float* SmallValueTable() {
 
 }  // namespace
 
-float TransformDense(int32_t value) {
-  if (value >= 0 && value < kTableSize) return SmallValueTable()[value];
-  return value > 0 ? std::log1p(static_cast<float>(value)) : 0.0f;
+float TransformDense(float value) {
+  if (value >= 0.0f && value < static_cast<float>(kTableSize)) {
+    const int32_t i = static_cast<int32_t>(value);
+    if (static_cast<float>(i) == value) return SmallValueTable()[i];
+  }
+  return value > 0.0f ? std::log1p(value) : 0.0f;
 }
 
-KeyBatch ToKeyBatch(const SampleBlock& block, size_t begin, size_t end) {
+float TransformDense(const ColumnSchema& column, float value) {
+  switch (column.transform) {
+    case DenseTransform::kNone:
+      return value;
+    case DenseTransform::kLog1p:
+      return TransformDense(value);
+    case DenseTransform::kAffine:
+      return value * column.scale + column.shift;
+  }
+  return value;
+}
+
+KeyBatch ToKeyBatch(const SampleBlock& block, size_t begin, size_t end,
+                    const ColumnsSchema* columns) {
   KeyBatch out;
-  ToKeyBatch(block, begin, end, &out);
+  ToKeyBatch(block, begin, end, &out, columns);
   return out;
 }
 
-void ToKeyBatch(const SampleBlock& block, size_t begin, size_t end, KeyBatch* out) {
+void ToKeyBatch(const SampleBlock& block, size_t begin, size_t end, KeyBatch* out,
+                const ColumnsSchema* columns) {
   const DataSchema& schema = block.schema;
   const uint32_t fields = schema.num_sparse;
   out->num_samples = static_cast<uint32_t>(end - begin);
-  out->labels.assign(block.labels.begin() + begin, block.labels.begin() + end);
+  out->labels.resize(end - begin);
+  for (size_t s = begin; s < end; ++s) out->labels[s - begin] = block.Label(s);
   out->dense.resize((end - begin) * schema.num_dense);
   float* dense = out->dense.data();
-  for (size_t s = begin; s < end; ++s) {
-    for (uint32_t i = 0; i < schema.num_dense; ++i) {
-      *dense++ = block.DenseMissing(s, i) ? 0.0f : TransformDense(block.Dense(s, i));
+  if (columns == nullptr) {
+    for (size_t s = begin; s < end; ++s) {
+      for (uint32_t i = 0; i < schema.num_dense; ++i) {
+        *dense++ = block.DenseMissing(s, i) ? 0.0f : TransformDense(block.Dense(s, i));
+      }
+    }
+  } else {
+    const std::vector<const ColumnSchema*> dense_columns = columns->OfRole(ColumnRole::kDense);
+    for (size_t s = begin; s < end; ++s) {
+      for (uint32_t i = 0; i < schema.num_dense; ++i) {
+        *dense++ = TransformDense(*dense_columns[i], block.Dense(s, i));
+      }
     }
   }
   out->tables.resize(fields);

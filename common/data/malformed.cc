@@ -25,4 +25,14 @@ absl::Status MalformedError(absl::StatusCode code, const MalformedRecord& record
   return absl::Status(code, record.ToString());
 }
 
+absl::Status RejectLine(OnMalformed policy, const std::string& file, uint64_t line,
+                        const absl::Status& why, MalformedLog* log) {
+  MalformedRecord record{file, line, std::string(why.message())};
+  if (policy == OnMalformed::kFail) {
+    return MalformedError(absl::StatusCode::kInvalidArgument, record);
+  }
+  log->Add(std::move(record));
+  return absl::OkStatus();
+}
+
 }  // namespace herald::data

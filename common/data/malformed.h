@@ -42,4 +42,9 @@ class MalformedLog {
 // The error returned under OnMalformed::kFail: `code` with "file:line: reason".
 absl::Status MalformedError(absl::StatusCode code, const MalformedRecord& record);
 
+// A line that did not parse (`why`): the InvalidArgument MalformedError
+// under kFail; else added to `log` and OK.
+absl::Status RejectLine(OnMalformed policy, const std::string& file, uint64_t line,
+                        const absl::Status& why, MalformedLog* log);
+
 }  // namespace herald::data

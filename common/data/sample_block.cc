@@ -11,7 +11,7 @@ void SampleBlock::Clear() {
 }
 
 void SampleBlock::Reserve(size_t samples, size_t keys_per_sample) {
-  labels.reserve(samples);
+  labels.reserve(samples * schema.num_labels);
   dense.reserve(samples * schema.num_dense);
   dense_missing.reserve(samples);
   offsets.reserve(samples * schema.num_sparse + 1);
@@ -22,7 +22,8 @@ void SampleBlock::AppendFrom(const SampleBlock& other, size_t s) { AppendRange(o
 
 void SampleBlock::AppendRange(const SampleBlock& other, size_t begin, size_t end) {
   if (begin >= end) return;
-  labels.insert(labels.end(), other.labels.begin() + begin, other.labels.begin() + end);
+  labels.insert(labels.end(), other.labels.begin() + begin * schema.num_labels,
+                other.labels.begin() + end * schema.num_labels);
   dense.insert(dense.end(), other.dense.begin() + begin * schema.num_dense,
                other.dense.begin() + end * schema.num_dense);
   dense_missing.insert(dense_missing.end(), other.dense_missing.begin() + begin,
@@ -42,7 +43,7 @@ void SampleBlock::AppendRange(const SampleBlock& other, size_t begin, size_t end
 
 void SampleBlock::Truncate(size_t count) {
   if (count >= size()) return;
-  labels.resize(count);
+  labels.resize(count * schema.num_labels);
   dense.resize(count * schema.num_dense);
   dense_missing.resize(count);
   offsets.resize(count * schema.num_sparse + 1);

@@ -12,8 +12,9 @@
 namespace herald::data {
 
 // Not thread-safe. Layout for sample s (0-based):
-//   labels[s]
-//   dense[s * num_dense + i]          (0 when missing)
+//   labels[s * num_labels + j]
+//   dense[s * num_dense + i]          (raw value; the column's missing value
+//                                      when missing, 0 for Criteo)
 //   dense_missing[s] bit i            (1 = feature i missing)
 //   keys of categorical feature f:    keys[offsets[s*num_sparse+f] .. offsets[s*num_sparse+f+1])
 // An empty key list means the feature is missing. Multi-hot features have
@@ -21,14 +22,14 @@ namespace herald::data {
 struct SampleBlock {
   DataSchema schema = kCriteoSchema;
   std::vector<float> labels;
-  std::vector<int32_t> dense;
+  std::vector<float> dense;
   std::vector<uint32_t> dense_missing;
   std::vector<uint32_t> offsets{0};
   std::vector<uint64_t> keys;
 
   explicit SampleBlock(DataSchema s = kCriteoSchema) : schema(s) {}
 
-  size_t size() const { return labels.size(); }
+  size_t size() const { return labels.size() / schema.num_labels; }
   bool empty() const { return labels.empty(); }
   void Clear();
   void Reserve(size_t samples, size_t keys_per_sample);
@@ -38,7 +39,10 @@ struct SampleBlock {
     return absl::MakeConstSpan(keys.data() + offsets[i], offsets[i + 1] - offsets[i]);
   }
   bool DenseMissing(size_t sample, uint32_t i) const { return (dense_missing[sample] >> i) & 1u; }
-  int32_t Dense(size_t sample, uint32_t i) const { return dense[sample * schema.num_dense + i]; }
+  float Dense(size_t sample, uint32_t i) const { return dense[sample * schema.num_dense + i]; }
+  float Label(size_t sample, uint32_t j = 0) const {
+    return labels[sample * schema.num_labels + j];
+  }
 
   // Appends sample `s` of `other` (same schema).
   void AppendFrom(const SampleBlock& other, size_t s);

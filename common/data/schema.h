@@ -1,6 +1,7 @@
 #pragma once
-// Shape of a training sample: one label, `num_dense` integer features and
-// `num_sparse` categorical features (one embedding table each).
+// Shape of a training sample: `num_labels` labels, `num_dense` dense
+// features and `num_sparse` categorical features. What the columns are and
+// how they are read: column_schema.h.
 
 #include <array>
 #include <cstdint>
@@ -10,11 +11,13 @@ namespace herald::data {
 struct DataSchema {
   uint32_t num_dense = 13;
   uint32_t num_sparse = 26;
+  uint32_t num_labels = 1;
   // Dense features are tracked missing/present in a 32-bit mask.
   static constexpr uint32_t kMaxDense = 32;
   static constexpr uint32_t kMaxSparse = 1024;
   friend bool operator==(const DataSchema& a, const DataSchema& b) {
-    return a.num_dense == b.num_dense && a.num_sparse == b.num_sparse;
+    return a.num_dense == b.num_dense && a.num_sparse == b.num_sparse &&
+           a.num_labels == b.num_labels;
   }
 };
 

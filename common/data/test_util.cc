@@ -39,7 +39,9 @@ std::string DiffBlocks(const SampleBlock& a, const SampleBlock& b) {
   if (!(a.schema == b.schema)) return "schemas differ";
   if (a.size() != b.size()) return absl::StrCat("sizes differ: ", a.size(), " vs ", b.size());
   for (size_t s = 0; s < a.size(); ++s) {
-    if (a.labels[s] != b.labels[s]) return absl::StrCat("sample ", s, ": label");
+    for (uint32_t j = 0; j < a.schema.num_labels; ++j) {
+      if (a.Label(s, j) != b.Label(s, j)) return absl::StrCat("sample ", s, ": label ", j);
+    }
     if (a.dense_missing[s] != b.dense_missing[s])
       return absl::StrCat("sample ", s, ": missing mask");
     for (uint32_t i = 0; i < a.schema.num_dense; ++i) {

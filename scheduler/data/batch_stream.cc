@@ -283,7 +283,8 @@ absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
 namespace {
 
 constexpr uint64_t kCursorMagic = 0x4154'4144'444c'5248ULL;  // "HRLDDATA"
-constexpr uint32_t kCursorVersion = 1;
+// Version 2: raw dense values as float (version 1: int32, still read).
+constexpr uint32_t kCursorVersion = 2;
 constexpr uint32_t kByteOrderMark = 0x01020304;
 
 // What a cursor is only valid for: the options that shape the batches.
@@ -341,7 +342,7 @@ absl::Status BatchStream::RestoreCursor(std::string_view cursor) {
   uint32_t version = 0, mark = 0;
   CursorOptions saved;
   r.Pod("magic", &magic) && r.Pod("version", &version) && r.Pod("byte order", &mark);
-  if (r.status().ok() && (magic != kCursorMagic || version != kCursorVersion)) {
+  if (r.status().ok() && (magic != kCursorMagic || version < 1 || version > kCursorVersion)) {
     return absl::DataLossError("data cursor: not a data cursor of this version");
   }
   if (r.status().ok() && mark != kByteOrderMark) {
@@ -376,13 +377,21 @@ absl::Status BatchStream::RestoreCursor(std::string_view cursor) {
       r.Pod("index_in_epoch", &index_in_epoch) && r.Pod("added_in_epoch", &added_in_epoch) &&
       r.Pod("malformed", &malformed) && r.Pod("dropped_tail", &dropped) &&
       r.Pod("input_done", &input_done) && r.Pod("rng_state", &rng_state) &&
-      r.Vec("position", &position) && r.Vec("labels", &live.labels) &&
-      r.Vec("dense", &live.dense) && r.Vec("dense_missing", &live.dense_missing) &&
-      r.Vec("offsets", &live.offsets) && r.Vec("keys", &live.keys);
+      r.Vec("position", &position) && r.Vec("labels", &live.labels);
+  if (version == 1) {
+    std::vector<int32_t> dense;
+    r.Vec("dense", &dense);
+    live.dense.assign(dense.begin(), dense.end());
+  } else {
+    r.Vec("dense", &live.dense);
+  }
+  r.Vec("dense_missing", &live.dense_missing) && r.Vec("offsets", &live.offsets) &&
+      r.Vec("keys", &live.keys);
   HERALD_RETURN_IF_ERROR(r.status());
-  const size_t n = live.labels.size();
   const data::DataSchema& schema = options_.schema;
-  if (!r.AtEnd() || live.dense.size() != n * schema.num_dense || live.dense_missing.size() != n ||
+  const size_t n = live.labels.size() / schema.num_labels;
+  if (!r.AtEnd() || live.labels.size() != n * schema.num_labels ||
+      live.dense.size() != n * schema.num_dense || live.dense_missing.size() != n ||
       live.offsets.size() != n * schema.num_sparse + 1 || live.offsets.front() != 0 ||
       live.offsets.back() != live.keys.size() ||
       !std::is_sorted(live.offsets.begin(), live.offsets.end())) {

@@ -1,0 +1,242 @@
+#include "common/data/csv_reader.h"
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "common/data/criteo_tsv.h"
+#include "common/data/key_batch_conversion.h"
+#include "common/data/string_key.h"
+#include "common/data/test_util.h"
+#include "gtest/gtest.h"
+
+namespace herald::data {
+namespace {
+
+using testing::DiffBlocks;
+using testing::TempDir;
+using testing::WriteFile;
+
+ColumnSchema Column(std::string name, ColumnRole role) {
+  ColumnSchema c;
+  c.name = std::move(name);
+  c.role = role;
+  return c;
+}
+
+// click and rating labels, price (affine) and age (no transform, missing
+// 30) dense, string user ids, decimal items, multi-hot hex genres.
+ColumnsSchema Shop() {
+  ColumnsSchema s;
+  s.columns.push_back(Column("click", ColumnRole::kLabel));
+  ColumnSchema rating = Column("rating", ColumnRole::kLabel);
+  rating.label = LabelKind::kRegression;
+  s.columns.push_back(rating);
+  ColumnSchema price = Column("price", ColumnRole::kDense);
+  price.transform = DenseTransform::kAffine;
+  price.scale = 0.5f;
+  price.shift = 1.0f;
+  s.columns.push_back(price);
+  ColumnSchema age = Column("age", ColumnRole::kDense);
+  age.missing_value = 30.0f;
+  s.columns.push_back(age);
+  ColumnSchema user = Column("user", ColumnRole::kSparse);
+  user.ids = IdFormat::kString;
+  s.columns.push_back(user);
+  ColumnSchema item = Column("item", ColumnRole::kSparse);
+  item.ids = IdFormat::kDecimal;
+  s.columns.push_back(item);
+  ColumnSchema genres = Column("genres", ColumnRole::kSparse);
+  genres.multi_hot_separator = '|';
+  s.columns.push_back(genres);
+  s.columns.push_back(Column("comment", ColumnRole::kIgnore));
+  return s;
+}
+
+absl::StatusOr<SampleBlock> ReadAll(const std::string& text, ColumnsSchema schema,
+                                    OnMalformed policy = OnMalformed::kFail,
+                                    MalformedLog* log = nullptr) {
+  ReaderOptions o;
+  o.on_malformed = policy;
+  o.buffer_bytes = 64;  // lines cross buffer refills
+  CsvReader reader({"shop.csv"}, MemoryOpener({text}), std::move(schema), o);
+  SampleBlock block(reader.schema());
+  for (;;) {
+    absl::StatusOr<size_t> got = reader.Read(3, &block);
+    if (!got.ok()) return got.status();
+    if (*got == 0) break;
+  }
+  if (log != nullptr) *log = reader.malformed();
+  return block;
+}
+
+TEST(StringKey, IsXxh64WithSeedZero) {
+  // Reference values of XXH64 (xxHash's own test vectors).
+  EXPECT_EQ(StringKey(""), 0xEF46DB3751D8E999ull);
+  EXPECT_EQ(StringKey("abc"), 0x44BC2CF5AD770999ull);
+}
+
+TEST(CsvReader, ReadsColumnsByHeaderNameInAnyOrder) {
+  const std::string text =
+      "genres,user,comment,age,item,price,rating,click\r\n"
+      "a1|B2,alice,\"nice, really\",41,7,10.5,4.5,1\n"
+      ",bob,,,18446744073709551615,-2,0,0\n";
+  absl::StatusOr<SampleBlock> block = ReadAll(text, Shop());
+  ASSERT_TRUE(block.ok()) << block.status();
+  ASSERT_EQ(block->size(), 2u);
+  EXPECT_EQ(block->schema, (DataSchema{2, 3, 2}));
+  EXPECT_EQ(block->Label(0, 0), 1.0f);
+  EXPECT_EQ(block->Label(0, 1), 4.5f);
+  EXPECT_EQ(block->Dense(0, 0), 10.5f);
+  EXPECT_EQ(block->Dense(0, 1), 41.0f);
+  EXPECT_FALSE(block->DenseMissing(0, 1));
+  EXPECT_TRUE(block->DenseMissing(1, 1));
+  EXPECT_EQ(block->Dense(1, 1), 30.0f);  // the column's missing value
+  ASSERT_EQ(block->Keys(0, 0).size(), 1u);
+  EXPECT_EQ(block->Keys(0, 0)[0], StringKey("alice"));
+  EXPECT_EQ(block->Keys(1, 1)[0], 18446744073709551615ull);
+  ASSERT_EQ(block->Keys(0, 2).size(), 2u);
+  EXPECT_EQ(block->Keys(0, 2)[0], 0xa1u);
+  EXPECT_EQ(block->Keys(0, 2)[1], 0xb2u);
+  EXPECT_TRUE(block->Keys(1, 2).empty());
+  // The columns' transforms and the first label reach the batch.
+  const ColumnsSchema schema = Shop();
+  const KeyBatch batch = ToKeyBatch(*block, 0, 2, &schema);
+  EXPECT_EQ(batch.labels, (std::vector<float>{1.0f, 0.0f}));
+  EXPECT_EQ(batch.dense, (std::vector<float>{10.5f * 0.5f + 1.0f, 41.0f, -2 * 0.5f + 1.0f, 30.0f}));
+  ASSERT_EQ(batch.tables.size(), 3u);
+  EXPECT_EQ(batch.tables[2].offsets, (std::vector<uint32_t>{0, 2, 2}));
+}
+
+TEST(CsvReader, EveryBadValueNamesFileLineAndColumn) {
+  const std::string header = "click,rating,price,age,user,item,genres,comment\n";
+  struct Case {
+    std::string line, error;
+  };
+  const Case cases[] = {
+      {"1,4,x,1,u,1,a,", "shop.csv:2: column 'price' (field 3): not a finite number 'x'"},
+      {"2,4,1,1,u,1,a,",
+       "shop.csv:2: column 'click' (field 1): binary label '2' is outside [0, 1]"},
+      {"1,inf,1,1,u,1,a,", "shop.csv:2: column 'rating' (field 2): not a finite number 'inf'"},
+      {"1,4,1,1,u,-1,a,", "column 'item' (field 6): not an unsigned 64-bit decimal id '-1'"},
+      {"1,4,1,1,u,1,a||b,", "column 'genres' (field 7): an empty id in 'a||b'"},
+      {"1,4,1,1,u,1,zz,", "column 'genres' (field 7): not a hex id of 1-16 digits 'zz'"},
+      {",4,1,1,u,1,a,", "column 'click' (field 1): no label"},
+      {"1,4,1,1,u,1,a", "shop.csv:2: expected 8 fields, found 7"},
+      {"1,4,1,1,\"u,1,a,", "shop.csv:2: field 5: a quote is not closed"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<SampleBlock> block = ReadAll(header + c.line + "\n", Shop());
+    ASSERT_FALSE(block.ok()) << c.line;
+    EXPECT_EQ(block.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StrContains(block.status().message(), c.error))
+        << c.line << ": " << block.status();
+  }
+  // Skipped under the skip policy, the good lines kept.
+  MalformedLog log;
+  absl::StatusOr<SampleBlock> block =
+      ReadAll(header + "1,4,x,1,u,1,a,\n0,1,2,3,u,1,a,\n", Shop(), OnMalformed::kSkip, &log);
+  ASSERT_TRUE(block.ok()) << block.status();
+  EXPECT_EQ(block->size(), 1u);
+  EXPECT_EQ(log.count(), 1u);
+}
+
+TEST(CsvReader, AHeaderThatDoesNotMatchTheSchemaIsRefusedNamingTheColumn) {
+  absl::StatusOr<SampleBlock> lacks = ReadAll("click,rating,price,age,user,item\n", Shop());
+  EXPECT_TRUE(
+      absl::StrContains(lacks.status().message(), "shop.csv:1: the header has no column 'genres'"))
+      << lacks.status();
+  const std::string extra =
+      "click,rating,price,age,user,item,genres,comment,zip\n1,4,1,1,u,1,a,,9\n";
+  absl::StatusOr<SampleBlock> refused = ReadAll(extra, Shop());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "header column 9 'zip' is not in"))
+      << refused.status();
+  ColumnsSchema lenient = Shop();
+  lenient.ignore_other_columns = true;
+  absl::StatusOr<SampleBlock> read = ReadAll(extra, lenient);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->size(), 1u);
+}
+
+TEST(CsvReader, WithoutAHeaderColumnsAreInSchemaOrder) {
+  ColumnsSchema s = Shop();
+  s.header = false;
+  s.separator = '\t';
+  absl::StatusOr<SampleBlock> block = ReadAll("1\t2.5\t4\t5\tu\t9\tff\tz\n", s);
+  ASSERT_TRUE(block.ok()) << block.status();
+  EXPECT_EQ(block->Label(0, 1), 2.5f);
+  EXPECT_EQ(block->Keys(0, 1)[0], 9u);
+  EXPECT_EQ(block->Keys(0, 2)[0], 0xffu);
+}
+
+TEST(CsvReader, APositionResumesAFreshReaderPastTheHeaderOfEachFile) {
+  TempDir dir;
+  const std::string header = "item,click,rating,price,age,user,genres,comment\n";
+  std::string a = header, b = "comment,genres,user,age,price,rating,click,item\n";
+  for (int i = 0; i < 5; ++i) {
+    a += std::to_string(i) + ",1,2,3,4,u" + std::to_string(i) + ",a,\n";
+    b += ",b,v" + std::to_string(i) + ",4,3,2,0," + std::to_string(10 + i) + "\n";
+  }
+  WriteFile(dir.File("a.csv"), a);
+  WriteFile(dir.File("b.csv"), b);
+  auto open = [&] {
+    absl::StatusOr<std::unique_ptr<CsvReader>> r =
+        CsvReader::Open({dir.File("a.csv"), dir.File("b.csv")}, Shop(), ReaderOptions());
+    EXPECT_TRUE(r.ok()) << r.status();
+    return std::move(*r);
+  };
+  auto whole = open();
+  SampleBlock all(whole->schema());
+  while (*whole->Read(100, &all) > 0) {
+  }
+  ASSERT_EQ(all.size(), 10u);
+  for (size_t at : {2u, 5u, 7u}) {
+    auto first = open();
+    SampleBlock head(first->schema());
+    ASSERT_EQ(*first->Read(at, &head), at);
+    absl::StatusOr<std::vector<uint64_t>> position = first->Position();
+    ASSERT_TRUE(position.ok());
+    auto second = open();
+    ASSERT_TRUE(second->Seek(*position).ok());
+    while (*second->Read(100, &head) > 0) {
+    }
+    EXPECT_EQ(DiffBlocks(head, all), "") << "resumed after " << at;
+  }
+}
+
+TEST(ColumnsSchema, ValidationNamesTheColumn) {
+  ColumnsSchema twice = Shop();
+  twice.columns.push_back(Column("price", ColumnRole::kDense));
+  EXPECT_TRUE(absl::StrContains(ValidateColumns(twice).message(),
+                                "columns[8] 'price': a second column of that name"));
+  ColumnsSchema none;
+  none.columns.push_back(Column("x", ColumnRole::kDense));
+  EXPECT_TRUE(absl::StrContains(ValidateColumns(none).message(), "no label column"));
+  ColumnsSchema clash = Shop();
+  clash.columns[6].multi_hot_separator = ',';
+  EXPECT_TRUE(absl::StrContains(ValidateColumns(clash).message(),
+                                "'genres': its multi-hot separator is the column separator"));
+  EXPECT_TRUE(ValidateColumns(Shop()).ok());
+  EXPECT_TRUE(ValidateColumns(CriteoColumns()).ok());
+  EXPECT_EQ(CriteoColumns().Layout(), kCriteoSchema);
+}
+
+TEST(ColumnsSchema, FeaturesNameTheirTables) {
+  ColumnsSchema s = Shop();
+  s.columns[5].table = "user";  // item looks up the user table
+  EXPECT_EQ(s.Tables(), (std::vector<std::string>{"user", "genres"}));
+  EXPECT_EQ(s.FeatureTables(), (std::vector<uint32_t>{0, 0, 1}));
+}
+
+TEST(CriteoTsvWriter, RefusesWhatCriteoTsvCannotHold) {
+  TempDir dir;
+  absl::StatusOr<SampleBlock> block =
+      ReadAll("click,rating,price,age,user,item,genres,comment\n1,4,1.5,1,u,1,a,\n", Shop());
+  ASSERT_TRUE(block.ok());
+  auto writer = CriteoTsvWriter::Create(dir.File("out.tsv"));
+  ASSERT_TRUE(writer.ok());
+  absl::Status s = (*writer)->Write(*block);
+  EXPECT_TRUE(absl::StrContains(s.message(), "one label per sample")) << s;
+}
+
+}  // namespace
+}  // namespace herald::data
