@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -23,6 +24,7 @@
 #include "proto/scheduler.grpc.pb.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/data/batch_stream.h"
+#include "scheduler/data/data_schema_spec.h"
 #include "tests/harness/heraldctl.h"
 #include "tests/harness/local_cluster.h"
 #include "tests/harness/process.h"
@@ -129,6 +131,89 @@ TEST_F(TrainingCluster, JobsUnderHeraldThenVanillaEqualTheReference) {
     EXPECT_EQ(done.progress().cache_sizing_loaded(), policy == proto::POLICY_VANILLA);
     ExpectEqualsReference(spec, job, done.progress().loss());
   }
+}
+
+// A CSV file with a header in its own column order: click and rating
+// labels, a float price (affine) and age (missing 30), string user ids,
+// decimal item ids, multi-hot hex genres and a column to ignore.
+std::string WriteShopCsv(const std::string& dir, int rows) {
+  const std::string path = dir + "/shop.csv";
+  std::ofstream out(path);
+  out << "note,genres,user,age,item,price,rating,click\n";
+  uint64_t state = 7;
+  auto next = [&state](uint64_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % n;
+  };
+  for (int r = 0; r < rows; ++r) {
+    const uint64_t user = next(40), item = next(25);
+    out << "\"free, text\"," << std::hex << (1 + next(6)) << "|" << (7 + next(5)) << std::dec
+        << ",user-" << user << ",";
+    if (next(4) != 0) out << 18 + next(50);
+    out << "," << 1000 + item << "," << (item % 7) * 1.25 << "," << next(5) << ","
+        << ((user + item) % 3 == 0 ? 1 : 0) << "\n";
+  }
+  return path;
+}
+
+proto::JobSpec ShopSpec(const std::string& csv) {
+  proto::JobSpec spec = TrainingSpec("shop", proto::POLICY_HERALD, 10);
+  spec.set_num_dense(0);
+  spec.clear_tables();
+  for (const char* name : {"item", "genres", "user"}) {  // not in column order
+    auto* table = spec.add_tables();
+    table->set_name(name);
+    table->set_dim(4);
+  }
+  proto::DataSpec* data = spec.mutable_data();
+  data->set_format(proto::DATA_FORMAT_CSV);
+  data->add_paths(csv);
+  data->set_on_malformed(proto::MALFORMED_FAIL);
+  const char* schema = R"pb(
+    columns { name: "click" role: COLUMN_LABEL }
+    columns { name: "rating" role: COLUMN_LABEL label: LABEL_REGRESSION }
+    columns { name: "price" role: COLUMN_DENSE transform: TRANSFORM_AFFINE scale: 0.5 shift: -1 }
+    columns { name: "age" role: COLUMN_DENSE missing: 30 transform: TRANSFORM_LOG1P }
+    columns { name: "user" role: COLUMN_SPARSE ids: IDS_STRING }
+    columns { name: "item" role: COLUMN_SPARSE ids: IDS_DECIMAL }
+    columns { name: "genres" role: COLUMN_SPARSE multi_hot_separator: "|" }
+    columns { name: "note" role: COLUMN_IGNORE }
+  )pb";
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(schema, data->mutable_schema()));
+  return spec;
+}
+
+TEST_F(TrainingCluster, ACsvWithAHeaderAndStringIdsTrainsTheReferenceModel) {
+  const proto::JobSpec spec = ShopSpec(WriteShopCsv(dir_, 1200));
+  const std::string job = Submit(spec);
+  const proto::JobStatus done = Watch(job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << "\n" << Logs();
+  EXPECT_EQ(done.progress().iteration(), 10u);
+  EXPECT_EQ(done.progress().malformed_lines(), 0u);
+  // The reference reads the spec as the scheduler resolved it: tables in
+  // the schema's order, num_dense from its dense columns.
+  proto::JobSpec resolved = spec;
+  ASSERT_TRUE(scheduler::ResolveDataSchema(&resolved).ok());
+  EXPECT_EQ(resolved.num_dense(), 2u);
+  EXPECT_EQ(resolved.tables(0).name(), "user");
+  EXPECT_EQ(resolved.tables(2).name(), "genres");
+  ExpectEqualsReference(resolved, job, done.progress().loss());
+
+  // A spec that names num_dense beside the schema, or a table no column
+  // uses, is refused at submit naming the fields.
+  proto::JobSpec both = spec;
+  both.set_num_dense(2);
+  absl::StatusOr<std::string> refused = cluster_->Submit(both);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "num_dense and data.schema"))
+      << refused.status();
+  proto::JobSpec unused = spec;
+  unused.add_tables()->set_name("orphan");
+  unused.mutable_tables(3)->set_dim(4);
+  refused = cluster_->Submit(unused);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "'orphan' is looked up by no SPARSE"))
+      << refused.status();
 }
 
 TEST_F(TrainingCluster, RefusesCallsWithoutTheTokenAndBadSpecs) {

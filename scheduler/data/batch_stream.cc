@@ -4,12 +4,14 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/data/csv_reader.h"
 #include "common/data/generator.h"
 #include "common/data/key_batch_conversion.h"
 #include "common/data/open_reader.h"
 #include "common/rng.h"
 #include "common/state_io.h"
 #include "common/status.h"
+#include "scheduler/data/data_schema_spec.h"
 
 namespace herald::scheduler {
 namespace {
@@ -79,6 +81,22 @@ absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(const proto::
     }
     return std::unique_ptr<data::SampleReader>(std::move(reader));
   }
+  if (spec.format() == proto::DATA_FORMAT_CSV) {
+    if (spec.paths().empty()) return absl::InvalidArgumentError("data.paths: empty");
+    HERALD_ASSIGN_OR_RETURN(data::ColumnsSchema columns, ColumnsFromSpec(spec.schema()));
+    if (!(columns.Layout() == schema)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data.schema: ", columns.Layout().num_dense, " dense and ", columns.Layout().num_sparse,
+          " sparse columns; the job has num_dense=", schema.num_dense, " and ", schema.num_sparse,
+          " tables"));
+    }
+    data::ReaderOptions options;
+    options.on_malformed = spec.on_malformed() == proto::MALFORMED_FAIL ? data::OnMalformed::kFail
+                                                                        : data::OnMalformed::kSkip;
+    std::vector<std::string> paths(spec.paths().begin(), spec.paths().end());
+    HERALD_ASSIGN_OR_RETURN(auto reader, data::CsvReader::Open(paths, std::move(columns), options));
+    return std::unique_ptr<data::SampleReader>(std::move(reader));
+  }
   data::FileFormat format;
   switch (spec.format()) {
     case proto::DATA_FORMAT_CRITEO_TSV:
@@ -89,8 +107,7 @@ absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(const proto::
       break;
     default:
       return absl::InvalidArgumentError(
-          "data.format: must be CRITEO_TSV, HERALD_BINARY or "
-          "GENERATED");
+          "data.format: must be CRITEO_TSV, HERALD_BINARY, CSV or GENERATED");
   }
   if (spec.paths().empty()) return absl::InvalidArgumentError("data.paths: empty");
   data::ReaderOptions options;
@@ -112,6 +129,12 @@ BatchStreamOptions StreamOptionsFromSpec(const proto::JobSpec& spec, Split split
   BatchStreamOptions o;
   o.data = spec.data();
   o.schema = data::DataSchema{spec.num_dense(), static_cast<uint32_t>(spec.tables_size())};
+  if (spec.data().format() == proto::DATA_FORMAT_CSV) {
+    // Checked at submit; a schema that does not convert fails at Open.
+    if (absl::StatusOr<data::ColumnsSchema> c = ColumnsFromSpec(spec.data().schema()); c.ok()) {
+      o.schema = c->Layout();
+    }
+  }
   o.global_batch_size = spec.global_batch_size();
   o.iterations = split == Split::kTrain ? spec.iterations() : 0;
   o.epochs = split == Split::kTrain ? spec.epochs() : 1;
@@ -140,6 +163,11 @@ absl::StatusOr<std::unique_ptr<BatchStream>> BatchStream::Open(BatchStreamOption
         absl::StrCat("data.eval_fraction: ", options.data.eval_fraction(), " not in [0, 1)"));
   }
   std::unique_ptr<BatchStream> stream(new BatchStream(std::move(options)));
+  if (stream->options_.data.format() == proto::DATA_FORMAT_CSV) {
+    HERALD_ASSIGN_OR_RETURN(data::ColumnsSchema columns,
+                            ColumnsFromSpec(stream->options_.data.schema()));
+    stream->columns_ = std::make_unique<data::ColumnsSchema>(std::move(columns));
+  }
   HERALD_ASSIGN_OR_RETURN(stream->reader_,
                           OpenDataSource(stream->options_.data, stream->options_.schema));
   return stream;
@@ -276,7 +304,7 @@ absl::StatusOr<bool> BatchStream::NextSamples(const data::SampleBlock** out) {
 absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
   const data::SampleBlock* samples = nullptr;
   HERALD_ASSIGN_OR_RETURN(bool more, NextSamples(&samples));
-  if (more) data::ToKeyBatch(*samples, 0, samples->size(), out);
+  if (more) data::ToKeyBatch(*samples, 0, samples->size(), out, columns_.get());
   return more;
 }
 

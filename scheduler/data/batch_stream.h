@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/data/column_schema.h"
 #include "common/data/generator.h"
 #include "common/data/key_batch.h"
 #include "common/data/reader.h"
@@ -59,7 +60,8 @@ struct BatchStreamOptions {
   Split split = Split::kTrain;
 };
 
-// BatchStreamOptions from a job spec (schema from num_dense and tables).
+// BatchStreamOptions from a job spec (schema from num_dense and tables, or
+// from data.schema for CSV data).
 BatchStreamOptions StreamOptionsFromSpec(const proto::JobSpec& spec, Split split);
 
 class BatchStream {
@@ -125,6 +127,8 @@ class BatchStream {
   data::SampleBlock spare_pool_;  // what the pool is compacted into
   std::deque<uint32_t> live_;     // indices into pool_ not yet emitted
   data::SampleBlock batch_block_;
+  // CSV data: its columns' dense transforms (null: Criteo's).
+  std::unique_ptr<data::ColumnsSchema> columns_;
 };
 
 }  // namespace herald::scheduler

@@ -10,6 +10,7 @@
 #include "common/scheduling_defaults.h"
 #include "common/status.h"
 #include "common/thread_name.h"
+#include "scheduler/data/data_schema_spec.h"
 #include "scheduler/jobs/job_spec_check.h"
 #include "scheduler/jobs/model_export.h"
 
@@ -127,6 +128,7 @@ absl::StatusOr<std::string> JobManager::Submit(const proto::JobSpec& submitted) 
   // filled in, so everyone reads the same options.
   proto::JobSpec spec = submitted;
   ResolveSchedulingDefaults(spec.mutable_scheduling());
+  if (absl::Status s = ResolveDataSchema(&spec); !s.ok()) return s;
   if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   auto job = std::make_unique<Job>();

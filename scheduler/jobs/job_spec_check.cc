@@ -39,6 +39,7 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
   switch (d.format()) {
     case proto::DATA_FORMAT_CRITEO_TSV:
     case proto::DATA_FORMAT_HERALD_BINARY:
+    case proto::DATA_FORMAT_CSV:
       if (d.paths().empty()) return absl::InvalidArgumentError("data.paths: empty");
       break;
     case proto::DATA_FORMAT_GENERATED:
@@ -48,7 +49,7 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
       break;
     default:
       return absl::InvalidArgumentError(
-          "data.format: must be CRITEO_TSV, HERALD_BINARY or GENERATED");
+          "data.format: must be CRITEO_TSV, HERALD_BINARY, CSV or GENERATED");
   }
   if (!(d.eval_fraction() >= 0 && d.eval_fraction() < 1)) {
     return absl::InvalidArgumentError(

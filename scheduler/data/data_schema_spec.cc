@@ -1,0 +1,139 @@
+#include "scheduler/data/data_schema_spec.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace herald::scheduler {
+namespace {
+
+absl::StatusOr<char> OneCharacter(const std::string& text, char empty, const std::string& field) {
+  if (text.empty()) return empty;
+  if (text.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": \"", text, "\" is not one character"));
+  }
+  return text[0];
+}
+
+}  // namespace
+
+absl::StatusOr<data::ColumnsSchema> ColumnsFromSpec(const proto::DataSchemaSpec& spec) {
+  data::ColumnsSchema out;
+  HERALD_ASSIGN_OR_RETURN(out.separator,
+                          OneCharacter(spec.separator(), ',', "data.schema.separator"));
+  out.header = !spec.no_header();
+  out.ignore_other_columns = spec.ignore_other_columns();
+  for (int i = 0; i < spec.columns_size(); ++i) {
+    const proto::ColumnSpec& c = spec.columns(i);
+    const std::string field = absl::StrCat("data.schema.columns[", i, "]");
+    data::ColumnSchema col;
+    col.name = c.name();
+    switch (c.role()) {
+      case proto::COLUMN_LABEL:
+        col.role = data::ColumnRole::kLabel;
+        break;
+      case proto::COLUMN_DENSE:
+        col.role = data::ColumnRole::kDense;
+        break;
+      case proto::COLUMN_SPARSE:
+        col.role = data::ColumnRole::kSparse;
+        break;
+      case proto::COLUMN_IGNORE:
+        col.role = data::ColumnRole::kIgnore;
+        break;
+      default:
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ".role: '", c.name(), "' needs a role (LABEL, DENSE, SPARSE or IGNORE)"));
+    }
+    col.label = c.label() == proto::LABEL_REGRESSION ? data::LabelKind::kRegression
+                                                     : data::LabelKind::kBinary;
+    switch (c.transform()) {
+      case proto::TRANSFORM_LOG1P:
+        col.transform = data::DenseTransform::kLog1p;
+        break;
+      case proto::TRANSFORM_AFFINE:
+        col.transform = data::DenseTransform::kAffine;
+        break;
+      default:
+        col.transform = data::DenseTransform::kNone;
+        break;
+    }
+    col.scale = c.scale() == 0.0f ? 1.0f : c.scale();
+    col.shift = c.shift();
+    col.missing_value = c.missing();
+    switch (c.ids()) {
+      case proto::IDS_DECIMAL:
+        col.ids = data::IdFormat::kDecimal;
+        break;
+      case proto::IDS_STRING:
+        col.ids = data::IdFormat::kString;
+        break;
+      default:
+        col.ids = data::IdFormat::kHex;
+        break;
+    }
+    HERALD_ASSIGN_OR_RETURN(col.multi_hot_separator, OneCharacter(c.multi_hot_separator(), 0,
+                                                                  field + ".multi_hot_separator"));
+    col.table = c.table();
+    out.columns.push_back(std::move(col));
+  }
+  HERALD_RETURN_IF_ERROR(data::ValidateColumns(out));
+  return out;
+}
+
+absl::Status ResolveDataSchema(proto::JobSpec* spec) {
+  proto::DataSpec* data = spec->mutable_data();
+  if (data->format() != proto::DATA_FORMAT_CSV) {
+    if (data->has_schema()) {
+      return absl::InvalidArgumentError(
+          "data.schema: only data.format CSV reads a schema (Criteo TSV, binary and generated "
+          "data have their own)");
+    }
+    return absl::OkStatus();
+  }
+  if (spec->num_dense() != 0) {
+    return absl::InvalidArgumentError(
+        "num_dense and data.schema: a spec with a schema takes its dense features from the "
+        "schema's DENSE columns; remove num_dense");
+  }
+  HERALD_ASSIGN_OR_RETURN(const data::ColumnsSchema columns, ColumnsFromSpec(data->schema()));
+  absl::flat_hash_map<std::string, int> table_index;
+  for (int t = 0; t < spec->tables_size(); ++t) {
+    if (!table_index.emplace(spec->tables(t).name(), t).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tables[", t, "].name: '", spec->tables(t).name(), "' is named twice"));
+    }
+  }
+  absl::flat_hash_map<std::string, std::string> feature_of_table;
+  std::vector<proto::TableSpec> ordered;
+  for (const data::ColumnSchema* c : columns.OfRole(data::ColumnRole::kSparse)) {
+    const std::string& table = c->table.empty() ? c->name : c->table;
+    auto it = table_index.find(table);
+    if (it == table_index.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("data.schema: column '", c->name,
+                                                     "' looks up table '", table,
+                                                     "', which tables[] does not name"));
+    }
+    if (auto [seen, added] = feature_of_table.emplace(table, c->name); !added) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data.schema: columns '", seen->second, "' and '", c->name, "' share table '", table,
+          "': features sharing a table are not built yet (issue 58)"));
+    }
+    ordered.push_back(spec->tables(it->second));
+  }
+  for (const proto::TableSpec& t : spec->tables()) {
+    if (!feature_of_table.contains(t.name())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tables: '", t.name(), "' is looked up by no SPARSE column of data.schema"));
+    }
+  }
+  spec->clear_tables();
+  for (proto::TableSpec& t : ordered) *spec->add_tables() = std::move(t);
+  spec->set_num_dense(columns.Layout().num_dense);
+  return absl::OkStatus();
+}
+
+}  // namespace herald::scheduler

@@ -1,0 +1,25 @@
+#pragma once
+// A job spec's data.schema as the readers' column schema, and the spec
+// resolved against it: its tables in the features' order and num_dense
+// from the schema's dense columns.
+
+#include "absl/status/statusor.h"
+#include "common/data/column_schema.h"
+#include "proto/job.pb.h"
+
+namespace herald::scheduler {
+
+// data.schema's columns. Errors: InvalidArgument naming the field
+// (data.schema.columns[i].role, .multi_hot_separator, data.schema.separator)
+// and ValidateColumns's.
+absl::StatusOr<data::ColumnsSchema> ColumnsFromSpec(const proto::DataSchemaSpec& schema);
+
+// For a spec whose data.format is CSV, at submit: refuses num_dense beside
+// a schema, a sparse column whose table is not in `tables`, a table no
+// column uses and (not built yet) two features sharing one table, each
+// naming the field; then orders `tables` as the sparse columns name them
+// and sets num_dense from the schema, so everything downstream reads the
+// spec as today. Other formats: refuses a schema (it would be ignored).
+absl::Status ResolveDataSchema(proto::JobSpec* spec);
+
+}  // namespace herald::scheduler
