@@ -74,6 +74,15 @@ absl::Status ParseId(const ColumnSchema& c, absl::string_view id, uint64_t* key)
 
 // One line's values before they go into the block (so a bad line leaves
 // the block unchanged).
+std::vector<uint32_t> RoleSlots(const ColumnsSchema& schema) {
+  std::vector<uint32_t> slot(schema.columns.size(), 0);
+  uint32_t next[4] = {0, 0, 0, 0};
+  for (size_t c = 0; c < schema.columns.size(); ++c) {
+    slot[c] = next[static_cast<int>(schema.columns[c].role)]++;
+  }
+  return slot;
+}
+
 struct LineValues {
   std::vector<float> labels, dense;
   uint32_t missing = 0;  // bit i: dense value i is missing
@@ -139,6 +148,7 @@ absl::StatusOr<FieldMap> MapHeader(const ColumnsSchema& schema, absl::string_vie
     column[schema.columns[c].name] = static_cast<int>(c);
   }
   FieldMap map;
+  map.slot_of_column = RoleSlots(schema);
   std::vector<bool> found(schema.columns.size(), false);
   for (size_t f = 0; f < names.size(); ++f) {
     auto it = column.find(names[f]);
@@ -171,6 +181,7 @@ absl::StatusOr<FieldMap> MapHeader(const ColumnsSchema& schema, absl::string_vie
 
 FieldMap SchemaOrder(const ColumnsSchema& schema) {
   FieldMap map;
+  map.slot_of_column = RoleSlots(schema);
   for (size_t c = 0; c < schema.columns.size(); ++c) {
     map.column_of_field.push_back(
         schema.columns[c].role == ColumnRole::kIgnore ? -1 : static_cast<int>(c));
@@ -185,27 +196,7 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
         absl::StrCat("expected ", map.column_of_field.size(), " fields, found ", fields.size()));
   }
   const DataSchema& layout = out->schema;
-  // Each column's position among its role (schema order), for the block.
-  thread_local std::vector<uint32_t> slot;
-  slot.resize(schema.columns.size());
-  {
-    uint32_t l = 0, d = 0, s = 0;
-    for (size_t c = 0; c < schema.columns.size(); ++c) {
-      switch (schema.columns[c].role) {
-        case ColumnRole::kLabel:
-          slot[c] = l++;
-          break;
-        case ColumnRole::kDense:
-          slot[c] = d++;
-          break;
-        case ColumnRole::kSparse:
-          slot[c] = s++;
-          break;
-        case ColumnRole::kIgnore:
-          break;
-      }
-    }
-  }
+  const std::vector<uint32_t>& slot = map.slot_of_column;
   thread_local LineValues v;
   v.labels.assign(layout.num_labels, 0.0f);
   v.dense.assign(layout.num_dense, 0.0f);

@@ -28,6 +28,8 @@ absl::Status SplitFields(absl::string_view line, char separator,
 // schema column it holds, or -1 (skipped).
 struct FieldMap {
   std::vector<int> column_of_field;
+  // Each schema column's place among the columns of its role.
+  std::vector<uint32_t> slot_of_column;
 };
 
 // The map of a header line. Errors (InvalidArgument, "<file>:1: ...") for
