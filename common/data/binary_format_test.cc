@@ -154,7 +154,9 @@ TEST(BinaryFormat, APositionResumesAFreshReaderAtTheSameSample) {
     auto reader = BinaryReader::Open(files, ReaderOptions{b.schema});
     ASSERT_TRUE(reader.ok());
     SampleBlock head(b.schema);
-    if (taken > 0) ASSERT_EQ(*(*reader)->Read(taken, &head), taken);
+    if (taken > 0) {
+      ASSERT_EQ(*(*reader)->Read(taken, &head), taken);
+    }
     auto position = (*reader)->Position();
     ASSERT_TRUE(position.ok()) << position.status();
     auto resumed = BinaryReader::Open(files, ReaderOptions{b.schema});

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/data/decompressing_input.h"
 
 namespace herald::data {
 namespace {
@@ -89,7 +90,7 @@ absl::StatusOr<std::unique_ptr<InputStream>> OpenFileInput(const std::string& pa
     if (err == EACCES) return absl::PermissionDeniedError(msg);
     return absl::UnavailableError(msg);
   }
-  return std::make_unique<FileInputStream>(f, path);
+  return Decompressing(std::make_unique<FileInputStream>(f, path), path);
 }
 
 InputOpener FileOpener(std::vector<std::string> paths) {

@@ -28,7 +28,8 @@ class InputStream {
 // Opens input number `index` of a reader's list (named by `names[index]`).
 using InputOpener = std::function<absl::StatusOr<std::unique_ptr<InputStream>>(size_t index)>;
 
-// Opens a file. Errors: NotFound / PermissionDenied naming the path.
+// Opens a file; a gzip or zstd file reads as its decompressed bytes
+// (decompressing_input.h). Errors: NotFound / PermissionDenied naming the path.
 absl::StatusOr<std::unique_ptr<InputStream>> OpenFileInput(const std::string& path);
 
 // An opener over files `paths`.

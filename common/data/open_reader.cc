@@ -1,7 +1,6 @@
 #include "common/data/open_reader.h"
 
 #include <cstring>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/data/binary_format.h"
@@ -25,8 +24,8 @@ absl::StatusOr<std::unique_ptr<SampleReader>> OpenReader(FileFormat format,
   HERALD_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputPaths(paths));
   if (format == FileFormat::kAuto) {
     char magic[8] = {0};
-    std::ifstream in(files[0], std::ios::binary);
-    in.read(magic, sizeof(magic));
+    HERALD_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> in, OpenFileInput(files[0]));
+    HERALD_RETURN_IF_ERROR(in->Read(magic, sizeof(magic)).status());
     format = std::memcmp(magic, "HRLDBIN1", 8) == 0 ? FileFormat::kBinary : FileFormat::kTsv;
   }
   if (format == FileFormat::kBinary) {

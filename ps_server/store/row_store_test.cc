@@ -81,7 +81,9 @@ TEST(RowStore, ACursorListsOneTableInKeyOrderAsOfItsSnapshot) {
   std::vector<Key> seen;
   while ((*cursor)->Valid()) {
     seen.push_back((*cursor)->key());
-    if ((*cursor)->key() == 300) EXPECT_EQ((*cursor)->row()[0], 0.0f);
+    if ((*cursor)->key() == 300) {
+      EXPECT_EQ((*cursor)->row()[0], 0.0f);
+    }
     ASSERT_TRUE((*cursor)->Next().ok());
   }
   EXPECT_EQ(seen, (std::vector<Key>{1, 2, 256, 300, 0x0100000000000000ull}));

@@ -46,7 +46,9 @@ TEST(JobHistory, EvaluationsSurviveThinningAndMergeIntoTheirIteration) {
   const std::vector<proto::HistoryPoint> points = h.points();
   std::vector<uint64_t> evaluated;
   for (size_t k = 0; k < points.size(); ++k) {
-    if (k > 0) EXPECT_LT(points[k - 1].iteration(), points[k].iteration());
+    if (k > 0) {
+      EXPECT_LT(points[k - 1].iteration(), points[k].iteration());
+    }
     if (!points[k].has_eval_auc()) continue;
     evaluated.push_back(points[k].iteration());
     EXPECT_EQ(points[k].eval_auc(), 0.5 + points[k].iteration() / 1000.0);

@@ -115,7 +115,9 @@ class JobRunTest : public ::testing::Test {
         meta.iteration = s.iteration();
         ASSERT_TRUE(run->AcceptDense(node, dense, meta).ok());
       }
-      if (w == 0 && s.last()) ASSERT_TRUE(run->AcceptDense(node, dense).ok());
+      if (w == 0 && s.last()) {
+        ASSERT_TRUE(run->AcceptDense(node, dense).ok());
+      }
       proto::StepReport report;
       report.set_node_id(node);
       report.set_iteration(s.iteration());
