@@ -6,6 +6,7 @@
 
 #include "absl/strings/charconv.h"
 #include "absl/strings/str_cat.h"
+#include "common/data/number_parsing.h"
 #include "common/status.h"
 
 namespace herald::data {
@@ -106,20 +107,6 @@ absl::Status ParseCategorical(absl::string_view f, uint32_t index, std::vector<u
   }
   return absl::OkStatus();
 }
-
-// Hex digit values; 0xFF marks a non-hex byte.
-struct HexTable {
-  uint8_t v[256];
-  constexpr HexTable() : v() {
-    for (int i = 0; i < 256; ++i) v[i] = 0xFF;
-    for (int i = 0; i < 10; ++i) v['0' + i] = static_cast<uint8_t>(i);
-    for (int i = 0; i < 6; ++i) {
-      v['a' + i] = static_cast<uint8_t>(10 + i);
-      v['A' + i] = static_cast<uint8_t>(10 + i);
-    }
-  }
-};
-constexpr HexTable kHex;
 
 // Single-pass parser for the common shape of a line: label 0/1, unsigned
 // decimal dense values (no sign), hex ids of 1-16 digits. Returns false,

@@ -12,39 +12,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/data/column_schema.h"
+#include "common/data/csv_fast_path.h"
+#include "common/data/csv_fields.h"
 #include "common/data/input_stream.h"
 #include "common/data/line_source.h"
 #include "common/data/reader.h"
 
 namespace herald::data {
-
-// Splits `line` at `separator` into `fields` (views into `line` or into
-// `scratch`, which must not change while they are used). Errors: the
-// reason, for an unterminated quote or a quote followed by other text.
-absl::Status SplitFields(absl::string_view line, char separator,
-                         std::vector<absl::string_view>* fields, std::string* scratch);
-
-// How a file's fields map to the schema's columns: for each field, the
-// schema column it holds, or -1 (skipped).
-struct FieldMap {
-  std::vector<int> column_of_field;
-  // Each schema column's place among the columns of its role.
-  std::vector<uint32_t> slot_of_column;
-};
-
-// The map of a header line. Errors (InvalidArgument, "<file>:1: ...") for
-// a schema column the header lacks, a column named twice, or a header
-// column the schema does not name (unless schema.ignore_other_columns).
-absl::StatusOr<FieldMap> MapHeader(const ColumnsSchema& schema, absl::string_view header,
-                                   const std::string& file);
-// Without a header: field i is schema column i.
-FieldMap SchemaOrder(const ColumnsSchema& schema);
-
-// Parses one line's fields into `out` (whose layout is schema.Layout()).
-// On error returns the reason naming the column ("column 'price' (field
-// 3): not a number 'x'") and leaves `out` unchanged.
-absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
-                         const std::vector<absl::string_view>& fields, SampleBlock* out);
 
 class CsvReader final : public SampleReader {
  public:
@@ -74,6 +48,7 @@ class CsvReader final : public SampleReader {
   FieldMap map_;
   std::vector<absl::string_view> fields_;
   std::string scratch_;
+  CsvFastPath fast_;  // for map_
 };
 
 }  // namespace herald::data

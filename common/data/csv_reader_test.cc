@@ -1,10 +1,19 @@
 #include "common/data/csv_reader.h"
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <string>
 
+#include "absl/base/casts.h"
+#include "absl/strings/charconv.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/data/criteo_tsv.h"
+#include "common/data/csv_fast_path.h"
 #include "common/data/key_batch_conversion.h"
+#include "common/data/number_parsing.h"
 #include "common/data/string_key.h"
 #include "common/data/test_util.h"
 #include "gtest/gtest.h"
@@ -73,6 +82,101 @@ TEST(StringKey, IsXxh64WithSeedZero) {
   // Reference values of XXH64 (xxHash's own test vectors).
   EXPECT_EQ(StringKey(""), 0xEF46DB3751D8E999ull);
   EXPECT_EQ(StringKey("abc"), 0x44BC2CF5AD770999ull);
+}
+
+TEST(ParseFiniteFloat, GivesTheBitsOfFromCharsRoundedToFloat) {
+  // Random plain decimals (the fast path) and other spellings (the slow one).
+  std::mt19937_64 rng(7);
+  std::vector<std::string> inputs = {"0",
+                                     "-0",
+                                     "1",
+                                     "0.1",
+                                     "1e3",
+                                     ".5",
+                                     "5.",
+                                     "-1.25e-3",
+                                     "123456789012345",
+                                     "1234567890123456",
+                                     "0.0000000000000000000001",
+                                     "3.4028235e38",
+                                     "340282356779733661637539395458142568448"};
+  for (int i = 0; i < 200000; ++i) {
+    std::string s = (rng() & 1) ? "-" : "";
+    s += std::to_string(rng() % (uint64_t{1} << (rng() % 50)));
+    if (rng() & 1) {
+      std::string frac = std::to_string(rng() % 1000000000);
+      s += "." + std::string(rng() % 14, '0') + frac;
+    }
+    inputs.push_back(s);
+  }
+  for (const std::string& s : inputs) {
+    double d = 0;
+    auto r = absl::from_chars(s.data(), s.data() + s.size(), d);
+    ASSERT_EQ(r.ec, std::errc()) << s;
+    const float want = static_cast<float>(d);
+    float got = 0;
+    ASSERT_EQ(ParseFiniteFloat(s, &got), std::isfinite(want)) << s;
+    if (std::isfinite(want)) {
+      EXPECT_EQ(absl::bit_cast<uint32_t>(got), absl::bit_cast<uint32_t>(want)) << s;
+    }
+  }
+  float x = 0;
+  for (const char* bad : {"", "-", "+1", "1x", "nan", "inf", "1e39", " 1", "1 "}) {
+    EXPECT_FALSE(ParseFiniteFloat(bad, &x)) << bad;
+  }
+}
+
+TEST(CsvFastPath, TakesOnlyLinesTheParserAcceptsAndAppendsTheSame) {
+  // Shop() in file order, and as a TSV whose header has the sparse
+  // columns out of the schema's order (user and genres swapped).
+  ColumnsSchema tsv = Shop();
+  tsv.separator = '\t';
+  const std::vector<std::string> lines = {
+      "1,4.5,10.5,41,alice,7,a1|B2,x",         // taken
+      "0,-0,-0,0,bob,18446744073709551615,,",  // 20 digits: the parser's
+      "1,1,1,1,u,99999999999999999999,a,",     // overflow: refused
+      "1,1,00000000000000001.5,1,u,1,a,",      // 17 digits: from_chars
+      "1,1,1e3,1,u,1,a,",                      // exponent: the parser's
+      "1.5,1,1,1,u,1,a,",                      // binary label out of range
+      "1,1,1,1,u,1,a||b,",                     // empty id
+      "1,1,1,1,u,1,a|,",                       // trailing separator
+      "1,1,1,1,u,1,fffffffffffffffff,",        // 17 hex digits
+      "1,1,1,1,u,1,a,\"q\"",                   // quoted: the parser's
+      "1,1,1,1,u,1,a,,",                       // a field too many
+      "1,1,1,1,u,1",                           // too few
+      ",1,1,1,u,1,a,",                         // no label
+      "1,1,,,u,,,\r",                          // missing values, CRLF
+  };
+  for (ColumnsSchema schema : {Shop(), tsv}) {
+    const bool swapped = schema.separator == '\t';
+    const FieldMap map =
+        swapped ? *MapHeader(schema, "click\trating\tprice\tage\tgenres\titem\tuser\tcomment", "t")
+                : SchemaOrder(schema);
+    CsvFastPath fast(schema, map);
+    SampleBlock by_fast(schema.Layout()), by_slow(schema.Layout());
+    size_t taken = 0;
+    for (std::string line : lines) {
+      if (swapped) {
+        std::vector<std::string> f = absl::StrSplit(line, ',');
+        if (f.size() >= 7) std::swap(f[4], f[6]);
+        line = absl::StrJoin(f, "\t");
+      }
+      std::vector<absl::string_view> fields;
+      std::string scratch;
+      absl::Status s = SplitFields(line, schema.separator, &fields, &scratch);
+      if (s.ok()) s = ParseFields(schema, map, fields, &by_slow);
+      const SampleBlock before = by_fast;
+      if (fast.Parse(line, &by_fast)) {
+        ++taken;
+        EXPECT_TRUE(s.ok()) << line << ": " << s;
+      } else {
+        EXPECT_EQ(DiffBlocks(before, by_fast), "") << line;
+        if (s.ok()) ASSERT_TRUE(ParseFields(schema, map, fields, &by_fast).ok());
+      }
+      EXPECT_EQ(DiffBlocks(by_fast, by_slow), "") << line;
+    }
+    EXPECT_EQ(taken, 3u);  // the first line, the 17 digits, the missing values
+  }
 }
 
 TEST(CsvReader, ReadsColumnsByHeaderNameInAnyOrder) {
