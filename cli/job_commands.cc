@@ -22,6 +22,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/scheduler.grpc.pb.h"
+#include "scheduler/data/schema_file.h"
 
 namespace herald::cli {
 namespace {
@@ -172,6 +173,12 @@ int RunSubmit(const SchedulerConnection& c, const std::string& spec_path,
     if (!parser.ParseFromString(text, request.mutable_spec())) {
       return Fail("submit", absl::InvalidArgumentError(absl::StrCat(spec_path, ":", errors.first)));
     }
+  }
+  // A schema in its own file goes inline, read from beside the spec.
+  if (absl::Status s = scheduler::InlineSchemaFile(
+          request.mutable_spec(), std::filesystem::path(spec_path).parent_path().string());
+      !s.ok()) {
+    return Fail("submit", s);
   }
   if (!resume.empty()) {
     // The scheduler reads it: an absolute path.

@@ -2,6 +2,7 @@
 // the scheduler's validation and the model factory (one per model kind);
 // variations of one that the validation must refuse.
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -9,6 +10,8 @@
 
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "scheduler/data/data_schema_spec.h"
+#include "scheduler/data/schema_file.h"
 #include "scheduler/jobs/job_spec_check.h"
 #include "tests/harness/process.h"
 #include "worker/device/cpu_device.h"
@@ -41,6 +44,22 @@ TEST(ExampleSpecs, EveryExampleIsAValidJobForItsModel) {
     kinds.insert(spec.model().kind());
   }
   EXPECT_EQ(kinds.size(), 5u);
+}
+
+// The CSV example: its schema file, read from beside the spec as heraldctl
+// reads it, makes a valid job with the tables in the schema's order.
+TEST(ExampleSpecs, TheCsvExampleReadsItsSchemaFile) {
+  proto::JobSpec spec = ReadExample("shop_csv");
+  const std::string dir =
+      std::filesystem::path(testing::RunfilePath("deploy/examples/shop_csv.txt")).parent_path();
+  ASSERT_TRUE(scheduler::InlineSchemaFile(&spec, dir).ok());
+  ASSERT_TRUE(scheduler::ResolveDataSchema(&spec).ok());
+  EXPECT_EQ(spec.num_dense(), 2u);
+  EXPECT_EQ(spec.data().schema().columns_size(), 8);
+  EXPECT_TRUE(scheduler::ValidateJobSpec(spec).ok()) << scheduler::ValidateJobSpec(spec);
+  worker::CpuDevice device;
+  auto model = worker::CreateModel(spec, &device);
+  EXPECT_TRUE(model.ok()) << model.status();
 }
 
 // The example with scheduling.allocation_passes: up to 8 under a

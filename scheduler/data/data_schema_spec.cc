@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "scheduler/data/schema_file.h"
 
 namespace herald::scheduler {
 namespace {
@@ -85,6 +86,7 @@ absl::StatusOr<data::ColumnsSchema> ColumnsFromSpec(const proto::DataSchemaSpec&
 }
 
 absl::Status ResolveDataSchema(proto::JobSpec* spec) {
+  HERALD_RETURN_IF_ERROR(InlineSchemaFile(spec, /*base_dir=*/""));
   proto::DataSpec* data = spec->mutable_data();
   if (data->format() != proto::DATA_FORMAT_CSV) {
     if (data->has_schema()) {

@@ -14,7 +14,8 @@ namespace herald::scheduler {
 // and ValidateColumns's.
 absl::StatusOr<data::ColumnsSchema> ColumnsFromSpec(const proto::DataSchemaSpec& schema);
 
-// For a spec whose data.format is CSV, at submit: refuses num_dense beside
+// At submit: first reads data.schema_file (an absolute path here;
+// schema_file.h). For a spec whose data.format is CSV: refuses num_dense beside
 // a schema, a sparse column whose table is not in `tables`, a table no
 // column uses and (not built yet) two features sharing one table, each
 // naming the field; then orders `tables` as the sparse columns name them
