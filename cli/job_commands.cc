@@ -17,6 +17,7 @@
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
 #include "common/status.h"
+#include "common/text_proto.h"
 #include "common/tunables.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -162,16 +163,8 @@ int RunSubmit(const SchedulerConnection& c, const std::string& spec_path,
                                 spec_path, ": not a JobSpec in JSON: ", std::string(s.message()))));
     }
   } else {
-    struct Collector : google::protobuf::io::ErrorCollector {
-      std::string first;
-      void AddError(int line, int column, const std::string& message) override {
-        if (first.empty()) first = absl::StrCat("line ", line + 1, ":", column + 1, ": ", message);
-      }
-    } errors;
-    google::protobuf::TextFormat::Parser parser;
-    parser.RecordErrorsTo(&errors);
-    if (!parser.ParseFromString(text, request.mutable_spec())) {
-      return Fail("submit", absl::InvalidArgumentError(absl::StrCat(spec_path, ":", errors.first)));
+    if (absl::Status s = ParseTextProto(text, request.mutable_spec()); !s.ok()) {
+      return Fail("submit", absl::InvalidArgumentError(absl::StrCat(spec_path, ":", s.message())));
     }
   }
   // A schema in its own file goes inline, read from beside the spec.

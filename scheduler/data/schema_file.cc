@@ -1,13 +1,11 @@
 #include "scheduler/data/schema_file.h"
 
-#include <google/protobuf/io/tokenizer.h>
-#include <google/protobuf/text_format.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/text_proto.h"
 
 namespace herald::scheduler {
 
@@ -32,17 +30,9 @@ absl::Status InlineSchemaFile(proto::JobSpec* spec, const std::string& base_dir)
   if (!in) return bad("cannot read ", path.string());
   std::stringstream text;
   text << in.rdbuf();
-  struct Collector : google::protobuf::io::ErrorCollector {
-    std::string first;
-    void AddError(int line, int column, const std::string& message) override {
-      if (first.empty()) first = absl::StrCat("line ", line + 1, ":", column + 1, ": ", message);
-    }
-  } errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
   proto::DataSchemaSpec schema;
-  if (!parser.ParseFromString(text.str(), &schema)) {
-    return bad("not a DataSchemaSpec in text format: ", path.string(), ":", errors.first);
+  if (absl::Status s = ParseTextProto(text.str(), &schema); !s.ok()) {
+    return bad("not a DataSchemaSpec in text format: ", path.string(), ":", s.message());
   }
   *data->mutable_schema() = std::move(schema);
   data->clear_schema_file();
