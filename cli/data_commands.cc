@@ -2,17 +2,22 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/data/csv_reader.h"
 #include "common/data/data_stats.h"
 #include "common/data/generator.h"
 #include "common/data/open_reader.h"
 #include "common/data/writer.h"
 #include "common/math/auc.h"
 #include "common/status.h"
+#include "common/text_proto.h"
 #include "common/thread_pool.h"
+#include "scheduler/data/data_schema_spec.h"
 
 namespace herald::cli {
 
@@ -150,15 +155,42 @@ absl::Status RunDataStats(const DataStatsOptions& o) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenInputs(
+    const std::vector<std::string>& paths, const std::string& format,
+    const std::string& schema_path, data::ReaderOptions options) {
+  if (schema_path.empty()) {
+    HERALD_ASSIGN_OR_RETURN(data::FileFormat f, data::ParseFileFormat(format));
+    return data::OpenReader(f, paths, options);
+  }
+  if (format != "auto" && format != "csv") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--schema reads delimited text; the input format '", format,
+                     "' has its own layout (leave the format unset)"));
+  }
+  std::ifstream in(schema_path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("--schema: cannot read ", schema_path));
+  std::stringstream text;
+  text << in.rdbuf();
+  proto::DataSchemaSpec spec;
+  if (absl::Status s = ParseTextProto(text.str(), &spec); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--schema ", schema_path, ": not a DataSchemaSpec: ", s.message()));
+  }
+  HERALD_ASSIGN_OR_RETURN(data::ColumnsSchema columns, scheduler::ColumnsFromSpec(spec));
+  HERALD_ASSIGN_OR_RETURN(auto reader, data::CsvReader::Open(paths, std::move(columns), options));
+  return std::unique_ptr<data::SampleReader>(std::move(reader));
+}
+
 absl::Status RunConvert(const ConvertOptions& o) {
   if (o.inputs.empty()) return absl::InvalidArgumentError("convert: no INPUT given");
   if (o.out.empty()) return absl::InvalidArgumentError("--out: an output file is required");
-  HERALD_ASSIGN_OR_RETURN(data::FileFormat from, data::ParseFileFormat(o.from));
   data::ReaderOptions ro;
   ro.on_malformed = o.skip_malformed ? data::OnMalformed::kSkip : data::OnMalformed::kFail;
-  HERALD_ASSIGN_OR_RETURN(auto reader, data::OpenReader(from, o.inputs, ro));
+  HERALD_ASSIGN_OR_RETURN(auto reader, OpenInputs(o.inputs, o.from, o.schema, ro));
   const std::string tmp = o.out + ".partial";
-  HERALD_ASSIGN_OR_RETURN(auto writer, data::OpenWriter(o.to, tmp, reader->schema()));
+  // Binary output keeps a column schema (version 2); Criteo data stays version 1.
+  HERALD_ASSIGN_OR_RETURN(auto writer,
+                          data::OpenWriter(o.to, tmp, reader->schema(), reader->columns()));
   SampleBlock block(reader->schema());
   uint64_t rows = 0;
   while (true) {

@@ -41,9 +41,13 @@ struct ConvertOptions {
   std::string from = "auto";  // auto | tsv | bin
   std::string to = "bin";     // tsv | bin
   bool skip_malformed = false;
+  // A DataSchemaSpec in text format: the inputs are delimited text it
+  // describes, and a binary output is version 2 with the schema stored.
+  std::string schema;
 };
 
-// Converts between the Criteo TSV and Herald binary formats.
+// Converts between the Criteo TSV, CSV (with a schema) and Herald binary
+// formats. A binary input of version 2 stays version 2.
 absl::Status RunConvert(const ConvertOptions& options);
 
 }  // namespace herald::cli

@@ -3,7 +3,7 @@
 //   heraldctl gen-data --rows N --seed S --out FILE [--format tsv|bin]
 //                      [--correlation entities|none] [--cardinality_scale X]
 //   heraldctl data stats FILE... [--format auto|tsv|bin] [--json]
-//   heraldctl convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin]
+//   heraldctl convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin] [--schema FILE]
 //                     [--skip_malformed]
 //   heraldctl simulate --data FILE --workers N --batch-per-worker B --cache-ratio R
 //                      --policy P [--iterations K] [--top-k N] [--budget-ms MS] [--json] ...
@@ -63,6 +63,9 @@ ABSL_FLAG(std::string, resume, "",
           "submit: continue from a periodic checkpoint (a MANIFEST, or a job's checkpoint "
           "directory DIR/JOB for its newest), as checkpoint.resume_from");
 ABSL_FLAG(std::string, from, "auto", "convert: input format auto|tsv|bin");
+ABSL_FLAG(std::string, schema, "",
+          "convert: a DataSchemaSpec text file describing CSV/delimited inputs (binary output is "
+          "format version 2, the schema stored)");
 ABSL_FLAG(std::string, to, "bin", "convert: output format bin|tsv");
 ABSL_FLAG(std::vector<std::string>, data, {},
           "simulate: data files or directories (comma-separated)");
@@ -147,8 +150,10 @@ Commands:
   data stats FILE... [--format auto|tsv|bin] [--json]
       Rows, per-table distinct keys, share of accesses of the top 1%/10% keys, and the
       malformed lines found (file:line: reason).
-  convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin] [--skip_malformed]
-      Convert between Criteo TSV and the Herald binary format.
+  convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin] [--schema FILE]
+          [--skip_malformed]
+      Convert between Criteo TSV, CSV described by --schema (a DataSchemaSpec
+      text file) and the Herald binary format (version 2 when a schema is known).
   simulate --data FILE --workers N --batch-per-worker B [--cache-ratio R] [--policy P]
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
            [--warm-start] [--seed S] [--threads T] [--handoff] [--serve]
@@ -279,6 +284,7 @@ int main(int argc, char** argv) {
     o.from = absl::GetFlag(FLAGS_from);
     o.to = absl::GetFlag(FLAGS_to);
     o.skip_malformed = absl::GetFlag(FLAGS_skip_malformed);
+    o.schema = absl::GetFlag(FLAGS_schema);
     absl::Status s = herald::cli::RunConvert(o);
     return s.ok() ? 0 : Fail(s);
   }

@@ -216,6 +216,76 @@ TEST_F(TrainingCluster, ACsvWithAHeaderAndStringIdsTrainsTheReferenceModel) {
       << refused.status();
 }
 
+// Every batch of two streams, bit for bit.
+void ExpectSameBatches(const proto::JobSpec& a, const proto::JobSpec& b) {
+  auto sa =
+      scheduler::BatchStream::Open(scheduler::StreamOptionsFromSpec(a, scheduler::Split::kTrain));
+  auto sb =
+      scheduler::BatchStream::Open(scheduler::StreamOptionsFromSpec(b, scheduler::Split::kTrain));
+  ASSERT_TRUE(sa.ok()) << sa.status();
+  ASSERT_TRUE(sb.ok()) << sb.status();
+  data::KeyBatch x, y;
+  for (int i = 0;; ++i) {
+    auto more_a = (*sa)->Next(&x);
+    auto more_b = (*sb)->Next(&y);
+    ASSERT_TRUE(more_a.ok() && more_b.ok());
+    ASSERT_EQ(*more_a, *more_b) << "batch " << i;
+    if (!*more_a) break;
+    ASSERT_EQ(x.labels, y.labels) << "batch " << i;
+    ASSERT_EQ(x.dense, y.dense) << "batch " << i;
+    ASSERT_EQ(x.tables.size(), y.tables.size());
+    for (size_t t = 0; t < x.tables.size(); ++t) {
+      ASSERT_EQ(x.tables[t].keys, y.tables[t].keys) << "batch " << i << " table " << t;
+      ASSERT_EQ(x.tables[t].offsets, y.tables[t].offsets) << "batch " << i << " table " << t;
+    }
+  }
+}
+
+// heraldctl convert --schema turns the CSV into binary format version 2,
+// which stores the schema: a job on it, naming no schema, reads the same
+// batches bit for bit and trains the same model.
+TEST_F(TrainingCluster, TheCsvConvertedToBinaryVersion2TrainsTheSameModel) {
+  const std::string csv = WriteShopCsv(dir_, 1200);
+  const proto::JobSpec csv_spec = ShopSpec(csv);
+  const std::string schema_file = dir_ + "/shop.schema.txt";
+  std::string schema_text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(csv_spec.data().schema(), &schema_text));
+  std::ofstream(schema_file) << schema_text;
+  const std::string bin = dir_ + "/shop.bin";
+  testing::CommandResult converted =
+      testing::RunHeraldctl(dir_, {"convert", csv, "--schema=" + schema_file, "--out=" + bin});
+  ASSERT_EQ(converted.code, 0) << converted.output;
+  EXPECT_TRUE(absl::StrContains(converted.output, "converted 1200 rows")) << converted.output;
+
+  proto::JobSpec bin_spec = csv_spec;
+  bin_spec.set_name("shop-bin");
+  bin_spec.mutable_data()->set_format(proto::DATA_FORMAT_HERALD_BINARY);
+  bin_spec.mutable_data()->clear_schema();
+  bin_spec.mutable_data()->clear_paths();
+  bin_spec.mutable_data()->add_paths(bin);
+  proto::JobSpec csv_resolved = csv_spec, bin_resolved = bin_spec;
+  ASSERT_TRUE(scheduler::ResolveDataSchema(&csv_resolved).ok());
+  ASSERT_TRUE(scheduler::ResolveDataSchema(&bin_resolved).ok());
+  EXPECT_EQ(bin_resolved.data().schema().columns_size(), 8);
+  ExpectSameBatches(csv_resolved, bin_resolved);
+
+  const std::string job = Submit(bin_spec);
+  const proto::JobStatus done = Watch(job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << "\n" << Logs();
+  EXPECT_EQ(done.progress().iteration(), 10u);
+  ExpectEqualsReference(csv_resolved, job, done.progress().loss());
+
+  // A schema given beside a version 2 file must be the stored one.
+  proto::JobSpec other = bin_spec;
+  *other.mutable_data()->mutable_schema() = csv_spec.data().schema();
+  other.mutable_data()->mutable_schema()->mutable_columns(2)->set_shift(5);
+  absl::StatusOr<std::string> refused = cluster_->Submit(other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(),
+                                "data.schema: differs from the schema stored in"))
+      << refused.status();
+}
+
 TEST_F(TrainingCluster, RefusesCallsWithoutTheTokenAndBadSpecs) {
   grpc::ClientContext no_token;
   rpc::SetDeadline(&no_token, 10000);

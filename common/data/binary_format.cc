@@ -3,15 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "common/crc32.h"
+#include "common/data/columns_codec.h"
 #include "common/status.h"
 
 namespace herald::data {
 namespace {
 
 constexpr char kFileMagic[8] = {'H', 'R', 'L', 'D', 'B', 'I', 'N', '1'};
+constexpr char kFileMagicV2[8] = {'H', 'R', 'L', 'D', 'B', 'I', 'N', '2'};
+// A stored schema larger than this is corrupt (a schema of the most
+// columns with the longest names stays far below it).
+constexpr uint32_t kMaxSchemaBytes = 16u << 20;
 constexpr char kBlockMagic[4] = {'B', 'L', 'K', '1'};
 constexpr char kEndMagic[4] = {'E', 'N', 'D', '1'};
 constexpr uint32_t kFlagLengths8 = 1;
@@ -39,21 +45,55 @@ void PutArray(std::string* out, const T* data, size_t n) {
 // Blocks larger than this are rejected as corrupt before any allocation.
 constexpr uint64_t kMaxBlockPayloadBytes = 256ull << 20;
 
-// Checks magic, checksum and version of a file header and returns its schema.
-absl::StatusOr<DataSchema> ParseHeader(const char* h, const std::string& name) {
-  if (std::memcmp(h, kFileMagic, 8) != 0) {
+// Reads exactly n bytes or fails naming what was being read.
+using ReadExactFn = std::function<absl::Status(char* buf, size_t n, const char* what)>;
+
+// Reads and checks a file header (either version): magic, checksums,
+// version, and a version 2 file's column schema against its layout.
+absl::StatusOr<BinaryHeader> ParseHeader(const ReadExactFn& read, const std::string& name) {
+  char h[kBinaryHeaderBytes];
+  HERALD_RETURN_IF_ERROR(read(h, sizeof(h), "file header"));
+  BinaryHeader header;
+  header.bytes = sizeof(h);
+  const bool v2 = std::memcmp(h, kFileMagicV2, 8) == 0;
+  if (!v2 && std::memcmp(h, kFileMagic, 8) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": not a Herald binary file (bad magic)"));
   }
-  if (Get<uint32_t>(h + 24) != Crc32(h, 24)) {
+  const uint32_t crc_at = v2 ? 28 : 24;
+  if (Get<uint32_t>(h + crc_at) != Crc32(h, crc_at)) {
     return absl::DataLossError(absl::StrCat(name, ": header checksum mismatch"));
   }
-  uint32_t version = Get<uint32_t>(h + 8);
-  if (version != kBinaryFormatVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": unsupported format version ", version,
-                                                   " (this build reads ", kBinaryFormatVersion,
-                                                   ")"));
+  header.version = Get<uint32_t>(h + 8);
+  if (header.version != (v2 ? kBinaryFormatVersion2 : kBinaryFormatVersion)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": unsupported format version ",
+                                                   header.version, " (this build reads 1 and 2)"));
   }
-  return DataSchema{Get<uint32_t>(h + 12), Get<uint32_t>(h + 16)};
+  header.schema = DataSchema{Get<uint32_t>(h + 12), Get<uint32_t>(h + 16)};
+  if (!v2) return header;
+  header.schema.num_labels = Get<uint32_t>(h + 20);
+  const uint32_t schema_bytes = Get<uint32_t>(h + 24);
+  if (schema_bytes > kMaxSchemaBytes) {
+    return absl::DataLossError(
+        absl::StrCat(name, ": a stored schema of ", schema_bytes, " bytes (corrupt header)"));
+  }
+  header.columns_bytes.resize(schema_bytes);
+  char crc[4];
+  HERALD_RETURN_IF_ERROR(read(header.columns_bytes.data(), schema_bytes, "stored schema"));
+  HERALD_RETURN_IF_ERROR(read(crc, sizeof(crc), "stored schema checksum"));
+  header.bytes += schema_bytes + sizeof(crc);
+  if (Get<uint32_t>(crc) != Crc32(header.columns_bytes.data(), schema_bytes)) {
+    return absl::DataLossError(absl::StrCat(name, ": stored schema checksum mismatch"));
+  }
+  absl::StatusOr<ColumnsSchema> columns = DecodeColumns(header.columns_bytes);
+  if (!columns.ok()) {
+    return absl::DataLossError(absl::StrCat(name, ": stored schema: ", columns.status().message()));
+  }
+  if (!(columns->Layout() == header.schema)) {
+    return absl::DataLossError(
+        absl::StrCat(name, ": the stored schema's columns do not match the header's counts"));
+  }
+  header.columns = std::make_unique<ColumnsSchema>(*std::move(columns));
+  return header;
 }
 
 }  // namespace
@@ -61,8 +101,9 @@ absl::StatusOr<DataSchema> ParseHeader(const char* h, const std::string& name) {
 // ------------------------------------------------------------------ writer
 
 BinaryWriter::BinaryWriter(std::FILE* f, std::string path, DataSchema schema,
-                           size_t samples_per_block)
+                           size_t samples_per_block, uint32_t version)
     : f_(f),
+      version_(version),
       path_(std::move(path)),
       schema_(schema),
       samples_per_block_(samples_per_block),
@@ -82,10 +123,8 @@ absl::StatusOr<std::unique_ptr<BinaryWriter>> BinaryWriter::Create(const std::st
   if (schema.num_labels != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": binary format version 1 holds one label per sample; the data has ",
-                     schema.num_labels, " (version 2 is not built yet)"));
+                     schema.num_labels, " (version 2 holds several: convert --schema)"));
   }
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return absl::UnavailableError(absl::StrCat("cannot create ", path));
   std::string header(kFileMagic, 8);
   Put<uint32_t>(&header, kBinaryFormatVersion);
   Put<uint32_t>(&header, schema.num_dense);
@@ -93,23 +132,52 @@ absl::StatusOr<std::unique_ptr<BinaryWriter>> BinaryWriter::Create(const std::st
   Put<uint32_t>(&header, 0);
   Put<uint32_t>(&header, Crc32(header.data(), header.size()));
   Put<uint32_t>(&header, 0);
+  return CreateFile(path, header, schema, samples_per_block, kBinaryFormatVersion);
+}
+
+absl::StatusOr<std::unique_ptr<BinaryWriter>> BinaryWriter::CreateWithColumns(
+    const std::string& path, const ColumnsSchema& columns, size_t samples_per_block) {
+  HERALD_RETURN_IF_ERROR(ValidateColumns(columns));
+  if (samples_per_block == 0) return absl::InvalidArgumentError("binary writer: block size 0");
+  const DataSchema schema = columns.Layout();
+  const std::string stored = EncodeColumns(columns);
+  std::string header(kFileMagicV2, 8);
+  Put<uint32_t>(&header, kBinaryFormatVersion2);
+  Put<uint32_t>(&header, schema.num_dense);
+  Put<uint32_t>(&header, schema.num_sparse);
+  Put<uint32_t>(&header, schema.num_labels);
+  Put<uint32_t>(&header, static_cast<uint32_t>(stored.size()));
+  Put<uint32_t>(&header, Crc32(header.data(), header.size()));
+  header += stored;
+  Put<uint32_t>(&header, Crc32(stored.data(), stored.size()));
+  return CreateFile(path, header, schema, samples_per_block, kBinaryFormatVersion2);
+}
+
+absl::StatusOr<std::unique_ptr<BinaryWriter>> BinaryWriter::CreateFile(const std::string& path,
+                                                                       const std::string& header,
+                                                                       DataSchema schema,
+                                                                       size_t samples_per_block,
+                                                                       uint32_t version) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return absl::UnavailableError(absl::StrCat("cannot create ", path));
   if (std::fwrite(header.data(), 1, header.size(), f) != header.size()) {
     std::fclose(f);
     return absl::UnavailableError(absl::StrCat("cannot write ", path));
   }
-  return std::unique_ptr<BinaryWriter>(new BinaryWriter(f, path, schema, samples_per_block));
+  return std::unique_ptr<BinaryWriter>(
+      new BinaryWriter(f, path, schema, samples_per_block, version));
 }
 
 absl::Status BinaryWriter::Write(const SampleBlock& block) {
   if (closed_) return absl::FailedPreconditionError("binary writer is closed");
   if (!(block.schema == schema_)) return absl::InvalidArgumentError("schema mismatch");
-  for (size_t s = 0; s < block.size(); ++s) {
+  for (size_t s = 0; version_ == kBinaryFormatVersion && s < block.size(); ++s) {
     for (uint32_t i = 0; i < schema_.num_dense; ++i) {
       const float v = block.Dense(s, i);
       if (!(v == std::trunc(v) && v >= -2147483648.0f && v < 2147483648.0f)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path_, ": binary format version 1 holds integer dense values; sample ", s,
-                         " has ", v, " in dense feature ", i + 1, " (version 2 is not built yet)"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            path_, ": binary format version 1 holds integer dense values; sample ", s, " has ", v,
+            " in dense feature ", i + 1, " (version 2 holds floats: convert --schema)"));
       }
     }
   }
@@ -136,9 +204,13 @@ absl::Status BinaryWriter::FlushBlock() {
   if (keys32) flags |= kFlagKeys32;
 
   std::string payload;
-  PutArray(&payload, pending_.labels.data(), n);
-  std::vector<int32_t> dense(pending_.dense.begin(), pending_.dense.end());  // integers (Write)
-  PutArray(&payload, dense.data(), dense.size());
+  PutArray(&payload, pending_.labels.data(), pending_.labels.size());
+  if (version_ == kBinaryFormatVersion) {
+    std::vector<int32_t> dense(pending_.dense.begin(), pending_.dense.end());  // integers (Write)
+    PutArray(&payload, dense.data(), dense.size());
+  } else {
+    PutArray(&payload, pending_.dense.data(), pending_.dense.size());
+  }
   PutArray(&payload, pending_.dense_missing.data(), n);
   for (size_t i = 0; i < cells; ++i) {
     uint32_t len = pending_.offsets[i + 1] - pending_.offsets[i];
@@ -203,8 +275,14 @@ BinaryReader::BinaryReader(std::vector<std::string> names, InputOpener opener,
 absl::StatusOr<std::unique_ptr<BinaryReader>> BinaryReader::Open(
     const std::vector<std::string>& paths, ReaderOptions options) {
   HERALD_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputPaths(paths));
+  // The first file's header at once: its version and stored schema.
+  HERALD_ASSIGN_OR_RETURN(BinaryHeader first, ReadBinaryHeader(files.front()));
   InputOpener opener = FileOpener(files);
-  return std::make_unique<BinaryReader>(std::move(files), std::move(opener), options);
+  auto reader = std::make_unique<BinaryReader>(std::move(files), std::move(opener), options);
+  reader->version_ = first.version;
+  reader->columns_bytes_ = std::move(first.columns_bytes);
+  reader->columns_ = std::move(first.columns);
+  return reader;
 }
 
 absl::Status BinaryReader::ReadExact(char* buf, size_t n, const char* what) {
@@ -229,15 +307,28 @@ absl::Status BinaryReader::OpenNext() {
   offset_ = 0;
   samples_in_file_ = 0;
   block_index_ = 0;
-  char h[kBinaryHeaderBytes];
-  HERALD_RETURN_IF_ERROR(ReadExact(h, sizeof(h), "file header"));
   const std::string& name = names_[input_index_ - 1];
-  HERALD_ASSIGN_OR_RETURN(DataSchema schema, ParseHeader(h, name));
-  if (!(schema == options_.schema)) {
+  HERALD_ASSIGN_OR_RETURN(
+      BinaryHeader header,
+      ParseHeader([this](char* b, size_t n, const char* what) { return ReadExact(b, n, what); },
+                  name));
+  if (version_ == 0) {  // the first file sets what every file must be
+    version_ = header.version;
+    columns_bytes_ = header.columns_bytes;
+    columns_ = std::move(header.columns);
+  } else if (header.version != version_ || header.columns_bytes != columns_bytes_) {
     return absl::InvalidArgumentError(
-        absl::StrCat(name, ": file has ", schema.num_dense, " dense and ", schema.num_sparse,
-                     " categorical features, expected ", options_.schema.num_dense, " and ",
-                     options_.schema.num_sparse));
+        absl::StrCat(name, ": format version ", header.version,
+                     header.version == version_ ? " with another stored schema" : "",
+                     " differs from the first input's (", names_.front(), ", version ", version_,
+                     "): the inputs of one reader share one schema"));
+  }
+  const DataSchema& schema = header.schema;
+  if (!(schema == options_.schema)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": file has ", schema.num_labels, " labels, ", schema.num_dense, " dense and ",
+        schema.num_sparse, " categorical features, expected ", options_.schema.num_labels, ", ",
+        options_.schema.num_dense, " and ", options_.schema.num_sparse));
   }
   return absl::OkStatus();
 }
@@ -279,8 +370,9 @@ absl::StatusOr<bool> BinaryReader::LoadBlock() {
     const uint32_t payload_crc = Get<uint32_t>(h + 24);
     const DataSchema& schema = options_.schema;
     const uint64_t cells = static_cast<uint64_t>(n) * schema.num_sparse;
-    const uint64_t expected = uint64_t{n} * 4 + uint64_t{n} * schema.num_dense * 4 +
-                              uint64_t{n} * 4 + cells * ((flags & kFlagLengths8) ? 1 : 4) +
+    const uint64_t expected = uint64_t{n} * schema.num_labels * 4 +
+                              uint64_t{n} * schema.num_dense * 4 + uint64_t{n} * 4 +
+                              cells * ((flags & kFlagLengths8) ? 1 : 4) +
                               uint64_t{num_keys} * ((flags & kFlagKeys32) ? 4 : 8);
     if (payload_bytes != expected || payload_bytes > kMaxBlockPayloadBytes) {
       return absl::DataLossError(absl::StrCat(name, ": block ", block_index_, " at offset ",
@@ -306,12 +398,16 @@ absl::StatusOr<bool> BinaryReader::LoadBlock() {
     }
     // Decode.
     const char* p = payload_.data();
-    block_.labels.resize(n);
-    std::memcpy(block_.labels.data(), p, n * 4);
-    p += n * 4;
+    block_.labels.resize(uint64_t{n} * schema.num_labels);
+    std::memcpy(block_.labels.data(), p, block_.labels.size() * 4);
+    p += block_.labels.size() * 4;
     block_.dense.resize(uint64_t{n} * schema.num_dense);
-    for (size_t i = 0; i < block_.dense.size(); ++i) {
-      block_.dense[i] = static_cast<float>(Get<int32_t>(p + 4 * i));  // as the TSV reader does
+    if (version_ == kBinaryFormatVersion) {
+      for (size_t i = 0; i < block_.dense.size(); ++i) {
+        block_.dense[i] = static_cast<float>(Get<int32_t>(p + 4 * i));  // as the TSV reader does
+      }
+    } else {
+      std::memcpy(block_.dense.data(), p, block_.dense.size() * 4);
     }
     p += block_.dense.size() * 4;
     block_.dense_missing.resize(n);
@@ -388,7 +484,8 @@ absl::Status BinaryReader::Seek(const std::vector<uint64_t>& p) {
   if (p[2] < kBinaryHeaderBytes) return bad("offset inside the file header");
   input_index_ = p[1];
   HERALD_RETURN_IF_ERROR(OpenNext());
-  HERALD_RETURN_IF_ERROR(input_->Skip(p[2] - kBinaryHeaderBytes));
+  if (p[2] < offset_) return bad("offset inside the file header");
+  HERALD_RETURN_IF_ERROR(input_->Skip(p[2] - offset_));
   offset_ = p[2];
   samples_in_file_ = p[3];
   block_index_ = p[4];
@@ -405,16 +502,23 @@ absl::Status BinaryReader::Seek(const std::vector<uint64_t>& p) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<BinaryHeader> ReadBinaryHeader(const std::string& path) {
+  HERALD_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> in, OpenFileInput(path));
+  auto read = [&](char* buf, size_t n, const char* what) -> absl::Status {
+    size_t got = 0;
+    while (got < n) {
+      HERALD_ASSIGN_OR_RETURN(size_t k, in->Read(buf + got, n - got));
+      if (k == 0) return absl::DataLossError(absl::StrCat(path, ": truncated ", what));
+      got += k;
+    }
+    return absl::OkStatus();
+  };
+  return ParseHeader(read, path);
+}
+
 absl::StatusOr<DataSchema> ReadBinarySchema(const std::string& path) {
-  HERALD_ASSIGN_OR_RETURN(auto in, OpenFileInput(path));
-  char h[kBinaryHeaderBytes];
-  size_t got = 0;
-  while (got < sizeof(h)) {
-    HERALD_ASSIGN_OR_RETURN(size_t k, in->Read(h + got, sizeof(h) - got));
-    if (k == 0) return absl::DataLossError(absl::StrCat(path, ": truncated file header"));
-    got += k;
-  }
-  return ParseHeader(h, path);
+  HERALD_ASSIGN_OR_RETURN(BinaryHeader header, ReadBinaryHeader(path));
+  return header.schema;
 }
 
 }  // namespace herald::data

@@ -6,13 +6,22 @@
 //   file   := header block* end
 //   header := "HRLDBIN1" u32 version(=1) u32 num_dense u32 num_sparse u32 flags(=0)
 //             u32 crc32(previous 24 bytes) u32 reserved(=0)                 (32 bytes)
+//           | "HRLDBIN2" u32 version(=2) u32 num_dense u32 num_sparse u32 num_labels
+//             u32 schema_bytes u32 crc32(previous 28 bytes)                 (32 bytes)
+//             schema[schema_bytes] (columns_codec.h) u32 crc32(schema)
 //   block  := "BLK1" u32 num_samples u32 num_keys u32 flags u64 payload_bytes
 //             u32 payload_crc32 u32 crc32(previous 28 bytes)                (32 bytes)
 //             payload
-//   payload:= f32 labels[n] | i32 dense[n*num_dense] | u32 dense_missing[n]
+//   payload:= labels[n*num_labels] (f32)
+//             | dense[n*num_dense] (version 1: i32; version 2: f32, raw values)
+//             | u32 dense_missing[n]
 //             | lengths[n*num_sparse] (u8 if flags&1 else u32)
 //             | keys[num_keys] (u32 if flags&2 else u64)
 //   end    := "END1" u32 0 u64 total_samples u32 0 u32 0 u32 0 u32 crc32(previous 28 bytes)
+//
+// Version 1 is Criteo's layout (one label, integer dense values); version 2
+// carries the column schema the samples were read with, so a job trains
+// on it as on the text it came from.
 
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/data/column_schema.h"
 #include "common/data/input_stream.h"
 #include "common/data/reader.h"
 #include "common/data/writer.h"
@@ -28,6 +38,7 @@
 namespace herald::data {
 
 inline constexpr uint32_t kBinaryFormatVersion = 1;
+inline constexpr uint32_t kBinaryFormatVersion2 = 2;
 inline constexpr size_t kBinaryHeaderBytes = 32;
 inline constexpr size_t kBinaryBlockHeaderBytes = 32;
 
@@ -36,9 +47,14 @@ inline constexpr size_t kBinaryBlockHeaderBytes = 32;
 // writer destroyed without Close() leaves a file readers report as truncated.
 class BinaryWriter final : public SampleWriter {
  public:
+  // Version 1 (Criteo's layout): one label, integer dense values.
   static absl::StatusOr<std::unique_ptr<BinaryWriter>> Create(const std::string& path,
                                                               DataSchema schema,
                                                               size_t samples_per_block = 4096);
+  // Version 2: samples of `columns.Layout()`, the schema in the header.
+  // Errors: ValidateColumns's.
+  static absl::StatusOr<std::unique_ptr<BinaryWriter>> CreateWithColumns(
+      const std::string& path, const ColumnsSchema& columns, size_t samples_per_block = 4096);
   ~BinaryWriter() override;
   // Appends every sample of `block`. REQUIRES: block.schema equals the writer's.
   absl::Status Write(const SampleBlock& block) override;
@@ -46,10 +62,17 @@ class BinaryWriter final : public SampleWriter {
   uint64_t samples_written() const { return total_; }
 
  private:
-  BinaryWriter(std::FILE* f, std::string path, DataSchema schema, size_t samples_per_block);
+  BinaryWriter(std::FILE* f, std::string path, DataSchema schema, size_t samples_per_block,
+               uint32_t version);
+  static absl::StatusOr<std::unique_ptr<BinaryWriter>> CreateFile(const std::string& path,
+                                                                  const std::string& header,
+                                                                  DataSchema schema,
+                                                                  size_t samples_per_block,
+                                                                  uint32_t version);
   absl::Status FlushBlock();
 
   std::FILE* f_;
+  uint32_t version_;
   std::string path_;
   DataSchema schema_;
   size_t samples_per_block_;
@@ -71,6 +94,9 @@ class BinaryReader final : public SampleReader {
   absl::StatusOr<size_t> Read(size_t max_samples, SampleBlock* out) override;
   const MalformedLog& malformed() const override { return malformed_; }
   DataSchema schema() const override { return options_.schema; }
+  // Version 2 files: their column schema (known once the first file is
+  // open: at once after Open, after the first Read otherwise).
+  const ColumnsSchema* columns() const override { return columns_.get(); }
   // {0, next input} between inputs; else {1, input, offset of the block
   // being read (or of the next), samples of the input before it, its
   // index, samples of it already read}. Seek reopens the input, moves to
@@ -90,7 +116,10 @@ class BinaryReader final : public SampleReader {
   MalformedLog malformed_;
   std::unique_ptr<InputStream> input_;
   size_t input_index_ = 0;
-  uint64_t offset_ = 0;           // byte offset in the current input
+  uint64_t offset_ = 0;        // byte offset in the current input
+  uint32_t version_ = 0;       // of the first file; every file must match
+  std::string columns_bytes_;  // version 2: the first file's encoded schema
+  std::unique_ptr<ColumnsSchema> columns_;
   uint64_t samples_in_file_ = 0;  // samples seen in the current input
   uint64_t block_index_ = 0;
   uint64_t block_offset_ = 0;        // of block_, in the current input
@@ -102,5 +131,16 @@ class BinaryReader final : public SampleReader {
 
 // Reads the schema from a binary file's header.
 absl::StatusOr<DataSchema> ReadBinarySchema(const std::string& path);
+
+// What a binary file's header says: its version, layout and (version 2)
+// column schema.
+struct BinaryHeader {
+  uint32_t version = 0;
+  DataSchema schema;
+  std::unique_ptr<ColumnsSchema> columns;  // version 2
+  std::string columns_bytes;               // version 2, as stored
+  uint64_t bytes = 0;                      // the header's size in the file
+};
+absl::StatusOr<BinaryHeader> ReadBinaryHeader(const std::string& path);
 
 }  // namespace herald::data

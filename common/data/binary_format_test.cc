@@ -1,7 +1,10 @@
 #include "common/data/binary_format.h"
 
+#include "absl/strings/match.h"
+#include "common/data/columns_codec.h"
 #include "common/data/criteo_tsv.h"
 #include "common/data/generator.h"
+#include "common/data/open_reader.h"
 #include "common/data/test_util.h"
 #include "gtest/gtest.h"
 
@@ -190,6 +193,145 @@ TEST(BinaryFormat, RejectsForeignFilesAndWrongSchema) {
   auto wrong = ReadAll(dir.File("s.bin"), OnMalformed::kSkip);  // reader expects Criteo
   EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(wrong.status().message().find("1 dense and 1 categorical"), std::string::npos);
+}
+
+// Two labels (one regression), float dense values, 64-bit and multi-hot
+// keys: what only version 2 holds.
+ColumnsSchema TwoLabels() {
+  ColumnsSchema s;
+  auto add = [&](const char* name, ColumnRole role) -> ColumnSchema& {
+    s.columns.emplace_back();
+    s.columns.back().name = name;
+    s.columns.back().role = role;
+    return s.columns.back();
+  };
+  add("click", ColumnRole::kLabel);
+  add("rating", ColumnRole::kLabel).label = LabelKind::kRegression;
+  ColumnSchema& price = add("price", ColumnRole::kDense);
+  price.transform = DenseTransform::kAffine;
+  price.scale = 0.5f;
+  add("age", ColumnRole::kDense).missing_value = 30.0f;
+  add("user", ColumnRole::kSparse).ids = IdFormat::kString;
+  ColumnSchema& genres = add("genres", ColumnRole::kSparse);
+  genres.multi_hot_separator = '|';
+  genres.table = "tags";
+  add("note", ColumnRole::kIgnore);
+  return s;
+}
+
+SampleBlock TwoLabelSamples(size_t n) {
+  SampleBlock b(TwoLabels().Layout());
+  for (size_t i = 0; i < n; ++i) {
+    b.labels.push_back(i % 2);
+    b.labels.push_back(0.25f * i - 3.0f);
+    b.dense.push_back(0.1f * i);
+    b.dense.push_back(i % 5 == 0 ? 30.0f : 1e-3f * i);
+    b.dense_missing.push_back(i % 5 == 0 ? 2u : 0u);
+    b.keys.push_back(0xF00D000000000000ull + i);
+    b.offsets.push_back(b.keys.size());
+    for (size_t k = 0; k < i % 4; ++k) b.keys.push_back(k);
+    b.offsets.push_back(b.keys.size());
+  }
+  return b;
+}
+
+TEST(BinaryFormatV2, StoresTheSchemaLabelsAndFloatDenseValues) {
+  TempDir dir;
+  const SampleBlock b = TwoLabelSamples(2500);
+  auto w = BinaryWriter::CreateWithColumns(dir.File("a.bin"), TwoLabels(), 1000);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE((*w)->Write(b).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  ReaderOptions o;
+  o.on_malformed = OnMalformed::kFail;
+  o.schema = TwoLabels().Layout();
+  auto reader = BinaryReader::Open({dir.File("a.bin")}, o);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  ASSERT_NE((*reader)->columns(), nullptr);
+  EXPECT_EQ(EncodeColumns(*(*reader)->columns()), EncodeColumns(TwoLabels()));
+  SampleBlock back(o.schema);
+  while (*(*reader)->Read(999, &back) > 0) {
+  }
+  EXPECT_EQ(DiffBlocks(b, back), "");
+  // The header's layout, and auto-detection through OpenReader.
+  auto header = ReadBinaryHeader(dir.File("a.bin"));
+  ASSERT_TRUE(header.ok()) << header.status();
+  EXPECT_EQ(header->version, 2u);
+  EXPECT_EQ(header->schema, (DataSchema{2, 2, 2}));
+  auto opened = OpenReader(FileFormat::kAuto, {dir.File("a.bin")}, ReaderOptions());
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  EXPECT_EQ((*opened)->schema(), (DataSchema{2, 2, 2}));
+  ASSERT_NE((*opened)->columns(), nullptr);
+  EXPECT_EQ((*opened)->columns()->columns[5].table, "tags");
+}
+
+TEST(BinaryFormatV2, APositionResumesAndEveryFileMustShareTheSchema) {
+  TempDir dir;
+  const SampleBlock b = TwoLabelSamples(700);
+  for (const char* name : {"a.bin", "b.bin"}) {
+    auto w = BinaryWriter::CreateWithColumns(dir.File(name), TwoLabels(), 128);
+    ASSERT_TRUE(w.ok() && (*w)->Write(b).ok() && (*w)->Close().ok());
+  }
+  ReaderOptions o;
+  o.schema = TwoLabels().Layout();
+  auto open = [&](std::vector<std::string> files) {
+    auto r = BinaryReader::Open(files, o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return std::move(*r);
+  };
+  const std::vector<std::string> both = {dir.File("a.bin"), dir.File("b.bin")};
+  auto whole = open(both);
+  SampleBlock all(o.schema);
+  while (*whole->Read(1000, &all) > 0) {
+  }
+  ASSERT_EQ(all.size(), 1400u);
+  for (size_t at : {1u, 128u, 700u, 1000u}) {
+    auto first = open(both);
+    SampleBlock head(o.schema);
+    ASSERT_EQ(*first->Read(at, &head), at);
+    auto position = first->Position();
+    ASSERT_TRUE(position.ok());
+    auto second = open(both);
+    ASSERT_TRUE(second->Seek(*position).ok()) << at;
+    while (*second->Read(1000, &head) > 0) {
+    }
+    EXPECT_EQ(DiffBlocks(head, all), "") << at;
+  }
+  // A file with another stored schema (a column renamed) is refused.
+  ColumnsSchema other = TwoLabels();
+  other.columns[6].name = "comment";
+  auto w = BinaryWriter::CreateWithColumns(dir.File("c.bin"), other, 128);
+  ASSERT_TRUE(w.ok() && (*w)->Write(b).ok() && (*w)->Close().ok());
+  auto mixed = open({dir.File("a.bin"), dir.File("c.bin")});
+  SampleBlock sink(o.schema);
+  absl::Status s = absl::OkStatus();
+  while (s.ok()) {
+    auto n = mixed->Read(1000, &sink);
+    s = n.status();
+    if (s.ok() && *n == 0) break;
+  }
+  EXPECT_TRUE(absl::StrContains(s.message(), "c.bin: format version 2 with another stored schema"))
+      << s;
+}
+
+TEST(BinaryFormatV2, ADamagedStoredSchemaIsDataLoss) {
+  TempDir dir;
+  auto w = BinaryWriter::CreateWithColumns(dir.File("a.bin"), TwoLabels(), 128);
+  ASSERT_TRUE(w.ok() && (*w)->Write(TwoLabelSamples(10)).ok() && (*w)->Close().ok());
+  std::string bytes = ReadFileOrDie(dir.File("a.bin"));
+  bytes[kBinaryHeaderBytes + 30] ^= 0x20;  // inside the stored schema
+  WriteFile(dir.File("bad.bin"), bytes);
+  auto header = ReadBinaryHeader(dir.File("bad.bin"));
+  ASSERT_FALSE(header.ok());
+  EXPECT_EQ(header.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(absl::StrContains(header.status().message(), "stored schema checksum mismatch"))
+      << header.status();
+  // The codec itself refuses bytes that do not decode, naming why.
+  const std::string stored = EncodeColumns(TwoLabels());
+  EXPECT_TRUE(DecodeColumns(stored).ok());
+  EXPECT_FALSE(DecodeColumns(stored.substr(0, stored.size() - 1)).ok());
+  EXPECT_TRUE(absl::StrContains(DecodeColumns(stored + "x").status().message(),
+                                "1 bytes after the last column"));
 }
 
 TEST(BinaryFormat, SmallerThanTsv) {

@@ -84,6 +84,7 @@ absl::Status ValidateColumns(const ColumnsSchema& schema) {
           absl::StrCat("data.schema.columns[", i, "] '", c.name, "': ", why...));
     };
     if (c.name.empty()) return bad("has no name");
+    if (c.name.size() > 1024 || c.table.size() > 1024) return bad("a name longer than 1024 bytes");
     if (!names.insert(c.name).second) return bad("a second column of that name");
     if (c.role == ColumnRole::kDense) {
       if (!std::isfinite(c.scale) || !std::isfinite(c.shift) || !std::isfinite(c.missing_value)) {

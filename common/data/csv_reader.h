@@ -35,6 +35,7 @@ class CsvReader final : public SampleReader {
   absl::StatusOr<size_t> Read(size_t max_samples, SampleBlock* out) override;
   const MalformedLog& malformed() const override { return malformed_; }
   DataSchema schema() const override { return layout_; }
+  const ColumnsSchema* columns() const override { return &schema_; }
   // LineSource's position; Seek rereads the file's header.
   absl::StatusOr<std::vector<uint64_t>> Position() const override { return lines_.Position(); }
   absl::Status Seek(const std::vector<uint64_t>& position) override;

@@ -25,13 +25,19 @@ absl::StatusOr<std::unique_ptr<SampleReader>> OpenReader(FileFormat format,
   if (format == FileFormat::kAuto) {
     char magic[8] = {0};
     HERALD_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> in, OpenFileInput(files[0]));
-    HERALD_RETURN_IF_ERROR(in->Read(magic, sizeof(magic)).status());
-    format = std::memcmp(magic, "HRLDBIN1", 8) == 0 ? FileFormat::kBinary : FileFormat::kTsv;
+    for (size_t got = 0; got < sizeof(magic);) {  // a Read may return fewer bytes
+      HERALD_ASSIGN_OR_RETURN(size_t k, in->Read(magic + got, sizeof(magic) - got));
+      if (k == 0) break;
+      got += k;
+    }
+    format = std::memcmp(magic, "HRLDBIN1", 8) == 0 || std::memcmp(magic, "HRLDBIN2", 8) == 0
+                 ? FileFormat::kBinary
+                 : FileFormat::kTsv;
   }
   if (format == FileFormat::kBinary) {
     HERALD_ASSIGN_OR_RETURN(options.schema, ReadBinarySchema(files[0]));
-    InputOpener opener = FileOpener(files);
-    return std::make_unique<BinaryReader>(std::move(files), std::move(opener), options);
+    HERALD_ASSIGN_OR_RETURN(auto reader, BinaryReader::Open(files, options));
+    return std::unique_ptr<SampleReader>(std::move(reader));
   }
   InputOpener opener = FileOpener(files);
   return std::make_unique<CriteoTsvReader>(std::move(files), std::move(opener), options);

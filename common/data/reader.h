@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/data/column_schema.h"
 #include "common/data/malformed.h"
 #include "common/data/sample_block.h"
 #include "common/tunables.h"
@@ -31,6 +32,9 @@ class SampleReader {
 
   // The schema of the samples this reader produces.
   virtual DataSchema schema() const = 0;
+  // The column schema the samples were read with (the CSV reader; binary
+  // files of version 2), or null: Criteo's layout, integer dense values.
+  virtual const ColumnsSchema* columns() const { return nullptr; }
   // Where the reader is: words that Seek takes back on a reader opened on
   // the same inputs, which then reads the same samples from there on (a
   // resumed job's data cursor).

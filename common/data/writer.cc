@@ -8,10 +8,14 @@
 namespace herald::data {
 
 absl::StatusOr<std::unique_ptr<SampleWriter>> OpenWriter(const std::string& format,
-                                                         const std::string& path,
-                                                         DataSchema schema) {
+                                                         const std::string& path, DataSchema schema,
+                                                         const ColumnsSchema* columns) {
   if (format == "tsv") {
     HERALD_ASSIGN_OR_RETURN(auto w, CriteoTsvWriter::Create(path));
+    return std::unique_ptr<SampleWriter>(std::move(w));
+  }
+  if (format == "bin" && columns != nullptr) {
+    HERALD_ASSIGN_OR_RETURN(auto w, BinaryWriter::CreateWithColumns(path, *columns));
     return std::unique_ptr<SampleWriter>(std::move(w));
   }
   if (format == "bin") {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/data/columns_codec.h"
 #include "common/data/csv_reader.h"
 #include "common/data/generator.h"
 #include "common/data/key_batch_conversion.h"
@@ -116,6 +117,14 @@ absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(const proto::
                                                                       : data::OnMalformed::kSkip;
   std::vector<std::string> paths(spec.paths().begin(), spec.paths().end());
   HERALD_ASSIGN_OR_RETURN(auto reader, data::OpenReader(format, paths, options));
+  if (spec.has_schema()) {
+    // Binary version 2: the stored schema was read into the spec at submit.
+    HERALD_ASSIGN_OR_RETURN(data::ColumnsSchema expected, ColumnsFromSpec(spec.schema()));
+    if (reader->columns() == nullptr || !data::SameColumns(*reader->columns(), expected)) {
+      return absl::InvalidArgumentError(
+          "data.paths: the files' stored schema is not data.schema (they changed since submit)");
+    }
+  }
   if (!(reader->schema() == schema)) {
     return absl::InvalidArgumentError(
         absl::StrCat("data.paths: the files hold ", reader->schema().num_dense, " dense and ",
@@ -129,7 +138,7 @@ BatchStreamOptions StreamOptionsFromSpec(const proto::JobSpec& spec, Split split
   BatchStreamOptions o;
   o.data = spec.data();
   o.schema = data::DataSchema{spec.num_dense(), static_cast<uint32_t>(spec.tables_size())};
-  if (spec.data().format() == proto::DATA_FORMAT_CSV) {
+  if (spec.data().has_schema()) {
     // Checked at submit; a schema that does not convert fails at Open.
     if (absl::StatusOr<data::ColumnsSchema> c = ColumnsFromSpec(spec.data().schema()); c.ok()) {
       o.schema = c->Layout();
@@ -163,7 +172,7 @@ absl::StatusOr<std::unique_ptr<BatchStream>> BatchStream::Open(BatchStreamOption
         absl::StrCat("data.eval_fraction: ", options.data.eval_fraction(), " not in [0, 1)"));
   }
   std::unique_ptr<BatchStream> stream(new BatchStream(std::move(options)));
-  if (stream->options_.data.format() == proto::DATA_FORMAT_CSV) {
+  if (stream->options_.data.has_schema()) {
     HERALD_ASSIGN_OR_RETURN(data::ColumnsSchema columns,
                             ColumnsFromSpec(stream->options_.data.schema()));
     stream->columns_ = std::make_unique<data::ColumnsSchema>(std::move(columns));

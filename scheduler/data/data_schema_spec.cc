@@ -5,6 +5,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "common/data/binary_format.h"
+#include "common/data/columns_codec.h"
+#include "common/data/input_stream.h"
 #include "common/status.h"
 #include "scheduler/data/schema_file.h"
 
@@ -85,14 +88,77 @@ absl::StatusOr<data::ColumnsSchema> ColumnsFromSpec(const proto::DataSchemaSpec&
   return out;
 }
 
+proto::DataSchemaSpec SpecFromColumns(const data::ColumnsSchema& columns) {
+  proto::DataSchemaSpec spec;
+  spec.set_separator(std::string(1, columns.separator));
+  spec.set_no_header(!columns.header);
+  spec.set_ignore_other_columns(columns.ignore_other_columns);
+  for (const data::ColumnSchema& c : columns.columns) {
+    proto::ColumnSpec* out = spec.add_columns();
+    out->set_name(c.name);
+    static constexpr proto::ColumnRole kRoles[] = {proto::COLUMN_LABEL, proto::COLUMN_DENSE,
+                                                   proto::COLUMN_SPARSE, proto::COLUMN_IGNORE};
+    out->set_role(kRoles[static_cast<int>(c.role)]);
+    out->set_label(c.label == data::LabelKind::kRegression ? proto::LABEL_REGRESSION
+                                                           : proto::LABEL_BINARY);
+    static constexpr proto::DenseTransformKind kTransforms[] = {
+        proto::TRANSFORM_NONE, proto::TRANSFORM_LOG1P, proto::TRANSFORM_AFFINE};
+    out->set_transform(kTransforms[static_cast<int>(c.transform)]);
+    out->set_scale(c.scale);
+    out->set_shift(c.shift);
+    out->set_missing(c.missing_value);
+    static constexpr proto::IdFormat kIds[] = {proto::IDS_HEX, proto::IDS_DECIMAL,
+                                               proto::IDS_STRING};
+    out->set_ids(kIds[static_cast<int>(c.ids)]);
+    if (c.multi_hot_separator != 0)
+      out->set_multi_hot_separator(std::string(1, c.multi_hot_separator));
+    out->set_table(c.table);
+  }
+  return spec;
+}
+
+namespace {
+
+// A binary data source: a version 2 file's stored schema becomes
+// data.schema (or must equal the one given); version 1 takes none.
+absl::Status ResolveBinarySchema(proto::DataSpec* data) {
+  std::vector<std::string> paths(data->paths().begin(), data->paths().end());
+  absl::StatusOr<std::vector<std::string>> files = data::ExpandInputPaths(paths);
+  if (!files.ok()) return absl::OkStatus();  // the job's start names what is missing
+  absl::StatusOr<data::BinaryHeader> header = data::ReadBinaryHeader(files->front());
+  if (!header.ok()) return absl::OkStatus();
+  if (header->columns == nullptr) {
+    if (!data->has_schema()) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("data.schema: ", files->front(),
+                     " is binary format version 1 (Criteo's layout), which takes no schema"));
+  }
+  if (!data->has_schema()) {
+    *data->mutable_schema() = SpecFromColumns(*header->columns);
+    return absl::OkStatus();
+  }
+  HERALD_ASSIGN_OR_RETURN(const data::ColumnsSchema given, ColumnsFromSpec(data->schema()));
+  if (!data::SameColumns(given, *header->columns)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data.schema: differs from the schema stored in ", files->front(),
+                     " (binary format version 2 carries its own; remove data.schema to use it)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ResolveDataSchema(proto::JobSpec* spec) {
   HERALD_RETURN_IF_ERROR(InlineSchemaFile(spec, /*base_dir=*/""));
   proto::DataSpec* data = spec->mutable_data();
-  if (data->format() != proto::DATA_FORMAT_CSV) {
+  if (data->format() == proto::DATA_FORMAT_HERALD_BINARY) {
+    HERALD_RETURN_IF_ERROR(ResolveBinarySchema(data));
+    if (!data->has_schema()) return absl::OkStatus();
+  } else if (data->format() != proto::DATA_FORMAT_CSV) {
     if (data->has_schema()) {
       return absl::InvalidArgumentError(
-          "data.schema: only data.format CSV reads a schema (Criteo TSV, binary and generated "
-          "data have their own)");
+          "data.schema: only data.format CSV and binary version 2 read a schema (Criteo TSV and "
+          "generated data have their own)");
     }
     return absl::OkStatus();
   }

@@ -14,13 +14,19 @@ namespace herald::scheduler {
 // and ValidateColumns's.
 absl::StatusOr<data::ColumnsSchema> ColumnsFromSpec(const proto::DataSchemaSpec& schema);
 
+// The spec of a column schema: ColumnsFromSpec(SpecFromColumns(c))
+// encodes as c does.
+proto::DataSchemaSpec SpecFromColumns(const data::ColumnsSchema& columns);
+
 // At submit: first reads data.schema_file (an absolute path here;
 // schema_file.h). For a spec whose data.format is CSV: refuses num_dense beside
 // a schema, a sparse column whose table is not in `tables`, a table no
 // column uses and (not built yet) two features sharing one table, each
 // naming the field; then orders `tables` as the sparse columns name them
 // and sets num_dense from the schema, so everything downstream reads the
-// spec as today. Other formats: refuses a schema (it would be ignored).
+// spec as today. Binary data: a version 2 file's stored schema becomes
+// data.schema (a schema given must equal it; version 1 takes none), then
+// as CSV. Other formats: refuses a schema (it would be ignored).
 absl::Status ResolveDataSchema(proto::JobSpec* spec);
 
 }  // namespace herald::scheduler
