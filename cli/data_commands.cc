@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/data/column_stats.h"
 #include "common/data/csv_reader.h"
 #include "common/data/data_stats.h"
 #include "common/data/generator.h"
@@ -94,67 +95,6 @@ absl::Status RunGenData(const GenDataOptions& o) {
   return absl::OkStatus();
 }
 
-absl::Status RunDataStats(const DataStatsOptions& o) {
-  if (o.paths.empty()) return absl::InvalidArgumentError("data stats: no FILE given");
-  HERALD_ASSIGN_OR_RETURN(data::FileFormat format, data::ParseFileFormat(o.format));
-  data::ReaderOptions ro;
-  ro.on_malformed = data::OnMalformed::kSkip;
-  ro.max_malformed_kept = o.max_malformed_shown;
-  HERALD_ASSIGN_OR_RETURN(auto reader, data::OpenReader(format, o.paths, ro));
-  data::DataStatsCollector stats(reader->schema());
-  SampleBlock block(reader->schema());
-  while (true) {
-    block.Clear();
-    HERALD_ASSIGN_OR_RETURN(size_t n, reader->Read(65536, &block));
-    if (n == 0) break;
-    stats.Add(block);
-  }
-  data::DatasetSummary s = stats.Summarize();
-  const data::MalformedLog& bad = reader->malformed();
-  if (o.json) {
-    std::string out = absl::StrCat("{\"rows\":", s.rows, ",\"positives\":", s.positives,
-                                   ",\"malformed\":", bad.count(), ",\"tables\":[");
-    for (size_t t = 0; t < s.tables.size(); ++t) {
-      const auto& ts = s.tables[t];
-      absl::StrAppend(&out, t ? "," : "", "{\"table\":", t, ",\"distinct_keys\":", ts.distinct_keys,
-                      ",\"accesses\":", ts.accesses, ",\"missing\":", ts.missing,
-                      absl::StrFormat(",\"top1_share\":%.6f,\"top10_share\":%.6f}", ts.top1_share,
-                                      ts.top10_share));
-    }
-    absl::StrAppend(&out, "],\"malformed_lines\":[");
-    for (size_t i = 0; i < bad.kept().size(); ++i) {
-      std::string line = bad.kept()[i].ToString();
-      std::string escaped;
-      for (char c : line) {
-        if (c == '"' || c == '\\') escaped.push_back('\\');
-        escaped.push_back(c);
-      }
-      absl::StrAppend(&out, i ? "," : "", "\"", escaped, "\"");
-    }
-    absl::StrAppend(&out, "]}\n");
-    std::fputs(out.c_str(), stdout);
-    return absl::OkStatus();
-  }
-  std::printf("rows %llu  positives %llu (%.4f)  malformed %llu\n",
-              static_cast<unsigned long long>(s.rows), static_cast<unsigned long long>(s.positives),
-              s.rows ? static_cast<double>(s.positives) / s.rows : 0.0,
-              static_cast<unsigned long long>(bad.count()));
-  std::printf("%-6s %14s %14s %9s %9s %9s\n", "table", "distinct_keys", "accesses", "missing",
-              "top1%", "top10%");
-  for (size_t t = 0; t < s.tables.size(); ++t) {
-    const auto& ts = s.tables[t];
-    std::printf("C%-5zu %14llu %14llu %9.4f %9.4f %9.4f\n", t + 1,
-                static_cast<unsigned long long>(ts.distinct_keys),
-                static_cast<unsigned long long>(ts.accesses),
-                s.rows ? static_cast<double>(ts.missing) / s.rows : 0.0, ts.top1_share,
-                ts.top10_share);
-  }
-  if (bad.count() > 0) {
-    std::printf("malformed lines:\n%s", bad.Summary().c_str());
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenInputs(
     const std::vector<std::string>& paths, const std::string& format,
     const std::string& schema_path, data::ReaderOptions options) {
@@ -179,6 +119,158 @@ absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenInputs(
   HERALD_ASSIGN_OR_RETURN(data::ColumnsSchema columns, scheduler::ColumnsFromSpec(spec));
   HERALD_ASSIGN_OR_RETURN(auto reader, data::CsvReader::Open(paths, std::move(columns), options));
   return std::unique_ptr<data::SampleReader>(std::move(reader));
+}
+
+namespace {
+
+const char* LabelKindName(data::LabelKind k) {
+  return k == data::LabelKind::kRegression ? "regression" : "binary";
+}
+
+std::string ColumnsJson(const data::ColumnStatsSummary& c) {
+  std::string out = ",\"columns\":{\"labels\":[";
+  for (size_t i = 0; i < c.labels.size(); ++i) {
+    const auto& l = c.labels[i];
+    absl::StrAppend(&out, i ? "," : "", "{\"name\":\"", l.column->name, "\",\"kind\":\"",
+                    LabelKindName(l.column->label), "\"",
+                    absl::StrFormat(",\"mean\":%.6g,\"min\":%.6g,\"max\":%.6g}", l.values.mean(),
+                                    l.values.min, l.values.max));
+  }
+  absl::StrAppend(&out, "],\"dense\":[");
+  for (size_t i = 0; i < c.dense.size(); ++i) {
+    const auto& d = c.dense[i];
+    absl::StrAppend(&out, i ? "," : "", "{\"name\":\"", d.column->name,
+                    "\",\"missing\":", d.missing,
+                    absl::StrFormat(",\"mean\":%.6g,\"min\":%.6g,\"max\":%.6g}", d.present.mean(),
+                                    d.present.count ? d.present.min : 0.0,
+                                    d.present.count ? d.present.max : 0.0));
+  }
+  absl::StrAppend(&out, "],\"sparse\":[");
+  for (size_t i = 0; i < c.sparse.size(); ++i) {
+    const auto& sp = c.sparse[i];
+    absl::StrAppend(&out, i ? "," : "", "{\"name\":\"", sp.column->name, "\",\"table\":\"",
+                    sp.column->table.empty() ? sp.column->name : sp.column->table,
+                    "\",\"missing\":", sp.missing, ",\"ids\":", sp.ids,
+                    ",\"multi_valued\":", sp.multi_valued, ",\"max_ids\":", sp.max_ids,
+                    ",\"string_collisions\":", sp.string_collisions, "}");
+  }
+  absl::StrAppend(&out, "]}");
+  return out;
+}
+
+void PrintColumns(const data::ColumnStatsSummary& c, uint64_t rows) {
+  std::printf("%-16s %-10s %10s %10s %10s\n", "label", "kind", "mean", "min", "max");
+  for (const auto& l : c.labels) {
+    std::printf("%-16s %-10s %10.4g %10.4g %10.4g\n", l.column->name.c_str(),
+                LabelKindName(l.column->label), l.values.mean(), l.values.min, l.values.max);
+  }
+  if (!c.dense.empty()) {
+    std::printf("%-16s %9s %10s %10s %10s\n", "dense", "missing", "mean", "min", "max");
+  }
+  for (const auto& d : c.dense) {
+    std::printf("%-16s %9.4f %10.4g %10.4g %10.4g\n", d.column->name.c_str(),
+                rows ? static_cast<double>(d.missing) / rows : 0.0, d.present.mean(),
+                d.present.count ? d.present.min : 0.0, d.present.count ? d.present.max : 0.0);
+  }
+  std::printf("%-16s %-16s %9s %10s %8s %12s %11s\n", "sparse", "table", "missing", "ids/sample",
+              "max_ids", "multi_valued", "collisions");
+  for (const auto& sp : c.sparse) {
+    const std::string collisions =
+        sp.string_collisions < 0 ? "-" : absl::StrCat(sp.string_collisions);
+    std::printf("%-16s %-16s %9.4f %10.3f %8u %12llu %11s\n", sp.column->name.c_str(),
+                (sp.column->table.empty() ? sp.column->name : sp.column->table).c_str(),
+                rows ? static_cast<double>(sp.missing) / rows : 0.0,
+                rows ? static_cast<double>(sp.ids) / rows : 0.0, sp.max_ids,
+                static_cast<unsigned long long>(sp.multi_valued), collisions.c_str());
+  }
+}
+
+}  // namespace
+
+absl::Status RunDataStats(const DataStatsOptions& o) {
+  if (o.paths.empty()) return absl::InvalidArgumentError("data stats: no FILE given");
+  data::ReaderOptions ro;
+  ro.on_malformed = data::OnMalformed::kSkip;
+  ro.max_malformed_kept = o.max_malformed_shown;
+  HERALD_ASSIGN_OR_RETURN(auto reader, OpenInputs(o.paths, o.format, o.schema, ro));
+  data::DataStatsCollector stats(reader->schema());
+  // With a column schema (CSV, binary version 2): per column too, and the
+  // string ids' collisions when the text is read.
+  std::unique_ptr<data::ColumnStatsCollector> columns;
+  if (reader->columns() != nullptr) {
+    columns = std::make_unique<data::ColumnStatsCollector>(reader->columns());
+    if (auto* csv = dynamic_cast<data::CsvReader*>(reader.get()); csv != nullptr) {
+      const auto string_columns = reader->columns()->OfRole(data::ColumnRole::kSparse);
+      if (std::any_of(string_columns.begin(), string_columns.end(),
+                      [](const auto* c) { return c->ids == data::IdFormat::kString; })) {
+        csv->ObserveStringIds([&columns](uint32_t f, absl::string_view id, uint64_t key) {
+          columns->AddStringId(f, id, key);
+        });
+      }
+    }
+  }
+  SampleBlock block(reader->schema());
+  while (true) {
+    block.Clear();
+    HERALD_ASSIGN_OR_RETURN(size_t n, reader->Read(65536, &block));
+    if (n == 0) break;
+    stats.Add(block);
+    if (columns != nullptr) columns->Add(block);
+  }
+  // Sparse features by name where a schema names them; Criteo's C1..C26.
+  std::vector<std::string> names;
+  for (size_t t = 0; t < reader->schema().num_sparse; ++t) {
+    names.push_back(reader->columns() != nullptr
+                        ? reader->columns()->OfRole(data::ColumnRole::kSparse)[t]->name
+                        : absl::StrCat("C", t + 1));
+  }
+  data::DatasetSummary s = stats.Summarize();
+  const data::MalformedLog& bad = reader->malformed();
+  if (o.json) {
+    std::string out = absl::StrCat("{\"rows\":", s.rows, ",\"positives\":", s.positives,
+                                   ",\"malformed\":", bad.count(), ",\"tables\":[");
+    for (size_t t = 0; t < s.tables.size(); ++t) {
+      const auto& ts = s.tables[t];
+      absl::StrAppend(&out, t ? "," : "", "{\"table\":", t, ",\"distinct_keys\":", ts.distinct_keys,
+                      ",\"accesses\":", ts.accesses, ",\"missing\":", ts.missing,
+                      absl::StrFormat(",\"top1_share\":%.6f,\"top10_share\":%.6f}", ts.top1_share,
+                                      ts.top10_share));
+    }
+    absl::StrAppend(&out, "]");
+    if (columns != nullptr) absl::StrAppend(&out, ColumnsJson(columns->Summarize()));
+    absl::StrAppend(&out, ",\"malformed_lines\":[");
+    for (size_t i = 0; i < bad.kept().size(); ++i) {
+      std::string line = bad.kept()[i].ToString();
+      std::string escaped;
+      for (char c : line) {
+        if (c == '"' || c == '\\') escaped.push_back('\\');
+        escaped.push_back(c);
+      }
+      absl::StrAppend(&out, i ? "," : "", "\"", escaped, "\"");
+    }
+    absl::StrAppend(&out, "]}\n");
+    std::fputs(out.c_str(), stdout);
+    return absl::OkStatus();
+  }
+  std::printf("rows %llu  positives %llu (%.4f)  malformed %llu\n",
+              static_cast<unsigned long long>(s.rows), static_cast<unsigned long long>(s.positives),
+              s.rows ? static_cast<double>(s.positives) / s.rows : 0.0,
+              static_cast<unsigned long long>(bad.count()));
+  std::printf("%-6s %14s %14s %9s %9s %9s\n", "table", "distinct_keys", "accesses", "missing",
+              "top1%", "top10%");
+  for (size_t t = 0; t < s.tables.size(); ++t) {
+    const auto& ts = s.tables[t];
+    std::printf("%-6s %14llu %14llu %9.4f %9.4f %9.4f\n", names[t].c_str(),
+                static_cast<unsigned long long>(ts.distinct_keys),
+                static_cast<unsigned long long>(ts.accesses),
+                s.rows ? static_cast<double>(ts.missing) / s.rows : 0.0, ts.top1_share,
+                ts.top10_share);
+  }
+  if (columns != nullptr) PrintColumns(columns->Summarize(), s.rows);
+  if (bad.count() > 0) {
+    std::printf("malformed lines:\n%s", bad.Summary().c_str());
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RunConvert(const ConvertOptions& o) {

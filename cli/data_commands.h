@@ -29,10 +29,12 @@ struct DataStatsOptions {
   std::string format = "auto";
   bool json = false;
   uint32_t max_malformed_shown = 20;
+  std::string schema;  // a DataSchemaSpec text file: the inputs are CSV it describes
 };
 
 // Prints rows, per-table distinct keys and hot-key shares, and every
-// malformed line found (capped, with a count).
+// malformed line found (capped, with a count); with a column schema (CSV
+// and --schema, binary version 2) per-column figures and string collisions.
 absl::Status RunDataStats(const DataStatsOptions& options);
 
 struct ConvertOptions {

@@ -2,7 +2,7 @@
 //
 //   heraldctl gen-data --rows N --seed S --out FILE [--format tsv|bin]
 //                      [--correlation entities|none] [--cardinality_scale X]
-//   heraldctl data stats FILE... [--format auto|tsv|bin] [--json]
+//   heraldctl data stats FILE... [--format auto|tsv|bin] [--schema FILE] [--json]
 //   heraldctl convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin] [--schema FILE]
 //                     [--skip_malformed]
 //   heraldctl simulate --data FILE --workers N --batch-per-worker B --cache-ratio R
@@ -64,8 +64,8 @@ ABSL_FLAG(std::string, resume, "",
           "directory DIR/JOB for its newest), as checkpoint.resume_from");
 ABSL_FLAG(std::string, from, "auto", "convert: input format auto|tsv|bin");
 ABSL_FLAG(std::string, schema, "",
-          "convert: a DataSchemaSpec text file describing CSV/delimited inputs (binary output is "
-          "format version 2, the schema stored)");
+          "convert, data stats: a DataSchemaSpec text file describing CSV/delimited inputs "
+          "(convert's binary output is format version 2, the schema stored)");
 ABSL_FLAG(std::string, to, "bin", "convert: output format bin|tsv");
 ABSL_FLAG(std::vector<std::string>, data, {},
           "simulate: data files or directories (comma-separated)");
@@ -147,9 +147,11 @@ Commands:
            [--cardinality_scale X] [--threads T]
       Synthetic Criteo-shaped data (Criteo Kaggle cardinalities, per-table Zipf skew,
       missing values, labels from a hidden teacher model).
-  data stats FILE... [--format auto|tsv|bin] [--json]
+  data stats FILE... [--format auto|tsv|bin] [--schema FILE] [--json]
       Rows, per-table distinct keys, share of accesses of the top 1%/10% keys, and the
-      malformed lines found (file:line: reason).
+      malformed lines found (file:line: reason). With a column schema (CSV and --schema,
+      or binary version 2): each label, dense and sparse column, and the string ids
+      that share a key.
   convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin] [--schema FILE]
           [--skip_malformed]
       Convert between Criteo TSV, CSV described by --schema (a DataSchemaSpec
@@ -274,6 +276,7 @@ int main(int argc, char** argv) {
     o.paths.assign(args.begin() + 2, args.end());
     o.format = absl::GetFlag(FLAGS_format).empty() ? "auto" : absl::GetFlag(FLAGS_format);
     o.json = absl::GetFlag(FLAGS_json);
+    o.schema = absl::GetFlag(FLAGS_schema);
     absl::Status s = herald::cli::RunDataStats(o);
     return s.ok() ? 0 : Fail(s);
   }

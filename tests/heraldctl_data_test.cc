@@ -60,6 +60,66 @@ TEST(HeraldctlData, GenerateStatsAndConvertRoundTrip) {
   EXPECT_EQ(Slurp(dir + "/a.tsv"), Slurp(dir + "/c.tsv"));
 }
 
+// A CSV described by a schema file: per-column figures, then the same
+// through its binary version 2 conversion (no strings left to compare).
+TEST(HeraldctlData, StatsPerColumnOfACsvAndItsBinaryVersion2) {
+  std::string dir = MakeTestDir("ctl_schema");
+  std::ofstream(dir + "/shop.schema.txt") << R"pb(
+    columns { name: "click" role: COLUMN_LABEL }
+    columns { name: "rating" role: COLUMN_LABEL label: LABEL_REGRESSION }
+    columns { name: "age" role: COLUMN_DENSE missing: 30 }
+    columns { name: "user" role: COLUMN_SPARSE ids: IDS_STRING }
+    columns { name: "genres" role: COLUMN_SPARSE multi_hot_separator: "|" table: "tags" }
+  )pb";
+  std::ofstream(dir + "/shop.csv") << "user,genres,age,rating,click\n"
+                                      "ann,a|b|c,41,4.5,1\n"
+                                      "bob,,,-2,0\n"
+                                      "ann,f,20,1,0\n"
+                                      "cy,1|2,,0.5,1\n";
+  Result stats = RunHeraldctl(
+      dir, {"data", "stats", dir + "/shop.csv", "--schema=" + dir + "/shop.schema.txt", "--json"});
+  ASSERT_EQ(stats.code, 0) << stats.output;
+  for (const char* want : {
+           "\"rows\":4",
+           "\"positives\":2",
+           "{\"name\":\"click\",\"kind\":\"binary\",\"mean\":0.5,\"min\":0,\"max\":1}",
+           "{\"name\":\"rating\",\"kind\":\"regression\",\"mean\":1,\"min\":-2,\"max\":4.5}",
+           "{\"name\":\"age\",\"missing\":2,\"mean\":30.5,\"min\":20,\"max\":41}",
+           "{\"name\":\"user\",\"table\":\"user\",\"missing\":0,\"ids\":4,\"multi_valued\":0,"
+           "\"max_ids\":1,\"string_collisions\":0}",
+           "{\"name\":\"genres\",\"table\":\"tags\",\"missing\":1,\"ids\":6,\"multi_valued\":2,"
+           "\"max_ids\":3,\"string_collisions\":-1}",
+       }) {
+    EXPECT_NE(stats.output.find(want), std::string::npos) << want << "\n" << stats.output;
+  }
+  Result text = RunHeraldctl(
+      dir, {"data", "stats", dir + "/shop.csv", "--schema=" + dir + "/shop.schema.txt"});
+  ASSERT_EQ(text.code, 0) << text.output;
+  EXPECT_NE(text.output.find("genres"), std::string::npos) << text.output;
+
+  Result to_bin =
+      RunHeraldctl(dir, {"convert", dir + "/shop.csv", "--schema=" + dir + "/shop.schema.txt",
+                         "--out=" + dir + "/s.bin"});
+  ASSERT_EQ(to_bin.code, 0) << to_bin.output;
+  Result bin_stats = RunHeraldctl(dir, {"data", "stats", dir + "/s.bin", "--json"});
+  ASSERT_EQ(bin_stats.code, 0) << bin_stats.output;
+  EXPECT_NE(bin_stats.output.find("\"max_ids\":1,\"string_collisions\":-1}"), std::string::npos)
+      << bin_stats.output;
+  EXPECT_NE(bin_stats.output.find("\"name\":\"age\",\"missing\":2"), std::string::npos)
+      << bin_stats.output;
+
+  // A schema that is not one, and a format that takes none, are refused.
+  std::ofstream(dir + "/bad.schema.txt") << "columns { nme: \"x\" }\n";
+  Result bad = RunHeraldctl(
+      dir, {"data", "stats", dir + "/shop.csv", "--schema=" + dir + "/bad.schema.txt"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.output.find("not a DataSchemaSpec: line 1:"), std::string::npos) << bad.output;
+  Result tsv = RunHeraldctl(dir, {"data", "stats", dir + "/shop.csv", "--format=tsv",
+                                  "--schema=" + dir + "/shop.schema.txt"});
+  EXPECT_NE(tsv.code, 0);
+  EXPECT_NE(tsv.output.find("--schema reads delimited text"), std::string::npos) << tsv.output;
+}
+
 TEST(HeraldctlData, MalformedLinesAreListedOrFailTheConversion) {
   std::string dir = MakeTestDir("bad");
   std::string good = "1";

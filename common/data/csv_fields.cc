@@ -50,6 +50,12 @@ struct LineValues {
   std::vector<float> labels, dense;
   uint32_t missing = 0;  // bit i: dense value i is missing
   std::vector<std::vector<uint64_t>> keys;
+  struct StringId {
+    uint32_t feature;
+    absl::string_view id;
+    uint64_t key;
+  };
+  std::vector<StringId> string_ids;  // for the observer, once the line is good
 };
 
 }  // namespace
@@ -153,7 +159,8 @@ FieldMap SchemaOrder(const ColumnsSchema& schema) {
 }
 
 absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
-                         const std::vector<absl::string_view>& fields, SampleBlock* out) {
+                         const std::vector<absl::string_view>& fields, SampleBlock* out,
+                         const StringIdObserver* observer) {
   if (fields.size() != map.column_of_field.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("expected ", map.column_of_field.size(), " fields, found ", fields.size()));
@@ -166,6 +173,7 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
   v.missing = 0;
   v.keys.resize(layout.num_sparse);
   for (auto& k : v.keys) k.clear();
+  v.string_ids.clear();
   for (size_t f = 0; f < fields.size(); ++f) {
     const int c = map.column_of_field[f];
     if (c < 0) continue;
@@ -211,6 +219,9 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
             return bad("more than ", kMaxIdsPerValue, " ids in one value");
           }
           keys.push_back(key);
+          if (observer != nullptr && col.ids == IdFormat::kString) {
+            v.string_ids.push_back({slot[c], id, key});
+          }
           if (end == absl::string_view::npos) break;
           start = end + 1;
         }
@@ -226,6 +237,9 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
   for (const auto& keys : v.keys) {
     out->keys.insert(out->keys.end(), keys.begin(), keys.end());
     out->offsets.push_back(static_cast<uint32_t>(out->keys.size()));
+  }
+  if (observer != nullptr) {
+    for (const LineValues::StringId& id : v.string_ids) (*observer)(id.feature, id.id, id.key);
   }
   return absl::OkStatus();
 }

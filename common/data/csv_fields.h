@@ -3,6 +3,7 @@
 // line's fields, which schema column each holds, and their values. Every
 // error names the column and the field. The reader: csv_reader.h.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,16 @@ absl::StatusOr<FieldMap> MapHeader(const ColumnsSchema& schema, absl::string_vie
 // Without a header: field i is schema column i.
 FieldMap SchemaOrder(const ColumnsSchema& schema);
 
+// Sees every id of a string column as it is hashed: the sparse feature
+// (its place among the sparse columns), the text and its key.
+using StringIdObserver = std::function<void(uint32_t feature, absl::string_view id, uint64_t key)>;
+
 // Parses one line's fields into `out` (whose layout is schema.Layout()).
 // On error returns the reason naming the column ("column 'price' (field
-// 3): not a number 'x'") and leaves `out` unchanged.
+// 3): not a number 'x'") and leaves `out` unchanged. `observer`, when
+// given, sees the string ids of a line that was appended, and only those.
 absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
-                         const std::vector<absl::string_view>& fields, SampleBlock* out);
+                         const std::vector<absl::string_view>& fields, SampleBlock* out,
+                         const StringIdObserver* observer = nullptr);
 
 }  // namespace herald::data

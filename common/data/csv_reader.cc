@@ -50,12 +50,12 @@ absl::StatusOr<size_t> CsvReader::Read(size_t max_samples, SampleBlock* out) {
       fast_ = CsvFastPath(schema_, map_);
       continue;
     }
-    if (fast_.Parse(line, out)) {
+    if (!observer_ && fast_.Parse(line, out)) {
       ++appended;
       continue;
     }
     absl::Status s = SplitFields(line, schema_.separator, &fields_, &scratch_);
-    if (s.ok()) s = ParseFields(schema_, map_, fields_, out);
+    if (s.ok()) s = ParseFields(schema_, map_, fields_, out, observer_ ? &observer_ : nullptr);
     if (s.ok()) {
       ++appended;
       continue;

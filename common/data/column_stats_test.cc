@@ -1,0 +1,37 @@
+#include "common/data/column_stats.h"
+
+#include "common/data/string_key.h"
+#include "gtest/gtest.h"
+
+namespace herald::data {
+namespace {
+
+TEST(ColumnStats, CountsEveryDistinctStringThatSharesAKey) {
+  ColumnsSchema schema;
+  schema.columns.resize(3);
+  schema.columns[0].name = "y";
+  schema.columns[0].role = ColumnRole::kLabel;
+  schema.columns[1].name = "u";
+  schema.columns[1].role = ColumnRole::kSparse;
+  schema.columns[1].ids = IdFormat::kString;
+  schema.columns[2].name = "v";
+  schema.columns[2].role = ColumnRole::kSparse;
+  schema.columns[2].ids = IdFormat::kString;
+  ColumnStatsCollector stats(&schema);
+  // Real keys do not collide; these stand-ins make "a", "b" and "c" share
+  // key 5 in feature 0, and "a" appear twice.
+  stats.AddStringId(0, "a", 5);
+  stats.AddStringId(0, "b", 5);
+  stats.AddStringId(0, "a", 5);
+  stats.AddStringId(0, "c", 5);
+  stats.AddStringId(0, "d", 6);
+  stats.AddStringId(1, "a", StringKey("a"));
+  stats.AddStringId(1, "b", StringKey("b"));
+  const ColumnStatsSummary s = stats.Summarize();
+  ASSERT_EQ(s.sparse.size(), 2u);
+  EXPECT_EQ(s.sparse[0].string_collisions, 3);
+  EXPECT_EQ(s.sparse[1].string_collisions, 0);
+}
+
+}  // namespace
+}  // namespace herald::data
