@@ -246,7 +246,11 @@ void ExpectSameBatches(const proto::JobSpec& a, const proto::JobSpec& b) {
 // batches bit for bit and trains the same model.
 TEST_F(TrainingCluster, TheCsvConvertedToBinaryVersion2TrainsTheSameModel) {
   const std::string csv = WriteShopCsv(dir_, 1200);
-  const proto::JobSpec csv_spec = ShopSpec(csv);
+  proto::JobSpec csv_spec = ShopSpec(csv);
+  // Held-out samples, evaluated during the job and from its export.
+  csv_spec.mutable_data()->set_eval_fraction(0.1);
+  csv_spec.mutable_eval()->set_every_iterations(5);
+  csv_spec.mutable_eval()->set_batch_size(64);
   const std::string schema_file = dir_ + "/shop.schema.txt";
   std::string schema_text;
   ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(csv_spec.data().schema(), &schema_text));
@@ -274,6 +278,19 @@ TEST_F(TrainingCluster, TheCsvConvertedToBinaryVersion2TrainsTheSameModel) {
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << "\n" << Logs();
   EXPECT_EQ(done.progress().iteration(), 10u);
   ExpectEqualsReference(csv_resolved, job, done.progress().loss());
+
+  // The export records the schema (in its spec): heraldctl evaluate reads
+  // the held-out samples through it and scores what the job scored.
+  const std::string exported = dir_ + "/shop-export";
+  ASSERT_TRUE(cluster_->Export(job, exported).ok());
+  testing::CommandResult evaluated =
+      testing::RunHeraldctl(dir_, {"evaluate", "--model=" + exported, "--batch=64", "--json"});
+  ASSERT_EQ(evaluated.code, 0) << evaluated.output;
+  EXPECT_GT(done.progress().eval_samples(), 0u);
+  EXPECT_EQ(testing::JsonNumber(evaluated.output, "samples"),
+            static_cast<double>(done.progress().eval_samples()));
+  EXPECT_EQ(testing::JsonNumber(evaluated.output, "auc"), done.progress().eval_auc());
+  EXPECT_EQ(testing::JsonNumber(evaluated.output, "logloss"), done.progress().eval_logloss());
 
   // A schema given beside a version 2 file must be the stored one.
   proto::JobSpec other = bin_spec;
