@@ -13,6 +13,7 @@
 #include "common/data/data_stats.h"
 #include "common/data/generator.h"
 #include "common/data/open_reader.h"
+#include "common/data/schema_generator.h"
 #include "common/data/writer.h"
 #include "common/math/auc.h"
 #include "common/status.h"
@@ -33,12 +34,76 @@ absl::Status RenameInto(const std::string& tmp, const std::string& path) {
 }
 }  // namespace
 
+// A DataSchemaSpec text file (--schema) as the readers' column schema.
+absl::StatusOr<data::ColumnsSchema> ReadSchemaFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("--schema: cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  proto::DataSchemaSpec spec;
+  if (absl::Status s = ParseTextProto(text.str(), &spec); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--schema ", path, ": not a DataSchemaSpec: ", s.message()));
+  }
+  return scheduler::ColumnsFromSpec(spec);
+}
+
+// gen-data --schema: delimited text of the schema's columns.
+absl::Status GenDataForSchema(const GenDataOptions& o) {
+  if (o.format != "tsv" && o.format != "csv") {
+    return absl::InvalidArgumentError(
+        "--format: with --schema gen-data writes the schema's delimited text; make binary "
+        "version 2 of it with heraldctl convert --schema");
+  }
+  HERALD_ASSIGN_OR_RETURN(data::ColumnsSchema columns, ReadSchemaFile(o.schema));
+  data::SchemaGeneratorOptions go;
+  go.seed = o.seed;
+  go.cardinality =
+      std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(1000 * o.cardinality_scale)));
+  const bool header = columns.header;
+  const data::SchemaGenerator gen(std::move(columns), go);
+  const std::string tmp = o.out + ".partial";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return absl::UnavailableError(absl::StrCat("cannot create ", tmp));
+  std::string text = header ? gen.Header() + "\n" : "";
+  const size_t threads =
+      o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  ThreadPool pool(threads);
+  constexpr uint64_t kChunk = 16384;
+  std::vector<std::string> chunks(threads);
+  bool ok = true;
+  for (uint64_t first = 0; first < o.rows && ok; first += kChunk * threads) {
+    pool.ParallelFor(threads, 1, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) {
+        chunks[i].clear();
+        const uint64_t start = first + i * kChunk;
+        for (uint64_t r = start; r < std::min(o.rows, start + kChunk); ++r) {
+          chunks[i] += gen.Row(r);
+          chunks[i].push_back('\n');
+        }
+      }
+    });
+    for (const std::string& chunk : chunks) text += chunk;
+    ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    text.clear();
+  }
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) return absl::UnavailableError(absl::StrCat("write to ", tmp, " failed"));
+  HERALD_RETURN_IF_ERROR(RenameInto(tmp, o.out));
+  std::printf("wrote %llu rows to %s (schema %s, seed=%llu, %llu ids per sparse column)\n",
+              static_cast<unsigned long long>(o.rows), o.out.c_str(), o.schema.c_str(),
+              static_cast<unsigned long long>(o.seed),
+              static_cast<unsigned long long>(go.cardinality));
+  return absl::OkStatus();
+}
+
 absl::Status RunGenData(const GenDataOptions& o) {
   if (o.rows == 0) return absl::InvalidArgumentError("--rows: must be at least 1");
   if (o.out.empty()) return absl::InvalidArgumentError("--out: an output file is required");
   if (!(o.cardinality_scale > 0)) {
     return absl::InvalidArgumentError("--cardinality_scale: must be > 0");
   }
+  if (!o.schema.empty()) return GenDataForSchema(o);
   data::GeneratorOptions go;
   go.seed = o.seed;
   go.cardinality_scale = o.cardinality_scale;
@@ -107,16 +172,7 @@ absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenInputs(
         absl::StrCat("--schema reads delimited text; the input format '", format,
                      "' has its own layout (leave the format unset)"));
   }
-  std::ifstream in(schema_path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("--schema: cannot read ", schema_path));
-  std::stringstream text;
-  text << in.rdbuf();
-  proto::DataSchemaSpec spec;
-  if (absl::Status s = ParseTextProto(text.str(), &spec); !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--schema ", schema_path, ": not a DataSchemaSpec: ", s.message()));
-  }
-  HERALD_ASSIGN_OR_RETURN(data::ColumnsSchema columns, scheduler::ColumnsFromSpec(spec));
+  HERALD_ASSIGN_OR_RETURN(data::ColumnsSchema columns, ReadSchemaFile(schema_path));
   HERALD_ASSIGN_OR_RETURN(auto reader, data::CsvReader::Open(paths, std::move(columns), options));
   return std::unique_ptr<data::SampleReader>(std::move(reader));
 }

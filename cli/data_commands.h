@@ -18,10 +18,14 @@ struct GenDataOptions {
   double cardinality_scale = 1.0;
   uint32_t threads = 0;                 // 0: hardware concurrency
   uint64_t teacher_auc_rows = 1000000;  // rows the teacher AUC is measured on
+  // A DataSchemaSpec text file: rows of its columns instead
+  // (common/data/schema_generator.h; 1000 × cardinality_scale ids per
+  // sparse column).
+  std::string schema;
 };
 
 // Writes a synthetic Criteo-shaped dataset and prints a summary (rows, click
-// rate, the teacher's AUC).
+// rate, the teacher's AUC); with a schema, delimited text of its columns.
 absl::Status RunGenData(const GenDataOptions& options);
 
 struct DataStatsOptions {

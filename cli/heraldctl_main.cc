@@ -1,6 +1,6 @@
 // heraldctl: the Herald command-line tool.
 //
-//   heraldctl gen-data --rows N --seed S --out FILE [--format tsv|bin]
+//   heraldctl gen-data --rows N --seed S --out FILE [--format tsv|bin] [--schema FILE]
 //                      [--correlation entities|none] [--cardinality_scale X]
 //   heraldctl data stats FILE... [--format auto|tsv|bin] [--schema FILE] [--json]
 //   heraldctl convert INPUT... --out FILE [--to bin|tsv] [--from auto|tsv|bin] [--schema FILE]
@@ -64,8 +64,9 @@ ABSL_FLAG(std::string, resume, "",
           "directory DIR/JOB for its newest), as checkpoint.resume_from");
 ABSL_FLAG(std::string, from, "auto", "convert: input format auto|tsv|bin");
 ABSL_FLAG(std::string, schema, "",
-          "convert, data stats: a DataSchemaSpec text file describing CSV/delimited inputs "
-          "(convert's binary output is format version 2, the schema stored)");
+          "convert, data stats, gen-data: a DataSchemaSpec text file describing CSV/delimited "
+          "data (convert's binary output is format version 2, the schema stored; gen-data "
+          "writes rows of its columns)");
 ABSL_FLAG(std::string, to, "bin", "convert: output format bin|tsv");
 ABSL_FLAG(std::vector<std::string>, data, {},
           "simulate: data files or directories (comma-separated)");
@@ -147,6 +148,9 @@ Commands:
            [--cardinality_scale X] [--threads T]
       Synthetic Criteo-shaped data (Criteo Kaggle cardinalities, per-table Zipf skew,
       missing values, labels from a hidden teacher model).
+  gen-data --schema FILE --rows N --seed S --out FILE [--cardinality_scale X]
+      Delimited text of a schema's columns (1000 × X ids per sparse column, Zipf skew,
+      missing values, labels from a hidden teacher), readable with that schema.
   data stats FILE... [--format auto|tsv|bin] [--schema FILE] [--json]
       Rows, per-table distinct keys, share of accesses of the top 1%/10% keys, and the
       malformed lines found (file:line: reason). With a column schema (CSV and --schema,
@@ -267,6 +271,7 @@ int main(int argc, char** argv) {
     o.correlation = absl::GetFlag(FLAGS_correlation);
     o.cardinality_scale = absl::GetFlag(FLAGS_cardinality_scale);
     o.threads = absl::GetFlag(FLAGS_threads);
+    o.schema = absl::GetFlag(FLAGS_schema);
     absl::Status s = herald::cli::RunGenData(o);
     return s.ok() ? 0 : Fail(s);
   }
