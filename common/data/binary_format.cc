@@ -116,8 +116,8 @@ BinaryWriter::~BinaryWriter() {
 absl::StatusOr<std::unique_ptr<BinaryWriter>> BinaryWriter::Create(const std::string& path,
                                                                    DataSchema schema,
                                                                    size_t samples_per_block) {
-  if (schema.num_dense > DataSchema::kMaxDense || schema.num_sparse > DataSchema::kMaxSparse ||
-      samples_per_block == 0) {
+  if (schema.num_dense > DataSchema::kMaxCriteoDense ||
+      schema.num_sparse > DataSchema::kMaxSparse || samples_per_block == 0) {
     return absl::InvalidArgumentError("binary writer: unsupported schema or block size");
   }
   if (schema.num_labels != 1) {
@@ -211,7 +211,7 @@ absl::Status BinaryWriter::FlushBlock() {
   } else {
     PutArray(&payload, pending_.dense.data(), pending_.dense.size());
   }
-  PutArray(&payload, pending_.dense_missing.data(), n);
+  PutArray(&payload, pending_.dense_missing.data(), pending_.dense_missing.size());
   for (size_t i = 0; i < cells; ++i) {
     uint32_t len = pending_.offsets[i + 1] - pending_.offsets[i];
     if (lengths8) {
@@ -370,10 +370,10 @@ absl::StatusOr<bool> BinaryReader::LoadBlock() {
     const uint32_t payload_crc = Get<uint32_t>(h + 24);
     const DataSchema& schema = options_.schema;
     const uint64_t cells = static_cast<uint64_t>(n) * schema.num_sparse;
-    const uint64_t expected = uint64_t{n} * schema.num_labels * 4 +
-                              uint64_t{n} * schema.num_dense * 4 + uint64_t{n} * 4 +
-                              cells * ((flags & kFlagLengths8) ? 1 : 4) +
-                              uint64_t{num_keys} * ((flags & kFlagKeys32) ? 4 : 8);
+    const uint64_t expected =
+        uint64_t{n} * schema.num_labels * 4 + uint64_t{n} * schema.num_dense * 4 +
+        uint64_t{n} * schema.missing_words() * 4 + cells * ((flags & kFlagLengths8) ? 1 : 4) +
+        uint64_t{num_keys} * ((flags & kFlagKeys32) ? 4 : 8);
     if (payload_bytes != expected || payload_bytes > kMaxBlockPayloadBytes) {
       return absl::DataLossError(absl::StrCat(name, ": block ", block_index_, " at offset ",
                                               block_offset, ": payload size ", payload_bytes,
@@ -410,9 +410,9 @@ absl::StatusOr<bool> BinaryReader::LoadBlock() {
       std::memcpy(block_.dense.data(), p, block_.dense.size() * 4);
     }
     p += block_.dense.size() * 4;
-    block_.dense_missing.resize(n);
-    std::memcpy(block_.dense_missing.data(), p, n * 4);
-    p += n * 4;
+    block_.dense_missing.resize(uint64_t{n} * schema.missing_words());
+    std::memcpy(block_.dense_missing.data(), p, block_.dense_missing.size() * 4);
+    p += block_.dense_missing.size() * 4;
     block_.offsets.resize(cells + 1);
     block_.offsets[0] = 0;
     uint64_t sum = 0;

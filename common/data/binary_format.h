@@ -14,7 +14,8 @@
 //             payload
 //   payload:= labels[n*num_labels] (f32)
 //             | dense[n*num_dense] (version 1: i32; version 2: f32, raw values)
-//             | u32 dense_missing[n]
+//             | u32 dense_missing[n * W] (W = 1 for at most 32 dense values,
+//               else ceil(num_dense / 32): bit i % 32 of word i / 32)
 //             | lengths[n*num_sparse] (u8 if flags&1 else u32)
 //             | keys[num_keys] (u32 if flags&2 else u64)
 //   end    := "END1" u32 0 u64 total_samples u32 0 u32 0 u32 0 u32 crc32(previous 28 bytes)

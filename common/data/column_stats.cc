@@ -45,7 +45,7 @@ void ColumnStatsCollector::Add(const SampleBlock& block) {
     }
     for (uint32_t i = 0; i < layout.num_dense && i < summary_.dense.size(); ++i) {
       DenseColumnStats& d = summary_.dense[i];
-      if (i < 32 && block.DenseMissing(s, i)) {
+      if (block.DenseMissing(s, i)) {
         ++d.missing;
       } else {
         d.present.Add(block.Dense(s, i));

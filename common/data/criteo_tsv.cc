@@ -118,7 +118,7 @@ bool FastParseCriteoLine(const char* p, const char* end, SampleBlock* out) {
   if (end - p < 1 || (*p != '0' && *p != '1')) return false;
   const float label = static_cast<float>(*p - '0');
   ++p;
-  int32_t dense[DataSchema::kMaxDense];
+  int32_t dense[DataSchema::kMaxCriteoDense];
   uint32_t missing = 0;
   for (uint32_t i = 0; i < schema.num_dense; ++i) {
     if (p == end || *p != '\t') return false;
@@ -199,7 +199,7 @@ absl::Status ParseFieldByField(absl::string_view line, SampleBlock* out) {
   uint32_t field = 0;
   float label = 0;
   uint32_t missing_mask = 0;
-  int32_t dense_values[DataSchema::kMaxDense];
+  int32_t dense_values[DataSchema::kMaxCriteoDense];
   absl::Status status;
   while (true) {
     const char* tab = static_cast<const char*>(std::memchr(p, '\t', end - p));
@@ -255,6 +255,12 @@ absl::StatusOr<std::unique_ptr<CriteoTsvReader>> CriteoTsvReader::Open(
 absl::StatusOr<size_t> CriteoTsvReader::Read(size_t max_samples, SampleBlock* out) {
   if (!(out->schema == options_.schema)) {
     return absl::InvalidArgumentError("sample block schema differs from the reader's schema");
+  }
+  if (options_.schema.num_dense > DataSchema::kMaxCriteoDense || options_.schema.num_labels != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Criteo TSV holds one label and at most ", DataSchema::kMaxCriteoDense,
+        " dense features; the reader was asked for ", options_.schema.num_labels, " and ",
+        options_.schema.num_dense, " (describe other data with a schema, data-formats.md)"));
   }
   size_t appended = 0;
   absl::string_view line;

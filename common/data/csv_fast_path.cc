@@ -117,7 +117,9 @@ bool CsvFastPath::Parse(absl::string_view line, SampleBlock* out) {
   float* labels = out->labels.data() + labels0;
   float* dense = out->dense.data() + dense0;
   const size_t keys0 = out->keys.size(), offsets0 = out->offsets.size();
-  uint32_t missing = 0;
+  const size_t missing0 = out->dense_missing.size();
+  out->dense_missing.resize(missing0 + layout_.missing_words(), 0);
+  uint32_t* missing = out->dense_missing.data() + missing0;
   // Keys go straight to the block when the file has the features in
   // their order, else through keys_ to be put in order.
   std::vector<uint64_t>* keys = sparse_in_order_ ? &out->keys : &keys_;
@@ -151,7 +153,7 @@ bool CsvFastPath::Parse(absl::string_view line, SampleBlock* out) {
       case ColumnRole::kDense:
         if (c.AtFieldEnd()) {
           dense[f.slot] = f.missing_value;
-          if (f.slot < 32) missing |= 1u << f.slot;
+          missing[f.slot / 32] |= 1u << (f.slot % 32);
         } else {
           ok = FastNumber(&c, &dense[f.slot]);
         }
@@ -171,9 +173,9 @@ bool CsvFastPath::Parse(absl::string_view line, SampleBlock* out) {
     out->dense.resize(dense0);
     out->keys.resize(keys0);
     out->offsets.resize(offsets0);
+    out->dense_missing.resize(missing0);
     return false;
   }
-  out->dense_missing.push_back(missing);
   if (sparse_in_order_) return true;
   for (const auto& [begin, end] : feature_keys_) {
     out->keys.insert(out->keys.end(), keys_.begin() + begin, keys_.begin() + end);

@@ -48,7 +48,7 @@ std::vector<uint32_t> RoleSlots(const ColumnsSchema& schema) {
 
 struct LineValues {
   std::vector<float> labels, dense;
-  uint32_t missing = 0;  // bit i: dense value i is missing
+  std::vector<uint32_t> missing;  // bit i % 32 of word i / 32: dense value i is missing
   std::vector<std::vector<uint64_t>> keys;
   struct StringId {
     uint32_t feature;
@@ -170,7 +170,7 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
   thread_local LineValues v;
   v.labels.assign(layout.num_labels, 0.0f);
   v.dense.assign(layout.num_dense, 0.0f);
-  v.missing = 0;
+  v.missing.assign(layout.missing_words(), 0);
   v.keys.resize(layout.num_sparse);
   for (auto& k : v.keys) k.clear();
   v.string_ids.clear();
@@ -197,7 +197,7 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
       case ColumnRole::kDense: {
         if (value.empty()) {
           v.dense[slot[c]] = col.missing_value;
-          v.missing |= 1u << slot[c];
+          v.missing[slot[c] / 32] |= 1u << (slot[c] % 32);
         } else if (!ParseFiniteFloat(value, &v.dense[slot[c]])) {
           return bad("not a finite number ", Quote(value));
         }
@@ -233,7 +233,7 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
   }
   out->labels.insert(out->labels.end(), v.labels.begin(), v.labels.end());
   out->dense.insert(out->dense.end(), v.dense.begin(), v.dense.end());
-  out->dense_missing.push_back(v.missing);
+  out->dense_missing.insert(out->dense_missing.end(), v.missing.begin(), v.missing.end());
   for (const auto& keys : v.keys) {
     out->keys.insert(out->keys.end(), keys.begin(), keys.end());
     out->offsets.push_back(static_cast<uint32_t>(out->keys.size()));

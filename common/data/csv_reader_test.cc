@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/data/binary_format.h"
 #include "common/data/criteo_tsv.h"
 #include "common/data/csv_fast_path.h"
 #include "common/data/key_batch_conversion.h"
@@ -305,6 +306,55 @@ TEST(CsvReader, APositionResumesAFreshReaderPastTheHeaderOfEachFile) {
     }
     EXPECT_EQ(DiffBlocks(head, all), "") << "resumed after " << at;
   }
+}
+
+// 40 dense columns: the missing mask takes two words per sample, through
+// both parsers and a binary version 2 file.
+TEST(CsvReader, MoreThan32DenseColumnsKeepEveryMissingBit) {
+  ColumnsSchema schema;
+  schema.columns.push_back(Column("y", ColumnRole::kLabel));
+  std::string header = "y", fast_line = "1", slow_line = "0";
+  for (int i = 0; i < 40; ++i) {
+    schema.columns.push_back(Column("d" + std::to_string(i), ColumnRole::kDense));
+    schema.columns.back().missing_value = -1.0f;
+    header += ",d" + std::to_string(i);
+    const bool missing = i % 7 == 3;  // 3, 10, 17, 24, 31, 38
+    fast_line += missing ? "," : "," + std::to_string(i);
+    slow_line += missing ? "," : ",\"" + std::to_string(i) + "\"";  // quotes: the parser's
+  }
+  schema.columns.push_back(Column("u", ColumnRole::kSparse));
+  header += ",u";
+  fast_line += ",ab";
+  slow_line += ",cd";
+  TempDir dir;
+  WriteFile(dir.File("wide.csv"), header + "\n" + fast_line + "\n" + slow_line + "\n");
+  ReaderOptions o;
+  o.on_malformed = OnMalformed::kFail;
+  auto reader = CsvReader::Open({dir.File("wide.csv")}, schema, o);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  SampleBlock block((*reader)->schema());
+  ASSERT_EQ(*(*reader)->Read(10, &block), 2u);
+  EXPECT_EQ(block.schema.missing_words(), 2u);
+  EXPECT_EQ(block.dense_missing.size(), 4u);
+  for (size_t s = 0; s < 2; ++s) {
+    for (uint32_t i = 0; i < 40; ++i) {
+      EXPECT_EQ(block.DenseMissing(s, i), i % 7 == 3) << s << " " << i;
+      EXPECT_EQ(block.Dense(s, i), i % 7 == 3 ? -1.0f : static_cast<float>(i)) << s << " " << i;
+    }
+  }
+  auto w = BinaryWriter::CreateWithColumns(dir.File("wide.bin"), schema);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE((*w)->Write(block).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  ReaderOptions bo;
+  bo.schema = block.schema;
+  auto bin = BinaryReader::Open({dir.File("wide.bin")}, bo);
+  ASSERT_TRUE(bin.ok()) << bin.status();
+  SampleBlock back(block.schema);
+  ASSERT_EQ(*(*bin)->Read(10, &back), 2u);
+  EXPECT_EQ(DiffBlocks(block, back), "");
+  // Criteo's layout stays at 32 (its integers, one mask word).
+  EXPECT_FALSE(BinaryWriter::Create(dir.File("v1.bin"), block.schema).ok());
 }
 
 TEST(ColumnsSchema, ValidationNamesTheColumn) {

@@ -13,7 +13,7 @@ void SampleBlock::Clear() {
 void SampleBlock::Reserve(size_t samples, size_t keys_per_sample) {
   labels.reserve(samples * schema.num_labels);
   dense.reserve(samples * schema.num_dense);
-  dense_missing.reserve(samples);
+  dense_missing.reserve(samples * schema.missing_words());
   offsets.reserve(samples * schema.num_sparse + 1);
   keys.reserve(samples * keys_per_sample);
 }
@@ -26,8 +26,9 @@ void SampleBlock::AppendRange(const SampleBlock& other, size_t begin, size_t end
                 other.labels.begin() + end * schema.num_labels);
   dense.insert(dense.end(), other.dense.begin() + begin * schema.num_dense,
                other.dense.begin() + end * schema.num_dense);
-  dense_missing.insert(dense_missing.end(), other.dense_missing.begin() + begin,
-                       other.dense_missing.begin() + end);
+  const size_t words = schema.missing_words();
+  dense_missing.insert(dense_missing.end(), other.dense_missing.begin() + begin * words,
+                       other.dense_missing.begin() + end * words);
   // The samples' keys are one run in `other`: copied at once, their
   // offsets moved by the difference.
   const size_t first = begin * schema.num_sparse, last = end * schema.num_sparse;
@@ -45,7 +46,7 @@ void SampleBlock::Truncate(size_t count) {
   if (count >= size()) return;
   labels.resize(count * schema.num_labels);
   dense.resize(count * schema.num_dense);
-  dense_missing.resize(count);
+  dense_missing.resize(count * schema.missing_words());
   offsets.resize(count * schema.num_sparse + 1);
   keys.resize(offsets.back());
 }

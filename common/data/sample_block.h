@@ -15,7 +15,8 @@ namespace herald::data {
 //   labels[s * num_labels + j]
 //   dense[s * num_dense + i]          (raw value; the column's missing value
 //                                      when missing, 0 for Criteo)
-//   dense_missing[s] bit i            (1 = feature i missing)
+//   dense_missing[s * W + i / 32] bit i % 32   (1 = feature i missing;
+//                                      W = schema.missing_words())
 //   keys of categorical feature f:    keys[offsets[s*num_sparse+f] .. offsets[s*num_sparse+f+1])
 // An empty key list means the feature is missing. Multi-hot features have
 // several keys.
@@ -38,7 +39,9 @@ struct SampleBlock {
     size_t i = sample * schema.num_sparse + feature;
     return absl::MakeConstSpan(keys.data() + offsets[i], offsets[i + 1] - offsets[i]);
   }
-  bool DenseMissing(size_t sample, uint32_t i) const { return (dense_missing[sample] >> i) & 1u; }
+  bool DenseMissing(size_t sample, uint32_t i) const {
+    return (dense_missing[sample * schema.missing_words() + i / 32] >> (i % 32)) & 1u;
+  }
   float Dense(size_t sample, uint32_t i) const { return dense[sample * schema.num_dense + i]; }
   float Label(size_t sample, uint32_t j = 0) const {
     return labels[sample * schema.num_labels + j];

@@ -12,9 +12,14 @@ struct DataSchema {
   uint32_t num_dense = 13;
   uint32_t num_sparse = 26;
   uint32_t num_labels = 1;
-  // Dense features are tracked missing/present in a 32-bit mask.
-  static constexpr uint32_t kMaxDense = 32;
+  // Dense features of data read with a column schema (CSV, binary version
+  // 2); Criteo's layout (its TSV, binary version 1) holds at most
+  // kMaxCriteoDense, its integers in one 32-bit missing mask.
+  static constexpr uint32_t kMaxDense = 1024;
+  static constexpr uint32_t kMaxCriteoDense = 32;
   static constexpr uint32_t kMaxSparse = 1024;
+  // 32-bit words of a sample's missing mask (at least one).
+  uint32_t missing_words() const { return num_dense <= 32 ? 1 : (num_dense + 31) / 32; }
   friend bool operator==(const DataSchema& a, const DataSchema& b) {
     return a.num_dense == b.num_dense && a.num_sparse == b.num_sparse &&
            a.num_labels == b.num_labels;

@@ -42,8 +42,11 @@ std::string DiffBlocks(const SampleBlock& a, const SampleBlock& b) {
     for (uint32_t j = 0; j < a.schema.num_labels; ++j) {
       if (a.Label(s, j) != b.Label(s, j)) return absl::StrCat("sample ", s, ": label ", j);
     }
-    if (a.dense_missing[s] != b.dense_missing[s])
-      return absl::StrCat("sample ", s, ": missing mask");
+    for (uint32_t i = 0; i < a.schema.num_dense; ++i) {
+      if (a.DenseMissing(s, i) != b.DenseMissing(s, i)) {
+        return absl::StrCat("sample ", s, ": missing mask, dense ", i);
+      }
+    }
     for (uint32_t i = 0; i < a.schema.num_dense; ++i) {
       if (a.Dense(s, i) != b.Dense(s, i)) return absl::StrCat("sample ", s, ": dense ", i);
     }

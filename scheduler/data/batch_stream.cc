@@ -428,7 +428,8 @@ absl::Status BatchStream::RestoreCursor(std::string_view cursor) {
   const data::DataSchema& schema = options_.schema;
   const size_t n = live.labels.size() / schema.num_labels;
   if (!r.AtEnd() || live.labels.size() != n * schema.num_labels ||
-      live.dense.size() != n * schema.num_dense || live.dense_missing.size() != n ||
+      live.dense.size() != n * schema.num_dense ||
+      live.dense_missing.size() != n * schema.missing_words() ||
       live.offsets.size() != n * schema.num_sparse + 1 || live.offsets.front() != 0 ||
       live.offsets.back() != live.keys.size() ||
       !std::is_sorted(live.offsets.begin(), live.offsets.end())) {

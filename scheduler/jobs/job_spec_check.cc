@@ -14,9 +14,14 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
     return absl::InvalidArgumentError(absl::StrCat(
         "tables: ", spec.tables_size(), " tables, at most ", data::DataSchema::kMaxSparse));
   }
-  if (spec.num_dense() > data::DataSchema::kMaxDense) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("num_dense: ", spec.num_dense(), ", at most ", data::DataSchema::kMaxDense));
+  // Criteo's layout holds 32 dense features; data with a schema more.
+  const uint32_t max_dense =
+      spec.data().has_schema() ? data::DataSchema::kMaxDense : data::DataSchema::kMaxCriteoDense;
+  if (spec.num_dense() > max_dense) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_dense: ", spec.num_dense(), ", at most ", max_dense,
+        spec.data().has_schema() ? ""
+                                 : " for Criteo-shaped data (describe more with data.schema)"));
   }
   for (int t = 0; t < spec.tables_size(); ++t) {
     if (spec.tables(t).dim() == 0) {
