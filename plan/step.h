@@ -17,6 +17,11 @@ namespace herald::plan {
 struct TableSamples {
   std::vector<uint32_t> offsets;  // num_samples + 1, from 0, non-decreasing
   std::vector<uint32_t> slots;
+  // A table several features look up: per sample, each feature's slot
+  // count in feature order (num_samples × features; they sum to the
+  // sample's). Empty for one feature.
+  uint32_t features = 1;
+  std::vector<uint32_t> feature_lengths;
 };
 
 struct Step {

@@ -73,6 +73,26 @@ absl::Status DecodeSamples(const proto::StepSamples& s, uint32_t num_tables, uin
             absl::StrCat(field, ".offsets: decreasing at sample ", j));
       }
     }
+    if (!t.feature_lengths().empty()) {
+      HERALD_RETURN_IF_ERROR(
+          UnpackColumn(t.feature_lengths(), field + ".feature_lengths", &out.feature_lengths));
+      const size_t k = n > 0 ? out.feature_lengths.size() / n : 0;
+      if (n == 0 || k < 2 || k * n != out.feature_lengths.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".feature_lengths: ", out.feature_lengths.size(),
+                         " lengths are not 2 or more features for each of ", n, " samples"));
+      }
+      out.features = static_cast<uint32_t>(k);
+      for (uint32_t j = 0; j < n; ++j) {
+        uint64_t sum = 0;
+        for (size_t f = 0; f < k; ++f) sum += out.feature_lengths[j * k + f];
+        if (sum != out.offsets[j + 1] - out.offsets[j]) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(field, ".feature_lengths: sample ", j, "'s sum to ", sum, ", it has ",
+                           out.offsets[j + 1] - out.offsets[j], " slots"));
+        }
+      }
+    }
   }
   for (uint32_t t = 0; t < num_tables; ++t) {
     if (!seen[t]) {
@@ -112,6 +132,9 @@ void EncodeTableSamples(const std::vector<TableSamples>& tables, proto::StepSamp
     for (size_t i = 0; one_per_sample && i < offsets.size(); ++i) one_per_sample = offsets[i] == i;
     if (!one_per_sample) PackColumn(offsets, table->mutable_offsets());
     PackColumn(tables[t].slots, table->mutable_slots());
+    if (tables[t].features > 1) {
+      PackColumn(tables[t].feature_lengths, table->mutable_feature_lengths());
+    }
   }
 }
 

@@ -40,6 +40,38 @@ TEST(DecodeWorkerStep, OneSlotPerSampleTravelsWithoutOffsets) {
       << e.status();
 }
 
+TEST(DecodeWorkerStep, FeatureLengthsOfASharedTableTravelAndMustSumToTheSamples) {
+  Step step;
+  step.job_id = "j";
+  step.num_samples = 2;
+  step.global_batch_size = 2;
+  step.labels = {1, 0};
+  step.samples.resize(1);
+  step.samples[0].offsets = {0, 3, 4};
+  step.samples[0].slots = {1, 2, 3, 4};
+  step.samples[0].features = 2;
+  step.samples[0].feature_lengths = {1, 2, 0, 1};
+  step.plan.resize(1);
+  proto::WorkerStep wire = EncodeWorkerStep(step);
+  auto back = DecodeWorkerStep(wire, 1, 0);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->samples[0].features, 2u);
+  EXPECT_EQ(back->samples[0].feature_lengths, step.samples[0].feature_lengths);
+  // One table, one feature: nothing extra on the wire.
+  step.samples[0].features = 1;
+  step.samples[0].feature_lengths.clear();
+  EXPECT_TRUE(EncodeWorkerStep(step).samples().tables(0).feature_lengths().empty());
+  // Lengths that do not add up to a sample's slots are refused.
+  step.samples[0].features = 2;
+  step.samples[0].feature_lengths = {1, 1, 0, 1};
+  auto bad = DecodeWorkerStep(EncodeWorkerStep(step), 1, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(
+                "samples.tables[0].feature_lengths: sample 0's sum to 2, it has 3 slots"),
+            std::string::npos)
+      << bad.status();
+}
+
 TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
   Step step;
   step.job_id = "j";

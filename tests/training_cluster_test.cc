@@ -133,6 +133,20 @@ TEST_F(TrainingCluster, JobsUnderHeraldThenVanillaEqualTheReference) {
   }
 }
 
+// Numbers in [0, n) from a 64-bit LCG: test data that is the same on every
+// machine.
+class TestNumbers {
+ public:
+  explicit TestNumbers(uint64_t seed) : state_(seed) {}
+  uint64_t operator()(uint64_t n) {
+    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+    return (state_ >> 33) % n;
+  }
+
+ private:
+  uint64_t state_;
+};
+
 // A CSV file with a header in its own column order: click and rating
 // labels, a float price (affine) and age (missing 30), string user ids,
 // decimal item ids, multi-hot hex genres and a column to ignore.
@@ -140,11 +154,7 @@ std::string WriteShopCsv(const std::string& dir, int rows) {
   const std::string path = dir + "/shop.csv";
   std::ofstream out(path);
   out << "note,genres,user,age,item,price,rating,click\n";
-  uint64_t state = 7;
-  auto next = [&state](uint64_t n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return (state >> 33) % n;
-  };
+  TestNumbers next(7);
   for (int r = 0; r < rows; ++r) {
     const uint64_t user = next(40), item = next(25);
     out << "\"free, text\"," << std::hex << (1 + next(6)) << "|" << (7 + next(5)) << std::dec
@@ -214,6 +224,82 @@ TEST_F(TrainingCluster, ACsvWithAHeaderAndStringIdsTrainsTheReferenceModel) {
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "'orphan' is looked up by no SPARSE"))
       << refused.status();
+}
+
+// Two features looking up one table: the clicked item and the items last
+// viewed (multi-hot, mean-pooled while the table sums), beside a string
+// user id; the rows of `item` are shared by both features.
+TEST_F(TrainingCluster, FeaturesSharingATableTrainTheReferenceModel) {
+  const std::string path = dir_ + "/views.csv";
+  {
+    std::ofstream out(path);
+    out << "user,item,viewed,price,click\n";
+    TestNumbers next(11);
+    for (int r = 0; r < 1000; ++r) {
+      const uint64_t user = next(30), item = next(40);
+      out << "u" << user << "," << item << ",";
+      const uint64_t views = next(4);
+      for (uint64_t v = 0; v < views; ++v) out << (v ? "|" : "") << (item + v * 7) % 40;
+      out << "," << (item % 5) * 0.5 << "," << ((user + item) % 3 == 0 ? 1 : 0) << "\n";
+    }
+  }
+  proto::JobSpec spec = TrainingSpec("views", proto::POLICY_HERALD, 10);
+  spec.set_num_dense(0);
+  spec.clear_tables();
+  for (const char* name : {"item", "user"}) {
+    auto* table = spec.add_tables();
+    table->set_name(name);
+    table->set_dim(4);
+  }
+  proto::DataSpec* data = spec.mutable_data();
+  data->set_format(proto::DATA_FORMAT_CSV);
+  data->add_paths(path);
+  data->set_on_malformed(proto::MALFORMED_FAIL);
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        columns { name: "click" role: COLUMN_LABEL }
+        columns { name: "price" role: COLUMN_DENSE }
+        columns { name: "user" role: COLUMN_SPARSE ids: IDS_STRING }
+        columns { name: "item" role: COLUMN_SPARSE ids: IDS_DECIMAL }
+        columns {
+          name: "viewed"
+          role: COLUMN_SPARSE
+          ids: IDS_DECIMAL
+          multi_hot_separator: "|"
+          table: "item"
+          pooling: POOLING_MEAN
+        }
+      )pb",
+      data->mutable_schema()));
+  // Held-out samples: the workers score them during the job, heraldctl
+  // evaluate from the export; both split the shared table's keys.
+  data->set_eval_fraction(0.1);
+  spec.mutable_eval()->set_every_iterations(5);
+  spec.mutable_eval()->set_batch_size(32);
+  proto::JobSpec resolved = spec;
+  ASSERT_TRUE(scheduler::ResolveDataSchema(&resolved).ok());
+  ASSERT_EQ(resolved.tables_size(), 2);
+  EXPECT_EQ(resolved.tables(0).name(), "user");  // the order features first name them
+  EXPECT_EQ(resolved.tables(1).name(), "item");
+  for (proto::PolicyKind policy : {proto::POLICY_HERALD, proto::POLICY_VANILLA}) {
+    SCOPED_TRACE(proto::PolicyKind_Name(policy));
+    spec.mutable_scheduling()->set_policy(policy);
+    spec.set_name(absl::StrCat("views-", proto::PolicyKind_Name(policy)));
+    resolved.mutable_scheduling()->set_policy(policy);
+    const std::string job = Submit(spec);
+    const proto::JobStatus done = Watch(job);
+    ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << "\n" << Logs();
+    EXPECT_EQ(done.progress().iteration(), 10u);
+    ExpectEqualsReference(resolved, job, done.progress().loss());
+    const std::string exported = dir_ + "/views-export-" + proto::PolicyKind_Name(policy);
+    ASSERT_TRUE(cluster_->Export(job, exported).ok());
+    testing::CommandResult evaluated =
+        testing::RunHeraldctl(dir_, {"evaluate", "--model=" + exported, "--batch=32", "--json"});
+    ASSERT_EQ(evaluated.code, 0) << evaluated.output;
+    EXPECT_GT(done.progress().eval_samples(), 0u);
+    EXPECT_EQ(testing::JsonNumber(evaluated.output, "auc"), done.progress().eval_auc());
+    EXPECT_EQ(testing::JsonNumber(evaluated.output, "logloss"), done.progress().eval_logloss());
+  }
 }
 
 // Every batch of two streams, bit for bit.

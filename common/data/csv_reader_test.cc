@@ -357,6 +357,36 @@ TEST(CsvReader, MoreThan32DenseColumnsKeepEveryMissingBit) {
   EXPECT_FALSE(BinaryWriter::Create(dir.File("v1.bin"), block.schema).ok());
 }
 
+// Features naming one table go into it: per sample, their keys back to
+// back and their lengths; tables in the order features first name them.
+TEST(ToKeyBatch, FeaturesSharingATableGoIntoItWithTheirLengths) {
+  ColumnsSchema schema;
+  schema.columns.push_back(Column("y", ColumnRole::kLabel));
+  schema.columns.push_back(Column("item", ColumnRole::kSparse));
+  schema.columns.push_back(Column("user", ColumnRole::kSparse));
+  ColumnSchema viewed = Column("viewed", ColumnRole::kSparse);
+  viewed.table = "item";
+  viewed.multi_hot_separator = '|';
+  schema.columns.push_back(viewed);
+  absl::StatusOr<SampleBlock> block =
+      ReadAll("y,item,user,viewed\n1,a,b,c|d\n0,e,f,\n1,,10,11\n", schema);
+  ASSERT_TRUE(block.ok()) << block.status();
+  const KeyBatch batch = ToKeyBatch(*block, 0, 3, &schema);
+  ASSERT_EQ(batch.tables.size(), 2u);
+  const KeyBatch::Table& item = batch.tables[0];
+  EXPECT_EQ(item.features, 2u);
+  EXPECT_EQ(item.keys, (std::vector<Key>{0xa, 0xc, 0xd, 0xe, 0x11}));
+  EXPECT_EQ(item.offsets, (std::vector<uint32_t>{0, 3, 4, 5}));
+  EXPECT_EQ(item.feature_lengths, (std::vector<uint32_t>{1, 2, 1, 0, 0, 1}));
+  EXPECT_EQ(batch.tables[1].features, 1u);
+  EXPECT_TRUE(batch.tables[1].feature_lengths.empty());
+  EXPECT_EQ(batch.tables[1].keys, (std::vector<Key>{0xb, 0xf, 0x10}));
+  // A slice keeps each sample's lengths.
+  const KeyBatch tail = batch.Slice(1, 3, 0);
+  EXPECT_EQ(tail.tables[0].feature_lengths, (std::vector<uint32_t>{1, 0, 0, 1}));
+  EXPECT_EQ(tail.tables[0].keys, (std::vector<Key>{0xe, 0x11}));
+}
+
 TEST(ColumnsSchema, ValidationNamesTheColumn) {
   ColumnsSchema twice = Shop();
   twice.columns.push_back(Column("price", ColumnRole::kDense));

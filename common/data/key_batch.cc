@@ -10,6 +10,11 @@ KeyBatch KeyBatch::Slice(uint32_t begin, uint32_t end, uint32_t num_dense) const
                    dense.begin() + static_cast<size_t>(end) * num_dense);
   for (const Table& t : tables) {
     Table s;
+    s.features = t.features;
+    if (t.features > 1) {
+      s.feature_lengths.assign(t.feature_lengths.begin() + size_t{begin} * t.features,
+                               t.feature_lengths.begin() + size_t{end} * t.features);
+    }
     for (uint32_t i = begin; i < end; ++i) {
       s.keys.insert(s.keys.end(), t.keys.begin() + t.offsets[i], t.keys.begin() + t.offsets[i + 1]);
       s.offsets.push_back(static_cast<uint32_t>(s.keys.size()));

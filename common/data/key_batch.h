@@ -16,6 +16,11 @@ struct KeyBatch {
   struct Table {
     std::vector<uint32_t> offsets{0};  // num_samples + 1
     std::vector<Key> keys;
+    // Features looking this table up. Above 1: per sample, each feature's
+    // key count in feature order (num_samples × features); a sample's keys
+    // are its features' back to back. Empty for one feature.
+    uint32_t features = 1;
+    std::vector<uint32_t> feature_lengths;
   };
   std::vector<Table> tables;
 

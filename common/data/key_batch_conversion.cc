@@ -45,6 +45,34 @@ float TransformDense(const ColumnSchema& column, float value) {
   return value;
 }
 
+namespace {
+
+// Keys of features that share tables: per table, each sample's keys of its
+// features in feature order, and their lengths.
+void GroupFeatures(const SampleBlock& block, size_t begin, size_t end,
+                   const std::vector<uint32_t>& feature_tables, uint32_t num_tables,
+                   KeyBatch* out) {
+  const uint32_t fields = block.schema.num_sparse;
+  out->tables.assign(num_tables, KeyBatch::Table());
+  std::vector<std::vector<uint32_t>> features_of(num_tables);
+  for (uint32_t f = 0; f < fields; ++f) features_of[feature_tables[f]].push_back(f);
+  for (uint32_t t = 0; t < num_tables; ++t) {
+    KeyBatch::Table& table = out->tables[t];
+    table.features = static_cast<uint32_t>(features_of[t].size());
+    table.offsets.reserve(end - begin + 1);
+    for (size_t s = begin; s < end; ++s) {
+      for (uint32_t f : features_of[t]) {
+        const absl::Span<const uint64_t> keys = block.Keys(s, f);
+        table.keys.insert(table.keys.end(), keys.begin(), keys.end());
+        if (table.features > 1) table.feature_lengths.push_back(static_cast<uint32_t>(keys.size()));
+      }
+      table.offsets.push_back(static_cast<uint32_t>(table.keys.size()));
+    }
+  }
+}
+
+}  // namespace
+
 KeyBatch ToKeyBatch(const SampleBlock& block, size_t begin, size_t end,
                     const ColumnsSchema* columns) {
   KeyBatch out;
@@ -73,6 +101,14 @@ void ToKeyBatch(const SampleBlock& block, size_t begin, size_t end, KeyBatch* ou
       for (uint32_t i = 0; i < schema.num_dense; ++i) {
         *dense++ = TransformDense(*dense_columns[i], block.Dense(s, i));
       }
+    }
+  }
+  if (columns != nullptr) {
+    const std::vector<uint32_t> feature_tables = columns->FeatureTables();
+    const uint32_t tables = static_cast<uint32_t>(columns->Tables().size());
+    if (tables < fields) {
+      GroupFeatures(block, begin, end, feature_tables, tables, out);
+      return;
     }
   }
   out->tables.resize(fields);

@@ -16,8 +16,9 @@ float TransformDense(float value);
 // One column's transform of a raw value.
 float TransformDense(const ColumnSchema& column, float value);
 
-// `columns`: the data's schema (its dense columns' transforms), or null for
-// Criteo's transform of every dense value.
+// `columns`: the data's schema (its dense columns' transforms; features
+// that name one table go into that table, KeyBatch::Table::features), or
+// null for Criteo's transform of every dense value, table f = feature f.
 KeyBatch ToKeyBatch(const SampleBlock& block, size_t begin, size_t end,
                     const ColumnsSchema* columns = nullptr);
 // The same into `out`, reusing its memory.

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/data/binary_format.h"
 #include "common/data/columns_codec.h"
@@ -148,6 +149,14 @@ absl::Status ResolveBinarySchema(proto::DataSpec* data) {
 
 }  // namespace
 
+std::vector<uint32_t> FeatureTablesOf(const proto::JobSpec& spec) {
+  std::vector<uint32_t> tables(spec.tables_size());
+  for (size_t t = 0; t < tables.size(); ++t) tables[t] = static_cast<uint32_t>(t);
+  if (!spec.data().has_schema()) return tables;
+  absl::StatusOr<data::ColumnsSchema> columns = ColumnsFromSpec(spec.data().schema());
+  return columns.ok() ? columns->FeatureTables() : tables;
+}
+
 absl::Status ResolveDataSchema(proto::JobSpec* spec) {
   HERALD_RETURN_IF_ERROR(InlineSchemaFile(spec, /*base_dir=*/""));
   proto::DataSpec* data = spec->mutable_data();
@@ -175,25 +184,22 @@ absl::Status ResolveDataSchema(proto::JobSpec* spec) {
           absl::StrCat("tables[", t, "].name: '", spec->tables(t).name(), "' is named twice"));
     }
   }
-  absl::flat_hash_map<std::string, std::string> feature_of_table;
-  std::vector<proto::TableSpec> ordered;
+  // Several features may look up one table (their rows shared); the
+  // tables go in the order the features first name them.
   for (const data::ColumnSchema* c : columns.OfRole(data::ColumnRole::kSparse)) {
     const std::string& table = c->table.empty() ? c->name : c->table;
-    auto it = table_index.find(table);
-    if (it == table_index.end()) {
+    if (!table_index.contains(table)) {
       return absl::InvalidArgumentError(absl::StrCat("data.schema: column '", c->name,
                                                      "' looks up table '", table,
                                                      "', which tables[] does not name"));
     }
-    if (auto [seen, added] = feature_of_table.emplace(table, c->name); !added) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "data.schema: columns '", seen->second, "' and '", c->name, "' share table '", table,
-          "': features sharing a table are not built yet (issue 58)"));
-    }
-    ordered.push_back(spec->tables(it->second));
   }
+  std::vector<proto::TableSpec> ordered;
+  const std::vector<std::string> used = columns.Tables();
+  const absl::flat_hash_set<std::string> used_set(used.begin(), used.end());
+  for (const std::string& name : used) ordered.push_back(spec->tables(table_index.at(name)));
   for (const proto::TableSpec& t : spec->tables()) {
-    if (!feature_of_table.contains(t.name())) {
+    if (!used_set.contains(t.name())) {
       return absl::InvalidArgumentError(
           absl::StrCat("tables: '", t.name(), "' is looked up by no SPARSE column of data.schema"));
     }

@@ -9,6 +9,7 @@
 #include "common/state_io.h"
 #include "common/status.h"
 #include "scheduler/data/batch_stream.h"
+#include "scheduler/data/data_schema_spec.h"
 #include "scheduler/planner/simulator.h"
 
 namespace herald::scheduler {
@@ -39,21 +40,27 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
   // estimate: memory bounded whatever the data) and the widest multi-hot
   // feature.
   const size_t tables = spec.tables_size();
+  // The blocks hold features; several may look up one table.
+  const std::vector<uint32_t> table_of = FeatureTablesOf(spec);
   const bool need_distinct = spec.scheduling().cache_rows_per_worker() == 0;
   std::vector<data::DistinctCounter> distinct(need_distinct ? tables : 0);
   std::vector<uint32_t> max_keys(tables, 1);
+  std::vector<uint32_t> sample_keys(tables, 0);
   // Each table's keys in sample order, as the batches have them.
-  // Samples outer, tables inner: the block's keys are read in the order
+  // Samples outer, features inner: the block's keys are read in the order
   // they are stored (sample by sample), once.
   HERALD_RETURN_IF_ERROR(each_batch([&](const data::SampleBlock& batch) {
     for (size_t s = 0; s < batch.size(); ++s) {
-      for (size_t t = 0; t < tables; ++t) {
-        const absl::Span<const uint64_t> keys = batch.Keys(s, static_cast<uint32_t>(t));
-        max_keys[t] = std::max(max_keys[t], static_cast<uint32_t>(keys.size()));
+      std::fill(sample_keys.begin(), sample_keys.end(), 0);
+      for (size_t f = 0; f < table_of.size(); ++f) {
+        const uint32_t t = table_of[f];
+        const absl::Span<const uint64_t> keys = batch.Keys(s, static_cast<uint32_t>(f));
+        sample_keys[t] += static_cast<uint32_t>(keys.size());
         if (need_distinct) {
           for (Key key : keys) distinct[t].Add(key);
         }
       }
+      for (size_t t = 0; t < tables; ++t) max_keys[t] = std::max(max_keys[t], sample_keys[t]);
     }
   }));
   const uint32_t per_worker = (spec.global_batch_size() + num_workers - 1) / num_workers;
@@ -79,8 +86,8 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
   }
   HERALD_RETURN_IF_ERROR(each_batch([&](const data::SampleBlock& batch) {
     for (size_t s = 0; s < batch.size(); ++s) {
-      for (size_t t = 0; t < tables; ++t) {
-        for (Key key : batch.Keys(s, static_cast<uint32_t>(t))) hot[t].Add(key);
+      for (size_t f = 0; f < table_of.size(); ++f) {
+        for (Key key : batch.Keys(s, static_cast<uint32_t>(f))) hot[table_of[f]].Add(key);
       }
     }
   }));

@@ -35,6 +35,7 @@ uint64_t PlanDigest(const IterationPlan& plan, uint64_t digest) {
     for (const plan::TableSamples& s : w.slots) {
       h.List(s.offsets);
       h.List(s.slots);
+      if (!s.feature_lengths.empty()) h.List(s.feature_lengths);  // digests stay as they were
     }
     for (const plan::TablePlan& p : w.tables) {
       h.List(p.evict.slots);

@@ -17,6 +17,20 @@ constexpr uint32_t kNoUser = UINT32_MAX - 1;
 // slot_of_id_ of a row not in the worker's cache yet.
 constexpr uint32_t kNoSlot = UINT32_MAX;
 
+// A table several features look up: the lengths of `samples` (CSR of
+// the worker's samples, as FillSampleSlots writes their slots).
+void CopyFeatureLengths(const data::KeyBatch::Table& table, const std::vector<uint32_t>& samples,
+                        plan::TableSamples* out) {
+  out->features = table.features;
+  out->feature_lengths.clear();
+  if (table.features < 2) return;
+  out->feature_lengths.reserve(samples.size() * table.features);
+  for (uint32_t s : samples) {
+    const auto first = table.feature_lengths.begin() + size_t{s} * table.features;
+    out->feature_lengths.insert(out->feature_lengths.end(), first, first + table.features);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Planner>> Planner::Create(PlannerOptions options) {
@@ -327,6 +341,7 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
     for (uint32_t w = 0; w < W; ++w) {
       if (auto s = PlanTable(t, w, &plan); !s.ok()) return s;
       FillSampleSlots(t, &plan.workers[w]);
+      CopyFeatureLengths(batch.tables[t], plan.workers[w].samples, &plan.workers[w].slots[t]);
     }
     GatherLists(t, &plan);
     ApplyTraining(t);

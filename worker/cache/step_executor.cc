@@ -65,6 +65,19 @@ absl::Status StepExecutor::Check(const plan::Step& step) {
   // With the previous step's hand-off exchange still running (overlap), its
   // rows are checked once they are in, before they are placed.
   if (!hand_offs_.receiving()) HERALD_RETURN_IF_ERROR(hand_offs_.CheckReceived(step));
+  // Each table's samples split into as many features as the model reads
+  // from it.
+  std::vector<uint32_t> features(cache_->num_tables(), 0);
+  for (const TableShape& f : model_->shape().tables) {
+    if (f.table < features.size()) ++features[f.table];
+  }
+  for (size_t t = 0; t < step.samples.size() && t < features.size(); ++t) {
+    if (step.samples[t].features != std::max<uint32_t>(features[t], 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("samples.tables[", t, "]: ", step.samples[t].features,
+                       " features, the model reads ", features[t], " from the table"));
+    }
+  }
   for (size_t t = 0; t < step.plan.size(); ++t) {
     if (!step.plan[t].init.keys.empty() && options_.init_scale.size() != cache_->num_tables()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -278,15 +291,26 @@ void StepExecutor::QueueTraining(const plan::Step& step, StepResult* result) {
   in.rows = static_cast<int>(step.num_samples);
   in.labels = upload_.labels();
   in.dense = upload_.dense();
-  for (size_t t = 0; t < tables; ++t) {
+  // One input per feature, in feature order, over its table's rows and
+  // gradients (a table several features look up: each its own bags).
+  std::vector<uint32_t> next_feature(tables, 0);
+  for (const TableShape& feature : model_->shape().tables) {
+    const size_t t = feature.table;
     EmbeddingCache::Table& table = cache_->table(t);
     EmbeddingBagInput bags;
-    bags.offsets = upload_.offsets(t);
-    bags.slots = upload_.slots(t);
+    if (step.samples[t].features > 1) {
+      const uint32_t j = next_feature[t]++;
+      bags.offsets = upload_.feature_offsets(t, j);
+      bags.slots = upload_.feature_slots(t, j);
+      bags.entries = upload_.feature_entries(t, j);
+    } else {
+      bags.offsets = upload_.offsets(t);
+      bags.slots = upload_.slots(t);
+      bags.entries = static_cast<uint32_t>(step.samples[t].slots.size());
+    }
     bags.cache_rows = table.rows.data();
     bags.row_stride = static_cast<int>(table.row_floats);
     bags.slot_grads = table.grads.data();
-    bags.entries = static_cast<uint32_t>(step.samples[t].slots.size());
     bags.capacity = table.capacity;
     in.tables.push_back(bags);
   }

@@ -20,6 +20,7 @@
 #include "plan/step.h"
 #include "worker/device/device_array.h"
 #include "worker/device/host_buffer.h"
+#include "worker/model/feature_bags.h"
 
 namespace herald::worker {
 
@@ -44,6 +45,17 @@ class StepUpload {
   const uint32_t* offsets(size_t t) const { return Words(2 + 3 * t); }
   const uint32_t* slots(size_t t) const { return Words(3 + 3 * t); }
   const uint32_t* owned(size_t t) const { return Words(4 + 3 * t); }
+  // Of a table several features look up (plan::TableSamples::features >
+  // 1): feature j's bags, and its slot count.
+  const uint32_t* feature_offsets(size_t t, uint32_t j) const {
+    return Words(buffers_[uploaded_].feature_parts[t] + 2 * j);
+  }
+  const uint32_t* feature_slots(size_t t, uint32_t j) const {
+    return Words(buffers_[uploaded_].feature_parts[t] + 2 * j + 1);
+  }
+  uint32_t feature_entries(size_t t, uint32_t j) const {
+    return buffers_[uploaded_].feature_entries[t][j];
+  }
   size_t bytes() const { return buffers_[uploaded_].words * sizeof(uint32_t); }
 
  private:
@@ -51,8 +63,10 @@ class StepUpload {
     explicit Buffer(Device* device) : host(device) {}
     HostBuffer<uint32_t> host;
     size_t words = 0;
-    std::vector<size_t> parts;  // word offset of each part
-    uint64_t stage = 0;         // plan::Step::staged_as of its content (0: none)
+    std::vector<size_t> parts;                           // word offset of each part
+    std::vector<size_t> feature_parts;                   // per table: its first feature part
+    std::vector<std::vector<uint32_t>> feature_entries;  // per table and feature: slots
+    uint64_t stage = 0;  // plan::Step::staged_as of its content (0: none)
   };
   // Packs into buffer b; returns its stage number.
   void Pack(const plan::Step& step, int b);
@@ -69,6 +83,7 @@ class StepUpload {
   int uploaded_ = 0;    // the buffer of the last Upload
   int in_flight_ = -1;  // a buffer the device may still be reading (-1: none)
   DeviceArray<uint32_t> device_words_;
+  std::vector<FeatureBags> split_;  // scratch of Pack
 };
 
 }  // namespace herald::worker

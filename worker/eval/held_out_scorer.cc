@@ -29,9 +29,12 @@ HeldOutScorer::HeldOutScorer(const proto::JobSpec& spec, std::string job_id, ps:
     : spec_(spec), job_id_(std::move(job_id)), ps_(ps), model_(model), device_(device) {
   tables_.resize(spec_.tables_size());
   for (TableArrays& t : tables_) {
-    t.offsets.Bind(device);
-    t.slots.Bind(device);
     t.rows.Bind(device);
+  }
+  features_.resize(model_->shape().tables.size());
+  for (FeatureArrays& f : features_) {
+    f.offsets.Bind(device);
+    f.slots.Bind(device);
   }
   dense_.Bind(device);
 }
@@ -50,6 +53,9 @@ absl::StatusOr<std::vector<float>> HeldOutScorer::Score(const proto::EvalBatch& 
   // slot among them (ReferenceTrainer::Stage's layout).
   std::vector<ps::TableKeys> request;
   std::vector<std::vector<uint32_t>> offsets(tables_.size()), slots(tables_.size());
+  std::vector<std::vector<uint32_t>> lengths(tables_.size());
+  std::vector<uint32_t> features_of(tables_.size(), 0);
+  for (const TableShape& f : model_->shape().tables) ++features_of[f.table];
   for (size_t t = 0; t < tables_.size(); ++t) {
     const proto::EvalBatch::Table& table = batch.tables(static_cast<int>(t));
     const std::string where = absl::StrCat("tables[", t, "]");
@@ -73,6 +79,19 @@ absl::StatusOr<std::vector<float>> HeldOutScorer::Score(const proto::EvalBatch& 
                                                      offsets[t][0], ", ", offsets[t][n], "), ",
                                                      "the table has ", keys.size(), " keys"));
     }
+    if (features_of[t] > 1) {  // each sample's keys split among the table's features
+      const uint32_t k = features_of[t];
+      HERALD_ASSIGN_OR_RETURN(lengths[t], Elements<uint32_t>(table.feature_lengths(), size_t{n} * k,
+                                                             where + ".feature_lengths"));
+      for (uint32_t s = 0; s < n; ++s) {
+        uint64_t sum = 0;
+        for (uint32_t j = 0; j < k; ++j) sum += lengths[t][size_t{s} * k + j];
+        if (sum != offsets[t][s + 1] - offsets[t][s]) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "eval batch: ", where, ".feature_lengths of sample ", s, " do not sum to its keys"));
+        }
+      }
+    }
     absl::flat_hash_map<Key, uint32_t> slot_of;
     ps::TableKeys distinct{TableId(static_cast<uint32_t>(t)), {}};
     for (Key key : keys) {
@@ -92,14 +111,27 @@ absl::StatusOr<std::vector<float>> HeldOutScorer::Score(const proto::EvalBatch& 
   input.rows = static_cast<int>(n);
   dense_.CopyFromHost(dense);
   input.dense = dense_.data();
-  for (size_t t = 0; t < tables_.size(); ++t) {
-    TableArrays& arrays = tables_[t];
-    arrays.offsets.CopyFromHost(offsets[t]);
-    arrays.slots.CopyFromHost(slots[t]);
-    arrays.rows.CopyFromHost(rows[t].rows);
-    input.tables.push_back({arrays.offsets.data(), arrays.slots.data(), arrays.rows.data(),
-                            static_cast<int>(rows[t].row_floats), nullptr,
-                            static_cast<uint32_t>(slots[t].size()),
+  for (size_t t = 0; t < tables_.size(); ++t) tables_[t].rows.CopyFromHost(rows[t].rows);
+  // One input per feature (the model's order), over its table's rows.
+  std::vector<uint32_t> next_feature(tables_.size(), 0);
+  const std::vector<TableShape>& shape = model_->shape().tables;
+  for (size_t f = 0; f < shape.size(); ++f) {
+    const uint32_t t = shape[f].table;
+    FeatureArrays& arrays = features_[f];
+    uint32_t entries = 0;
+    if (features_of[t] > 1) {
+      SplitFeatures(offsets[t], slots[t], features_of[t], lengths[t], &split_);
+      const FeatureBags& bags = split_[next_feature[t]++];
+      arrays.offsets.CopyFromHost(bags.offsets);
+      arrays.slots.CopyFromHost(bags.slots);
+      entries = static_cast<uint32_t>(bags.slots.size());
+    } else {
+      arrays.offsets.CopyFromHost(offsets[t]);
+      arrays.slots.CopyFromHost(slots[t]);
+      entries = static_cast<uint32_t>(slots[t].size());
+    }
+    input.tables.push_back({arrays.offsets.data(), arrays.slots.data(), tables_[t].rows.data(),
+                            static_cast<int>(rows[t].row_floats), nullptr, entries,
                             static_cast<uint32_t>(rows[t].keys.size())});
   }
   return model_->Predict(input);

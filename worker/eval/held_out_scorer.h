@@ -21,6 +21,7 @@
 #include "ps_server/client/ps_client.h"
 #include "worker/device/device.h"
 #include "worker/device/device_array.h"
+#include "worker/model/feature_bags.h"
 #include "worker/model/rec_model.h"
 
 namespace herald::worker {
@@ -38,9 +39,7 @@ class HeldOutScorer {
 
  private:
   struct TableArrays {
-    DeviceArray<uint32_t> offsets;
-    DeviceArray<uint32_t> slots;
-    DeviceArray<float> rows;
+    DeviceArray<float> rows;  // the batch's rows of the table, in first-use order
   };
 
   const proto::JobSpec spec_;
@@ -49,6 +48,12 @@ class HeldOutScorer {
   RecModel* model_;
   Device* device_;
   std::vector<TableArrays> tables_;
+  struct FeatureArrays {
+    DeviceArray<uint32_t> offsets;
+    DeviceArray<uint32_t> slots;
+  };
+  std::vector<FeatureArrays> features_;  // one per model feature
+  std::vector<FeatureBags> split_;
   DeviceArray<float> dense_;
 };
 

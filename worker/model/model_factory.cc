@@ -20,8 +20,26 @@ std::vector<int> Widths(const google::protobuf::RepeatedField<uint32_t>& widths)
 ModelShape ShapeFromSpec(const proto::JobSpec& spec) {
   ModelShape shape;
   shape.num_dense = static_cast<int>(spec.num_dense());
-  for (const auto& t : spec.tables()) {
-    shape.tables.push_back({static_cast<int>(t.dim()), t.pooling() == proto::POOLING_MEAN});
+  if (!spec.data().has_schema()) {  // feature t looks up table t
+    for (int t = 0; t < spec.tables_size(); ++t) {
+      const proto::TableSpec& table = spec.tables(t);
+      shape.tables.push_back({static_cast<int>(table.dim()), table.pooling() == proto::POOLING_MEAN,
+                              static_cast<uint32_t>(t)});
+    }
+    return shape;
+  }
+  // One bag per sparse column, in column order, of the table it names
+  // (the spec is resolved: every named table is in spec.tables).
+  for (const proto::ColumnSpec& c : spec.data().schema().columns()) {
+    if (c.role() != proto::COLUMN_SPARSE) continue;
+    const std::string& name = c.table().empty() ? c.name() : c.table();
+    for (int t = 0; t < spec.tables_size(); ++t) {
+      if (spec.tables(t).name() != name) continue;
+      const proto::PoolingKind pooling = c.has_pooling() ? c.pooling() : spec.tables(t).pooling();
+      shape.tables.push_back({static_cast<int>(spec.tables(t).dim()),
+                              pooling == proto::POOLING_MEAN, static_cast<uint32_t>(t)});
+      break;
+    }
   }
   return shape;
 }

@@ -11,7 +11,9 @@
 
 namespace herald::worker {
 
-// The model's input shape from the spec (num_dense, table dims and pooling).
+// The model's input shape from the spec: num_dense, and one bag per sparse
+// feature (its table's dim, its pooling, the table it looks up); without
+// a schema, feature t is table t.
 ModelShape ShapeFromSpec(const proto::JobSpec& spec);
 
 // Errors: InvalidArgument naming the field (common/model_spec_check.h).

@@ -13,6 +13,15 @@ int ModelShape::column(size_t t) const {
 RecModel::RecModel(Device* device, ModelShape shape)
     : device_(device), shape_(std::move(shape)), params_(device), loss_(device) {
   for (const TableShape& t : shape_.tables) bags_.emplace_back(device, t.dim, t.mean_pooling);
+  std::vector<uint32_t> seen_of_table;  // features seen so far per table
+  for (uint32_t f = 0; f < shape_.tables.size(); ++f) {
+    const uint32_t table = shape_.tables[f].table;
+    if (table >= seen_of_table.size()) seen_of_table.resize(table + 1, 0);
+    const uint32_t round = seen_of_table[table]++;
+    if (round >= backward_rounds_.size()) backward_rounds_.resize(round + 1);
+    backward_rounds_[round].push_back(f);
+  }
+  shared_tables_ = backward_rounds_.size() > 1;
   for (auto* a : {&x_, &dx_, &dlogits_, &probabilities_}) a->Bind(device);
 }
 
@@ -42,7 +51,20 @@ void RecModel::QueueTrainStep(const ModelInput& in, float grad_scale) {
   dx_.Resize(x_.size());
   device_->Fill(dx_.data(), dx_.size(), 0.0f);
   BackwardHead(dlogits_.data(), dx_.data());
-  device_->EmbeddingBagsBackward(BagTables(in), in.rows, dx_.data(), shape_.width());
+  // Features sharing a table add into one gradient array: one call per
+  // round, the k-th feature of every table in round k, so no call has two
+  // bags adding into the same array (a device may run a call's bags at
+  // once) and the order is the features' on every device.
+  const std::vector<Device::BagTable> all = BagTables(in);
+  if (!shared_tables_) {
+    device_->EmbeddingBagsBackward(all, in.rows, dx_.data(), shape_.width());
+    return;
+  }
+  for (const std::vector<uint32_t>& round : backward_rounds_) {
+    std::vector<Device::BagTable> bags;
+    for (uint32_t f : round) bags.push_back(all[f]);
+    device_->EmbeddingBagsBackward(bags, in.rows, dx_.data(), shape_.width());
+  }
 }
 
 std::vector<Device::BagTable> RecModel::BagTables(const ModelInput& in) const {

@@ -16,14 +16,17 @@
 
 namespace herald::worker {
 
+// One bag of X: a sparse feature, pooled from the rows of the table it
+// looks up. Several features may look up one table (their rows shared).
 struct TableShape {
   int dim = 0;
   bool mean_pooling = false;
+  uint32_t table = 0;  // the embedding table (cache table) it reads
 };
 
 struct ModelShape {
   int num_dense = 0;
-  std::vector<TableShape> tables;
+  std::vector<TableShape> tables;  // one per feature, in feature order
 
   int width() const;           // columns of X
   int column(size_t t) const;  // first column of table t's bag in X
@@ -34,6 +37,8 @@ struct ModelInput {
   int rows = 0;
   const float* dense = nullptr;   // rows × num_dense
   const float* labels = nullptr;  // rows (unused by Predict)
+  // One per feature (ModelShape::tables): its bags, over the rows and
+  // gradients of the table it looks up.
   std::vector<EmbeddingBagInput> tables;
 };
 
@@ -72,6 +77,9 @@ class RecModel {
   std::vector<Device::BagTable> BagTables(const ModelInput& in) const;
 
   std::vector<EmbeddingBag> bags_;
+  // Features in backward rounds: round k holds each table's k-th feature.
+  std::vector<std::vector<uint32_t>> backward_rounds_;
+  bool shared_tables_ = false;
   BceLoss loss_;
   DeviceArray<float> x_, dx_, dlogits_, probabilities_;
 };

@@ -40,15 +40,18 @@ ReferenceTrainer::ReferenceTrainer(const proto::JobSpec& spec, Device* device,
       tables_(std::move(tables)) {
   const size_t n = tables_.size();
   batch_keys_.resize(n);
+  table_slots_.resize(n);
   rows_.resize(n);
   grads_.resize(n);
-  offsets_.resize(n);
-  slots_.resize(n);
   for (size_t t = 0; t < n; ++t) {
     rows_[t].Bind(device);
     grads_[t].Bind(device);
-    offsets_[t].Bind(device);
-    slots_[t].Bind(device);
+  }
+  feature_offsets_.resize(model_->shape().tables.size());
+  feature_slots_.resize(model_->shape().tables.size());
+  for (size_t f = 0; f < feature_offsets_.size(); ++f) {
+    feature_offsets_[f].Bind(device);
+    feature_slots_[f].Bind(device);
   }
   all_slots_.Bind(device);
   labels_.Bind(device);
@@ -117,10 +120,26 @@ void ReferenceTrainer::Stage(const data::KeyBatch& batch, bool create_rows, Mode
     rows_[t].CopyFromHost(host);
     grads_[t].Resize(keys.size() * table.dim);
     device_->Fill(grads_[t].data(), grads_[t].size(), 0.0f);
-    offsets_[t].CopyFromHost(batch.tables[t].offsets);
-    slots_[t].CopyFromHost(slots);
-    input->tables.push_back({offsets_[t].data(), slots_[t].data(), rows_[t].data(),
-                             static_cast<int>(table.row_floats), grads_[t].data()});
+    table_slots_[t] = std::move(slots);
+  }
+  // One input per feature (the model's order) over its table's rows and
+  // gradients; a table several features look up is split into theirs.
+  const std::vector<TableShape>& features = model_->shape().tables;
+  std::vector<uint32_t> next_feature(tables_.size(), 0);
+  for (size_t f = 0; f < features.size(); ++f) {
+    const uint32_t t = features[f].table;
+    const data::KeyBatch::Table& keys = batch.tables[t];
+    if (keys.features > 1) {
+      SplitFeatures(keys.offsets, table_slots_[t], keys.features, keys.feature_lengths, &split_);
+      const FeatureBags& bags = split_[next_feature[t]++];
+      feature_offsets_[f].CopyFromHost(bags.offsets);
+      feature_slots_[f].CopyFromHost(bags.slots);
+    } else {
+      feature_offsets_[f].CopyFromHost(keys.offsets);
+      feature_slots_[f].CopyFromHost(table_slots_[t]);
+    }
+    input->tables.push_back({feature_offsets_[f].data(), feature_slots_[f].data(), rows_[t].data(),
+                             static_cast<int>(tables_[t].row_floats), grads_[t].data()});
   }
 }
 

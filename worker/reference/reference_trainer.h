@@ -19,6 +19,7 @@
 #include "proto/job.pb.h"
 #include "worker/device/device.h"
 #include "worker/model/dense_optimizer.h"
+#include "worker/model/feature_bags.h"
 #include "worker/model/rec_model.h"
 
 namespace herald::worker {
@@ -70,7 +71,10 @@ class ReferenceTrainer {
   // Per-iteration staging (per table): distinct keys in first-use order.
   std::vector<std::vector<Key>> batch_keys_;
   std::vector<DeviceArray<float>> rows_, grads_;
-  std::vector<DeviceArray<uint32_t>> offsets_, slots_;
+  // Per table: each key use's row (Stage); per feature: its bags.
+  std::vector<std::vector<uint32_t>> table_slots_;
+  std::vector<DeviceArray<uint32_t>> feature_offsets_, feature_slots_;
+  std::vector<FeatureBags> split_;
   DeviceArray<uint32_t> all_slots_;
   DeviceArray<float> labels_, dense_;
 };
