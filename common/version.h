@@ -15,7 +15,9 @@ namespace herald {
 // services, UCX messages, step encoding). It changes when a change to
 // proto/ or to a wire format makes two builds unable to work together; a
 // scheduler refuses a node that speaks another (RegisterRequest).
-inline constexpr uint32_t kWireVersion = 1;
+// 2: steps and eval batches carry the feature lengths of shared tables
+// (a worker of version 1 would pool them as one feature).
+inline constexpr uint32_t kWireVersion = 2;
 
 // "0.29.0".
 const char* Version();
