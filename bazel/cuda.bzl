@@ -15,7 +15,7 @@ def cuda_compatible():
         "//conditions:default": ["//bazel:incompatible"],
     })
 
-def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], host_copts = [], visibility = None, **kwargs):
+def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], host_copts = [], nvcc_hdrs = [], visibility = None, **kwargs):
     """A cc_library whose .cu sources are compiled by nvcc.
 
     Args:
@@ -26,6 +26,8 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], host_copts = [], 
       copts: extra nvcc flags.
       host_copts: extra flags of the host compiler for the .cc sources
         (they see the toolkit's headers through @cuda_headers).
+      nvcc_hdrs: headers of other packages the .cu sources include (nvcc
+        sees only the files its rule lists; export them there).
       visibility: visibility.
     """
     cu_srcs = [s for s in srcs if s.endswith(".cu")]
@@ -35,7 +37,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], host_copts = [], 
         obj = name + "_" + src[:-len(".cu")].replace("/", "_") + ".o"
         native.genrule(
             name = obj + "_nvcc",
-            srcs = [src] + hdrs + [s for s in srcs if s.endswith(".cuh")],
+            srcs = [src] + hdrs + nvcc_hdrs + [s for s in srcs if s.endswith(".cuh")],
             outs = [obj],
             cmd = "%s %s %s -I. -I$(GENDIR) -c $(location %s) -o $@" % (NVCC, NVCC_FLAGS, " ".join(copts), src),
             target_compatible_with = cuda_compatible(),

@@ -227,7 +227,7 @@ TEST_F(TrainingCluster, ACsvWithAHeaderAndStringIdsTrainsTheReferenceModel) {
 }
 
 // Two features looking up one table: the clicked item and the items last
-// viewed (multi-hot, mean-pooled while the table sums), beside a string
+// viewed (multi-hot, sqrt-n-pooled while the table sums), beside a string
 // user id; the rows of `item` are shared by both features.
 TEST_F(TrainingCluster, FeaturesSharingATableTrainTheReferenceModel) {
   const std::string path = dir_ + "/views.csv";
@@ -267,7 +267,7 @@ TEST_F(TrainingCluster, FeaturesSharingATableTrainTheReferenceModel) {
           ids: IDS_DECIMAL
           multi_hot_separator: "|"
           table: "item"
-          pooling: POOLING_MEAN
+          pooling: POOLING_SQRT_N
         }
       )pb",
       data->mutable_schema()));

@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "common/math/sparse_optimizer.h"
+#include "worker/device/pooling.h"
 
 namespace herald::worker {
 
@@ -161,15 +162,16 @@ class Device {
   // (values; the optimizer state follows up to row_stride).
 
   // Embedding bag: out[i, 0..dim) = pool of the rows of slots[offsets[i] ..
-  // offsets[i+1]) (sum, or mean when `mean`; an empty bag gives zeros).
+  // offsets[i+1]): their sum, times PoolingScale (an empty bag gives zeros).
   virtual void EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
-                                   const uint32_t* slots, int n, int dim, bool mean, float* out,
-                                   int out_stride) = 0;
-  // grads[slot, 0..dim) += dout[i] (÷ bag size when `mean`), bags in order
-  // of i and slots in order within a bag. grads has row stride grad_stride.
+                                   const uint32_t* slots, int n, int dim, Pooling pooling,
+                                   float* out, int out_stride) = 0;
+  // grads[slot, 0..dim) += dout[i] (× PoolingScale unless kSum), bags in
+  // order of i and slots in order within a bag. grads has row stride
+  // grad_stride.
   virtual void EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
-                                    const uint32_t* slots, int n, int dim, bool mean, float* grads,
-                                    int grad_stride) = 0;
+                                    const uint32_t* slots, int n, int dim, Pooling pooling,
+                                    float* grads, int grad_stride) = 0;
   // out[i, 0..width) = rows[slots[i]·row_stride, +width).
   virtual void GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n,
                           int width, float* out) = 0;
@@ -194,7 +196,7 @@ class Device {
     // Slots in the table (every slot < capacity); 0: unknown.
     uint32_t capacity = 0;
     int dim = 0;
-    bool mean = false;
+    Pooling pooling = Pooling::kSum;
     float* grads = nullptr;  // `dim` floats per slot; backward adds into it
     int column = 0;          // the table's first column in out / dout
   };
@@ -202,7 +204,7 @@ class Device {
   virtual void EmbeddingBagsForward(const std::vector<BagTable>& tables, int n, float* out,
                                     int out_stride) {
     for (const BagTable& t : tables) {
-      EmbeddingBagForward(t.rows, t.row_stride, t.offsets, t.slots, n, t.dim, t.mean,
+      EmbeddingBagForward(t.rows, t.row_stride, t.offsets, t.slots, n, t.dim, t.pooling,
                           out + t.column, out_stride);
     }
   }
@@ -210,7 +212,7 @@ class Device {
   virtual void EmbeddingBagsBackward(const std::vector<BagTable>& tables, int n, const float* dout,
                                      int dout_stride) {
     for (const BagTable& t : tables) {
-      EmbeddingBagBackward(dout + t.column, dout_stride, t.offsets, t.slots, n, t.dim, t.mean,
+      EmbeddingBagBackward(dout + t.column, dout_stride, t.offsets, t.slots, n, t.dim, t.pooling,
                            t.grads, t.dim);
     }
   }

@@ -1,5 +1,5 @@
 #pragma once
-// Embedding bag over cache slots: for sample i, pools (sum or mean) the rows
+// Embedding bag over cache slots: for sample i, pools (sum, mean or sqrt-n) the rows
 // of its slots (multi-hot: any number, 0 gives zeros). Writes straight into a
 // column block of the caller's feature matrix; backward ADDS per-slot
 // gradients into a slot-indexed gradient array, samples in order, so the
@@ -23,14 +23,15 @@ struct EmbeddingBagInput {
 
 class EmbeddingBag {
  public:
-  EmbeddingBag(Device* device, int dim, bool mean) : device_(device), dim_(dim), mean_(mean) {}
+  EmbeddingBag(Device* device, int dim, Pooling pooling)
+      : device_(device), dim_(dim), pooling_(pooling) {}
 
   void Forward(const EmbeddingBagInput& in, int rows, float* out, int out_stride) {
     device_->EmbeddingBagForward(in.cache_rows, in.row_stride, in.offsets, in.slots, rows, dim_,
-                                 mean_, out, out_stride);
+                                 pooling_, out, out_stride);
   }
   void Backward(const EmbeddingBagInput& in, int rows, const float* dout, int dout_stride) {
-    device_->EmbeddingBagBackward(dout, dout_stride, in.offsets, in.slots, rows, dim_, mean_,
+    device_->EmbeddingBagBackward(dout, dout_stride, in.offsets, in.slots, rows, dim_, pooling_,
                                   in.slot_grads, dim_);
   }
 
@@ -44,7 +45,7 @@ class EmbeddingBag {
     t.entries = in.entries;
     t.capacity = in.capacity;
     t.dim = dim_;
-    t.mean = mean_;
+    t.pooling = pooling_;
     t.grads = in.slot_grads;
     t.column = column;
     return t;
@@ -55,7 +56,7 @@ class EmbeddingBag {
  private:
   Device* device_;
   int dim_;
-  bool mean_;
+  Pooling pooling_;
 };
 
 }  // namespace herald::worker

@@ -185,14 +185,14 @@ TEST(LayerGradients, Concat) {
   EXPECT_EQ(da[2], 0.0f);  // columns outside the block get nothing
 }
 
-TEST(LayerGradients, EmbeddingBagSumAndMeanOverRepeatedSlots) {
+TEST(LayerGradients, EmbeddingBagSumMeanAndSqrtNOverRepeatedSlots) {
   CpuDevice dev;
   const int dim = 3, row_stride = 5, slots_total = 4, rows = 3;
   // Multi-hot bags {0, 2, 2}, {}, {3, 0}.
   const std::vector<uint32_t> offsets = {0, 3, 3, 5};
   const std::vector<uint32_t> slots = {0, 2, 2, 3, 0};
-  for (bool mean : {false, true}) {
-    EmbeddingBag bag(&dev, dim, mean);
+  for (Pooling pooling : {Pooling::kSum, Pooling::kMean, Pooling::kSqrtN}) {
+    EmbeddingBag bag(&dev, dim, pooling);
     std::vector<float> cache = TestValues(slots_total * row_stride, 17);
     std::vector<float> grads(slots_total * dim, 0.0f);
     EmbeddingBagInput in{offsets.data(), slots.data(), cache.data(), row_stride, grads.data()};
@@ -209,7 +209,8 @@ TEST(LayerGradients, EmbeddingBagSumAndMeanOverRepeatedSlots) {
     std::vector<float> analytic(cache.size(), 0.0f);
     for (int s = 0; s < slots_total; ++s)
       for (int d = 0; d < dim; ++d) analytic[s * row_stride + d] = grads[s * dim + d];
-    ExpectGradientMatches(loss, cache.data(), analytic, mean ? "mean bag" : "sum bag");
+    ExpectGradientMatches(loss, cache.data(), analytic,
+                          "bag pooling " + std::to_string(static_cast<int>(pooling)));
     EXPECT_EQ(grads[1 * dim], 0.0f);  // slot 1 is in no bag
   }
 }

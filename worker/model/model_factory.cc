@@ -17,14 +17,25 @@ std::vector<int> Widths(const google::protobuf::RepeatedField<uint32_t>& widths)
 
 }  // namespace
 
+Pooling PoolingOf(proto::PoolingKind kind) {
+  switch (kind) {
+    case proto::POOLING_MEAN:
+      return Pooling::kMean;
+    case proto::POOLING_SQRT_N:
+      return Pooling::kSqrtN;
+    default:
+      return Pooling::kSum;
+  }
+}
+
 ModelShape ShapeFromSpec(const proto::JobSpec& spec) {
   ModelShape shape;
   shape.num_dense = static_cast<int>(spec.num_dense());
   if (!spec.data().has_schema()) {  // feature t looks up table t
     for (int t = 0; t < spec.tables_size(); ++t) {
       const proto::TableSpec& table = spec.tables(t);
-      shape.tables.push_back({static_cast<int>(table.dim()), table.pooling() == proto::POOLING_MEAN,
-                              static_cast<uint32_t>(t)});
+      shape.tables.push_back(
+          {static_cast<int>(table.dim()), PoolingOf(table.pooling()), static_cast<uint32_t>(t)});
     }
     return shape;
   }
@@ -36,8 +47,8 @@ ModelShape ShapeFromSpec(const proto::JobSpec& spec) {
     for (int t = 0; t < spec.tables_size(); ++t) {
       if (spec.tables(t).name() != name) continue;
       const proto::PoolingKind pooling = c.has_pooling() ? c.pooling() : spec.tables(t).pooling();
-      shape.tables.push_back({static_cast<int>(spec.tables(t).dim()),
-                              pooling == proto::POOLING_MEAN, static_cast<uint32_t>(t)});
+      shape.tables.push_back(
+          {static_cast<int>(spec.tables(t).dim()), PoolingOf(pooling), static_cast<uint32_t>(t)});
       break;
     }
   }

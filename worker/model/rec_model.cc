@@ -12,7 +12,7 @@ int ModelShape::column(size_t t) const {
 
 RecModel::RecModel(Device* device, ModelShape shape)
     : device_(device), shape_(std::move(shape)), params_(device), loss_(device) {
-  for (const TableShape& t : shape_.tables) bags_.emplace_back(device, t.dim, t.mean_pooling);
+  for (const TableShape& t : shape_.tables) bags_.emplace_back(device, t.dim, t.pooling);
   std::vector<uint32_t> seen_of_table;  // features seen so far per table
   for (uint32_t f = 0; f < shape_.tables.size(); ++f) {
     const uint32_t table = shape_.tables[f].table;

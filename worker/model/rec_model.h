@@ -20,7 +20,7 @@ namespace herald::worker {
 // looks up. Several features may look up one table (their rows shared).
 struct TableShape {
   int dim = 0;
-  bool mean_pooling = false;
+  Pooling pooling = Pooling::kSum;
   uint32_t table = 0;  // the embedding table (cache table) it reads
 };
 

@@ -494,20 +494,20 @@ void CudaDevice::DotInteractionBackward(const float* x, int x_stride, const floa
 }
 
 void CudaDevice::EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
-                                     const uint32_t* slots, int n, int dim, bool mean, float* out,
-                                     int out_stride) {
+                                     const uint32_t* slots, int n, int dim, Pooling pooling,
+                                     float* out, int out_stride) {
   BagTable table;
   table.rows = rows;
   table.row_stride = row_stride;
   table.offsets = offsets;
   table.slots = slots;
   table.dim = dim;
-  table.mean = mean;
+  table.pooling = pooling;
   EmbeddingBagsForward({table}, n, out, out_stride);
 }
 
 void CudaDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
-                                      const uint32_t* slots, int n, int dim, bool mean,
+                                      const uint32_t* slots, int n, int dim, Pooling pooling,
                                       float* grads, int grad_stride) {
   if (n == 0 || dim == 0 || !Ready()) return;
   BagTable table;
@@ -516,7 +516,7 @@ void CudaDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const 
   // offsets[n]: the one host read of this operation (the batched one needs none).
   CopyToHost(offsets + n, &table.entries, sizeof(table.entries));
   table.dim = dim;
-  table.mean = mean;
+  table.pooling = pooling;
   table.grads = grads;
   EmbeddingBagsBackward({table}, n, dout, dout_stride, grad_stride);
 }
@@ -538,7 +538,7 @@ const void* CudaDevice::UploadBagTables(const std::vector<BagTable>& tables, int
     args[i].dim = t.dim;
     args[i].grad_stride = grad_stride > 0 ? grad_stride : t.dim;
     args[i].column = t.column;
-    args[i].mean = t.mean ? 1 : 0;
+    args[i].pooling = static_cast<int>(t.pooling);
     entry_base += t.entries;
     slot_base += t.capacity;
     *max_dim = std::max(*max_dim, t.dim);

@@ -278,8 +278,8 @@ TEST_F(CudaDeviceTest, EmbeddingBagsAreBitwiseEqualAndDeterministic) {
   auto offsets = Indices(bags.offsets);
   auto slots = Indices(bags.slots);
   auto rows = Floats(Random(slot_count * row_stride, 27));
-  for (bool mean : {false, true}) {
-    const std::string tag = mean ? " mean" : " sum";
+  for (Pooling mean : {Pooling::kSum, Pooling::kMean, Pooling::kSqrtN}) {
+    const std::string tag = " pooling " + std::to_string(static_cast<int>(mean));
     auto out = Floats(Random(n * (dim + 3), 28));
     cpu_.EmbeddingBagForward(rows.cpu.data(), row_stride, offsets.cpu.data(), slots.cpu.data(), n,
                              dim, mean, out.cpu.data(), dim + 3);
@@ -310,10 +310,11 @@ TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
   const int n = 517;
   struct Table {
     int dim, slot_count, max_bag;
-    bool mean;
+    Pooling mean;
   };
-  const std::vector<Table> shapes = {{8, 61, 4, false},    {24, 97, 5, true}, {3, 5, 3, false},
-                                     {16, 1000, 1, false}, {8, 40, 0, true},  {33, 7, 6, true}};
+  const std::vector<Table> shapes = {{8, 61, 4, Pooling::kSum},  {24, 97, 5, Pooling::kMean},
+                                     {3, 5, 3, Pooling::kSqrtN}, {16, 1000, 1, Pooling::kSum},
+                                     {8, 40, 0, Pooling::kMean}, {33, 7, 6, Pooling::kSqrtN}};
   int width = 5;  // a few columns before the first table's
   std::vector<Bags> bags;
   std::vector<Twin<uint32_t>> offsets, slots;
@@ -348,7 +349,7 @@ TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
       b.entries = static_cast<uint32_t>(bags[t].slots.size());
       b.capacity = static_cast<uint32_t>(shapes[t].slot_count);
       b.dim = shapes[t].dim;
-      b.mean = shapes[t].mean;
+      b.pooling = shapes[t].mean;
       b.grads = gpu ? grads[t].gpu.data() : grads[t].cpu.data();
       b.column = columns[t];
       tables.push_back(b);

@@ -4,6 +4,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "worker/device/cuda/cuda_kernels.h"
+#include "worker/device/pooling.h"
 
 // Compiled with --fmad=false (worker/device/cuda/BUILD.bazel): every a*b+c
 // below rounds the product, as the CPU device and common/math do.
@@ -227,7 +228,8 @@ __global__ void BagsForwardKernel(size_t total, const BagTableArgs* tables, int 
     float o = 0.0f;
     for (uint32_t j = begin; j < end; ++j)
       o += t.rows[static_cast<size_t>(t.slots[j]) * t.row_stride + d];
-    if (t.mean && end > begin) o *= 1.0f / static_cast<float>(end - begin);
+    if (t.pooling != 0 && end > begin)
+      o *= PoolingScale(static_cast<Pooling>(t.pooling), end - begin);
     out[At(i, out_stride) + t.column + d] = o;
   }
 }
@@ -290,8 +292,9 @@ __global__ void AccumulateTablesKernel(size_t total, const BagTableArgs* tables,
     for (uint32_t e = j; e < entries && sorted_keys[e] == key; ++e) {
       const uint32_t i = bag_of_position[sorted_positions[e]];
       const float grad = dout[At(static_cast<int>(i), dout_stride) + t.column + d];
-      if (t.mean) {
-        const float scale = 1.0f / static_cast<float>(t.offsets[i + 1] - t.offsets[i]);
+      if (t.pooling != 0) {
+        const float scale =
+            PoolingScale(static_cast<Pooling>(t.pooling), t.offsets[i + 1] - t.offsets[i]);
         acc += grad * scale;
       } else {
         acc += grad;

@@ -77,7 +77,7 @@ struct BagTableArgs {
   int dim;
   int grad_stride;  // floats between slots of grads
   int column;       // in out / dout
-  int mean;
+  int pooling;      // worker::Pooling
 };
 // out[i, column + d] of every table in one launch (max_dim: the largest dim).
 int EmbeddingBagsForward(Stream stream, const BagTableArgs* tables, int count, int n, int max_dim,
