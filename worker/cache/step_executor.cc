@@ -285,7 +285,6 @@ void StepExecutor::QueueTraining(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
   // Every list the device needs this step, in one copy (packed during the
   // step before where it was given as `next`).
-  const size_t tables = cache_->num_tables();
   upload_.Upload(step);
   ModelInput in;
   in.rows = static_cast<int>(step.num_samples);
@@ -293,13 +292,12 @@ void StepExecutor::QueueTraining(const plan::Step& step, StepResult* result) {
   in.dense = upload_.dense();
   // One input per feature, in feature order, over its table's rows and
   // gradients (a table several features look up: each its own bags).
-  std::vector<uint32_t> next_feature(tables, 0);
   for (const TableShape& feature : model_->shape().tables) {
     const size_t t = feature.table;
     EmbeddingCache::Table& table = cache_->table(t);
     EmbeddingBagInput bags;
     if (step.samples[t].features > 1) {
-      const uint32_t j = next_feature[t]++;
+      const uint32_t j = feature.index_in_table;
       bags.offsets = upload_.feature_offsets(t, j);
       bags.slots = upload_.feature_slots(t, j);
       bags.entries = upload_.feature_entries(t, j);

@@ -113,15 +113,17 @@ absl::StatusOr<std::vector<float>> HeldOutScorer::Score(const proto::EvalBatch& 
   input.dense = dense_.data();
   for (size_t t = 0; t < tables_.size(); ++t) tables_[t].rows.CopyFromHost(rows[t].rows);
   // One input per feature (the model's order), over its table's rows.
-  std::vector<uint32_t> next_feature(tables_.size(), 0);
   const std::vector<TableShape>& shape = model_->shape().tables;
+  splits_.resize(tables_.size());
   for (size_t f = 0; f < shape.size(); ++f) {
     const uint32_t t = shape[f].table;
     FeatureArrays& arrays = features_[f];
     uint32_t entries = 0;
     if (features_of[t] > 1) {
-      SplitFeatures(offsets[t], slots[t], features_of[t], lengths[t], &split_);
-      const FeatureBags& bags = split_[next_feature[t]++];
+      if (shape[f].index_in_table == 0) {  // the table's first feature: split once
+        SplitFeatures(offsets[t], slots[t], features_of[t], lengths[t], &splits_[t]);
+      }
+      const FeatureBags& bags = splits_[t][shape[f].index_in_table];
       arrays.offsets.CopyFromHost(bags.offsets);
       arrays.slots.CopyFromHost(bags.slots);
       entries = static_cast<uint32_t>(bags.slots.size());

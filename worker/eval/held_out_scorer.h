@@ -52,8 +52,8 @@ class HeldOutScorer {
     DeviceArray<uint32_t> offsets;
     DeviceArray<uint32_t> slots;
   };
-  std::vector<FeatureArrays> features_;  // one per model feature
-  std::vector<FeatureBags> split_;
+  std::vector<FeatureArrays> features_;           // one per model feature
+  std::vector<std::vector<FeatureBags>> splits_;  // per table several features share
   DeviceArray<float> dense_;
 };
 

@@ -52,6 +52,8 @@ ModelShape ShapeFromSpec(const proto::JobSpec& spec) {
       break;
     }
   }
+  std::vector<uint32_t> seen(spec.tables_size(), 0);
+  for (TableShape& feature : shape.tables) feature.index_in_table = seen[feature.table]++;
   return shape;
 }
 

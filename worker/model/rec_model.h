@@ -22,6 +22,8 @@ struct TableShape {
   int dim = 0;
   Pooling pooling = Pooling::kSum;
   uint32_t table = 0;  // the embedding table (cache table) it reads
+  // Its place among the features of that table (FeatureBags' index).
+  uint32_t index_in_table = 0;
 };
 
 struct ModelShape {

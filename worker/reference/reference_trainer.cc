@@ -41,6 +41,7 @@ ReferenceTrainer::ReferenceTrainer(const proto::JobSpec& spec, Device* device,
   const size_t n = tables_.size();
   batch_keys_.resize(n);
   table_slots_.resize(n);
+  splits_.resize(n);
   rows_.resize(n);
   grads_.resize(n);
   for (size_t t = 0; t < n; ++t) {
@@ -125,13 +126,15 @@ void ReferenceTrainer::Stage(const data::KeyBatch& batch, bool create_rows, Mode
   // One input per feature (the model's order) over its table's rows and
   // gradients; a table several features look up is split into theirs.
   const std::vector<TableShape>& features = model_->shape().tables;
-  std::vector<uint32_t> next_feature(tables_.size(), 0);
   for (size_t f = 0; f < features.size(); ++f) {
     const uint32_t t = features[f].table;
     const data::KeyBatch::Table& keys = batch.tables[t];
     if (keys.features > 1) {
-      SplitFeatures(keys.offsets, table_slots_[t], keys.features, keys.feature_lengths, &split_);
-      const FeatureBags& bags = split_[next_feature[t]++];
+      if (features[f].index_in_table == 0) {  // the table's first feature: split once
+        SplitFeatures(keys.offsets, table_slots_[t], keys.features, keys.feature_lengths,
+                      &splits_[t]);
+      }
+      const FeatureBags& bags = splits_[t][features[f].index_in_table];
       feature_offsets_[f].CopyFromHost(bags.offsets);
       feature_slots_[f].CopyFromHost(bags.slots);
     } else {
