@@ -22,6 +22,9 @@ struct TableSamples {
   // sample's). Empty for one feature.
   uint32_t features = 1;
   std::vector<uint32_t> feature_lengths;
+  // Data with per-id weights: each entry of `slots`' weight. Empty: each
+  // weighs 1.
+  std::vector<float> weights;
 };
 
 struct Step {

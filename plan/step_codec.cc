@@ -73,6 +73,13 @@ absl::Status DecodeSamples(const proto::StepSamples& s, uint32_t num_tables, uin
             absl::StrCat(field, ".offsets: decreasing at sample ", j));
       }
     }
+    if (!t.weights().empty()) {
+      HERALD_RETURN_IF_ERROR(UnpackColumn(t.weights(), field + ".weights", &out.weights));
+      if (out.weights.size() != out.slots.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ".weights: ", out.weights.size(), " weights for ", out.slots.size(), " slots"));
+      }
+    }
     if (!t.feature_lengths().empty()) {
       HERALD_RETURN_IF_ERROR(
           UnpackColumn(t.feature_lengths(), field + ".feature_lengths", &out.feature_lengths));
@@ -135,6 +142,7 @@ void EncodeTableSamples(const std::vector<TableSamples>& tables, proto::StepSamp
     if (tables[t].features > 1) {
       PackColumn(tables[t].feature_lengths, table->mutable_feature_lengths());
     }
+    if (!tables[t].weights.empty()) PackColumn(tables[t].weights, table->mutable_weights());
   }
 }
 

@@ -70,6 +70,18 @@ TEST(DecodeWorkerStep, FeatureLengthsOfASharedTableTravelAndMustSumToTheSamples)
                 "samples.tables[0].feature_lengths: sample 0's sum to 2, it has 3 slots"),
             std::string::npos)
       << bad.status();
+  // Per-id weights travel with the slots; a count that differs is refused.
+  step.samples[0].feature_lengths = {1, 2, 0, 1};
+  step.samples[0].weights = {0.5f, -1.0f, 2.0f, 0.25f};
+  auto weighted = DecodeWorkerStep(EncodeWorkerStep(step), 1, 0);
+  ASSERT_TRUE(weighted.ok()) << weighted.status();
+  EXPECT_EQ(weighted->samples[0].weights, step.samples[0].weights);
+  step.samples[0].weights.pop_back();
+  bad = DecodeWorkerStep(EncodeWorkerStep(step), 1, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("samples.tables[0].weights: 3 weights for 4 slots"),
+            std::string::npos)
+      << bad.status();
 }
 
 TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {

@@ -88,6 +88,7 @@ absl::StatusOr<BinaryHeader> ParseHeader(const ReadExactFn& read, const std::str
   if (!columns.ok()) {
     return absl::DataLossError(absl::StrCat(name, ": stored schema: ", columns.status().message()));
   }
+  header.schema.weighted = columns->Layout().weighted;
   if (!(columns->Layout() == header.schema)) {
     return absl::DataLossError(
         absl::StrCat(name, ": the stored schema's columns do not match the header's counts"));
@@ -227,6 +228,7 @@ absl::Status BinaryWriter::FlushBlock() {
       Put<uint64_t>(&payload, k);
     }
   }
+  PutArray(&payload, pending_.weights.data(), pending_.weights.size());
 
   std::string header(kBlockMagic, 4);
   Put<uint32_t>(&header, static_cast<uint32_t>(n));
@@ -373,7 +375,8 @@ absl::StatusOr<bool> BinaryReader::LoadBlock() {
     const uint64_t expected =
         uint64_t{n} * schema.num_labels * 4 + uint64_t{n} * schema.num_dense * 4 +
         uint64_t{n} * schema.missing_words() * 4 + cells * ((flags & kFlagLengths8) ? 1 : 4) +
-        uint64_t{num_keys} * ((flags & kFlagKeys32) ? 4 : 8);
+        uint64_t{num_keys} * ((flags & kFlagKeys32) ? 4 : 8) +
+        (schema.weighted ? uint64_t{num_keys} * 4 : 0);
     if (payload_bytes != expected || payload_bytes > kMaxBlockPayloadBytes) {
       return absl::DataLossError(absl::StrCat(name, ": block ", block_index_, " at offset ",
                                               block_offset, ": payload size ", payload_bytes,
@@ -433,6 +436,11 @@ absl::StatusOr<bool> BinaryReader::LoadBlock() {
     for (uint32_t i = 0; i < num_keys; ++i) {
       block_.keys[i] = (flags & kFlagKeys32) ? Get<uint32_t>(p + 4 * uint64_t{i})
                                              : Get<uint64_t>(p + 8 * uint64_t{i});
+    }
+    p += uint64_t{num_keys} * ((flags & kFlagKeys32) ? 4 : 8);
+    if (schema.weighted) {
+      block_.weights.resize(num_keys);
+      std::memcpy(block_.weights.data(), p, size_t{num_keys} * 4);
     }
     return true;
   }

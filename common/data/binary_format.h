@@ -18,6 +18,8 @@
 //               else ceil(num_dense / 32): bit i % 32 of word i / 32)
 //             | lengths[n*num_sparse] (u8 if flags&1 else u32)
 //             | keys[num_keys] (u32 if flags&2 else u64)
+//             | weights[num_keys] (f32; version 2 whose schema has per-id
+//               weights only)
 //   end    := "END1" u32 0 u64 total_samples u32 0 u32 0 u32 0 u32 crc32(previous 28 bytes)
 //
 // Version 1 is Criteo's layout (one label, integer dense values); version 2

@@ -265,6 +265,34 @@ TEST(BinaryFormatV2, StoresTheSchemaLabelsAndFloatDenseValues) {
   EXPECT_EQ((*opened)->columns()->columns[5].table, "tags");
 }
 
+TEST(BinaryFormatV2, StoresPerIdWeights) {
+  ColumnsSchema columns = TwoLabels();
+  columns.columns[5].weight_separator = ':';  // genres
+  SampleBlock b(columns.Layout());
+  ASSERT_TRUE(b.schema.weighted);
+  const SampleBlock plain = TwoLabelSamples(300);
+  b.labels = plain.labels;
+  b.dense = plain.dense;
+  b.dense_missing = plain.dense_missing;
+  b.offsets = plain.offsets;
+  b.keys = plain.keys;
+  for (size_t k = 0; k < b.keys.size(); ++k) b.weights.push_back(0.25f * k - 7.0f);
+  TempDir dir;
+  auto w = BinaryWriter::CreateWithColumns(dir.File("w.bin"), columns, 128);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE((*w)->Write(b).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  auto reader = OpenReader(FileFormat::kAuto, {dir.File("w.bin")}, ReaderOptions());
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  ASSERT_TRUE((*reader)->schema().weighted);
+  EXPECT_EQ((*reader)->columns()->columns[5].weight_separator, ':');
+  SampleBlock back((*reader)->schema());
+  while (*(*reader)->Read(77, &back) > 0) {
+  }
+  EXPECT_EQ(DiffBlocks(b, back), "");
+  EXPECT_EQ(back.weights, b.weights);
+}
+
 TEST(BinaryFormatV2, APositionResumesAndEveryFileMustShareTheSchema) {
   TempDir dir;
   const SampleBlock b = TwoLabelSamples(700);

@@ -14,6 +14,7 @@ DataSchema ColumnsSchema::Layout() const {
     if (c.role == ColumnRole::kLabel) ++layout.num_labels;
     if (c.role == ColumnRole::kDense) ++layout.num_dense;
     if (c.role == ColumnRole::kSparse) ++layout.num_sparse;
+    if (c.role == ColumnRole::kSparse && c.weight_separator != 0) layout.weighted = true;
   }
   return layout;
 }
@@ -97,6 +98,12 @@ absl::Status ValidateColumns(const ColumnsSchema& schema) {
     if (c.role == ColumnRole::kSparse && c.multi_hot_separator != 0 &&
         c.multi_hot_separator == schema.separator) {
       return bad("its multi-hot separator is the column separator");
+    }
+    if (c.weight_separator != 0) {
+      if (c.role != ColumnRole::kSparse) return bad("a weight separator on a column not sparse");
+      if (c.weight_separator == schema.separator || c.weight_separator == c.multi_hot_separator) {
+        return bad("its weight separator is also its column or multi-hot separator");
+      }
     }
   }
   const DataSchema layout = schema.Layout();

@@ -31,6 +31,9 @@ struct ColumnSchema {
   float missing_value = 0.0f;                        // kDense: the raw value of an empty field
   IdFormat ids = IdFormat::kHex;                     // kSparse
   char multi_hot_separator = 0;                      // kSparse: 0 = one id per field
+  // kSparse: per-id weights, written after the id and this character
+  // ("comedy:0.5"); an id without one weighs 1. 0: no weights.
+  char weight_separator = 0;
   // kSparse: the embedding table the feature looks up (its own name when
   // empty). Features that name one table share its rows.
   std::string table;

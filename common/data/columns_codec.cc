@@ -62,7 +62,7 @@ std::string EncodeColumns(const ColumnsSchema& schema) {
     Put<float>(&out, c.shift);
     Put<float>(&out, c.missing_value);
     Put<uint8_t>(&out, static_cast<uint8_t>(c.multi_hot_separator));
-    Put<uint8_t>(&out, 0);
+    Put<uint8_t>(&out, static_cast<uint8_t>(c.weight_separator));
     PutText(&out, c.name);
     PutText(&out, c.table);
   }
@@ -98,10 +98,10 @@ absl::StatusOr<ColumnsSchema> DecodeColumns(absl::string_view bytes) {
   schema.ignore_other_columns = ignore_other != 0;
   for (uint32_t i = 0; i < count; ++i) {
     ColumnSchema c;
-    uint8_t role, label, transform, ids, multi, pad2;
+    uint8_t role, label, transform, ids, multi, weight;
     if (!in.Get(&role) || !in.Get(&label) || !in.Get(&transform) || !in.Get(&ids) ||
         !in.Get(&c.scale) || !in.Get(&c.shift) || !in.Get(&c.missing_value) || !in.Get(&multi) ||
-        !in.Get(&pad2) || !in.GetText(&c.name) || !in.GetText(&c.table)) {
+        !in.Get(&weight) || !in.GetText(&c.name) || !in.GetText(&c.table)) {
       return absl::InvalidArgumentError(absl::StrCat("column schema: column ", i, " is cut short"));
     }
     if (role > static_cast<uint8_t>(ColumnRole::kIgnore) ||
@@ -117,6 +117,7 @@ absl::StatusOr<ColumnsSchema> DecodeColumns(absl::string_view bytes) {
     c.transform = static_cast<DenseTransform>(transform);
     c.ids = static_cast<IdFormat>(ids);
     c.multi_hot_separator = static_cast<char>(multi);
+    c.weight_separator = static_cast<char>(weight);
     schema.columns.push_back(std::move(c));
   }
   if (in.left() != 0) {

@@ -87,7 +87,8 @@ bool NumberOrIdChar(char ch) {
 }  // namespace
 
 CsvFastPath::CsvFastPath(const ColumnsSchema& schema, const FieldMap& map)
-    : applies_(!NumberOrIdChar(schema.separator) && schema.separator != '\r'),
+    : applies_(!NumberOrIdChar(schema.separator) && schema.separator != '\r' &&
+               !schema.Layout().weighted),
       separator_(schema.separator),
       layout_(schema.Layout()) {
   for (const int column : map.column_of_field) {

@@ -26,7 +26,8 @@ class CsvFastPath {
   // Returns true when the line was appended to `out` (layout
   // schema.Layout()); false, with `out` unchanged, for the validating
   // parser to decide. Always false when the schema has a separator (field
-  // or multi-hot) that could be part of a number or an id's digits.
+  // or multi-hot) that could be part of a number or an id's digits, and
+  // for a schema with per-id weights.
   bool Parse(absl::string_view line, SampleBlock* out);
 
  private:

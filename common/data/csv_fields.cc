@@ -50,6 +50,7 @@ struct LineValues {
   std::vector<float> labels, dense;
   std::vector<uint32_t> missing;  // bit i % 32 of word i / 32: dense value i is missing
   std::vector<std::vector<uint64_t>> keys;
+  std::vector<std::vector<float>> weights;  // with layout.weighted: each key's
   struct StringId {
     uint32_t feature;
     absl::string_view id;
@@ -173,6 +174,8 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
   v.missing.assign(layout.missing_words(), 0);
   v.keys.resize(layout.num_sparse);
   for (auto& k : v.keys) k.clear();
+  v.weights.resize(layout.num_sparse);
+  for (auto& w : v.weights) w.clear();
   v.string_ids.clear();
   for (size_t f = 0; f < fields.size(); ++f) {
     const int c = map.column_of_field[f];
@@ -212,6 +215,15 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
                                                     : value.find(col.multi_hot_separator, start);
           absl::string_view id = value.substr(
               start, end == absl::string_view::npos ? absl::string_view::npos : end - start);
+          float weight = 1.0f;
+          if (col.weight_separator != 0) {
+            if (const size_t w = id.rfind(col.weight_separator); w != absl::string_view::npos) {
+              if (!ParseFiniteFloat(id.substr(w + 1), &weight)) {
+                return bad("not a finite weight ", Quote(id.substr(w + 1)), " in ", Quote(value));
+              }
+              id = id.substr(0, w);
+            }
+          }
           if (id.empty()) return bad("an empty id in ", Quote(value));
           uint64_t key = 0;
           if (absl::Status s = ParseId(col, id, &key); !s.ok()) return bad(s.message());
@@ -219,6 +231,7 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
             return bad("more than ", kMaxIdsPerValue, " ids in one value");
           }
           keys.push_back(key);
+          if (layout.weighted) v.weights[slot[c]].push_back(weight);
           if (observer != nullptr && col.ids == IdFormat::kString) {
             v.string_ids.push_back({slot[c], id, key});
           }
@@ -234,9 +247,15 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
   out->labels.insert(out->labels.end(), v.labels.begin(), v.labels.end());
   out->dense.insert(out->dense.end(), v.dense.begin(), v.dense.end());
   out->dense_missing.insert(out->dense_missing.end(), v.missing.begin(), v.missing.end());
-  for (const auto& keys : v.keys) {
-    out->keys.insert(out->keys.end(), keys.begin(), keys.end());
+  for (size_t f = 0; f < v.keys.size(); ++f) {
+    out->keys.insert(out->keys.end(), v.keys[f].begin(), v.keys[f].end());
     out->offsets.push_back(static_cast<uint32_t>(out->keys.size()));
+    if (layout.weighted) {
+      // A column without weights: each of its keys weighs 1.
+      std::vector<float>& w = v.weights[f];
+      w.resize(v.keys[f].size(), 1.0f);
+      out->weights.insert(out->weights.end(), w.begin(), w.end());
+    }
   }
   if (observer != nullptr) {
     for (const LineValues::StringId& id : v.string_ids) (*observer)(id.feature, id.id, id.key);

@@ -172,7 +172,9 @@ TEST(CsvFastPath, TakesOnlyLinesTheParserAcceptsAndAppendsTheSame) {
         EXPECT_TRUE(s.ok()) << line << ": " << s;
       } else {
         EXPECT_EQ(DiffBlocks(before, by_fast), "") << line;
-        if (s.ok()) ASSERT_TRUE(ParseFields(schema, map, fields, &by_fast).ok());
+        if (s.ok()) {
+          ASSERT_TRUE(ParseFields(schema, map, fields, &by_fast).ok());
+        }
       }
       EXPECT_EQ(DiffBlocks(by_fast, by_slow), "") << line;
     }
@@ -210,6 +212,49 @@ TEST(CsvReader, ReadsColumnsByHeaderNameInAnyOrder) {
   EXPECT_EQ(batch.dense, (std::vector<float>{10.5f * 0.5f + 1.0f, 41.0f, -2 * 0.5f + 1.0f, 30.0f}));
   ASSERT_EQ(batch.tables.size(), 3u);
   EXPECT_EQ(batch.tables[2].offsets, (std::vector<uint32_t>{0, 2, 2}));
+}
+
+TEST(CsvReader, PerIdWeightsFollowTheirIdsAndDefaultToOne) {
+  ColumnsSchema schema = Shop();
+  schema.columns[6].weight_separator = ':';  // genres
+  const std::string text =
+      "genres,user,comment,age,item,price,rating,click\n"
+      "a1:0.5|B2|c3:-2,alice,,41,7,10.5,4.5,1\n"
+      ",bob,,,8,-2,0,0\n";
+  absl::StatusOr<SampleBlock> block = ReadAll(text, schema);
+  ASSERT_TRUE(block.ok()) << block.status();
+  ASSERT_TRUE(block->schema.weighted);
+  ASSERT_EQ(block->Keys(0, 2).size(), 3u);
+  EXPECT_EQ(block->Keys(0, 2)[2], 0xc3u);
+  EXPECT_EQ(std::vector<float>(block->Weights(0, 2).begin(), block->Weights(0, 2).end()),
+            (std::vector<float>{0.5f, 1.0f, -2.0f}));
+  // Columns without weights weigh 1 in a weighted block.
+  EXPECT_EQ(block->Weights(0, 0)[0], 1.0f);
+  // The weights go into the batch, key for key.
+  const KeyBatch batch = ToKeyBatch(*block, 0, 2, &schema);
+  ASSERT_EQ(batch.tables.size(), 3u);
+  EXPECT_EQ(batch.tables[2].weights, (std::vector<float>{0.5f, 1.0f, -2.0f}));
+  EXPECT_EQ(batch.tables[0].weights, (std::vector<float>{1.0f, 1.0f}));
+  const KeyBatch second = batch.Slice(1, 2, 2);
+  EXPECT_TRUE(second.tables[2].weights.empty() && second.tables[2].keys.empty());
+  EXPECT_EQ(second.tables[1].weights, (std::vector<float>{1.0f}));
+  // A bad weight names the column and the weight.
+  absl::StatusOr<SampleBlock> bad = ReadAll(
+      "genres,user,comment,age,item,price,rating,click\na1:x|B2,alice,,41,7,10.5,4.5,1\n", schema);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("shop.csv:2: column 'genres' (field 1): not a finite "
+                                        "weight 'x'"),
+            std::string::npos)
+      << bad.status();
+  bad = ReadAll("genres,user,comment,age,item,price,rating,click\na1:inf,alice,,41,7,10.5,4.5,1\n",
+                schema);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not a finite weight 'inf'"), std::string::npos);
+  // A weight separator on a column that is not sparse is refused.
+  schema.columns[2].weight_separator = ':';
+  absl::Status refused = ValidateColumns(schema);
+  EXPECT_NE(refused.message().find("columns[2] 'price': a weight separator"), std::string::npos)
+      << refused;
 }
 
 TEST(CsvReader, EveryBadValueNamesFileLineAndColumn) {

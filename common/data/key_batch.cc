@@ -17,6 +17,10 @@ KeyBatch KeyBatch::Slice(uint32_t begin, uint32_t end, uint32_t num_dense) const
     }
     for (uint32_t i = begin; i < end; ++i) {
       s.keys.insert(s.keys.end(), t.keys.begin() + t.offsets[i], t.keys.begin() + t.offsets[i + 1]);
+      if (!t.weights.empty()) {
+        s.weights.insert(s.weights.end(), t.weights.begin() + t.offsets[i],
+                         t.weights.begin() + t.offsets[i + 1]);
+      }
       s.offsets.push_back(static_cast<uint32_t>(s.keys.size()));
     }
     out.tables.push_back(std::move(s));

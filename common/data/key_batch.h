@@ -16,6 +16,8 @@ struct KeyBatch {
   struct Table {
     std::vector<uint32_t> offsets{0};  // num_samples + 1
     std::vector<Key> keys;
+    // Each key's weight (data with per-id weights); empty: each weighs 1.
+    std::vector<float> weights;
     // Features looking this table up. Above 1: per sample, each feature's
     // key count in feature order (num_samples × features); a sample's keys
     // are its features' back to back. Empty for one feature.

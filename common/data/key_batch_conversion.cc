@@ -47,8 +47,9 @@ float TransformDense(const ColumnSchema& column, float value) {
 
 namespace {
 
-// Keys of features that share tables: per table, each sample's keys of its
-// features in feature order, and their lengths.
+// Keys of features that share tables, or that carry weights: per table,
+// each sample's keys (and weights) of its features in feature order, and
+// their lengths.
 void GroupFeatures(const SampleBlock& block, size_t begin, size_t end,
                    const std::vector<uint32_t>& feature_tables, uint32_t num_tables,
                    KeyBatch* out) {
@@ -64,6 +65,10 @@ void GroupFeatures(const SampleBlock& block, size_t begin, size_t end,
       for (uint32_t f : features_of[t]) {
         const absl::Span<const uint64_t> keys = block.Keys(s, f);
         table.keys.insert(table.keys.end(), keys.begin(), keys.end());
+        if (block.schema.weighted) {
+          const absl::Span<const float> weights = block.Weights(s, f);
+          table.weights.insert(table.weights.end(), weights.begin(), weights.end());
+        }
         if (table.features > 1) table.feature_lengths.push_back(static_cast<uint32_t>(keys.size()));
       }
       table.offsets.push_back(static_cast<uint32_t>(table.keys.size()));
@@ -103,10 +108,15 @@ void ToKeyBatch(const SampleBlock& block, size_t begin, size_t end, KeyBatch* ou
       }
     }
   }
-  if (columns != nullptr) {
-    const std::vector<uint32_t> feature_tables = columns->FeatureTables();
-    const uint32_t tables = static_cast<uint32_t>(columns->Tables().size());
-    if (tables < fields) {
+  if (columns != nullptr || schema.weighted) {
+    std::vector<uint32_t> feature_tables(fields);
+    for (uint32_t f = 0; f < fields; ++f) feature_tables[f] = f;
+    uint32_t tables = fields;
+    if (columns != nullptr) {
+      feature_tables = columns->FeatureTables();
+      tables = static_cast<uint32_t>(columns->Tables().size());
+    }
+    if (tables < fields || schema.weighted) {
       GroupFeatures(block, begin, end, feature_tables, tables, out);
       return;
     }
@@ -124,6 +134,7 @@ void ToKeyBatch(const SampleBlock& block, size_t begin, size_t end, KeyBatch* ou
   for (uint32_t f = 0; f < fields; ++f) {
     KeyBatch::Table& table = out->tables[f];
     table.keys.resize(counts[f]);
+    table.weights.clear();
     table.offsets.resize(end - begin + 1);
     table.offsets[0] = 0;
     cursor[f] = table.keys.data();

@@ -8,6 +8,7 @@ void SampleBlock::Clear() {
   dense_missing.clear();
   offsets.assign(1, 0);
   keys.clear();
+  weights.clear();
 }
 
 void SampleBlock::Reserve(size_t samples, size_t keys_per_sample) {
@@ -16,6 +17,7 @@ void SampleBlock::Reserve(size_t samples, size_t keys_per_sample) {
   dense_missing.reserve(samples * schema.missing_words());
   offsets.reserve(samples * schema.num_sparse + 1);
   keys.reserve(samples * keys_per_sample);
+  if (schema.weighted) weights.reserve(samples * keys_per_sample);
 }
 
 void SampleBlock::AppendFrom(const SampleBlock& other, size_t s) { AppendRange(other, s, s + 1); }
@@ -36,6 +38,9 @@ void SampleBlock::AppendRange(const SampleBlock& other, size_t begin, size_t end
   const uint32_t to = other.offsets[last];
   const uint32_t base = static_cast<uint32_t>(keys.size());
   keys.insert(keys.end(), other.keys.begin() + from, other.keys.begin() + to);
+  if (schema.weighted) {
+    weights.insert(weights.end(), other.weights.begin() + from, other.weights.begin() + to);
+  }
   const size_t at = offsets.size();
   offsets.resize(at + (last - first));
   uint32_t* out = offsets.data() + at;
@@ -49,6 +54,7 @@ void SampleBlock::Truncate(size_t count) {
   dense_missing.resize(count * schema.missing_words());
   offsets.resize(count * schema.num_sparse + 1);
   keys.resize(offsets.back());
+  if (schema.weighted) weights.resize(offsets.back());
 }
 
 }  // namespace herald::data

@@ -19,7 +19,8 @@ namespace herald::data {
 //                                      W = schema.missing_words())
 //   keys of categorical feature f:    keys[offsets[s*num_sparse+f] .. offsets[s*num_sparse+f+1])
 // An empty key list means the feature is missing. Multi-hot features have
-// several keys.
+// several keys. With schema.weighted, weights[k] is key k's weight (1 for
+// a column without weights); without, `weights` is empty.
 struct SampleBlock {
   DataSchema schema = kCriteoSchema;
   std::vector<float> labels;
@@ -27,6 +28,7 @@ struct SampleBlock {
   std::vector<uint32_t> dense_missing;
   std::vector<uint32_t> offsets{0};
   std::vector<uint64_t> keys;
+  std::vector<float> weights;
 
   explicit SampleBlock(DataSchema s = kCriteoSchema) : schema(s) {}
 
@@ -38,6 +40,11 @@ struct SampleBlock {
   absl::Span<const uint64_t> Keys(size_t sample, uint32_t feature) const {
     size_t i = sample * schema.num_sparse + feature;
     return absl::MakeConstSpan(keys.data() + offsets[i], offsets[i + 1] - offsets[i]);
+  }
+  // Feature `feature`'s key weights (REQUIRES schema.weighted).
+  absl::Span<const float> Weights(size_t sample, uint32_t feature) const {
+    size_t i = sample * schema.num_sparse + feature;
+    return absl::MakeConstSpan(weights.data() + offsets[i], offsets[i + 1] - offsets[i]);
   }
   bool DenseMissing(size_t sample, uint32_t i) const {
     return (dense_missing[sample * schema.missing_words() + i / 32] >> (i % 32)) & 1u;

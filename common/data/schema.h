@@ -12,6 +12,9 @@ struct DataSchema {
   uint32_t num_dense = 13;
   uint32_t num_sparse = 26;
   uint32_t num_labels = 1;
+  // Every key carries a weight (SampleBlock::weights): some sparse column
+  // of the schema has per-id weights.
+  bool weighted = false;
   // Dense features of data read with a column schema (CSV, binary version
   // 2); Criteo's layout (its TSV, binary version 1) holds at most
   // kMaxCriteoDense, its integers in one 32-bit missing mask.
@@ -22,7 +25,7 @@ struct DataSchema {
   uint32_t missing_words() const { return num_dense <= 32 ? 1 : (num_dense + 31) / 32; }
   friend bool operator==(const DataSchema& a, const DataSchema& b) {
     return a.num_dense == b.num_dense && a.num_sparse == b.num_sparse &&
-           a.num_labels == b.num_labels;
+           a.num_labels == b.num_labels && a.weighted == b.weighted;
   }
 };
 

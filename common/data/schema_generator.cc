@@ -67,7 +67,13 @@ std::string SchemaGenerator::Row(uint64_t row) const {
           const uint64_t rank = zipf.Sample(rng);
           if (k > 0) fields[c].push_back(col.multi_hot_separator);
           fields[c] += IdText(col, rank);
-          logit += Weight(options_.seed, c, rank) / count;
+          double weight = 1.0;
+          if (col.weight_separator != 0) {  // weights 0.25, 0.5, …, 2
+            weight = 0.25 * static_cast<double>(1 + rng.NextBelow(8));
+            fields[c].push_back(col.weight_separator);
+            fields[c] += absl::StrFormat("%g", weight);
+          }
+          logit += weight * Weight(options_.seed, c, rank) / count;
         }
         break;
       }

@@ -53,6 +53,9 @@ std::string DiffBlocks(const SampleBlock& a, const SampleBlock& b) {
     for (uint32_t f = 0; f < a.schema.num_sparse; ++f) {
       auto ka = a.Keys(s, f), kb = b.Keys(s, f);
       if (ka != kb) return absl::StrCat("sample ", s, ": categorical ", f);
+      if (a.schema.weighted && a.Weights(s, f) != b.Weights(s, f)) {
+        return absl::StrCat("sample ", s, ": weights of categorical ", f);
+      }
     }
   }
   return "";

@@ -82,6 +82,8 @@ absl::StatusOr<data::ColumnsSchema> ColumnsFromSpec(const proto::DataSchemaSpec&
     }
     HERALD_ASSIGN_OR_RETURN(col.multi_hot_separator, OneCharacter(c.multi_hot_separator(), 0,
                                                                   field + ".multi_hot_separator"));
+    HERALD_ASSIGN_OR_RETURN(col.weight_separator,
+                            OneCharacter(c.weight_separator(), 0, field + ".weight_separator"));
     col.table = c.table();
     out.columns.push_back(std::move(col));
   }
@@ -113,6 +115,7 @@ proto::DataSchemaSpec SpecFromColumns(const data::ColumnsSchema& columns) {
     out->set_ids(kIds[static_cast<int>(c.ids)]);
     if (c.multi_hot_separator != 0)
       out->set_multi_hot_separator(std::string(1, c.multi_hot_separator));
+    if (c.weight_separator != 0) out->set_weight_separator(std::string(1, c.weight_separator));
     out->set_table(c.table);
   }
   return spec;

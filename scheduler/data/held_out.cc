@@ -48,6 +48,9 @@ proto::EvalBatch EncodeEvalBatch(const data::KeyBatch& batch, uint32_t index) {
     proto::EvalBatch::Table* table = out.add_tables();
     table->set_offsets(t.offsets.data(), t.offsets.size() * sizeof(uint32_t));
     table->set_keys(t.keys.data(), t.keys.size() * sizeof(Key));
+    if (!t.weights.empty()) {
+      table->set_weights(t.weights.data(), t.weights.size() * sizeof(float));
+    }
     if (t.features > 1) {
       table->set_feature_lengths(t.feature_lengths.data(),
                                  t.feature_lengths.size() * sizeof(uint32_t));

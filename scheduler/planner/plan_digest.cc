@@ -36,6 +36,7 @@ uint64_t PlanDigest(const IterationPlan& plan, uint64_t digest) {
       h.List(s.offsets);
       h.List(s.slots);
       if (!s.feature_lengths.empty()) h.List(s.feature_lengths);  // digests stay as they were
+      if (!s.weights.empty()) h.List(s.weights);
     }
     for (const plan::TablePlan& p : w.tables) {
       h.List(p.evict.slots);

@@ -17,10 +17,19 @@ constexpr uint32_t kNoUser = UINT32_MAX - 1;
 // slot_of_id_ of a row not in the worker's cache yet.
 constexpr uint32_t kNoSlot = UINT32_MAX;
 
-// A table several features look up: the lengths of `samples` (CSR of
-// the worker's samples, as FillSampleSlots writes their slots).
-void CopyFeatureLengths(const data::KeyBatch::Table& table, const std::vector<uint32_t>& samples,
-                        plan::TableSamples* out) {
+// The worker's samples' per-feature lengths and per-key weights, in its
+// sample order, beside the slots FillSampleSlots listed (a table several
+// features look up has lengths; data with per-id weights has weights).
+void CopyLengthsAndWeights(const data::KeyBatch::Table& table, const std::vector<uint32_t>& samples,
+                           plan::TableSamples* out) {
+  out->weights.clear();
+  if (!table.weights.empty()) {
+    out->weights.reserve(out->slots.size());
+    for (uint32_t s : samples) {
+      out->weights.insert(out->weights.end(), table.weights.begin() + table.offsets[s],
+                          table.weights.begin() + table.offsets[s + 1]);
+    }
+  }
   out->features = table.features;
   out->feature_lengths.clear();
   if (table.features < 2) return;
@@ -341,7 +350,7 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
     for (uint32_t w = 0; w < W; ++w) {
       if (auto s = PlanTable(t, w, &plan); !s.ok()) return s;
       FillSampleSlots(t, &plan.workers[w]);
-      CopyFeatureLengths(batch.tables[t], plan.workers[w].samples, &plan.workers[w].slots[t]);
+      CopyLengthsAndWeights(batch.tables[t], plan.workers[w].samples, &plan.workers[w].slots[t]);
     }
     GatherLists(t, &plan);
     ApplyTraining(t);

@@ -301,9 +301,11 @@ void StepExecutor::QueueTraining(const plan::Step& step, StepResult* result) {
       bags.offsets = upload_.feature_offsets(t, j);
       bags.slots = upload_.feature_slots(t, j);
       bags.entries = upload_.feature_entries(t, j);
+      bags.weights = upload_.feature_weights(t, j);
     } else {
       bags.offsets = upload_.offsets(t);
       bags.slots = upload_.slots(t);
+      bags.weights = upload_.weights(t);
       bags.entries = static_cast<uint32_t>(step.samples[t].slots.size());
     }
     bags.cache_rows = table.rows.data();

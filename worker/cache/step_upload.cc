@@ -43,18 +43,27 @@ void StepUpload::Pack(const plan::Step& step, int b) {
     Add(buffer, step.samples[t].slots);
     Add(buffer, t < step.plan.size() ? step.plan[t].owned_slots : std::vector<uint32_t>());
   }
-  // A table several features look up: each feature's bags after the tables.
+  // Per-id weights of a table that has them, after the tables.
+  buffer.weight_parts.assign(step.samples.size(), 0);
+  for (size_t t = 0; t < step.samples.size(); ++t) {
+    if (step.samples[t].weights.empty()) continue;
+    buffer.weight_parts[t] = buffer.parts.size();
+    Add(buffer, step.samples[t].weights);
+  }
+  // A table several features look up: each feature's bags (offsets, slots,
+  // weights: empty without) after those.
   buffer.feature_parts.assign(step.samples.size(), 0);
   buffer.feature_entries.assign(step.samples.size(), {});
   for (size_t t = 0; t < step.samples.size(); ++t) {
     const plan::TableSamples& samples = step.samples[t];
     if (samples.features < 2) continue;
     SplitFeatures(samples.offsets, samples.slots, samples.features, samples.feature_lengths,
-                  &split_);
+                  samples.weights, &split_);
     buffer.feature_parts[t] = buffer.parts.size();
     for (const FeatureBags& bags : split_) {
       Add(buffer, bags.offsets);
       Add(buffer, bags.slots);
+      Add(buffer, bags.weights);
       buffer.feature_entries[t].push_back(static_cast<uint32_t>(bags.slots.size()));
     }
   }

@@ -45,13 +45,22 @@ class StepUpload {
   const uint32_t* offsets(size_t t) const { return Words(2 + 3 * t); }
   const uint32_t* slots(size_t t) const { return Words(3 + 3 * t); }
   const uint32_t* owned(size_t t) const { return Words(4 + 3 * t); }
+  // Data with per-id weights: each slot entry's weight; else null.
+  const float* weights(size_t t) const {
+    const size_t part = buffers_[uploaded_].weight_parts[t];
+    return part == 0 ? nullptr : Floats(part);
+  }
   // Of a table several features look up (plan::TableSamples::features >
   // 1): feature j's bags, and its slot count.
   const uint32_t* feature_offsets(size_t t, uint32_t j) const {
-    return Words(buffers_[uploaded_].feature_parts[t] + 2 * j);
+    return Words(buffers_[uploaded_].feature_parts[t] + 3 * j);
   }
   const uint32_t* feature_slots(size_t t, uint32_t j) const {
-    return Words(buffers_[uploaded_].feature_parts[t] + 2 * j + 1);
+    return Words(buffers_[uploaded_].feature_parts[t] + 3 * j + 1);
+  }
+  const float* feature_weights(size_t t, uint32_t j) const {
+    if (buffers_[uploaded_].weight_parts[t] == 0) return nullptr;
+    return Floats(buffers_[uploaded_].feature_parts[t] + 3 * j + 2);
   }
   uint32_t feature_entries(size_t t, uint32_t j) const {
     return buffers_[uploaded_].feature_entries[t][j];
@@ -65,6 +74,7 @@ class StepUpload {
     size_t words = 0;
     std::vector<size_t> parts;                           // word offset of each part
     std::vector<size_t> feature_parts;                   // per table: its first feature part
+    std::vector<size_t> weight_parts;                    // per table: its weights' part (0: none)
     std::vector<std::vector<uint32_t>> feature_entries;  // per table and feature: slots
     uint64_t stage = 0;  // plan::Step::staged_as of its content (0: none)
   };

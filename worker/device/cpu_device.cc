@@ -227,15 +227,20 @@ void CpuDevice::DotInteractionBackward(const float* x, int x_stride, const float
 }
 
 void CpuDevice::EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
-                                    const uint32_t* slots, int n, int dim, Pooling pooling,
-                                    float* out, int out_stride) {
+                                    const uint32_t* slots, const float* weights, int n, int dim,
+                                    Pooling pooling, float* out, int out_stride) {
   for (int i = 0; i < n; ++i) {
     float* o = out + At(i, out_stride);
     std::fill(o, o + dim, 0.0f);
     const uint32_t begin = offsets[i], end = offsets[i + 1];
     for (uint32_t j = begin; j < end; ++j) {
       const float* row = rows + static_cast<size_t>(slots[j]) * row_stride;
-      for (int d = 0; d < dim; ++d) o[d] += row[d];
+      if (weights != nullptr) {
+        const float w = weights[j];
+        for (int d = 0; d < dim; ++d) o[d] += w * row[d];
+      } else {
+        for (int d = 0; d < dim; ++d) o[d] += row[d];
+      }
     }
     if (pooling != Pooling::kSum && end > begin) {
       const float scale = PoolingScale(pooling, end - begin);
@@ -245,15 +250,22 @@ void CpuDevice::EmbeddingBagForward(const float* rows, int row_stride, const uin
 }
 
 void CpuDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
-                                     const uint32_t* slots, int n, int dim, Pooling pooling,
-                                     float* grads, int grad_stride) {
+                                     const uint32_t* slots, const float* weights, int n, int dim,
+                                     Pooling pooling, float* grads, int grad_stride) {
   for (int i = 0; i < n; ++i) {
     const float* g = dout + At(i, dout_stride);
     const uint32_t begin = offsets[i], end = offsets[i + 1];
     const float scale = end > begin ? PoolingScale(pooling, end - begin) : 1.0f;
     for (uint32_t j = begin; j < end; ++j) {
       float* dst = grads + static_cast<size_t>(slots[j]) * grad_stride;
-      if (pooling != Pooling::kSum) {
+      if (weights != nullptr) {  // the CUDA kernel's order: (g · scale) · w
+        const float w = weights[j];
+        if (pooling != Pooling::kSum) {
+          for (int d = 0; d < dim; ++d) dst[d] += g[d] * scale * w;
+        } else {
+          for (int d = 0; d < dim; ++d) dst[d] += g[d] * w;
+        }
+      } else if (pooling != Pooling::kSum) {
         for (int d = 0; d < dim; ++d) dst[d] += g[d] * scale;
       } else {
         for (int d = 0; d < dim; ++d) dst[d] += g[d];

@@ -49,11 +49,11 @@ class CpuDevice final : public Device {
                               int rows, int fields, int dim, float* dx, int dx_stride) override;
 
   void EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
-                           const uint32_t* slots, int n, int dim, Pooling pooling, float* out,
-                           int out_stride) override;
+                           const uint32_t* slots, const float* weights, int n, int dim,
+                           Pooling pooling, float* out, int out_stride) override;
   void EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
-                            const uint32_t* slots, int n, int dim, Pooling pooling, float* grads,
-                            int grad_stride) override;
+                            const uint32_t* slots, const float* weights, int n, int dim,
+                            Pooling pooling, float* grads, int grad_stride) override;
   void GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n, int width,
                   float* out) override;
   void ScatterRows(const float* in, const uint32_t* slots, int n, int width, int row_stride,

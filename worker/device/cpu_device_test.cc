@@ -154,31 +154,54 @@ TEST(CpuDevice, EmbeddingBagPoolsSlotsWithAStrideAndScattersGradientsInOrder) {
   const uint32_t offsets[4] = {0, 2, 2, 5};
   const uint32_t slots[5] = {2, 0, 2, 1, 2};
   std::vector<float> sum(6), mean(6);
-  dev.EmbeddingBagForward(rows.data(), 4, offsets, slots, 3, 2, Pooling::kSum, sum.data(), 2);
+  dev.EmbeddingBagForward(rows.data(), 4, offsets, slots, nullptr, 3, 2, Pooling::kSum, sum.data(),
+                          2);
   EXPECT_EQ(sum, (std::vector<float>{6, 8, 0, 0, 13, 16}));
-  dev.EmbeddingBagForward(rows.data(), 4, offsets, slots, 3, 2, Pooling::kMean, mean.data(), 2);
+  dev.EmbeddingBagForward(rows.data(), 4, offsets, slots, nullptr, 3, 2, Pooling::kMean,
+                          mean.data(), 2);
   EXPECT_FLOAT_EQ(mean[0], 3.0f);
   EXPECT_FLOAT_EQ(mean[5], 16.0f / 3.0f);
   // sqrt-n: the sum ÷ √(bag size), exactly as the scale is computed.
   std::vector<float> sqrt_n(6);
-  dev.EmbeddingBagForward(rows.data(), 4, offsets, slots, 3, 2, Pooling::kSqrtN, sqrt_n.data(), 2);
+  dev.EmbeddingBagForward(rows.data(), 4, offsets, slots, nullptr, 3, 2, Pooling::kSqrtN,
+                          sqrt_n.data(), 2);
   EXPECT_EQ(sqrt_n[0], 6.0f * (1.0f / std::sqrt(2.0f)));
   EXPECT_EQ(sqrt_n[2], 0.0f);
   EXPECT_EQ(sqrt_n[5], 16.0f * (1.0f / std::sqrt(3.0f)));
   std::vector<float> sqrt_grads(3 * 2, 0.0f);
   const std::vector<float> ones = {1, 1, 1, 1, 1, 1};
-  dev.EmbeddingBagBackward(ones.data(), 2, offsets, slots, 3, 2, Pooling::kSqrtN, sqrt_grads.data(),
-                           2);
+  dev.EmbeddingBagBackward(ones.data(), 2, offsets, slots, nullptr, 3, 2, Pooling::kSqrtN,
+                           sqrt_grads.data(), 2);
   EXPECT_EQ(sqrt_grads[0], 1.0f / std::sqrt(2.0f));  // slot 0: once, in bag 0
   EXPECT_EQ(sqrt_grads[2], 1.0f / std::sqrt(3.0f));  // slot 1: once, in bag 2
   const std::vector<float> dout = {1, 1, 7, 7, 3, 6};
   std::vector<float> grads(3 * 2, 0.0f);
-  dev.EmbeddingBagBackward(dout.data(), 2, offsets, slots, 3, 2, Pooling::kMean, grads.data(), 2);
+  dev.EmbeddingBagBackward(dout.data(), 2, offsets, slots, nullptr, 3, 2, Pooling::kMean,
+                           grads.data(), 2);
   // Slot 2: 1/2 from bag 0, 2·(1/3)·{3,6} from bag 2; slot 1: (1/3)·{3,6}.
   EXPECT_FLOAT_EQ(grads[4], 0.5f + 2.0f);
   EXPECT_FLOAT_EQ(grads[5], 0.5f + 4.0f);
   EXPECT_FLOAT_EQ(grads[2], 1.0f);
   EXPECT_FLOAT_EQ(grads[0], 0.5f);
+  // Weighted: Σ w · row, then the scale; backward (dout · scale) · w.
+  const float weights[5] = {0.5f, 2.0f, -1.0f, 4.0f, 0.25f};
+  std::vector<float> weighted(6);
+  dev.EmbeddingBagForward(rows.data(), 4, offsets, slots, weights, 3, 2, Pooling::kSum,
+                          weighted.data(), 2);
+  EXPECT_EQ(weighted,
+            (std::vector<float>{0.5f * 5 + 2.0f * 1, 0.5f * 6 + 2.0f * 2, 0, 0,
+                                -5.0f + 4.0f * 3 + 0.25f * 5, -6.0f + 4.0f * 4 + 0.25f * 6}));
+  dev.EmbeddingBagForward(rows.data(), 4, offsets, slots, weights, 3, 2, Pooling::kMean,
+                          weighted.data(), 2);
+  EXPECT_EQ(weighted[0], (0.5f * 5 + 2.0f * 1) * (1.0f / 2.0f));
+  std::vector<float> weighted_grads(3 * 2, 0.0f);
+  dev.EmbeddingBagBackward(dout.data(), 2, offsets, slots, weights, 3, 2, Pooling::kMean,
+                           weighted_grads.data(), 2);
+  const float third = 1.0f / 3.0f;
+  EXPECT_EQ(weighted_grads[0], 1.0f * 0.5f * 2.0f);                       // slot 0, bag 0
+  EXPECT_EQ(weighted_grads[2], 3.0f * third * 4.0f);                      // slot 1, bag 2
+  EXPECT_EQ(weighted_grads[4], 1.0f * 0.5f * 0.5f + 3.0f * third * -1.0f  // slot 2
+                                   + 3.0f * third * 0.25f);
   std::vector<float> gathered(2 * 4);
   const uint32_t pick[2] = {1, 2};
   dev.GatherRows(rows.data(), 4, pick, 2, 4, gathered.data());

@@ -163,15 +163,17 @@ class Device {
 
   // Embedding bag: out[i, 0..dim) = pool of the rows of slots[offsets[i] ..
   // offsets[i+1]): their sum, times PoolingScale (an empty bag gives zeros).
+  // With `weights` (one per slot entry; null: each weighs 1) the sum is of
+  // weights[j] · row, summed in entry order; the scale counts entries.
   virtual void EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
-                                   const uint32_t* slots, int n, int dim, Pooling pooling,
-                                   float* out, int out_stride) = 0;
-  // grads[slot, 0..dim) += dout[i] (× PoolingScale unless kSum), bags in
-  // order of i and slots in order within a bag. grads has row stride
-  // grad_stride.
+                                   const uint32_t* slots, const float* weights, int n, int dim,
+                                   Pooling pooling, float* out, int out_stride) = 0;
+  // grads[slot, 0..dim) += dout[i] (× PoolingScale unless kSum) (×
+  // weights[j] with weights), bags in order of i and slots in order within
+  // a bag. grads has row stride grad_stride.
   virtual void EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
-                                    const uint32_t* slots, int n, int dim, Pooling pooling,
-                                    float* grads, int grad_stride) = 0;
+                                    const uint32_t* slots, const float* weights, int n, int dim,
+                                    Pooling pooling, float* grads, int grad_stride) = 0;
   // out[i, 0..width) = rows[slots[i]·row_stride, +width).
   virtual void GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n,
                           int width, float* out) = 0;
@@ -191,6 +193,7 @@ class Device {
     int row_stride = 0;
     const uint32_t* offsets = nullptr;  // n + 1
     const uint32_t* slots = nullptr;    // `entries`
+    const float* weights = nullptr;     // `entries`; null: each weighs 1
     // offsets[n], as the caller knows it: a device need not read it back.
     uint32_t entries = 0;
     // Slots in the table (every slot < capacity); 0: unknown.
@@ -204,7 +207,7 @@ class Device {
   virtual void EmbeddingBagsForward(const std::vector<BagTable>& tables, int n, float* out,
                                     int out_stride) {
     for (const BagTable& t : tables) {
-      EmbeddingBagForward(t.rows, t.row_stride, t.offsets, t.slots, n, t.dim, t.pooling,
+      EmbeddingBagForward(t.rows, t.row_stride, t.offsets, t.slots, t.weights, n, t.dim, t.pooling,
                           out + t.column, out_stride);
     }
   }
@@ -212,8 +215,8 @@ class Device {
   virtual void EmbeddingBagsBackward(const std::vector<BagTable>& tables, int n, const float* dout,
                                      int dout_stride) {
     for (const BagTable& t : tables) {
-      EmbeddingBagBackward(dout + t.column, dout_stride, t.offsets, t.slots, n, t.dim, t.pooling,
-                           t.grads, t.dim);
+      EmbeddingBagBackward(dout + t.column, dout_stride, t.offsets, t.slots, t.weights, n, t.dim,
+                           t.pooling, t.grads, t.dim);
     }
   }
 

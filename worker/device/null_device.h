@@ -54,10 +54,10 @@ class NullDevice final : public Device {
   void DotInteractionForward(const float*, int, int, int, int, float*, int) override {}
   void DotInteractionBackward(const float*, int, const float*, int, int, int, int, float*,
                               int) override {}
-  void EmbeddingBagForward(const float*, int, const uint32_t*, const uint32_t*, int, int, Pooling,
-                           float*, int) override {}
-  void EmbeddingBagBackward(const float*, int, const uint32_t*, const uint32_t*, int, int, Pooling,
-                            float*, int) override {}
+  void EmbeddingBagForward(const float*, int, const uint32_t*, const uint32_t*, const float*, int,
+                           int, Pooling, float*, int) override {}
+  void EmbeddingBagBackward(const float*, int, const uint32_t*, const uint32_t*, const float*, int,
+                            int, Pooling, float*, int) override {}
   void GatherRows(const float*, int, const uint32_t*, int, int, float*) override {}
   void ScatterRows(const float*, const uint32_t*, int, int, int, float*) override {}
   void ZeroRows(const uint32_t*, int, int, int, float*) override {}

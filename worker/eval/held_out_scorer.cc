@@ -35,6 +35,7 @@ HeldOutScorer::HeldOutScorer(const proto::JobSpec& spec, std::string job_id, ps:
   for (FeatureArrays& f : features_) {
     f.offsets.Bind(device);
     f.slots.Bind(device);
+    f.weights.Bind(device);
   }
   dense_.Bind(device);
 }
@@ -54,6 +55,7 @@ absl::StatusOr<std::vector<float>> HeldOutScorer::Score(const proto::EvalBatch& 
   std::vector<ps::TableKeys> request;
   std::vector<std::vector<uint32_t>> offsets(tables_.size()), slots(tables_.size());
   std::vector<std::vector<uint32_t>> lengths(tables_.size());
+  std::vector<std::vector<float>> weights(tables_.size());
   std::vector<uint32_t> features_of(tables_.size(), 0);
   for (const TableShape& f : model_->shape().tables) ++features_of[f.table];
   for (size_t t = 0; t < tables_.size(); ++t) {
@@ -78,6 +80,10 @@ absl::StatusOr<std::vector<float>> HeldOutScorer::Score(const proto::EvalBatch& 
       return absl::InvalidArgumentError(absl::StrCat("eval batch: ", where, ".offsets span [",
                                                      offsets[t][0], ", ", offsets[t][n], "), ",
                                                      "the table has ", keys.size(), " keys"));
+    }
+    if (!table.weights().empty()) {
+      HERALD_ASSIGN_OR_RETURN(weights[t],
+                              Elements<float>(table.weights(), keys.size(), where + ".weights"));
     }
     if (features_of[t] > 1) {  // each sample's keys split among the table's features
       const uint32_t k = features_of[t];
@@ -121,20 +127,23 @@ absl::StatusOr<std::vector<float>> HeldOutScorer::Score(const proto::EvalBatch& 
     uint32_t entries = 0;
     if (features_of[t] > 1) {
       if (shape[f].index_in_table == 0) {  // the table's first feature: split once
-        SplitFeatures(offsets[t], slots[t], features_of[t], lengths[t], &splits_[t]);
+        SplitFeatures(offsets[t], slots[t], features_of[t], lengths[t], weights[t], &splits_[t]);
       }
       const FeatureBags& bags = splits_[t][shape[f].index_in_table];
       arrays.offsets.CopyFromHost(bags.offsets);
       arrays.slots.CopyFromHost(bags.slots);
+      arrays.weights.CopyFromHost(bags.weights);
       entries = static_cast<uint32_t>(bags.slots.size());
     } else {
       arrays.offsets.CopyFromHost(offsets[t]);
       arrays.slots.CopyFromHost(slots[t]);
+      arrays.weights.CopyFromHost(weights[t]);
       entries = static_cast<uint32_t>(slots[t].size());
     }
     input.tables.push_back({arrays.offsets.data(), arrays.slots.data(), tables_[t].rows.data(),
                             static_cast<int>(rows[t].row_floats), nullptr, entries,
                             static_cast<uint32_t>(rows[t].keys.size())});
+    if (!weights[t].empty()) input.tables.back().weights = arrays.weights.data();
   }
   return model_->Predict(input);
 }

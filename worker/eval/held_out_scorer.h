@@ -51,6 +51,7 @@ class HeldOutScorer {
   struct FeatureArrays {
     DeviceArray<uint32_t> offsets;
     DeviceArray<uint32_t> slots;
+    DeviceArray<float> weights;
   };
   std::vector<FeatureArrays> features_;           // one per model feature
   std::vector<std::vector<FeatureBags>> splits_;  // per table several features share

@@ -11,15 +11,17 @@ namespace herald::worker {
 struct FeatureBags {
   std::vector<uint32_t> offsets;  // n + 1
   std::vector<uint32_t> slots;
+  std::vector<float> weights;  // each slot entry's; empty: each weighs 1
 };
 
 // `offsets` (n + 1) and `slots`: the table's lists; `lengths`: per sample,
 // each of `features` features' slot count, in feature order (a sample's
-// slots are its features' back to back). Writes `features` bags to `out`.
+// slots are its features' back to back); `weights`: each slot entry's, or
+// empty (then every bag's are too). Writes `features` bags to `out`.
 // REQUIRES: features ≥ 1; lengths has n × features entries that sum, per
 // sample, to its slot count (the step decoder checks it).
 void SplitFeatures(const std::vector<uint32_t>& offsets, const std::vector<uint32_t>& slots,
                    uint32_t features, const std::vector<uint32_t>& lengths,
-                   std::vector<FeatureBags>* out);
+                   const std::vector<float>& weights, std::vector<FeatureBags>* out);
 
 }  // namespace herald::worker

@@ -185,34 +185,38 @@ TEST(LayerGradients, Concat) {
   EXPECT_EQ(da[2], 0.0f);  // columns outside the block get nothing
 }
 
-TEST(LayerGradients, EmbeddingBagSumMeanAndSqrtNOverRepeatedSlots) {
+TEST(LayerGradients, EmbeddingBagSumMeanAndSqrtNOverRepeatedSlotsWithAndWithoutWeights) {
   CpuDevice dev;
   const int dim = 3, row_stride = 5, slots_total = 4, rows = 3;
   // Multi-hot bags {0, 2, 2}, {}, {3, 0}.
   const std::vector<uint32_t> offsets = {0, 3, 3, 5};
   const std::vector<uint32_t> slots = {0, 2, 2, 3, 0};
-  for (Pooling pooling : {Pooling::kSum, Pooling::kMean, Pooling::kSqrtN}) {
-    EmbeddingBag bag(&dev, dim, pooling);
-    std::vector<float> cache = TestValues(slots_total * row_stride, 17);
-    std::vector<float> grads(slots_total * dim, 0.0f);
-    EmbeddingBagInput in{offsets.data(), slots.data(), cache.data(), row_stride, grads.data()};
-    const std::vector<float> r = TestValues(rows * dim, 18);
-    std::vector<float> out(rows * dim);
-    auto loss = [&] {
-      bag.Forward(in, rows, out.data(), dim);
-      return Weighted(out.data(), r);
-    };
-    loss();
-    for (int d = 0; d < dim; ++d) EXPECT_EQ(out[dim + d], 0.0f);  // empty bag
-    bag.Backward(in, rows, r.data(), dim);
-    // Analytic gradient w.r.t. the whole slot array (state floats get 0).
-    std::vector<float> analytic(cache.size(), 0.0f);
-    for (int s = 0; s < slots_total; ++s)
-      for (int d = 0; d < dim; ++d) analytic[s * row_stride + d] = grads[s * dim + d];
-    ExpectGradientMatches(loss, cache.data(), analytic,
-                          "bag pooling " + std::to_string(static_cast<int>(pooling)));
-    EXPECT_EQ(grads[1 * dim], 0.0f);  // slot 1 is in no bag
-  }
+  const std::vector<float> weights = {0.5f, -1.5f, 2.0f, 0.75f, 3.0f};
+  for (bool weighted : {false, true})
+    for (Pooling pooling : {Pooling::kSum, Pooling::kMean, Pooling::kSqrtN}) {
+      EmbeddingBag bag(&dev, dim, pooling);
+      std::vector<float> cache = TestValues(slots_total * row_stride, 17);
+      std::vector<float> grads(slots_total * dim, 0.0f);
+      EmbeddingBagInput in{offsets.data(), slots.data(), cache.data(), row_stride, grads.data()};
+      if (weighted) in.weights = weights.data();
+      const std::vector<float> r = TestValues(rows * dim, 18);
+      std::vector<float> out(rows * dim);
+      auto loss = [&] {
+        bag.Forward(in, rows, out.data(), dim);
+        return Weighted(out.data(), r);
+      };
+      loss();
+      for (int d = 0; d < dim; ++d) EXPECT_EQ(out[dim + d], 0.0f);  // empty bag
+      bag.Backward(in, rows, r.data(), dim);
+      // Analytic gradient w.r.t. the whole slot array (state floats get 0).
+      std::vector<float> analytic(cache.size(), 0.0f);
+      for (int s = 0; s < slots_total; ++s)
+        for (int d = 0; d < dim; ++d) analytic[s * row_stride + d] = grads[s * dim + d];
+      ExpectGradientMatches(loss, cache.data(), analytic,
+                            "bag pooling " + std::to_string(static_cast<int>(pooling)) +
+                                (weighted ? " weighted" : ""));
+      EXPECT_EQ(grads[1 * dim], 0.0f);  // slot 1 is in no bag
+    }
 }
 
 }  // namespace

@@ -50,9 +50,11 @@ ReferenceTrainer::ReferenceTrainer(const proto::JobSpec& spec, Device* device,
   }
   feature_offsets_.resize(model_->shape().tables.size());
   feature_slots_.resize(model_->shape().tables.size());
+  feature_weights_.resize(model_->shape().tables.size());
   for (size_t f = 0; f < feature_offsets_.size(); ++f) {
     feature_offsets_[f].Bind(device);
     feature_slots_[f].Bind(device);
+    feature_weights_[f].Bind(device);
   }
   all_slots_.Bind(device);
   labels_.Bind(device);
@@ -132,17 +134,20 @@ void ReferenceTrainer::Stage(const data::KeyBatch& batch, bool create_rows, Mode
     if (keys.features > 1) {
       if (features[f].index_in_table == 0) {  // the table's first feature: split once
         SplitFeatures(keys.offsets, table_slots_[t], keys.features, keys.feature_lengths,
-                      &splits_[t]);
+                      keys.weights, &splits_[t]);
       }
       const FeatureBags& bags = splits_[t][features[f].index_in_table];
       feature_offsets_[f].CopyFromHost(bags.offsets);
       feature_slots_[f].CopyFromHost(bags.slots);
+      feature_weights_[f].CopyFromHost(bags.weights);
     } else {
       feature_offsets_[f].CopyFromHost(keys.offsets);
       feature_slots_[f].CopyFromHost(table_slots_[t]);
+      feature_weights_[f].CopyFromHost(keys.weights);
     }
     input->tables.push_back({feature_offsets_[f].data(), feature_slots_[f].data(), rows_[t].data(),
                              static_cast<int>(tables_[t].row_floats), grads_[t].data()});
+    if (!keys.weights.empty()) input->tables.back().weights = feature_weights_[f].data();
   }
 }
 

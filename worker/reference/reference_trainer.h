@@ -74,6 +74,7 @@ class ReferenceTrainer {
   // Per table: each key use's row (Stage); per feature: its bags.
   std::vector<std::vector<uint32_t>> table_slots_;
   std::vector<DeviceArray<uint32_t>> feature_offsets_, feature_slots_;
+  std::vector<DeviceArray<float>> feature_weights_;
   std::vector<std::vector<FeatureBags>> splits_;  // per table several features share
   DeviceArray<uint32_t> all_slots_;
   DeviceArray<float> labels_, dense_;

@@ -494,25 +494,27 @@ void CudaDevice::DotInteractionBackward(const float* x, int x_stride, const floa
 }
 
 void CudaDevice::EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
-                                     const uint32_t* slots, int n, int dim, Pooling pooling,
-                                     float* out, int out_stride) {
+                                     const uint32_t* slots, const float* weights, int n, int dim,
+                                     Pooling pooling, float* out, int out_stride) {
   BagTable table;
   table.rows = rows;
   table.row_stride = row_stride;
   table.offsets = offsets;
   table.slots = slots;
+  table.weights = weights;
   table.dim = dim;
   table.pooling = pooling;
   EmbeddingBagsForward({table}, n, out, out_stride);
 }
 
 void CudaDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
-                                      const uint32_t* slots, int n, int dim, Pooling pooling,
-                                      float* grads, int grad_stride) {
+                                      const uint32_t* slots, const float* weights, int n, int dim,
+                                      Pooling pooling, float* grads, int grad_stride) {
   if (n == 0 || dim == 0 || !Ready()) return;
   BagTable table;
   table.offsets = offsets;
   table.slots = slots;
+  table.weights = weights;
   // offsets[n]: the one host read of this operation (the batched one needs none).
   CopyToHost(offsets + n, &table.entries, sizeof(table.entries));
   table.dim = dim;
@@ -531,6 +533,7 @@ const void* CudaDevice::UploadBagTables(const std::vector<BagTable>& tables, int
     args[i].rows = t.rows;
     args[i].offsets = t.offsets;
     args[i].slots = t.slots;
+    args[i].weights = t.weights;
     args[i].grads = t.grads;
     args[i].entry_base = entry_base;
     args[i].slot_base = slot_base;

@@ -124,11 +124,11 @@ class CudaDevice final : public Device {
                               int rows, int fields, int dim, float* dx, int dx_stride) override;
 
   void EmbeddingBagForward(const float* rows, int row_stride, const uint32_t* offsets,
-                           const uint32_t* slots, int n, int dim, Pooling pooling, float* out,
-                           int out_stride) override;
+                           const uint32_t* slots, const float* weights, int n, int dim,
+                           Pooling pooling, float* out, int out_stride) override;
   void EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
-                            const uint32_t* slots, int n, int dim, Pooling pooling, float* grads,
-                            int grad_stride) override;
+                            const uint32_t* slots, const float* weights, int n, int dim,
+                            Pooling pooling, float* grads, int grad_stride) override;
   // Every table in one launch (forward), and with one sort (backward); no
   // read back. Tables of unknown capacity, or more than 2³² slots in all,
   // go table by table.

@@ -278,34 +278,39 @@ TEST_F(CudaDeviceTest, EmbeddingBagsAreBitwiseEqualAndDeterministic) {
   auto offsets = Indices(bags.offsets);
   auto slots = Indices(bags.slots);
   auto rows = Floats(Random(slot_count * row_stride, 27));
-  for (Pooling mean : {Pooling::kSum, Pooling::kMean, Pooling::kSqrtN}) {
-    const std::string tag = " pooling " + std::to_string(static_cast<int>(mean));
-    auto out = Floats(Random(n * (dim + 3), 28));
-    cpu_.EmbeddingBagForward(rows.cpu.data(), row_stride, offsets.cpu.data(), slots.cpu.data(), n,
-                             dim, mean, out.cpu.data(), dim + 3);
-    gpu_->EmbeddingBagForward(rows.gpu.data(), row_stride, offsets.gpu.data(), slots.gpu.data(), n,
-                              dim, mean, out.gpu.data(), dim + 3);
-    Expect("EmbeddingBagForward" + tag, out);
-    auto dout = Floats(Random(n * (dim + 3), 29));
-    const auto start = Random(slot_count * dim, 30);
-    auto grads = Floats(start);
-    cpu_.EmbeddingBagBackward(dout.cpu.data(), dim + 3, offsets.cpu.data(), slots.cpu.data(), n,
-                              dim, mean, grads.cpu.data(), dim);
-    gpu_->EmbeddingBagBackward(dout.gpu.data(), dim + 3, offsets.gpu.data(), slots.gpu.data(), n,
-                               dim, mean, grads.gpu.data(), dim);
-    Expect("EmbeddingBagBackward" + tag, grads);
-    // The same inputs again give the same bits.
-    const std::vector<float> first = grads.gpu.ToHost();
-    grads.gpu.CopyFromHost(start);
-    gpu_->EmbeddingBagBackward(dout.gpu.data(), dim + 3, offsets.gpu.data(), slots.gpu.data(), n,
-                               dim, mean, grads.gpu.data(), dim);
-    EXPECT_EQ(grads.gpu.ToHost(), first) << "backward twice differs" << tag;
-  }
+  auto weights = Floats(Random(bags.slots.size(), 31));
+  for (bool weighted : {false, true})
+    for (Pooling mean : {Pooling::kSum, Pooling::kMean, Pooling::kSqrtN}) {
+      const std::string tag =
+          " pooling " + std::to_string(static_cast<int>(mean)) + (weighted ? " weighted" : "");
+      const float* cpu_weights = weighted ? weights.cpu.data() : nullptr;
+      const float* gpu_weights = weighted ? weights.gpu.data() : nullptr;
+      auto out = Floats(Random(n * (dim + 3), 28));
+      cpu_.EmbeddingBagForward(rows.cpu.data(), row_stride, offsets.cpu.data(), slots.cpu.data(),
+                               cpu_weights, n, dim, mean, out.cpu.data(), dim + 3);
+      gpu_->EmbeddingBagForward(rows.gpu.data(), row_stride, offsets.gpu.data(), slots.gpu.data(),
+                                gpu_weights, n, dim, mean, out.gpu.data(), dim + 3);
+      Expect("EmbeddingBagForward" + tag, out);
+      auto dout = Floats(Random(n * (dim + 3), 29));
+      const auto start = Random(slot_count * dim, 30);
+      auto grads = Floats(start);
+      cpu_.EmbeddingBagBackward(dout.cpu.data(), dim + 3, offsets.cpu.data(), slots.cpu.data(),
+                                cpu_weights, n, dim, mean, grads.cpu.data(), dim);
+      gpu_->EmbeddingBagBackward(dout.gpu.data(), dim + 3, offsets.gpu.data(), slots.gpu.data(),
+                                 gpu_weights, n, dim, mean, grads.gpu.data(), dim);
+      Expect("EmbeddingBagBackward" + tag, grads);
+      // The same inputs again give the same bits.
+      const std::vector<float> first = grads.gpu.ToHost();
+      grads.gpu.CopyFromHost(start);
+      gpu_->EmbeddingBagBackward(dout.gpu.data(), dim + 3, offsets.gpu.data(), slots.gpu.data(),
+                                 gpu_weights, n, dim, mean, grads.gpu.data(), dim);
+      EXPECT_EQ(grads.gpu.ToHost(), first) << "backward twice differs" << tag;
+    }
 }
 
-// Every table at once: tables of different dims, pooling and sizes (one
-// with no entries) in one feature matrix, fused on the GPU, table by table
-// on the CPU.
+// Every table at once: tables of different dims, pooling, sizes (one
+// with no entries) and weights (every other table) in one feature matrix, fused on the GPU, table
+// by table on the CPU.
 TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
   const int n = 517;
   struct Table {
@@ -318,7 +323,7 @@ TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
   int width = 5;  // a few columns before the first table's
   std::vector<Bags> bags;
   std::vector<Twin<uint32_t>> offsets, slots;
-  std::vector<Twin<float>> rows, grads;
+  std::vector<Twin<float>> rows, grads, weights;
   std::vector<int> columns;
   for (size_t t = 0; t < shapes.size(); ++t) {
     Bags b;
@@ -331,6 +336,7 @@ TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
     }
     offsets.push_back(Indices(b.offsets));
     slots.push_back(Indices(b.slots));
+    weights.push_back(Floats(Random(b.slots.size(), 80 + t)));
     const int stride = 2 * shapes[t].dim + 1;
     rows.push_back(Floats(Random(shapes[t].slot_count * stride, 50 + t)));
     grads.push_back(Floats(Random(shapes[t].slot_count * shapes[t].dim, 60 + t)));
@@ -346,6 +352,7 @@ TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
       b.row_stride = 2 * shapes[t].dim + 1;
       b.offsets = gpu ? offsets[t].gpu.data() : offsets[t].cpu.data();
       b.slots = gpu ? slots[t].gpu.data() : slots[t].cpu.data();
+      if (t % 2 == 1) b.weights = gpu ? weights[t].gpu.data() : weights[t].cpu.data();
       b.entries = static_cast<uint32_t>(bags[t].slots.size());
       b.capacity = static_cast<uint32_t>(shapes[t].slot_count);
       b.dim = shapes[t].dim;

@@ -226,8 +226,13 @@ __global__ void BagsForwardKernel(size_t total, const BagTableArgs* tables, int 
     if (d >= t.dim) continue;
     const uint32_t begin = t.offsets[i], end = t.offsets[i + 1];
     float o = 0.0f;
-    for (uint32_t j = begin; j < end; ++j)
-      o += t.rows[static_cast<size_t>(t.slots[j]) * t.row_stride + d];
+    if (t.weights != nullptr) {
+      for (uint32_t j = begin; j < end; ++j)
+        o += t.weights[j] * t.rows[static_cast<size_t>(t.slots[j]) * t.row_stride + d];
+    } else {
+      for (uint32_t j = begin; j < end; ++j)
+        o += t.rows[static_cast<size_t>(t.slots[j]) * t.row_stride + d];
+    }
     if (t.pooling != 0 && end > begin)
       o *= PoolingScale(static_cast<Pooling>(t.pooling), end - begin);
     out[At(i, out_stride) + t.column + d] = o;
@@ -290,15 +295,15 @@ __global__ void AccumulateTablesKernel(size_t total, const BagTableArgs* tables,
     float* target = t.grads + static_cast<size_t>(key - t.slot_base) * t.grad_stride + d;
     float acc = *target;
     for (uint32_t e = j; e < entries && sorted_keys[e] == key; ++e) {
-      const uint32_t i = bag_of_position[sorted_positions[e]];
-      const float grad = dout[At(static_cast<int>(i), dout_stride) + t.column + d];
+      const uint32_t position = sorted_positions[e];
+      const uint32_t i = bag_of_position[position];
+      float grad = dout[At(static_cast<int>(i), dout_stride) + t.column + d];
       if (t.pooling != 0) {
-        const float scale =
-            PoolingScale(static_cast<Pooling>(t.pooling), t.offsets[i + 1] - t.offsets[i]);
-        acc += grad * scale;
-      } else {
-        acc += grad;
+        grad *= PoolingScale(static_cast<Pooling>(t.pooling), t.offsets[i + 1] - t.offsets[i]);
       }
+      // The CPU's order: (dout · scale) · weight.
+      if (t.weights != nullptr) grad *= t.weights[position - t.entry_base];
+      acc += grad;
     }
     *target = acc;
   }

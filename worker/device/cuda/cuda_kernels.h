@@ -70,9 +70,10 @@ struct BagTableArgs {
   const float* rows;
   const uint32_t* offsets;  // n + 1
   const uint32_t* slots;
-  float* grads;         // dim floats per slot
-  uint32_t entry_base;  // the table's first entry among all tables' entries
-  uint32_t slot_base;   // the table's first key in one key space of all tables' slots
+  const float* weights;  // per entry; null: each weighs 1
+  float* grads;          // dim floats per slot
+  uint32_t entry_base;   // the table's first entry among all tables' entries
+  uint32_t slot_base;    // the table's first key in one key space of all tables' slots
   int row_stride;
   int dim;
   int grad_stride;  // floats between slots of grads
