@@ -5,6 +5,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -70,9 +72,11 @@ class TrainingCluster : public ::testing::Test {
   std::vector<std::string> PsAddresses() { return cluster_->PsAddresses(); }
 
   // Trains the reference on the job's batches and compares every trained row
-  // the PS holds for `job_id`, and the final loss.
+  // the PS holds for `job_id`, and the final loss. `drop_weights`: the
+  // reference trains as if the data had no per-id weights (then it must
+  // differ from a job on weighted data).
   void ExpectEqualsReference(const proto::JobSpec& spec, const std::string& job_id,
-                             double final_loss) {
+                             double final_loss, bool drop_weights = false) {
     worker::CpuDevice device;
     auto reference = worker::ReferenceTrainer::Create(spec, &device);
     ASSERT_TRUE(reference.ok()) << reference.status();
@@ -87,6 +91,9 @@ class TrainingCluster : public ::testing::Test {
       auto more = (*stream)->Next(&batch);
       ASSERT_TRUE(more.ok()) << more.status();
       if (!*more) break;
+      if (drop_weights) {
+        for (data::KeyBatch::Table& t : batch.tables) t.weights.clear();
+      }
       auto l = (*reference)->Train(batch);
       ASSERT_TRUE(l.ok()) << l.status();
       loss = *l / spec.global_batch_size();
@@ -96,6 +103,10 @@ class TrainingCluster : public ::testing::Test {
       }
     }
     ASSERT_EQ(iterations, spec.iterations());
+    if (drop_weights) {
+      EXPECT_GT(std::abs(final_loss - loss), 1e-4 * loss) << "the weights changed nothing";
+      return;
+    }
     EXPECT_NEAR(final_loss, loss, 1e-4 * loss);
     std::vector<ps::TableKeys> table_keys;
     for (size_t t = 0; t < keys.size(); ++t) {
@@ -149,19 +160,26 @@ class TestNumbers {
 
 // A CSV file with a header in its own column order: click and rating
 // labels, a float price (affine) and age (missing 30), string user ids,
-// decimal item ids, multi-hot hex genres and a column to ignore.
+// decimal item ids, the items last viewed (multi-hot, sharing the item
+// table), multi-hot hex genres with per-id weights (some without: 1) and
+// a column to ignore.
 std::string WriteShopCsv(const std::string& dir, int rows) {
   const std::string path = dir + "/shop.csv";
   std::ofstream out(path);
-  out << "note,genres,user,age,item,price,rating,click\n";
+  out << "note,genres,user,age,item,viewed,price,rating,click\n";
   TestNumbers next(7);
   for (int r = 0; r < rows; ++r) {
     const uint64_t user = next(40), item = next(25);
-    out << "\"free, text\"," << std::hex << (1 + next(6)) << "|" << (7 + next(5)) << std::dec
-        << ",user-" << user << ",";
+    out << "\"free, text\"," << std::hex << (1 + next(6)) << std::dec;
+    if (next(3) != 0) out << ":" << 0.25 * (1 + next(8));
+    out << "|" << std::hex << (7 + next(5)) << std::dec << ":" << 0.5 * next(5) << ",user-" << user
+        << ",";
     if (next(4) != 0) out << 18 + next(50);
-    out << "," << 1000 + item << "," << (item % 7) * 1.25 << "," << next(5) << ","
-        << ((user + item) % 3 == 0 ? 1 : 0) << "\n";
+    out << "," << 1000 + item << ",";
+    const uint64_t views = next(3);
+    for (uint64_t v = 0; v < views; ++v) out << (v ? "|" : "") << 1000 + (item + 3 * v + 1) % 25;
+    out << "," << (item % 7) * 1.25 << "," << next(5) << "," << ((user + item) % 3 == 0 ? 1 : 0)
+        << "\n";
   }
   return path;
 }
@@ -186,7 +204,15 @@ proto::JobSpec ShopSpec(const std::string& csv) {
     columns { name: "age" role: COLUMN_DENSE missing: 30 transform: TRANSFORM_LOG1P }
     columns { name: "user" role: COLUMN_SPARSE ids: IDS_STRING }
     columns { name: "item" role: COLUMN_SPARSE ids: IDS_DECIMAL }
-    columns { name: "genres" role: COLUMN_SPARSE multi_hot_separator: "|" }
+    columns {
+      name: "viewed"
+      role: COLUMN_SPARSE
+      ids: IDS_DECIMAL
+      multi_hot_separator: "|"
+      table: "item"
+      pooling: POOLING_MEAN
+    }
+    columns { name: "genres" role: COLUMN_SPARSE multi_hot_separator: "|" weight_separator: ":" }
     columns { name: "note" role: COLUMN_IGNORE }
   )pb";
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(schema, data->mutable_schema()));
@@ -208,6 +234,19 @@ TEST_F(TrainingCluster, ACsvWithAHeaderAndStringIdsTrainsTheReferenceModel) {
   EXPECT_EQ(resolved.tables(0).name(), "user");
   EXPECT_EQ(resolved.tables(2).name(), "genres");
   ExpectEqualsReference(resolved, job, done.progress().loss());
+  // The genres' weights reach the batches and count: without them the
+  // reference ends elsewhere.
+  auto stream = scheduler::BatchStream::Open(
+      scheduler::StreamOptionsFromSpec(resolved, scheduler::Split::kTrain));
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  data::KeyBatch first;
+  ASSERT_TRUE(*(*stream)->Next(&first));
+  const std::vector<float>& weights = first.tables[2].weights;
+  ASSERT_EQ(weights.size(), first.tables[2].keys.size());
+  EXPECT_NE(std::count(weights.begin(), weights.end(), 1.0f),
+            static_cast<std::ptrdiff_t>(weights.size()));
+  EXPECT_EQ(first.tables[1].features, 2u);  // item and viewed share the item table
+  ExpectEqualsReference(resolved, job, done.progress().loss(), /*drop_weights=*/true);
 
   // A spec that names num_dense beside the schema, or a table no column
   // uses, is refused at submit naming the fields.
@@ -323,6 +362,8 @@ void ExpectSameBatches(const proto::JobSpec& a, const proto::JobSpec& b) {
     for (size_t t = 0; t < x.tables.size(); ++t) {
       ASSERT_EQ(x.tables[t].keys, y.tables[t].keys) << "batch " << i << " table " << t;
       ASSERT_EQ(x.tables[t].offsets, y.tables[t].offsets) << "batch " << i << " table " << t;
+      ASSERT_EQ(x.tables[t].weights, y.tables[t].weights) << "batch " << i << " table " << t;
+      ASSERT_EQ(x.tables[t].feature_lengths, y.tables[t].feature_lengths) << "batch " << i;
     }
   }
 }
@@ -356,7 +397,7 @@ TEST_F(TrainingCluster, TheCsvConvertedToBinaryVersion2TrainsTheSameModel) {
   proto::JobSpec csv_resolved = csv_spec, bin_resolved = bin_spec;
   ASSERT_TRUE(scheduler::ResolveDataSchema(&csv_resolved).ok());
   ASSERT_TRUE(scheduler::ResolveDataSchema(&bin_resolved).ok());
-  EXPECT_EQ(bin_resolved.data().schema().columns_size(), 8);
+  EXPECT_EQ(bin_resolved.data().schema().columns_size(), 9);
   ExpectSameBatches(csv_resolved, bin_resolved);
 
   const std::string job = Submit(bin_spec);

@@ -293,6 +293,26 @@ TEST(BinaryFormatV2, StoresPerIdWeights) {
   EXPECT_EQ(back.weights, b.weights);
 }
 
+TEST(ColumnsCodec, KeepsWeightsAndPoolingAndReadsSchemasWrittenWithoutPooling) {
+  ColumnsSchema columns = TwoLabels();
+  columns.columns[5].weight_separator = ':';
+  columns.columns[5].pooling = FeaturePooling::kSqrtN;
+  const std::string bytes = EncodeColumns(columns);
+  absl::StatusOr<ColumnsSchema> back = DecodeColumns(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->columns[5].pooling, FeaturePooling::kSqrtN);
+  EXPECT_EQ(back->columns[5].weight_separator, ':');
+  EXPECT_EQ(back->columns[4].pooling, FeaturePooling::kTable);
+  EXPECT_TRUE(SameColumns(*back, columns));
+  ColumnsSchema other = columns;
+  other.columns[5].pooling = FeaturePooling::kMean;
+  EXPECT_FALSE(SameColumns(other, columns));
+  // Before pooling was stored the schema ended with its last column.
+  back = DecodeColumns(bytes.substr(0, bytes.size() - columns.columns.size()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->columns[5].pooling, FeaturePooling::kTable);
+}
+
 TEST(BinaryFormatV2, APositionResumesAndEveryFileMustShareTheSchema) {
   TempDir dir;
   const SampleBlock b = TwoLabelSamples(700);

@@ -21,6 +21,10 @@ enum class DenseTransform { kNone, kLog1p, kAffine };
 // How an id is written: hexadecimal (1-16 digits), decimal (an unsigned
 // 64-bit number) or any string (hashed to a key, string_key.h).
 enum class IdFormat { kHex, kDecimal, kString };
+// How a sparse feature's ids are pooled: as its table says, or its own
+// (the job spec's ColumnSpec.pooling; the model reads it, the data
+// formats keep it with the schema).
+enum class FeaturePooling : uint8_t { kTable, kSum, kMean, kSqrtN };
 
 struct ColumnSchema {
   std::string name;
@@ -34,6 +38,7 @@ struct ColumnSchema {
   // kSparse: per-id weights, written after the id and this character
   // ("comedy:0.5"); an id without one weighs 1. 0: no weights.
   char weight_separator = 0;
+  FeaturePooling pooling = FeaturePooling::kTable;  // kSparse
   // kSparse: the embedding table the feature looks up (its own name when
   // empty). Features that name one table share its rows.
   std::string table;

@@ -66,6 +66,10 @@ std::string EncodeColumns(const ColumnsSchema& schema) {
     PutText(&out, c.name);
     PutText(&out, c.table);
   }
+  // Each column's pooling, after the columns (a schema written before
+  // pooling was stored ends with the last column: every feature's is its
+  // table's).
+  for (const ColumnSchema& c : schema.columns) Put<uint8_t>(&out, static_cast<uint8_t>(c.pooling));
   return out;
 }
 
@@ -119,6 +123,17 @@ absl::StatusOr<ColumnsSchema> DecodeColumns(absl::string_view bytes) {
     c.multi_hot_separator = static_cast<char>(multi);
     c.weight_separator = static_cast<char>(weight);
     schema.columns.push_back(std::move(c));
+  }
+  if (in.left() >= count) {
+    for (ColumnSchema& c : schema.columns) {
+      uint8_t pooling = 0;
+      in.Get(&pooling);
+      if (pooling > static_cast<uint8_t>(FeaturePooling::kSqrtN)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("column schema: column '", c.name, "' has an unknown pooling"));
+      }
+      c.pooling = static_cast<FeaturePooling>(pooling);
+    }
   }
   if (in.left() != 0) {
     return absl::InvalidArgumentError(

@@ -85,6 +85,17 @@ absl::StatusOr<data::ColumnsSchema> ColumnsFromSpec(const proto::DataSchemaSpec&
     HERALD_ASSIGN_OR_RETURN(col.weight_separator,
                             OneCharacter(c.weight_separator(), 0, field + ".weight_separator"));
     col.table = c.table();
+    if (c.has_pooling()) {
+      if (c.role() != proto::COLUMN_SPARSE) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".pooling: only a SPARSE column is pooled"));
+      }
+      if (!proto::PoolingKind_IsValid(c.pooling())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".pooling: unknown kind ", static_cast<int>(c.pooling())));
+      }
+      col.pooling = static_cast<data::FeaturePooling>(1 + static_cast<int>(c.pooling()));
+    }
     out.columns.push_back(std::move(col));
   }
   HERALD_RETURN_IF_ERROR(data::ValidateColumns(out));
@@ -117,6 +128,9 @@ proto::DataSchemaSpec SpecFromColumns(const data::ColumnsSchema& columns) {
       out->set_multi_hot_separator(std::string(1, c.multi_hot_separator));
     if (c.weight_separator != 0) out->set_weight_separator(std::string(1, c.weight_separator));
     out->set_table(c.table);
+    if (c.pooling != data::FeaturePooling::kTable) {
+      out->set_pooling(static_cast<proto::PoolingKind>(static_cast<int>(c.pooling) - 1));
+    }
   }
   return spec;
 }

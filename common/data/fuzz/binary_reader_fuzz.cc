@@ -18,7 +18,7 @@ namespace herald::data {
 namespace {
 
 // A version 2 layout: two labels, a float dense value, a string and a
-// multi-hot feature.
+// multi-hot feature with per-id weights and its own pooling.
 ColumnsSchema V2Columns() {
   ColumnsSchema s;
   for (const char* name : {"click", "rating", "price", "user", "tags"}) {
@@ -34,6 +34,8 @@ ColumnsSchema V2Columns() {
   s.columns[3].ids = IdFormat::kString;
   s.columns[4].multi_hot_separator = '|';
   s.columns[4].table = "user";
+  s.columns[4].weight_separator = ':';
+  s.columns[4].pooling = FeaturePooling::kMean;
   return s;
 }
 
@@ -64,6 +66,7 @@ std::vector<std::string> FuzzSeeds() {
       for (int k = 0; k < i % 3; ++k) b.keys.push_back(k);
       b.offsets.push_back(b.keys.size());
     }
+    for (size_t k = 0; k < b.keys.size(); ++k) b.weights.push_back(0.5f * k - 1.0f);
     auto w = BinaryWriter::CreateWithColumns(path, V2Columns(), 4);
     (void)(*w)->Write(b);
     (void)(*w)->Close();

@@ -23,7 +23,8 @@ ColumnSchema Column(const char* name, ColumnRole role) {
   return c;
 }
 
-ColumnsSchema FuzzSchema(bool header) {
+// `weighted`: column g carries per-id weights after ':'.
+ColumnsSchema FuzzSchema(bool header, bool weighted = false) {
   ColumnsSchema s;
   s.header = header;
   s.columns.push_back(Column("y", ColumnRole::kLabel));
@@ -43,6 +44,7 @@ ColumnsSchema FuzzSchema(bool header) {
   s.columns.push_back(i);
   ColumnSchema g = Column("g", ColumnRole::kSparse);
   g.multi_hot_separator = ';';
+  if (weighted) g.weight_separator = ':';
   s.columns.push_back(g);
   s.columns.push_back(Column("x", ColumnRole::kIgnore));
   return s;
@@ -85,6 +87,7 @@ std::vector<std::string> FuzzSeeds() {
       "g,x,u,i,d,r,y\r\nab,\"q\"\"q\",u1,18446744073709551615,1e3,0,0.5\r\n",
       "1,2,3,u,4,5,6\n0,0,0,,,,\n",
       "1\t5\t\t-3\ta1b2\t\tffffffffffffffff\n0\t0.5\t2\t1\t0\t9\t\n",
+      "y,r,d,u,i,g,x\n1,2,3,u,4,ab:0.5;c;d:-2e3,z\n0,0,0,,,e:nan;f:,\n",
   };
 }
 
@@ -94,10 +97,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CompareParsers(input, FuzzSchema(false));
   ColumnsSchema criteo = CriteoColumns(3, 3);
   CompareParsers(input, criteo);
-  for (bool header : {true, false}) {
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool header = variant % 2 == 0, weighted = variant >= 2;
     ReaderOptions o;
     o.buffer_bytes = 64;  // exercise buffer growth and refills
-    CsvReader reader({"fuzz"}, MemoryOpener({input}), FuzzSchema(header), o);
+    CsvReader reader({"fuzz"}, MemoryOpener({input}), FuzzSchema(header, weighted), o);
     SampleBlock block(reader.schema());
     size_t total = 0;
     bool refused = false;
@@ -118,7 +122,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (block.size() != total || block.offsets.size() != total * layout_sparse + 1 ||
         block.dense.size() != total * block.schema.num_dense ||
         block.labels.size() != total * block.schema.num_labels ||
-        block.offsets.back() != block.keys.size()) {
+        block.offsets.back() != block.keys.size() ||
+        block.weights.size() != (weighted ? block.keys.size() : 0)) {
       FuzzFail("block shape inconsistent");
     }
     if (refused) continue;
