@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/data/generator.h"
 #include "common/status.h"
+#include "common/trained_label.h"
 #include "scheduler/data/batch_stream.h"
 #include "scheduler/data/held_out.h"
 #include "tools/model_reader.h"
@@ -76,7 +78,8 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   }
   model.tables.clear();
 
-  worker::Evaluator evaluator;
+  const TrainedLabel label = TrainedLabelOf(spec);
+  worker::Evaluator evaluator(label.name, label.regression);
   HERALD_RETURN_IF_ERROR(scheduler::ForEachHeldOutBatch(
       spec, options.batch, options.max_samples, [&](const data::KeyBatch& batch) {
         evaluator.Add(net->Predict(batch), batch.labels);
@@ -88,20 +91,24 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (options.json) {
     std::string teacher_field = generated ? absl::StrFormat(",\"teacher_auc\":%.6f", teacher) : "";
+    // A binary label's AUC and log loss also at the top level, as before
+    // labels were named.
+    const std::string figures =
+        m.regression ? absl::StrFormat("\"rmse\":%.17g", m.rmse)
+                     : absl::StrFormat("\"auc\":%.17g,\"logloss\":%.17g", m.auc, m.logloss);
     std::printf(
-        "{\"job_id\":\"%s\",\"iterations\":%llu,\"samples\":%llu,\"auc\":%.17g,"
-        "\"logloss\":%.17g%s,\"seconds\":%.3f}\n",
+        "{\"job_id\":\"%s\",\"iterations\":%llu,\"samples\":%llu,%s,\"labels\":[{\"label\":"
+        "\"%s\",\"regression\":%s,%s}]%s,\"seconds\":%.3f}\n",
         model.manifest.job_id().c_str(),
         static_cast<unsigned long long>(model.manifest.iterations()),
-        static_cast<unsigned long long>(m.samples), m.auc, m.logloss, teacher_field.c_str(),
-        seconds);
+        static_cast<unsigned long long>(m.samples), figures.c_str(), absl::CEscape(m.label).c_str(),
+        m.regression ? "true" : "false", figures.c_str(), teacher_field.c_str(), seconds);
   } else {
-    std::printf(
-        "job %s after %llu iterations: held-out AUC %.4f, log loss %.4f over %llu "
-        "samples (%.1f s)\n",
-        model.manifest.job_id().c_str(),
-        static_cast<unsigned long long>(model.manifest.iterations()), m.auc, m.logloss,
-        static_cast<unsigned long long>(m.samples), seconds);
+    std::printf("job %s after %llu iterations: held-out %s over %llu samples (%.1f s)\n",
+                model.manifest.job_id().c_str(),
+                static_cast<unsigned long long>(model.manifest.iterations()),
+                math::DescribeMetrics(m).c_str(), static_cast<unsigned long long>(m.samples),
+                seconds);
     if (generated) {
       std::printf("the generator's hidden teacher scores AUC %.4f on the same samples\n", teacher);
     }

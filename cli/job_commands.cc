@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -113,9 +115,19 @@ std::string Line(const proto::JobStatus& s) {
       s.job_id(), s.name(), proto::JobState_Name(s.state()), p.iteration(), total,
       p.samples_per_second(), p.loss(), 100 * p.cache_hit_rate(), p.rows_moved(),
       p.rows_moved_vanilla());
-  if (p.evals_done() > 0) {
+  if (p.evals_done() > 0 && p.eval_labels_size() == 0) {  // a scheduler before eval_labels
     absl::StrAppendFormat(&line, "  eval@%d AUC %.4f logloss %.4f", p.eval_iteration(),
                           p.eval_auc(), p.eval_logloss());
+  }
+  for (int i = 0; p.evals_done() > 0 && i < p.eval_labels_size(); ++i) {
+    const proto::LabelMetrics& m = p.eval_labels(i);
+    const std::string of = p.eval_labels_size() > 1 ? absl::StrCat(" ", m.label()) : "";
+    if (m.regression()) {
+      absl::StrAppendFormat(&line, "  eval@%d%s RMSE %.4f", p.eval_iteration(), of, m.rmse());
+    } else {
+      absl::StrAppendFormat(&line, "  eval@%d%s AUC %.4f logloss %.4f", p.eval_iteration(), of,
+                            m.auc(), m.logloss());
+    }
   }
   if (p.checkpoint_failures() > 0) {
     absl::StrAppendFormat(&line, "  checkpoints refused %d (%s)", p.checkpoint_failures(),
@@ -186,14 +198,62 @@ int RunSubmit(const SchedulerConnection& c, const std::string& spec_path,
   return 0;
 }
 
+// The evaluation columns past eval_auc and eval_logloss (which hold the
+// first binary label's): each regression label's RMSE, each other binary
+// label's AUC and log loss, in the order the history names them.
+std::vector<const proto::LabelMetrics*> OtherLabels(const proto::HistoryPoint& p) {
+  std::vector<const proto::LabelMetrics*> other;
+  bool first_binary = true;
+  for (const proto::LabelMetrics& m : p.eval_labels()) {
+    if (!m.regression() && first_binary) {
+      first_binary = false;
+      continue;
+    }
+    other.push_back(&m);
+  }
+  return other;
+}
+
+struct LabelColumn {
+  std::string label;
+  std::string metric;  // "auc", "logloss" or "rmse"
+  // The point's value, or nullopt where it has none.
+  std::optional<double> Of(const proto::HistoryPoint& p) const {
+    for (const proto::LabelMetrics* m : OtherLabels(p)) {
+      if (m->label() != label) continue;
+      return metric == "rmse" ? m->rmse() : metric == "auc" ? m->auc() : m->logloss();
+    }
+    return std::nullopt;
+  }
+};
+
+std::vector<LabelColumn> LabelColumns(const proto::JobStatus& job) {
+  std::vector<LabelColumn> columns;
+  std::set<std::string> seen;
+  for (const proto::HistoryPoint& p : job.history()) {
+    for (const proto::LabelMetrics* m : OtherLabels(p)) {
+      if (!seen.insert(m->label()).second) continue;
+      if (m->regression()) {
+        columns.push_back({m->label(), "rmse"});
+      } else {
+        columns.push_back({m->label(), "auc"});
+        columns.push_back({m->label(), "logloss"});
+      }
+    }
+  }
+  return columns;
+}
+
 // A job's history: one row per point, the evaluation's AUC and log loss
-// after the training values (empty / "-" where none ran), each worker's five
-// phase times last. A point of an evaluation alone has only those.
+// after the training values (empty / "-" where none ran), then the other
+// labels' metrics (eval_<metric>[<label>]), each worker's phase times last.
+// A point of an evaluation alone has only the evaluation's.
 void PrintHistory(const proto::JobStatus& job, bool csv) {
   size_t workers = 0;
   for (const proto::HistoryPoint& p : job.history()) {
     workers = std::max<size_t>(workers, p.workers_size());
   }
+  const std::vector<LabelColumn> label_columns = LabelColumns(job);
   std::string header =
       csv ? "iteration,unix_ms,loss,samples_per_second,rows_fetched,rows_pushed,"
             "rows_written_back,rows_transferred,rows_vanilla,cache_hit_rate,eval_auc,eval_logloss,"
@@ -201,6 +261,9 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
           : absl::StrFormat("%9s %10s %12s %9s %9s %9s %9s %9s %6s %8s %8s %9s %9s", "iteration",
                             "loss", "samples/s", "fetched", "pushed", "written", "transfer",
                             "vanilla", "hit%", "eval_auc", "eval_ll", "disk_crit", "disk_ahd");
+  for (const LabelColumn& c : label_columns) {
+    absl::StrAppend(&header, csv ? "," : " ", "eval_", c.metric, "[", c.label, "]");
+  }
   for (size_t w = 0; w < workers; ++w) {
     for (const char* phase : {"fetch", "compute", "allreduce", "push", "writeback", "step_wait",
                               "device", "decode", "stage", "commit", "report"}) {
@@ -237,6 +300,11 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
       absl::StrAppend(&line, trained ? absl::StrFormat(" %9d %9d", p.ps_disk_rows_critical(),
                                                        p.ps_disk_rows_ahead())
                                      : absl::StrFormat(" %9s %9s", "-", "-"));
+    }
+    for (const LabelColumn& c : label_columns) {
+      const std::optional<double> value = c.Of(p);
+      absl::StrAppend(&line, csv ? "," : " ",
+                      value ? absl::StrFormat(csv ? "%.9g" : "%.4f", *value) : (csv ? "" : "-"));
     }
     for (const proto::WorkerPhases& w : p.workers()) {
       for (double ms : {w.fetch_ms(), w.compute_ms(), w.allreduce_ms(), w.push_ms(),

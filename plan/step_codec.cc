@@ -23,9 +23,12 @@ absl::Status DecodeSamples(const proto::StepSamples& s, uint32_t num_tables, uin
   HERALD_RETURN_IF_ERROR(UnpackColumn(s.labels(), "samples.labels", &step->labels));
   HERALD_RETURN_IF_ERROR(
       SameCount(step->labels.size(), n, "samples.labels", "samples.num_samples"));
+  // The data readers checked each label against its kind (a binary one in
+  // [0, 1], a regression one finite); on the wire every label is finite.
   for (float label : step->labels) {
-    if (!(label == 0.0f || label == 1.0f)) {
-      return absl::InvalidArgumentError(absl::StrCat("samples.labels: ", label, " is not 0 or 1"));
+    if (!std::isfinite(label)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("samples.labels: ", label, " is not a finite number"));
     }
   }
   HERALD_RETURN_IF_ERROR(UnpackColumn(s.dense(), "samples.dense", &step->dense));

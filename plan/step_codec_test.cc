@@ -1,5 +1,6 @@
 #include "plan/step_codec.h"
 
+#include <cmath>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -70,6 +71,18 @@ TEST(DecodeWorkerStep, FeatureLengthsOfASharedTableTravelAndMustSumToTheSamples)
                 "samples.tables[0].feature_lengths: sample 0's sum to 2, it has 3 slots"),
             std::string::npos)
       << bad.status();
+  // Labels: any finite number (a soft binary label, a regression label).
+  step.samples[0].feature_lengths = {1, 2, 0, 1};
+  step.labels = {0.5f, 4.25f};
+  auto labels = DecodeWorkerStep(EncodeWorkerStep(step), 1, 0);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  EXPECT_EQ(labels->labels, step.labels);
+  step.labels = {1, NAN};
+  bad = DecodeWorkerStep(EncodeWorkerStep(step), 1, 0);
+  EXPECT_NE(bad.status().message().find("samples.labels: nan is not a finite number"),
+            std::string::npos)
+      << bad.status();
+  step.labels = {1, 0};
   // Per-id weights travel with the slots; a count that differs is refused.
   step.samples[0].feature_lengths = {1, 2, 0, 1};
   step.samples[0].weights = {0.5f, -1.0f, 2.0f, 0.25f};

@@ -265,6 +265,47 @@ TEST_F(TrainingCluster, ACsvWithAHeaderAndStringIdsTrainsTheReferenceModel) {
       << refused.status();
 }
 
+// The rating (a regression label) first: the model regresses it with the
+// squared error, and evaluations report its RMSE, during the job as
+// heraldctl evaluate does from the export.
+TEST_F(TrainingCluster, ARegressionLabelTrainsBySquaredErrorAndIsJudgedByRmse) {
+  proto::JobSpec spec = ShopSpec(WriteShopCsv(dir_, 1200));
+  spec.set_name("rating");
+  spec.mutable_data()->mutable_schema()->mutable_columns()->SwapElements(0, 1);
+  spec.mutable_data()->set_eval_fraction(0.1);
+  spec.mutable_eval()->set_every_iterations(5);
+  spec.mutable_eval()->set_batch_size(64);
+  const std::string job = Submit(spec);
+  const proto::JobStatus done = Watch(job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << "\n" << Logs();
+  proto::JobSpec resolved = spec;
+  ASSERT_TRUE(scheduler::ResolveDataSchema(&resolved).ok());
+  ExpectEqualsReference(resolved, job, done.progress().loss());
+  ASSERT_EQ(done.progress().eval_labels_size(), 1);
+  const proto::LabelMetrics& rating = done.progress().eval_labels(0);
+  EXPECT_EQ(rating.label(), "rating");
+  EXPECT_TRUE(rating.regression());
+  EXPECT_GT(rating.rmse(), 0);
+  EXPECT_EQ(done.progress().eval_auc(), 0);  // no binary label is predicted
+  // The loss is the mean squared error: the ratings (0..4) are far from
+  // what a logistic loss would give, and the RMSE is its held-out root.
+  EXPECT_LT(rating.rmse(), 3.0);
+  const std::string exported = dir_ + "/rating-export";
+  ASSERT_TRUE(cluster_->Export(job, exported).ok());
+  testing::CommandResult evaluated =
+      testing::RunHeraldctl(dir_, {"evaluate", "--model=" + exported, "--batch=64", "--json"});
+  ASSERT_EQ(evaluated.code, 0) << evaluated.output;
+  EXPECT_EQ(testing::JsonNumber(evaluated.output, "rmse"), rating.rmse()) << evaluated.output;
+  EXPECT_TRUE(absl::StrContains(evaluated.output, "\"label\":\"rating\",\"regression\":true"))
+      << evaluated.output;
+  // watch and the history name the figure.
+  testing::CommandResult status =
+      testing::RunHeraldctl(dir_, {"status", job, "--history", "--csv", "--scheduler=" + address_,
+                                   "--token-file=" + token_file_});
+  ASSERT_EQ(status.code, 0) << status.output;
+  EXPECT_TRUE(absl::StrContains(status.output, "eval_rmse[rating]")) << status.output;
+}
+
 // Two features looking up one table: the clicked item and the items last
 // viewed (multi-hot, sqrt-n-pooled while the table sums), beside a string
 // user id; the rows of `item` are shared by both features.

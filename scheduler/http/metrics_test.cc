@@ -28,6 +28,14 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
   job.mutable_progress()->set_scheduler_encode_ms(250);
   job.mutable_progress()->set_evals_done(2);
   job.mutable_progress()->set_eval_auc(0.75);
+  proto::LabelMetrics* click = job.mutable_progress()->add_eval_labels();
+  click->set_label("click");
+  click->set_auc(0.75);
+  click->set_logloss(0.5);
+  proto::LabelMetrics* rating = job.mutable_progress()->add_eval_labels();
+  rating->set_label("rating");
+  rating->set_regression(true);
+  rating->set_rmse(1.25);
   job.mutable_progress()->set_eval_ms(1500);
   snapshot.jobs.push_back(job);
   snapshot.running_job = "job-1";
@@ -54,6 +62,14 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
   EXPECT_NE(text.find("herald_job_rows_initialized_total{job=\"job-1\",name=\"w\\\"d\"} 78\n"),
             std::string::npos);
   EXPECT_NE(text.find("herald_job_eval_auc{job=\"job-1\",name=\"w\\\"d\"} 0.75\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("herald_job_eval_label_auc{job=\"job-1\",label=\"click\"} 0.75\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("herald_job_eval_label_logloss{job=\"job-1\",label=\"click\"} 0.5\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("herald_job_eval_label_rmse{job=\"job-1\",label=\"rating\"} 1.25\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("herald_job_eval_label_rmse{job=\"job-1\",label=\"click\"}"),
             std::string::npos);
   EXPECT_NE(text.find("herald_job_evals_total{job=\"job-1\",name=\"w\\\"d\"} 2\n"),
             std::string::npos);

@@ -125,6 +125,36 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
     }
   }
   {
+    // Each judged label's figures of the newest evaluation (binary: AUC and
+    // log loss; regression: RMSE), labelled by the data's label column.
+    struct PerLabel {
+      const char* name;
+      const char* help;
+      bool regression;
+      double (proto::LabelMetrics::*get)() const;
+    };
+    static const PerLabel kPerLabel[] = {
+        {"herald_job_eval_label_auc", "Held-out AUC of a binary label in the newest evaluation.",
+         false, &proto::LabelMetrics::auc},
+        {"herald_job_eval_label_logloss",
+         "Held-out log loss of a binary label in the newest evaluation.", false,
+         &proto::LabelMetrics::logloss},
+        {"herald_job_eval_label_rmse",
+         "Held-out RMSE of a regression label in the newest evaluation.", true,
+         &proto::LabelMetrics::rmse},
+    };
+    for (const PerLabel& g : kPerLabel) {
+      Family f(&out, g.name, "gauge", g.help);
+      for (const proto::JobStatus& j : snapshot.jobs) {
+        for (const proto::LabelMetrics& m : j.progress().eval_labels()) {
+          if (m.regression() != g.regression) continue;
+          f.Add(absl::StrCat(Label("job", j.job_id()), ",", Label("label", m.label())),
+                (m.*g.get)());
+        }
+      }
+    }
+  }
+  {
     Family f(&out, "herald_job_worker_phase_seconds_total", "counter",
              "Worker time per iteration phase, summed over workers.");
     for (const proto::JobStatus& j : snapshot.jobs) {

@@ -130,16 +130,27 @@ function drawJob(job) {
       ? 'recovered ' + num(job.recoveries) + ' time(s)' + (p.resumed_from ? ', last from ' + p.resumed_from : '') +
         '; after: ' + causes.join('; ')
       : '';
+  // Each judged label's figures: AUC and log loss of a binary label, RMSE
+  // of a regression label (named when there are several).
+  const labels = p.eval_labels || [];
+  const figures = (m) => (labels.length > 1 ? m.label + ': ' : '') + (m.regression
+      ? 'RMSE ' + num(m.rmse).toFixed(4)
+      : 'AUC ' + num(m.auc).toFixed(4) + ', log loss ' + num(m.logloss).toFixed(4));
   document.getElementById('eval').textContent = num(p.evals_done)
-      ? 'held-out AUC ' + num(p.eval_auc).toFixed(4) + ', log loss ' + num(p.eval_logloss).toFixed(4) +
+      ? 'held-out ' + (labels.length ? labels.map(figures).join('; ')
+                                     : figures({auc: p.eval_auc, logloss: p.eval_logloss})) +
         ' after iteration ' + num(p.eval_iteration) + ' (' + num(p.eval_samples) + ' samples; ' +
         num(p.evals_done) + ' evaluation(s), ' + (num(p.eval_ms) / 1000).toFixed(1) + ' s)'
       : '';
   const all = job ? (job.history || []) : [];
-  const evals = all.filter((p) => p.eval_auc !== undefined);
-  chart('chart-eval', 'held-out AUC and log loss', [
+  const evals = all.filter((p) => p.eval_auc !== undefined || (p.eval_labels || []).length);
+  const rmse = (name) => evals.map((p) => num(((p.eval_labels || []).find((m) => m.label === name) || {}).rmse));
+  const binary = evals.some((p) => p.eval_auc !== undefined);
+  chart('chart-eval', 'held-out metrics', (binary ? [
     series('AUC', evals.map((p) => num(p.eval_auc)), 0),
-    series('log loss', evals.map((p) => num(p.eval_logloss)), 2)], evals.map((p) => num(p.iteration)));
+    series('log loss', evals.map((p) => num(p.eval_logloss)), 2)] : []).concat(
+    labels.filter((m) => m.regression).map((m, i) => series('RMSE ' + m.label, rmse(m.label), 3 + i))),
+    evals.map((p) => num(p.iteration)));
   const h = all.filter(trained);
   const it = h.map((p) => num(p.iteration));
   chart('chart-loss', 'loss', [series('loss', h.map((p) => num(p.loss)), 0)], it);

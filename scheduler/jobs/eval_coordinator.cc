@@ -8,6 +8,7 @@ namespace herald::scheduler {
 
 absl::Status EvalCoordinator::Load(const proto::JobSpec& spec, const EvalSettings& settings) {
   if (!settings.enabled()) return absl::OkStatus();
+  label_ = TrainedLabelOf(spec);
   HERALD_RETURN_IF_ERROR(ForEachHeldOutBatch(
       spec, settings.batch_size, settings.max_samples, [&](const data::KeyBatch& batch) {
         batches_.push_back(EncodeEvalBatch(batch, static_cast<uint32_t>(batches_.size())));
@@ -25,7 +26,7 @@ absl::Status EvalCoordinator::Load(const proto::JobSpec& spec, const EvalSetting
 std::vector<EvalCoordinator::WorkerEvalStep> EvalCoordinator::Begin(uint64_t iteration) {
   {
     absl::MutexLock lock(&mu_);
-    round_ = std::make_unique<EvalRound>(iteration + 1, batch_sizes_, num_workers_);
+    round_ = std::make_unique<EvalRound>(iteration + 1, batch_sizes_, num_workers_, label_);
   }
   std::vector<WorkerEvalStep> steps;
   for (uint32_t b = 0; b < batches_.size(); ++b) {

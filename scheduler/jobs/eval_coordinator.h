@@ -2,7 +2,8 @@
 // A job's evaluations (eval.*): the held-out batches, read and encoded once
 // when the job starts, and the one evaluation running at a time: the steps
 // that hand each worker its share of the batches, the predictions they
-// send back, and the exact AUC and log loss over every batch in order.
+// send back, and the exact metrics of the label the model predicts (AUC
+// and log loss, or RMSE) over every batch in order.
 // Thread-safe: predictions arrive on RPC threads while the job's thread
 // waits for them.
 
@@ -59,6 +60,7 @@ class EvalCoordinator {
   std::vector<proto::EvalBatch> batches_;
   std::vector<uint32_t> batch_sizes_;
   std::vector<float> labels_;
+  TrainedLabel label_;  // what the predictions are of
 
   mutable absl::Mutex mu_;
   std::unique_ptr<EvalRound> round_ ABSL_GUARDED_BY(mu_);  // the one running

@@ -4,14 +4,16 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "common/math/auc.h"
+#include "common/math/label_metrics.h"
 
 namespace herald::scheduler {
 
-EvalRound::EvalRound(uint64_t iteration, std::vector<uint32_t> batch_sizes, uint32_t workers)
+EvalRound::EvalRound(uint64_t iteration, std::vector<uint32_t> batch_sizes, uint32_t workers,
+                     TrainedLabel label)
     : iteration_(iteration),
       batch_sizes_(std::move(batch_sizes)),
       workers_(workers),
+      label_(std::move(label)),
       predictions_(batch_sizes_.size()),
       answered_(batch_sizes_.size(), false) {}
 
@@ -36,7 +38,11 @@ absl::Status EvalRound::Accept(uint32_t worker, uint32_t index, const std::strin
   std::vector<float> p(n);
   std::memcpy(p.data(), predictions.data(), predictions.size());
   for (size_t i = 0; i < n; ++i) {
-    if (!(p[i] >= 0.0f && p[i] <= 1.0f)) {
+    if (label_.regression && !std::isfinite(p[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": prediction ", i, " is ", p[i], ", not a finite number"));
+    }
+    if (!label_.regression && !(p[i] >= 0.0f && p[i] <= 1.0f)) {
       return absl::InvalidArgumentError(
           absl::StrCat(what, ": prediction ", i, " is ", p[i], ", not a probability"));
     }
@@ -52,12 +58,8 @@ EvalResult EvalRound::Compute(const std::vector<float>& labels) const {
   scores.reserve(labels.size());
   for (const std::vector<float>& batch : predictions_)
     scores.insert(scores.end(), batch.begin(), batch.end());
-  EvalResult r;
-  r.samples = scores.size();
-  if (scores.empty() || scores.size() != labels.size()) return r;
-  r.auc = math::ExactAuc(scores, labels);
-  r.logloss = math::LogLoss(scores, labels);
-  return r;
+  if (scores.size() != labels.size()) scores.clear();
+  return math::JudgeLabel(label_.name, label_.regression, scores, labels);
 }
 
 }  // namespace herald::scheduler

@@ -10,19 +10,21 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/math/label_metrics.h"
+#include "common/trained_label.h"
 
 namespace herald::scheduler {
 
-struct EvalResult {
-  double auc = 0.5;
-  double logloss = 0;
-  uint64_t samples = 0;
-};
+// The metrics of the label the model predicts.
+using EvalResult = math::LabelMetrics;
 
 class EvalRound {
  public:
-  // `batch_sizes`: samples per held-out batch, in order.
-  EvalRound(uint64_t iteration, std::vector<uint32_t> batch_sizes, uint32_t workers);
+  // `batch_sizes`: samples per held-out batch, in order; `label`: what the
+  // predictions are of (click probabilities of a binary label, values of
+  // a regression label).
+  EvalRound(uint64_t iteration, std::vector<uint32_t> batch_sizes, uint32_t workers,
+            TrainedLabel label = {});
 
   static uint32_t WorkerOf(uint32_t batch, uint32_t workers) { return batch % workers; }
 
@@ -30,7 +32,8 @@ class EvalRound {
   uint64_t iteration() const { return iteration_; }
   // Batch `index`'s predictions from worker `worker` (float32 bytes).
   // Errors: InvalidArgument (no such batch, another worker's, wrong size, a
-  // prediction that is not a probability), AlreadyExists (answered twice).
+  // prediction that is not a probability, or for a regression label not a
+  // finite number), AlreadyExists (answered twice).
   absl::Status Accept(uint32_t worker, uint32_t index, const std::string& predictions);
   bool complete() const { return received_ == batch_sizes_.size(); }
   // REQUIRES: complete(). `labels`: every batch's, in order.
@@ -40,6 +43,7 @@ class EvalRound {
   const uint64_t iteration_;
   const std::vector<uint32_t> batch_sizes_;
   const uint32_t workers_;
+  const TrainedLabel label_;
   std::vector<std::vector<float>> predictions_;  // by batch
   std::vector<bool> answered_;
   size_t received_ = 0;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/math/auc.h"
+#include "common/math/label_metrics.h"
 #include "gtest/gtest.h"
 
 namespace herald::scheduler {
@@ -51,6 +52,19 @@ TEST(EvalRound, RefusesAnswersThatDoNotFitNamingWhat) {
   expect(0, 0, {0.5f, 0.25f}, absl::StatusCode::kAlreadyExists, "answered twice");
   expect(1, 1, {0.5f, 0.25f, 0.1f}, absl::StatusCode::kInvalidArgument,
          "evaluation before iteration 7, held-out batch 1 from worker 1");
+}
+
+TEST(EvalRound, ARegressionLabelTakesAnyFiniteValueAndIsJudgedByRmse) {
+  EvalRound round(3, {2, 1}, 1, TrainedLabel{"rating", true});
+  EXPECT_NE(round.Accept(0, 0, Bytes({2.0f, INFINITY})).message().find("not a finite number"),
+            std::string::npos);
+  ASSERT_TRUE(round.Accept(0, 0, Bytes({4.0f, 1.0f})).ok());
+  ASSERT_TRUE(round.Accept(0, 1, Bytes({3.5f})).ok());
+  const EvalResult r = round.Compute({3, 3, 3});
+  EXPECT_EQ(r.label, "rating");
+  EXPECT_TRUE(r.regression);
+  EXPECT_EQ(r.samples, 3u);
+  EXPECT_EQ(r.rmse, math::RootMeanSquaredError({4, 1, 3.5}, {3, 3, 3}));
 }
 
 }  // namespace

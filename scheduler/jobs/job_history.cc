@@ -20,13 +20,47 @@ void JobHistory::Add(const proto::HistoryPoint& point) {
   }
 }
 
-void JobHistory::AddEval(uint64_t iteration, int64_t unix_ms, double auc, double logloss) {
+void JobHistory::SetEvalFields(const std::vector<proto::LabelMetrics>& labels,
+                               proto::HistoryPoint* point) {
+  point->clear_eval_labels();
+  point->clear_eval_auc();
+  point->clear_eval_logloss();
+  for (const proto::LabelMetrics& m : labels) {
+    *point->add_eval_labels() = m;
+    if (!m.regression() && !point->has_eval_auc()) {
+      point->set_eval_auc(m.auc());
+      point->set_eval_logloss(m.logloss());
+    }
+  }
+}
+
+bool JobHistory::HasEval(const proto::HistoryPoint& point) {
+  return point.eval_labels_size() > 0 || point.has_eval_auc();
+}
+
+namespace {
+
+// A point's judged labels; one stored before eval_labels: its one label's.
+std::vector<proto::LabelMetrics> EvalLabelsOf(const proto::HistoryPoint& p) {
+  std::vector<proto::LabelMetrics> labels(p.eval_labels().begin(), p.eval_labels().end());
+  if (labels.empty() && p.has_eval_auc()) {
+    labels.emplace_back();
+    labels.back().set_label("label");
+    labels.back().set_auc(p.eval_auc());
+    labels.back().set_logloss(p.eval_logloss());
+  }
+  return labels;
+}
+
+}  // namespace
+
+void JobHistory::AddEval(uint64_t iteration, int64_t unix_ms,
+                         const std::vector<proto::LabelMetrics>& labels) {
   while (!evals_.empty() && evals_.back().iteration() >= iteration) evals_.pop_back();
   proto::HistoryPoint e;
   e.set_iteration(iteration);
   e.set_unix_ms(unix_ms);
-  e.set_eval_auc(auc);
-  e.set_eval_logloss(logloss);
+  SetEvalFields(labels, &e);
   evals_.push_back(e);
   if (evals_.size() <= capacity_) return;
   // Drop every other one, oldest first, keeping the newest.
@@ -40,11 +74,10 @@ void JobHistory::Continue(const std::vector<proto::HistoryPoint>& earlier) {
   for (const proto::HistoryPoint& p : earlier) {
     if (p.workers_size() > 0) {  // a training point (with or without an evaluation)
       proto::HistoryPoint trained = p;
-      trained.clear_eval_auc();
-      trained.clear_eval_logloss();
+      SetEvalFields({}, &trained);
       Add(trained);
     }
-    if (p.has_eval_auc()) AddEval(p.iteration(), p.unix_ms(), p.eval_auc(), p.eval_logloss());
+    if (HasEval(p)) AddEval(p.iteration(), p.unix_ms(), EvalLabelsOf(p));
   }
 }
 
@@ -58,8 +91,8 @@ std::vector<proto::HistoryPoint> JobHistory::points() const {
     }
     merged.push_back(p);
     if (e < evals_.size() && evals_[e].iteration() == p.iteration()) {
-      merged.back().set_eval_auc(evals_[e].eval_auc());
-      merged.back().set_eval_logloss(evals_[e].eval_logloss());
+      SetEvalFields({evals_[e].eval_labels().begin(), evals_[e].eval_labels().end()},
+                    &merged.back());
       ++e;
     }
   }

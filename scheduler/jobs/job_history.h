@@ -24,8 +24,9 @@ class JobHistory {
   // A point at or before the newest one replaces every point from its
   // iteration on (a run resumed from a checkpoint trains them again).
   void Add(const proto::HistoryPoint& point);
-  // The evaluation after `iteration`; replaces later ones likewise.
-  void AddEval(uint64_t iteration, int64_t unix_ms, double auc, double logloss);
+  // The evaluation after `iteration`, each judged label's metrics;
+  // replaces later ones likewise.
+  void AddEval(uint64_t iteration, int64_t unix_ms, const std::vector<proto::LabelMetrics>& labels);
   // Continues an earlier run's history (points() of it, e.g. as stored).
   void Continue(const std::vector<proto::HistoryPoint>& earlier);
 
@@ -33,6 +34,14 @@ class JobHistory {
   // evaluation after a kept iteration sets that point's eval fields, any
   // other is a point of its own (iteration, time and eval fields only).
   std::vector<proto::HistoryPoint> points() const;
+
+  // A point's evaluation fields: every label's metrics (eval_labels), and
+  // the first binary label's AUC and log loss (eval_auc, eval_logloss).
+  static void SetEvalFields(const std::vector<proto::LabelMetrics>& labels,
+                            proto::HistoryPoint* point);
+  // Whether an evaluation ran after the point's iteration (a history stored
+  // before eval_labels has only eval_auc and eval_logloss).
+  static bool HasEval(const proto::HistoryPoint& point);
   uint64_t stride() const { return stride_; }
 
  private:

@@ -173,13 +173,24 @@ void JobProgressTracker::CompleteReported(absl::Time now) {
 
 void JobProgressTracker::Evaluated(uint64_t iteration, const EvalResult& result, double ms,
                                    absl::Time now) {
-  progress_.set_eval_auc(result.auc);
-  progress_.set_eval_logloss(result.logloss);
+  proto::LabelMetrics label;
+  label.set_label(result.label);
+  label.set_regression(result.regression);
+  if (result.regression) {
+    label.set_rmse(result.rmse);
+  } else {
+    label.set_auc(result.auc);
+    label.set_logloss(result.logloss);
+    progress_.set_eval_auc(result.auc);
+    progress_.set_eval_logloss(result.logloss);
+  }
+  progress_.clear_eval_labels();
+  *progress_.add_eval_labels() = label;
   progress_.set_eval_iteration(iteration + 1);
   progress_.set_eval_samples(result.samples);
   progress_.set_evals_done(progress_.evals_done() + 1);
   progress_.set_eval_ms(progress_.eval_ms() + ms);
-  history_.AddEval(iteration, absl::ToUnixMillis(now), result.auc, result.logloss);
+  history_.AddEval(iteration, absl::ToUnixMillis(now), {label});
 }
 
 proto::JobProgress JobProgressTracker::Progress() const {

@@ -120,9 +120,17 @@ TEST(JobProgressTracker, AnEvaluationIsRecordedInProgressAndHistory) {
   t.StartAt(0);
   PlanAndQueue(t, Planned(0, 1, 1, 0), 1);
   ASSERT_TRUE(t.Reported(0, Report(0, 1, 1), kStart + absl::Seconds(1)).ok());
-  t.Evaluated(0, EvalResult{0.75, 0.4, 500}, 12, kStart + absl::Seconds(2));
+  EvalResult result;
+  result.label = "click";
+  result.auc = 0.75;
+  result.logloss = 0.4;
+  result.samples = 500;
+  t.Evaluated(0, result, 12, kStart + absl::Seconds(2));
   const proto::JobProgress p = t.Progress();
   EXPECT_DOUBLE_EQ(p.eval_auc(), 0.75);
+  ASSERT_EQ(p.eval_labels_size(), 1);
+  EXPECT_EQ(p.eval_labels(0).label(), "click");
+  EXPECT_EQ(p.eval_labels(0).logloss(), 0.4);
   EXPECT_EQ(p.eval_iteration(), 1u);
   EXPECT_EQ(p.eval_samples(), 500u);
   EXPECT_EQ(p.evals_done(), 1u);

@@ -566,10 +566,8 @@ absl::Status JobRun::EvaluateAt(uint64_t iteration) {
     absl::MutexLock lock(&mu_);
     tracker_.Evaluated(iteration, r, ms, absl::Now());
   }
-  HLOG_INFO(
-      "job {}: after iteration {}: held-out AUC {:.6f}, log loss {:.6f} over {} samples "
-      "({:.0f} ms)",
-      job_id_, iteration, r.auc, r.logloss, r.samples, ms);
+  HLOG_INFO("job {}: after iteration {}: held-out {} over {} samples ({:.0f} ms)", job_id_,
+            iteration, math::DescribeMetrics(r), r.samples, ms);
   return absl::OkStatus();
 }
 

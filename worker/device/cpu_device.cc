@@ -130,6 +130,15 @@ void CpuDevice::SigmoidCrossEntropy(const float* logits, const float* labels, in
   }
 }
 
+void CpuDevice::SquaredError(const float* outputs, const float* labels, int n, float grad_scale,
+                             float* losses, float* doutputs) {
+  for (int i = 0; i < n; ++i) {
+    const float e = outputs[i] - labels[i];
+    losses[i] = e * e;
+    doutputs[i] = (2.0f * e) * grad_scale;
+  }
+}
+
 void CpuDevice::Multiply2D(const float* a, int a_stride, const float* b, int b_stride, int rows,
                            int cols, float* out, int out_stride, bool accumulate) {
   for (int r = 0; r < rows; ++r) {

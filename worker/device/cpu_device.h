@@ -31,6 +31,8 @@ class CpuDevice final : public Device {
   void Relu(const float* x, size_t n, float* y) override;
   void ReluBackward(const float* y, const float* dy, size_t n, float* dx) override;
   void Sigmoid(const float* x, size_t n, float* y) override;
+  void SquaredError(const float* outputs, const float* labels, int n, float grad_scale,
+                    float* losses, float* doutputs) override;
   void SigmoidCrossEntropy(const float* logits, const float* labels, int n, float grad_scale,
                            float* losses, float* dlogits) override;
   void Multiply2D(const float* a, int a_stride, const float* b, int b_stride, int rows, int cols,

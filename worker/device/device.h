@@ -128,6 +128,10 @@ class Device {
   // logit; dlogits[i] = (sigmoid(logits[i]) - labels[i]) · grad_scale.
   virtual void SigmoidCrossEntropy(const float* logits, const float* labels, int n,
                                    float grad_scale, float* losses, float* dlogits) = 0;
+  // A regression label: losses[i] = (outputs[i] − labels[i])²;
+  // doutputs[i] = (2 · (outputs[i] − labels[i])) · grad_scale.
+  virtual void SquaredError(const float* outputs, const float* labels, int n, float grad_scale,
+                            float* losses, float* doutputs) = 0;
   // out[r, c] (+)= a[r, c] · b[r, c] with row strides; `accumulate` adds.
   virtual void Multiply2D(const float* a, int a_stride, const float* b, int b_stride, int rows,
                           int cols, float* out, int out_stride, bool accumulate) = 0;

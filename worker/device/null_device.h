@@ -46,6 +46,7 @@ class NullDevice final : public Device {
   void ReluBackward(const float*, const float*, size_t, float*) override {}
   void Sigmoid(const float*, size_t, float*) override {}
   void SigmoidCrossEntropy(const float*, const float*, int, float, float*, float*) override {}
+  void SquaredError(const float*, const float*, int, float, float*, float*) override {}
   void Multiply2D(const float*, int, const float*, int, int, int, float*, int, bool) override {}
   void AddScaledRows(const float*, const float*, int, int, int, float*, int) override {}
   void RowDots(const float*, int, const float*, int, int, int, float*) override {}

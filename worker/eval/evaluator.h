@@ -1,29 +1,36 @@
 #pragma once
-// Exact held-out metrics: every prediction is kept and AUC is computed over
-// all of them (no sampling, no histogram buckets), log loss likewise.
+// Exact held-out metrics of one label (common/math/label_metrics.h): every
+// prediction is kept and the metrics computed over all of them (no
+// sampling, no histogram buckets).
 
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "common/math/label_metrics.h"
 
 namespace herald::worker {
 
-struct EvalMetrics {
-  double auc = 0.5;
-  double logloss = 0.0;
-  uint64_t samples = 0;
-};
+using EvalMetrics = math::LabelMetrics;
 
 class Evaluator {
  public:
+  // `regression`: the predictions are a regression label's values (RMSE),
+  // else a binary label's click probabilities (AUC, log loss).
+  explicit Evaluator(std::string label = "label", bool regression = false)
+      : label_(std::move(label)), regression_(regression) {}
+
   // REQUIRES: same sizes.
-  void Add(const std::vector<float>& probabilities, const std::vector<float>& labels);
+  void Add(const std::vector<float>& predictions, const std::vector<float>& labels);
   // Merges another evaluator's predictions (e.g. from another worker).
   void Merge(const Evaluator& other);
   EvalMetrics Compute() const;
   void Clear();
 
  private:
-  std::vector<double> probabilities_;
+  std::string label_;
+  bool regression_;
+  std::vector<double> predictions_;
   std::vector<float> labels_;
 };
 

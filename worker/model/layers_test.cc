@@ -5,13 +5,13 @@
 
 #include "gtest/gtest.h"
 #include "worker/device/cpu_device.h"
-#include "worker/model/bce_loss.h"
 #include "worker/model/concat.h"
 #include "worker/model/cross_layer.h"
 #include "worker/model/dot_interaction.h"
 #include "worker/model/embedding_bag.h"
 #include "worker/model/fm_interaction.h"
 #include "worker/model/gradient_check.h"
+#include "worker/model/head_loss.h"
 #include "worker/model/linear.h"
 #include "worker/model/mlp.h"
 #include "worker/model/relu.h"
@@ -80,7 +80,7 @@ TEST(LayerGradients, MlpOfLinearAndRelu) {
 
 TEST(LayerGradients, SigmoidBinaryCrossEntropy) {
   CpuDevice dev;
-  BceLoss bce(&dev);
+  HeadLoss bce(&dev, LossKind::kBinaryCrossEntropy);
   std::vector<float> logits = {-3.0f, -0.2f, 0.0f, 0.7f, 4.0f};
   const std::vector<float> labels = {0, 1, 1, 0, 1};
   const float scale = 0.25f;
@@ -98,6 +98,28 @@ TEST(LayerGradients, SigmoidBinaryCrossEntropy) {
   std::vector<float> dlogits(5, 0.0f);
   bce.Backward(dlogits.data());
   ExpectGradientMatches(loss, logits.data(), dlogits, "dlogits");
+}
+
+TEST(LayerGradients, SquaredErrorOfARegressionLabel) {
+  CpuDevice dev;
+  HeadLoss mse(&dev, LossKind::kSquaredError);
+  std::vector<float> outputs = {-3.0f, -0.2f, 0.0f, 0.7f, 4.0f};
+  const std::vector<float> labels = {2.5f, -1, 0, 0.7f, 10};
+  const float scale = 0.25f;
+  auto loss = [&] {
+    mse.Forward(outputs.data(), labels.data(), 5, scale);
+    return scale * mse.TakeLoss();
+  };
+  double want = 0;
+  for (int i = 0; i < 5; ++i) want += (outputs[i] - labels[i]) * (outputs[i] - labels[i]);
+  EXPECT_NEAR(loss(), scale * want, 1e-5);
+  std::vector<float> doutputs(5, 0.0f);
+  mse.Backward(doutputs.data());
+  ExpectGradientMatches(loss, outputs.data(), doutputs, "doutputs");
+  // A regression model predicts its outputs themselves.
+  std::vector<float> predicted(5);
+  mse.Predict(outputs.data(), 5, predicted.data());
+  EXPECT_EQ(predicted, outputs);
 }
 
 TEST(LayerGradients, FmInteraction) {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/model_spec_check.h"
+#include "common/trained_label.h"
 #include "worker/model/models.h"
 
 namespace herald::worker {
@@ -31,6 +32,8 @@ Pooling PoolingOf(proto::PoolingKind kind) {
 ModelShape ShapeFromSpec(const proto::JobSpec& spec) {
   ModelShape shape;
   shape.num_dense = static_cast<int>(spec.num_dense());
+  shape.loss =
+      TrainedLabelOf(spec).regression ? LossKind::kSquaredError : LossKind::kBinaryCrossEntropy;
   if (!spec.data().has_schema()) {  // feature t looks up table t
     for (int t = 0; t < spec.tables_size(); ++t) {
       const proto::TableSpec& table = spec.tables(t);

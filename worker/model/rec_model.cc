@@ -11,7 +11,7 @@ int ModelShape::column(size_t t) const {
 }
 
 RecModel::RecModel(Device* device, ModelShape shape)
-    : device_(device), shape_(std::move(shape)), params_(device), loss_(device) {
+    : device_(device), shape_(std::move(shape)), params_(device), loss_(device, shape_.loss) {
   for (const TableShape& t : shape_.tables) bags_.emplace_back(device, t.dim, t.pooling);
   std::vector<uint32_t> seen_of_table;  // features seen so far per table
   for (uint32_t f = 0; f < shape_.tables.size(); ++f) {
@@ -79,7 +79,7 @@ std::vector<Device::BagTable> RecModel::BagTables(const ModelInput& in) const {
 std::vector<float> RecModel::Predict(const ModelInput& in) {
   const float* logits = ForwardHead(BuildFeatures(in), in.rows);
   probabilities_.Resize(in.rows);
-  device_->Sigmoid(logits, in.rows, probabilities_.data());
+  loss_.Predict(logits, in.rows, probabilities_.data());
   return probabilities_.ToHost();
 }
 

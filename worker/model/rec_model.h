@@ -1,8 +1,9 @@
 #pragma once
 // A recommendation model: embedding bags of every table and the dense
 // features form one feature matrix X = [dense | bag_0 | bag_1 | …] per batch;
-// a model-specific head maps X to one logit per sample; the loss is sigmoid
-// binary cross-entropy. Built from the job spec by CreateModel()
+// a model-specific head maps X to one output per sample; the loss is sigmoid
+// binary cross-entropy on it as a logit (a binary label) or its squared
+// error (a regression label). Built from the job spec by CreateModel()
 // (model_factory.h), written once against the Device interface.
 
 #include <memory>
@@ -10,9 +11,9 @@
 
 #include "worker/device/device.h"
 #include "worker/device/device_array.h"
-#include "worker/model/bce_loss.h"
 #include "worker/model/dense_parameters.h"
 #include "worker/model/embedding_bag.h"
+#include "worker/model/head_loss.h"
 
 namespace herald::worker {
 
@@ -28,6 +29,9 @@ struct TableShape {
 
 struct ModelShape {
   int num_dense = 0;
+  // The label the model predicts: binary (a logit, cross-entropy) or
+  // regression (the value, squared error).
+  LossKind loss = LossKind::kBinaryCrossEntropy;
   std::vector<TableShape> tables;  // one per feature, in feature order
 
   int width() const;           // columns of X
@@ -56,7 +60,8 @@ class RecModel {
   // before the next step) read Σ loss, which waits for the device.
   void QueueTrainStep(const ModelInput& in, float grad_scale);
   double TakeLoss() const;
-  // Click probabilities of the batch, on the host.
+  // The batch's predictions, on the host: click probabilities for a binary
+  // label, values for a regression label.
   std::vector<float> Predict(const ModelInput& in);
 
   DenseParameters& params() { return params_; }
@@ -82,7 +87,7 @@ class RecModel {
   // Features in backward rounds: round k holds each table's k-th feature.
   std::vector<std::vector<uint32_t>> backward_rounds_;
   bool shared_tables_ = false;
-  BceLoss loss_;
+  HeadLoss loss_;
   DeviceArray<float> x_, dx_, dlogits_, probabilities_;
 };
 

@@ -428,6 +428,14 @@ void CudaDevice::Sigmoid(const float* x, size_t n, float* y) {
   if (Ready()) CheckCuda(cuda::Sigmoid(stream_, x, n, y), "Sigmoid kernel");
 }
 
+void CudaDevice::SquaredError(const float* outputs, const float* labels, int n, float grad_scale,
+                              float* losses, float* doutputs) {
+  if (Ready()) {
+    CheckCuda(cuda::SquaredError(stream_, outputs, labels, n, grad_scale, losses, doutputs),
+              "SquaredError kernel");
+  }
+}
+
 void CudaDevice::SigmoidCrossEntropy(const float* logits, const float* labels, int n,
                                      float grad_scale, float* losses, float* dlogits) {
   if (Ready()) {

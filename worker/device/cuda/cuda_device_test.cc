@@ -210,6 +210,14 @@ TEST_F(CudaDeviceTest, ElementwiseOperations) {
                             dlogits.gpu.data());
   Expect("SigmoidCrossEntropy loss", losses, 1e-6);
   Expect("SigmoidCrossEntropy grad", dlogits, 1e-6);
+  // Regression labels: no transcendental function, so bit for bit.
+  auto targets = Floats(Random(n, 19, -5.0f, 5.0f));
+  cpu_.SquaredError(logits.cpu.data(), targets.cpu.data(), n, 0.125f, losses.cpu.data(),
+                    dlogits.cpu.data());
+  gpu_->SquaredError(logits.gpu.data(), targets.gpu.data(), n, 0.125f, losses.gpu.data(),
+                     dlogits.gpu.data());
+  Expect("SquaredError loss", losses);
+  Expect("SquaredError grad", dlogits);
 
   const int rows = 33, cols = 17, stride = 20;
   auto a = Floats(Random(rows * stride, 17));

@@ -111,6 +111,15 @@ __global__ void SigmoidCrossEntropyKernel(size_t n, const float* logits, const f
   }
 }
 
+__global__ void SquaredErrorKernel(size_t n, const float* outputs, const float* labels,
+                                   float grad_scale, float* losses, float* doutputs) {
+  HERALD_GRID_LOOP(i, n) {
+    const float e = outputs[i] - labels[i];
+    losses[i] = e * e;
+    doutputs[i] = (2.0f * e) * grad_scale;
+  }
+}
+
 __global__ void Multiply2DKernel(size_t total, const float* a, int a_stride, const float* b,
                                  int b_stride, int cols, float* out, int out_stride,
                                  bool accumulate) {
@@ -533,6 +542,12 @@ int ReluBackward(Stream stream, const float* y, const float* dy, size_t n, float
 
 int Sigmoid(Stream stream, const float* x, size_t n, float* y) {
   return Launch(stream, n, SigmoidKernel, x, y);
+}
+
+int SquaredError(Stream stream, const float* outputs, const float* labels, int n, float grad_scale,
+                 float* losses, float* doutputs) {
+  return Launch(stream, static_cast<size_t>(n), SquaredErrorKernel, outputs, labels, grad_scale,
+                losses, doutputs);
 }
 
 int SigmoidCrossEntropy(Stream stream, const float* logits, const float* labels, int n,

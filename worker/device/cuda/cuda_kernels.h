@@ -45,6 +45,8 @@ int Add2D(Stream stream, const float* from, int from_stride, int rows, int cols,
 int Relu(Stream stream, const float* x, size_t n, float* y);
 int ReluBackward(Stream stream, const float* y, const float* dy, size_t n, float* dx);
 int Sigmoid(Stream stream, const float* x, size_t n, float* y);
+int SquaredError(Stream stream, const float* outputs, const float* labels, int n, float grad_scale,
+                 float* losses, float* doutputs);
 int SigmoidCrossEntropy(Stream stream, const float* logits, const float* labels, int n,
                         float grad_scale, float* losses, float* dlogits);
 int Multiply2D(Stream stream, const float* a, int a_stride, const float* b, int b_stride, int rows,
