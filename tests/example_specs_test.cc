@@ -55,7 +55,8 @@ TEST(ExampleSpecs, TheCsvExampleReadsItsSchemaFile) {
   ASSERT_TRUE(scheduler::InlineSchemaFile(&spec, dir).ok());
   ASSERT_TRUE(scheduler::ResolveDataSchema(&spec).ok());
   EXPECT_EQ(spec.num_dense(), 2u);
-  EXPECT_EQ(spec.data().schema().columns_size(), 8);
+  EXPECT_EQ(spec.data().schema().columns_size(), 9);
+  EXPECT_EQ(spec.data().schema().columns(7).weight_separator(), ":");
   EXPECT_TRUE(scheduler::ValidateJobSpec(spec).ok()) << scheduler::ValidateJobSpec(spec);
   worker::CpuDevice device;
   auto model = worker::CreateModel(spec, &device);
