@@ -27,6 +27,7 @@ ColumnsSchema AllKinds() {
   ColumnSchema& u = add("u", ColumnRole::kSparse);
   u.ids = IdFormat::kString;
   u.multi_hot_separator = '|';
+  u.weight_separator = ':';
   add("x", ColumnRole::kIgnore);
   return s;
 }
@@ -53,12 +54,15 @@ TEST(SchemaGenerator, RowsReadBackWithTheSchemaAndRepeatForTheSameSeed) {
   }
   ASSERT_EQ(block.size(), 3000u);
   double clicks = 0;
-  size_t multi = 0, missing = 0;
+  size_t multi = 0, missing = 0, weighted = 0;
   for (size_t s = 0; s < block.size(); ++s) {
     clicks += block.Label(s, 0);
     multi += block.Keys(s, 2).size() > 1;
     missing += block.Keys(s, 0).empty();
+    for (float w : block.Weights(s, 2)) weighted += w != 1.0f;
+    for (float w : block.Weights(s, 0)) EXPECT_EQ(w, 1.0f);  // a column without weights
   }
+  EXPECT_GT(weighted, 1000u);  // u's ids carry weights 0.25 … 2
   // Labels of both values, multi-hot strings, about 10% missing.
   EXPECT_GT(clicks, 300);
   EXPECT_LT(clicks, 2700);
