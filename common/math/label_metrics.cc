@@ -35,8 +35,8 @@ LabelMetrics JudgeLabel(const std::string& label, bool regression,
 }
 
 std::string DescribeMetrics(const LabelMetrics& m) {
-  if (m.regression) return absl::StrFormat("%s: RMSE %.4f", m.label, m.rmse);
-  return absl::StrFormat("%s: AUC %.4f, log loss %.4f", m.label, m.auc, m.logloss);
+  if (m.regression) return absl::StrFormat("RMSE %.4f (%s)", m.rmse, m.label);
+  return absl::StrFormat("AUC %.4f, log loss %.4f (%s)", m.auc, m.logloss, m.label);
 }
 
 }  // namespace herald::math

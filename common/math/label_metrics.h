@@ -27,7 +27,7 @@ double RootMeanSquaredError(const std::vector<double>& predictions,
 LabelMetrics JudgeLabel(const std::string& label, bool regression,
                         const std::vector<double>& predictions, const std::vector<float>& labels);
 
-// "click: AUC 0.7312, log loss 0.5120" or "rating: RMSE 1.2034".
+// "AUC 0.7312, log loss 0.5120 (click)" or "RMSE 1.2034 (rating)".
 std::string DescribeMetrics(const LabelMetrics& m);
 
 }  // namespace herald::math
