@@ -304,7 +304,9 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
     for (const LabelColumn& c : label_columns) {
       const std::optional<double> value = c.Of(p);
       absl::StrAppend(&line, csv ? "," : " ",
-                      value ? absl::StrFormat(csv ? "%.9g" : "%.4f", *value) : (csv ? "" : "-"));
+                      !value ? std::string(csv ? "" : "-")
+                      : csv  ? absl::StrFormat("%.9g", *value)
+                             : absl::StrFormat("%.4f", *value));
     }
     for (const proto::WorkerPhases& w : p.workers()) {
       for (double ms : {w.fetch_ms(), w.compute_ms(), w.allreduce_ms(), w.push_ms(),
