@@ -17,7 +17,10 @@ namespace herald {
 // scheduler refuses a node that speaks another (RegisterRequest).
 // 2: steps and eval batches carry the feature lengths of shared tables
 // (a worker of version 1 would pool them as one feature).
-inline constexpr uint32_t kWireVersion = 2;
+// 3: steps and eval batches carry per-id weights (a worker of version 2
+// would pool them unweighted), and labels are any finite number; the
+// scheduler tells JobService clients its version (ListNodesResponse).
+inline constexpr uint32_t kWireVersion = 3;
 
 // "0.29.0".
 const char* Version();

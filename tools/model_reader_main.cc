@@ -1,13 +1,15 @@
 // model_reader: reads an exported model (heraldctl export) or a periodic
 // checkpoint, checking every CRC, and prints what it holds.
 //
-//   model_reader DIR [--key TABLE:KEY]
+//   model_reader DIR [--key TABLE:KEY] [--dump]
 //
 // Prints the job, the iterations trained, the dense parameters and, per
 // table, its dim, row width and rows; with --key, the row of KEY in TABLE
 // (embedding, then optimizer state). Exit codes: 0 read, 1 the model could
 // not be read (the message names the file and the problem) or the key is
-// not in it, 2 usage.
+// not in it, 2 usage. --dump then prints every value exactly (C's %a):
+// "dense" and the dense parameters on one line, then per table and key in
+// the reader's order "TABLE KEY" and the row's floats.
 
 #include <cstdio>
 #include <string>
@@ -20,11 +22,12 @@
 #include "tools/model_reader.h"
 
 ABSL_FLAG(std::string, key, "", "TABLE:KEY: print this row (table index, key)");
+ABSL_FLAG(bool, dump, false, "print every dense parameter and row exactly (%a)");
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args = herald::ParseCommandLine(argc, argv);
   if (args.size() != 1) {
-    std::fprintf(stderr, "usage: model_reader DIR [--key TABLE:KEY]\n");
+    std::fprintf(stderr, "usage: model_reader DIR [--key TABLE:KEY] [--dump]\n");
     return 2;
   }
   auto model = herald::tools::ReadModelExport(args[0]);
@@ -62,6 +65,21 @@ int main(int argc, char** argv) {
       std::printf(i == 0 ? "%.9g" : " %.9g", row[i]);
     }
     std::printf("\n");
+  }
+  if (absl::GetFlag(FLAGS_dump)) {
+    std::printf("dense");
+    for (float v : model->dense) std::printf(" %a", v);
+    std::printf("\n");
+    for (size_t t = 0; t < model->tables.size(); ++t) {
+      const herald::tools::ExportedTable& table = model->tables[t];
+      for (size_t i = 0; i < table.keys.size(); ++i) {
+        std::printf("%zu %llu", t, static_cast<unsigned long long>(table.keys[i]));
+        for (uint32_t f = 0; f < table.row_floats; ++f) {
+          std::printf(" %a", table.rows[i * table.row_floats + f]);
+        }
+        std::printf("\n");
+      }
+    }
   }
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
+#include "common/version.h"
 
 namespace herald::scheduler {
 
@@ -76,6 +77,8 @@ grpc::Status JobServiceImpl::ListNodes(grpc::ServerContext* context, const proto
                                        proto::ListNodesResponse* response) {
   if (auto s = rpc::CheckToken(context, token_, "ListNodes"); !s.ok()) return s;
   for (auto& n : registry_->List()) *response->add_nodes() = std::move(n);
+  response->set_wire_version(kWireVersion);
+  response->set_version(Version());
   return grpc::Status::OK;
 }
 
