@@ -35,6 +35,8 @@
 ABSL_FLAG(uint64_t, rows, 0, "gen-data: number of samples to generate");
 ABSL_FLAG(uint64_t, seed, 1, "gen-data: generator seed (same seed, same data)");
 ABSL_FLAG(std::string, out, "", "gen-data, convert: output file; export: output directory");
+ABSL_FLAG(std::string, download, "",
+          "export: copy the export from the scheduler's host into this local directory");
 ABSL_FLAG(std::string, since, "",
           "export: an earlier export of the same training; write only the rows changed since");
 ABSL_FLAG(std::string, model, "",
@@ -209,11 +211,14 @@ Commands:
       Job state and progress; live progress until the job ends (exit 0 only if it
       succeeded; a scheduler lost for a while, e.g. restarted, is watched again for
       up to 60 s); cancel; registered PS shards and workers with their health.
-  export JOB --out DIR [--since DIR] [--json]
+  export JOB --out DIR [--since DIR] [--download LOCAL_DIR] [--json]
+  export JOB --download LOCAL_DIR
       Write a succeeded job's model (embedding tables + dense weights + MODEL manifest,
       docs/export.md) to DIR, which the scheduler and PS shards write (shared or local
       disk). The most recent succeeded job, or any succeeded job with checkpoint.dir
-      (from its final checkpoint, also after a scheduler restart).
+      (from its final checkpoint, also after a scheduler restart). --download copies
+      the export from the scheduler's host into LOCAL_DIR (without --out: the newest
+      export this scheduler wrote of JOB).
   evaluate --model DIR [--batch N] [--max-samples N] [--json]
       Exact held-out AUC and log loss of an exported model, or of a periodic checkpoint,
       on its job's held-out split (data.eval_fraction), computed here on the CPU. With
@@ -374,7 +379,7 @@ int main(int argc, char** argv) {
   if (command == "export") {
     if (args.size() != 2) return Usage("expected 'export JOB --out DIR'");
     return herald::cli::RunExport(connection, args[1], absl::GetFlag(FLAGS_out),
-                                  absl::GetFlag(FLAGS_since), json);
+                                  absl::GetFlag(FLAGS_since), json, absl::GetFlag(FLAGS_download));
   }
   if (command == "nodes") {
     if (args.size() != 1) return Usage("'nodes' takes no arguments");

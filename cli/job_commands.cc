@@ -391,9 +391,78 @@ int RunCancel(const SchedulerConnection& c, const std::string& job_id) {
   return s.ok() ? 0 : Fail("cancel", s);
 }
 
+namespace {
+
+// Writes the export's files the scheduler streams into `local_dir` (each
+// as FILE.part, renamed when whole; MODEL comes last). Returns the
+// scheduler's directory.
+absl::StatusOr<std::string> Download(const SchedulerConnection& c, const std::string& job_id,
+                                     const std::string& remote_dir, const std::string& local_dir) {
+  if (std::filesystem::exists(local_dir + "/MODEL")) {
+    return absl::AlreadyExistsError(absl::StrCat(local_dir, " already holds an export"));
+  }
+  Client client;
+  HERALD_RETURN_IF_ERROR(Connect(c, &client));
+  grpc::ClientContext context;
+  Prepare(client, &context, tunables::kCliExportDeadlineMs);
+  proto::DownloadExportRequest request;
+  request.set_job_id(job_id);
+  request.set_dir(remote_dir);
+  auto reader = client.stub->DownloadExport(&context, request);
+  proto::ExportChunk chunk;
+  std::string remote = remote_dir, path;
+  std::ofstream out;
+  uint64_t written = 0;
+  while (reader->Read(&chunk)) {
+    if (!chunk.dir().empty()) remote = chunk.dir();
+    const std::filesystem::path target =
+        (std::filesystem::path(local_dir) / chunk.file()).lexically_normal();
+    if (chunk.file().empty() || chunk.file()[0] == '/' || absl::StrContains(chunk.file(), "..")) {
+      context.TryCancel();
+      return absl::DataLossError(
+          absl::StrCat("the scheduler sent a file outside the export: ", chunk.file()));
+    }
+    if (!out.is_open()) {
+      path = target.string();
+      std::filesystem::create_directories(target.parent_path());
+      out.open(path + ".part", std::ios::binary | std::ios::trunc);
+      written = 0;
+      if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path, ".part"));
+    }
+    if (target.string() != path || chunk.offset() != written) {
+      context.TryCancel();
+      return absl::DataLossError(
+          absl::StrCat(chunk.file(), ": a chunk at ", chunk.offset(), " out of order"));
+    }
+    out.write(chunk.data().data(), static_cast<std::streamsize>(chunk.data().size()));
+    written += chunk.data().size();
+    if (written == chunk.file_bytes()) {
+      out.close();
+      if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path, ".part"));
+      std::filesystem::rename(path + ".part", path);
+    }
+  }
+  HERALD_RETURN_IF_ERROR(rpc::FromGrpcStatus(reader->Finish()));
+  if (!std::filesystem::exists(local_dir + "/MODEL")) {
+    return absl::DataLossError(absl::StrCat("the download of ", remote, " ended before MODEL"));
+  }
+  return remote;
+}
+
+}  // namespace
+
 int RunExport(const SchedulerConnection& c, const std::string& job_id, const std::string& out_dir,
-              const std::string& since, bool json) {
-  if (out_dir.empty()) return Fail("export", absl::InvalidArgumentError("--out: required"));
+              const std::string& since, bool json, const std::string& download) {
+  if (out_dir.empty() && download.empty()) {
+    return Fail("export", absl::InvalidArgumentError("--out or --download: required"));
+  }
+  if (out_dir.empty()) {  // the newest export this scheduler wrote
+    absl::StatusOr<std::string> remote = Download(c, job_id, "", download);
+    if (!remote.ok()) return Fail("export --download", remote.status());
+    std::printf("downloaded %s's export %s -> %s\n", job_id.c_str(), remote->c_str(),
+                download.c_str());
+    return 0;
+  }
   proto::ExportJobRequest request;
   request.set_job_id(job_id);
   // The scheduler and the PS shards write it: they need an absolute path.
@@ -419,6 +488,12 @@ int RunExport(const SchedulerConnection& c, const std::string& job_id, const std
                   static_cast<unsigned long long>(response.bytes()),
                   static_cast<unsigned long long>(response.full_bytes()));
     }
+  }
+  if (!download.empty()) {
+    const std::string remote = std::filesystem::absolute(out_dir).lexically_normal().string();
+    absl::StatusOr<std::string> got = Download(c, job_id, remote, download);
+    if (!got.ok()) return Fail("export --download", got.status());
+    if (!json) std::printf("downloaded %s -> %s\n", got->c_str(), download.c_str());
   }
   return 0;
 }

@@ -36,8 +36,11 @@ int RunCancel(const SchedulerConnection& c, const std::string& job_id);
 int RunNodes(const SchedulerConnection& c, bool json);
 // Exports a succeeded job's model to `out_dir` (made absolute; written by
 // the scheduler and the PS shards, see docs/export.md); with `since` (an
-// earlier export, made absolute), only the rows changed since it.
+// earlier export, made absolute), only the rows changed since it. With
+// `download` (a local directory), the export's files are then copied from
+// the scheduler's host into it (JobService DownloadExport); without
+// `out_dir`, the newest export this scheduler process wrote of the job is.
 int RunExport(const SchedulerConnection& c, const std::string& job_id, const std::string& out_dir,
-              const std::string& since, bool json);
+              const std::string& since, bool json, const std::string& download = "");
 
 }  // namespace herald::cli

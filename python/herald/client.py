@@ -36,6 +36,34 @@ def _read(path):
         return f.read()
 
 
+def _each_within(stream, seconds):
+    """The messages of a response stream, each awaited at most `seconds`."""
+    import queue
+    import threading
+    items = queue.Queue()
+
+    def pump():
+        try:
+            for message in stream:
+                items.put(("message", message))
+            items.put(("end", None))
+        except grpc.RpcError as e:
+            items.put(("error", e))
+
+    threading.Thread(target=pump, daemon=True).start()
+    while True:
+        try:
+            kind, value = items.get(timeout=seconds)
+        except queue.Empty:
+            stream.cancel()
+            raise HeraldError("DEADLINE_EXCEEDED", "no data for %.0f s" % seconds) from None
+        if kind == "end":
+            return
+        if kind == "error":
+            raise value
+        yield value
+
+
 def parse_spec(spec):
     """A JobSpec from a JobSpec, a text-format file path, or text-format text.
 
@@ -162,6 +190,50 @@ class Client:
         if since:
             request.since = os.path.abspath(since)
         return self._call(self._stub.ExportJob, request)
+
+    def download_export(self, job, local_dir, remote_dir=None):
+        """Copies an export of `job` from the scheduler's host into
+        `local_dir` (created; must not hold an export yet): the one in
+        `remote_dir` there, or the newest this scheduler process wrote.
+        MODEL is written last, so a directory with MODEL is complete.
+        Returns the remote directory. An increment's `base` still names the
+        base on the scheduler's host: download it too and read the chain
+        where both are. The stream has no overall deadline; each chunk must
+        arrive within `timeout` seconds."""
+        self._check_version()
+        if os.path.exists(os.path.join(local_dir, "MODEL")):
+            raise HeraldError("ALREADY_EXISTS", "%s already holds an export" % local_dir)
+        request = scheduler_pb2.DownloadExportRequest(job_id=job, dir=remote_dir or "")
+        remote = remote_dir
+        path, out = None, None  # the file being written (as path + ".part")
+        try:
+            stream = self._stub.DownloadExport(request, metadata=self._metadata)
+            for chunk in _each_within(stream, self._timeout):
+                if chunk.dir:
+                    remote = chunk.dir
+                if out is None:
+                    path = os.path.join(local_dir, chunk.file)
+                    if not os.path.abspath(path).startswith(os.path.abspath(local_dir) + os.sep):
+                        raise HeraldError("DATA_LOSS", "the scheduler sent a file outside the "
+                                          "export: %s" % chunk.file)
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    out = open(path + ".part", "wb")
+                if out.tell() != chunk.offset or path != os.path.join(local_dir, chunk.file):
+                    raise HeraldError("DATA_LOSS", "%s: a chunk at %d out of order" %
+                                      (chunk.file, chunk.offset))
+                out.write(chunk.data)
+                if out.tell() == chunk.file_bytes:
+                    out.close()
+                    os.replace(path + ".part", path)
+                    path, out = None, None
+        except grpc.RpcError as e:
+            raise HeraldError(e.code().name, "%s (scheduler %s)" % (e.details(), self._address)) from None
+        finally:
+            if out is not None:
+                out.close()
+        if not os.path.exists(os.path.join(local_dir, "MODEL")):
+            raise HeraldError("DATA_LOSS", "the download of %s ended before MODEL" % remote)
+        return remote
 
     def watch(self, job, reconnect_seconds=1.0, max_reconnects=60):
         """Yields the job's JobStatus on every change until it ends (the last

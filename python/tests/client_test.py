@@ -54,6 +54,36 @@ class ClientTest(unittest.TestCase):
         model = herald.read_export(out)
         self.assertEqual(model.iterations, 10)
         self.assertEqual(sum(len(t) for t in model.tables), response.rows)
+        # The export copied over the wire equals the one on the scheduler's
+        # host file for file; asked by directory or as the newest export.
+        copy = os.path.join(self.cluster.dir, "downloaded")
+        self.assertEqual(self.client.download_export(job, copy), os.path.abspath(out))
+        copied = herald.read_export(copy)
+        self.assertEqual(copied.manifest, model.manifest)
+        for a, b in zip(copied.tables, model.tables):
+            self.assertEqual(a.keys.tolist(), b.keys.tolist())
+            self.assertEqual(a.rows.tobytes(), b.rows.tobytes())
+        self.assertEqual(copied.dense.tobytes(), model.dense.tobytes())
+        with self.assertRaises(herald.HeraldError) as e:
+            self.client.download_export(job, copy)
+        self.assertEqual(e.exception.code, "ALREADY_EXISTS")
+        again = os.path.join(self.cluster.dir, "again")
+        self.client.download_export(job, again, remote_dir=os.path.abspath(out))
+        # heraldctl export --download: the same files, byte for byte.
+        by_ctl = os.path.join(self.cluster.dir, "by-heraldctl")
+        self.assertIn("downloaded", self.cluster.ctl(["export", job, "--download", by_ctl]))
+        for d, _, files in os.walk(out):
+            for name in files:
+                rel = os.path.relpath(os.path.join(d, name), out)
+                with open(os.path.join(out, rel), "rb") as a, open(os.path.join(by_ctl, rel), "rb") as b:
+                    self.assertEqual(a.read(), b.read(), rel)
+        with self.assertRaises(herald.HeraldError) as e:
+            self.client.download_export(job, os.path.join(self.cluster.dir, "x"),
+                                        remote_dir=self.cluster.dir)
+        self.assertEqual(e.exception.code, "NOT_FOUND")
+        with self.assertRaises(herald.HeraldError) as e:
+            self.client.download_export("job-404", os.path.join(self.cluster.dir, "y"))
+        self.assertEqual(e.exception.code, "NOT_FOUND")
         # The same spec as a message and as text.
         spec = herald.parse_spec(spec_path)
         self.assertIsInstance(spec, job_pb2.JobSpec)

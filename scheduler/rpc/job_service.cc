@@ -1,8 +1,14 @@
 #include "scheduler/rpc/job_service.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
 #include "common/rpc/cluster_token.h"
 #include "common/rpc/status_convert.h"
 #include "common/version.h"
+#include "scheduler/rpc/export_files.h"
 
 namespace herald::scheduler {
 
@@ -70,6 +76,68 @@ grpc::Status JobServiceImpl::ExportJob(grpc::ServerContext* context,
       jobs_->Export(request->job_id(), request->out_dir(), request->since());
   if (!r.ok()) return rpc::ToGrpcStatus(r.status());
   *response = std::move(*r);
+  {
+    absl::MutexLock lock(&mu_);
+    last_export_[request->job_id()] = request->out_dir();
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::DownloadExport(grpc::ServerContext* context,
+                                            const proto::DownloadExportRequest* request,
+                                            grpc::ServerWriter<proto::ExportChunk>* writer) {
+  if (auto s = rpc::CheckToken(context, token_, "DownloadExport"); !s.ok()) return s;
+  if (auto known = jobs_->Status(request->job_id(), {}); !known.ok() || known->empty()) {
+    return rpc::ToGrpcStatus(absl::NotFoundError(absl::StrCat("no job ", request->job_id())));
+  }
+  std::string dir = request->dir();
+  if (dir.empty()) {
+    absl::MutexLock lock(&mu_);
+    auto it = last_export_.find(request->job_id());
+    if (it == last_export_.end()) {
+      return rpc::ToGrpcStatus(
+          absl::NotFoundError(absl::StrCat("this scheduler wrote no export of ", request->job_id(),
+                                           " (since it started): name the export's directory")));
+    }
+    dir = it->second;
+  }
+  absl::StatusOr<ExportFiles> files = ListExportFiles(dir);
+  if (!files.ok()) return rpc::ToGrpcStatus(files.status());
+  if (files->model.job_id() != request->job_id()) {
+    return rpc::ToGrpcStatus(absl::FailedPreconditionError(absl::StrCat(
+        dir, " holds an export of ", files->model.job_id(), ", not of ", request->job_id())));
+  }
+  constexpr size_t kChunkBytes = 1 << 20;
+  std::string buffer(kChunkBytes, '\0');
+  bool first = true;
+  for (const std::string& file : files->files) {
+    const std::string path = dir + "/" + file;
+    std::ifstream in(path, std::ios::binary);
+    std::error_code error;
+    const uint64_t size = std::filesystem::file_size(path, error);
+    if (!in || error) {
+      return rpc::ToGrpcStatus(absl::DataLossError(absl::StrCat(path, ": cannot be read")));
+    }
+    uint64_t offset = 0;
+    do {
+      in.read(buffer.data(),
+              static_cast<std::streamsize>(std::min<uint64_t>(kChunkBytes, size - offset)));
+      const size_t got = static_cast<size_t>(in.gcount());
+      if (got == 0 && offset < size) {
+        return rpc::ToGrpcStatus(
+            absl::DataLossError(absl::StrCat(path, ": ended at byte ", offset, " of ", size)));
+      }
+      proto::ExportChunk chunk;
+      if (first) chunk.set_dir(dir);
+      first = false;
+      chunk.set_file(file);
+      chunk.set_file_bytes(size);
+      chunk.set_offset(offset);
+      chunk.set_data(buffer.data(), got);
+      if (!writer->Write(chunk)) return grpc::Status::OK;  // the client went away
+      offset += got;
+    } while (offset < size);
+  }
   return grpc::Status::OK;
 }
 

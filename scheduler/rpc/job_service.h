@@ -3,6 +3,9 @@
 
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "proto/scheduler.grpc.pb.h"
 #include "scheduler/jobs/job_manager.h"
 #include "scheduler/membership/node_registry.h"
@@ -28,11 +31,21 @@ class JobServiceImpl final : public proto::JobService::Service {
                          proto::ExportJobResponse* response) override;
   grpc::Status ListNodes(grpc::ServerContext* context, const proto::ListNodesRequest* request,
                          proto::ListNodesResponse* response) override;
+  // Streams an export of a job this scheduler knows (export_files.h), file
+  // by file in chunks of at most 1 MiB. Errors: NotFound (an unknown job,
+  // no export), FailedPrecondition (the directory holds another job's
+  // export), ListExportFiles's, DataLoss (a file cannot be read).
+  grpc::Status DownloadExport(grpc::ServerContext* context,
+                              const proto::DownloadExportRequest* request,
+                              grpc::ServerWriter<proto::ExportChunk>* writer) override;
 
  private:
   JobManager* jobs_;
   const NodeRegistry* registry_;
   const std::string token_;
+  absl::Mutex mu_;
+  // The newest export ExportJob wrote per job, in this process.
+  absl::flat_hash_map<std::string, std::string> last_export_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace herald::scheduler
