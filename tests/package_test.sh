@@ -13,7 +13,8 @@
 #      `apt-get install ./herald_*.deb` into a minimal Debian 12 root
 #      (debootstrap --variant=minbase, chroot), so apt resolves Depends from
 #      the package archive; the postinst's user, directories and token; the
-#      units' ExecStart binaries exist; the quickstart job trains with the
+#      units' ExecStart binaries exist; Debian's python3 imports herald
+#      (its modules come as Recommends); the quickstart job trains with the
 #      installed binaries inside that root; a purge removes the token.
 # Where no root can be made (not root, no debootstrap, no archive) part 3
 # prints "SKIPPED (no debootstrap): reason" and the script exits 77 after
@@ -110,6 +111,11 @@ for tarball in "${bundles[@]}"; do
       echo "$name: herald-verify-gpu without a GPU: SKIP, exit 77"
     fi
   else
+    # The Python package, with the host's Debian modules.
+    (cd / && PYTHONPATH="$b/share/herald/python" /usr/bin/python3 -c \
+      "import herald; assert herald.__version__ == '$version', herald.__version__") ||
+      fail "$name: import herald from share/herald/python"
+    echo "$name: import herald (PYTHONPATH=share/herald/python)"
     (cd / && bash "$b/share/herald/train_local.sh" "$b/bin" \
       "$b/share/herald/deploy/examples" "$work/bundle-run") || fail "$name: the quickstart job"
   fi
@@ -160,6 +166,8 @@ for unit in "$root"/lib/systemd/system/herald-*.service; do
   [ -x "$root$exe" ] || fail "$(basename "$unit"): ExecStart $exe is not installed"
 done
 in_root /usr/bin/herald_scheduler --version | grep -q "herald_scheduler $version" || fail "--version"
+in_root /usr/bin/python3 -c "import herald; assert herald.__version__ == '$version'" ||
+  fail "import herald with the installed package and its recommended modules"
 in_root /bin/bash /usr/share/herald/train_local.sh /usr/bin /usr/share/herald/examples \
   /tmp/quickstart ||
   fail "the quickstart job with the installed binaries"

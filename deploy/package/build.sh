@@ -58,7 +58,7 @@ build() {  # extra bazel flags and targets...
 
 if [ "$cuda" != only ]; then
   echo "build.sh: herald $version ($commit), CPU variant"
-  build "${BINARIES[@]}"
+  build "${BINARIES[@]}" //python:herald
   bash deploy/package/make_deb.sh bazel-bin "$out" "$version" "$commit"
   bash deploy/package/make_bundle.sh --bin bazel-bin --out "$out" --version "$version" \
     --commit "$commit" "${BINARIES[@]}"
@@ -78,7 +78,7 @@ if [ "$cuda" != no ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   gpu_extra=(//bench:worker_bench //bench:embedding_bag_bench //bench:pipeline_bench
              //ps_server:herald_ps_with_test_hooks //worker:herald_worker_with_test_hooks)
   # shellcheck disable=SC2086
-  build --config=cuda "${BINARIES[@]}" "${gpu_extra[@]}" $gpu_tests
+  build --config=cuda "${BINARIES[@]}" "${gpu_extra[@]}" $gpu_tests //python:herald
   # shellcheck disable=SC2086
   bash deploy/package/make_bundle.sh --bin bazel-bin --out "$out" --version "$version" \
     --commit "$commit" --cuda "$cuda_version" --gpu-tests "$(echo $gpu_tests)" \

@@ -46,6 +46,8 @@ rm -f "$pkg/usr/share/herald/examples/BUILD.bazel"
 install -d "$pkg/usr/share/herald/grafana"
 install -m 0644 "$root/deploy/grafana/herald.json" "$pkg/usr/share/herald/grafana/"
 install -m 0755 "$root/deploy/local/train_local.sh" "$pkg/usr/share/herald/"
+# The Python package, for Debian's python3 (its modules: Recommends).
+bash "$here/install_python.sh" "$root" "$bin" "$pkg/usr/lib/python3/dist-packages"
 printf 'herald %s\ncommit %s\n' "$version" "$commit" > "$pkg/usr/share/doc/herald/VERSION"
 install -m 0644 "$root/README.md" "$pkg/usr/share/doc/herald/README.md"
 (cd "$pkg" && find etc -type f | sed 's|^|/|' | sort) > "$pkg/DEBIAN/conffiles"
@@ -71,13 +73,14 @@ Section: science
 Priority: optional
 Installed-Size: $size
 Depends: $shlibs, passwd
-Recommends: libjs-chart.js, systemd
+Recommends: libjs-chart.js, systemd, python3, python3-grpcio, python3-protobuf, python3-numpy
 Description: distributed training for deep learning recommendation models
  Herald trains recommendation models (Wide&Deep, DeepFM, DCN, NCF, DLRM)
  whose embedding tables are larger than a GPU: parameter-server shards
  (herald_ps), workers (herald_worker, CPU in this package), a scheduler that
  plans every embedding transfer while the model stays the synchronous-SGD
- model (herald_scheduler), and the heraldctl command-line tool.
+ model (herald_scheduler), the heraldctl command-line tool, and the Python
+ package herald (a job client and an export reader).
  Built from commit $commit.
 CONTROL
 mkdir -p "$out"
