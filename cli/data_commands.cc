@@ -208,7 +208,14 @@ std::string ColumnsJson(const data::ColumnStatsSummary& c) {
                     sp.column->table.empty() ? sp.column->name : sp.column->table,
                     "\",\"missing\":", sp.missing, ",\"ids\":", sp.ids,
                     ",\"multi_valued\":", sp.multi_valued, ",\"max_ids\":", sp.max_ids,
-                    ",\"string_collisions\":", sp.string_collisions, "}");
+                    ",\"string_collisions\":", sp.string_collisions);
+    if (sp.column->weight_separator != 0) {
+      absl::StrAppend(&out,
+                      absl::StrFormat(",\"weights\":{\"mean\":%.6g,\"min\":%.6g,\"max\":%.6g}",
+                                      sp.weights.mean(), sp.weights.count ? sp.weights.min : 0.0,
+                                      sp.weights.count ? sp.weights.max : 0.0));
+    }
+    absl::StrAppend(&out, "}");
   }
   absl::StrAppend(&out, "]}");
   return out;
@@ -238,6 +245,14 @@ void PrintColumns(const data::ColumnStatsSummary& c, uint64_t rows) {
                 rows ? static_cast<double>(sp.missing) / rows : 0.0,
                 rows ? static_cast<double>(sp.ids) / rows : 0.0, sp.max_ids,
                 static_cast<unsigned long long>(sp.multi_valued), collisions.c_str());
+  }
+  bool weighted = false;
+  for (const auto& sp : c.sparse) {
+    if (sp.column->weight_separator == 0) continue;
+    if (!weighted) std::printf("%-16s %10s %10s %10s\n", "weights", "mean", "min", "max");
+    weighted = true;
+    std::printf("%-16s %10.4g %10.4g %10.4g\n", sp.column->name.c_str(), sp.weights.mean(),
+                sp.weights.count ? sp.weights.min : 0.0, sp.weights.count ? sp.weights.max : 0.0);
   }
 }
 

@@ -58,6 +58,9 @@ void ColumnStatsCollector::Add(const SampleBlock& block) {
       sp.missing += n == 0;
       sp.multi_valued += n > 1;
       sp.max_ids = std::max(sp.max_ids, n);
+      if (layout.weighted && sp.column->weight_separator != 0) {
+        for (float w : block.Weights(s, f)) sp.weights.Add(w);
+      }
     }
   }
 }

@@ -2,8 +2,9 @@
 // Per-column statistics of data read with a column schema (`heraldctl data
 // stats` on CSV or binary version 2 inputs): each label's mean and range,
 // each dense column's missing count and range of raw values, each sparse
-// column's missing count, multi-hot lengths and (from the text) the
-// distinct strings that share a key with another string. Distinct ids and
+// column's missing count, multi-hot lengths, per-id weights (a column with
+// a weight separator) and (from the text) the distinct strings that share
+// a key with another string. Distinct ids and
 // hot-key shares come from DataStatsCollector (data_stats.h). Exact; not
 // thread-safe.
 
@@ -47,6 +48,7 @@ struct SparseColumnStats {
   uint64_t ids = 0;           // all ids
   uint64_t multi_valued = 0;  // samples with more than one id
   uint32_t max_ids = 0;       // the most ids in one sample's value
+  ValueRange weights;         // a column with per-id weights: every id's weight
   // Distinct strings whose key another distinct string has too (string
   // columns read from text); -1: not known (not strings, or not from text).
   int64_t string_collisions = -1;

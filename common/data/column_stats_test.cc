@@ -33,5 +33,34 @@ TEST(ColumnStats, CountsEveryDistinctStringThatSharesAKey) {
   EXPECT_EQ(s.sparse[1].string_collisions, 0);
 }
 
+TEST(ColumnStats, SummarisesPerIdWeightsOfAWeightedColumn) {
+  ColumnsSchema schema;
+  schema.columns.resize(3);
+  schema.columns[0].name = "y";
+  schema.columns[0].role = ColumnRole::kLabel;
+  schema.columns[1].name = "g";
+  schema.columns[1].role = ColumnRole::kSparse;
+  schema.columns[1].multi_hot_separator = '|';
+  schema.columns[1].weight_separator = ':';
+  schema.columns[2].name = "u";
+  schema.columns[2].role = ColumnRole::kSparse;
+  SampleBlock block(schema.Layout());
+  ASSERT_TRUE(block.schema.weighted);
+  // Sample 0: g {1:0.5, 2:-2}, u {7}; sample 1: g {}, u {8}.
+  block.labels = {1, 0};
+  block.dense_missing = {0, 0};
+  block.keys = {1, 2, 7, 8};
+  block.weights = {0.5f, -2.0f, 1.0f, 1.0f};
+  block.offsets = {0, 2, 3, 3, 4};
+  ColumnStatsCollector stats(&schema);
+  stats.Add(block);
+  const ColumnStatsSummary s = stats.Summarize();
+  EXPECT_EQ(s.sparse[0].weights.count, 2u);
+  EXPECT_EQ(s.sparse[0].weights.min, -2.0);
+  EXPECT_EQ(s.sparse[0].weights.max, 0.5);
+  EXPECT_EQ(s.sparse[0].weights.mean(), -0.75);
+  EXPECT_EQ(s.sparse[1].weights.count, 0u);  // no weight separator: nothing
+}
+
 }  // namespace
 }  // namespace herald::data
