@@ -6,16 +6,23 @@
 namespace herald::data {
 namespace {
 
-TEST(ColumnStats, CountsEveryDistinctStringThatSharesAKey) {
+// A label "y" and sparse columns of these names.
+ColumnsSchema LabelAndSparse(std::initializer_list<const char*> sparse) {
   ColumnsSchema schema;
-  schema.columns.resize(3);
-  schema.columns[0].name = "y";
-  schema.columns[0].role = ColumnRole::kLabel;
-  schema.columns[1].name = "u";
-  schema.columns[1].role = ColumnRole::kSparse;
+  schema.columns.emplace_back();
+  schema.columns.back().name = "y";
+  schema.columns.back().role = ColumnRole::kLabel;
+  for (const char* name : sparse) {
+    schema.columns.emplace_back();
+    schema.columns.back().name = name;
+    schema.columns.back().role = ColumnRole::kSparse;
+  }
+  return schema;
+}
+
+TEST(ColumnStats, CountsEveryDistinctStringThatSharesAKey) {
+  ColumnsSchema schema = LabelAndSparse({"u", "v"});
   schema.columns[1].ids = IdFormat::kString;
-  schema.columns[2].name = "v";
-  schema.columns[2].role = ColumnRole::kSparse;
   schema.columns[2].ids = IdFormat::kString;
   ColumnStatsCollector stats(&schema);
   // Real keys do not collide; these stand-ins make "a", "b" and "c" share
@@ -34,16 +41,9 @@ TEST(ColumnStats, CountsEveryDistinctStringThatSharesAKey) {
 }
 
 TEST(ColumnStats, SummarisesPerIdWeightsOfAWeightedColumn) {
-  ColumnsSchema schema;
-  schema.columns.resize(3);
-  schema.columns[0].name = "y";
-  schema.columns[0].role = ColumnRole::kLabel;
-  schema.columns[1].name = "g";
-  schema.columns[1].role = ColumnRole::kSparse;
+  ColumnsSchema schema = LabelAndSparse({"g", "u"});
   schema.columns[1].multi_hot_separator = '|';
   schema.columns[1].weight_separator = ':';
-  schema.columns[2].name = "u";
-  schema.columns[2].role = ColumnRole::kSparse;
   SampleBlock block(schema.Layout());
   ASSERT_TRUE(block.schema.weighted);
   // Sample 0: g {1:0.5, 2:-2}, u {7}; sample 1: g {}, u {8}.

@@ -1,5 +1,6 @@
 #include "worker/eval/held_out_scorer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/container/flat_hash_map.h"
@@ -31,12 +32,7 @@ HeldOutScorer::HeldOutScorer(const proto::JobSpec& spec, std::string job_id, ps:
   for (TableArrays& t : tables_) {
     t.rows.Bind(device);
   }
-  features_.resize(model_->shape().tables.size());
-  for (FeatureArrays& f : features_) {
-    f.offsets.Bind(device);
-    f.slots.Bind(device);
-    f.weights.Bind(device);
-  }
+  feature_inputs_ = std::make_unique<FeatureInputs>(device, model_->shape());
   dense_.Bind(device);
 }
 
@@ -119,31 +115,18 @@ absl::StatusOr<std::vector<float>> HeldOutScorer::Score(const proto::EvalBatch& 
   input.dense = dense_.data();
   for (size_t t = 0; t < tables_.size(); ++t) tables_[t].rows.CopyFromHost(rows[t].rows);
   // One input per feature (the model's order), over its table's rows.
+  std::vector<TableLists> lists(tables_.size());
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    lists[t] = {&offsets[t], &slots[t], std::max<uint32_t>(1, features_of[t]), &lengths[t],
+                &weights[t]};
+  }
+  input.tables = feature_inputs_->Upload(lists);
   const std::vector<TableShape>& shape = model_->shape().tables;
-  splits_.resize(tables_.size());
   for (size_t f = 0; f < shape.size(); ++f) {
     const uint32_t t = shape[f].table;
-    FeatureArrays& arrays = features_[f];
-    uint32_t entries = 0;
-    if (features_of[t] > 1) {
-      if (shape[f].index_in_table == 0) {  // the table's first feature: split once
-        SplitFeatures(offsets[t], slots[t], features_of[t], lengths[t], weights[t], &splits_[t]);
-      }
-      const FeatureBags& bags = splits_[t][shape[f].index_in_table];
-      arrays.offsets.CopyFromHost(bags.offsets);
-      arrays.slots.CopyFromHost(bags.slots);
-      arrays.weights.CopyFromHost(bags.weights);
-      entries = static_cast<uint32_t>(bags.slots.size());
-    } else {
-      arrays.offsets.CopyFromHost(offsets[t]);
-      arrays.slots.CopyFromHost(slots[t]);
-      arrays.weights.CopyFromHost(weights[t]);
-      entries = static_cast<uint32_t>(slots[t].size());
-    }
-    input.tables.push_back({arrays.offsets.data(), arrays.slots.data(), tables_[t].rows.data(),
-                            static_cast<int>(rows[t].row_floats), nullptr, entries,
-                            static_cast<uint32_t>(rows[t].keys.size())});
-    if (!weights[t].empty()) input.tables.back().weights = arrays.weights.data();
+    input.tables[f].cache_rows = tables_[t].rows.data();
+    input.tables[f].row_stride = static_cast<int>(rows[t].row_floats);
+    input.tables[f].capacity = static_cast<uint32_t>(rows[t].keys.size());
   }
   return model_->Predict(input);
 }

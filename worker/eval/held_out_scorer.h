@@ -21,7 +21,7 @@
 #include "ps_server/client/ps_client.h"
 #include "worker/device/device.h"
 #include "worker/device/device_array.h"
-#include "worker/model/feature_bags.h"
+#include "worker/model/feature_inputs.h"
 #include "worker/model/rec_model.h"
 
 namespace herald::worker {
@@ -48,13 +48,7 @@ class HeldOutScorer {
   RecModel* model_;
   Device* device_;
   std::vector<TableArrays> tables_;
-  struct FeatureArrays {
-    DeviceArray<uint32_t> offsets;
-    DeviceArray<uint32_t> slots;
-    DeviceArray<float> weights;
-  };
-  std::vector<FeatureArrays> features_;           // one per model feature
-  std::vector<std::vector<FeatureBags>> splits_;  // per table several features share
+  std::unique_ptr<FeatureInputs> feature_inputs_;  // every feature's bags
   DeviceArray<float> dense_;
 };
 

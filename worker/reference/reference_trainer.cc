@@ -41,21 +41,13 @@ ReferenceTrainer::ReferenceTrainer(const proto::JobSpec& spec, Device* device,
   const size_t n = tables_.size();
   batch_keys_.resize(n);
   table_slots_.resize(n);
-  splits_.resize(n);
   rows_.resize(n);
   grads_.resize(n);
   for (size_t t = 0; t < n; ++t) {
     rows_[t].Bind(device);
     grads_[t].Bind(device);
   }
-  feature_offsets_.resize(model_->shape().tables.size());
-  feature_slots_.resize(model_->shape().tables.size());
-  feature_weights_.resize(model_->shape().tables.size());
-  for (size_t f = 0; f < feature_offsets_.size(); ++f) {
-    feature_offsets_[f].Bind(device);
-    feature_slots_[f].Bind(device);
-    feature_weights_[f].Bind(device);
-  }
+  feature_inputs_ = std::make_unique<FeatureInputs>(device, model_->shape());
   all_slots_.Bind(device);
   labels_.Bind(device);
   dense_.Bind(device);
@@ -127,27 +119,19 @@ void ReferenceTrainer::Stage(const data::KeyBatch& batch, bool create_rows, Mode
   }
   // One input per feature (the model's order) over its table's rows and
   // gradients; a table several features look up is split into theirs.
+  std::vector<TableLists> lists(tables_.size());
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    const data::KeyBatch::Table& keys = batch.tables[t];
+    lists[t] = {&keys.offsets, &table_slots_[t], keys.features, &keys.feature_lengths,
+                &keys.weights};
+  }
+  input->tables = feature_inputs_->Upload(lists);
   const std::vector<TableShape>& features = model_->shape().tables;
   for (size_t f = 0; f < features.size(); ++f) {
     const uint32_t t = features[f].table;
-    const data::KeyBatch::Table& keys = batch.tables[t];
-    if (keys.features > 1) {
-      if (features[f].index_in_table == 0) {  // the table's first feature: split once
-        SplitFeatures(keys.offsets, table_slots_[t], keys.features, keys.feature_lengths,
-                      keys.weights, &splits_[t]);
-      }
-      const FeatureBags& bags = splits_[t][features[f].index_in_table];
-      feature_offsets_[f].CopyFromHost(bags.offsets);
-      feature_slots_[f].CopyFromHost(bags.slots);
-      feature_weights_[f].CopyFromHost(bags.weights);
-    } else {
-      feature_offsets_[f].CopyFromHost(keys.offsets);
-      feature_slots_[f].CopyFromHost(table_slots_[t]);
-      feature_weights_[f].CopyFromHost(keys.weights);
-    }
-    input->tables.push_back({feature_offsets_[f].data(), feature_slots_[f].data(), rows_[t].data(),
-                             static_cast<int>(tables_[t].row_floats), grads_[t].data()});
-    if (!keys.weights.empty()) input->tables.back().weights = feature_weights_[f].data();
+    input->tables[f].cache_rows = rows_[t].data();
+    input->tables[f].row_stride = static_cast<int>(tables_[t].row_floats);
+    input->tables[f].slot_grads = grads_[t].data();
   }
 }
 

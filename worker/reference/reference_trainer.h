@@ -19,7 +19,7 @@
 #include "proto/job.pb.h"
 #include "worker/device/device.h"
 #include "worker/model/dense_optimizer.h"
-#include "worker/model/feature_bags.h"
+#include "worker/model/feature_inputs.h"
 #include "worker/model/rec_model.h"
 
 namespace herald::worker {
@@ -73,9 +73,7 @@ class ReferenceTrainer {
   std::vector<DeviceArray<float>> rows_, grads_;
   // Per table: each key use's row (Stage); per feature: its bags.
   std::vector<std::vector<uint32_t>> table_slots_;
-  std::vector<DeviceArray<uint32_t>> feature_offsets_, feature_slots_;
-  std::vector<DeviceArray<float>> feature_weights_;
-  std::vector<std::vector<FeatureBags>> splits_;  // per table several features share
+  std::unique_ptr<FeatureInputs> feature_inputs_;
   DeviceArray<uint32_t> all_slots_;
   DeviceArray<float> labels_, dense_;
 };
