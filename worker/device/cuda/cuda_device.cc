@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -106,6 +107,15 @@ absl::Status CudaDevice::Init() {
     CheckCuda(cudaEventCreateWithFlags(&pinned_done_[i], cudaEventDisableTiming),
               "cudaEventCreate");
   }
+  small_copy_bytes_ = std::min(kSmallCopyBytes, options_.pinned_staging_bytes);
+  void* small = nullptr;
+  if (status_.ok()) {
+    CheckCuda(cudaMallocHost(&small, small_copy_bytes_ * kSmallCopySlots), "cudaMallocHost");
+  }
+  small_pinned_ = static_cast<char*>(small);
+  for (int i = 0; i < kSmallCopySlots && status_.ok(); ++i) {
+    CheckCuda(cudaEventCreateWithFlags(&small_done_[i], cudaEventDisableTiming), "cudaEventCreate");
+  }
   return status_;
 }
 
@@ -118,6 +128,10 @@ CudaDevice::~CudaDevice() {
     if (pinned_done_[i] != nullptr) cudaEventDestroy(pinned_done_[i]);
     if (pinned_[i] != nullptr) cudaFreeHost(pinned_[i]);
   }
+  for (CUevent_st* done : small_done_) {
+    if (done != nullptr) cudaEventDestroy(done);
+  }
+  if (small_pinned_ != nullptr) cudaFreeHost(small_pinned_);
   if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (compute_mark_ != nullptr) cudaEventDestroy(compute_mark_);
   if (copy_stream_ != nullptr) cudaStreamDestroy(copy_stream_);
@@ -186,6 +200,17 @@ void CudaDevice::CopyToDevice(const void* host, void* device, size_t bytes) {
   const char* from = static_cast<const char*>(host);
   char* to = static_cast<char*>(device);
   if (!Ready()) return;
+  if (bytes > 0 && bytes <= small_copy_bytes_) {
+    const int slot = next_small_;
+    next_small_ = (next_small_ + 1) % kSmallCopySlots;
+    char* staged = small_pinned_ + static_cast<size_t>(slot) * small_copy_bytes_;
+    if (!CheckCuda(cudaEventSynchronize(small_done_[slot]), "cudaEventSynchronize")) return;
+    std::memcpy(staged, from, bytes);
+    CheckCuda(cudaMemcpyAsync(to, staged, bytes, cudaMemcpyHostToDevice, stream_),
+              "cudaMemcpyAsync (host to device)");
+    CheckCuda(cudaEventRecord(small_done_[slot], stream_), "cudaEventRecord");
+    return;
+  }
   while (bytes > 0 && status_.ok()) {
     const size_t chunk = std::min(bytes, options_.pinned_staging_bytes);
     const int b = next_pinned_;
@@ -531,6 +556,24 @@ void CudaDevice::EmbeddingBagBackward(const float* dout, int dout_stride, const 
   EmbeddingBagsBackward({table}, n, dout, dout_stride, grad_stride);
 }
 
+namespace {
+
+bool FourFloatAligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+}  // namespace
+
+bool CudaDevice::FourFloatsAtOnce(const std::vector<BagTable>& tables, const float* matrix,
+                                  int matrix_stride, bool grads) {
+  if (!FourFloatAligned(matrix) || matrix_stride % 4 != 0) return false;
+  for (const BagTable& t : tables) {
+    const float* rows = grads ? t.grads : t.rows;
+    if (t.dim % 4 != 0 || t.column % 4 != 0 || t.row_stride % 4 != 0 || !FourFloatAligned(rows)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 const void* CudaDevice::UploadBagTables(const std::vector<BagTable>& tables, int grad_stride,
                                         int* max_dim) {
   std::vector<cuda::BagTableArgs> args(tables.size());
@@ -567,8 +610,9 @@ void CudaDevice::EmbeddingBagsForward(const std::vector<BagTable>& tables, int n
   int max_dim = 0;
   const auto* args = static_cast<const cuda::BagTableArgs*>(UploadBagTables(tables, 0, &max_dim));
   if (args == nullptr || max_dim == 0) return;
+  const int width = FourFloatsAtOnce(tables, out, out_stride, /*grads=*/false) ? 4 : 1;
   CheckCuda(cuda::EmbeddingBagsForward(stream_, args, static_cast<int>(tables.size()), n, max_dim,
-                                       out, out_stride),
+                                       width, out, out_stride),
             "EmbeddingBagsForward kernel");
 }
 
@@ -626,9 +670,13 @@ void CudaDevice::EmbeddingBagsBackward(const std::vector<BagTable>& tables, int 
   CheckCuda(cuda::SortByKey(stream_, temp, &temp_bytes, keys, sorted_keys, positions,
                             sorted_positions, count, bits),
             "SortByKey");
-  CheckCuda(cuda::AccumulateSortedTables(stream_, args, tables_count, dout, dout_stride,
-                                         sorted_keys, sorted_positions, bag_of, count, max_dim),
-            "AccumulateSortedTables kernel");
+  std::vector<BagTable> strided = tables;  // the grad strides the kernel uses
+  for (BagTable& t : strided) t.row_stride = grad_stride > 0 ? grad_stride : t.dim;
+  const int width = FourFloatsAtOnce(strided, dout, dout_stride, /*grads=*/true) ? 4 : 1;
+  CheckCuda(
+      cuda::AccumulateSortedTables(stream_, args, tables_count, dout, dout_stride, sorted_keys,
+                                   sorted_positions, bag_of, count, max_dim, width),
+      "AccumulateSortedTables kernel");
 }
 
 void CudaDevice::GatherRows(const float* rows, int row_stride, const uint32_t* slots, int n,

@@ -12,6 +12,10 @@
 // `pinned_staging_bytes` each (bounded memory): CopyToDevice copies the
 // caller's bytes into a pinned buffer and returns once the transfer is
 // queued; CopyToHost returns when the bytes are in the caller's memory.
+// Small copies to the device (kernels' argument tables, at most
+// kSmallCopyBytes) take the next of kSmallCopySlots pinned slots instead,
+// so that queueing one waits only for the transfer kSmallCopySlots small
+// copies earlier, not for the kernels queued since the last large one.
 //
 // Errors: the Device interface returns nothing, so the first CUDA/cuBLAS
 // error (including a failed allocation) is kept; from then on every
@@ -131,6 +135,12 @@ class CudaDevice final : public Device {
   void EmbeddingBagBackward(const float* dout, int dout_stride, const uint32_t* offsets,
                             const uint32_t* slots, const float* weights, int n, int dim,
                             Pooling pooling, float* grads, int grad_stride) override;
+  // Whether the bag kernels may move four floats at once: `matrix` (out or
+  // dout) and its stride, and every table's dim, column, row_stride and
+  // rows (grads: its grads, row_stride then holding the grad stride) are
+  // multiples of 4 floats.
+  static bool FourFloatsAtOnce(const std::vector<BagTable>& tables, const float* matrix,
+                               int matrix_stride, bool grads);
   // Every table in one launch (forward), and with one sort (backward); no
   // read back. Tables of unknown capacity, or more than 2³² slots in all,
   // go table by table.
@@ -189,6 +199,14 @@ class CudaDevice final : public Device {
   void* pinned_[2] = {nullptr, nullptr};
   CUevent_st* pinned_done_[2] = {nullptr, nullptr};
   int next_pinned_ = 0;
+  // The ring of small copies: kSmallCopySlots slots of small_copy_bytes_
+  // in one pinned block, each with the event of its last transfer.
+  static constexpr int kSmallCopySlots = 64;
+  static constexpr size_t kSmallCopyBytes = 16 << 10;
+  size_t small_copy_bytes_ = 0;
+  char* small_pinned_ = nullptr;
+  CUevent_st* small_done_[kSmallCopySlots] = {};
+  int next_small_ = 0;
   // Device scratch of the embedding-bag backward (and overlapping copies).
   void* scratch_[11] = {};  // by the Scratch enum of cuda_device.cc
   size_t scratch_bytes_[11] = {};

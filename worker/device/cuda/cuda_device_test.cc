@@ -6,6 +6,7 @@
 
 #include "worker/device/cuda/cuda_device.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -82,6 +83,7 @@ class CudaDeviceTest : public ::testing::Test {
     }
   }
 
+  void ExpectBatchedBagsEqualTableByTable(bool four_aligned);
   Twin<float> Floats(const std::vector<float>& v) { return Twin<float>(&cpu_, gpu_.get(), v); }
   Twin<uint32_t> Indices(const std::vector<uint32_t>& v) {
     return Twin<uint32_t>(&cpu_, gpu_.get(), v);
@@ -119,6 +121,26 @@ TEST_F(CudaDeviceTest, CopiesRoundTripThroughSmallPinnedStaging) {
   EXPECT_EQ(a.ToHost(), want);
   gpu_->Fill(a.data(), 5, 2.5f);
   EXPECT_EQ(a.ToHost()[4], 2.5f);
+}
+
+// Small copies go through the ring of small slots: more of them than the
+// ring has, queued behind work on the stream, each from a host buffer
+// reused at once, all arrive (the ring waits for a slot's last transfer
+// before it refills it).
+TEST_F(CudaDeviceTest, SmallCopiesThroughTheRingArriveWhileTheStreamIsBusy) {
+  const int copies = 200, floats = 300;  // 1 200 bytes each
+  DeviceArray<float> busy(gpu_.get(), size_t{1} << 22);
+  DeviceArray<float> all(gpu_.get(), static_cast<size_t>(copies) * floats);
+  std::vector<float> host(floats), want;
+  for (int c = 0; c < copies; ++c) {
+    gpu_->Fill(busy.data(), busy.size(), static_cast<float>(c));  // work ahead of each copy
+    for (int i = 0; i < floats; ++i) host[i] = static_cast<float>(c * floats + i);
+    gpu_->CopyToDevice(host.data(), all.data() + static_cast<size_t>(c) * floats,
+                       floats * sizeof(float));
+    want.insert(want.end(), host.begin(), host.end());
+    std::fill(host.begin(), host.end(), -1.0f);  // the caller's buffer may go at once
+  }
+  EXPECT_EQ(all.ToHost(), want);
 }
 
 TEST_F(CudaDeviceTest, GemmMatchesCpuForEveryTranspositionAndStride) {
@@ -318,17 +340,20 @@ TEST_F(CudaDeviceTest, EmbeddingBagsAreBitwiseEqualAndDeterministic) {
 
 // Every table at once: tables of different dims, pooling, sizes (one
 // with no entries) and weights (every other table) in one feature matrix, fused on the GPU, table
-// by table on the CPU.
-TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
+// by table on the CPU. four_aligned: every dim, stride and column a
+// multiple of 4 floats (the kernels' 16-byte accesses), else odd ones.
+void CudaDeviceTest::ExpectBatchedBagsEqualTableByTable(bool four_aligned) {
   const int n = 517;
   struct Table {
     int dim, slot_count, max_bag;
     Pooling mean;
   };
-  const std::vector<Table> shapes = {{8, 61, 4, Pooling::kSum},  {24, 97, 5, Pooling::kMean},
-                                     {3, 5, 3, Pooling::kSqrtN}, {16, 1000, 1, Pooling::kSum},
-                                     {8, 40, 0, Pooling::kMean}, {33, 7, 6, Pooling::kSqrtN}};
-  int width = 5;  // a few columns before the first table's
+  const int odd = four_aligned ? 0 : 1;
+  const std::vector<Table> shapes = {
+      {8, 61, 4, Pooling::kSum},    {24, 97, 5, Pooling::kMean}, {4 - odd, 5, 3, Pooling::kSqrtN},
+      {16, 1000, 1, Pooling::kSum}, {8, 40, 0, Pooling::kMean},  {32 + odd, 7, 6, Pooling::kSqrtN}};
+  const int pad = four_aligned ? 4 : 2;  // floats after the last table's columns
+  int width = four_aligned ? 8 : 5;      // a few columns before the first table's
   std::vector<Bags> bags;
   std::vector<Twin<uint32_t>> offsets, slots;
   std::vector<Twin<float>> rows, grads, weights;
@@ -345,7 +370,7 @@ TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
     offsets.push_back(Indices(b.offsets));
     slots.push_back(Indices(b.slots));
     weights.push_back(Floats(Random(b.slots.size(), 80 + t)));
-    const int stride = 2 * shapes[t].dim + 1;
+    const int stride = 2 * shapes[t].dim + odd;
     rows.push_back(Floats(Random(shapes[t].slot_count * stride, 50 + t)));
     grads.push_back(Floats(Random(shapes[t].slot_count * shapes[t].dim, 60 + t)));
     columns.push_back(width);
@@ -357,7 +382,7 @@ TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
     for (size_t t = 0; t < shapes.size(); ++t) {
       Device::BagTable b;
       b.rows = gpu ? rows[t].gpu.data() : rows[t].cpu.data();
-      b.row_stride = 2 * shapes[t].dim + 1;
+      b.row_stride = 2 * shapes[t].dim + odd;
       b.offsets = gpu ? offsets[t].gpu.data() : offsets[t].cpu.data();
       b.slots = gpu ? slots[t].gpu.data() : slots[t].cpu.data();
       if (t % 2 == 1) b.weights = gpu ? weights[t].gpu.data() : weights[t].cpu.data();
@@ -371,14 +396,16 @@ TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
     }
     return tables;
   };
-  auto out = Floats(Random(n * (width + 2), 70));
-  cpu_.EmbeddingBagsForward(tables_on(false), n, out.cpu.data(), width + 2);
-  gpu_->EmbeddingBagsForward(tables_on(true), n, out.gpu.data(), width + 2);
+  auto out = Floats(Random(n * (width + pad), 70));
+  EXPECT_EQ(CudaDevice::FourFloatsAtOnce(tables_on(true), out.gpu.data(), width + pad, false),
+            four_aligned);
+  cpu_.EmbeddingBagsForward(tables_on(false), n, out.cpu.data(), width + pad);
+  gpu_->EmbeddingBagsForward(tables_on(true), n, out.gpu.data(), width + pad);
   Expect("EmbeddingBagsForward", out);
-  auto dout = Floats(Random(n * (width + 2), 71));
+  auto dout = Floats(Random(n * (width + pad), 71));
   for (int round = 0; round < 2; ++round) {  // twice: the same bits again
-    cpu_.EmbeddingBagsBackward(tables_on(false), n, dout.cpu.data(), width + 2);
-    gpu_->EmbeddingBagsBackward(tables_on(true), n, dout.gpu.data(), width + 2);
+    cpu_.EmbeddingBagsBackward(tables_on(false), n, dout.cpu.data(), width + pad);
+    gpu_->EmbeddingBagsBackward(tables_on(true), n, dout.gpu.data(), width + pad);
     for (size_t t = 0; t < shapes.size(); ++t) {
       Expect("EmbeddingBagsBackward table " + std::to_string(t), grads[t]);
     }
@@ -386,11 +413,19 @@ TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
   // Capacity unknown: the GPU goes table by table, with the same result.
   std::vector<Device::BagTable> unknown = tables_on(true);
   for (Device::BagTable& b : unknown) b.capacity = 0;
-  cpu_.EmbeddingBagsBackward(tables_on(false), n, dout.cpu.data(), width + 2);
-  gpu_->EmbeddingBagsBackward(unknown, n, dout.gpu.data(), width + 2);
+  cpu_.EmbeddingBagsBackward(tables_on(false), n, dout.cpu.data(), width + pad);
+  gpu_->EmbeddingBagsBackward(unknown, n, dout.gpu.data(), width + pad);
   for (size_t t = 0; t < shapes.size(); ++t) {
     Expect("EmbeddingBagsBackward (table by table) " + std::to_string(t), grads[t]);
   }
+}
+
+TEST_F(CudaDeviceTest, BatchedEmbeddingBagsEqualTheTableByTableOnes) {
+  ExpectBatchedBagsEqualTableByTable(/*four_aligned=*/false);
+}
+
+TEST_F(CudaDeviceTest, BatchedEmbeddingBagsOfFourFloatMultiplesEqualTheTableByTableOnes) {
+  ExpectBatchedBagsEqualTableByTable(/*four_aligned=*/true);
 }
 
 TEST_F(CudaDeviceTest, HostBufferCopiesWithoutStaging) {

@@ -225,40 +225,82 @@ __global__ void DotBackwardKernel(size_t total, const float* x, int x_stride, co
 
 // ------------------------------------------------------------ embeddings
 
-// One thread per (table, bag, float < max_dim).
-__global__ void BagsForwardKernel(size_t total, const BagTableArgs* tables, int n, int max_dim,
-                                  float* out, int out_stride) {
-  HERALD_GRID_LOOP(g, total) {
-    const size_t per_table = static_cast<size_t>(n) * max_dim;
-    const BagTableArgs& t = tables[g / per_table];
-    const int i = static_cast<int>(g % per_table / max_dim), d = static_cast<int>(g % max_dim);
-    if (d >= t.dim) continue;
-    const uint32_t begin = t.offsets[i], end = t.offsets[i + 1];
-    float o = 0.0f;
-    if (t.weights != nullptr) {
-      for (uint32_t j = begin; j < end; ++j)
-        o += t.weights[j] * t.rows[static_cast<size_t>(t.slots[j]) * t.row_stride + d];
-    } else {
-      for (uint32_t j = begin; j < end; ++j)
-        o += t.rows[static_cast<size_t>(t.slots[j]) * t.row_stride + d];
+// W floats of a row at once: W = 4 is one 16-byte access (every pointer
+// and offset a multiple of 4 floats), W = 1 one float. Each float's
+// arithmetic is the same either way.
+template <int W>
+struct RowFloats;
+template <>
+struct RowFloats<1> {
+  __device__ static void Load(const float* p, float* v) { v[0] = p[0]; }
+  __device__ static void Store(float* p, const float* v) { p[0] = v[0]; }
+};
+template <>
+struct RowFloats<4> {
+  __device__ static void Load(const float* p, float* v) {
+    const float4 x = *reinterpret_cast<const float4*>(p);
+    v[0] = x.x;
+    v[1] = x.y;
+    v[2] = x.z;
+    v[3] = x.w;
+  }
+  __device__ static void Store(float* p, const float* v) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  }
+};
+
+// Block (x: groups of W floats of a row, y: bags or entries); grid (x:
+// bags or entries, y: tables). No thread divides an index.
+// Thread (group, bag) of table blockIdx.y: floats [W * group, W * group + W)
+// of the bag, added in entry order, then scaled.
+template <int W>
+__global__ void BagsForwardKernel(const BagTableArgs* tables, int count, uint32_t n,
+                                  uint32_t groups, float* out, int out_stride) {
+  for (int ti = blockIdx.y; ti < count; ti += gridDim.y) {
+    const BagTableArgs& t = tables[ti];
+    for (uint32_t i = blockIdx.x * blockDim.y + threadIdx.y; i < n; i += gridDim.x * blockDim.y) {
+      const uint32_t begin = t.offsets[i], end = t.offsets[i + 1];
+      const float scale = t.pooling != 0 && end > begin
+                              ? PoolingScale(static_cast<Pooling>(t.pooling), end - begin)
+                              : 1.0f;
+      for (uint32_t group = threadIdx.x; group < groups; group += blockDim.x) {
+        const int d = static_cast<int>(group) * W;
+        if (d >= t.dim) break;
+        float o[W], r[W];
+        for (int k = 0; k < W; ++k) o[k] = 0.0f;
+        if (t.weights != nullptr) {
+          for (uint32_t j = begin; j < end; ++j) {
+            RowFloats<W>::Load(t.rows + static_cast<size_t>(t.slots[j]) * t.row_stride + d, r);
+            const float w = t.weights[j];
+            for (int k = 0; k < W; ++k) o[k] += w * r[k];
+          }
+        } else {
+          for (uint32_t j = begin; j < end; ++j) {
+            RowFloats<W>::Load(t.rows + static_cast<size_t>(t.slots[j]) * t.row_stride + d, r);
+            for (int k = 0; k < W; ++k) o[k] += r[k];
+          }
+        }
+        if (t.pooling != 0 && end > begin) {
+          for (int k = 0; k < W; ++k) o[k] *= scale;
+        }
+        RowFloats<W>::Store(out + At(static_cast<int>(i), out_stride) + t.column + d, o);
+      }
     }
-    if (t.pooling != 0 && end > begin)
-      o *= PoolingScale(static_cast<Pooling>(t.pooling), end - begin);
-    out[At(i, out_stride) + t.column + d] = o;
   }
 }
 
-// One thread per (table, bag).
-__global__ void BagEntriesKernel(size_t total, const BagTableArgs* tables, int n, uint32_t* keys,
+// Thread x of table blockIdx.y: its bags' entries.
+__global__ void BagEntriesKernel(const BagTableArgs* tables, int count, uint32_t n, uint32_t* keys,
                                  uint32_t* positions, uint32_t* bag_of_position) {
-  HERALD_GRID_LOOP(g, total) {
-    const BagTableArgs& t = tables[g / n];
-    const uint32_t i = static_cast<uint32_t>(g % n);
-    for (uint32_t j = t.offsets[i]; j < t.offsets[i + 1]; ++j) {
-      const uint32_t e = t.entry_base + j;
-      keys[e] = t.slot_base + t.slots[j];
-      positions[e] = e;
-      bag_of_position[e] = i;
+  for (int ti = blockIdx.y; ti < count; ti += gridDim.y) {
+    const BagTableArgs& t = tables[ti];
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+      for (uint32_t j = t.offsets[i]; j < t.offsets[i + 1]; ++j) {
+        const uint32_t e = t.entry_base + j;
+        keys[e] = t.slot_base + t.slots[j];
+        positions[e] = e;
+        bag_of_position[e] = i;
+      }
     }
   }
 }
@@ -285,36 +327,44 @@ __device__ int TableOfKey(const BagTableArgs* tables, int count, uint32_t key) {
   return TableHolding(tables, count, &BagTableArgs::slot_base, key);
 }
 
-// One thread per (sorted entry, float < max_dim); only the first entry of
-// each key's run works, adding the run's bag gradients in ascending
-// position order (the CPU's order).
-__global__ void AccumulateTablesKernel(size_t total, const BagTableArgs* tables, int count,
-                                       const float* dout, int dout_stride,
-                                       const uint32_t* sorted_keys,
+// Thread (group, sorted entry): only the first entry of each key's run
+// works, adding the run's bag gradients to floats [W * group, W * group +
+// W) in ascending position order (the CPU's order).
+template <int W>
+__global__ void AccumulateTablesKernel(const BagTableArgs* tables, int count, const float* dout,
+                                       int dout_stride, const uint32_t* sorted_keys,
                                        const uint32_t* sorted_positions,
                                        const uint32_t* bag_of_position, uint32_t entries,
-                                       int max_dim) {
-  HERALD_GRID_LOOP(g, total) {
-    const uint32_t j = static_cast<uint32_t>(g / max_dim);
-    const int d = static_cast<int>(g % max_dim);
+                                       uint32_t groups) {
+  for (uint32_t j = blockIdx.x * blockDim.y + threadIdx.y; j < entries;
+       j += gridDim.x * blockDim.y) {
     const uint32_t key = sorted_keys[j];
     if (j > 0 && sorted_keys[j - 1] == key) continue;
     const BagTableArgs& t = tables[TableOfKey(tables, count, key)];
-    if (d >= t.dim) continue;
-    float* target = t.grads + static_cast<size_t>(key - t.slot_base) * t.grad_stride + d;
-    float acc = *target;
-    for (uint32_t e = j; e < entries && sorted_keys[e] == key; ++e) {
-      const uint32_t position = sorted_positions[e];
-      const uint32_t i = bag_of_position[position];
-      float grad = dout[At(static_cast<int>(i), dout_stride) + t.column + d];
-      if (t.pooling != 0) {
-        grad *= PoolingScale(static_cast<Pooling>(t.pooling), t.offsets[i + 1] - t.offsets[i]);
+    for (uint32_t group = threadIdx.x; group < groups; group += blockDim.x) {
+      const int d = static_cast<int>(group) * W;
+      if (d >= t.dim) break;
+      float* target = t.grads + static_cast<size_t>(key - t.slot_base) * t.grad_stride + d;
+      float acc[W], grad[W];
+      RowFloats<W>::Load(target, acc);
+      for (uint32_t e = j; e < entries && sorted_keys[e] == key; ++e) {
+        const uint32_t position = sorted_positions[e];
+        const uint32_t i = bag_of_position[position];
+        RowFloats<W>::Load(dout + At(static_cast<int>(i), dout_stride) + t.column + d, grad);
+        if (t.pooling != 0) {
+          const float scale =
+              PoolingScale(static_cast<Pooling>(t.pooling), t.offsets[i + 1] - t.offsets[i]);
+          for (int k = 0; k < W; ++k) grad[k] *= scale;
+        }
+        // The CPU's order: (dout · scale) · weight.
+        if (t.weights != nullptr) {
+          const float w = t.weights[position - t.entry_base];
+          for (int k = 0; k < W; ++k) grad[k] *= w;
+        }
+        for (int k = 0; k < W; ++k) acc[k] += grad[k];
       }
-      // The CPU's order: (dout · scale) · weight.
-      if (t.weights != nullptr) grad *= t.weights[position - t.entry_base];
-      acc += grad;
+      RowFloats<W>::Store(target, acc);
     }
-    *target = acc;
   }
 }
 
@@ -599,16 +649,44 @@ int DotInteractionBackward(Stream stream, const float* x, int x_stride, const fl
                 dout, dout_stride, fields, dim, dx, dx_stride);
 }
 
+// The block and grid of a bag kernel: threads over `groups` in x (a power
+// of two, at most 64), over bags or entries in y (256 threads in all);
+// blocks over `items` in x, over `count` tables in y.
+struct BagGrid {
+  dim3 grid, block;
+};
+BagGrid GridOf(uint32_t groups, size_t items, int count) {
+  unsigned x = 1;
+  while (x < groups && x < 64) x *= 2;
+  const unsigned y = kThreads / x;
+  const size_t blocks = std::min<size_t>((items + y - 1) / y, kMaxBlocks);
+  return {dim3(static_cast<unsigned>(std::max<size_t>(blocks, 1)),
+               static_cast<unsigned>(std::min<int>(count, 65535)), 1),
+          dim3(x, y, 1)};
+}
+
 int EmbeddingBagsForward(Stream stream, const BagTableArgs* tables, int count, int n, int max_dim,
-                         float* out, int out_stride) {
-  return Launch(stream, static_cast<size_t>(count) * n * max_dim, BagsForwardKernel, tables, n,
-                max_dim, out, out_stride);
+                         int width, float* out, int out_stride) {
+  if (n <= 0 || count <= 0 || max_dim <= 0) return 0;
+  const uint32_t groups = static_cast<uint32_t>((max_dim + width - 1) / width);
+  const BagGrid g = GridOf(groups, static_cast<size_t>(n), count);
+  if (width == 4) {
+    BagsForwardKernel<4><<<g.grid, g.block, 0, stream>>>(tables, count, static_cast<uint32_t>(n),
+                                                         groups, out, out_stride);
+  } else {
+    BagsForwardKernel<1><<<g.grid, g.block, 0, stream>>>(tables, count, static_cast<uint32_t>(n),
+                                                         groups, out, out_stride);
+  }
+  return LastError();
 }
 
 int BagEntries(Stream stream, const BagTableArgs* tables, int count, int n, uint32_t* keys,
                uint32_t* positions, uint32_t* bag_of_position) {
-  return Launch(stream, static_cast<size_t>(count) * n, BagEntriesKernel, tables, n, keys,
-                positions, bag_of_position);
+  if (n <= 0 || count <= 0) return 0;
+  const dim3 grid(Blocks(static_cast<size_t>(n)), static_cast<unsigned>(std::min(count, 65535)));
+  BagEntriesKernel<<<grid, kThreads, 0, stream>>>(tables, count, static_cast<uint32_t>(n), keys,
+                                                  positions, bag_of_position);
+  return LastError();
 }
 
 int SortByKey(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* keys_in,
@@ -622,10 +700,20 @@ int SortByKey(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* key
 int AccumulateSortedTables(Stream stream, const BagTableArgs* tables, int count, const float* dout,
                            int dout_stride, const uint32_t* sorted_keys,
                            const uint32_t* sorted_positions, const uint32_t* bag_of_position,
-                           uint32_t entries, int max_dim) {
-  return Launch(stream, static_cast<size_t>(entries) * max_dim, AccumulateTablesKernel, tables,
-                count, dout, dout_stride, sorted_keys, sorted_positions, bag_of_position, entries,
-                max_dim);
+                           uint32_t entries, int max_dim, int width) {
+  if (entries == 0 || max_dim <= 0) return 0;
+  const uint32_t groups = static_cast<uint32_t>((max_dim + width - 1) / width);
+  BagGrid g = GridOf(groups, entries, 1);
+  if (width == 4) {
+    AccumulateTablesKernel<4><<<g.grid, g.block, 0, stream>>>(tables, count, dout, dout_stride,
+                                                              sorted_keys, sorted_positions,
+                                                              bag_of_position, entries, groups);
+  } else {
+    AccumulateTablesKernel<1><<<g.grid, g.block, 0, stream>>>(tables, count, dout, dout_stride,
+                                                              sorted_keys, sorted_positions,
+                                                              bag_of_position, entries, groups);
+  }
+  return LastError();
 }
 
 int GatherRows(Stream stream, const float* rows, int row_stride, const uint32_t* slots, int n,

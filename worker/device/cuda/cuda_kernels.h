@@ -82,9 +82,12 @@ struct BagTableArgs {
   int column;       // in out / dout
   int pooling;      // worker::Pooling
 };
-// out[i, column + d] of every table in one launch (max_dim: the largest dim).
+// out[i, column + d] of every table in one launch (max_dim: the largest
+// dim). width: floats a thread moves at once, 4 only where every table's
+// dim, row stride, column and rows, and out and out_stride, are multiples
+// of 4 floats (16-byte accesses), else 1; the results are the same bits.
 int EmbeddingBagsForward(Stream stream, const BagTableArgs* tables, int count, int n, int max_dim,
-                         float* out, int out_stride);
+                         int width, float* out, int out_stride);
 // Deterministic backward of every table with one sort (the caller owns
 // the scratch, sized by the number of (bag, slot) entries of all tables):
 // entry e of table t gets the key slot_base + slot, so one stable sort of
@@ -93,7 +96,9 @@ int EmbeddingBagsForward(Stream stream, const BagTableArgs* tables, int count, i
 // order.
 //  1 BagEntries: keys, positions (identity) and bag of every entry;
 //  2 SortByKey: a stable radix sort of (key, position) over key bits [0, bits);
-//  3 AccumulateSortedTables: one thread per (sorted entry, float < max_dim).
+//  3 AccumulateSortedTables: one thread per (sorted entry, group of `width`
+//    floats < max_dim); width 4 only where every table's dim, grad stride,
+//    column and grads, and dout and dout_stride, are multiples of 4 floats.
 int BagEntries(Stream stream, const BagTableArgs* tables, int count, int n, uint32_t* keys,
                uint32_t* positions, uint32_t* bag_of_position);
 int SortByKey(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* keys_in,
@@ -102,7 +107,7 @@ int SortByKey(Stream stream, void* temp, size_t* temp_bytes, const uint32_t* key
 int AccumulateSortedTables(Stream stream, const BagTableArgs* tables, int count, const float* dout,
                            int dout_stride, const uint32_t* sorted_keys,
                            const uint32_t* sorted_positions, const uint32_t* bag_of_position,
-                           uint32_t entries, int max_dim);
+                           uint32_t entries, int max_dim, int width);
 
 int GatherRows(Stream stream, const float* rows, int row_stride, const uint32_t* slots, int n,
                int width, float* out);
