@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "cli/predictions_file.h"
 #include "common/data/generator.h"
 #include "common/status.h"
 #include "common/trained_label.h"
@@ -80,11 +81,17 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
 
   const TrainedLabel label = TrainedLabelOf(spec);
   worker::Evaluator evaluator(label.name, label.regression);
+  PredictionsFile predictions;
+  if (!options.predictions_file.empty()) {
+    HERALD_RETURN_IF_ERROR(PredictionsFile::Open(options.predictions_file, spec, &predictions));
+  }
   HERALD_RETURN_IF_ERROR(scheduler::ForEachHeldOutBatch(
       spec, options.batch, options.max_samples, [&](const data::KeyBatch& batch) {
-        evaluator.Add(net->Predict(batch), batch.labels);
-        return absl::OkStatus();
+        const std::vector<float> p = net->Predict(batch);
+        evaluator.Add(p, batch.labels);
+        return options.predictions_file.empty() ? absl::OkStatus() : predictions.Add(batch, p);
       }));
+  HERALD_RETURN_IF_ERROR(predictions.Close());
   const worker::EvalMetrics m = evaluator.Compute();
   const bool generated = spec.data().format() == proto::DATA_FORMAT_GENERATED;
   const double teacher = generated ? TeacherAuc(spec) : 0;

@@ -19,6 +19,9 @@ struct EvaluateOptions {
   uint32_t batch = tunables::kEvalBatchSize;  // samples per forward pass
   uint64_t max_samples = 0;                   // the first N held-out samples (0: all)
   bool json = false;
+  // Also write every scored sample's label, prediction and inputs there
+  // (predictions_file.h); empty: none.
+  std::string predictions_file;
 };
 
 // Errors: the reader's, InvalidArgument when the job held out no data, the

@@ -13,7 +13,7 @@
 //   heraldctl submit SPEC | status [JOB] | watch JOB | cancel JOB | nodes
 //             | export JOB --out DIR [--since DIR] [--scheduler H:P] [--token-file F] [--json]
 //                                        [--tls-ca PEM] [--tls-server-name NAME]
-//   heraldctl evaluate --model DIR [--batch N] [--max-samples N] [--json]
+//   heraldctl evaluate --model DIR [--batch N] [--max-samples N] [--json] [--predictions FILE]
 //
 // Exit codes: 0 success, 1 the command failed, 2 usage error.
 
@@ -46,6 +46,9 @@ ABSL_FLAG(uint32_t, batch, herald::tunables::kEvalBatchSize, "evaluate: samples 
 ABSL_FLAG(
     uint64_t, max_samples, 0,
     "evaluate: score only the first N held-out samples (0: all), as a job's eval.max_samples");
+ABSL_FLAG(std::string, predictions, "",
+          "evaluate: also write each held-out sample's label, prediction and inputs to this "
+          "file (tab-separated text, docs/python.md)");
 ABSL_FLAG(std::string, format, "",
           "gen-data: output format tsv|bin (default tsv); data stats: input format "
           "auto|tsv|bin (default auto)");
@@ -219,11 +222,12 @@ Commands:
       (from its final checkpoint, also after a scheduler restart). --download copies
       the export from the scheduler's host into LOCAL_DIR (without --out: the newest
       export this scheduler wrote of JOB).
-  evaluate --model DIR [--batch N] [--max-samples N] [--json]
+  evaluate --model DIR [--batch N] [--max-samples N] [--json] [--predictions FILE]
       Exact held-out AUC and log loss of an exported model, or of a periodic checkpoint,
       on its job's held-out split (data.eval_fraction), computed here on the CPU. With
       the job's eval.batch_size and eval.max_samples it gives the numbers the job's own
-      evaluation after that iteration reported.
+      evaluation after that iteration reported. --predictions writes each scored
+      sample's label, prediction and inputs to FILE (tab-separated).
 
 Exit codes: 0 success, 1 the command failed, 2 usage error.
 Run 'heraldctl --helpfull' for every flag.)";
@@ -347,6 +351,7 @@ int main(int argc, char** argv) {
     o.batch = absl::GetFlag(FLAGS_batch);
     o.max_samples = absl::GetFlag(FLAGS_max_samples);
     o.json = absl::GetFlag(FLAGS_json);
+    o.predictions_file = absl::GetFlag(FLAGS_predictions);
     if (o.model_dir.empty()) return Usage("evaluate: --model DIR is required");
     if (o.batch == 0) return Usage("evaluate: --batch must be > 0");
     absl::Status s = herald::cli::RunEvaluate(o);

@@ -116,6 +116,11 @@ for tarball in "${bundles[@]}"; do
       "import herald; assert herald.__version__ == '$version', herald.__version__") ||
       fail "$name: import herald from share/herald/python"
     echo "$name: import herald (PYTHONPATH=share/herald/python)"
+    if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+      (cd / && PYTHONPATH="$b/share/herald/python" /usr/bin/python3 -c "import herald.torch") ||
+        fail "$name: import herald.torch from share/herald/python"
+      echo "$name: import herald.torch (PYTHONPATH=share/herald/python)"
+    fi
     (cd / && bash "$b/share/herald/train_local.sh" "$b/bin" \
       "$b/share/herald/deploy/examples" "$work/bundle-run") || fail "$name: the quickstart job"
   fi

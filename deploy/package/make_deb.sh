@@ -74,6 +74,7 @@ Priority: optional
 Installed-Size: $size
 Depends: $shlibs, passwd
 Recommends: libjs-chart.js, systemd, python3, python3-grpcio, python3-protobuf, python3-numpy
+Suggests: python3-torch
 Description: distributed training for deep learning recommendation models
  Herald trains recommendation models (Wide&Deep, DeepFM, DCN, NCF, DLRM)
  whose embedding tables are larger than a GPU: parameter-server shards
