@@ -1,6 +1,5 @@
 #include "common/math/sparse_optimizer.h"
 
-#include <cmath>
 #include <cstring>
 
 // Keep the float operations exactly as written (no a*b+c contraction), so the
@@ -45,23 +44,18 @@ void InitOptimizerState(const SparseOptimizerConfig& config, uint32_t dim, float
 
 void ApplySparseUpdate(const SparseOptimizerConfig& c, uint32_t dim, const float* g, float* w,
                        float* state) {
-  const float lr = c.learning_rate;
   switch (c.kind) {
     case SparseOptimizerKind::kSgd:
-      for (uint32_t i = 0; i < dim; ++i) w[i] = w[i] - lr * g[i];
+      for (uint32_t i = 0; i < dim; ++i) SgdRule(c, g[i], &w[i]);
       return;
     case SparseOptimizerKind::kAdagrad:
-      for (uint32_t i = 0; i < dim; ++i) {
-        state[i] = state[i] + g[i] * g[i];
-        w[i] = w[i] - lr * g[i] / (std::sqrt(state[i]) + c.epsilon);
-      }
+      for (uint32_t i = 0; i < dim; ++i) AdagradRule(c, g[i], &w[i], &state[i]);
       return;
     case SparseOptimizerKind::kRowwiseAdagrad: {
       float sum_sq = 0.0f;
       for (uint32_t i = 0; i < dim; ++i) sum_sq = sum_sq + g[i] * g[i];
-      state[0] = state[0] + sum_sq / static_cast<float>(dim);
-      const float denom = std::sqrt(state[0]) + c.epsilon;
-      for (uint32_t i = 0; i < dim; ++i) w[i] = w[i] - lr * g[i] / denom;
+      const float denominator = RowwiseAdagradAccumulate(c, sum_sq, dim, &state[0]);
+      for (uint32_t i = 0; i < dim; ++i) RowwiseAdagradRule(c, g[i], denominator, &w[i]);
       return;
     }
     case SparseOptimizerKind::kAdam: {
@@ -71,15 +65,8 @@ void ApplySparseUpdate(const SparseOptimizerConfig& c, uint32_t dim, const float
       std::memcpy(&step, &state[2 * dim], sizeof(step));
       step += 1;
       std::memcpy(&state[2 * dim], &step, sizeof(step));
-      const float bias1 = 1.0f - PowerOf(c.beta1, step);
-      const float bias2 = 1.0f - PowerOf(c.beta2, step);
-      for (uint32_t i = 0; i < dim; ++i) {
-        m[i] = c.beta1 * m[i] + (1.0f - c.beta1) * g[i];
-        v[i] = c.beta2 * v[i] + (1.0f - c.beta2) * (g[i] * g[i]);
-        const float m_hat = m[i] / bias1;
-        const float v_hat = v[i] / bias2;
-        w[i] = w[i] - lr * m_hat / (std::sqrt(v_hat) + c.epsilon);
-      }
+      const AdamBias bias = AdamBiasAt(c, step);
+      for (uint32_t i = 0; i < dim; ++i) AdamRule(c, bias, g[i], &w[i], &m[i], &v[i]);
       return;
     }
   }

@@ -1,6 +1,7 @@
 #pragma once
 // Sparse (per-row) optimizer math, the one implementation shared by the
-// parameter server and the CPU worker (and mirrored by the CUDA kernels), so
+// parameter server and the CPU worker (its rules, optimizer_rules.h, are
+// the CUDA kernels' too), so
 // that a row updated by its exclusive owner equals the same row updated by the
 // PS. A row is `dim` values followed by StateFloats(kind, dim) floats of
 // optimizer state:
@@ -19,35 +20,9 @@
 
 #include <cstdint>
 
+#include "common/math/optimizer_rules.h"
+
 namespace herald::math {
-
-enum class SparseOptimizerKind { kSgd, kAdagrad, kRowwiseAdagrad, kAdam };
-
-struct SparseOptimizerConfig {
-  SparseOptimizerKind kind = SparseOptimizerKind::kSgd;
-  float learning_rate = 0.01f;
-  float epsilon = 1e-8f;
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
-  // Adagrad accumulators start here (TensorFlow uses 0.1, PyTorch 0).
-  float initial_accumulator = 0.0f;
-};
-
-// base^exponent by binary exponentiation in double multiplies (squarings
-// and products in a fixed order), rounded to float once, so every device
-// gets the same bits — libm's powf differs between glibc and CUDA. Relative
-// error below 1e-6 for every uint32 exponent (about exponent · 2^-53 before
-// the final rounding).
-inline float PowerOf(float base, uint32_t exponent) {
-  double result = 1.0;
-  double b = base;
-  while (exponent != 0) {
-    if (exponent & 1u) result = result * b;
-    b = b * b;
-    exponent >>= 1;
-  }
-  return static_cast<float>(result);
-}
 
 // Floats of optimizer state that follow the `dim` values of a row.
 uint32_t StateFloats(SparseOptimizerKind kind, uint32_t dim);

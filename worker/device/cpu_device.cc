@@ -8,6 +8,8 @@
 #include <new>
 #include <vector>
 
+#include "worker/device/elementwise_rules.h"
+
 // The same float operations as written (no contraction into fused
 // multiply-add), so the CUDA device (built with --fmad=false) can match.
 #pragma GCC optimize("O3", "fp-contract=off")
@@ -107,35 +109,28 @@ void CpuDevice::Add2D(const float* from, int from_stride, int rows, int cols, fl
 }
 
 void CpuDevice::Relu(const float* x, size_t n, float* y) {
-  for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  for (size_t i = 0; i < n; ++i) y[i] = ReluOf(x[i]);
 }
 
 void CpuDevice::ReluBackward(const float* y, const float* dy, size_t n, float* dx) {
-  for (size_t i = 0; i < n; ++i) dx[i] += y[i] > 0.0f ? dy[i] : 0.0f;
+  for (size_t i = 0; i < n; ++i) dx[i] += ReluGradient(y[i], dy[i]);
 }
 
 void CpuDevice::Sigmoid(const float* x, size_t n, float* y) {
-  for (size_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+  for (size_t i = 0; i < n; ++i) y[i] = SigmoidOf(x[i]);
 }
 
 void CpuDevice::SigmoidCrossEntropy(const float* logits, const float* labels, int n,
                                     float grad_scale, float* losses, float* dlogits) {
   for (int i = 0; i < n; ++i) {
-    const float z = logits[i];
-    const float y = labels[i];
-    // max(z, 0) − z·y + log(1 + exp(−|z|)): no overflow for any z.
-    losses[i] = std::max(z, 0.0f) - z * y + std::log1p(std::exp(-std::fabs(z)));
-    const float p = 1.0f / (1.0f + std::exp(-z));
-    dlogits[i] = (p - y) * grad_scale;
+    SigmoidCrossEntropyOf(logits[i], labels[i], grad_scale, &losses[i], &dlogits[i]);
   }
 }
 
 void CpuDevice::SquaredError(const float* outputs, const float* labels, int n, float grad_scale,
                              float* losses, float* doutputs) {
   for (int i = 0; i < n; ++i) {
-    const float e = outputs[i] - labels[i];
-    losses[i] = e * e;
-    doutputs[i] = (2.0f * e) * grad_scale;
+    SquaredErrorOf(outputs[i], labels[i], grad_scale, &losses[i], &doutputs[i]);
   }
 }
 
@@ -170,20 +165,7 @@ void CpuDevice::RowDots(const float* a, int a_stride, const float* b, int b_stri
 }
 
 void CpuDevice::FmForward(const float* x, int x_stride, int rows, int fields, int dim, float* out) {
-  for (int r = 0; r < rows; ++r) {
-    const float* xr = x + At(r, x_stride);
-    float total = 0.0f;
-    for (int k = 0; k < dim; ++k) {
-      float sum = 0.0f, sum_sq = 0.0f;
-      for (int f = 0; f < fields; ++f) {
-        const float v = xr[f * dim + k];
-        sum += v;
-        sum_sq += v * v;
-      }
-      total += sum * sum - sum_sq;
-    }
-    out[r] = 0.5f * total;
-  }
+  for (int r = 0; r < rows; ++r) out[r] = FmOfRow(x + At(r, x_stride), fields, dim);
 }
 
 void CpuDevice::FmBackward(const float* x, int x_stride, const float* dout, int rows, int fields,

@@ -7,11 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define HERALD_POOLING_FN __host__ __device__ inline
-#else
-#define HERALD_POOLING_FN inline
-#endif
+#include "common/host_device.h"
 
 namespace herald::worker {
 
@@ -22,7 +18,7 @@ enum class Pooling : int32_t {
 };
 
 // The factor a bag of `n` rows (n > 0) is multiplied by.
-HERALD_POOLING_FN float PoolingScale(Pooling pooling, uint32_t n) {
+HERALD_HOST_DEVICE_FN float PoolingScale(Pooling pooling, uint32_t n) {
   switch (pooling) {
     case Pooling::kMean:
       return 1.0f / static_cast<float>(n);

@@ -14,16 +14,6 @@
 namespace herald::worker {
 namespace {
 
-cuda::OptimizerParams ToParams(const math::SparseOptimizerConfig& c) {
-  cuda::OptimizerParams p;
-  p.kind = static_cast<int>(c.kind);
-  p.learning_rate = c.learning_rate;
-  p.epsilon = c.epsilon;
-  p.beta1 = c.beta1;
-  p.beta2 = c.beta2;
-  return p;
-}
-
 bool Overlaps(const void* a, const void* b, size_t bytes) {
   const char* x = static_cast<const char*>(a);
   const char* y = static_cast<const char*>(b);
@@ -736,7 +726,7 @@ void CudaDevice::MoveRowsOfTables(int move, const std::vector<RowsOfTable>& tabl
 void CudaDevice::ApplyOptimizer(const math::SparseOptimizerConfig& config, size_t n,
                                 const float* grad, float* values, float* state) {
   if (Ready()) {
-    CheckCuda(cuda::ApplyOptimizer(stream_, ToParams(config), n, grad, values, state),
+    CheckCuda(cuda::ApplyOptimizer(stream_, config, n, grad, values, state),
               "ApplyOptimizer kernel");
   }
 }
@@ -748,8 +738,8 @@ void CudaDevice::ApplyRowUpdatesAndZero(const std::vector<RowUpdateTable>& table
   int max_dim = 0;
   for (size_t i = 0; i < tables.size(); ++i) {
     const RowUpdateTable& t = tables[i];
-    args[i] = {ToParams(t.optimizer),      t.dim, t.slots, t.grads, t.rows, t.row_stride,
-               static_cast<uint32_t>(rows)};
+    args[i] = {
+        t.optimizer, t.dim, t.slots, t.grads, t.rows, t.row_stride, static_cast<uint32_t>(rows)};
     rows += static_cast<uint64_t>(t.n);
     max_dim = std::max(max_dim, t.dim);
   }
@@ -772,9 +762,9 @@ void CudaDevice::ApplyRowUpdates(const math::SparseOptimizerConfig& config, int 
                                  const uint32_t* slots, int n, const float* grads, int grad_stride,
                                  float* rows, int row_stride) {
   if (Ready()) {
-    CheckCuda(cuda::ApplyRowUpdates(stream_, ToParams(config), dim, slots, n, grads, grad_stride,
-                                    rows, row_stride),
-              "ApplyRowUpdates kernel");
+    CheckCuda(
+        cuda::ApplyRowUpdates(stream_, config, dim, slots, n, grads, grad_stride, rows, row_stride),
+        "ApplyRowUpdates kernel");
   }
 }
 

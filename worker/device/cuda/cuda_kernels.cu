@@ -4,6 +4,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "worker/device/cuda/cuda_kernels.h"
+#include "worker/device/elementwise_rules.h"
 #include "worker/device/pooling.h"
 
 // Compiled with --fmad=false (worker/device/cuda/BUILD.bazel): every a*b+c
@@ -88,35 +89,31 @@ __global__ void Add2DKernel(size_t total, const float* from, int from_stride, in
 
 // ------------------------------------------------------------ elementwise
 
+// The CPU's own rules (worker/device/elementwise_rules.h).
+
 __global__ void ReluKernel(size_t n, const float* x, float* y) {
-  HERALD_GRID_LOOP(i, n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  HERALD_GRID_LOOP(i, n) y[i] = ReluOf(x[i]);
 }
 
 __global__ void ReluBackwardKernel(size_t n, const float* y, const float* dy, float* dx) {
-  HERALD_GRID_LOOP(i, n) dx[i] += y[i] > 0.0f ? dy[i] : 0.0f;
+  HERALD_GRID_LOOP(i, n) dx[i] += ReluGradient(y[i], dy[i]);
 }
 
 __global__ void SigmoidKernel(size_t n, const float* x, float* y) {
-  HERALD_GRID_LOOP(i, n) y[i] = 1.0f / (1.0f + expf(-x[i]));
+  HERALD_GRID_LOOP(i, n) y[i] = SigmoidOf(x[i]);
 }
 
 __global__ void SigmoidCrossEntropyKernel(size_t n, const float* logits, const float* labels,
                                           float grad_scale, float* losses, float* dlogits) {
   HERALD_GRID_LOOP(i, n) {
-    const float z = logits[i];
-    const float y = labels[i];
-    losses[i] = fmaxf(z, 0.0f) - z * y + log1pf(expf(-fabsf(z)));
-    const float p = 1.0f / (1.0f + expf(-z));
-    dlogits[i] = (p - y) * grad_scale;
+    SigmoidCrossEntropyOf(logits[i], labels[i], grad_scale, &losses[i], &dlogits[i]);
   }
 }
 
 __global__ void SquaredErrorKernel(size_t n, const float* outputs, const float* labels,
                                    float grad_scale, float* losses, float* doutputs) {
   HERALD_GRID_LOOP(i, n) {
-    const float e = outputs[i] - labels[i];
-    losses[i] = e * e;
-    doutputs[i] = (2.0f * e) * grad_scale;
+    SquaredErrorOf(outputs[i], labels[i], grad_scale, &losses[i], &doutputs[i]);
   }
 }
 
@@ -154,20 +151,7 @@ __global__ void RowDotsKernel(size_t rows, const float* a, int a_stride, const f
 
 __global__ void FmForwardKernel(size_t rows, const float* x, int x_stride, int fields, int dim,
                                 float* out) {
-  HERALD_GRID_LOOP(r, rows) {
-    const float* xr = x + At(static_cast<int>(r), x_stride);
-    float total = 0.0f;
-    for (int k = 0; k < dim; ++k) {
-      float sum = 0.0f, sum_sq = 0.0f;
-      for (int f = 0; f < fields; ++f) {
-        const float v = xr[f * dim + k];
-        sum += v;
-        sum_sq += v * v;
-      }
-      total += sum * sum - sum_sq;
-    }
-    out[r] = 0.5f * total;
-  }
+  HERALD_GRID_LOOP(r, rows) out[r] = FmOfRow(x + At(static_cast<int>(r), x_stride), fields, dim);
 }
 
 // One thread per (row, k).
@@ -412,57 +396,28 @@ __global__ void MoveRowsOfTablesKernel(size_t total, RowMove move, const RowMove
 }
 
 // ------------------------------------------------------------ optimizers
-// The math of common/math/sparse_optimizer.cc, element by element.
+// The rules of common/math/optimizer_rules.h, the CPU's own, element by
+// element.
 
-__device__ void SgdElement(const OptimizerParams& c, float g, float* w) {
-  *w = *w - c.learning_rate * g;
-}
-
-__device__ void AdagradElement(const OptimizerParams& c, float g, float* w, float* acc) {
-  *acc = *acc + g * g;
-  *w = *w - c.learning_rate * g / (sqrtf(*acc) + c.epsilon);
-}
-
-// math::PowerOf: the same double multiplies in the same order, so the bias
-// correction has the CPU's bits.
-__device__ float PowerOf(float base, uint32_t exponent) {
-  double result = 1.0;
-  double b = base;
-  while (exponent != 0) {
-    if (exponent & 1u) result = result * b;
-    b = b * b;
-    exponent >>= 1;
-  }
-  return static_cast<float>(result);
-}
-
-// `step` is the step after this update (≥ 1).
-__device__ void AdamElement(const OptimizerParams& c, uint32_t step, float g, float* w, float* m,
-                            float* v) {
-  const float bias1 = 1.0f - PowerOf(c.beta1, step);
-  const float bias2 = 1.0f - PowerOf(c.beta2, step);
-  *m = c.beta1 * *m + (1.0f - c.beta1) * g;
-  *v = c.beta2 * *v + (1.0f - c.beta2) * (g * g);
-  const float m_hat = *m / bias1;
-  const float v_hat = *v / bias2;
-  *w = *w - c.learning_rate * m_hat / (sqrtf(v_hat) + c.epsilon);
-}
+using math::SparseOptimizerKind;
 
 __global__ void FlatOptimizerKernel(size_t n, OptimizerParams c, const float* grad, float* values,
                                     float* state) {
   HERALD_GRID_LOOP(i, n) {
     switch (c.kind) {
-      case 0:
-        SgdElement(c, grad[i], &values[i]);
+      case SparseOptimizerKind::kSgd:
+        math::SgdRule(c, grad[i], &values[i]);
         break;
-      case 1:
-        AdagradElement(c, grad[i], &values[i], &state[i]);
+      case SparseOptimizerKind::kAdagrad:
+        math::AdagradRule(c, grad[i], &values[i], &state[i]);
         break;
-      case 3: {
+      case SparseOptimizerKind::kAdam: {
         const uint32_t step = __float_as_uint(state[2 * n]) + 1;
-        AdamElement(c, step, grad[i], &values[i], &state[i], &state[n + i]);
+        math::AdamRule(c, math::AdamBiasAt(c, step), grad[i], &values[i], &state[i], &state[n + i]);
         break;
       }
+      case SparseOptimizerKind::kRowwiseAdagrad:
+        break;  // RowwiseAccumulateKernel and RowwiseApplyKernel
     }
   }
 }
@@ -474,17 +429,17 @@ __global__ void IncrementStepKernel(float* step_slot) {
 
 // Single thread: row-wise Adagrad's accumulator of a flat vector (the sum of
 // squares in index order, as the CPU does).
-__global__ void RowwiseAccumulateKernel(size_t n, const float* grad, float* state) {
+__global__ void RowwiseAccumulateKernel(size_t n, OptimizerParams c, const float* grad,
+                                        float* state) {
   float sum_sq = 0.0f;
   for (size_t i = 0; i < n; ++i) sum_sq = sum_sq + grad[i] * grad[i];
-  state[0] = state[0] + sum_sq / static_cast<float>(n);
+  math::RowwiseAdagradAccumulate(c, sum_sq, static_cast<uint32_t>(n), &state[0]);
 }
 
 __global__ void RowwiseApplyKernel(size_t n, OptimizerParams c, const float* grad, float* values,
                                    const float* state) {
   HERALD_GRID_LOOP(i, n) {
-    const float denom = sqrtf(state[0]) + c.epsilon;
-    values[i] = values[i] - c.learning_rate * grad[i] / denom;
+    math::RowwiseAdagradRule(c, grad[i], math::RowwiseAdagradDenominator(c, state[0]), &values[i]);
   }
 }
 
@@ -496,32 +451,35 @@ __device__ void UpdateRow(const OptimizerParams& c, int dim, uint32_t slot, floa
   float* g = grads + static_cast<size_t>(slot) * grad_stride;
   float* state = w + dim;
   switch (c.kind) {
-    case 0:
-      for (int i = threadIdx.x; i < dim; i += blockDim.x) SgdElement(c, g[i], &w[i]);
+    case SparseOptimizerKind::kSgd:
+      for (int i = threadIdx.x; i < dim; i += blockDim.x) math::SgdRule(c, g[i], &w[i]);
       break;
-    case 1:
-      for (int i = threadIdx.x; i < dim; i += blockDim.x) AdagradElement(c, g[i], &w[i], &state[i]);
+    case SparseOptimizerKind::kAdagrad:
+      for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+        math::AdagradRule(c, g[i], &w[i], &state[i]);
+      }
       break;
-    case 2: {
-      __shared__ float denom;
+    case SparseOptimizerKind::kRowwiseAdagrad: {
+      __shared__ float denominator;
       if (threadIdx.x == 0) {
         float sum_sq = 0.0f;
         for (int i = 0; i < dim; ++i) sum_sq = sum_sq + g[i] * g[i];
-        state[0] = state[0] + sum_sq / static_cast<float>(dim);
-        denom = sqrtf(state[0]) + c.epsilon;
+        denominator =
+            math::RowwiseAdagradAccumulate(c, sum_sq, static_cast<uint32_t>(dim), &state[0]);
       }
       __syncthreads();
       for (int i = threadIdx.x; i < dim; i += blockDim.x) {
-        w[i] = w[i] - c.learning_rate * g[i] / denom;
+        math::RowwiseAdagradRule(c, g[i], denominator, &w[i]);
       }
       break;
     }
-    case 3: {
+    case SparseOptimizerKind::kAdam: {
       const uint32_t step = __float_as_uint(state[2 * dim]) + 1;
       __syncthreads();  // every thread has read the old step
       if (threadIdx.x == 0) state[2 * dim] = __uint_as_float(step);
+      const math::AdamBias bias = math::AdamBiasAt(c, step);
       for (int i = threadIdx.x; i < dim; i += blockDim.x) {
-        AdamElement(c, step, g[i], &w[i], &state[i], &state[dim + i]);
+        math::AdamRule(c, bias, g[i], &w[i], &state[i], &state[dim + i]);
       }
       break;
     }
@@ -736,13 +694,13 @@ int ZeroRows(Stream stream, const uint32_t* slots, int n, int width, int row_str
 int ApplyOptimizer(Stream stream, const OptimizerParams& config, size_t n, const float* grad,
                    float* values, float* state) {
   if (n == 0) return 0;
-  if (config.kind == 2) {
-    RowwiseAccumulateKernel<<<1, 1, 0, stream>>>(n, grad, state);
+  if (config.kind == math::SparseOptimizerKind::kRowwiseAdagrad) {
+    RowwiseAccumulateKernel<<<1, 1, 0, stream>>>(n, config, grad, state);
     return Launch(stream, n, RowwiseApplyKernel, config, grad, values,
                   static_cast<const float*>(state));
   }
   const int launched = Launch(stream, n, FlatOptimizerKernel, config, grad, values, state);
-  if (launched != 0 || config.kind != 3) return launched;
+  if (launched != 0 || config.kind != math::SparseOptimizerKind::kAdam) return launched;
   IncrementStepKernel<<<1, 1, 0, stream>>>(state + 2 * n);
   return LastError();
 }

@@ -8,11 +8,14 @@
 // root): every kernel adds in the same order as CpuDevice's loops, so the
 // results equal the CPU's bit for bit, except where a transcendental
 // function is involved (exp, log1p: Sigmoid, SigmoidCrossEntropy), where
-// CUDA's libm may differ by a few ulp. Adam's bias correction uses
-// math::PowerOf's double multiplies, not powf, so optimizers are bitwise.
+// CUDA's libm may differ by a few ulp. The optimizers run the CPU's own
+// rules (common/math/optimizer_rules.h, compiled by nvcc too), Adam's bias
+// correction by math::PowerOf's double multiplies, not powf: bitwise.
 
 #include <cstddef>
 #include <cstdint>
+
+#include "common/math/optimizer_rules.h"
 
 struct CUstream_st;
 
@@ -20,15 +23,9 @@ namespace herald::worker::cuda {
 
 using Stream = CUstream_st*;
 
-// A POD copy of math::SparseOptimizerConfig (kind as its enum value:
-// 0 SGD, 1 Adagrad, 2 row-wise Adagrad, 3 Adam).
-struct OptimizerParams {
-  int kind = 0;
-  float learning_rate = 0;
-  float epsilon = 0;
-  float beta1 = 0;
-  float beta2 = 0;
-};
+// The optimizers' configuration and rules, shared with the CPU
+// (common/math/optimizer_rules.h).
+using OptimizerParams = math::SparseOptimizerConfig;
 
 int Fill(Stream stream, float* x, size_t n, float value);
 // c[r, c] *= beta for an m×n block with row stride ldc.
