@@ -2,16 +2,21 @@
 # README command 2: the full test suite. Installs dependencies, builds every
 # target and runs every test. Where nvcc exists (/usr/local/cuda) the CUDA
 # targets are compiled too (--config=cuda); GPU tests skip visibly without a
-# device. The format check (tools/check_format.sh) runs first and counts as
-# one test; the thread-safety build (--config=tsa, clang-14) and the release
+# device. The format check (tools/check_format.sh) and the check of the
+# paths docs/architecture.md names (tools/check_doc_paths.sh) run first and
+# count as one test each; the thread-safety build (--config=tsa, clang-14) and the release
 # artefacts' test (tests/package_test.sh) run last and count as one each. Ends with a line "N passed, N failed, N skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash deploy/install_deps.sh
+bash tools/prune_disk_cache.sh
 
 format_failed=0
 bash tools/check_format.sh || format_failed=1
+# Every path docs/architecture.md names exists (one test).
+doc_paths_failed=0
+bash tools/check_doc_paths.sh || doc_paths_failed=1
 
 config=()
 if [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -85,11 +90,13 @@ case $package_status in
   77) skipped=$((skipped + 1)) ;;
   *) failed=$((failed + 1)); [ "$status" -ne 0 ] || status=1 ;;
 esac
-if [ "$format_failed" -eq 1 ]; then
-  failed=$((failed + 1))
-  [ "$status" -ne 0 ] || status=1
-else
-  passed=$((passed + 1))
-fi
+for check_failed in "$format_failed" "$doc_paths_failed"; do
+  if [ "$check_failed" -eq 1 ]; then
+    failed=$((failed + 1))
+    [ "$status" -ne 0 ] || status=1
+  else
+    passed=$((passed + 1))
+  fi
+done
 echo "${passed} passed, ${failed} failed, ${skipped} skipped"
 exit "$status"
