@@ -3,7 +3,7 @@
 // gRPC (GrpcShardStub), with the data calls over UCX (UcxShardStub), or
 // straight into a PsCore (InProcessShardStub, in_process_ps_cluster.h,
 // tests only). The data calls take the
-// shard's own request spans (ps_server/shard/shard_requests.h), so each
+// shard's own request spans (ps_server/wire/shard_requests.h), so each
 // transport encodes the caller's arrays once.
 
 #include <cstdint>
@@ -17,7 +17,7 @@
 #include "absl/time/time.h"
 #include "common/pending_call.h"
 #include "proto/ps.pb.h"
-#include "ps_server/shard/shard_requests.h"
+#include "ps_server/wire/shard_requests.h"
 
 namespace herald::ps {
 

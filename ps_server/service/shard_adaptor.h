@@ -1,6 +1,6 @@
 #pragma once
 // The protobuf side of a JobShard: decodes a request's byte fields into the
-// spans the shard serves (ps_server/shard/shard_requests.h) and writes a
+// spans the shard serves (ps_server/wire/shard_requests.h) and writes a
 // fetch's rows straight into the response. Byte fields are viewed in place
 // where they are aligned for their type (protobuf keeps them on the heap, so
 // they are) and copied otherwise. A request that cannot be decoded (a byte

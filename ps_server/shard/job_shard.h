@@ -38,8 +38,8 @@
 #include "ps_server/shard/disk_tier.h"
 #include "ps_server/shard/iteration_buffer.h"
 #include "ps_server/shard/iteration_clock.h"
-#include "ps_server/shard/shard_requests.h"
 #include "ps_server/shard/shard_table.h"
+#include "ps_server/wire/shard_requests.h"
 
 namespace herald::ps {
 

@@ -26,7 +26,7 @@
 #include "absl/types/span.h"
 #include "common/ids.h"
 #include "common/ucx/aligned_buffer.h"
-#include "ps_server/shard/shard_requests.h"
+#include "ps_server/wire/shard_requests.h"
 
 namespace herald::ps::wire {
 
