@@ -9,7 +9,7 @@
 // Data: the generator's Criteo-shaped samples (Kaggle cardinalities), both
 // entity-correlated and independent columns. Cache: 10% of the distinct keys
 // of the simulated samples, per table and worker. Every plan is replayed
-// through the PlanChecker (exact BSP: a saving that skips synchronisation
+// through the PlanReplay (exact BSP: a saving that skips synchronisation
 // would fail it), except in the timing-only runs.
 
 #include <algorithm>

@@ -31,7 +31,7 @@ struct SimulateOptions {
   bool warm_start = false;
   double budget_ms = 0;
   uint32_t threads = 1;  // planner threads (tables planned at once), 1..64
-  bool check = true;     // replay every plan through the PlanChecker
+  bool check = true;     // replay every plan through the PlanReplay
   // The exact options, as in a job spec; unset (nullopt, 0) means the
   // policy's default, as for a job (common/scheduling_defaults.h).
   // Worker-to-worker hand-offs (PlannerOptions::handoff).

@@ -1,7 +1,7 @@
 #pragma once
 // plan::Step ⇄ proto::WorkerStep. Decoding checks every byte length and
 // count (the plan's through plan_codec.h); the plan's meaning is checked
-// against the cache by the worker (worker/cache/plan_check.h).
+// against the cache by the worker (worker/cache/step_validator.h).
 
 #include <cstdint>
 #include <vector>

@@ -3,8 +3,8 @@
 // the worker evicts, fetches, initialises, receives, trains, pushes, writes
 // back and sends, in terms of its cache slots. Made by the scheduler's
 // planner, executed by the worker's StepExecutor (worker/cache/
-// step_executor.h), checked by both sides (worker/cache/plan_check.h,
-// scheduler/planner/plan_checker.h). Wire form: proto/plan.proto, codec:
+// step_executor.h), checked by both sides (worker/cache/step_validator.h,
+// scheduler/planner/plan_replay.h). Wire form: proto/plan.proto, codec:
 // plan/plan_codec.h.
 //
 // A plan is a set of lists, one per kind of operation. Each list is a group

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "scheduler/planner/plan_checker.h"
 #include "scheduler/planner/plan_digest.h"
+#include "scheduler/planner/plan_replay.h"
 
 namespace herald::scheduler {
 namespace {
@@ -55,7 +55,7 @@ TEST(CacheRefill, AReplayedPlannerPlansAsTheUninterruptedOneOnRefilledCaches) {
     auto uninterrupted = Planner::Create(options);
     auto resumed = Planner::Create(options);
     ASSERT_TRUE(uninterrupted.ok() && resumed.ok());
-    PlanChecker restarted(options.num_workers, options.slots);  // empty caches
+    PlanReplay restarted(options.num_workers, options.slots);  // empty caches
     uint64_t refilled = 0;
     for (size_t i = 0; i < batches.size(); ++i) {
       const data::KeyBatch* next = i + 1 < batches.size() ? &batches[i + 1] : nullptr;
@@ -95,7 +95,7 @@ TEST(CacheRefill, WithoutTheRefillTheResumedPlanDoesNotRun) {
   for (size_t i = 0; i < 10; ++i) ASSERT_TRUE((*resumed)->Plan(batches[i], &batches[i + 1]).ok());
   auto plan = (*resumed)->Plan(batches[10], &batches[11]);
   ASSERT_TRUE(plan.ok());
-  PlanChecker restarted(options.num_workers, options.slots);
+  PlanReplay restarted(options.num_workers, options.slots);
   std::vector<PlanCounts> counts;
   EXPECT_FALSE(restarted.Check(batches[10], *plan, &counts).ok());
 }

@@ -1,7 +1,7 @@
 #include "scheduler/planner/exhaustive_search.h"
 
 #include "gtest/gtest.h"
-#include "scheduler/planner/plan_checker.h"
+#include "scheduler/planner/plan_replay.h"
 #include "scheduler/planner/tiny_instance.h"
 
 namespace herald::scheduler {
@@ -34,14 +34,14 @@ ExhaustiveOptions Options(const std::string& policy, uint32_t workers, uint32_t 
   return o;
 }
 
-// Replays `allocation` through a planner and the PlanChecker; returns the
+// Replays `allocation` through a planner and the PlanReplay; returns the
 // transmissions the checker counted.
 uint64_t ReplayChecked(const PlannerOptions& options, const std::vector<data::KeyBatch>& batches,
                        const std::vector<std::vector<uint32_t>>& allocation) {
   auto planner = Planner::Create(options);
   EXPECT_TRUE(planner.ok());
   for (const auto& worker_of : allocation) (*planner)->ForceAllocation(worker_of);
-  PlanChecker checker(options.num_workers, options.slots);
+  PlanReplay checker(options.num_workers, options.slots);
   uint64_t total = 0;
   for (size_t b = 0; b < batches.size(); ++b) {
     auto plan = (*planner)->Plan(batches[b], b + 1 < batches.size() ? &batches[b + 1] : nullptr);

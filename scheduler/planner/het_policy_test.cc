@@ -9,8 +9,8 @@
 #include "common/model_consistency.h"
 #include "common/status.h"
 #include "gtest/gtest.h"
-#include "scheduler/planner/plan_checker.h"
 #include "scheduler/planner/plan_digest.h"
+#include "scheduler/planner/plan_replay.h"
 #include "scheduler/planner/planner.h"
 #include "scheduler/planner/scheduling_spec.h"
 #include "scheduler/planner/simulator.h"
@@ -62,7 +62,7 @@ std::vector<uint64_t> Digests(const PlannerOptions& o, const std::vector<data::K
   EXPECT_TRUE(planner.ok()) << planner.status();
   if (!planner.ok()) return {};
   StalenessChecker stale(o.num_workers, o.slots, o.staleness);
-  PlanChecker exact(o.num_workers, o.slots);
+  PlanReplay exact(o.num_workers, o.slots);
   const bool het = o.policy.sync == SyncMode::kStale;
   std::vector<uint64_t> digests;
   for (size_t i = 0; i < batches.size(); ++i) {

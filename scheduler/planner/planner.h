@@ -5,7 +5,7 @@
 // every sample's row (plan::TableSamples). It owns every worker's cache
 // layout and knows where each cached row's newest version is (row_directory.h).
 //
-// Invariants of every emitted plan (checked independently by PlanChecker):
+// Invariants of every emitted plan (checked independently by PlanReplay):
 //  * a worker trains only rows whose newest version is in its cache when its
 //    iteration starts (held dirty, fetched this iteration, or a copy nobody
 //    changed since it was fetched);

@@ -7,7 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "scheduler/planner/plan_checker.h"
+#include "scheduler/planner/plan_replay.h"
 
 namespace herald::scheduler {
 namespace {
@@ -60,7 +60,7 @@ std::vector<PlanCounts> RunChecked(const PlannerOptions& options,
   EXPECT_TRUE(planner.ok()) << planner.status();
   if (!planner.ok()) return {};
   for (const std::vector<uint32_t>& worker_of : forced) (*planner)->ForceAllocation(worker_of);
-  PlanChecker checker(options.num_workers, options.slots);
+  PlanReplay checker(options.num_workers, options.slots);
   std::vector<PlanCounts> totals;
   for (size_t i = 0; i < batches.size(); ++i) {
     const data::KeyBatch* next = i + 1 < batches.size() ? &batches[i + 1] : nullptr;
@@ -189,7 +189,7 @@ TEST(PlannerTest, WriteBacksToTheOneOtherNextTrainerAreCountedAsHandOffs) {
     auto planner = *Planner::Create(Options("herald", 2, 1, 8, 8));
     planner->ForceAllocation({0, 1});
     planner->ForceAllocation({0, 1});
-    PlanChecker checker(2, {8});
+    PlanReplay checker(2, {8});
     std::vector<PlanCounts> counts;
     auto plan = planner->Plan(first, &sc.next);
     ASSERT_TRUE(plan.ok()) << plan.status();
@@ -353,7 +353,7 @@ TEST(PlannerTest, FetchesOfRowsUnchangedSinceTheLastIterationMayGoEarly) {
   // iteration 0's commit changed its PS copy.
   const PlannerOptions o = Options("vanilla", 1, 1, 4, 4);
   auto planner = *Planner::Create(o);
-  PlanChecker checker(1, o.slots);
+  PlanReplay checker(1, o.slots);
   std::vector<PlanCounts> counts;
   IterationPlan first = *planner->Plan(batches[0], &batches[1]);
   ASSERT_TRUE(checker.Check(batches[0], first, &counts).ok());
@@ -696,7 +696,7 @@ TEST(PlannerReadAheadTest, TheBatchAfterTheNextChangesNoPlan) {
         o.threads = threads;
         auto planner = Planner::Create(o);
         ASSERT_TRUE(planner.ok()) << planner.status();
-        PlanChecker checker(o.num_workers, o.slots);
+        PlanReplay checker(o.num_workers, o.slots);
         IterationPlan plan;
         for (size_t i = 0; i < batches.size(); ++i) {
           const data::KeyBatch* next = i + 1 < batches.size() ? &batches[i + 1] : nullptr;
@@ -786,7 +786,7 @@ absl::Status CheckTampered(const PlannerOptions& o, const std::vector<data::KeyB
                            const std::vector<std::vector<uint32_t>>& forced, Tamper tamper) {
   auto planner = *Planner::Create(o);
   for (const std::vector<uint32_t>& worker_of : forced) planner->ForceAllocation(worker_of);
-  PlanChecker checker(o.num_workers, o.slots);
+  PlanReplay checker(o.num_workers, o.slots);
   std::vector<PlanCounts> counts;
   absl::Status status;
   for (size_t i = 0; i < batches.size() && status.ok(); ++i) {
@@ -898,7 +898,7 @@ TEST(PlannerWarmStartTest, FetchesTheHottestKeysAtIterationZeroAndHitsThemLater)
   (*planner)->ForceAllocation({0, 1});
   (*planner)->ForceAllocation({0, 1});
   const std::vector<data::KeyBatch> batches = {OneTable({1, 2}), OneTable({9, 8})};
-  PlanChecker checker(2, o.slots);
+  PlanReplay checker(2, o.slots);
   std::vector<PlanCounts> counts;
 
   auto first = (*planner)->Plan(batches[0], &batches[1]);

@@ -1,7 +1,7 @@
 #pragma once
 // The reads a worker's plan makes of its cache for one table: for every
 // sample it trains, each key of the sample with the slot the plan gives it.
-// Shared by the plan checkers (plan_checker.h, staleness_checker.h), which
+// Shared by the plan checkers (plan_replay.h, staleness_checker.h), which
 // judge each read by their own rules.
 
 #include <cstdint>

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <optional>
 
-#include "scheduler/planner/plan_checker.h"
 #include "scheduler/planner/plan_digest.h"
+#include "scheduler/planner/plan_replay.h"
 #include "scheduler/planner/staleness_checker.h"
 
 namespace herald::scheduler {
@@ -54,7 +54,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options, Batc
   // Policy het is not exact: its plans are checked against its staleness
   // bound instead.
   const bool stale = options.planner.policy.sync == SyncMode::kStale;
-  std::optional<PlanChecker> checker;
+  std::optional<PlanReplay> checker;
   std::optional<StalenessChecker> staleness_checker;
   if (options.check && stale) {
     staleness_checker.emplace(options.planner.num_workers, options.planner.slots,

@@ -1,6 +1,6 @@
 #pragma once
 // Runs a policy without any PS or worker: plans every global batch of a
-// source, replays each plan through the PlanChecker (unless disabled), and
+// source, replays each plan through the PlanReplay (unless disabled), and
 // records the rows moved per iteration and the planner's time per batch.
 // Used by `heraldctl simulate` and the scheduler benchmark.
 
@@ -65,7 +65,7 @@ struct SimulationResult {
 struct SimulationOptions {
   PlannerOptions planner;
   uint64_t max_iterations = 0;  // 0: until the source ends
-  bool check = true;            // replay through the PlanChecker
+  bool check = true;            // replay through the PlanReplay
 };
 
 // Errors: the source's, the planner's, or the checker's (FailedPrecondition).

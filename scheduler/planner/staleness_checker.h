@@ -1,6 +1,6 @@
 #pragma once
 // The independent replay of policy het's plans (SyncMode::kStale), the
-// counterpart of PlanChecker for a policy that is not exact: instead of
+// counterpart of PlanReplay for a policy that is not exact: instead of
 // proving that every worker trains the newest version of every row, it
 // proves HET's bound. It keeps its own clocks (HET's Lamport clocks, in
 // absolute numbers: the global clock of every row ever pushed, the start

@@ -1,7 +1,7 @@
 #include "scheduler/planner/table_profiler.h"
 
 #include "gtest/gtest.h"
-#include "scheduler/planner/plan_checker.h"
+#include "scheduler/planner/plan_replay.h"
 #include "scheduler/planner/planner.h"
 
 namespace herald::scheduler {
@@ -108,7 +108,7 @@ TEST(HeraldAdaptiveTest, PlansStayExactWhateverTablesAreScored) {
   for (uint32_t top_k : {1u, 2u}) {
     auto planner = Planner::Create(AdaptiveOptionsFor("herald-adaptive", top_k));
     ASSERT_TRUE(planner.ok());
-    PlanChecker checker(2, {8, 8});
+    PlanReplay checker(2, {8, 8});
     for (uint32_t b = 0; b < 10; ++b) {
       const data::KeyBatch batch = TwoTableBatch(b), next = TwoTableBatch(b + 1);
       auto plan = (*planner)->Plan(batch, b < 9 ? &next : nullptr);

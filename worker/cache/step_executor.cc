@@ -41,7 +41,7 @@ StepExecutor::StepExecutor(Device* device, RecModel* model, DenseOptimizer* dens
       all_reducer_(all_reducer),
       ps_(ps),
       cache_(cache),
-      plan_checker_(options.check_threads),
+      step_validator_(options.check_threads),
       options_(options),
       table_pool_(options.check_threads > 1
                       ? std::make_unique<ThreadPool>(options.check_threads - 1, "cache-tables")
@@ -59,7 +59,7 @@ absl::Status StepExecutor::Check(const plan::Step& step) {
   // Checked ahead (at the end of the step before) if the cache is unchanged since.
   if (step.checked_at == 0 || step.checked_at != check_token_ ||
       cache_->changes() != checked_changes_) {
-    HERALD_RETURN_IF_ERROR(plan_checker_.Check(*cache_, step));
+    HERALD_RETURN_IF_ERROR(step_validator_.Check(*cache_, step));
   }
   HERALD_RETURN_IF_ERROR(hand_offs_.CheckPeers(step, options_.serve));
   // With the previous step's hand-off exchange still running (overlap), its
@@ -219,7 +219,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   // the cache as this step leaves it (a failure is reported when it runs).
   // and pack its lists for the device.
   start = absl::Now();
-  if (next != nullptr && plan_checker_.Check(*cache_, *next).ok()) {
+  if (next != nullptr && step_validator_.Check(*cache_, *next).ok()) {
     check_token_ = next_check_token.fetch_add(1);
     checked_changes_ = cache_->changes();
     next->checked_at = check_token_;

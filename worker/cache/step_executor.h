@@ -33,7 +33,7 @@
 // iteration before; otherwise it waits for that commit), and no arithmetic
 // moves: overlap changes no bit of the model. The phase times are then the
 // time the worker waited for each phase, not the time its transfers took.
-// The whole step is validated first (plan_check.h); a step that does not fit
+// The whole step is validated first (step_validator.h); a step that does not fit
 // changes nothing. On a device that runs asynchronously (a GPU) one step's
 // device work is queued whole: the only waits are the reads of rows leaving
 // the cache (push, write-back, hand-off) and, last, the loss. The shared
@@ -66,12 +66,12 @@
 #include "worker/cache/embedding_cache.h"
 #include "worker/cache/hand_offs.h"
 #include "worker/cache/held_gradients.h"
-#include "worker/cache/plan_check.h"
 #include "worker/cache/row_fetcher.h"
 #include "worker/cache/served_gradients.h"
 #include "worker/cache/slot_transfer.h"
 #include "worker/cache/step_result.h"
 #include "worker/cache/step_upload.h"
+#include "worker/cache/step_validator.h"
 #include "worker/collectives/all_reducer.h"
 #include "worker/collectives/row_exchanger.h"
 #include "worker/device/device_timer.h"
@@ -100,7 +100,7 @@ struct ExecutorOptions {
   std::vector<float> init_scale;
   // Overlap transfers with each other and with compute (see above).
   bool overlap = true;
-  // Threads checking each step's plan, tables in parallel (PlanChecker),
+  // Threads checking each step's plan, tables in parallel (StepValidator),
   // and doing the cache's per-table bookkeeping of evictions and loads.
   int check_threads = 1;
 };
@@ -176,7 +176,7 @@ class StepExecutor {
   DenseAllReducer* all_reducer_;
   ps::PsClient* ps_;
   EmbeddingCache* cache_;
-  PlanChecker plan_checker_;  // every step is checked before any of it runs
+  StepValidator step_validator_;  // every step is checked before any of it runs
   ExecutorOptions options_;
   // Threads (with the caller's) for the cache's per-table bookkeeping of
   // evictions and loads (table_parallel.h); null: the caller's alone.

@@ -31,10 +31,10 @@
 
 namespace herald::scheduler {
 
-class PlanChecker {
+class PlanReplay {
  public:
   // slots: per table, every worker's slot array size.
-  PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots);
+  PlanReplay(uint32_t num_workers, std::vector<uint32_t> slots);
 
   // Replays `plan` (for `batch`) and fills counts[w] with what worker w
   // moved. Errors: FailedPrecondition describing the first violation

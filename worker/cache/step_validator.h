@@ -19,6 +19,12 @@
 //   write-back: slot listed once, holds the named key, is dirty after
 //              training (owned now or before), and is not shared.
 // Errors: InvalidArgument naming table, list, index, slot and key.
+//
+// Independent of the planner's code on purpose: the worker trusts nothing
+// it receives, and this is a second, separate implementation of the cache
+// rules (the scheduler's PlanReplay, scheduler/planner/plan_replay.h,
+// checks the planner's output against its own model of every cache), so a
+// planner bug is refused here instead of executed.
 
 #include <memory>
 #include <vector>
@@ -32,17 +38,17 @@ namespace herald::worker {
 
 absl::Status ValidatePlan(const EmbeddingCache& cache, const plan::Step& step);
 
-struct CheckScratch;  // plan_check.cc
+struct CheckScratch;  // step_validator.cc
 
 // ValidatePlan with memory kept from one step to the next (per-slot sets
 // sized to the largest table, cleared in O(1)): a worker checks every step
 // with one. With threads > 1 the tables are checked in parallel, each
 // thread with its own sets (memory grows with threads); the error is still
 // the one of the first failing table. Not thread-safe.
-class PlanChecker {
+class StepValidator {
  public:
-  explicit PlanChecker(int threads = 1);
-  ~PlanChecker();
+  explicit StepValidator(int threads = 1);
+  ~StepValidator();
   absl::Status Check(const EmbeddingCache& cache, const plan::Step& step);
 
  private:

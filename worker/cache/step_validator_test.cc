@@ -1,4 +1,4 @@
-#include "worker/cache/plan_check.h"
+#include "worker/cache/step_validator.h"
 
 #include <string>
 #include <vector>
@@ -28,12 +28,12 @@ plan::Step GoodStep() {
   return step;
 }
 
-TEST(PlanChecker, TablesCheckedInParallelReportTheFirstFailingTable) {
+TEST(StepValidator, TablesCheckedInParallelReportTheFirstFailingTable) {
   CpuDevice device;
   EmbeddingCache cache(&device, std::vector<CacheTableConfig>(kTables, {4, {}, 8}));
   for (int threads : {1, 2, 3, 8}) {
     SCOPED_TRACE(threads);
-    PlanChecker checker(threads);
+    StepValidator checker(threads);
     plan::Step step = GoodStep();
     EXPECT_TRUE(checker.Check(cache, step).ok());
     step.samples[5].slots[1] = 3;  // neither owned nor shared

@@ -1,4 +1,4 @@
-#include "worker/cache/plan_check.h"
+#include "worker/cache/step_validator.h"
 
 #include <algorithm>
 #include <atomic>
@@ -74,7 +74,7 @@ class TrainedSlotSet {
   uint32_t generation_ = 0;
 };
 
-// What PlanChecker keeps between checks: the sets' memory.
+// What StepValidator keeps between checks: the sets' memory.
 struct CheckScratch {
   PlanSlotSet changed, evicted, landing_slots, shared, owned, written_back, handed_off, sent_back,
       flushed;
@@ -469,19 +469,19 @@ class TableCheck {
 
 }  // namespace
 
-PlanChecker::PlanChecker(int threads) {
+StepValidator::StepValidator(int threads) {
   threads = std::max(threads, 1);
   for (int i = 0; i < threads; ++i) scratch_.push_back(std::make_unique<CheckScratch>());
   if (threads > 1)
     pool_ = std::make_unique<ThreadPool>(threads - 1, "plan-check");  // the caller is one
 }
-PlanChecker::~PlanChecker() = default;
+StepValidator::~StepValidator() = default;
 
 absl::Status ValidatePlan(const EmbeddingCache& cache, const plan::Step& step) {
-  return PlanChecker().Check(cache, step);
+  return StepValidator().Check(cache, step);
 }
 
-absl::Status PlanChecker::Check(const EmbeddingCache& cache, const plan::Step& step) {
+absl::Status StepValidator::Check(const EmbeddingCache& cache, const plan::Step& step) {
   if (step.plan.size() != cache.num_tables() || step.samples.size() != cache.num_tables()) {
     return absl::InvalidArgumentError(
         absl::StrCat("step has ", step.plan.size(), " plans and ", step.samples.size(),

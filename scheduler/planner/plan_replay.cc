@@ -1,4 +1,4 @@
-#include "scheduler/planner/plan_checker.h"
+#include "scheduler/planner/plan_replay.h"
 
 #include <algorithm>
 #include <utility>
@@ -9,7 +9,7 @@
 
 namespace herald::scheduler {
 
-PlanChecker::PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots)
+PlanReplay::PlanReplay(uint32_t num_workers, std::vector<uint32_t> slots)
     : num_workers_(num_workers),
       truth_(slots.size()),
       trained_ever_(slots.size()),
@@ -31,12 +31,12 @@ PlanChecker::PlanChecker(uint32_t num_workers, std::vector<uint32_t> slots)
   }
 }
 
-absl::Status PlanChecker::Violation(uint32_t w, uint32_t t, const std::string& what) const {
+absl::Status PlanReplay::Violation(uint32_t w, uint32_t t, const std::string& what) const {
   return absl::FailedPreconditionError(absl::StrCat("plan check failed at iteration ", iteration_,
                                                     ", worker ", w, ", table ", t, ": ", what));
 }
 
-absl::Status PlanChecker::Drop(uint32_t w, uint32_t t, Key key) {
+absl::Status PlanReplay::Drop(uint32_t w, uint32_t t, Key key) {
   auto it = truth_[t].find(key);
   if (it->second.copies > 0) return absl::OkStatus();
   if (it->second.ps_version != it->second.version) {
@@ -49,8 +49,8 @@ absl::Status PlanChecker::Drop(uint32_t w, uint32_t t, Key key) {
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan& plan,
-                                std::vector<PlanCounts>* counts) {
+absl::Status PlanReplay::Check(const data::KeyBatch& batch, const IterationPlan& plan,
+                               std::vector<PlanCounts>* counts) {
   if (plan.workers.size() != num_workers_) {
     return Violation(
         0, 0, absl::StrCat(plan.workers.size(), " worker plans for ", num_workers_, " workers"));
@@ -111,8 +111,8 @@ absl::Status PlanChecker::Check(const data::KeyBatch& batch, const IterationPlan
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::Evictions(uint32_t w, const IterationPlan& plan,
-                                    std::vector<PlanCounts>* counts) {
+absl::Status PlanReplay::Evictions(uint32_t w, const IterationPlan& plan,
+                                   std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const plan::TablePlan& tp = plan.workers[w].tables[t];
     CacheTable& cache = caches_[w][t];
@@ -145,8 +145,8 @@ absl::Status PlanChecker::Evictions(uint32_t w, const IterationPlan& plan,
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::Landing(uint32_t w, uint32_t t, const char* verb, uint32_t slot,
-                                  Key key) const {
+absl::Status PlanReplay::Landing(uint32_t w, uint32_t t, const char* verb, uint32_t slot,
+                                 Key key) const {
   const CacheTable& cache = caches_[w][t];
   if (slot >= cache.slots.size()) {
     return Violation(w, t, absl::StrCat(verb, " key ", key, " into slot ", slot, " out of range"));
@@ -168,7 +168,7 @@ absl::Status PlanChecker::Landing(uint32_t w, uint32_t t, const char* verb, uint
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::LandClean(uint32_t w, uint32_t t, uint32_t slot, Key key) {
+absl::Status PlanReplay::LandClean(uint32_t w, uint32_t t, uint32_t slot, Key key) {
   if (!fetched_[w][t].insert(key).second) {
     return Violation(w, t, absl::StrCat("brings key ", key, " in twice"));
   }
@@ -183,8 +183,8 @@ absl::Status PlanChecker::LandClean(uint32_t w, uint32_t t, uint32_t slot, Key k
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
-                                  std::vector<PlanCounts>* counts) {
+absl::Status PlanReplay::Fetches(uint32_t w, const IterationPlan& plan,
+                                 std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const plan::TablePlan& tp = plan.workers[w].tables[t];
     if (tp.fetch.early.size() != tp.fetch.keys.size()) {
@@ -212,8 +212,8 @@ absl::Status PlanChecker::Fetches(uint32_t w, const IterationPlan& plan,
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::Inits(uint32_t w, const IterationPlan& plan,
-                                std::vector<PlanCounts>* counts) {
+absl::Status PlanReplay::Inits(uint32_t w, const IterationPlan& plan,
+                               std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const plan::TablePlan& tp = plan.workers[w].tables[t];
     for (size_t i = 0; i < tp.init.slots.size(); ++i) {
@@ -233,8 +233,8 @@ absl::Status PlanChecker::Inits(uint32_t w, const IterationPlan& plan,
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationPlan& plan,
-                                   std::vector<PlanCounts>* counts) {
+absl::Status PlanReplay::Training(const data::KeyBatch& batch, const IterationPlan& plan,
+                                  std::vector<PlanCounts>* counts) {
   // Every sample trained exactly once.
   if (absl::Status s = CheckSamplePartition(batch, plan); !s.ok()) {
     return Violation(0, 0, std::string(s.message()));
@@ -392,7 +392,7 @@ absl::Status PlanChecker::Training(const data::KeyBatch& batch, const IterationP
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::Gathers(uint32_t t, const IterationPlan& plan) const {
+absl::Status PlanReplay::Gathers(uint32_t t, const IterationPlan& plan) const {
   for (uint32_t owner = 0; owner < num_workers_; ++owner) {
     const plan::TablePlan& tp = plan.workers[owner].tables[t];
     std::vector<size_t> at(num_workers_, 0);  // per sender: its remote entries matched so far
@@ -433,8 +433,8 @@ absl::Status PlanChecker::Gathers(uint32_t t, const IterationPlan& plan) const {
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::WriteBacks(uint32_t w, const IterationPlan& plan,
-                                     std::vector<PlanCounts>* counts) {
+absl::Status PlanReplay::WriteBacks(uint32_t w, const IterationPlan& plan,
+                                    std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const plan::TablePlan& tp = plan.workers[w].tables[t];
     CacheTable& cache = caches_[w][t];
@@ -457,8 +457,8 @@ absl::Status PlanChecker::WriteBacks(uint32_t w, const IterationPlan& plan,
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
-                                std::vector<PlanCounts>* counts) {
+absl::Status PlanReplay::Sends(uint32_t w, const IterationPlan& plan,
+                               std::vector<PlanCounts>* counts) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const plan::TablePlan& tp = plan.workers[w].tables[t];
     CacheTable& cache = caches_[w][t];
@@ -508,7 +508,7 @@ absl::Status PlanChecker::Sends(uint32_t w, const IterationPlan& plan,
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::Incoming(uint32_t w, const IterationPlan& plan) const {
+absl::Status PlanReplay::Incoming(uint32_t w, const IterationPlan& plan) const {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const plan::TablePlan& tp = plan.workers[w].tables[t];
     if (tp.incoming.keys.size() != in_transit_[w][t].size()) {
@@ -520,7 +520,7 @@ absl::Status PlanChecker::Incoming(uint32_t w, const IterationPlan& plan) const 
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::Receives(uint32_t w, const IterationPlan& plan) {
+absl::Status PlanReplay::Receives(uint32_t w, const IterationPlan& plan) {
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const plan::TablePlan& tp = plan.workers[w].tables[t];
     CacheTable& cache = caches_[w][t];
@@ -556,7 +556,7 @@ absl::Status PlanChecker::Receives(uint32_t w, const IterationPlan& plan) {
   return absl::OkStatus();
 }
 
-absl::Status PlanChecker::CheckFinal() const {
+absl::Status PlanReplay::CheckFinal() const {
   for (uint32_t w = 0; w < num_workers_; ++w) {
     for (uint32_t t = 0; t < truth_.size(); ++t) {
       if (!in_transit_[w][t].empty()) {
