@@ -11,6 +11,7 @@ namespace herald::scheduler {
 
 PlanReplay::PlanReplay(uint32_t num_workers, std::vector<uint32_t> slots)
     : num_workers_(num_workers),
+      caches_(num_workers, slots),
       truth_(slots.size()),
       trained_ever_(slots.size()),
       written_back_at_start_(slots.size()),
@@ -20,16 +21,7 @@ PlanReplay::PlanReplay(uint32_t num_workers, std::vector<uint32_t> slots)
       incoming_seen_(num_workers, std::vector<std::vector<size_t>>(
                                       slots.size(), std::vector<size_t>(num_workers, 0))),
       ps_changed_previous_(slots.size()),
-      ps_changed_now_(slots.size()) {
-  caches_.resize(num_workers);
-  for (auto& tables : caches_) {
-    for (uint32_t n : slots) {
-      CacheTable table;
-      table.slots.resize(n);
-      tables.push_back(std::move(table));
-    }
-  }
-}
+      ps_changed_now_(slots.size()) {}
 
 absl::Status PlanReplay::Violation(uint32_t w, uint32_t t, const std::string& what) const {
   return absl::FailedPreconditionError(absl::StrCat("plan check failed at iteration ", iteration_,

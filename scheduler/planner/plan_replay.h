@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "common/data/key_batch.h"
 #include "common/ids.h"
+#include "scheduler/planner/modelled_caches.h"
 #include "scheduler/planner/planner.h"
 
 namespace herald::scheduler {
@@ -54,10 +55,7 @@ class PlanReplay {
     State state = State::kEmpty;
     uint64_t version = 0;
   };
-  struct CacheTable {
-    std::vector<Copy> slots;
-    absl::flat_hash_map<Key, uint32_t> slot_of;
-  };
+  using CacheTable = ModelledTable<Copy>;
   struct Truth {
     uint64_t version = 0;     // trainings since the entry was created
     uint64_t ps_version = 0;  // the PS copy's version
@@ -92,7 +90,7 @@ class PlanReplay {
 
   uint32_t num_workers_;
   uint64_t iteration_ = 0;
-  std::vector<std::vector<CacheTable>> caches_;         // [worker][table]
+  ModelledCaches<Copy> caches_;                         // [worker][table]
   std::vector<absl::flat_hash_map<Key, Truth>> truth_;  // [table]
   std::vector<absl::flat_hash_set<Key>> trained_ever_;  // [table] every key trained so far
   std::vector<absl::flat_hash_map<Key, uint32_t>> written_back_at_start_;  // [table] key -> worker

@@ -13,20 +13,12 @@ StalenessChecker::StalenessChecker(uint32_t num_workers, std::vector<uint32_t> s
                                    uint32_t staleness)
     : num_workers_(num_workers),
       staleness_(staleness),
+      caches_(num_workers, slots),
       global_(slots.size()),
       pending_(slots.size()),
       pushed_before_(slots.size()),
       trained_ever_(slots.size()),
-      trained_now_(slots.size()) {
-  caches_.resize(num_workers);
-  for (auto& tables : caches_) {
-    for (uint32_t n : slots) {
-      Cache cache;
-      cache.slots.resize(n);
-      tables.push_back(std::move(cache));
-    }
-  }
-}
+      trained_now_(slots.size()) {}
 
 absl::Status StalenessChecker::Violation(uint32_t w, uint32_t t, const std::string& what) const {
   return absl::FailedPreconditionError(absl::StrCat("staleness check failed at iteration ",

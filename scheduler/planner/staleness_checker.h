@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "common/data/key_batch.h"
 #include "common/ids.h"
+#include "scheduler/planner/modelled_caches.h"
 #include "scheduler/planner/planner.h"
 
 namespace herald::scheduler {
@@ -58,10 +59,7 @@ class StalenessChecker {
     State state = State::kEmpty;
     uint64_t start = 0, current = 0;
   };
-  struct Cache {
-    std::vector<Copy> slots;
-    absl::flat_hash_map<Key, uint32_t> slot_of;
-  };
+  using Cache = ModelledTable<Copy>;
 
   absl::Status Violation(uint32_t w, uint32_t t, const std::string& what) const;
   absl::Status Land(uint32_t w, uint32_t t, const char* verb, uint32_t slot, Key key);
@@ -83,7 +81,7 @@ class StalenessChecker {
   uint64_t staleness_;
   uint64_t iteration_ = 0;
   uint64_t max_behind_ = 0;
-  std::vector<std::vector<Cache>> caches_;                   // [worker][table]
+  ModelledCaches<Copy> caches_;                              // [worker][table]
   std::vector<absl::flat_hash_map<Key, uint64_t>> global_;   // [table] committed c_g
   std::vector<absl::flat_hash_map<Key, uint64_t>> pending_;  // [table] pushed this iteration
   std::vector<absl::flat_hash_set<Key>> pushed_before_;  // [table] during the previous iteration
