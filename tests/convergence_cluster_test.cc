@@ -6,10 +6,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "tests/harness/heraldctl.h"
 #include "tests/harness/local_cluster.h"
+#include "tests/harness/small_job.h"
 
 namespace herald {
 namespace {
@@ -17,28 +17,21 @@ namespace {
 using testing::JsonNumber;
 
 proto::JobSpec ConvergenceSpec() {
-  proto::JobSpec spec;
-  spec.set_name("convergence");
-  spec.set_seed(21);
-  spec.set_num_dense(13);
-  spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
-  spec.mutable_model()->add_top_mlp(32);
-  spec.mutable_model()->add_top_mlp(16);
-  herald::testing::UseAdamAndAdagrad(&spec, 0.003f, 0.1f);
-  for (int t = 0; t < 26; ++t) spec.add_tables()->set_dim(8);
-  proto::DataSpec* data = spec.mutable_data();
-  data->set_format(proto::DATA_FORMAT_GENERATED);
-  data->mutable_generator()->set_rows(1000000);
-  data->mutable_generator()->set_seed(17);
-  data->mutable_generator()->set_cardinality_scale(0.0005);
-  data->set_eval_fraction(0.1f);
-  data->set_shuffle_buffer(8192);
-  spec.mutable_scheduling()->set_policy(proto::POLICY_HERALD);
-  spec.mutable_scheduling()->set_cache_fraction(0.1f);
-  spec.set_global_batch_size(512);
-  spec.set_epochs(2);
-  spec.set_num_workers(2);
-  return spec;
+  testing::GeneratedJob job;
+  job.name = "convergence";
+  job.seed = 21;
+  job.top_mlp = {32, 16};
+  job.dense_learning_rate = 0.003f;
+  job.sparse_learning_rate = 0.1f;
+  job.dim = 8;
+  job.rows = 1000000;
+  job.data_seed = 17;
+  job.cardinality_scale = 0.0005;
+  job.shuffle_buffer = 8192;
+  job.cache_fraction = 0.1f;
+  job.global_batch_size = 512;
+  job.epochs = 2;
+  return job.Spec();
 }
 
 TEST(Convergence, HeldOutAucGetsWithin002OfTheTeacher) {

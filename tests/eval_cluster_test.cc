@@ -16,11 +16,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "checkpoint/manifest.h"
-#include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "tests/harness/heraldctl.h"
 #include "tests/harness/local_cluster.h"
 #include "tests/harness/reference_model.h"
+#include "tests/harness/small_job.h"
 
 namespace herald {
 namespace {
@@ -32,27 +32,16 @@ constexpr uint32_t kEvalBatch = 500;
 constexpr uint64_t kEvalSamples = 1700;  // 3 whole batches and a cut one
 
 proto::JobSpec Spec() {
-  proto::JobSpec spec;
-  spec.set_name("eval");
-  spec.set_seed(5);
-  spec.set_num_dense(13);
-  spec.mutable_model()->set_kind(proto::MODEL_DLRM);
-  spec.mutable_model()->add_bottom_mlp(8);
-  spec.mutable_model()->add_bottom_mlp(4);
-  spec.mutable_model()->add_top_mlp(8);
-  herald::testing::UseAdamAndAdagrad(&spec, 0.01f, 0.05f);
-  for (int t = 0; t < 26; ++t) spec.add_tables()->set_dim(4);
-  proto::DataSpec* data = spec.mutable_data();
-  data->set_format(proto::DATA_FORMAT_GENERATED);
-  data->mutable_generator()->set_rows(30000);
-  data->mutable_generator()->set_seed(9);
-  data->mutable_generator()->set_cardinality_scale(0.002);
-  data->set_eval_fraction(0.1f);  // about 3000 held out
-  spec.mutable_scheduling()->set_policy(proto::POLICY_HERALD);
-  spec.mutable_scheduling()->set_cache_fraction(0.2f);
-  spec.set_global_batch_size(120);
-  spec.set_iterations(kIterations);
-  spec.set_num_workers(3);
+  testing::GeneratedJob job;
+  job.name = "eval";
+  job.model = proto::MODEL_DLRM;
+  job.bottom_mlp = {8, 4};
+  job.rows = 30000;  // about 3000 held out
+  job.shuffle_buffer = 0;
+  job.global_batch_size = 120;
+  job.iterations = kIterations;
+  job.workers = 3;
+  proto::JobSpec spec = job.Spec();
   spec.mutable_eval()->set_every_iterations(4);
   spec.mutable_eval()->set_batch_size(kEvalBatch);
   spec.mutable_eval()->set_max_samples(kEvalSamples);

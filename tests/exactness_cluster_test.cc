@@ -33,12 +33,12 @@
 #include "absl/time/clock.h"
 #include "checkpoint/manifest.h"
 #include "checkpoint/shard_file.h"
-#include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/data/batch_stream.h"
 #include "tests/harness/local_cluster.h"
 #include "tests/harness/reference_model.h"
+#include "tests/harness/small_job.h"
 #include "tools/model_reader.h"
 #include "worker/device/cpu_device.h"
 #include "worker/reference/reference_trainer.h"
@@ -52,32 +52,23 @@ namespace {
 constexpr uint64_t kIterations = 10;
 
 proto::JobSpec Spec(proto::PolicyKind policy, uint32_t workers) {
-  proto::JobSpec spec;
-  spec.set_name(absl::StrCat(proto::PolicyKind_Name(policy), "-", workers));
-  spec.set_seed(11);
-  spec.set_num_dense(13);
-  spec.mutable_model()->set_kind(proto::MODEL_DLRM);
-  spec.mutable_model()->add_bottom_mlp(8);
-  spec.mutable_model()->add_bottom_mlp(4);
-  spec.mutable_model()->add_top_mlp(8);
-  herald::testing::UseAdamAndAdagrad(&spec, 0.01f, 0.05f);
-  for (int t = 0; t < 26; ++t) spec.add_tables()->set_dim(4);
-  proto::DataSpec* data = spec.mutable_data();
-  data->set_format(proto::DATA_FORMAT_GENERATED);
-  data->mutable_generator()->set_rows(5000);
-  data->mutable_generator()->set_seed(3);
-  data->mutable_generator()->set_cardinality_scale(0.002);
-  data->set_eval_fraction(0.1f);
-  data->set_shuffle_buffer(512);
-  spec.mutable_scheduling()->set_policy(policy);
-  spec.mutable_scheduling()->set_cache_fraction(0.2f);
+  testing::GeneratedJob job;
+  job.name = absl::StrCat(proto::PolicyKind_Name(policy), "-", workers);
+  job.seed = 11;
+  job.model = proto::MODEL_DLRM;
+  job.bottom_mlp = {8, 4};
+  job.rows = 5000;
+  job.data_seed = 3;
+  job.shuffle_buffer = 512;
+  job.policy = policy;
+  job.global_batch_size = 128;
+  job.iterations = kIterations;
+  job.workers = workers;
+  proto::JobSpec spec = job.Spec();
   if (policy == proto::POLICY_HERALD_ADAPTIVE) {
     spec.mutable_scheduling()->set_adaptive_top_k(8);
     spec.mutable_scheduling()->set_warm_start(true);  // exact with a warm start too
   }
-  spec.set_global_batch_size(128);
-  spec.set_iterations(kIterations);
-  spec.set_num_workers(workers);
   return spec;
 }
 

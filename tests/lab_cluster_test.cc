@@ -16,9 +16,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/testing/job_spec_testing.h"
 #include "gtest/gtest.h"
 #include "tests/harness/reference_model.h"
+#include "tests/harness/small_job.h"
 
 namespace herald {
 namespace {
@@ -27,31 +27,21 @@ constexpr uint64_t kIterations = 12;
 constexpr int kLivenessTimeoutMs = 3000;
 
 proto::JobSpec Spec(uint64_t iterations) {
-  proto::JobSpec spec;
-  spec.set_name("lab");
-  spec.set_seed(11);
-  spec.set_num_dense(13);
-  spec.mutable_model()->set_kind(proto::MODEL_WIDE_AND_DEEP);
-  spec.mutable_model()->add_top_mlp(8);
-  testing::UseAdamAndAdagrad(&spec, 0.01f, 0.05f);
-  for (int t = 0; t < 26; ++t) spec.add_tables()->set_dim(8);
-  proto::DataSpec* data = spec.mutable_data();
-  data->set_format(proto::DATA_FORMAT_GENERATED);
-  data->mutable_generator()->set_rows(6000);
-  data->mutable_generator()->set_seed(3);
-  data->mutable_generator()->set_cardinality_scale(0.002);
-  data->set_eval_fraction(0.1f);
-  data->set_shuffle_buffer(512);
+  testing::GeneratedJob job;
+  job.name = "lab";
+  job.seed = 11;
+  job.dim = 8;
+  job.rows = 6000;
+  job.data_seed = 3;
+  job.shuffle_buffer = 512;
+  job.global_batch_size = 128;
+  job.iterations = iterations;
+  proto::JobSpec spec = job.Spec();
   // Every exact option on: rows also cross between the worker hosts.
   proto::SchedulingSpec* scheduling = spec.mutable_scheduling();
-  scheduling->set_policy(proto::POLICY_HERALD);
-  scheduling->set_cache_fraction(0.2f);
   scheduling->set_handoff(true);
   scheduling->set_serve(true);
   scheduling->set_init_on_worker(true);
-  spec.set_global_batch_size(128);
-  spec.set_iterations(iterations);
-  spec.set_num_workers(2);
   return spec;
 }
 
