@@ -30,6 +30,7 @@ ctl=$bin/cli/heraldctl
 dir=$(mktemp -d /tmp/herald-ckpt-bench.XXXXXX)
 pids=()
 source bench/bench_dir.sh
+source deploy/local/cluster_wait.sh
 trap 'rc=$?; kill -KILL "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true
   bench_dir_done "$rc" "$dir"' EXIT
 echo "checkpoint_bench: $(nproc) cores, files in $dir ($(df -h "$dir" | awk 'NR==2 {print $1}'))"
@@ -41,7 +42,7 @@ setsid "$bin/scheduler/herald_scheduler" --port-file "$dir/s.port" --state_dir "
   > "$dir/scheduler.log" 2>&1 &
 scheduler_pid=$!
 pids+=($!)
-for _ in $(seq 1 300); do [ -s "$dir/s.port" ] && break; sleep 0.1; done
+herald_wait_for_file "$dir/s.port" || { echo "checkpoint_bench: the scheduler did not start" >&2; exit 1; }
 sched=127.0.0.1:$(cat "$dir/s.port")
 for s in 0 1; do
   setsid "$bin/ps_server/herald_ps" --shard "$s" --scheduler "$sched" > "$dir/ps$s.log" 2>&1 &
@@ -54,10 +55,8 @@ for w in 0 1 2; do
   worker_pid[$w]=$!
   pids+=($!)
 done
-for _ in $(seq 1 300); do
-  [ "$("$ctl" nodes --scheduler "$sched" 2>/dev/null | grep -c ' alive$' || true)" -ge 5 ] && break
-  sleep 0.1
-done
+herald_wait_for_nodes 5 "$ctl" --scheduler "$sched" ||
+  { echo "checkpoint_bench: not every node registered" >&2; exit 1; }
 
 spec() {  # name every
   sed -e "s|^  paths: .*|  paths: \"$dir/data.bin\"|" -e "s|^name: .*|name: \"$1\"|" \

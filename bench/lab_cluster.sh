@@ -19,6 +19,7 @@ ctl=$bin/cli/heraldctl
 lab=$PWD/deploy/lab/lab.sh
 hosts=$((workers + 2))
 source bench/bench_dir.sh
+source deploy/local/cluster_wait.sh
 trap 'rc=$?; "$lab" down --name "$name"; bench_dir_done "$rc" "$dir"' EXIT
 trap 'exit 130' INT TERM
 
@@ -32,18 +33,13 @@ start() {  # host log binary args...
   # In a subshell, so this shell does not report the kill at exit.
   (setsid "$lab" exec --name "$name" "$h" "$@" > "$dir/$log.log" 2>&1 < /dev/null &)
 }
-wait_file() {
-  for _ in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done
-  echo "$bench: $1 never appeared" >&2
-  exit 1
-}
 
 data=$dir/data.bin
 "$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale 0.02 --correlation entities \
   --format bin --out "$data" > /dev/null
 start 1 scheduler "$bin/scheduler/herald_scheduler" --listen 198.18.0.1:0 \
   --port_file "$dir/scheduler.port" --planner_threads 2
-wait_file "$dir/scheduler.port"
+herald_wait_for_file "$dir/scheduler.port" || { echo "$bench: the scheduler did not start" >&2; exit 1; }
 sched=198.18.0.1:$(cat "$dir/scheduler.port")
 start 2 ps "$bin/ps_server/herald_ps" --listen 198.18.0.2:0 --scheduler "$sched" --shard 0 \
   ${ps_flags[@]+"${ps_flags[@]}"}
@@ -52,10 +48,8 @@ for w in $(seq 1 "$workers"); do
   start "$h" "worker$w" "$bin/worker/herald_worker" --listen "198.18.0.$h:0" --scheduler "$sched" \
     ${worker_flags[@]+"${worker_flags[@]}"}
 done
-for _ in $(seq 1 300); do
-  [ "$(on 1 "$ctl" nodes --scheduler "$sched" 2> /dev/null | grep -c ' alive$' || true)" -ge $((workers + 1)) ] && break
-  sleep 0.1
-done
+herald_wait_for_nodes $((workers + 1)) on 1 "$ctl" --scheduler "$sched" ||
+  { echo "$bench: not every node registered" >&2; exit 1; }
 
 # The benches' job spec (text proto): Wide&Deep over `data` with the
 # caller's dim, batch, iterations and workers. Args: job name, policy,

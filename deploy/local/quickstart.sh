@@ -80,11 +80,9 @@ start() {  # name binary args...  (own session: Ctrl-C reaches this script only,
   pids+=($!)
 }
 
+source deploy/local/cluster_wait.sh
 wait_for_file() {  # path what
-  for _ in $(seq 1 300); do
-    [ -s "$1" ] && return 0
-    sleep 0.1
-  done
+  herald_wait_for_file "$1" && return 0
   echo "quickstart: $2 did not start; its log:" >&2
   tail -20 "$run/$2.log" >&2
   return 1
@@ -106,11 +104,7 @@ for w in 0 1; do
     --listen 127.0.0.1:0 "${auth[@]}"
 done
 ctl_args=(--scheduler "$scheduler" "${auth[@]}")
-for _ in $(seq 1 300); do
-  alive=$("$ctl" nodes "${ctl_args[@]}" 2>/dev/null | grep -c ' alive$' || true)
-  [ "$alive" -ge 4 ] && break
-  sleep 0.1
-done
+herald_wait_for_nodes 4 "$ctl" "${ctl_args[@]}" || true  # the listing below shows who is missing
 "$ctl" nodes "${ctl_args[@]}"
 
 # ---------------------------------------------------------------- job

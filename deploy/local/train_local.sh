@@ -29,9 +29,9 @@ fail() {
   for log in "$work"/*.log; do echo "--- $log" >&2; tail -15 "$log" >&2; done
   exit 1
 }
+source "$(dirname "$0")/cluster_wait.sh"
 wait_for() {  # file what
-  for _ in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done
-  fail "$2 did not start"
+  herald_wait_for_file "$1" || fail "$2 did not start"
 }
 
 "$bin/heraldctl" --version
@@ -55,12 +55,7 @@ for ((w = 0; w < workers; w++)); do
   pids+=($!)
 done
 ctl=("$bin/heraldctl" --scheduler "$scheduler" "${auth[@]}")
-for _ in $(seq 1 300); do
-  [ "$("${ctl[@]}" nodes 2>/dev/null | grep -c ' alive$')" -ge $((shards + workers)) ] && break
-  sleep 0.1
-done
-[ "$("${ctl[@]}" nodes | grep -c ' alive$')" -ge $((shards + workers)) ] ||
-  fail "not every node registered"
+herald_wait_for_nodes $((shards + workers)) "${ctl[@]}" || fail "not every node registered"
 sed -e "s|^  paths: .*|  paths: \"$work/data.bin\"|" -e "s|^checkpoint .*||" \
   -e "s|^num_workers: .*|num_workers: $workers|" "$examples/wide_and_deep.txt" > "$work/job.txt"
 job=$("${ctl[@]}" submit "$work/job.txt") || fail "submit"

@@ -13,7 +13,8 @@
 #   lib/ucx/      UCX's transport modules; lib/compat/ libstdc++ and
 #                 libgcc_s, used only where the host's are older
 #   share/herald/deploy/  systemd units, env files, example specs, Grafana
-#   share/herald/train_local.sh  the quickstart job on a local cluster
+#   share/herald/train_local.sh  the quickstart job on a local cluster (it sources
+#                                cluster_wait.sh beside it)
 #   share/herald/python/herald/  the Python package (PYTHONPATH=share/herald/python)
 #   share/javascript/chart.js/  Chart.js for the status page
 #   VERSION       version, commit, CUDA version, build host
@@ -109,6 +110,7 @@ cp -r "$root/deploy/systemd" "$root/deploy/examples" "$root/deploy/grafana" "$b/
 find "$b/share/herald/deploy" -name BUILD.bazel -delete
 rm -f "$b/share/herald/deploy/systemd/install.sh"  # builds from source: not for a bundle
 install -m 0755 "$root/deploy/local/train_local.sh" "$b/share/herald/train_local.sh"
+install -m 0644 "$root/deploy/local/cluster_wait.sh" "$b/share/herald/cluster_wait.sh"
 bash "$here/install_python.sh" "$root" "$bin" "$b/share/herald/python"
 chart=/usr/share/javascript/chart.js/chart.min.js
 [ -f "$chart" ] && install -D -m 0644 "$(readlink -f "$chart")" "$b/share/javascript/chart.js/chart.min.js"

@@ -4,7 +4,7 @@
 #   /usr/bin/{herald_ps,herald_worker,herald_scheduler,heraldctl,model_reader,model_diff}
 #   /lib/systemd/system/herald-*.service (ExecStart in /usr/bin)
 #   /etc/herald/{scheduler,ps,worker}.env (conffiles: dpkg keeps local edits)
-#   /usr/share/herald/{examples,grafana}/, /usr/share/herald/train_local.sh
+#   /usr/share/herald/{examples,grafana}/, /usr/share/herald/train_local.sh (+ cluster_wait.sh)
 #   (a smoke test: the quickstart job on a local cluster), /usr/share/doc/herald/
 # postinst creates the `herald` system user, /var/lib/herald/{scheduler,
 # checkpoints,data} owned by it, and a cluster token in /etc/herald/token
@@ -46,6 +46,7 @@ rm -f "$pkg/usr/share/herald/examples/BUILD.bazel"
 install -d "$pkg/usr/share/herald/grafana"
 install -m 0644 "$root/deploy/grafana/herald.json" "$pkg/usr/share/herald/grafana/"
 install -m 0755 "$root/deploy/local/train_local.sh" "$pkg/usr/share/herald/"
+install -m 0644 "$root/deploy/local/cluster_wait.sh" "$pkg/usr/share/herald/"
 # The Python package, for Debian's python3 (its modules: Recommends).
 bash "$here/install_python.sh" "$root" "$bin" "$pkg/usr/lib/python3/dist-packages"
 printf 'herald %s\ncommit %s\n' "$version" "$commit" > "$pkg/usr/share/doc/herald/VERSION"
