@@ -40,6 +40,7 @@ absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& dir)
     return absl::UnavailableError(absl::StrCat(path, ": cannot open: ", error));
   }
   std::unique_ptr<JobStore> store(new JobStore(db, path));
+  absl::MutexLock lock(&store->mu_);  // not shared yet; Exec's contract
   sqlite3_busy_timeout(db, 5000);
   for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
                           "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER)",
@@ -89,7 +90,7 @@ absl::Status JobStore::Exec(const char* sql) {
 }
 
 absl::Status JobStore::Put(const StoredJob& job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement put;
   if (sqlite3_prepare_v2(db_,
                          "INSERT OR REPLACE INTO jobs (number, id, spec, state, reason, progress, "
@@ -120,7 +121,7 @@ absl::Status JobStore::Put(const StoredJob& job) {
 }
 
 absl::StatusOr<std::vector<StoredJob>> JobStore::Load() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement all;
   if (sqlite3_prepare_v2(db_,
                          "SELECT number, id, spec, state, reason, progress, submitted_ms, "
