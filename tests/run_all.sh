@@ -27,8 +27,11 @@ else
 fi
 
 log=$(mktemp)
+# Every test runs every time (--nocache_test_results): compiled actions may
+# come from the disk cache another checkout filled (.bazelrc), test results
+# may not.
 set +e
-bazel test "${config[@]}" --test_summary=short //... 2>&1 | grep --line-buffered -v 'linux-sandbox' | tee "$log"
+bazel test "${config[@]}" --nocache_test_results --test_summary=short //... 2>&1 | grep --line-buffered -v 'linux-sandbox' | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 
