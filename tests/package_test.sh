@@ -116,6 +116,9 @@ for tarball in "${bundles[@]}"; do
       "import herald; assert herald.__version__ == '$version', herald.__version__") ||
       fail "$name: import herald from share/herald/python"
     echo "$name: import herald (PYTHONPATH=share/herald/python)"
+    /usr/bin/python3 -c "import ast, sys; ast.parse(open(sys.argv[1]).read())" \
+      "$b/share/herald/deploy/examples/python/train_and_serve.py" ||
+      fail "$name: examples/python/train_and_serve.py"
     if /usr/bin/python3 -c "import torch" 2>/dev/null; then
       (cd / && PYTHONPATH="$b/share/herald/python" /usr/bin/python3 -c "import herald.torch") ||
         fail "$name: import herald.torch from share/herald/python"
@@ -173,6 +176,8 @@ done
 in_root /usr/bin/herald_scheduler --version | grep -q "herald_scheduler $version" || fail "--version"
 in_root /usr/bin/python3 -c "import herald; assert herald.__version__ == '$version'" ||
   fail "import herald with the installed package and its recommended modules"
+[ -x "$root/usr/share/herald/examples/python/train_and_serve.py" ] ||
+  fail "examples/python/train_and_serve.py is not installed"
 in_root /bin/bash /usr/share/herald/train_local.sh /usr/bin /usr/share/herald/examples \
   /tmp/quickstart ||
   fail "the quickstart job with the installed binaries"

@@ -12,7 +12,8 @@
 #                 runtime, cuBLAS and NCCL (the host's)
 #   lib/ucx/      UCX's transport modules; lib/compat/ libstdc++ and
 #                 libgcc_s, used only where the host's are older
-#   share/herald/deploy/  systemd units, env files, example specs, Grafana
+#   share/herald/deploy/  systemd units, env files, example specs (and
+#                         examples/python/train_and_serve.py), Grafana
 #   share/herald/train_local.sh  the quickstart job on a local cluster (it sources
 #                                cluster_wait.sh beside it)
 #   share/herald/python/herald/  the Python package (PYTHONPATH=share/herald/python)
@@ -107,6 +108,8 @@ fi
 
 install -d "$b/share/herald/deploy"
 cp -r "$root/deploy/systemd" "$root/deploy/examples" "$root/deploy/grafana" "$b/share/herald/deploy/"
+install -D -m 0755 "$root/examples/python/train_and_serve.py" \
+  "$b/share/herald/deploy/examples/python/train_and_serve.py"
 find "$b/share/herald/deploy" -name BUILD.bazel -delete
 rm -f "$b/share/herald/deploy/systemd/install.sh"  # builds from source: not for a bundle
 install -m 0755 "$root/deploy/local/train_local.sh" "$b/share/herald/train_local.sh"

@@ -43,6 +43,8 @@ done
 install -m 0644 "$root"/deploy/systemd/env/*.env "$pkg/etc/herald/"
 cp -r "$root/deploy/examples" "$pkg/usr/share/herald/examples"
 rm -f "$pkg/usr/share/herald/examples/BUILD.bazel"
+install -D -m 0755 "$root/examples/python/train_and_serve.py" \
+  "$pkg/usr/share/herald/examples/python/train_and_serve.py"
 install -d "$pkg/usr/share/herald/grafana"
 install -m 0644 "$root/deploy/grafana/herald.json" "$pkg/usr/share/herald/grafana/"
 install -m 0755 "$root/deploy/local/train_local.sh" "$pkg/usr/share/herald/"
