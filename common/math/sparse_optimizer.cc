@@ -5,7 +5,9 @@
 // Keep the float operations exactly as written (no a*b+c contraction), so the
 // PS, the CPU worker and the CUDA kernels (built with --fmad=false) agree bit
 // for bit.
+#if defined(__GNUC__) && !defined(__clang__)  // clang has no such pragma
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 namespace herald::math {
 

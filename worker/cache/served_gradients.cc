@@ -12,10 +12,10 @@
 
 namespace herald::worker {
 
-ServedGradients::ServedGradients(Device* device, EmbeddingCache* cache, SlotTransfer* transfer,
+ServedGradients::ServedGradients(Device* /*device: rows move through `transfer`*/,
+                                 EmbeddingCache* cache, SlotTransfer* transfer,
                                  RowExchanger* exchanger, uint32_t rank, uint32_t num_workers)
-    : device_(device),
-      cache_(cache),
+    : cache_(cache),
       transfer_(transfer),
       exchanger_(exchanger),
       rank_(rank),

@@ -30,7 +30,6 @@ class ServedGradients {
   absl::Status Exchange(const plan::Step& step, StepResult* result);
 
  private:
-  Device* device_;
   EmbeddingCache* cache_;
   SlotTransfer* transfer_;
   RowExchanger* exchanger_;

@@ -12,7 +12,9 @@
 
 // The same float operations as written (no contraction into fused
 // multiply-add), so the CUDA device (built with --fmad=false) can match.
+#if defined(__GNUC__) && !defined(__clang__)  // clang has no such pragma
 #pragma GCC optimize("O3", "fp-contract=off")
+#endif
 
 namespace herald::worker {
 namespace {

@@ -27,7 +27,7 @@ absl::StatusOr<std::vector<T>> Elements(const std::string& bytes, size_t expecte
 
 HeldOutScorer::HeldOutScorer(const proto::JobSpec& spec, std::string job_id, ps::PsClient* ps,
                              RecModel* model, Device* device)
-    : spec_(spec), job_id_(std::move(job_id)), ps_(ps), model_(model), device_(device) {
+    : spec_(spec), job_id_(std::move(job_id)), ps_(ps), model_(model) {
   tables_.resize(spec_.tables_size());
   for (TableArrays& t : tables_) {
     t.rows.Bind(device);

@@ -46,7 +46,6 @@ class HeldOutScorer {
   const std::string job_id_;
   ps::PsClient* ps_;
   RecModel* model_;
-  Device* device_;
   std::vector<TableArrays> tables_;
   std::unique_ptr<FeatureInputs> feature_inputs_;  // every feature's bags
   DeviceArray<float> dense_;
