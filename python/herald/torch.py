@@ -187,9 +187,8 @@ class Model(nn.Module):
         self.num_dense = int(spec.num_dense)
         self.regression = _is_regression(spec)
         self.tables = nn.ModuleList(tables)
-        # Feature f looks up table feature_table[f] and pools by
-        # feature_pooling[f]; table t's features are table_features[t].
-        self.feature_table: List[int] = [t for t, _ in features]
+        # Feature f pools by feature_pooling[f]; table t's features are
+        # table_features[t].
         self.feature_pooling: List[int] = [p for _, p in features]
         self.table_features: List[List[int]] = [
             [f for f, (t, _) in enumerate(features) if t == table] for table in range(len(tables))]
@@ -199,9 +198,8 @@ class Model(nn.Module):
         width = self.num_dense + sum(dims)
         hidden = [int(w) for w in m.top_mlp]
         params = DenseParameters(dense)
-        empty = nn.Sequential()
         self.first = nn.Linear(1, 1)  # replaced below where the model has one
-        self.deep = empty
+        self.deep = nn.Sequential()
         self.bottom = nn.Sequential()
         self.cross = nn.ModuleList()
         if self.kind == job_pb2.MODEL_WIDE_AND_DEEP or self.kind == job_pb2.MODEL_DEEPFM:
