@@ -67,6 +67,8 @@ ABSL_FLAG(bool, csv, false, "status JOB --history: print CSV");
 ABSL_FLAG(std::string, resume, "",
           "submit: continue from a periodic checkpoint (a MANIFEST, or a job's checkpoint "
           "directory DIR/JOB for its newest), as checkpoint.resume_from");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "submit: this run's checkpoint.dir, replacing the spec's (made absolute)");
 ABSL_FLAG(std::string, from, "auto", "convert: input format auto|tsv|bin");
 ABSL_FLAG(std::string, schema, "",
           "convert, data stats, gen-data: a DataSchemaSpec text file describing CSV/delimited "
@@ -206,9 +208,11 @@ Commands:
   cluster, [--tls-ca PEM] [--tls-server-name NAME] (docs/operations.md). Finding
   nothing listening at the address, they wait up to 10 s for a scheduler still
   starting, then fail naming it.
-  submit SPEC [--resume CHECKPOINT]
+  submit SPEC [--resume CHECKPOINT] [--checkpoint_dir DIR]
       Submit a JobSpec (text-format protobuf, or JSON when it starts with '{'); prints
       the job id. An invalid spec is refused naming the field (exit 2).
+      --checkpoint_dir puts this run's checkpoints in DIR instead of the spec's
+      checkpoint.dir (a launcher's per-run directory: deploy/slurm/herald-slurm).
   status [JOB] [--json]   status JOB --history [--json|--csv]
   watch JOB [--json]   cancel JOB   nodes [--json]
       Job state and progress; live progress until the job ends (exit 0 only if it
@@ -365,7 +369,8 @@ int main(int argc, char** argv) {
   const bool json = absl::GetFlag(FLAGS_json);
   if (command == "submit") {
     if (args.size() != 2) return Usage("expected 'submit SPEC_FILE'");
-    return herald::cli::RunSubmit(connection, args[1], absl::GetFlag(FLAGS_resume));
+    return herald::cli::RunSubmit(connection, args[1], absl::GetFlag(FLAGS_resume),
+                                  absl::GetFlag(FLAGS_checkpoint_dir));
   }
   if (command == "status") {
     if (args.size() > 2) return Usage("expected 'status [JOB]'");

@@ -160,8 +160,8 @@ absl::Status ReadJobSpecFile(const std::string& path, std::string* text, bool* j
   return absl::OkStatus();
 }
 
-int RunSubmit(const SchedulerConnection& c, const std::string& spec_path,
-              const std::string& resume) {
+int RunSubmit(const SchedulerConnection& c, const std::string& spec_path, const std::string& resume,
+              const std::string& checkpoint_dir) {
   std::string text;
   bool json = false;
   if (absl::Status s = ReadJobSpecFile(spec_path, &text, &json); !s.ok()) {
@@ -185,8 +185,12 @@ int RunSubmit(const SchedulerConnection& c, const std::string& spec_path,
       !s.ok()) {
     return Fail("submit", s);
   }
+  // The scheduler reads both: absolute paths.
+  if (!checkpoint_dir.empty()) {
+    request.mutable_spec()->mutable_checkpoint()->set_dir(
+        std::filesystem::absolute(checkpoint_dir).lexically_normal().string());
+  }
   if (!resume.empty()) {
-    // The scheduler reads it: an absolute path.
     request.mutable_spec()->mutable_checkpoint()->set_resume_from(
         std::filesystem::absolute(resume).lexically_normal().string());
   }

@@ -23,9 +23,10 @@ absl::Status ReadJobSpecFile(const std::string& path, std::string* text_or_json,
 
 // Each prints its result (JSON with `json`) and returns the exit code.
 // `resume` (may be empty): continue from that checkpoint (a MANIFEST or a
-// job's checkpoint directory), as checkpoint.resume_from.
+// job's checkpoint directory), as checkpoint.resume_from; `checkpoint_dir`
+// (may be empty): replaces checkpoint.dir.
 int RunSubmit(const SchedulerConnection& c, const std::string& spec_path,
-              const std::string& resume = "");
+              const std::string& resume = "", const std::string& checkpoint_dir = "");
 // How `status` prints: a line per job, or JSON; with `history`, the job's
 // history (one row per point) as a table, JSON or CSV.
 enum class StatusFormat { kText, kJson, kCsv };

@@ -42,6 +42,8 @@ PACKAGES=(
   # The status page: Chart.js served by the scheduler, TLS for it, and the
   # browser that tests it (tests/status_page_test).
   libjs-chart.js libssl-dev chromium
+  # The Slurm launcher's test (tests/slurm): a real one-node Slurm.
+  munge slurmctld slurmd slurm-client
 )
 
 missing=()
@@ -50,6 +52,10 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+
+# Rendering the Kubernetes manifests (deploy/k8s, their test): any kubectl
+# with kustomize; Debian's kubernetes-client where none is installed.
+if ! command -v kubectl > /dev/null; then missing+=(kubernetes-client); fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install_deps: all ${#PACKAGES[@]} packages present"

@@ -44,10 +44,10 @@ if [ -d "$testlogs" ]; then
   while IFS= read -r file; do
     target=${file#"$testlogs"/}
     target=//${target%/test.log}
-    reason=$(grep -hoE "SKIPPED \((no GPU|no RDMA device|no network namespaces|no mount namespaces|no browser|no PyTorch)\): .*" "$file" | head -1)
+    reason=$(grep -hoE "SKIPPED \((no GPU|no RDMA device|no network namespaces|no mount namespaces|no browser|no PyTorch|no Slurm)\): .*" "$file" | head -1)
     echo "run_all: ${target%/*}:${target##*/} ${reason}"
     skipped=$((skipped + 1))
-  done < <(grep -rlE "SKIPPED \((no GPU|no RDMA device|no network namespaces|no mount namespaces|no browser|no PyTorch)\)" "$testlogs" --include=test.log |
+  done < <(grep -rlE "SKIPPED \((no GPU|no RDMA device|no network namespaces|no mount namespaces|no browser|no PyTorch|no Slurm)\)" "$testlogs" --include=test.log |
              grep -vE '/run_[0-9]+_of_[0-9]+/test\.log$' | sort)
 fi
 

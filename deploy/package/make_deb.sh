@@ -48,6 +48,10 @@ install -D -m 0755 "$root/examples/python/train_and_serve.py" \
 install -d "$pkg/usr/share/herald/grafana"
 install -m 0644 "$root/deploy/grafana/herald.json" "$pkg/usr/share/herald/grafana/"
 install -m 0755 "$root/deploy/local/train_local.sh" "$pkg/usr/share/herald/"
+# The Slurm launcher: HERALD=/usr in its batch scripts.
+install -d "$pkg/usr/share/herald/deploy/slurm"
+install -m 0755 "$root/deploy/slurm/herald-slurm" "$pkg/usr/share/herald/deploy/slurm/"
+install -m 0644 "$root"/deploy/slurm/*.sbatch "$pkg/usr/share/herald/deploy/slurm/"
 install -m 0644 "$root/deploy/local/cluster_wait.sh" "$pkg/usr/share/herald/"
 # The Python package, for Debian's python3 (its modules: Recommends).
 bash "$here/install_python.sh" "$root" "$bin" "$pkg/usr/lib/python3/dist-packages"

@@ -191,8 +191,13 @@ bool ContinuesSameTraining(const ResumePoint& point, const proto::JobSpec& spec,
                            uint32_t num_workers) {
   if (point.manifest.empty() || point.num_workers != num_workers) return false;
   proto::JobSpec a = point.spec, b = spec;
-  a.mutable_checkpoint()->clear_resume_from();
-  b.mutable_checkpoint()->clear_resume_from();
+  // Where checkpoints come from and go, and how many stay, change no plan
+  // (a launcher gives each run of a requeued allocation its own dir).
+  for (proto::JobSpec* s : {&a, &b}) {
+    s->mutable_checkpoint()->clear_resume_from();
+    s->mutable_checkpoint()->clear_dir();
+    s->mutable_checkpoint()->clear_keep_last();
+  }
   return google::protobuf::util::MessageDifferencer::Equals(a, b);
 }
 

@@ -47,7 +47,8 @@ absl::StatusOr<std::string> ReadBesideCheckpoint(const ResumePoint& point, const
 
 // Whether the run resuming from `point` with `spec` on `num_workers`
 // workers trains exactly as the run that wrote the checkpoint did (the same
-// spec apart from checkpoint.resume_from, the same number of workers): then
+// spec apart from checkpoint.resume_from, .dir and .keep_last, the same
+// number of workers): then
 // its planner can be replayed to the checkpoint's state, and the resumed
 // job ends with the bits of the uninterrupted one (cache_refill.h).
 bool ContinuesSameTraining(const ResumePoint& point, const proto::JobSpec& spec,

@@ -155,5 +155,26 @@ TEST(ResumePoint, AFinalCheckpointWithDenseParametersIsNotResumed) {
       << r.status();
 }
 
+TEST(ResumePoint, TheSameTrainingWhereverItsCheckpointsGo) {
+  ResumePoint point;
+  point.manifest = "/old/ctr/iter-000000000004/MANIFEST";
+  point.num_workers = 2;
+  point.spec = Spec();
+  point.spec.mutable_checkpoint()->set_dir("/old");
+  point.spec.mutable_checkpoint()->set_every_iterations(5);
+  proto::JobSpec spec = point.spec;
+  spec.mutable_checkpoint()->set_dir("/new");
+  spec.mutable_checkpoint()->set_keep_last(3);
+  spec.mutable_checkpoint()->set_resume_from("/old/ctr");
+  EXPECT_TRUE(ContinuesSameTraining(point, spec, 2));
+  EXPECT_FALSE(ContinuesSameTraining(point, spec, 3));
+  // Checkpoints at other iterations flush at others: other plans.
+  spec.mutable_checkpoint()->set_every_iterations(4);
+  EXPECT_FALSE(ContinuesSameTraining(point, spec, 2));
+  spec = point.spec;
+  spec.set_seed(7);
+  EXPECT_FALSE(ContinuesSameTraining(point, spec, 2));
+}
+
 }  // namespace
 }  // namespace herald::scheduler
