@@ -26,6 +26,8 @@ PACKAGES=(
   # grpc_python_plugin (protobuf-compiler-grpc, above). PyTorch (1.13, CPU)
   # for herald.torch and its test (optional to users: the .deb suggests it).
   python3-grpcio python3-protobuf python3-numpy python3-torch
+  # PyYAML: the Kubernetes manifests' test (tests/k8s).
+  python3-yaml
   # Fuzzing with libFuzzer + ASan (--config=fuzz).
   clang-14 libclang-rt-14-dev
   # Format check (tools/check_format.sh, .clang-format).

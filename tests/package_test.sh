@@ -91,6 +91,12 @@ for tarball in "${bundles[@]}"; do
   (cd / && "$work/herald_worker-link" --version) | grep -q "herald_worker $version (commit " ||
     fail "$name: bin/herald_worker --version through a symlink"
   rm "$work/herald_worker-link"
+  # The launchers: herald-slurm finds bin/ and cluster_wait.sh from where it is.
+  "$b/share/herald/deploy/slurm/herald-slurm" --help | grep -q "one Herald job on one Slurm" &&
+    [ -f "$b/share/herald/cluster_wait.sh" ] &&
+    [ -f "$b/share/herald/deploy/k8s/base/kustomization.yaml" ] &&
+    [ -f "$b/share/herald/deploy/k8s/Containerfile" ] ||
+    fail "$name: the Slurm launcher or the Kubernetes manifests"
   if [ "$cuda" = yes ]; then
     [ -x "$b/bin/herald-verify-gpu" ] || fail "$name: no bin/herald-verify-gpu"
     [ -s "$b/libexec/herald/GPU_TESTS" ] || fail "$name: no GPU tests listed"
@@ -178,6 +184,10 @@ in_root /usr/bin/python3 -c "import herald; assert herald.__version__ == '$versi
   fail "import herald with the installed package and its recommended modules"
 [ -x "$root/usr/share/herald/examples/python/train_and_serve.py" ] ||
   fail "examples/python/train_and_serve.py is not installed"
+[ -x "$root/usr/share/herald/deploy/slurm/herald-slurm" ] &&
+  [ -f "$root/usr/share/herald/deploy/slurm/herald.sbatch" ] &&
+  [ -f "$root/usr/share/herald/deploy/k8s/base/kustomization.yaml" ] ||
+  fail "the Slurm launcher or the Kubernetes manifests are not installed"
 in_root /bin/bash /usr/share/herald/train_local.sh /usr/bin /usr/share/herald/examples \
   /tmp/quickstart ||
   fail "the quickstart job with the installed binaries"

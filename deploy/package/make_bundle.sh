@@ -14,7 +14,8 @@
 #                 libgcc_s, used only where the host's are older
 #   share/herald/deploy/  systemd units, env files, example specs (and
 #                         examples/python/train_and_serve.py), Grafana, the
-#                         Slurm launcher (slurm/herald-slurm, *.sbatch)
+#                         Slurm launcher (slurm/herald-slurm, *.sbatch), the
+#                         Kubernetes manifests and image recipe (k8s/)
 #   share/herald/train_local.sh  the quickstart job on a local cluster (it sources
 #                                cluster_wait.sh beside it)
 #   share/herald/python/herald/  the Python package (PYTHONPATH=share/herald/python)
@@ -109,7 +110,7 @@ fi
 
 install -d "$b/share/herald/deploy"
 cp -r "$root/deploy/systemd" "$root/deploy/examples" "$root/deploy/grafana" "$root/deploy/slurm" \
-  "$b/share/herald/deploy/"
+  "$root/deploy/k8s" "$b/share/herald/deploy/"
 install -D -m 0755 "$root/examples/python/train_and_serve.py" \
   "$b/share/herald/deploy/examples/python/train_and_serve.py"
 find "$b/share/herald/deploy" -name BUILD.bazel -delete

@@ -52,6 +52,8 @@ install -m 0755 "$root/deploy/local/train_local.sh" "$pkg/usr/share/herald/"
 install -d "$pkg/usr/share/herald/deploy/slurm"
 install -m 0755 "$root/deploy/slurm/herald-slurm" "$pkg/usr/share/herald/deploy/slurm/"
 install -m 0644 "$root"/deploy/slurm/*.sbatch "$pkg/usr/share/herald/deploy/slurm/"
+cp -r "$root/deploy/k8s" "$pkg/usr/share/herald/deploy/k8s"
+rm -f "$pkg/usr/share/herald/deploy/k8s/BUILD.bazel"
 install -m 0644 "$root/deploy/local/cluster_wait.sh" "$pkg/usr/share/herald/"
 # The Python package, for Debian's python3 (its modules: Recommends).
 bash "$here/install_python.sh" "$root" "$bin" "$pkg/usr/lib/python3/dist-packages"
