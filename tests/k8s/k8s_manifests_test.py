@@ -13,7 +13,8 @@ Every kustomization (the base and each overlay) is rendered with
   - the ConfigMaps, Secrets and claims the pods mount are rendered or
     documented as created by hand (the token Secret);
   - the overlays do what they say: GPU workers in the base, CPU workers in
-    overlays/cpu, one PodGroup of every long-running pod in overlays/gang.
+    overlays/cpu, one PodGroup of every long-running pod in overlays/gang,
+    TLS flags on every process and TCP probes in overlays/tls.
 No Kubernetes cluster runs here: nothing is applied.
 """
 
@@ -37,7 +38,7 @@ BINARIES = {
     "heraldctl": "cli/heraldctl",
 }
 # Secrets the operator creates (docs/operations.md, "On Kubernetes").
-CREATED_BY_HAND = {("Secret", "herald-token")}
+CREATED_BY_HAND = {("Secret", "herald-token"), ("Secret", "herald-tls")}
 WORKLOADS = ("Deployment", "StatefulSet", "Job")
 
 failures = []
@@ -155,6 +156,10 @@ def check_listen_and_probes(where, container):
             if container_port(container, probe["grpc"]["port"]) != listen_port:
                 fail(where, f"{kind} checks gRPC port {probe['grpc']['port']}, "
                             f"{binary} listens on {listen_port}")
+        elif "tcpSocket" in probe:
+            if container_port(container, probe["tcpSocket"]["port"]) != listen_port:
+                fail(where, f"{kind} connects to port {probe['tcpSocket']['port']}, "
+                            f"{binary} listens on {listen_port}")
         elif "httpGet" in probe:
             if container_port(container, probe["httpGet"]["port"]) != metrics_port:
                 fail(where, f"{kind} gets port {probe['httpGet']['port']}, "
@@ -264,7 +269,7 @@ def worker_container(objs):
 
 def main():
     rendered = {}
-    for name in ("base", "overlays/cpu", "overlays/gang"):
+    for name in ("base", "overlays/cpu", "overlays/gang", "overlays/tls"):
         rendered[name] = render(os.path.join(K8S, name))
         check(name, rendered[name])
         print(f"{name}: {len(rendered[name])} objects rendered and checked")
@@ -291,6 +296,17 @@ def main():
             fail("overlays/gang", f"{kind}/{obj_name} is not in the pod group")
     if group["spec"]["minMember"] != members:
         fail("overlays/gang", f"minMember {group['spec']['minMember']}, pods {members}")
+    for w in (o for o in rendered["overlays/tls"] if o["kind"] in WORKLOADS):
+        c = pod_spec(w)["containers"][0]
+        binary = main_binary(c)
+        wanted = ["tls_ca", "tls_server_name"]
+        if binary != "heraldctl":
+            wanted += ["tls_cert", "tls_key"]
+            if any("grpc" in c[k] for k in ("livenessProbe", "readinessProbe")):
+                fail("overlays/tls", f"{binary} keeps a grpc probe, which speaks no TLS")
+        for flag in wanted:
+            if flag_value(c, binary, flag) is None:
+                fail("overlays/tls", f"{binary} lacks --{flag}")
 
     # The check catches a renamed flag (and a Service on the wrong port).
     global failures

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # deploy/slurm/herald-slurm against a real Slurm: Debian's munged,
 # slurmctld and slurmd started on this machine (tests/slurm/local_slurm.sh),
-# one node, 2 PS tasks and 2 CPU worker tasks per allocation.
-#   1. sbatch --wait: the quickstart's Wide&Deep job trains to success, the
-#      batch exits 0 and the model is exported;
+# two nodes, 2 PS tasks and 2 CPU worker tasks per allocation.
+#   1. sbatch --wait on both nodes: the quickstart's Wide&Deep job trains to
+#      success, the batch exits 0 and the model is exported;
 #   2. a second job scancel'ed mid-training (after its first periodic
 #      checkpoint) leaves no process behind and keeps its checkpoints;
 #   3. a third job requeued mid-training (scontrol requeue) resumes from its
-#      newest checkpoint and ends with job 1's model, bit for bit.
+#      newest checkpoint and ends with job 1's model, bit for bit;
+#   4. a heterogeneous job (hetjob) puts the shards on one node and the
+#      workers on the other, and trains job 1's model, bit for bit.
 # Skips loudly without root or the Slurm packages (deploy/install_deps.sh
 # installs them).
 set -euo pipefail
@@ -44,10 +46,17 @@ sed -e "s|^  paths: .*|  paths: \"$work/data.bin\"|" \
     "$runfiles/deploy/examples/wide_and_deep.txt" > "$work/job.txt"
 cat > "$work/herald.sbatch" << EOF
 #!/bin/bash
-#SBATCH --ntasks=4
-#SBATCH --cpus-per-task=1
+#SBATCH --nodes=2 --ntasks-per-node=2 --cpus-per-task=1
 #SBATCH --output=$work/slurm-%j.out
 exec "$launcher" --bin "$work/bin" --ps 2 --device cpu "\$@"
+EOF
+cat > "$work/herald-het.sbatch" << EOF
+#!/bin/bash
+#SBATCH --output=$work/slurm-%j.out
+#SBATCH --nodes=1 --ntasks=2 --cpus-per-task=1
+#SBATCH hetjob
+#SBATCH --nodes=1 --ntasks=2 --cpus-per-task=1
+exec "$launcher" --bin "$work/bin" --ps "\$SLURM_NTASKS_HET_GROUP_0" --device cpu "\$@"
 EOF
 
 local_slurm_up "$work/slurm" || fail "the local Slurm did not come up"
@@ -76,6 +85,9 @@ out1=$work/slurm-$job1.out
 grep -q "job job-1 succeeded" "$out1" || { cat "$out1"; fail "job 1 did not succeed"; }
 [ -s "$work/model-1/MODEL" ] && [ -s "$work/model-1/dense.f32" ] || fail "job 1 exported no model"
 grep -q "2 PS shard(s), 2 cpu worker(s)" "$out1" || fail "job 1 did not start 2 shards and 2 workers"
+# srun spread the tasks over both nodes.
+[ "$(cat "$work/herald-$job1"/run-0/{ps,worker}-*.log | grep -o 'on herald-node[12] ' | sort -u | wc -l)" -eq 2 ] ||
+  fail "job 1's tasks did not run on both nodes"
 no_processes "$job1" || fail "processes of job 1 left: $(pgrep -af -- "$work/herald-$job1/")"
 echo "1. job $job1 trained and exported: $(grep -c . "$work/herald-$job1/run-0/progress.log") progress lines"
 
@@ -114,4 +126,19 @@ echo "model_diff job 1 / job 3: $diff"
 [[ $diff == *"embeddings "*" rows max_abs_diff 0; keys only in a: 0, only in b: 0"* ]] ||
   fail "job 3's embedding rows differ from job 1's"
 echo "3. job $job3 requeued after a checkpoint: resumed, and ends with job 1's bits"
+
+# ------------------------------------------------------------ 4. hetjob
+sbatch --wait --parsable "$work/herald-het.sbatch" --export "$work/model-4" "$work/job.txt" \
+  > "$work/job-4.id" || { cat "$work"/slurm-*.out; fail "job 4's batch did not exit 0"; }
+job4=$(cat "$work/job-4.id")
+grep -q "job job-1 succeeded" "$work/slurm-$job4.out" || fail "job 4 did not succeed"
+ps_nodes=$(cat "$work/herald-$job4"/run-0/ps-*.log | grep -o 'on herald-node[12] ' | sort -u | sed 's/^on //; s/ $//')
+worker_nodes=$(cat "$work/herald-$job4"/run-0/worker-*.log | grep -o 'on herald-node[12] ' | sort -u | sed 's/^on //; s/ $//')
+[ "$(echo "$ps_nodes" | wc -l)" -eq 1 ] && [ "$(echo "$worker_nodes" | wc -l)" -eq 1 ] &&
+  [ "$ps_nodes" != "$worker_nodes" ] ||
+  fail "job 4's shards ($ps_nodes) and workers ($worker_nodes) are not each on a node of their own"
+cmp "$work/model-1/dense.f32" "$work/model-4/dense.f32" || fail "job 4's dense parameters differ"
+[[ $("$runfiles/tools/model_diff" "$work/model-1" "$work/model-4") == \
+   *"rows max_abs_diff 0; keys only in a: 0, only in b: 0"* ]] || fail "job 4's rows differ"
+echo "4. hetjob $job4: shards on $ps_nodes, workers on $worker_nodes, job 1's bits"
 echo "slurm_cluster_test: PASSED"
