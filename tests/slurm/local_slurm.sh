@@ -64,6 +64,8 @@ MpiDefault=none
 ReturnToService=2
 JobRequeue=1
 KillWait=15
+# A node whose slurmd stops answering is DOWN after 20 s (a lost node).
+SlurmdTimeout=20
 MinJobAge=300
 SchedulerType=sched/backfill
 # Heterogeneous jobs start only from the backfill pass: run it every 2 s.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deploy/slurm/herald-slurm against a real Slurm: Debian's munged,
 # slurmctld and slurmd started on this machine (tests/slurm/local_slurm.sh),
-# two nodes, 2 PS tasks and 2 CPU worker tasks per allocation.
+# three nodes, 2 PS tasks and 2 CPU worker tasks per allocation (4 workers,
+# 2 of them spares, in 5).
 #   1. sbatch --wait on both nodes: the quickstart's Wide&Deep job trains to
 #      success, the batch exits 0 and the model is exported;
 #   2. a second job scancel'ed mid-training (after its first periodic
@@ -9,7 +10,11 @@
 #   3. a third job requeued mid-training (scontrol requeue) resumes from its
 #      newest checkpoint and ends with job 1's model, bit for bit;
 #   4. a heterogeneous job (hetjob) puts the shards on one node and the
-#      workers on the other, and trains job 1's model, bit for bit.
+#      workers on the other, and trains job 1's model, bit for bit;
+#   5. a node that dies mid-training (its slurmd and its worker processes
+#      SIGKILLed) does not end the allocation (--no-kill): Herald recovers
+#      on the spare workers of the other node, and the job ends with job 1's
+#      model, bit for bit.
 # Skips loudly without root or the Slurm packages (deploy/install_deps.sh
 # installs them).
 set -euo pipefail
@@ -58,8 +63,17 @@ cat > "$work/herald-het.sbatch" << EOF
 #SBATCH --nodes=1 --ntasks=2 --cpus-per-task=1
 exec "$launcher" --bin "$work/bin" --ps "\$SLURM_NTASKS_HET_GROUP_0" --device cpu "\$@"
 EOF
+cat > "$work/herald-spares.sbatch" << EOF
+#!/bin/bash
+#SBATCH --output=$work/slurm-%j.out
+#SBATCH --no-kill
+#SBATCH --nodes=1 --ntasks=2 --cpus-per-task=1 --nodelist=herald-node1
+#SBATCH hetjob
+#SBATCH --nodes=2 --ntasks-per-node=2 --cpus-per-task=1 --nodelist=herald-node[2-3]
+exec "$launcher" --bin "$work/bin" --ps 2 --device cpu "\$@"
+EOF
 
-local_slurm_up "$work/slurm" || fail "the local Slurm did not come up"
+local_slurm_up "$work/slurm" 3 || fail "the local Slurm did not come up"
 echo "local Slurm up: $(sinfo -h -o '%P %D %c %t')"
 
 # Until `test` succeeds, at most 120 s.
@@ -86,7 +100,7 @@ grep -q "job job-1 succeeded" "$out1" || { cat "$out1"; fail "job 1 did not succ
 [ -s "$work/model-1/MODEL" ] && [ -s "$work/model-1/dense.f32" ] || fail "job 1 exported no model"
 grep -q "2 PS shard(s), 2 cpu worker(s)" "$out1" || fail "job 1 did not start 2 shards and 2 workers"
 # srun spread the tasks over both nodes.
-[ "$(cat "$work/herald-$job1"/run-0/{ps,worker}-*.log | grep -o 'on herald-node[12] ' | sort -u | wc -l)" -eq 2 ] ||
+[ "$(cat "$work/herald-$job1"/run-0/{ps,worker}-*.log | grep -o 'on herald-node[0-9] ' | sort -u | wc -l)" -eq 2 ] ||
   fail "job 1's tasks did not run on both nodes"
 no_processes "$job1" || fail "processes of job 1 left: $(pgrep -af -- "$work/herald-$job1/")"
 echo "1. job $job1 trained and exported: $(grep -c . "$work/herald-$job1/run-0/progress.log") progress lines"
@@ -132,8 +146,8 @@ sbatch --wait --parsable "$work/herald-het.sbatch" --export "$work/model-4" "$wo
   > "$work/job-4.id" || { cat "$work"/slurm-*.out; fail "job 4's batch did not exit 0"; }
 job4=$(cat "$work/job-4.id")
 grep -q "job job-1 succeeded" "$work/slurm-$job4.out" || fail "job 4 did not succeed"
-ps_nodes=$(cat "$work/herald-$job4"/run-0/ps-*.log | grep -o 'on herald-node[12] ' | sort -u | sed 's/^on //; s/ $//')
-worker_nodes=$(cat "$work/herald-$job4"/run-0/worker-*.log | grep -o 'on herald-node[12] ' | sort -u | sed 's/^on //; s/ $//')
+ps_nodes=$(cat "$work/herald-$job4"/run-0/ps-*.log | grep -o 'on herald-node[0-9] ' | sort -u | sed 's/^on //; s/ $//')
+worker_nodes=$(cat "$work/herald-$job4"/run-0/worker-*.log | grep -o 'on herald-node[0-9] ' | sort -u | sed 's/^on //; s/ $//')
 [ "$(echo "$ps_nodes" | wc -l)" -eq 1 ] && [ "$(echo "$worker_nodes" | wc -l)" -eq 1 ] &&
   [ "$ps_nodes" != "$worker_nodes" ] ||
   fail "job 4's shards ($ps_nodes) and workers ($worker_nodes) are not each on a node of their own"
@@ -141,4 +155,30 @@ cmp "$work/model-1/dense.f32" "$work/model-4/dense.f32" || fail "job 4's dense p
 [[ $("$runfiles/tools/model_diff" "$work/model-1" "$work/model-4") == \
    *"rows max_abs_diff 0; keys only in a: 0, only in b: 0"* ]] || fail "job 4's rows differ"
 echo "4. hetjob $job4: shards on $ps_nodes, workers on $worker_nodes, job 1's bits"
+
+# ------------------------------------------------------------ 5. a lost node
+job5=$(sbatch --parsable "$work/herald-spares.sbatch" --export "$work/model-5" "$work/job.txt")
+wait_until "job 5's first checkpoint" has_checkpoint "$job5" 0
+# The node of a worker that joined the job (not a spare) dies: its slurmd
+# and its worker processes.
+run5=$work/herald-$job5/run-0
+victim=$(grep -l "joined job-1" "$run5"/worker-*.log | head -1)
+[ -n "$victim" ] || fail "job 5: no worker joined the job"
+lost=$(grep -o 'on herald-node[0-9]' "$victim" | head -1 | cut -d' ' -f2)
+[ "$lost" != herald-node1 ] || fail "job 5: a worker ran on the batch node"
+kill -KILL "$(cat "$work/slurm/slurmd-$lost.pid")"
+for log in "$run5"/worker-*.log; do
+  grep -q "on $lost " "$log" && kill -KILL "$(grep -o 'pid [0-9]*' "$log" | head -1 | cut -d' ' -f2)"
+done
+echo "5. job $job5: $lost lost after a checkpoint"
+ended() { grep -qE "job job-1 succeeded|did not succeed|stopped by Slurm" "$work/slurm-$job5.out" 2>/dev/null; }
+wait_until "job 5 to end" ended
+grep -q "job job-1 succeeded" "$work/slurm-$job5.out" ||
+  { cat "$work/slurm-$job5.out"; fail "job 5 did not survive the lost node"; }
+grep -q "job job-1: recovering (1 of" "$run5/scheduler.log" || fail "job 5 finished without a recovery"
+wait_until "job 5's processes to exit" no_processes "$job5"
+cmp "$work/model-1/dense.f32" "$work/model-5/dense.f32" || fail "job 5's dense parameters differ"
+[[ $("$runfiles/tools/model_diff" "$work/model-1" "$work/model-5") == \
+   *"rows max_abs_diff 0; keys only in a: 0, only in b: 0"* ]] || fail "job 5's rows differ"
+echo "5. job $job5 recovered on the other node's spares and ends with job 1's bits"
 echo "slurm_cluster_test: PASSED"
