@@ -56,8 +56,26 @@ for p in "${PACKAGES[@]}"; do
 done
 
 # Rendering the Kubernetes manifests (deploy/k8s, their test): any kubectl
-# with kustomize; Debian's kubernetes-client where none is installed.
-if ! command -v kubectl > /dev/null; then missing+=(kubernetes-client); fi
+# with kustomize; Debian's kubernetes-client where none is installed. Where
+# another kubectl owns /usr/bin/kubectl, Debian's (1.20, whose old kustomize
+# the manifests must also render with) is unpacked into the user's cache
+# for tests/k8s, not installed.
+if ! command -v kubectl > /dev/null; then
+  missing+=(kubernetes-client)
+elif ! kubectl version --client 2> /dev/null | grep -q 'v1\.20\.'; then
+  kubectl_1_20=$(getent passwd "$(id -u)" | cut -d: -f6)/.cache/herald/kubectl-1.20
+  if [ ! -x "$kubectl_1_20/usr/bin/kubectl" ]; then
+    download=$(mktemp -d)
+    if (cd "$download" && apt-get download -q kubernetes-client > /dev/null 2>&1); then
+      dpkg-deb -x "$download"/kubernetes-client_*.deb "$kubectl_1_20"
+      echo "install_deps: Debian's kubectl 1.20 unpacked into $kubectl_1_20"
+    else
+      echo "install_deps: could not download kubernetes-client (tests/k8s renders with" \
+        "$(command -v kubectl) only)"
+    fi
+    rm -rf "$download"
+  fi
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install_deps: all ${#PACKAGES[@]} packages present"

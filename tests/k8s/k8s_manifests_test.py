@@ -19,6 +19,7 @@ No Kubernetes cluster runs here: nothing is applied.
 """
 
 import os
+import pwd
 import re
 import shlex
 import shutil
@@ -40,6 +41,12 @@ BINARIES = {
 # Secrets the operator creates (docs/operations.md, "On Kubernetes").
 CREATED_BY_HAND = {("Secret", "herald-token"), ("Secret", "herald-tls")}
 WORKLOADS = ("Deployment", "StatefulSet", "Job")
+# Every kubectl at hand: the one on the PATH and Debian's 1.20 (its old
+# kustomize), which deploy/install_deps.sh unpacks here when another kubectl
+# is installed.
+KUBECTL_1_20 = os.path.join(pwd.getpwuid(os.getuid()).pw_dir,
+                            ".cache/herald/kubectl-1.20/usr/bin/kubectl")
+KUBECTLS = ["kubectl"] + ([KUBECTL_1_20] if os.access(KUBECTL_1_20, os.X_OK) else [])
 
 failures = []
 
@@ -60,12 +67,19 @@ def known_flags(binary):
 FLAGS = {b: known_flags(b) for b in BINARIES}
 
 
-def render(kustomization):
-    out = subprocess.run(["kubectl", "kustomize", kustomization], capture_output=True,
+def render(kustomization, kubectl="kubectl"):
+    out = subprocess.run([kubectl, "kustomize", kustomization], capture_output=True,
                          text=True, check=False)
     if out.returncode != 0:
-        raise SystemExit(f"kubectl kustomize {kustomization} failed:\n{out.stderr}")
+        raise SystemExit(f"{kubectl} kustomize {kustomization} failed:\n{out.stderr}")
     return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def without_generated_names(objs):
+    """The objects as text, generated ConfigMap names (their hash suffix
+    differs between kustomize versions) made equal."""
+    text = yaml.safe_dump(sorted(objs, key=lambda o: (o["kind"], o["metadata"]["name"])))
+    return re.sub(r"herald-job-[a-z0-9]{10}", "herald-job-HASH", text)
 
 
 def pod_spec(obj):
@@ -273,6 +287,15 @@ def main():
         rendered[name] = render(os.path.join(K8S, name))
         check(name, rendered[name])
         print(f"{name}: {len(rendered[name])} objects rendered and checked")
+        for other in KUBECTLS[1:]:
+            if without_generated_names(render(os.path.join(K8S, name), other)) != \
+                    without_generated_names(rendered[name]):
+                fail(name, f"{other} renders other objects than kubectl")
+            else:
+                print(f"{name}: {other} renders the same objects")
+    if len(KUBECTLS) == 1:
+        print("NOTE: only the kubectl on the PATH rendered the manifests: "
+              "deploy/install_deps.sh unpacks Debian's 1.20 for this test")
 
     base, cpu, gang = rendered["base"], rendered["overlays/cpu"], rendered["overlays/gang"]
     w = worker_container(base)
