@@ -97,6 +97,11 @@ for tarball in "${bundles[@]}"; do
     [ -f "$b/share/herald/deploy/k8s/base/kustomization.yaml" ] &&
     [ -f "$b/share/herald/deploy/k8s/Containerfile" ] ||
     fail "$name: the Slurm launcher or the Kubernetes manifests"
+  # The image (deploy/k8s/Containerfile) unpacks the bundle at /opt: every
+  # binary the manifests run is one of its wrappers.
+  for exe in $(grep -oh '/opt/herald/bin/[a-z_]*' "$b"/share/herald/deploy/k8s/base/*.yaml | sort -u); do
+    [ -x "$b/${exe#/opt/herald/}" ] || fail "$name: the Kubernetes manifests run $exe, not in the bundle"
+  done
   if [ "$cuda" = yes ]; then
     [ -x "$b/bin/herald-verify-gpu" ] || fail "$name: no bin/herald-verify-gpu"
     [ -s "$b/libexec/herald/GPU_TESTS" ] || fail "$name: no GPU tests listed"
