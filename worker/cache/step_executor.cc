@@ -95,145 +95,170 @@ absl::Status StepExecutor::Check(const plan::Step& step) {
 
 absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan::Step* next) {
   StepResult result;
-  absl::Time start = absl::Now();
+  result.num_samples = step.num_samples;
+  const absl::Time start = absl::Now();
   HERALD_RETURN_IF_ERROR(Check(step));
   result.times.stage_ms += MillisSince(start);
-  result.num_samples = step.num_samples;
-  auto phase = [&](const char* name, absl::Status s) {
-    if (s.ok()) s = device_->status();  // a GPU fault surfaces in the phase it happened
-    return s.ok() ? s : Annotate(s, absl::StrCat("iteration ", step.iteration, " ", name));
-  };
-  // Writes rows back (evictions, or the plan's) unless there are none.
-  auto write_back = [&](const std::vector<ps::TableRows>& rows) {
-    return rows.empty() ? absl::OkStatus()
-                        : ps_->WriteBack(step.job_id, Iteration(step.iteration),
-                                         WorkerRank(options_.rank), rows);
-  };
-  start = absl::Now();
+  std::vector<ps::TableGrads> held_grads;
+  HERALD_RETURN_IF_ERROR(EvictAndFetch(step, &held_grads, &result));  // 1, 2
+  HERALD_RETURN_IF_ERROR(PlaceHandedOff(step, &result));              // the previous step's 10
+  if (options_.overlap && next != nullptr && options_.use_ps) fetcher_.Prefetch(*next);
+  QueueTraining(step, &result);  // 3
+  StartedPush started_push = StartPush(step, &result);
+  HERALD_RETURN_IF_ERROR(Phase(step, "train", ReduceDense(&result)));  // 4, 5
+  if (options_.serve) {                                                // 5b
+    HERALD_RETURN_IF_ERROR(
+        Phase(step, "gradients of served rows", served_.Exchange(step, &result)));
+  }
+  HERALD_RETURN_IF_ERROR(Phase(step, "train (owned rows)", ApplyOwned(step, &result)));  // 6
+  HERALD_RETURN_IF_ERROR(
+      PushAndWriteBack(step, started_push, std::move(held_grads), &result));  // 7, 8
+  HERALD_RETURN_IF_ERROR(Commit(step, &result));                              // 9
+  if (options_.exchanger != nullptr) {                                        // 10
+    HERALD_RETURN_IF_ERROR(Phase(step, "hand-off", hand_offs_.Send(step, &result)));
+  }
+  StageNext(next, &result);
+  HERALD_RETURN_IF_ERROR(Settle(step, &result));
+  return result;
+}
+
+absl::Status StepExecutor::Phase(const plan::Step& step, const char* name, absl::Status s) const {
+  if (s.ok()) s = device_->status();  // a GPU fault surfaces in the phase it happened
+  return s.ok() ? s : Annotate(s, absl::StrCat("iteration ", step.iteration, " ", name));
+}
+
+absl::Status StepExecutor::WriteBack(const plan::Step& step,
+                                     const std::vector<ps::TableRows>& rows) {
+  return rows.empty() ? absl::OkStatus()
+                      : ps_->WriteBack(step.job_id, Iteration(step.iteration),
+                                       WorkerRank(options_.rank), rows);
+}
+
+PendingCall<absl::Status> StepExecutor::StartWriteBack(const plan::Step& step,
+                                                       const std::vector<ps::TableRows>& rows) {
+  return rows.empty()
+             ? PendingCall<absl::Status>::Done(absl::OkStatus())
+             : ps_->StartWriteBack(step.job_id, Iteration(step.iteration),
+                                   WorkerRank(options_.rank), rows, ps::Launch::kBackground);
+}
+
+absl::Status StepExecutor::EvictAndFetch(const plan::Step& step,
+                                         std::vector<ps::TableGrads>* held_grads,
+                                         StepResult* result) {
+  absl::Time start = absl::Now();
   // Policy het: evicted slots' held gradients go to the PS with this
   // step's push (read before the slots are reused).
-  std::vector<ps::TableGrads> held_grads = held_.Collect(step, &plan::TablePlan::evict, &result);
+  *held_grads = held_.Collect(step, &plan::TablePlan::evict, result);
   const std::vector<ps::TableRows> evicted =
-      CollectWriteBack(step, &plan::TablePlan::evict, SlotsAfter::kFreed, &result);
-  if (options_.overlap) {  // 1 while 2: the evicted rows travel during the fetch
-    PendingCall<absl::Status> eviction =
-        evicted.empty()
-            ? PendingCall<absl::Status>::Done(absl::OkStatus())
-            : ps_->StartWriteBack(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
-                                  evicted, ps::Launch::kBackground);
-    result.times.writeback_ms += MillisSince(start);
-    const absl::Status fetched = fetcher_.Fetch(step, &result);
-    start = absl::Now();
-    const absl::Status sent = eviction.Wait();
-    result.times.writeback_ms += MillisSince(start);  // waited beyond the fetch
-    HERALD_RETURN_IF_ERROR(phase("evict", sent));
-    HERALD_RETURN_IF_ERROR(phase("fetch", fetched));
-  } else {
-    HERALD_RETURN_IF_ERROR(phase("evict", write_back(evicted)));
-    result.times.writeback_ms += MillisSince(start);
-    HERALD_RETURN_IF_ERROR(phase("fetch", fetcher_.Fetch(step, &result)));
+      CollectWriteBack(step, &plan::TablePlan::evict, SlotsAfter::kFreed, result);
+  if (!options_.overlap) {
+    HERALD_RETURN_IF_ERROR(Phase(step, "evict", WriteBack(step, evicted)));
+    result->times.writeback_ms += MillisSince(start);
+    return Phase(step, "fetch", fetcher_.Fetch(step, result));
   }
+  // 1 while 2: the evicted rows travel during the fetch.
+  PendingCall<absl::Status> eviction = StartWriteBack(step, evicted);
+  result->times.writeback_ms += MillisSince(start);
+  const absl::Status fetched = fetcher_.Fetch(step, result);
+  start = absl::Now();
+  const absl::Status sent = eviction.Wait();
+  result->times.writeback_ms += MillisSince(start);  // waited beyond the fetch
+  HERALD_RETURN_IF_ERROR(Phase(step, "evict", sent));
+  return Phase(step, "fetch", fetched);
+}
+
+absl::Status StepExecutor::PlaceHandedOff(const plan::Step& step, StepResult* result) {
   if (hand_offs_.receiving()) {
-    start = absl::Now();
+    const absl::Time start = absl::Now();
     const absl::Status exchanged = hand_offs_.Receive();
-    result.times.writeback_ms += MillisSince(start);  // waited beyond the fetch
-    HERALD_RETURN_IF_ERROR(phase("hand-off (previous step)", exchanged));
-    HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", hand_offs_.CheckReceived(step)));
+    result->times.writeback_ms += MillisSince(start);  // waited beyond the fetch
+    HERALD_RETURN_IF_ERROR(Phase(step, "hand-off (previous step)", exchanged));
+    HERALD_RETURN_IF_ERROR(Phase(step, "fetch (rows handed off)", hand_offs_.CheckReceived(step)));
   }
-  HERALD_RETURN_IF_ERROR(phase("fetch (rows handed off)", hand_offs_.Place(step)));
-  if (options_.overlap && next != nullptr && options_.use_ps) fetcher_.Prefetch(*next);
-  QueueTraining(step, &result);
-  // The shared rows' gradients are final once backward is queued: they
-  // are copied out while the device reduces and updates (7 waits for them
-  // only).
-  start = absl::Now();
-  StartedPush started_push = StartPush(step);
-  result.times.push_ms += MillisSince(start);
-  HERALD_RETURN_IF_ERROR(phase("train", ReduceDense(&result)));
-  if (options_.serve) {
-    HERALD_RETURN_IF_ERROR(phase("gradients of served rows", served_.Exchange(step, &result)));
-  }
-  HERALD_RETURN_IF_ERROR(phase("train (owned rows)", ApplyOwned(step, &result)));
-  // 7 and 8: both read from the device first, then sent (with overlap at
-  // once, the push leaving while the write-back's rows are read).
-  start = absl::Now();
-  std::vector<ps::TableGrads> grads = FinishPush(step, started_push, &result);
-  AppendGrads(held_.Collect(step, &plan::TablePlan::flush, &result), &held_grads);
+  return Phase(step, "fetch (rows handed off)", hand_offs_.Place(step));
+}
+
+absl::Status StepExecutor::PushAndWriteBack(const plan::Step& step, StartedPush& started,
+                                            std::vector<ps::TableGrads> held_grads,
+                                            StepResult* result) {
+  // Both read from the device first, then sent (with overlap at once, the
+  // push leaving while the write-back's rows are read).
+  absl::Time start = absl::Now();
+  std::vector<ps::TableGrads> grads = FinishPush(step, started, result);
+  AppendGrads(held_.Collect(step, &plan::TablePlan::flush, result), &held_grads);
   AppendGrads(std::move(held_grads), &grads);
-  auto push = [&] {
-    return grads.empty() ? absl::OkStatus()
-                         : ps_->PushGradients(step.job_id, Iteration(step.iteration),
-                                              WorkerRank(options_.rank), grads);
-  };
-  result.times.push_ms += MillisSince(start);
+  result->times.push_ms += MillisSince(start);
   auto collect_written = [&] {
     const absl::Time start = absl::Now();
     std::vector<ps::TableRows> written =
-        CollectWriteBack(step, &plan::TablePlan::writeback, SlotsAfter::kClean, &result);
-    result.times.writeback_ms += MillisSince(start);
+        CollectWriteBack(step, &plan::TablePlan::writeback, SlotsAfter::kClean, result);
+    result->times.writeback_ms += MillisSince(start);
     return written;
   };
-  if (options_.overlap) {
-    PendingCall<absl::Status> pushing =
-        grads.empty()
-            ? PendingCall<absl::Status>::Done(absl::OkStatus())
-            : ps_->StartPushGradients(step.job_id, Iteration(step.iteration),
-                                      WorkerRank(options_.rank), grads, ps::Launch::kBackground);
-    const std::vector<ps::TableRows> written = collect_written();
-    PendingCall<absl::Status> writing =
-        written.empty()
-            ? PendingCall<absl::Status>::Done(absl::OkStatus())
-            : ps_->StartWriteBack(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
-                                  written, ps::Launch::kBackground);
-    start = absl::Now();
-    const absl::Status pushed = pushing.Wait();
-    result.times.push_ms += MillisSince(start);
-    start = absl::Now();
-    const absl::Status wrote = writing.Wait();
-    result.times.writeback_ms += MillisSince(start);  // waited beyond the push
-    HERALD_RETURN_IF_ERROR(phase("push", pushed));
-    HERALD_RETURN_IF_ERROR(phase("write-back", wrote));
-  } else {
+  if (!options_.overlap) {
     const std::vector<ps::TableRows> written = collect_written();
     start = absl::Now();
-    HERALD_RETURN_IF_ERROR(phase("push", push()));
-    result.times.push_ms += MillisSince(start);
+    HERALD_RETURN_IF_ERROR(Phase(step, "push",
+                                 grads.empty()
+                                     ? absl::OkStatus()
+                                     : ps_->PushGradients(step.job_id, Iteration(step.iteration),
+                                                          WorkerRank(options_.rank), grads)));
+    result->times.push_ms += MillisSince(start);
     start = absl::Now();
-    HERALD_RETURN_IF_ERROR(phase("write-back", write_back(written)));
-    result.times.writeback_ms += MillisSince(start);
+    HERALD_RETURN_IF_ERROR(Phase(step, "write-back", WriteBack(step, written)));
+    result->times.writeback_ms += MillisSince(start);
+    return absl::OkStatus();
   }
-  if (options_.use_ps && start_commit_) {
-    HERALD_RETURN_IF_ERROR(phase("iteration done", start_commit_(step)));
-  } else if (options_.use_ps) {
-    const absl::Time start = absl::Now();
-    auto done =
-        ps_->IterationDone(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
-                           options_.num_workers, &result.ps_disk_reads);
-    HERALD_RETURN_IF_ERROR(phase("iteration done", done.status()));
-    result.times.commit_ms += MillisSince(start);
-  }
-  if (options_.exchanger != nullptr) {
-    HERALD_RETURN_IF_ERROR(phase("hand-off", hand_offs_.Send(step, &result)));
-  }
-  // While the device may still be training: check the next step against
-  // the cache as this step leaves it (a failure is reported when it runs).
-  // and pack its lists for the device.
+  PendingCall<absl::Status> pushing =
+      grads.empty()
+          ? PendingCall<absl::Status>::Done(absl::OkStatus())
+          : ps_->StartPushGradients(step.job_id, Iteration(step.iteration),
+                                    WorkerRank(options_.rank), grads, ps::Launch::kBackground);
+  const std::vector<ps::TableRows> written = collect_written();
+  PendingCall<absl::Status> writing = StartWriteBack(step, written);
   start = absl::Now();
+  const absl::Status pushed = pushing.Wait();
+  result->times.push_ms += MillisSince(start);
+  start = absl::Now();
+  const absl::Status wrote = writing.Wait();
+  result->times.writeback_ms += MillisSince(start);  // waited beyond the push
+  HERALD_RETURN_IF_ERROR(Phase(step, "push", pushed));
+  return Phase(step, "write-back", wrote);
+}
+
+absl::Status StepExecutor::Commit(const plan::Step& step, StepResult* result) {
+  if (!options_.use_ps) return absl::OkStatus();
+  if (start_commit_) return Phase(step, "iteration done", start_commit_(step));
+  const absl::Time start = absl::Now();
+  auto done = ps_->IterationDone(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
+                                 options_.num_workers, &result->ps_disk_reads);
+  HERALD_RETURN_IF_ERROR(Phase(step, "iteration done", done.status()));
+  result->times.commit_ms += MillisSince(start);
+  return absl::OkStatus();
+}
+
+void StepExecutor::StageNext(const plan::Step* next, StepResult* result) {
+  // While the device may still be training: check the next step against
+  // the cache as this step leaves it (a failure is reported when it runs),
+  // and pack its lists for the device.
+  const absl::Time start = absl::Now();
   if (next != nullptr && step_validator_.Check(*cache_, *next).ok()) {
     check_token_ = next_check_token.fetch_add(1);
     checked_changes_ = cache_->changes();
     next->checked_at = check_token_;
     upload_.Stage(*next);
   }
-  result.times.stage_ms += MillisSince(start);
-  start = absl::Now();
-  result.loss_sum = model_->TakeLoss();  // waits for the device
-  result.device_ms = device_time_.TakeMs();
+  result->times.stage_ms += MillisSince(start);
+}
+
+absl::Status StepExecutor::Settle(const plan::Step& step, StepResult* result) {
+  const absl::Time start = absl::Now();
+  result->loss_sum = model_->TakeLoss();  // waits for the device
+  result->device_ms = device_time_.TakeMs();
   upload_.Settled();
   fetcher_.Settled();
-  result.times.compute_ms += MillisSince(start);
-  HERALD_RETURN_IF_ERROR(phase("train", absl::OkStatus()));
-  return result;
+  result->times.compute_ms += MillisSince(start);
+  return Phase(step, "train", absl::OkStatus());
 }
 
 std::vector<ps::TableRows> StepExecutor::CollectWriteBack(
@@ -370,8 +395,9 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
   return absl::OkStatus();
 }
 
-StepExecutor::StartedPush StepExecutor::StartPush(const plan::Step& step) {
+StepExecutor::StartedPush StepExecutor::StartPush(const plan::Step& step, StepResult* result) {
   // Every table's shared rows' gradients, in one transfer, then zeroed.
+  const absl::Time start = absl::Now();
   StartedPush started;
   std::vector<SlotTransfer::Rows> reads;
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
@@ -384,6 +410,7 @@ StepExecutor::StartedPush StepExecutor::StartPush(const plan::Step& step) {
   }
   started.read = transfer_.StartRead(reads);
   transfer_.ZeroRead(reads);
+  result->times.push_ms += MillisSince(start);
   return started;
 }
 

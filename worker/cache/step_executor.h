@@ -143,8 +143,35 @@ class StepExecutor {
     kFreed,  // evictions: the slots are free for other rows
     kClean,  // the plan's write-backs: the PS now holds the cached version
   };
+  // Run's phases, in order; each fails naming itself (Phase).
   // Everything checked before any of the step changes anything.
   absl::Status Check(const plan::Step& step);
+  // 1 and 2: the evicted slots' dirty rows (and, policy het, their held
+  // gradients, into `held_grads` for 7) written back, the missing rows
+  // fetched; with overlap at once.
+  absl::Status EvictAndFetch(const plan::Step& step, std::vector<ps::TableGrads>* held_grads,
+                             StepResult* result);
+  // The rows the previous step's 10 sent this worker, checked and placed.
+  absl::Status PlaceHandedOff(const plan::Step& step, StepResult* result);
+  // 7 and 8: the shared rows' gradients (with `held_grads` and the flushed
+  // ones) pushed, the plan's write-backs sent; with overlap at once.
+  struct StartedPush;
+  absl::Status PushAndWriteBack(const plan::Step& step, StartedPush& started,
+                                std::vector<ps::TableGrads> held_grads, StepResult* result);
+  // 9: the iteration reported done (or handed to StartCommitsWith's start).
+  absl::Status Commit(const plan::Step& step, StepResult* result);
+  // The next step checked against the cache as this one leaves it and its
+  // lists packed, while the device may still train.
+  void StageNext(const plan::Step* next, StepResult* result);
+  // The loss and device time read (the step's one wait for the device).
+  absl::Status Settle(const plan::Step& step, StepResult* result);
+  // `s`, or the device's error, annotated with the iteration and `phase`.
+  absl::Status Phase(const plan::Step& step, const char* phase, absl::Status s) const;
+  // The rows written back to the PS (nothing sent for none), waited for or
+  // started in the background (`rows` must outlive the call).
+  absl::Status WriteBack(const plan::Step& step, const std::vector<ps::TableRows>& rows);
+  PendingCall<absl::Status> StartWriteBack(const plan::Step& step,
+                                           const std::vector<ps::TableRows>& rows);
   // The dirty rows of each table's `listed` slots (plan::TablePlan::evict
   // or ::writeback), read from the device; the slots are then as `after`.
   std::vector<ps::TableRows> CollectWriteBack(const plan::Step& step,
@@ -158,7 +185,7 @@ class StepExecutor {
     std::vector<size_t> tables;  // with shared rows, in order
     SlotTransfer::StartedRead read;
   };
-  StartedPush StartPush(const plan::Step& step);
+  StartedPush StartPush(const plan::Step& step, StepResult* result);
   std::vector<ps::TableGrads> FinishPush(const plan::Step& step, StartedPush& started,
                                          StepResult* result);
   // Moves `more` into `to`, one entry per table (keys of one table are
