@@ -4,6 +4,8 @@ Without --config=cuda the targets are marked incompatible, so `bazel build //...
 skips them on machines that have no CUDA toolkit.
 """
 
+load("//bazel:herald.bzl", "HERALD_COPTS")
+
 NVCC = "/usr/local/cuda/bin/nvcc"
 
 # Hopper (H100/H200) plus PTX for newer devices.
@@ -24,7 +26,8 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], host_copts = [], 
       hdrs: public headers (.h/.cuh).
       deps: cc deps (headers of these are visible to nvcc via -I.).
       copts: extra nvcc flags.
-      host_copts: extra flags of the host compiler for the .cc sources
+      host_copts: extra flags of the host compiler for the .cc sources (after
+        HERALD_COPTS: warnings are errors there too)
         (they see the toolkit's headers through @cuda_headers).
       nvcc_hdrs: headers of other packages the .cu sources include (nvcc
         sees only the files its rule lists; export them there).
@@ -47,7 +50,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], host_copts = [], 
         name = name,
         srcs = cc_srcs + objs,
         hdrs = hdrs,
-        copts = host_copts,
+        copts = HERALD_COPTS + host_copts,
         deps = deps + ["//third_party:cuda", "@cuda_headers//:headers"],
         target_compatible_with = cuda_compatible(),
         visibility = visibility,
