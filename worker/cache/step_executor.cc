@@ -23,6 +23,14 @@ bool NeedsPs(const plan::Step& step) {
   return false;
 }
 
+// Waits for `call`, adding the time waited to `*ms`.
+absl::Status WaitTimed(PendingCall<absl::Status>& call, double* ms) {
+  const absl::Time start = absl::Now();
+  absl::Status s = call.Wait();
+  *ms += MillisSince(start);
+  return s;
+}
+
 // Tokens of checks ahead (plan::Step::checked_at), unique in the process.
 std::atomic<uint64_t> next_check_token{1};
 
@@ -160,9 +168,8 @@ absl::Status StepExecutor::EvictAndFetch(const plan::Step& step,
   PendingCall<absl::Status> eviction = StartWriteBack(step, evicted);
   result->times.writeback_ms += MillisSince(start);
   const absl::Status fetched = fetcher_.Fetch(step, result);
-  start = absl::Now();
-  const absl::Status sent = eviction.Wait();
-  result->times.writeback_ms += MillisSince(start);  // waited beyond the fetch
+  // waited beyond the fetch
+  const absl::Status sent = WaitTimed(eviction, &result->times.writeback_ms);
   HERALD_RETURN_IF_ERROR(Phase(step, "evict", sent));
   return Phase(step, "fetch", fetched);
 }
@@ -216,12 +223,9 @@ absl::Status StepExecutor::PushAndWriteBack(const plan::Step& step, StartedPush&
                                     WorkerRank(options_.rank), grads, ps::Launch::kBackground);
   const std::vector<ps::TableRows> written = collect_written();
   PendingCall<absl::Status> writing = StartWriteBack(step, written);
-  start = absl::Now();
-  const absl::Status pushed = pushing.Wait();
-  result->times.push_ms += MillisSince(start);
-  start = absl::Now();
-  const absl::Status wrote = writing.Wait();
-  result->times.writeback_ms += MillisSince(start);  // waited beyond the push
+  const absl::Status pushed = WaitTimed(pushing, &result->times.push_ms);
+  // waited beyond the push
+  const absl::Status wrote = WaitTimed(writing, &result->times.writeback_ms);
   HERALD_RETURN_IF_ERROR(Phase(step, "push", pushed));
   return Phase(step, "write-back", wrote);
 }
