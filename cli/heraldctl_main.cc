@@ -14,6 +14,7 @@
 //             | export JOB --out DIR [--since DIR] [--scheduler H:P] [--token-file F] [--json]
 //                                        [--tls-ca PEM] [--tls-server-name NAME]
 //   heraldctl evaluate --model DIR [--batch N] [--max-samples N] [--json] [--predictions FILE]
+//   heraldctl model SPEC [--json]
 //
 // Exit codes: 0 success, 1 the command failed, 2 usage error.
 
@@ -28,6 +29,7 @@
 #include "cli/data_commands.h"
 #include "cli/evaluate_command.h"
 #include "cli/job_commands.h"
+#include "cli/model_command.h"
 #include "cli/simulate_command.h"
 #include "common/command_line.h"
 #include "common/rpc/client_tls_flags.h"
@@ -226,6 +228,10 @@ Commands:
       (from its final checkpoint, also after a scheduler restart). --download copies
       the export from the scheduler's host into LOCAL_DIR (without --out: the newest
       export this scheduler wrote of JOB).
+  model SPEC [--json]
+      The job's model as a worker builds it, checked as submit checks it: for a
+      model graph (model.graph) each node's layer, inputs, output width and
+      parameters, and the total; for a built-in kind, its parameter count.
   evaluate --model DIR [--batch N] [--max-samples N] [--json] [--predictions FILE]
       Exact held-out AUC and log loss of an exported model, or of a periodic checkpoint,
       on its job's held-out split (data.eval_fraction), computed here on the CPU. With
@@ -347,6 +353,10 @@ int main(int argc, char** argv) {
     o.compute_ms_per_sample = absl::GetFlag(FLAGS_compute_ms_per_sample);
     absl::Status s = herald::cli::RunSimulate(o);
     return s.ok() ? 0 : Fail(s);
+  }
+  if (command == "model") {
+    if (args.size() != 2) return Usage("expected 'model SPEC'");
+    return herald::cli::RunModel(args[1], absl::GetFlag(FLAGS_json));
   }
   if (command == "evaluate") {
     if (args.size() != 1) return Usage("evaluate takes no positional arguments (use --model)");

@@ -160,29 +160,27 @@ absl::Status ReadJobSpecFile(const std::string& path, std::string* text, bool* j
   return absl::OkStatus();
 }
 
-int RunSubmit(const SchedulerConnection& c, const std::string& spec_path, const std::string& resume,
-              const std::string& checkpoint_dir) {
+absl::Status LoadJobSpecFile(const std::string& path, proto::JobSpec* spec) {
   std::string text;
   bool json = false;
-  if (absl::Status s = ReadJobSpecFile(spec_path, &text, &json); !s.ok()) {
-    return Fail("submit", s);
-  }
-  proto::SubmitJobRequest request;
+  HERALD_RETURN_IF_ERROR(ReadJobSpecFile(path, &text, &json));
   if (json) {
-    auto s = google::protobuf::util::JsonStringToMessage(text, request.mutable_spec());
+    auto s = google::protobuf::util::JsonStringToMessage(text, spec);
     if (!s.ok()) {
-      return Fail("submit", absl::InvalidArgumentError(absl::StrCat(
-                                spec_path, ": not a JobSpec in JSON: ", std::string(s.message()))));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": not a JobSpec in JSON: ", std::string(s.message())));
     }
-  } else {
-    if (absl::Status s = ParseTextProto(text, request.mutable_spec()); !s.ok()) {
-      return Fail("submit", absl::InvalidArgumentError(absl::StrCat(spec_path, ":", s.message())));
-    }
+  } else if (absl::Status s = ParseTextProto(text, spec); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ":", s.message()));
   }
   // A schema in its own file goes inline, read from beside the spec.
-  if (absl::Status s = scheduler::InlineSchemaFile(
-          request.mutable_spec(), std::filesystem::path(spec_path).parent_path().string());
-      !s.ok()) {
+  return scheduler::InlineSchemaFile(spec, std::filesystem::path(path).parent_path().string());
+}
+
+int RunSubmit(const SchedulerConnection& c, const std::string& spec_path, const std::string& resume,
+              const std::string& checkpoint_dir) {
+  proto::SubmitJobRequest request;
+  if (absl::Status s = LoadJobSpecFile(spec_path, request.mutable_spec()); !s.ok()) {
     return Fail("submit", s);
   }
   // The scheduler reads both: absolute paths.

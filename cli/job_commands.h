@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "common/rpc/channel.h"
+#include "proto/job.pb.h"
 
 namespace herald::cli {
 
@@ -20,6 +21,10 @@ struct SchedulerConnection {
 // any file starting with '{'). Errors: InvalidArgument naming file and
 // position.
 absl::Status ReadJobSpecFile(const std::string& path, std::string* text_or_json, bool* json);
+// ReadJobSpecFile, parsed, with a data.schema_file read inline (a relative
+// path from the spec's directory), as submit sends it. Errors:
+// InvalidArgument naming file and position, the schema file's.
+absl::Status LoadJobSpecFile(const std::string& path, proto::JobSpec* spec);
 
 // Each prints its result (JSON with `json`) and returns the exit code.
 // `resume` (may be empty): continue from that checkpoint (a MANIFEST or a

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/model_graph.h"
 
 namespace herald {
 namespace {
@@ -44,6 +45,17 @@ absl::Status ValidateModelSpec(const proto::JobSpec& spec) {
     }
   }
   if (spec.num_dense() > 1024) return Invalid("num_dense", "must be <= 1024");
+  if (model.has_graph()) {
+    if (model.kind() != proto::MODEL_KIND_UNSPECIFIED) {
+      return Invalid("model.kind", "set beside model.graph: a graph model has no kind");
+    }
+    if (!model.bottom_mlp().empty() || !model.top_mlp().empty() || model.cross_layers() != 0) {
+      return Invalid("model",
+                     "bottom_mlp, top_mlp and cross_layers belong to built-in kinds; a "
+                     "graph model writes its layers in model.graph");
+    }
+    return ResolveModelGraph(spec).status();
+  }
   if (auto s = CheckWidths(model.bottom_mlp(), "model.bottom_mlp"); !s.ok()) return s;
   if (auto s = CheckWidths(model.top_mlp(), "model.top_mlp"); !s.ok()) return s;
   const bool needs_hidden = model.kind() == proto::MODEL_DCN || model.kind() == proto::MODEL_NCF;

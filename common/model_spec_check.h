@@ -1,7 +1,7 @@
 #pragma once
 // The shapes a job spec's model section may take (model kind, MLP widths,
-// embedding dims per model): checked by the scheduler when a job is
-// submitted and by the worker's model factory before it builds a model.
+// embedding dims per model, a model graph's nodes: model_graph.h): checked by the scheduler when a
+// job is submitted and by the worker's model factory before it builds a model.
 
 #include "absl/status/status.h"
 #include "proto/job.pb.h"

@@ -33,6 +33,7 @@
 #include "absl/time/clock.h"
 #include "checkpoint/manifest.h"
 #include "checkpoint/shard_file.h"
+#include "common/text_proto.h"
 #include "gtest/gtest.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "scheduler/data/batch_stream.h"
@@ -346,6 +347,49 @@ TEST_F(ExactnessCluster, EveryPolicyAndWorkerCountGivesTheReferenceModel) {
         EXPECT_EQ(done.progress().cache_hit_rate(), 0.0);
       }
     }
+  }
+}
+
+// A model of the user's own (model.graph): a DLRM-style interaction beside
+// a low-rank DCN-v2 and a two-feature dot, trained by 2 workers under herald
+// and 4 under vanilla, gives the reference trainer's model, which builds the
+// same graph.
+TEST_F(ExactnessCluster, AModelGraphGivesTheReferenceModel) {
+  auto graph_spec = [](proto::PolicyKind policy, uint32_t workers) {
+    proto::JobSpec spec = Spec(policy, workers);
+    spec.mutable_model()->Clear();
+    const absl::Status parsed = ParseTextProto(R"(graph {
+      nodes { name: "dense" dense {} }
+      nodes { name: "bottom" inputs: "dense" mlp { widths: [8, 4] activate_last: true } }
+      nodes { name: "bags" embeddings {} }
+      nodes { name: "fields" inputs: ["bottom", "bags"] concat {} }
+      nodes { name: "pairs" inputs: "fields" dot_interaction {} }
+      nodes { name: "x" inputs: ["dense", "bags"] concat {} }
+      nodes { name: "cross" inputs: "x" cross { kind: CROSS_V2 layers: 2 rank: 8 } }
+      nodes { name: "deep" inputs: ["pairs", "cross"] concat {} }
+      nodes { name: "tower" inputs: "deep" mlp { widths: [8, 1] } }
+      nodes { name: "c1" embeddings { features: "C1" } }
+      nodes { name: "c3" embeddings { features: "C3" } }
+      nodes { name: "c1_c3" inputs: ["c1", "c3"] dot {} }
+      nodes { name: "logit" inputs: ["tower", "c1_c3"] sum {} }
+      nodes { name: "click" inputs: "logit" head {} }
+    })",
+                                               spec.mutable_model());
+    EXPECT_TRUE(parsed.ok()) << parsed;
+    return spec;
+  };
+  const ReferenceModel ref = TrainReference(graph_spec(proto::POLICY_HERALD, 2));
+  ASSERT_EQ(ref.losses.size(), kIterations);
+  for (auto [policy, workers] :
+       {std::pair{proto::POLICY_HERALD, 2u}, std::pair{proto::POLICY_VANILLA, 4u}}) {
+    SCOPED_TRACE(absl::StrCat(proto::PolicyKind_Name(policy), " with ", workers, " workers"));
+    proto::JobStatus done;
+    const std::string dir = RunAndExport(graph_spec(policy, workers), &done);
+    ExpectEqualsReference(dir, done, ref);
+    // The export carries the graph: a reader builds the model from it alone.
+    auto exported = tools::ReadModelExport(dir);
+    ASSERT_TRUE(exported.ok()) << exported.status();
+    EXPECT_EQ(exported->manifest.spec().model().graph().nodes_size(), 14);
   }
 }
 

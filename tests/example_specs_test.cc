@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/model_graph.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "scheduler/data/data_schema_spec.h"
@@ -44,6 +45,27 @@ TEST(ExampleSpecs, EveryExampleIsAValidJobForItsModel) {
     kinds.insert(spec.model().kind());
   }
   EXPECT_EQ(kinds.size(), 5u);
+}
+
+// The model-graph example: valid, and its graph has the shapes written in
+// its comment (x: 13 + 26·16 = 429 wide; 27 fields of 16 → 351 dots).
+TEST(ExampleSpecs, TheGraphExampleIsAValidJob) {
+  const proto::JobSpec spec = ReadExample("dcn_v2_graph");
+  EXPECT_TRUE(scheduler::ValidateJobSpec(spec).ok()) << scheduler::ValidateJobSpec(spec);
+  worker::CpuDevice device;
+  auto model = worker::CreateModel(spec, &device);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto graph = ResolveModelGraph(spec);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(size_t(graph->parameters()), (*model)->params().size());
+  for (const GraphNode& node : graph->nodes) {
+    if (node.spec.name() == "x") {
+      EXPECT_EQ(node.shape.width, 429);
+    }
+    if (node.spec.name() == "dots") {
+      EXPECT_EQ(node.shape.width, 351);
+    }
+  }
 }
 
 // The CSV example: its schema file, read from beside the spec as heraldctl

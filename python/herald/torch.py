@@ -183,6 +183,9 @@ class Model(nn.Module):
                  dense: np.ndarray):
         super().__init__()
         m = spec.model
+        if m.HasField("graph"):
+            raise HeraldError("UNIMPLEMENTED", "model.graph: load_model builds the five built-in "
+                              "models only; a graph model is scored by heraldctl evaluate")
         self.kind = int(m.kind)
         self.num_dense = int(spec.num_dense)
         self.regression = _is_regression(spec)

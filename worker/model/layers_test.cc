@@ -7,6 +7,7 @@
 #include "worker/device/cpu_device.h"
 #include "worker/model/concat.h"
 #include "worker/model/cross_layer.h"
+#include "worker/model/cross_v2_layer.h"
 #include "worker/model/dot_interaction.h"
 #include "worker/model/embedding_bag.h"
 #include "worker/model/fm_interaction.h"
@@ -168,6 +169,55 @@ TEST(LayerGradients, CrossLayerWithSeparateAndSharedInputs) {
   ExpectGradientMatches(loss, x0.data(), dx0, "dx0");
   ExpectGradientMatches(loss, params.value(0), grads, "dparams");
 }
+
+// DCN-v2, full rank and rank 2, stacked as in a cross network: the first
+// layer sees (x0, x0), the second (x0, x1).
+class CrossV2Gradients : public ::testing::TestWithParam<int> {};
+
+TEST_P(CrossV2Gradients, MatchFiniteDifferences) {
+  CpuDevice dev;
+  DenseParameters params(&dev);
+  const int rows = 3, width = 5, stride = 7, rank = GetParam();
+  CrossV2Layer first(&dev, &params, width, rank);
+  CrossV2Layer second(&dev, &params, width, rank);
+  params.Initialize(17);
+  EXPECT_EQ(params.size(),
+            size_t(2 * (rank > 0 ? 2 * width * rank + width : width * width + width)));
+  std::vector<float> x0 = TestValues(rows * stride, 18);  // a column block of a wider matrix
+  const std::vector<float> r = TestValues(rows * width, 19);
+  auto loss = [&] {
+    const float* x1 = first.Forward(x0.data(), stride, x0.data(), stride, rows);
+    return Weighted(second.Forward(x0.data(), stride, x1, width, rows), r);
+  };
+  // y = x0 ⊙ (x·W + b) + x, from the parameters as laid out (W, b or V, U, b).
+  const float* y1 = first.Forward(x0.data(), stride, x0.data(), stride, rows);
+  for (int row = 0; row < rows; ++row) {
+    for (int c = 0; c < width; ++c) {
+      double u = 0;  // + b, zero-initialised
+      const float* x = x0.data() + row * stride;
+      if (rank == 0) {
+        for (int k = 0; k < width; ++k) u += double(x[k]) * params.value(0)[k * width + c];
+      } else {
+        for (int j = 0; j < rank; ++j) {
+          double t = 0;
+          for (int k = 0; k < width; ++k) t += double(x[k]) * params.value(0)[k * rank + j];
+          u += t * params.value(width * rank)[j * width + c];
+        }
+      }
+      EXPECT_NEAR(y1[row * width + c], x[c] * u + x[c], 1e-5) << row << "," << c;
+    }
+  }
+  loss();
+  std::copy(r.begin(), r.end(), second.output_grad());
+  std::vector<float> dx0(rows * stride, 0.0f);
+  second.Backward(dx0.data(), stride, first.output_grad(), width);
+  first.Backward(dx0.data(), stride, dx0.data(), stride);
+  const std::vector<float> grads = Slice(params.grad(0), params.size());
+  ExpectGradientMatches(loss, x0.data(), dx0, "dx0");
+  ExpectGradientMatches(loss, params.value(0), grads, "dparams");
+}
+
+INSTANTIATE_TEST_SUITE_P(FullAndLowRank, CrossV2Gradients, ::testing::Values(0, 2));
 
 TEST(LayerGradients, DotInteraction) {
   CpuDevice dev;

@@ -3,10 +3,10 @@
 namespace herald::worker {
 
 Mlp::Mlp(Device* device, DenseParameters* params, int in, const std::vector<int>& widths,
-         bool relu_after_last) {
+         bool relu_after_last, bool relu_hidden) {
   for (size_t i = 0; i < widths.size(); ++i) {
     linears_.push_back(std::make_unique<Linear>(device, params, in, widths[i]));
-    if (i + 1 < widths.size() || relu_after_last) {
+    if (relu_hidden && (i + 1 < widths.size() || relu_after_last)) {
       relus_.push_back(std::make_unique<Relu>(device, widths[i]));
     }
     in = widths[i];

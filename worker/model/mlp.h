@@ -1,6 +1,6 @@
 #pragma once
 // A stack of Linear layers, each followed by ReLU except (optionally) the
-// last (conventions: linear.h).
+// last, or by nothing (conventions: linear.h).
 
 #include <memory>
 #include <vector>
@@ -20,8 +20,9 @@ inline std::vector<int> HiddenThenLogit(std::vector<int> hidden) {
 class Mlp {
  public:
   // widths: output width of each layer, in order. REQUIRES: non-empty.
+  // relu_hidden = false: no ReLU at all, however relu_after_last is set.
   Mlp(Device* device, DenseParameters* params, int in, const std::vector<int>& widths,
-      bool relu_after_last);
+      bool relu_after_last, bool relu_hidden = true);
 
   const float* Forward(const float* x, int x_stride, int rows);
   void Backward(float* dx, int dx_stride);

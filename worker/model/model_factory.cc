@@ -1,7 +1,9 @@
 #include "worker/model/model_factory.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/model_graph.h"
 #include "common/model_spec_check.h"
+#include "common/status.h"
 #include "common/trained_label.h"
 #include "worker/model/models.h"
 
@@ -66,6 +68,12 @@ absl::StatusOr<std::unique_ptr<RecModel>> CreateModel(const proto::JobSpec& spec
   ModelShape shape = ShapeFromSpec(spec);
   const std::vector<int> hidden = Widths(m.top_mlp());
   std::unique_ptr<RecModel> model;
+  if (m.has_graph()) {
+    HERALD_ASSIGN_OR_RETURN(ResolvedGraph graph, ResolveModelGraph(spec));
+    model = MakeGraphModel(device, std::move(shape), std::move(graph));
+    model->params().Initialize(spec.seed());
+    return model;
+  }
   switch (m.kind()) {
     case proto::MODEL_WIDE_AND_DEEP:
       model = MakeWideAndDeep(device, std::move(shape), hidden);

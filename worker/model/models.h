@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/model_graph.h"
 #include "worker/model/rec_model.h"
 
 namespace herald::worker {
@@ -29,5 +30,8 @@ std::unique_ptr<RecModel> MakeNcf(Device* device, ModelShape shape, const std::v
 // bottom.back() == dim.
 std::unique_ptr<RecModel> MakeDlrm(Device* device, ModelShape shape, const std::vector<int>& bottom,
                                    const std::vector<int>& hidden);
+// A model of the user's own (model.graph), resolved by ResolveModelGraph:
+// the graph's layers over X, its head's input the logit (graph_model.cc).
+std::unique_ptr<RecModel> MakeGraphModel(Device* device, ModelShape shape, ResolvedGraph graph);
 
 }  // namespace herald::worker

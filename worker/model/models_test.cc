@@ -9,17 +9,14 @@
 #include "worker/model/dense_optimizer.h"
 #include "worker/model/gradient_check.h"
 #include "worker/model/model_factory.h"
+#include "worker/model/model_gradient_check.h"
 
 namespace herald::worker {
 namespace {
 
-using testing::ExpectGradientMatches;
 using testing::TestValues;
 
 constexpr int kDim = 4;
-constexpr int kRowStride = kDim + 2;  // values + 2 floats standing in for optimizer state
-constexpr int kSlots = 5;
-constexpr int kRows = 4;
 
 proto::JobSpec Spec(proto::ModelKind kind) {
   proto::JobSpec spec;
@@ -39,68 +36,14 @@ proto::JobSpec Spec(proto::ModelKind kind) {
   return spec;
 }
 
-// A batch with multi-hot, repeated and empty bags over a kSlots slot array.
-struct Batch {
-  std::vector<float> dense = TestValues(kRows * 3, 20);
-  std::vector<float> labels = {1, 0, 0, 1};
-  std::vector<std::vector<uint32_t>> offsets = {{0, 1, 2, 3, 4}, {0, 2, 3, 3, 5}, {0, 3, 4, 5, 6}};
-  std::vector<std::vector<uint32_t>> slots = {{0, 1, 0, 4}, {2, 3, 3, 0, 1}, {1, 2, 2, 4, 0, 3}};
-  std::vector<std::vector<float>> cache;
-  std::vector<std::vector<float>> grads;
-
-  Batch() {
-    for (int t = 0; t < 3; ++t) {
-      cache.push_back(TestValues(kSlots * kRowStride, 30 + t, 0.5f));
-      grads.emplace_back(kSlots * kDim, 0.0f);
-    }
-  }
-
-  ModelInput Input(std::vector<std::vector<float>>* grad_arrays) {
-    ModelInput in;
-    in.rows = kRows;
-    in.dense = dense.data();
-    in.labels = labels.data();
-    for (int t = 0; t < 3; ++t) {
-      in.tables.push_back({offsets[t].data(), slots[t].data(), cache[t].data(), kRowStride,
-                           (*grad_arrays)[t].data()});
-    }
-    return in;
-  }
-};
-
 class ModelGradients : public ::testing::TestWithParam<proto::ModelKind> {};
 
 TEST_P(ModelGradients, MatchFiniteDifferences) {
   CpuDevice dev;
   auto model = CreateModel(Spec(GetParam()), &dev);
   ASSERT_TRUE(model.ok()) << model.status();
-  Batch batch;
-  ModelInput in = batch.Input(&batch.grads);
-  const double loss0 = (*model)->TrainStep(in, 1.0f);
-  EXPECT_GT(loss0, 0.0);
-  DenseParameters& params = (*model)->params();
-  const std::vector<float> dense_grads = params.grads().ToHost();
-
-  std::vector<std::vector<float>> scratch = batch.grads;
-  ModelInput probe = batch.Input(&scratch);
-  auto loss = [&] { return (*model)->TrainStep(probe, 1.0f); };
-  testing::GradientCheckOptions options;
-  options.max_coordinates = 200;
-  ExpectGradientMatches(loss, params.value(0), dense_grads, "dense", options);
-  for (int t = 0; t < 3; ++t) {
-    std::vector<float> analytic(batch.cache[t].size(), 0.0f);
-    for (int s = 0; s < kSlots; ++s)
-      for (int d = 0; d < kDim; ++d) analytic[s * kRowStride + d] = batch.grads[t][s * kDim + d];
-    ExpectGradientMatches(loss, batch.cache[t].data(), analytic, "table " + std::to_string(t),
-                          options);
-  }
-  // Predict agrees with the training forward pass.
-  const std::vector<float> p = (*model)->Predict(in);
-  double bce = 0;
-  for (int i = 0; i < kRows; ++i) {
-    bce += batch.labels[i] ? -std::log(double(p[i])) : -std::log(1.0 - p[i]);
-  }
-  EXPECT_NEAR(bce, loss0, 1e-4);
+  testing::TestBatch batch({kDim, kDim, kDim}, 3);
+  testing::ExpectModelGradientsMatch(model->get(), &batch, 200);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModels, ModelGradients,

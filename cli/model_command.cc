@@ -1,0 +1,73 @@
+#include "cli/model_command.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "cli/job_commands.h"
+#include "common/model_graph.h"
+#include "common/model_spec_check.h"
+#include "proto/job.pb.h"
+#include "worker/device/cpu_device.h"
+#include "worker/model/model_factory.h"
+
+namespace herald::cli {
+namespace {
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "heraldctl model: %s\n", std::string(s.message()).c_str());
+  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+// Node names are [A-Za-z0-9_.-]+ and layer and kind names identifiers:
+// quotes are all JSON needs.
+std::string Quoted(const std::string& s) { return absl::StrCat("\"", s, "\""); }
+
+std::string GraphJson(const ResolvedGraph& graph) {
+  std::string json = "{\"nodes\": [";
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const GraphNode& n = graph.nodes[i];
+    std::string inputs;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      absl::StrAppend(&inputs, k > 0 ? ", " : "", Quoted(graph.nodes[n.inputs[k]].spec.name()));
+    }
+    absl::StrAppend(&json, i > 0 ? ", " : "", "{\"name\": ", Quoted(n.spec.name()),
+                    ", \"layer\": ", Quoted(LayerName(n.spec)), ", \"inputs\": [", inputs,
+                    "], \"width\": ", n.shape.width, ", \"fields\": ", n.shape.fields,
+                    ", \"parameters\": ", n.parameters, "}");
+  }
+  absl::StrAppend(&json, "], \"parameters\": ", graph.parameters(), "}\n");
+  return json;
+}
+
+}  // namespace
+
+int RunModel(const std::string& spec_path, bool json) {
+  proto::JobSpec spec;
+  if (absl::Status s = LoadJobSpecFile(spec_path, &spec); !s.ok()) return Fail(s);
+  if (absl::Status s = ValidateModelSpec(spec); !s.ok()) return Fail(s);
+  // The model as a worker builds it: its parameter count is the truth.
+  worker::CpuDevice device;
+  auto model = worker::CreateModel(spec, &device);
+  if (!model.ok()) return Fail(model.status());
+  const size_t parameters = (*model)->params().size();
+  if (!spec.model().has_graph()) {
+    const std::string kind = proto::ModelKind_Name(spec.model().kind());
+    if (json) {
+      std::printf("{\"kind\": %s, \"parameters\": %zu}\n", Quoted(kind).c_str(), parameters);
+    } else {
+      std::printf("%s (built-in): %zu dense parameters\n", kind.c_str(), parameters);
+    }
+    return 0;
+  }
+  auto graph = ResolveModelGraph(spec);
+  if (!graph.ok()) return Fail(graph.status());
+  if (static_cast<size_t>(graph->parameters()) != parameters) {
+    return Fail(absl::InternalError(absl::StrCat("the graph counts ", graph->parameters(),
+                                                 " parameters, the built model ", parameters)));
+  }
+  std::fputs(json ? GraphJson(*graph).c_str() : DescribeModelGraph(*graph).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace herald::cli

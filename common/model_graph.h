@@ -1,0 +1,64 @@
+#pragma once
+// A model graph (model.graph in the job spec) checked and put in order:
+// each node's layer, its inputs, its output shape and its parameter count.
+// Shared by the scheduler's submit check, the worker's model factory and
+// `heraldctl model` (docs/configuration.md, "Model graphs").
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/job.pb.h"
+
+namespace herald {
+
+// A sparse feature in the model's order (one bag of the feature matrix):
+// a table's name (Criteo-shaped data) or a sparse column's (data.schema).
+struct ModelFeature {
+  std::string name;
+  int dim = 0;
+};
+std::vector<ModelFeature> ModelFeaturesOf(const proto::JobSpec& spec);
+
+// A node's output, rows × width. It is a group when it is `fields` vectors
+// of `field_dim` side by side (fields × field_dim == width); fields == 0: not
+// a group (vectors of different widths concatenated).
+struct GraphShape {
+  int width = 0;
+  int fields = 0;
+  int field_dim = 0;
+};
+
+struct GraphNode {
+  proto::GraphNodeSpec spec;
+  std::vector<int> inputs;    // indices into ResolvedGraph::nodes, in spec order
+  std::vector<int> features;  // embeddings: ModelFeaturesOf indices, in order
+  GraphShape shape;
+  // Dense parameters the node's layer reserves (graph_model.h gives the
+  // layout).
+  int64_t parameters = 0;
+};
+
+struct ResolvedGraph {
+  // Topological order: every node after its inputs; among nodes that could
+  // come next, the one listed first in the spec. The model's layers, its
+  // parameter blocks and its forward pass follow this order, the backward
+  // pass its reverse.
+  std::vector<GraphNode> nodes;
+  int head = -1;  // index of the head node
+  int64_t parameters() const;
+};
+
+// Errors: InvalidArgument naming the node and field, e.g.
+// `model.graph.nodes[3] "cross": cross.rank 40 must be < the input's width 32`.
+absl::StatusOr<ResolvedGraph> ResolveModelGraph(const proto::JobSpec& spec);
+
+// One line per node: name, layer, inputs, output shape, parameters; then
+// the total (`heraldctl model`).
+std::string DescribeModelGraph(const ResolvedGraph& graph);
+
+// The layer's name as the spec writes it ("mlp", "cross", …).
+std::string LayerName(const proto::GraphNodeSpec& node);
+
+}  // namespace herald

@@ -1,0 +1,167 @@
+// The model graph's check: order, shapes and parameter counts of a valid
+// graph, and an error naming the node and field for each way a graph can
+// be wrong.
+#include "common/model_graph.h"
+
+#include <string>
+
+#include "common/model_spec_check.h"
+#include "common/text_proto.h"
+#include "gtest/gtest.h"
+
+namespace herald {
+namespace {
+
+// 3 dense features, tables user (8), item (8) and tags (4), and `graph`.
+proto::JobSpec Spec(const std::string& graph) {
+  proto::JobSpec spec;
+  const std::string text = R"(
+    num_dense: 3
+    tables { name: "user" dim: 8 }
+    tables { name: "item" dim: 8 }
+    tables { name: "tags" dim: 4 }
+    model { graph { )" + graph +
+                           " } }";
+  const absl::Status parsed = ParseTextProto(text, &spec);
+  EXPECT_TRUE(parsed.ok()) << parsed;
+  return spec;
+}
+
+// DCN-v2 (low rank) over [dense | every bag] beside a two-tower dot.
+const char* kGraph = R"(
+  nodes { name: "logit" inputs: ["top", "towers"] sum {} }
+  nodes { name: "out" inputs: "logit" head {} }
+  nodes { name: "x" inputs: ["dense", "bags"] concat {} }
+  nodes { name: "dense" dense {} }
+  nodes { name: "bags" embeddings {} }
+  nodes { name: "cross" inputs: "x" cross { layers: 2 kind: CROSS_V2 rank: 4 } }
+  nodes { name: "top" inputs: "cross" mlp { widths: [16, 1] } }
+  nodes { name: "user" embeddings { features: "user" } }
+  nodes { name: "item" embeddings { features: "item" } }
+  nodes { name: "towers" inputs: ["user", "item"] dot {} }
+)";
+
+const GraphNode& Node(const ResolvedGraph& g, const std::string& name) {
+  for (const GraphNode& n : g.nodes) {
+    if (n.spec.name() == name) return n;
+  }
+  ADD_FAILURE() << "no node " << name;
+  return g.nodes[0];
+}
+
+TEST(ModelGraph, OrdersNodesAfterTheirInputsKeepingTheListedOrderOtherwise) {
+  auto g = ResolveModelGraph(Spec(kGraph));
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<std::string> order;
+  for (const GraphNode& n : g->nodes) order.push_back(n.spec.name());
+  EXPECT_EQ(order, (std::vector<std::string>{"dense", "bags", "x", "cross", "top", "user", "item",
+                                             "towers", "logit", "out"}));
+  EXPECT_EQ(g->nodes[g->head].spec.name(), "out");
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    for (int j : g->nodes[i].inputs) EXPECT_LT(j, static_cast<int>(i));
+  }
+}
+
+TEST(ModelGraph, ShapesAndParameterCounts) {
+  auto g = ResolveModelGraph(Spec(kGraph));
+  ASSERT_TRUE(g.ok()) << g.status();
+  const GraphNode& bags = Node(*g, "bags");
+  EXPECT_EQ(bags.shape.width, 20);
+  EXPECT_EQ(bags.shape.fields, 0);  // 8, 8 and 4: not one width
+  EXPECT_EQ(bags.features, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(Node(*g, "x").shape.width, 23);
+  // Two rank-4 layers over width 23: V 23×4, U 4×23, b 23.
+  EXPECT_EQ(Node(*g, "cross").parameters, 2 * (2 * 23 * 4 + 23));
+  EXPECT_EQ(Node(*g, "top").parameters, 23 * 16 + 16 + 16 * 1 + 1);
+  EXPECT_EQ(Node(*g, "towers").shape.width, 1);
+  EXPECT_EQ(g->parameters(), 2 * (2 * 23 * 4 + 23) + 23 * 16 + 16 + 17);
+  const std::string text = DescribeModelGraph(*g);
+  EXPECT_NE(text.find("cross v2 x2 r4"), std::string::npos) << text;
+  EXPECT_NE(text.find("total"), std::string::npos) << text;
+}
+
+TEST(ModelGraph, GroupsOfOneWidthFeedInteractions) {
+  auto g = ResolveModelGraph(Spec(R"(
+    nodes { name: "bottom" inputs: "dense" mlp { widths: [8] activate_last: true } }
+    nodes { name: "dense" dense {} }
+    nodes { name: "ui" embeddings { features: ["user", "item"] } }
+    nodes { name: "fields" inputs: ["bottom", "ui"] concat {} }
+    nodes { name: "pairs" inputs: "fields" dot_interaction { self_terms: true } }
+    nodes { name: "fm" inputs: "ui" fm {} }
+    nodes { name: "top" inputs: ["pairs"] mlp { widths: [1] } }
+    nodes { name: "logit" inputs: ["top", "fm"] sum {} }
+    nodes { name: "out" inputs: "logit" head { label: "label" } }
+  )"));
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(Node(*g, "fields").shape.fields, 3);
+  EXPECT_EQ(Node(*g, "fields").shape.field_dim, 8);
+  EXPECT_EQ(Node(*g, "pairs").shape.width, 3 + 3);  // 3 pairs, 3 self terms
+}
+
+void ExpectError(const proto::JobSpec& spec, const std::string& message) {
+  const absl::Status s = ValidateModelSpec(spec);
+  ASSERT_FALSE(s.ok()) << message;
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find(message), std::string::npos) << s;
+}
+
+TEST(ModelGraph, RejectsEachWrongGraphNamingTheNodeAndField) {
+  EXPECT_TRUE(ValidateModelSpec(Spec(kGraph)).ok());
+  ExpectError(Spec(R"(nodes { name: "a" inputs: "b" mlp { widths: 1 } }
+                      nodes { name: "b" inputs: "a" mlp { widths: 1 } }
+                      nodes { name: "h" inputs: "a" head {} })"),
+              "model.graph: a cycle: nodes \"a\", \"b\"");
+  ExpectError(Spec(R"(nodes { name: "h" inputs: "missing" head {} })"),
+              "model.graph.nodes[0] \"h\".inputs[0] \"missing\": no node of that name");
+  ExpectError(Spec(R"(nodes { name: "e" embeddings {} }
+                      nodes { name: "p" inputs: "e" dot_interaction {} }
+                      nodes { name: "t" inputs: "p" mlp { widths: 1 } }
+                      nodes { name: "h" inputs: "t" head {} })"),
+              "model.graph.nodes[1] \"p\": inputs[0] \"e\": dot_interaction needs a group of at "
+              "least 2 vectors of one width; the input is vectors of different widths");
+  ExpectError(Spec(R"(nodes { name: "u" embeddings { features: "user" } }
+                      nodes { name: "t" embeddings { features: "tags" } }
+                      nodes { name: "d" inputs: ["u", "t"] dot {} }
+                      nodes { name: "h" inputs: "d" head {} })"),
+              "nodes[2] \"d\": inputs[1] \"t\": width 4 differs from inputs[0] \"u\"'s 8");
+  ExpectError(Spec(R"(nodes { name: "d" dense {} }
+                      nodes { name: "t" inputs: "d" mlp { widths: 1 } }
+                      nodes { name: "h" inputs: "t" head { label: "conversion" } })"),
+              "nodes[2] \"h\": head.label \"conversion\": the data has no such label (its "
+              "labels: label)");
+  ExpectError(Spec(R"(nodes { name: "d" dense {} }
+                      nodes { name: "t" inputs: "d" mlp { widths: 1 } })"),
+              "model.graph: no head");
+  ExpectError(Spec(R"(nodes { name: "d" dense {} }
+                      nodes { name: "t" inputs: "d" mlp { widths: 2 } }
+                      nodes { name: "h" inputs: "t" head {} })"),
+              "nodes[2] \"h\": inputs[0] \"t\": a head takes one value per sample (width 1)");
+  ExpectError(Spec(R"(nodes { name: "d" dense {} }
+                      nodes { name: "unused" embeddings {} }
+                      nodes { name: "t" inputs: "d" mlp { widths: 1 } }
+                      nodes { name: "h" inputs: "t" head {} })"),
+              "nodes[1] \"unused\": its output reaches no head");
+  ExpectError(Spec(R"(nodes { name: "e" embeddings { features: ["user", "age"] } }
+                      nodes { name: "t" inputs: "e" mlp { widths: 1 } }
+                      nodes { name: "h" inputs: "t" head {} })"),
+              "nodes[0] \"e\": embeddings.features[1] \"age\": no such sparse feature (the "
+              "job's: user, item, tags)");
+  ExpectError(Spec(R"(nodes { name: "x" embeddings {} }
+                      nodes { name: "c" inputs: "x" cross { kind: CROSS_V2 layers: 1 rank: 20 } }
+                      nodes { name: "t" inputs: "c" mlp { widths: 1 } }
+                      nodes { name: "h" inputs: "t" head {} })"),
+              "nodes[1] \"c\": cross.rank: 20 must be < the input's width 20");
+  ExpectError(Spec(R"(nodes { name: "x" dense {} }
+                      nodes { name: "x" inputs: "x" head {} })"),
+              "model.graph.nodes[1] \"x\": the name is also nodes[0]'s");
+  ExpectError(Spec(R"(nodes { name: "d" dense {} }
+                      nodes { name: "s" inputs: "d" sum {} }
+                      nodes { name: "h" inputs: "s" head {} })"),
+              "nodes[1] \"s\".inputs: sum takes at least 2 inputs; got 1");
+  proto::JobSpec kind_too = Spec(kGraph);
+  kind_too.mutable_model()->set_kind(proto::MODEL_DCN);
+  ExpectError(kind_too, "model.kind: set beside model.graph");
+}
+
+}  // namespace
+}  // namespace herald

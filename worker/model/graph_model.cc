@@ -1,0 +1,132 @@
+// A model graph (model.graph) as a RecModel: the feature matrix X = [dense |
+// bag_0 | …] is the graph's input; dense and embeddings nodes are column
+// views of X (or gathered copies when their features are not one run of
+// X's columns), as is a concat of views of consecutive columns; every
+// other node is a GraphLayer; the head node's input is
+// the logit. Forward runs the nodes in the resolved order, backward in its
+// reverse, so gradients into a node used twice add in a fixed order.
+#include <memory>
+#include <vector>
+
+#include "worker/model/graph_layer.h"
+#include "worker/model/models.h"
+
+namespace herald::worker {
+namespace {
+
+class GraphModel final : public RecModel {
+ public:
+  GraphModel(Device* device, ModelShape shape, ResolvedGraph graph)
+      : RecModel(device, std::move(shape)), graph_(std::move(graph)) {
+    const int n = static_cast<int>(graph_.nodes.size());
+    nodes_.resize(n);
+    for (int i = 0; i < n; ++i) {
+      const GraphNode& node = graph_.nodes[i];
+      Node& built = nodes_[i];
+      if (node.spec.has_dense()) {
+        built.column = 0;
+      } else if (node.spec.has_embeddings()) {
+        PlaceEmbeddings(node, &built);
+      } else if (node.spec.has_concat() && ConsecutiveViews(node)) {
+        built.column = nodes_[node.inputs[0]].column;
+      } else if (!node.spec.has_head()) {
+        std::vector<GraphShape> inputs;
+        for (int j : node.inputs) inputs.push_back(graph_.nodes[j].shape);
+        built.layer = CreateGraphLayer(node, inputs, device, &params_);
+      }
+    }
+    logits_.Bind(device);
+  }
+
+ private:
+  struct Node {
+    std::unique_ptr<GraphLayer> layer;  // null: a view of X, or the head
+    int column = -1;                    // a view: its first column in X
+    bool reads_x = false;               // a gathered embeddings node
+    Tensor output;                      // of the last Forward
+  };
+
+  // An embeddings node: a view when its features are consecutive bags of
+  // X in order, else a gather from X.
+  void PlaceEmbeddings(const GraphNode& node, Node* built) {
+    bool run = true;
+    for (size_t k = 1; k < node.features.size(); ++k) {
+      run = run && node.features[k] == node.features[k - 1] + 1;
+    }
+    if (run) {
+      built->column = shape_.column(node.features[0]);
+      return;
+    }
+    std::vector<ColumnRange> ranges;
+    for (int f : node.features) ranges.push_back({shape_.column(f), shape_.tables[f].dim});
+    built->layer = CreateColumnGather(std::move(ranges), device_);
+    built->reads_x = true;
+  }
+
+  // A concat of views of consecutive columns of X is a view itself
+  // ([dense | every bag] costs no copy).
+  bool ConsecutiveViews(const GraphNode& node) const {
+    int next = nodes_[node.inputs[0]].column;
+    for (int j : node.inputs) {
+      if (nodes_[j].column < 0 || nodes_[j].column != next) return false;
+      next += graph_.nodes[j].shape.width;
+    }
+    return true;
+  }
+
+  const float* ForwardHead(const float* x, int rows) override {
+    const int width = shape_.width();
+    rows_ = rows;
+    x_ = x;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      Node& node = nodes_[i];
+      if (node.column >= 0) {
+        node.output = {x + node.column, width};
+      } else if (node.layer != nullptr) {
+        std::vector<Tensor> inputs;
+        if (node.reads_x) inputs.push_back({x, width});
+        for (int j : graph_.nodes[i].inputs) inputs.push_back(nodes_[j].output);
+        node.output = node.layer->Forward(inputs, rows);
+      }
+    }
+    // The logit, contiguous.
+    const Tensor logit = nodes_[graph_.nodes[graph_.head].inputs[0]].output;
+    if (logit.stride == 1) return logit.data;
+    logits_.Resize(rows);
+    device_->Copy2D(logit.data, logit.stride, rows, 1, logits_.data(), 1);
+    return logits_.data();
+  }
+
+  void BackwardHead(const float* dlogits, float* dx) override {
+    const int width = shape_.width();
+    const TensorGrad dlogit = Grad(graph_.nodes[graph_.head].inputs[0], dx);
+    device_->Add2D(dlogits, 1, rows_, 1, dlogit.data, dlogit.stride);
+    for (size_t i = nodes_.size(); i-- > 0;) {
+      Node& node = nodes_[i];
+      if (node.layer == nullptr) continue;
+      std::vector<TensorGrad> grads;
+      if (node.reads_x) grads.push_back({dx, width});
+      for (int j : graph_.nodes[i].inputs) grads.push_back(Grad(j, dx));
+      node.layer->Backward(grads);
+    }
+  }
+
+  TensorGrad Grad(int node, float* dx) {
+    if (nodes_[node].column >= 0) return {dx + nodes_[node].column, shape_.width()};
+    return nodes_[node].layer->output_grad();
+  }
+
+  ResolvedGraph graph_;
+  std::vector<Node> nodes_;
+  DeviceArray<float> logits_;
+  const float* x_ = nullptr;
+  int rows_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<RecModel> MakeGraphModel(Device* device, ModelShape shape, ResolvedGraph graph) {
+  return std::make_unique<GraphModel>(device, std::move(shape), std::move(graph));
+}
+
+}  // namespace herald::worker

@@ -1,0 +1,132 @@
+// Model graphs (model.graph) built by CreateModel: a graph using every
+// layer matches finite differences in its dense parameters and the rows it
+// reads; its parameter count is the resolved graph's; a graph written as
+// Wide&Deep trains as the built-in Wide&Deep.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/model_graph.h"
+#include "common/text_proto.h"
+#include "gtest/gtest.h"
+#include "worker/device/cpu_device.h"
+#include "worker/model/model_factory.h"
+#include "worker/model/model_gradient_check.h"
+
+namespace herald::worker {
+namespace {
+
+constexpr int kDense = 3;
+const std::vector<int> kDims = {4, 4, 4, 2};  // tables a, b, c, d
+
+proto::JobSpec Spec(const std::string& model) {
+  proto::JobSpec spec;
+  const absl::Status parsed = ParseTextProto(R"(
+    seed: 42
+    num_dense: 3
+    tables { name: "a" dim: 4 }
+    tables { name: "b" dim: 4 }
+    tables { name: "c" dim: 4 pooling: POOLING_MEAN }
+    tables { name: "d" dim: 2 }
+    model { )" + model + " }",
+                                             &spec);
+  EXPECT_TRUE(parsed.ok()) << parsed;
+  return spec;
+}
+
+// Every layer kind: views, a gather, interactions, both cross kinds,
+// combinators and MLPs with and without activations.
+const char* kEveryLayer = R"(graph {
+  nodes { name: "dense" dense {} }
+  nodes { name: "bottom" inputs: "dense" mlp { widths: [5, 4] activate_last: true } }
+  nodes { name: "abc" embeddings { features: ["a", "b", "c"] } }
+  nodes { name: "ca" embeddings { features: ["c", "a"] } }
+  nodes { name: "all" embeddings {} }
+  nodes { name: "ea" embeddings { features: "a" } }
+  nodes { name: "eb" embeddings { features: "b" } }
+  nodes { name: "x" inputs: ["dense", "all"] concat {} }
+  nodes { name: "fields" inputs: ["bottom", "abc"] concat {} }
+  nodes { name: "pairs" inputs: "fields" dot_interaction { self_terms: true } }
+  nodes { name: "fm" inputs: "ca" fm {} }
+  nodes { name: "cross2" inputs: "x" cross { kind: CROSS_V2 layers: 2 rank: 2 } }
+  nodes { name: "cross1" inputs: "fields" cross { layers: 1 } }
+  nodes { name: "gmf" inputs: ["ea", "eb"] product {} }
+  nodes { name: "dot" inputs: ["ea", "eb"] dot {} }
+  nodes { name: "deep" inputs: ["pairs", "cross2", "cross1", "gmf"] concat {} }
+  nodes { name: "tower" inputs: "deep" mlp { widths: [6, 1] activation: ACTIVATION_NONE } }
+  nodes { name: "logit" inputs: ["tower", "fm", "dot"] sum {} }
+  nodes { name: "out" inputs: "logit" head {} }
+})";
+
+TEST(GraphModel, EveryLayerMatchesFiniteDifferences) {
+  CpuDevice dev;
+  const proto::JobSpec spec = Spec(kEveryLayer);
+  auto model = CreateModel(spec, &dev);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto graph = ResolveModelGraph(spec);
+  ASSERT_TRUE(graph.ok());
+  EXPECT_EQ((*model)->params().size(), size_t(graph->parameters()));
+
+  testing::TestBatch batch(kDims, kDense);
+  testing::ExpectModelGradientsMatch(model->get(), &batch, 400);
+}
+
+TEST(GraphModel, SameSeedSameBits) {
+  CpuDevice dev;
+  auto a = CreateModel(Spec(kEveryLayer), &dev);
+  auto b = CreateModel(Spec(kEveryLayer), &dev);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ((*a)->params().values().ToHost(), (*b)->params().values().ToHost());
+  testing::TestBatch batch(kDims, kDense);
+  ModelInput in = batch.Input(&batch.grads);
+  EXPECT_EQ((*a)->TrainStep(in, 0.25f), (*b)->TrainStep(in, 0.25f));
+  EXPECT_EQ((*a)->params().grads().ToHost(), (*b)->params().grads().ToHost());
+}
+
+// Wide&Deep as a graph reserves its parameters as the built-in does (wide,
+// then deep), so both start from the same bits and compute the same loss
+// and gradients within float rounding.
+TEST(GraphModel, WideAndDeepAsAGraphTrainsAsTheBuiltIn) {
+  CpuDevice dev;
+  auto built_in = CreateModel(Spec("kind: MODEL_WIDE_AND_DEEP top_mlp: [6, 5]"), &dev);
+  auto graph = CreateModel(Spec(R"(graph {
+    nodes { name: "x" inputs: ["dense", "bags"] concat {} }
+    nodes { name: "dense" dense {} }
+    nodes { name: "bags" embeddings {} }
+    nodes { name: "wide" inputs: "x" mlp { widths: 1 } }
+    nodes { name: "deep" inputs: "x" mlp { widths: [6, 5, 1] } }
+    nodes { name: "logit" inputs: ["wide", "deep"] sum {} }
+    nodes { name: "click" inputs: "logit" head { label: "label" } }
+  })"),
+                           &dev);
+  ASSERT_TRUE(built_in.ok() && graph.ok()) << graph.status();
+  ASSERT_EQ((*built_in)->params().values().ToHost(), (*graph)->params().values().ToHost());
+  testing::TestBatch b1(kDims, kDense), b2(kDims, kDense);
+  ModelInput in1 = b1.Input(&b1.grads), in2 = b2.Input(&b2.grads);
+  EXPECT_NEAR((*built_in)->TrainStep(in1, 0.25f), (*graph)->TrainStep(in2, 0.25f), 1e-6);
+  const std::vector<float> g1 = (*built_in)->params().grads().ToHost();
+  const std::vector<float> g2 = (*graph)->params().grads().ToHost();
+  for (size_t i = 0; i < g1.size(); ++i) EXPECT_NEAR(g1[i], g2[i], 1e-6) << i;
+  for (size_t t = 0; t < kDims.size(); ++t) {
+    for (size_t i = 0; i < b1.grads[t].size(); ++i) {
+      EXPECT_NEAR(b1.grads[t][i], b2.grads[t][i], 1e-6) << t << ":" << i;
+    }
+  }
+}
+
+TEST(GraphModel, AnInvalidGraphIsRefusedNamingTheNode) {
+  CpuDevice dev;
+  auto model = CreateModel(Spec(R"(graph {
+    nodes { name: "e" embeddings { features: ["a", "d"] } }
+    nodes { name: "f" inputs: "e" fm {} }
+    nodes { name: "h" inputs: "f" head {} }
+  })"),
+                           &dev);
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("model.graph.nodes[1] \"f\": inputs[0] \"e\": fm needs"),
+            std::string::npos)
+      << model.status();
+}
+
+}  // namespace
+}  // namespace herald::worker
