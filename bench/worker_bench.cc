@@ -15,6 +15,9 @@
 // null device (below). PyTorch comes from `--python` (default: python3 on
 // the PATH, where a GPU node has it).
 //
+// --graph (default on) also trains the same Wide&Deep written as a model
+// graph (model.graph) and prints its ratio to the built-in kind.
+//
 // --device=null runs the same steps on a device that computes nothing:
 // what is left is the host's time per step (plan check, bookkeeping,
 // staging), printed in ms per step and µs per sample.
@@ -48,6 +51,9 @@ ABSL_FLAG(std::string, mlp, "512,256,128", "deep tower hidden widths");
 ABSL_FLAG(int, iterations, 20, "timed iterations");
 ABSL_FLAG(int, warmup, 3, "untimed iterations first");
 ABSL_FLAG(int, threads, 1, "cores for OpenBLAS and for PyTorch");
+ABSL_FLAG(bool, graph, true,
+          "also train the same Wide&Deep written as a model graph and print its ratio to the "
+          "built-in kind");
 ABSL_FLAG(int, check_threads, 0, "threads checking each step's plan (0: the worker's default)");
 ABSL_FLAG(std::string, python, "",
           "interpreter with PyTorch; default /usr/bin/python3 (Debian's python3-torch: a pyenv "
@@ -61,7 +67,30 @@ namespace {
 
 constexpr int kDense = 13;
 
-double HeraldSamplesPerSecond(const std::string& device_name) {
+// Wide&Deep written as a model graph (docs/configuration.md, "Model graphs").
+void UseWideAndDeepGraph(proto::JobSpec* spec) {
+  std::vector<uint32_t> deep(spec->model().top_mlp().begin(), spec->model().top_mlp().end());
+  deep.push_back(1);
+  proto::ModelGraphSpec* graph = spec->mutable_model()->mutable_graph();
+  spec->mutable_model()->clear_kind();
+  spec->mutable_model()->clear_top_mlp();
+  auto node = [&](const std::string& name, std::vector<std::string> inputs) {
+    proto::GraphNodeSpec* n = graph->add_nodes();
+    n->set_name(name);
+    for (const std::string& i : inputs) n->add_inputs(i);
+    return n;
+  };
+  node("dense", {})->mutable_dense();
+  node("bags", {})->mutable_embeddings();
+  node("x", {"dense", "bags"})->mutable_concat();
+  node("wide", {"x"})->mutable_mlp()->add_widths(1);
+  proto::MlpSpec* tower = node("deep", {"x"})->mutable_mlp();
+  for (uint32_t w : deep) tower->add_widths(w);
+  node("logit", {"wide", "deep"})->mutable_sum();
+  node("click", {"logit"})->mutable_head();
+}
+
+double HeraldSamplesPerSecond(const std::string& device_name, bool as_graph = false) {
   const int batch = absl::GetFlag(FLAGS_batch), tables = absl::GetFlag(FLAGS_tables);
   const int dim = absl::GetFlag(FLAGS_dim), rows = absl::GetFlag(FLAGS_rows);
   proto::JobSpec spec;
@@ -72,6 +101,7 @@ double HeraldSamplesPerSecond(const std::string& device_name) {
     uint32_t width;
     if (absl::SimpleAtoi(w, &width)) spec.mutable_model()->add_top_mlp(width);
   }
+  if (as_graph) UseWideAndDeepGraph(&spec);
   for (auto* o : {spec.mutable_dense_optimizer(), spec.mutable_sparse_optimizer()}) {
     o->set_kind(proto::OPTIMIZER_SGD);
     o->set_learning_rate(0.01f);
@@ -221,6 +251,12 @@ int main(int argc, char** argv) {
   const double herald = herald::worker::HeraldSamplesPerSecond(device);
   if (herald == 0) return 1;
   std::printf("herald %s: %10.1f samples/s\n", device.c_str(), herald);
+  if (absl::GetFlag(FLAGS_graph)) {
+    const double graph = herald::worker::HeraldSamplesPerSecond(device, /*as_graph=*/true);
+    std::printf("herald %s, the same model as model.graph: %10.1f samples/s\n", device.c_str(),
+                graph);
+    std::printf("ratio graph/built-in: %.3f\n", graph / herald);
+  }
   // On the CPU the per-table layout only (the fused one is the GPU peers').
   const std::vector<std::string> layouts = device == "cpu"
                                                ? std::vector<std::string>{"bags"}

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/predictions_file.h"
 #include "common/data/generator.h"
@@ -79,8 +80,10 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   }
   model.tables.clear();
 
-  const TrainedLabel label = TrainedLabelOf(spec);
-  worker::Evaluator evaluator(label.name, label.regression);
+  // One evaluator per head (one label each).
+  const std::vector<TrainedLabel> heads = TrainedLabelsOf(spec);
+  std::vector<worker::Evaluator> evaluators;
+  for (const TrainedLabel& label : heads) evaluators.emplace_back(label.name, label.regression);
   PredictionsFile predictions;
   if (!options.predictions_file.empty()) {
     HERALD_RETURN_IF_ERROR(PredictionsFile::Open(options.predictions_file, spec, &predictions));
@@ -88,33 +91,47 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   HERALD_RETURN_IF_ERROR(scheduler::ForEachHeldOutBatch(
       spec, options.batch, options.max_samples, [&](const data::KeyBatch& batch) {
         const std::vector<float> p = net->Predict(batch);
-        evaluator.Add(p, batch.labels);
+        for (size_t h = 0; h < heads.size(); ++h) {
+          evaluators[h].Add(math::ColumnOf(p, heads.size(), h),
+                            math::ColumnOf(batch.labels, batch.num_labels, heads[h].column));
+        }
         return options.predictions_file.empty() ? absl::OkStatus() : predictions.Add(batch, p);
       }));
   HERALD_RETURN_IF_ERROR(predictions.Close());
-  const worker::EvalMetrics m = evaluator.Compute();
+  std::vector<worker::EvalMetrics> metrics;
+  for (const worker::Evaluator& e : evaluators) metrics.push_back(e.Compute());
+  const worker::EvalMetrics& m = metrics[0];
   const bool generated = spec.data().format() == proto::DATA_FORMAT_GENERATED;
   const double teacher = generated ? TeacherAuc(spec) : 0;
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (options.json) {
     std::string teacher_field = generated ? absl::StrFormat(",\"teacher_auc\":%.6f", teacher) : "";
-    // A binary label's AUC and log loss also at the top level, as before
-    // labels were named.
-    const std::string figures =
-        m.regression ? absl::StrFormat("\"rmse\":%.17g", m.rmse)
-                     : absl::StrFormat("\"auc\":%.17g,\"logloss\":%.17g", m.auc, m.logloss);
+    // The first head's figures also at the top level, as before labels
+    // were named.
+    auto figures = [](const worker::EvalMetrics& e) {
+      return e.regression ? absl::StrFormat("\"rmse\":%.17g", e.rmse)
+                          : absl::StrFormat("\"auc\":%.17g,\"logloss\":%.17g", e.auc, e.logloss);
+    };
+    std::string labels;
+    for (const worker::EvalMetrics& e : metrics) {
+      absl::StrAppendFormat(&labels, "%s{\"label\":\"%s\",\"regression\":%s,%s}",
+                            labels.empty() ? "" : ",", absl::CEscape(e.label),
+                            e.regression ? "true" : "false", figures(e));
+    }
     std::printf(
-        "{\"job_id\":\"%s\",\"iterations\":%llu,\"samples\":%llu,%s,\"labels\":[{\"label\":"
-        "\"%s\",\"regression\":%s,%s}]%s,\"seconds\":%.3f}\n",
+        "{\"job_id\":\"%s\",\"iterations\":%llu,\"samples\":%llu,%s,\"labels\":[%s]%s,"
+        "\"seconds\":%.3f}\n",
         model.manifest.job_id().c_str(),
         static_cast<unsigned long long>(model.manifest.iterations()),
-        static_cast<unsigned long long>(m.samples), figures.c_str(), absl::CEscape(m.label).c_str(),
-        m.regression ? "true" : "false", figures.c_str(), teacher_field.c_str(), seconds);
+        static_cast<unsigned long long>(m.samples), figures(m).c_str(), labels.c_str(),
+        teacher_field.c_str(), seconds);
   } else {
+    std::vector<std::string> described;
+    for (const worker::EvalMetrics& e : metrics) described.push_back(math::DescribeMetrics(e));
     std::printf("job %s after %llu iterations: held-out %s over %llu samples (%.1f s)\n",
                 model.manifest.job_id().c_str(),
                 static_cast<unsigned long long>(model.manifest.iterations()),
-                math::DescribeMetrics(m).c_str(), static_cast<unsigned long long>(m.samples),
+                absl::StrJoin(described, "; ").c_str(), static_cast<unsigned long long>(m.samples),
                 seconds);
     if (generated) {
       std::printf("the generator's hidden teacher scores AUC %.4f on the same samples\n", teacher);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/trained_label.h"
 #include "worker/model/model_factory.h"
 
 namespace herald::cli {
@@ -39,6 +40,9 @@ absl::Status PredictionsFile::Open(const std::string& path, const proto::JobSpec
                                    PredictionsFile* out) {
   out->path_ = path;
   out->num_dense_ = spec.num_dense();
+  for (const TrainedLabel& label : TrainedLabelsOf(spec)) {
+    out->label_columns_.push_back(label.column);
+  }
   for (const worker::TableShape& f : worker::ShapeFromSpec(spec).tables) {
     out->features_.push_back({f.table, f.index_in_table});
   }
@@ -63,7 +67,16 @@ absl::Status PredictionsFile::Add(const data::KeyBatch& batch,
   std::string line;
   for (uint32_t s = 0; s < batch.num_samples; ++s) {
     line.clear();
-    absl::StrAppendFormat(&line, "%.9g\t%.9g\t", batch.labels[s], predictions[s]);
+    const size_t heads = label_columns_.size();
+    for (size_t h = 0; h < heads; ++h) {
+      absl::StrAppendFormat(&line, "%s%.9g", h > 0 ? "," : "",
+                            batch.labels[size_t{s} * batch.num_labels + label_columns_[h]]);
+    }
+    line.push_back('\t');
+    for (size_t h = 0; h < heads; ++h) {
+      absl::StrAppendFormat(&line, "%s%.9g", h > 0 ? "," : "", predictions[s * heads + h]);
+    }
+    line.push_back('\t');
     for (uint32_t d = 0; d < num_dense_; ++d) {
       if (d > 0) line.push_back(',');
       absl::StrAppendFormat(&line, "%.9g", batch.dense[static_cast<size_t>(s) * num_dense_ + d]);

@@ -10,7 +10,9 @@
 // column order; without a schema, the tables in spec order), each named
 // by its column or table. Then one line per held-out sample, in the order
 // they were scored:
-//   label, prediction  %.9g (float32 round-trips)
+//   label, prediction  %.9g (float32 round-trips); a model of several heads
+//                      (model.graph): one per head, in head order,
+//                      comma-separated
 //   dense              the dense features as the model got them, comma-
 //                      separated (empty without dense features)
 //   each feature       its ids' 64-bit keys (decimal) separated by spaces,
@@ -39,7 +41,7 @@ class PredictionsFile {
   ~PredictionsFile();
 
   // One line per sample of `batch`. REQUIRES: predictions.size() ==
-  // batch.num_samples. Errors: a failed write, naming the file.
+  // batch.num_samples × heads (sample by sample). Errors: a failed write, naming the file.
   absl::Status Add(const data::KeyBatch& batch, const std::vector<float>& predictions);
   // Flushes and closes; errors: a failed write (disk full), naming the file.
   absl::Status Close();
@@ -53,6 +55,7 @@ class PredictionsFile {
   std::string path_;
   std::FILE* file_ = nullptr;
   uint32_t num_dense_ = 0;
+  std::vector<uint32_t> label_columns_;  // each head's, among a sample's labels
   std::vector<Feature> features_;
 };
 

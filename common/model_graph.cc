@@ -1,5 +1,6 @@
 #include "common/model_graph.h"
 
+#include <cmath>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -106,10 +107,7 @@ int64_t CrossParameters(int width, const proto::CrossSpec& cross) {
 // Criteo's one "label".
 std::vector<std::string> LabelNames(const proto::JobSpec& spec) {
   std::vector<std::string> names;
-  for (const proto::ColumnSpec& c : spec.data().schema().columns()) {
-    if (c.role() == proto::COLUMN_LABEL) names.push_back(c.name());
-  }
-  if (names.empty()) names.push_back(TrainedLabelOf(spec).name);
+  for (const TrainedLabel& label : DataLabelsOf(spec)) names.push_back(label.name);
   return names;
 }
 
@@ -238,15 +236,17 @@ absl::Status ShapeNode(const proto::JobSpec& spec, const std::vector<ModelFeatur
       }
       const std::vector<std::string> labels = LabelNames(spec);
       const std::string& label = s.head().label();
-      if (!label.empty() && label != labels[0]) {
-        bool known = false;
-        for (const std::string& l : labels) known = known || l == label;
+      bool known = label.empty();
+      for (const std::string& l : labels) known = known || l == label;
+      if (!known) {
         return Invalid(absl::StrCat(at, ": head.label \"", label, "\""),
-                       known ? absl::StrCat("only the data's first label (\"", labels[0],
-                                            "\") trains: one head per model until multi-task "
-                                            "heads land")
-                             : absl::StrCat("the data has no such label (its labels: ",
-                                            absl::StrJoin(labels, ", "), ")"));
+                       absl::StrCat("the data has no such label (its labels: ",
+                                    absl::StrJoin(labels, ", "), ")"));
+      }
+      const float weight = s.head().loss_weight();
+      if (!(weight >= 0) || !std::isfinite(weight)) {
+        return Invalid(absl::StrCat(at, ": head.loss_weight"),
+                       absl::StrCat(weight, " must be a finite number >= 0 (0 means 1)"));
       }
       out = {1, 1, 1};
       return absl::OkStatus();
@@ -331,7 +331,9 @@ absl::StatusOr<ResolvedGraph> ResolveModelGraph(const proto::JobSpec& spec) {
   }
   std::vector<std::vector<int>> inputs(n);
   std::vector<int> consumers(n, 0);
-  int head = -1;
+  std::vector<int> heads;
+  std::map<std::string, int> head_of_label;
+  const std::string first_label = DataLabelsOf(spec)[0].name;
   for (int i = 0; i < n; ++i) {
     const proto::GraphNodeSpec& node = graph.nodes(i);
     const std::string at = NodeField(i, node.name());
@@ -361,17 +363,18 @@ absl::StatusOr<ResolvedGraph> ResolveModelGraph(const proto::JobSpec& spec) {
       ++consumers[it->second];
     }
     if (node.has_head()) {
-      if (head >= 0) {
-        return Invalid(at, absl::StrCat("a second head (nodes[", head,
-                                        "] is one): one head per "
-                                        "model until multi-task heads land"));
+      const std::string label = node.head().label().empty() ? first_label : node.head().label();
+      if (auto [it, fresh] = head_of_label.emplace(label, i); !fresh) {
+        return Invalid(absl::StrCat(at, ": head.label \"", label, "\""),
+                       absl::StrCat("nodes[", it->second, "] \"", graph.nodes(it->second).name(),
+                                    "\" predicts it too: one head per label"));
       }
-      head = i;
+      heads.push_back(i);
     }
   }
-  if (head < 0) return Invalid("model.graph", "no head: a graph needs a head node");
+  if (heads.empty()) return Invalid("model.graph", "no head: a graph needs a head node");
   for (int i = 0; i < n; ++i) {
-    if (consumers[i] == 0 && i != head) {
+    if (consumers[i] == 0 && !graph.nodes(i).has_head()) {
       return Invalid(NodeField(i, graph.nodes(i).name()),
                      "its output reaches no head (no node takes it as an input)");
     }
@@ -397,7 +400,7 @@ absl::StatusOr<ResolvedGraph> ResolveModelGraph(const proto::JobSpec& spec) {
     }
     resolved.nodes.push_back(std::move(node));
   }
-  resolved.head = position[head];
+  for (int h : heads) resolved.heads.push_back(position[h]);
   return resolved;
 }
 

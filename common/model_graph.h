@@ -46,7 +46,9 @@ struct ResolvedGraph {
   // parameter blocks and its forward pass follow this order, the backward
   // pass its reverse.
   std::vector<GraphNode> nodes;
-  int head = -1;  // index of the head node
+  // The head nodes' indices, in the order the spec lists them: the model's
+  // outputs, one per trained label (TrainedLabelsOf, trained_label.h).
+  std::vector<int> heads;
   int64_t parameters() const;
 };
 

@@ -7,6 +7,7 @@
 
 #include "common/model_spec_check.h"
 #include "common/text_proto.h"
+#include "common/trained_label.h"
 #include "gtest/gtest.h"
 
 namespace herald {
@@ -56,7 +57,8 @@ TEST(ModelGraph, OrdersNodesAfterTheirInputsKeepingTheListedOrderOtherwise) {
   for (const GraphNode& n : g->nodes) order.push_back(n.spec.name());
   EXPECT_EQ(order, (std::vector<std::string>{"dense", "bags", "x", "cross", "top", "user", "item",
                                              "towers", "logit", "out"}));
-  EXPECT_EQ(g->nodes[g->head].spec.name(), "out");
+  ASSERT_EQ(g->heads.size(), 1u);
+  EXPECT_EQ(g->nodes[g->heads[0]].spec.name(), "out");
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     for (int j : g->nodes[i].inputs) EXPECT_LT(j, static_cast<int>(i));
   }
@@ -96,6 +98,78 @@ TEST(ModelGraph, GroupsOfOneWidthFeedInteractions) {
   EXPECT_EQ(Node(*g, "fields").shape.fields, 3);
   EXPECT_EQ(Node(*g, "fields").shape.field_dim, 8);
   EXPECT_EQ(Node(*g, "pairs").shape.width, 3 + 3);  // 3 pairs, 3 self terms
+}
+
+// A CSV schema with two labels (a click, a rating) and `graph`.
+proto::JobSpec TwoLabelSpec(const std::string& graph) {
+  proto::JobSpec spec;
+  const std::string text = R"(
+    num_dense: 1
+    tables { name: "user" dim: 8 }
+    tables { name: "item" dim: 8 }
+    data { format: DATA_FORMAT_CSV schema {
+      columns { name: "click" role: COLUMN_LABEL }
+      columns { name: "rating" role: COLUMN_LABEL label: LABEL_REGRESSION }
+      columns { name: "age" role: COLUMN_DENSE }
+      columns { name: "user" role: COLUMN_SPARSE }
+      columns { name: "item" role: COLUMN_SPARSE }
+    } }
+    model { graph { )" + graph +
+                           " } }";
+  const absl::Status parsed = ParseTextProto(text, &spec);
+  EXPECT_TRUE(parsed.ok()) << parsed;
+  return spec;
+}
+
+// A shared bottom and two towers: a click head and a rating head.
+const char* kTwoHeads = R"(
+  nodes { name: "bags" embeddings {} }
+  nodes { name: "bottom" inputs: "bags" mlp { widths: [8] activate_last: true } }
+  nodes { name: "rating_tower" inputs: "bottom" mlp { widths: [1] } }
+  nodes { name: "rating" inputs: "rating_tower" head { label: "rating" loss_weight: 0.5 } }
+  nodes { name: "click_tower" inputs: "bottom" mlp { widths: [1] } }
+  nodes { name: "click" inputs: "click_tower" head {} }
+)";
+
+TEST(ModelGraph, TwoHeadsTrainTwoLabelsInTheOrderListed) {
+  const proto::JobSpec spec = TwoLabelSpec(kTwoHeads);
+  auto g = ResolveModelGraph(spec);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->heads.size(), 2u);
+  EXPECT_EQ(g->nodes[g->heads[0]].spec.name(), "rating");
+  EXPECT_EQ(g->nodes[g->heads[1]].spec.name(), "click");
+  const std::vector<TrainedLabel> labels = TrainedLabelsOf(spec);
+  ASSERT_EQ(labels.size(), 2u);
+  EXPECT_EQ(labels[0].name, "rating");
+  EXPECT_TRUE(labels[0].regression);
+  EXPECT_EQ(labels[0].column, 1u);
+  EXPECT_EQ(labels[0].loss_weight, 0.5f);
+  EXPECT_EQ(labels[1].name, "click");  // an empty label: the data's first
+  EXPECT_FALSE(labels[1].regression);
+  EXPECT_EQ(labels[1].column, 0u);
+  EXPECT_EQ(labels[1].loss_weight, 1.0f);
+}
+
+void ExpectError(const proto::JobSpec& spec, const std::string& message);
+
+TEST(ModelGraph, RejectsTwoHeadsOfOneLabelAndANegativeWeight) {
+  ExpectError(TwoLabelSpec(R"(
+    nodes { name: "bags" embeddings {} }
+    nodes { name: "a" inputs: "bags" mlp { widths: [1] } }
+    nodes { name: "b" inputs: "bags" mlp { widths: [1] } }
+    nodes { name: "ha" inputs: "a" head {} }
+    nodes { name: "hb" inputs: "b" head { label: "click" } })"),
+              "model.graph.nodes[4] \"hb\": head.label \"click\": nodes[3] \"ha\" predicts it too");
+  ExpectError(TwoLabelSpec(R"(
+    nodes { name: "bags" embeddings {} }
+    nodes { name: "a" inputs: "bags" mlp { widths: [1] } }
+    nodes { name: "ha" inputs: "a" head { loss_weight: -1 } })"),
+              "nodes[2] \"ha\": head.loss_weight: -1 must be a finite number >= 0");
+  ExpectError(TwoLabelSpec(R"(
+    nodes { name: "bags" embeddings {} }
+    nodes { name: "a" inputs: "bags" mlp { widths: [1] } }
+    nodes { name: "ha" inputs: "a" head { label: "conversion" } })"),
+              "the data has no such label (its labels: click, rating)");
 }
 
 void ExpectError(const proto::JobSpec& spec, const std::string& message) {

@@ -32,7 +32,8 @@ struct Step {
   uint64_t iteration = 0;
   uint32_t num_samples = 0;
   uint32_t global_batch_size = 0;
-  std::vector<float> labels;          // num_samples
+  uint32_t num_labels = 1;            // labels per sample
+  std::vector<float> labels;          // num_samples × num_labels
   std::vector<float> dense;           // num_samples × num_dense
   std::vector<TableSamples> samples;  // one per table, in table order
   std::vector<TablePlan> plan;        // one per table (empty: no operation)

@@ -1,5 +1,6 @@
 #include "plan/step_codec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -21,8 +22,9 @@ absl::Status DecodeSamples(const proto::StepSamples& s, uint32_t num_tables, uin
                            Step* step) {
   const uint32_t n = s.num_samples();
   HERALD_RETURN_IF_ERROR(UnpackColumn(s.labels(), "samples.labels", &step->labels));
-  HERALD_RETURN_IF_ERROR(
-      SameCount(step->labels.size(), n, "samples.labels", "samples.num_samples"));
+  step->num_labels = std::max<uint32_t>(s.labels_per_sample(), 1);
+  HERALD_RETURN_IF_ERROR(SameCount(step->labels.size(), size_t{n} * step->num_labels,
+                                   "samples.labels", "samples.num_samples × labels_per_sample"));
   // The data readers checked each label against its kind (a binary one in
   // [0, 1], a regression one finite); on the wire every label is finite.
   for (float label : step->labels) {
@@ -156,6 +158,7 @@ proto::WorkerStep EncodeWorkerStep(const Step& step) {
   out.set_global_batch_size(step.global_batch_size);
   proto::StepSamples* s = out.mutable_samples();
   s->set_num_samples(step.num_samples);
+  if (step.num_labels != 1) s->set_labels_per_sample(step.num_labels);
   PackColumn(step.labels, s->mutable_labels());
   PackColumn(step.dense, s->mutable_dense());
   EncodeTableSamples(step.samples, s);

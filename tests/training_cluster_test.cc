@@ -75,6 +75,25 @@ class TrainingCluster : public ::testing::Test {
   // the PS holds for `job_id`, and the final loss. `drop_weights`: the
   // reference trains as if the data had no per-id weights (then it must
   // differ from a job on weighted data).
+  // `heraldctl evaluate --json` of the job's export (written to `name`),
+  // scored in batches of 64.
+  std::string EvaluateExport(const std::string& job, const std::string& name) {
+    const std::string exported = dir_ + "/" + name;
+    EXPECT_TRUE(cluster_->Export(job, exported).ok());
+    testing::CommandResult evaluated =
+        testing::RunHeraldctl(dir_, {"evaluate", "--model=" + exported, "--batch=64", "--json"});
+    EXPECT_EQ(evaluated.code, 0) << evaluated.output;
+    return evaluated.output;
+  }
+  // `heraldctl status JOB --history --csv`.
+  std::string HistoryCsv(const std::string& job) {
+    testing::CommandResult status =
+        testing::RunHeraldctl(dir_, {"status", job, "--history", "--csv", "--scheduler=" + address_,
+                                     "--token-file=" + token_file_});
+    EXPECT_EQ(status.code, 0) << status.output;
+    return status.output;
+  }
+
   void ExpectEqualsReference(const proto::JobSpec& spec, const std::string& job_id,
                              double final_loss, bool drop_weights = false) {
     worker::CpuDevice device;
@@ -290,20 +309,105 @@ TEST_F(TrainingCluster, ARegressionLabelTrainsBySquaredErrorAndIsJudgedByRmse) {
   // The loss is the mean squared error: the ratings (0..4) are far from
   // what a logistic loss would give, and the RMSE is its held-out root.
   EXPECT_LT(rating.rmse(), 3.0);
-  const std::string exported = dir_ + "/rating-export";
-  ASSERT_TRUE(cluster_->Export(job, exported).ok());
-  testing::CommandResult evaluated =
-      testing::RunHeraldctl(dir_, {"evaluate", "--model=" + exported, "--batch=64", "--json"});
-  ASSERT_EQ(evaluated.code, 0) << evaluated.output;
-  EXPECT_EQ(testing::JsonNumber(evaluated.output, "rmse"), rating.rmse()) << evaluated.output;
-  EXPECT_TRUE(absl::StrContains(evaluated.output, "\"label\":\"rating\",\"regression\":true"))
-      << evaluated.output;
+  const std::string evaluated = EvaluateExport(job, "rating-export");
+  EXPECT_EQ(testing::JsonNumber(evaluated, "rmse"), rating.rmse()) << evaluated;
+  EXPECT_TRUE(absl::StrContains(evaluated, "\"label\":\"rating\",\"regression\":true"))
+      << evaluated;
   // watch and the history name the figure.
-  testing::CommandResult status =
-      testing::RunHeraldctl(dir_, {"status", job, "--history", "--csv", "--scheduler=" + address_,
-                                   "--token-file=" + token_file_});
-  ASSERT_EQ(status.code, 0) << status.output;
-  EXPECT_TRUE(absl::StrContains(status.output, "eval_rmse[rating]")) << status.output;
+  const std::string history = HistoryCsv(job);
+  EXPECT_TRUE(absl::StrContains(history, "eval_rmse[rating]")) << history;
+}
+
+// A model graph of two heads over a shared DCN-v2 bottom (multi-task): a
+// click head (cross-entropy) and a rating head (squared error, weight 0.5).
+// The job trains the reference model; each evaluation judges each head
+// against its own label (AUC and log loss, RMSE), as heraldctl evaluate
+// does from the export, and the history names both.
+TEST_F(TrainingCluster, TwoHeadsTrainTheReferenceModelAndAreEachJudged) {
+  proto::JobSpec spec = ShopSpec(WriteShopCsv(dir_, 1200));
+  spec.set_name("two-heads");
+  spec.mutable_data()->set_eval_fraction(0.1);
+  spec.mutable_eval()->set_every_iterations(5);
+  spec.mutable_eval()->set_batch_size(64);
+  spec.mutable_model()->Clear();
+  ASSERT_TRUE(
+      google::protobuf::TextFormat::ParseFromString(R"pb(
+                                                      graph {
+                                                        nodes {
+                                                          name: "dense"
+                                                          dense {}
+                                                        }
+                                                        nodes {
+                                                          name: "bags"
+                                                          embeddings {}
+                                                        }
+                                                        nodes {
+                                                          name: "x"
+                                                          inputs: [ "dense", "bags" ]
+                                                          concat {}
+                                                        }
+                                                        nodes {
+                                                          name: "shared"
+                                                          inputs: "x"
+                                                          cross { kind: CROSS_V2 layers: 2 rank: 4 }
+                                                        }
+                                                        nodes {
+                                                          name: "bottom"
+                                                          inputs: "shared"
+                                                          mlp {
+                                                            widths: [ 8 ]
+                                                            activate_last: true
+                                                          }
+                                                        }
+                                                        nodes {
+                                                          name: "click_out"
+                                                          inputs: "bottom"
+                                                          mlp { widths: [ 1 ] }
+                                                        }
+                                                        nodes {
+                                                          name: "rating_out"
+                                                          inputs: "bottom"
+                                                          mlp { widths: [ 4, 1 ] }
+                                                        }
+                                                        nodes {
+                                                          name: "click"
+                                                          inputs: "click_out"
+                                                          head { label: "click" }
+                                                        }
+                                                        nodes {
+                                                          name: "rating"
+                                                          inputs: "rating_out"
+                                                          head { label: "rating" loss_weight: 0.5 }
+                                                        }
+                                                      }
+                                                    )pb",
+                                                    spec.mutable_model()));
+  const std::string job = Submit(spec);
+  const proto::JobStatus done = Watch(job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << "\n" << Logs();
+  proto::JobSpec resolved = spec;
+  ASSERT_TRUE(scheduler::ResolveDataSchema(&resolved).ok());
+  ExpectEqualsReference(resolved, job, done.progress().loss());
+
+  ASSERT_EQ(done.progress().eval_labels_size(), 2);
+  const proto::LabelMetrics& click = done.progress().eval_labels(0);
+  const proto::LabelMetrics& rating = done.progress().eval_labels(1);
+  EXPECT_EQ(click.label(), "click");
+  EXPECT_FALSE(click.regression());
+  EXPECT_GT(click.auc(), 0);
+  EXPECT_EQ(done.progress().eval_auc(), click.auc());
+  EXPECT_EQ(rating.label(), "rating");
+  EXPECT_TRUE(rating.regression());
+  EXPECT_GT(rating.rmse(), 0);
+
+  const std::string evaluated = EvaluateExport(job, "two-heads-export");
+  EXPECT_EQ(testing::JsonNumber(evaluated, "auc"), click.auc()) << evaluated;
+  EXPECT_EQ(testing::JsonNumber(evaluated, "rmse"), rating.rmse()) << evaluated;
+  EXPECT_TRUE(absl::StrContains(evaluated, "\"label\":\"rating\",\"regression\":true"))
+      << evaluated;
+  const std::string history = HistoryCsv(job);
+  EXPECT_TRUE(absl::StrContains(history, "eval_rmse[rating]")) << history;
+  EXPECT_TRUE(absl::StrContains(history, "eval_auc")) << history;
 }
 
 // Two features looking up one table: the clicked item and the items last

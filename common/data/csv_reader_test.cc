@@ -205,10 +205,12 @@ TEST(CsvReader, ReadsColumnsByHeaderNameInAnyOrder) {
   EXPECT_EQ(block->Keys(0, 2)[0], 0xa1u);
   EXPECT_EQ(block->Keys(0, 2)[1], 0xb2u);
   EXPECT_TRUE(block->Keys(1, 2).empty());
-  // The columns' transforms and the first label reach the batch.
+  // The columns' transforms and every label (sample by sample) reach the
+  // batch.
   const ColumnsSchema schema = Shop();
   const KeyBatch batch = ToKeyBatch(*block, 0, 2, &schema);
-  EXPECT_EQ(batch.labels, (std::vector<float>{1.0f, 0.0f}));
+  EXPECT_EQ(batch.num_labels, 2u);
+  EXPECT_EQ(batch.labels, (std::vector<float>{1.0f, 4.5f, 0.0f, 0.0f}));
   EXPECT_EQ(batch.dense, (std::vector<float>{10.5f * 0.5f + 1.0f, 41.0f, -2 * 0.5f + 1.0f, 30.0f}));
   ASSERT_EQ(batch.tables.size(), 3u);
   EXPECT_EQ(batch.tables[2].offsets, (std::vector<uint32_t>{0, 2, 2}));

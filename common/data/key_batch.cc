@@ -5,7 +5,9 @@ namespace herald::data {
 KeyBatch KeyBatch::Slice(uint32_t begin, uint32_t end, uint32_t num_dense) const {
   KeyBatch out;
   out.num_samples = end - begin;
-  out.labels.assign(labels.begin() + begin, labels.begin() + end);
+  out.num_labels = num_labels;
+  out.labels.assign(labels.begin() + size_t{begin} * num_labels,
+                    labels.begin() + size_t{end} * num_labels);
   out.dense.assign(dense.begin() + static_cast<size_t>(begin) * num_dense,
                    dense.begin() + static_cast<size_t>(end) * num_dense);
   for (const Table& t : tables) {

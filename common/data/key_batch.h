@@ -11,7 +11,10 @@ namespace herald::data {
 
 struct KeyBatch {
   uint32_t num_samples = 0;
-  std::vector<float> labels;  // num_samples
+  // Every label column of the data, sample by sample: labels[s · num_labels
+  // + j] is sample s's label j (data-formats.md, "Schemas"; Criteo: one).
+  uint32_t num_labels = 1;
+  std::vector<float> labels;  // num_samples × num_labels
   std::vector<float> dense;   // num_samples × num_dense
   struct Table {
     std::vector<uint32_t> offsets{0};  // num_samples + 1

@@ -90,8 +90,9 @@ void ToKeyBatch(const SampleBlock& block, size_t begin, size_t end, KeyBatch* ou
   const DataSchema& schema = block.schema;
   const uint32_t fields = schema.num_sparse;
   out->num_samples = static_cast<uint32_t>(end - begin);
-  out->labels.resize(end - begin);
-  for (size_t s = begin; s < end; ++s) out->labels[s - begin] = block.Label(s);
+  out->num_labels = schema.num_labels;
+  out->labels.assign(block.labels.begin() + begin * schema.num_labels,
+                     block.labels.begin() + end * schema.num_labels);
   out->dense.resize((end - begin) * schema.num_dense);
   float* dense = out->dense.data();
   if (columns == nullptr) {

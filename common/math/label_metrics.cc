@@ -34,6 +34,13 @@ LabelMetrics JudgeLabel(const std::string& label, bool regression,
   return m;
 }
 
+std::vector<float> ColumnOf(const std::vector<float>& matrix, size_t columns, size_t column) {
+  std::vector<float> out;
+  out.reserve(matrix.size() / columns);
+  for (size_t i = column; i < matrix.size(); i += columns) out.push_back(matrix[i]);
+  return out;
+}
+
 std::string DescribeMetrics(const LabelMetrics& m) {
   if (m.regression) return absl::StrFormat("RMSE %.4f (%s)", m.rmse, m.label);
   return absl::StrFormat("AUC %.4f, log loss %.4f (%s)", m.auc, m.logloss, m.label);

@@ -27,6 +27,10 @@ double RootMeanSquaredError(const std::vector<double>& predictions,
 LabelMetrics JudgeLabel(const std::string& label, bool regression,
                         const std::vector<double>& predictions, const std::vector<float>& labels);
 
+// Column `column` of a matrix of `columns` floats per row, row by row
+// (a sample's labels, a sample's predictions of several heads).
+std::vector<float> ColumnOf(const std::vector<float>& matrix, size_t columns, size_t column);
+
 // "AUC 0.7312, log loss 0.5120 (click)" or "RMSE 1.2034 (rating)".
 std::string DescribeMetrics(const LabelMetrics& m);
 

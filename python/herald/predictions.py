@@ -3,7 +3,7 @@ scored held-out sample's label, Herald's prediction and the inputs the
 model saw, as the arrays herald.torch's models take.
 
     p = herald.read_predictions("preds.tsv")
-    p.labels, p.predictions          # float32 (n,)
+    p.labels, p.predictions          # float32 (n,); (n, heads) for a model of several heads
     p.dense                          # float32 (n, num_dense)
     p.features                       # names, in the model's feature order
     keys, offsets, weights = p.bags[0]  # int64 keys (uint64 viewed), int64
@@ -53,8 +53,12 @@ def read_predictions(path):
                 raise _bad(path, number, "%d fields, the header names %d" %
                            (len(fields), 3 + len(features)))
             try:
-                labels.append(float(fields[0]))
-                predictions.append(float(fields[1]))
+                # A model of several heads: one value per head, comma-separated.
+                labels.append([float(v) for v in fields[0].split(",")])
+                predictions.append([float(v) for v in fields[1].split(",")])
+                if len(labels[-1]) != len(labels[0]) or len(predictions[-1]) != len(labels[0]):
+                    raise _bad(path, number, "%d labels and %d predictions, line 2 has %d" %
+                               (len(labels[-1]), len(predictions[-1]), len(labels[0])))
                 dense.append([float(v) for v in fields[2].split(",")] if fields[2] else [])
                 for i, text in enumerate(fields[3:]):
                     ids = text.split(" ") if text else []
@@ -75,5 +79,8 @@ def read_predictions(path):
         w = np.array(weights[i], dtype=np.float32) if weighted[i] else None
         bags.append((k, offsets, w))
     width = len(dense[0]) if dense else 0
-    return Predictions(features, np.array(labels, np.float32), np.array(predictions, np.float32),
+    heads = len(labels[0]) if labels else 1
+    shape = (len(labels),) if heads == 1 else (len(labels), heads)
+    return Predictions(features, np.array(labels, np.float32).reshape(shape),
+                       np.array(predictions, np.float32).reshape(shape),
                        np.array(dense, np.float32).reshape(len(labels), width), bags)

@@ -8,11 +8,12 @@ namespace herald::scheduler {
 
 absl::Status EvalCoordinator::Load(const proto::JobSpec& spec, const EvalSettings& settings) {
   if (!settings.enabled()) return absl::OkStatus();
-  label_ = TrainedLabelOf(spec);
+  heads_ = TrainedLabelsOf(spec);
   HERALD_RETURN_IF_ERROR(ForEachHeldOutBatch(
       spec, settings.batch_size, settings.max_samples, [&](const data::KeyBatch& batch) {
         batches_.push_back(EncodeEvalBatch(batch, static_cast<uint32_t>(batches_.size())));
         batch_sizes_.push_back(batch.num_samples);
+        num_labels_ = batch.num_labels;
         labels_.insert(labels_.end(), batch.labels.begin(), batch.labels.end());
         return absl::OkStatus();
       }));
@@ -26,7 +27,7 @@ absl::Status EvalCoordinator::Load(const proto::JobSpec& spec, const EvalSetting
 std::vector<EvalCoordinator::WorkerEvalStep> EvalCoordinator::Begin(uint64_t iteration) {
   {
     absl::MutexLock lock(&mu_);
-    round_ = std::make_unique<EvalRound>(iteration + 1, batch_sizes_, num_workers_, label_);
+    round_ = std::make_unique<EvalRound>(iteration + 1, batch_sizes_, num_workers_, heads_);
   }
   std::vector<WorkerEvalStep> steps;
   for (uint32_t b = 0; b < batches_.size(); ++b) {
@@ -63,7 +64,7 @@ void EvalCoordinator::Abort() {
 
 EvalResult EvalCoordinator::Finish() {
   absl::MutexLock lock(&mu_);
-  const EvalResult result = round_->Compute(labels_);
+  const EvalResult result = round_->Compute(labels_, num_labels_);
   round_.reset();
   return result;
 }

@@ -2,7 +2,7 @@
 // A job's evaluations (eval.*): the held-out batches, read and encoded once
 // when the job starts, and the one evaluation running at a time: the steps
 // that hand each worker its share of the batches, the predictions they
-// send back, and the exact metrics of the label the model predicts (AUC
+// send back, and the exact metrics of each label the model predicts (AUC
 // and log loss, or RMSE) over every batch in order.
 // Thread-safe: predictions arrive on RPC threads while the job's thread
 // waits for them.
@@ -59,8 +59,9 @@ class EvalCoordinator {
   // labels in order.
   std::vector<proto::EvalBatch> batches_;
   std::vector<uint32_t> batch_sizes_;
-  std::vector<float> labels_;
-  TrainedLabel label_;  // what the predictions are of
+  std::vector<float> labels_;  // num_labels_ per sample: every label column
+  uint32_t num_labels_ = 1;
+  std::vector<TrainedLabel> heads_;  // what the predictions are of, per head
 
   mutable absl::Mutex mu_;
   std::unique_ptr<EvalRound> round_ ABSL_GUARDED_BY(mu_);  // the one running

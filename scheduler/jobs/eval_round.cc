@@ -9,11 +9,11 @@
 namespace herald::scheduler {
 
 EvalRound::EvalRound(uint64_t iteration, std::vector<uint32_t> batch_sizes, uint32_t workers,
-                     TrainedLabel label)
+                     std::vector<TrainedLabel> labels)
     : iteration_(iteration),
       batch_sizes_(std::move(batch_sizes)),
       workers_(workers),
-      label_(std::move(label)),
+      labels_(std::move(labels)),
       predictions_(batch_sizes_.size()),
       answered_(batch_sizes_.size(), false) {}
 
@@ -29,20 +29,22 @@ absl::Status EvalRound::Accept(uint32_t worker, uint32_t index, const std::strin
         absl::StrCat(what, ": it is worker ", WorkerOf(index, workers_), "'s"));
   }
   if (answered_[index]) return absl::AlreadyExistsError(absl::StrCat(what, ": answered twice"));
-  const size_t n = batch_sizes_[index];
+  const size_t heads = labels_.size();
+  const size_t n = batch_sizes_[index] * heads;
   if (predictions.size() != n * sizeof(float)) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": ", predictions.size(),
-                                                   " bytes of predictions, expected ",
-                                                   n * sizeof(float), " (", n, " samples)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": ", predictions.size(), " bytes of predictions, expected ", n * sizeof(float), " (",
+        batch_sizes_[index], " samples × ", heads, " head(s))"));
   }
   std::vector<float> p(n);
   std::memcpy(p.data(), predictions.data(), predictions.size());
   for (size_t i = 0; i < n; ++i) {
-    if (label_.regression && !std::isfinite(p[i])) {
+    const bool regression = labels_[i % heads].regression;
+    if (regression && !std::isfinite(p[i])) {
       return absl::InvalidArgumentError(
           absl::StrCat(what, ": prediction ", i, " is ", p[i], ", not a finite number"));
     }
-    if (!label_.regression && !(p[i] >= 0.0f && p[i] <= 1.0f)) {
+    if (!regression && !(p[i] >= 0.0f && p[i] <= 1.0f)) {
       return absl::InvalidArgumentError(
           absl::StrCat(what, ": prediction ", i, " is ", p[i], ", not a probability"));
     }
@@ -53,13 +55,19 @@ absl::Status EvalRound::Accept(uint32_t worker, uint32_t index, const std::strin
   return absl::OkStatus();
 }
 
-EvalResult EvalRound::Compute(const std::vector<float>& labels) const {
-  std::vector<double> scores;
-  scores.reserve(labels.size());
-  for (const std::vector<float>& batch : predictions_)
-    scores.insert(scores.end(), batch.begin(), batch.end());
-  if (scores.size() != labels.size()) scores.clear();
-  return math::JudgeLabel(label_.name, label_.regression, scores, labels);
+EvalResult EvalRound::Compute(const std::vector<float>& labels, uint32_t num_labels) const {
+  const size_t heads = labels_.size();
+  EvalResult result;
+  for (size_t h = 0; h < heads; ++h) {
+    std::vector<double> scores;
+    for (const std::vector<float>& batch : predictions_) {
+      for (size_t i = h; i < batch.size(); i += heads) scores.push_back(batch[i]);
+    }
+    const std::vector<float> truth = math::ColumnOf(labels, num_labels, labels_[h].column);
+    if (scores.size() != truth.size()) scores.clear();
+    result.push_back(math::JudgeLabel(labels_[h].name, labels_[h].regression, scores, truth));
+  }
+  return result;
 }
 
 }  // namespace herald::scheduler

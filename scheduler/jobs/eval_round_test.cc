@@ -28,7 +28,9 @@ TEST(EvalRound, CombinesEveryBatchInBatchOrderWhateverTheArrivalOrder) {
   ASSERT_TRUE(round.complete());
   std::vector<double> all;
   for (const auto& b : batches) all.insert(all.end(), b.begin(), b.end());
-  const EvalResult r = round.Compute(labels);
+  const EvalResult result = round.Compute(labels);
+  ASSERT_EQ(result.size(), 1u);
+  const math::LabelMetrics& r = result[0];
   EXPECT_EQ(r.samples, 9u);
   EXPECT_EQ(r.auc, math::ExactAuc(all, labels));  // bit for bit: one process, in order
   EXPECT_EQ(r.logloss, math::LogLoss(all, labels));
@@ -44,7 +46,7 @@ TEST(EvalRound, RefusesAnswersThatDoNotFitNamingWhat) {
   };
   expect(0, 2, {0.5f, 0.5f}, absl::StatusCode::kInvalidArgument, "there are 2 batches");
   expect(0, 1, {0.5f, 0.5f}, absl::StatusCode::kInvalidArgument, "it is worker 1's");
-  expect(0, 0, {0.5f}, absl::StatusCode::kInvalidArgument, "expected 8 (2 samples)");
+  expect(0, 0, {0.5f}, absl::StatusCode::kInvalidArgument, "expected 8 (2 samples × 1 head(s))");
   expect(0, 0, {0.5f, 1.5f}, absl::StatusCode::kInvalidArgument, "prediction 1 is 1.5");
   expect(0, 0, {0.5f, NAN}, absl::StatusCode::kInvalidArgument, "not a probability");
   EXPECT_FALSE(round.complete());  // nothing refused was kept
@@ -55,16 +57,38 @@ TEST(EvalRound, RefusesAnswersThatDoNotFitNamingWhat) {
 }
 
 TEST(EvalRound, ARegressionLabelTakesAnyFiniteValueAndIsJudgedByRmse) {
-  EvalRound round(3, {2, 1}, 1, TrainedLabel{"rating", true});
+  EvalRound round(3, {2, 1}, 1, {TrainedLabel{"rating", true}});
   EXPECT_NE(round.Accept(0, 0, Bytes({2.0f, INFINITY})).message().find("not a finite number"),
             std::string::npos);
   ASSERT_TRUE(round.Accept(0, 0, Bytes({4.0f, 1.0f})).ok());
   ASSERT_TRUE(round.Accept(0, 1, Bytes({3.5f})).ok());
-  const EvalResult r = round.Compute({3, 3, 3});
+  const math::LabelMetrics r = round.Compute({3, 3, 3})[0];
   EXPECT_EQ(r.label, "rating");
   EXPECT_TRUE(r.regression);
   EXPECT_EQ(r.samples, 3u);
   EXPECT_EQ(r.rmse, math::RootMeanSquaredError({4, 1, 3.5}, {3, 3, 3}));
+}
+
+// Two heads (a model graph's): predictions come sample by sample, head by
+// head; each head is judged against its own label column.
+TEST(EvalRound, EachHeadIsJudgedAgainstItsOwnLabelColumn) {
+  const TrainedLabel rating{"rating", true, /*column=*/1};
+  const TrainedLabel click{"click", false, /*column=*/0};
+  EvalRound round(5, {2, 1}, 1, {rating, click});
+  EXPECT_NE(round.Accept(0, 0, Bytes({4.0f, 0.5f})).message().find("2 samples × 2 head(s)"),
+            std::string::npos);
+  EXPECT_NE(round.Accept(0, 0, Bytes({4.0f, 1.5f, 2.0f, 0.5f})).message().find("1.5"),
+            std::string::npos);  // the click head's prediction is no probability
+  ASSERT_TRUE(round.Accept(0, 0, Bytes({4.0f, 0.9f, 2.0f, 0.2f})).ok());
+  ASSERT_TRUE(round.Accept(0, 1, Bytes({3.0f, 0.6f})).ok());
+  // Labels (click, rating) per sample.
+  const EvalResult r = round.Compute({1, 3.5f, 0, 2, 1, 3}, 2);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].label, "rating");
+  EXPECT_EQ(r[0].rmse, math::RootMeanSquaredError({4, 2, 3}, {3.5f, 2, 3}));
+  EXPECT_EQ(r[1].label, "click");
+  EXPECT_EQ(r[1].auc, math::ExactAuc({0.9, 0.2, 0.6}, {1, 0, 1}));
+  EXPECT_EQ(r[1].samples, 3u);
 }
 
 }  // namespace

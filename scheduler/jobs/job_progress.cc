@@ -173,24 +173,31 @@ void JobProgressTracker::CompleteReported(absl::Time now) {
 
 void JobProgressTracker::Evaluated(uint64_t iteration, const EvalResult& result, double ms,
                                    absl::Time now) {
-  proto::LabelMetrics label;
-  label.set_label(result.label);
-  label.set_regression(result.regression);
-  if (result.regression) {
-    label.set_rmse(result.rmse);
-  } else {
-    label.set_auc(result.auc);
-    label.set_logloss(result.logloss);
-    progress_.set_eval_auc(result.auc);
-    progress_.set_eval_logloss(result.logloss);
+  std::vector<proto::LabelMetrics> labels;
+  bool first_binary = true;  // eval_auc and eval_logloss: the first binary label's
+  for (const math::LabelMetrics& m : result) {
+    proto::LabelMetrics& label = labels.emplace_back();
+    label.set_label(m.label);
+    label.set_regression(m.regression);
+    if (m.regression) {
+      label.set_rmse(m.rmse);
+      continue;
+    }
+    label.set_auc(m.auc);
+    label.set_logloss(m.logloss);
+    if (first_binary) {
+      progress_.set_eval_auc(m.auc);
+      progress_.set_eval_logloss(m.logloss);
+      first_binary = false;
+    }
   }
   progress_.clear_eval_labels();
-  *progress_.add_eval_labels() = label;
+  for (const proto::LabelMetrics& label : labels) *progress_.add_eval_labels() = label;
   progress_.set_eval_iteration(iteration + 1);
-  progress_.set_eval_samples(result.samples);
+  progress_.set_eval_samples(result.empty() ? 0 : result[0].samples);
   progress_.set_evals_done(progress_.evals_done() + 1);
   progress_.set_eval_ms(progress_.eval_ms() + ms);
-  history_.AddEval(iteration, absl::ToUnixMillis(now), {label});
+  history_.AddEval(iteration, absl::ToUnixMillis(now), labels);
 }
 
 proto::JobProgress JobProgressTracker::Progress() const {

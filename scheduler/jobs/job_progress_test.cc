@@ -120,11 +120,11 @@ TEST(JobProgressTracker, AnEvaluationIsRecordedInProgressAndHistory) {
   t.StartAt(0);
   PlanAndQueue(t, Planned(0, 1, 1, 0), 1);
   ASSERT_TRUE(t.Reported(0, Report(0, 1, 1), kStart + absl::Seconds(1)).ok());
-  EvalResult result;
-  result.label = "click";
-  result.auc = 0.75;
-  result.logloss = 0.4;
-  result.samples = 500;
+  EvalResult result(1);
+  result[0].label = "click";
+  result[0].auc = 0.75;
+  result[0].logloss = 0.4;
+  result[0].samples = 500;
   t.Evaluated(0, result, 12, kStart + absl::Seconds(2));
   const proto::JobProgress p = t.Progress();
   EXPECT_DOUBLE_EQ(p.eval_auc(), 0.75);

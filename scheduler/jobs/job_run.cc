@@ -7,6 +7,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/crc32.h"
 #include "common/logging.h"
@@ -566,8 +567,10 @@ absl::Status JobRun::EvaluateAt(uint64_t iteration) {
     absl::MutexLock lock(&mu_);
     tracker_.Evaluated(iteration, r, ms, absl::Now());
   }
+  std::vector<std::string> figures;
+  for (const math::LabelMetrics& m : r) figures.push_back(math::DescribeMetrics(m));
   HLOG_INFO("job {}: after iteration {}: held-out {} over {} samples ({:.0f} ms)", job_id_,
-            iteration, math::DescribeMetrics(r), r.samples, ms);
+            iteration, absl::StrJoin(figures, "; "), r.empty() ? 0 : r[0].samples, ms);
   return absl::OkStatus();
 }
 

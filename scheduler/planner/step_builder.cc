@@ -14,12 +14,15 @@ proto::WorkerStep BuildStep(const data::KeyBatch& batch, uint32_t num_dense,
   step.set_global_batch_size(batch.num_samples);
   proto::StepSamples* samples = step.mutable_samples();
   samples->set_num_samples(static_cast<uint32_t>(wp.samples.size()));
+  const uint32_t num_labels = batch.num_labels;
+  if (num_labels != 1) samples->set_labels_per_sample(num_labels);
   std::string* labels = samples->mutable_labels();
   std::string* dense = samples->mutable_dense();
-  labels->reserve(wp.samples.size() * sizeof(float));
+  labels->reserve(wp.samples.size() * num_labels * sizeof(float));
   dense->reserve(wp.samples.size() * num_dense * sizeof(float));
   for (uint32_t s : wp.samples) {
-    labels->append(reinterpret_cast<const char*>(&batch.labels[s]), sizeof(float));
+    labels->append(reinterpret_cast<const char*>(batch.labels.data() + size_t{s} * num_labels),
+                   num_labels * sizeof(float));
     dense->append(reinterpret_cast<const char*>(batch.dense.data() + size_t{s} * num_dense),
                   num_dense * sizeof(float));
   }

@@ -73,6 +73,11 @@ absl::Status StepExecutor::Check(const plan::Step& step) {
   // With the previous step's hand-off exchange still running (overlap), its
   // rows are checked once they are in, before they are placed.
   if (!hand_offs_.receiving()) HERALD_RETURN_IF_ERROR(hand_offs_.CheckReceived(step));
+  if (step.num_labels != model_->shape().num_labels) {
+    return absl::InvalidArgumentError(absl::StrCat("samples.labels_per_sample: ", step.num_labels,
+                                                   ", the model reads ", model_->shape().num_labels,
+                                                   " label(s) per sample"));
+  }
   // Each table's samples split into as many features as the model reads
   // from it.
   std::vector<uint32_t> features(cache_->num_tables(), 0);

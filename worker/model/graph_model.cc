@@ -2,8 +2,9 @@
 // bag_0 | …] is the graph's input; dense and embeddings nodes are column
 // views of X (or gathered copies when their features are not one run of
 // X's columns), as is a concat of views of consecutive columns; every
-// other node is a GraphLayer; the head node's input is
-// the logit. Forward runs the nodes in the resolved order, backward in its
+// other node is a GraphLayer; each head node's input is an output of the
+// model (a logit or a regression value), heads in the order listed.
+// Forward runs the nodes in the resolved order, backward in its
 // reverse, so gradients into a node used twice add in a fixed order.
 #include <memory>
 #include <vector>
@@ -35,7 +36,7 @@ class GraphModel final : public RecModel {
         built.layer = CreateGraphLayer(node, inputs, device, &params_);
       }
     }
-    logits_.Bind(device);
+    for (size_t h = 0; h < graph_.heads.size(); ++h) outputs_.emplace_back(device, 0);
   }
 
  private:
@@ -74,7 +75,7 @@ class GraphModel final : public RecModel {
     return true;
   }
 
-  const float* ForwardHead(const float* x, int rows) override {
+  std::vector<const float*> ForwardOutputs(const float* x, int rows) override {
     const int width = shape_.width();
     rows_ = rows;
     x_ = x;
@@ -89,18 +90,27 @@ class GraphModel final : public RecModel {
         node.output = node.layer->Forward(inputs, rows);
       }
     }
-    // The logit, contiguous.
-    const Tensor logit = nodes_[graph_.nodes[graph_.head].inputs[0]].output;
-    if (logit.stride == 1) return logit.data;
-    logits_.Resize(rows);
-    device_->Copy2D(logit.data, logit.stride, rows, 1, logits_.data(), 1);
-    return logits_.data();
+    // Each head's input, contiguous.
+    std::vector<const float*> outputs;
+    for (size_t h = 0; h < graph_.heads.size(); ++h) {
+      const Tensor out = nodes_[graph_.nodes[graph_.heads[h]].inputs[0]].output;
+      if (out.stride == 1) {
+        outputs.push_back(out.data);
+        continue;
+      }
+      outputs_[h].Resize(rows);
+      device_->Copy2D(out.data, out.stride, rows, 1, outputs_[h].data(), 1);
+      outputs.push_back(outputs_[h].data());
+    }
+    return outputs;
   }
 
-  void BackwardHead(const float* dlogits, float* dx) override {
+  void BackwardOutputs(const std::vector<const float*>& doutputs, float* dx) override {
     const int width = shape_.width();
-    const TensorGrad dlogit = Grad(graph_.nodes[graph_.head].inputs[0], dx);
-    device_->Add2D(dlogits, 1, rows_, 1, dlogit.data, dlogit.stride);
+    for (size_t h = 0; h < graph_.heads.size(); ++h) {
+      const TensorGrad d = Grad(graph_.nodes[graph_.heads[h]].inputs[0], dx);
+      device_->Add2D(doutputs[h], 1, rows_, 1, d.data, d.stride);
+    }
     for (size_t i = nodes_.size(); i-- > 0;) {
       Node& node = nodes_[i];
       if (node.layer == nullptr) continue;
@@ -111,6 +121,10 @@ class GraphModel final : public RecModel {
     }
   }
 
+  // Every built-in model has one head; a graph's outputs are the ones above.
+  const float* ForwardHead(const float* x, int rows) override { return ForwardOutputs(x, rows)[0]; }
+  void BackwardHead(const float* doutput, float* dx) override { BackwardOutputs({doutput}, dx); }
+
   TensorGrad Grad(int node, float* dx) {
     if (nodes_[node].column >= 0) return {dx + nodes_[node].column, shape_.width()};
     return nodes_[node].layer->output_grad();
@@ -118,7 +132,7 @@ class GraphModel final : public RecModel {
 
   ResolvedGraph graph_;
   std::vector<Node> nodes_;
-  DeviceArray<float> logits_;
+  std::vector<DeviceArray<float>> outputs_;  // per head, where its input is strided
   const float* x_ = nullptr;
   int rows_ = 0;
 };

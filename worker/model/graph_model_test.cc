@@ -114,6 +114,56 @@ TEST(GraphModel, WideAndDeepAsAGraphTrainsAsTheBuiltIn) {
   }
 }
 
+// Two heads over a shared bottom: a click (cross-entropy) and a rating
+// (squared error, weight 0.5), each reading its own label column.
+TEST(GraphModel, TwoHeadsMatchFiniteDifferencesOfTheirWeightedLosses) {
+  CpuDevice dev;
+  proto::JobSpec spec;
+  ASSERT_TRUE(ParseTextProto(R"(
+    seed: 7
+    num_dense: 3
+    tables { name: "a" dim: 4 }
+    tables { name: "b" dim: 4 }
+    tables { name: "c" dim: 4 pooling: POOLING_MEAN }
+    tables { name: "d" dim: 2 }
+    data { format: DATA_FORMAT_CSV schema {
+      columns { name: "click" role: COLUMN_LABEL }
+      columns { name: "x1" role: COLUMN_DENSE }
+      columns { name: "x2" role: COLUMN_DENSE }
+      columns { name: "x3" role: COLUMN_DENSE }
+      columns { name: "rating" role: COLUMN_LABEL label: LABEL_REGRESSION }
+      columns { name: "a" role: COLUMN_SPARSE }
+      columns { name: "b" role: COLUMN_SPARSE }
+      columns { name: "c" role: COLUMN_SPARSE }
+      columns { name: "d" role: COLUMN_SPARSE }
+    } }
+    model { graph {
+      nodes { name: "dense" dense {} }
+      nodes { name: "bags" embeddings {} }
+      nodes { name: "x" inputs: ["dense", "bags"] concat {} }
+      nodes { name: "shared" inputs: "x" cross { kind: CROSS_V2 layers: 1 rank: 3 } }
+      # Linear (no ReLU kink under the finite differences' steps)
+      nodes { name: "bottom" inputs: "shared" mlp { widths: [6] } }
+      nodes { name: "click_tower" inputs: "bottom" mlp { widths: [1] } }
+      nodes { name: "rating_tower" inputs: "bottom" mlp { widths: [4, 1] } }
+      nodes { name: "click" inputs: "click_tower" head { label: "click" } }
+      nodes { name: "rating" inputs: "rating_tower" head { label: "rating" loss_weight: 0.5 } }
+    } })",
+                             &spec)
+                  .ok());
+  auto model = CreateModel(spec, &dev);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ModelShape& shape = (*model)->shape();
+  ASSERT_EQ(shape.num_labels, 2u);
+  ASSERT_EQ(shape.heads.size(), 2u);
+  EXPECT_EQ(shape.heads[1].label, 1u);
+  EXPECT_EQ(shape.heads[1].loss, LossKind::kSquaredError);
+  EXPECT_EQ(shape.heads[1].weight, 0.5f);
+  testing::TestBatch batch(kDims, kDense);
+  batch.labels = {1, 2.5f, 0, -1, 0, 0.5f, 1, 3};  // (click, rating) per sample
+  testing::ExpectModelGradientsMatch(model->get(), &batch, 400);
+}
+
 TEST(GraphModel, AnInvalidGraphIsRefusedNamingTheNode) {
   CpuDevice dev;
   auto model = CreateModel(Spec(R"(graph {

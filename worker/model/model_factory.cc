@@ -34,8 +34,13 @@ Pooling PoolingOf(proto::PoolingKind kind) {
 ModelShape ShapeFromSpec(const proto::JobSpec& spec) {
   ModelShape shape;
   shape.num_dense = static_cast<int>(spec.num_dense());
-  shape.loss =
-      TrainedLabelOf(spec).regression ? LossKind::kSquaredError : LossKind::kBinaryCrossEntropy;
+  shape.num_labels = static_cast<uint32_t>(DataLabelsOf(spec).size());
+  shape.heads.clear();
+  for (const TrainedLabel& label : TrainedLabelsOf(spec)) {
+    shape.heads.push_back(
+        {label.regression ? LossKind::kSquaredError : LossKind::kBinaryCrossEntropy, label.column,
+         label.loss_weight});
+  }
   if (!spec.data().has_schema()) {  // feature t looks up table t
     for (int t = 0; t < spec.tables_size(); ++t) {
       const proto::TableSpec& table = spec.tables(t);

@@ -58,11 +58,21 @@ void ExpectModelGradientsMatch(RecModel* model, TestBatch* batch, size_t max_coo
   }
   // Predict agrees with the training forward pass.
   const std::vector<float> p = model->Predict(in);
-  double bce = 0;
+  const ModelShape& shape = model->shape();
+  const size_t heads = shape.heads.size();
+  ASSERT_EQ(p.size(), TestBatch::kRows * heads);
+  double want = 0;
   for (int i = 0; i < TestBatch::kRows; ++i) {
-    bce += batch->labels[i] ? -std::log(double(p[i])) : -std::log(1.0 - p[i]);
+    for (size_t h = 0; h < heads; ++h) {
+      const HeadShape& head = shape.heads[h];
+      const double y = batch->labels[i * shape.num_labels + head.label], q = p[i * heads + h];
+      const double loss = head.loss == LossKind::kSquaredError ? (q - y) * (q - y)
+                          : y > 0.5                            ? -std::log(q)
+                                                               : -std::log(1.0 - q);
+      want += head.weight * loss;
+    }
   }
-  EXPECT_NEAR(bce, loss0, 1e-4);
+  EXPECT_NEAR(want, loss0, 1e-4);
 }
 
 }  // namespace herald::worker::testing

@@ -10,7 +10,8 @@
 namespace herald::worker::testing {
 
 // 4 samples with multi-hot, repeated and empty bags over 5 slots per table,
-// binary labels 1, 0, 0, 1 and `num_dense` dense values each. Feature t
+// binary labels 1, 0, 0, 1 (a test may set `labels` to several per sample,
+// as the model's shape reads them) and `num_dense` dense values each. Feature t
 // reads table t of dim dims[t]; each slot holds the values and 2 floats
 // standing in for optimizer state.
 struct TestBatch {
@@ -31,7 +32,8 @@ struct TestBatch {
 
 // Trains `batch` once and expects the model's gradients w.r.t. its dense
 // parameters and every table's rows to match central differences of the
-// loss (`max_coordinates` of each), and Predict to give that loss.
+// loss (`max_coordinates` of each), and Predict to give that loss: Σ over
+// the heads of weight × (cross-entropy or squared error).
 void ExpectModelGradientsMatch(RecModel* model, TestBatch* batch, size_t max_coordinates);
 
 }  // namespace herald::worker::testing

@@ -11,7 +11,12 @@ int ModelShape::column(size_t t) const {
 }
 
 RecModel::RecModel(Device* device, ModelShape shape)
-    : device_(device), shape_(std::move(shape)), params_(device), loss_(device, shape_.loss) {
+    : device_(device), shape_(std::move(shape)), params_(device) {
+  for (const HeadShape& head : shape_.heads) {
+    losses_.emplace_back(device, head.loss);
+    doutputs_.emplace_back(device, 0);
+    head_labels_.emplace_back(device, 0);
+  }
   for (const TableShape& t : shape_.tables) bags_.emplace_back(device, t.dim, t.pooling);
   std::vector<uint32_t> seen_of_table;  // features seen so far per table
   for (uint32_t f = 0; f < shape_.tables.size(); ++f) {
@@ -22,7 +27,7 @@ RecModel::RecModel(Device* device, ModelShape shape)
     backward_rounds_[round].push_back(f);
   }
   shared_tables_ = backward_rounds_.size() > 1;
-  for (auto* a : {&x_, &dx_, &dlogits_, &probabilities_}) a->Bind(device);
+  for (auto* a : {&x_, &dx_, &probabilities_}) a->Bind(device);
 }
 
 const float* RecModel::BuildFeatures(const ModelInput& in) {
@@ -40,17 +45,39 @@ double RecModel::TrainStep(const ModelInput& in, float grad_scale) {
   return TakeLoss();
 }
 
-double RecModel::TakeLoss() const { return loss_.TakeLoss(); }
+double RecModel::TakeLoss() const {
+  if (losses_.size() == 1) return losses_[0].TakeLoss();
+  double loss = 0;
+  for (size_t h = 0; h < losses_.size(); ++h) {
+    loss += double(shape_.heads[h].weight) * losses_[h].TakeLoss();
+  }
+  return loss;
+}
+
+const float* RecModel::HeadLabels(const ModelInput& in, size_t h) {
+  const uint32_t column = shape_.heads[h].label;
+  if (shape_.num_labels == 1) return in.labels;
+  head_labels_[h].Resize(in.rows);
+  device_->Copy2D(in.labels + column, static_cast<int>(shape_.num_labels), in.rows, 1,
+                  head_labels_[h].data(), 1);
+  return head_labels_[h].data();
+}
 
 void RecModel::QueueTrainStep(const ModelInput& in, float grad_scale) {
-  const float* logits = ForwardHead(BuildFeatures(in), in.rows);
-  loss_.Forward(logits, in.labels, in.rows, grad_scale);
-  dlogits_.Resize(in.rows);
-  device_->Fill(dlogits_.data(), in.rows, 0.0f);
-  loss_.Backward(dlogits_.data());
+  const std::vector<const float*> outputs = ForwardOutputs(BuildFeatures(in), in.rows);
+  std::vector<const float*> doutputs;
+  for (size_t h = 0; h < outputs.size(); ++h) {
+    // A weight of 1 scales nothing, so one head's gradients are the bits of
+    // a model without weights.
+    losses_[h].Forward(outputs[h], HeadLabels(in, h), in.rows, grad_scale * shape_.heads[h].weight);
+    doutputs_[h].Resize(in.rows);
+    device_->Fill(doutputs_[h].data(), in.rows, 0.0f);
+    losses_[h].Backward(doutputs_[h].data());
+    doutputs.push_back(doutputs_[h].data());
+  }
   dx_.Resize(x_.size());
   device_->Fill(dx_.data(), dx_.size(), 0.0f);
-  BackwardHead(dlogits_.data(), dx_.data());
+  BackwardOutputs(doutputs, dx_.data());
   // Features sharing a table add into one gradient array: one call per
   // round, the k-th feature of every table in round k, so no call has two
   // bags adding into the same array (a device may run a call's bags at
@@ -77,10 +104,19 @@ std::vector<Device::BagTable> RecModel::BagTables(const ModelInput& in) const {
 }
 
 std::vector<float> RecModel::Predict(const ModelInput& in) {
-  const float* logits = ForwardHead(BuildFeatures(in), in.rows);
-  probabilities_.Resize(in.rows);
-  loss_.Predict(logits, in.rows, probabilities_.data());
-  return probabilities_.ToHost();
+  const std::vector<const float*> outputs = ForwardOutputs(BuildFeatures(in), in.rows);
+  const size_t heads = outputs.size();
+  probabilities_.Resize(static_cast<size_t>(in.rows) * heads);
+  for (size_t h = 0; h < heads; ++h) {
+    losses_[h].Predict(outputs[h], in.rows, probabilities_.data() + h * in.rows);
+  }
+  std::vector<float> by_head = probabilities_.ToHost();
+  if (heads == 1) return by_head;
+  std::vector<float> by_sample(by_head.size());
+  for (size_t h = 0; h < heads; ++h) {
+    for (int s = 0; s < in.rows; ++s) by_sample[s * heads + h] = by_head[h * in.rows + s];
+  }
+  return by_sample;
 }
 
 }  // namespace herald::worker

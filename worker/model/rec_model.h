@@ -1,9 +1,11 @@
 #pragma once
 // A recommendation model: embedding bags of every table and the dense
 // features form one feature matrix X = [dense | bag_0 | bag_1 | …] per batch;
-// a model-specific head maps X to one output per sample; the loss is sigmoid
-// binary cross-entropy on it as a logit (a binary label) or its squared
-// error (a regression label). Built from the job spec by CreateModel()
+// the model maps X to one output per head and sample (a built-in model has
+// one head; a model graph one per label it trains). A head's loss is sigmoid
+// binary cross-entropy on its output as a logit (a binary label) or its
+// squared error (a regression label); the model's loss is Σ weight · loss
+// over its heads. Built from the job spec by CreateModel()
 // (model_factory.h), written once against the Device interface.
 
 #include <memory>
@@ -27,12 +29,19 @@ struct TableShape {
   uint32_t index_in_table = 0;
 };
 
+// One output of the model and the label it predicts.
+struct HeadShape {
+  // Binary (a logit, cross-entropy) or regression (the value, squared error).
+  LossKind loss = LossKind::kBinaryCrossEntropy;
+  uint32_t label = 0;   // the label's column among a sample's labels
+  float weight = 1.0f;  // its share of the loss
+};
+
 struct ModelShape {
   int num_dense = 0;
-  // The label the model predicts: binary (a logit, cross-entropy) or
-  // regression (the value, squared error).
-  LossKind loss = LossKind::kBinaryCrossEntropy;
-  std::vector<TableShape> tables;  // one per feature, in feature order
+  uint32_t num_labels = 1;          // labels per sample in ModelInput
+  std::vector<HeadShape> heads{1};  // the model's outputs, in order
+  std::vector<TableShape> tables;   // one per feature, in feature order
 
   int width() const;           // columns of X
   int column(size_t t) const;  // first column of table t's bag in X
@@ -42,7 +51,7 @@ struct ModelShape {
 struct ModelInput {
   int rows = 0;
   const float* dense = nullptr;   // rows × num_dense
-  const float* labels = nullptr;  // rows (unused by Predict)
+  const float* labels = nullptr;  // rows × shape.num_labels (unused by Predict)
   // One per feature (ModelShape::tables): its bags, over the rows and
   // gradients of the table it looks up.
   std::vector<EmbeddingBagInput> tables;
@@ -60,8 +69,9 @@ class RecModel {
   // before the next step) read Σ loss, which waits for the device.
   void QueueTrainStep(const ModelInput& in, float grad_scale);
   double TakeLoss() const;
-  // The batch's predictions, on the host: click probabilities for a binary
-  // label, values for a regression label.
+  // The batch's predictions, on the host, sample by sample and head by head
+  // (rows × heads): click probabilities for a binary label, values for a
+  // regression label.
   std::vector<float> Predict(const ModelInput& in);
 
   DenseParameters& params() { return params_; }
@@ -70,9 +80,17 @@ class RecModel {
  protected:
   RecModel(Device* device, ModelShape shape);
 
-  // x: rows × shape().width(), contiguous. Returns the logits (rows).
+  // x: rows × shape().width(), contiguous. Returns each head's outputs
+  // (rows floats each, contiguous), in head order.
+  virtual std::vector<const float*> ForwardOutputs(const float* x, int rows) {
+    return {ForwardHead(x, rows)};
+  }
+  // Adds the gradient w.r.t. x into dx given ∂loss/∂outputs of each head.
+  virtual void BackwardOutputs(const std::vector<const float*>& doutputs, float* dx) {
+    BackwardHead(doutputs[0], dx);
+  }
+  // The same for a model of one head (every built-in one).
   virtual const float* ForwardHead(const float* x, int rows) = 0;
-  // Adds the head's gradient w.r.t. x into dx given ∂loss/∂logits.
   virtual void BackwardHead(const float* dlogits, float* dx) = 0;
 
   Device* device_;
@@ -81,14 +99,19 @@ class RecModel {
 
  private:
   const float* BuildFeatures(const ModelInput& in);
+  // Head h's labels, rows floats contiguous (copied out of the batch's
+  // labels where a sample has several).
+  const float* HeadLabels(const ModelInput& in, size_t h);
   std::vector<Device::BagTable> BagTables(const ModelInput& in) const;
 
   std::vector<EmbeddingBag> bags_;
   // Features in backward rounds: round k holds each table's k-th feature.
   std::vector<std::vector<uint32_t>> backward_rounds_;
   bool shared_tables_ = false;
-  HeadLoss loss_;
-  DeviceArray<float> x_, dx_, dlogits_, probabilities_;
+  std::vector<HeadLoss> losses_;                 // per head
+  std::vector<DeviceArray<float>> doutputs_;     // per head, rows
+  std::vector<DeviceArray<float>> head_labels_;  // per head: its label column, where copied
+  DeviceArray<float> x_, dx_, probabilities_;
 };
 
 }  // namespace herald::worker
