@@ -319,8 +319,11 @@ TEST_F(TrainingCluster, ARegressionLabelTrainsBySquaredErrorAndIsJudgedByRmse) {
 }
 
 // A model graph of two heads over a shared DCN-v2 bottom (multi-task): a
-// click head (cross-entropy) and a rating head (squared error, weight 0.5).
-// The job trains the reference model; each evaluation judges each head
+// click head (cross-entropy) and a rating head (squared error, weight 0.5),
+// with learning-rate schedules (the dense optimizer warms up then decays by
+// a cosine, with weight decay; the tables warm up then step down: the
+// PS's commits and the workers' owned rows both follow them). The job
+// trains the reference model; each evaluation judges each head
 // against its own label (AUC and log loss, RMSE), as heraldctl evaluate
 // does from the export, and the history names both.
 TEST_F(TrainingCluster, TwoHeadsTrainTheReferenceModelAndAreEachJudged) {
@@ -382,6 +385,17 @@ TEST_F(TrainingCluster, TwoHeadsTrainTheReferenceModelAndAreEachJudged) {
                                                       }
                                                     )pb",
                                                     spec.mutable_model()));
+  ASSERT_TRUE(google::protobuf::TextFormat::MergeFromString(
+      R"pb(
+        dense_optimizer {
+          weight_decay: 0.01
+          schedule { warmup_iterations: 3 decay: DECAY_COSINE decay_iterations: 5 min_factor: 0.2 }
+        }
+        sparse_optimizer {
+          schedule { warmup_iterations: 2 decay: DECAY_STEP step_every: 3 step_factor: 0.5 }
+        }
+      )pb",
+      &spec));
   const std::string job = Submit(spec);
   const proto::JobStatus done = Watch(job);
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << "\n" << Logs();
@@ -408,6 +422,14 @@ TEST_F(TrainingCluster, TwoHeadsTrainTheReferenceModelAndAreEachJudged) {
   const std::string history = HistoryCsv(job);
   EXPECT_TRUE(absl::StrContains(history, "eval_rmse[rating]")) << history;
   EXPECT_TRUE(absl::StrContains(history, "eval_auc")) << history;
+
+  // Under vanilla every row update is the PS's commit (herald's owners and
+  // servers apply most of them on the workers).
+  spec.mutable_scheduling()->set_policy(proto::POLICY_VANILLA);
+  const std::string vanilla = Submit(spec);
+  const proto::JobStatus vanilla_done = Watch(vanilla);
+  ASSERT_EQ(vanilla_done.state(), proto::JOB_SUCCEEDED) << vanilla_done.reason() << Logs();
+  ExpectEqualsReference(resolved, vanilla, vanilla_done.progress().loss());
 }
 
 // Two features looking up one table: the clicked item and the items last

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/host_device.h"
+#include "common/math/learning_rate.h"
 
 namespace herald::math {
 
@@ -26,6 +27,9 @@ struct SparseOptimizerConfig {
   float beta2 = 0.999f;
   // Adagrad accumulators start here (TensorFlow uses 0.1, PyTorch 0).
   float initial_accumulator = 0.0f;
+  // How learning_rate changes with the iteration (AtIteration,
+  // sparse_optimizer.h); the rules below read learning_rate only.
+  LearningRateSchedule schedule;
 };
 
 // base^exponent by binary exponentiation in double multiplies (squarings

@@ -7,6 +7,53 @@
 
 namespace herald::math {
 
+absl::StatusOr<LearningRateSchedule> ScheduleFromSpec(const proto::LearningRateSchedule& spec,
+                                                      const std::string& field) {
+  constexpr uint64_t kMaxIterations = uint64_t{1} << 40;
+  LearningRateSchedule s;
+  s.warmup_iterations = spec.warmup_iterations();
+  s.step_every = spec.step_every();
+  s.step_factor = spec.step_factor();
+  s.decay_iterations = spec.decay_iterations();
+  s.min_factor = spec.min_factor();
+  for (auto [name, value] : {std::pair{"warmup_iterations", spec.warmup_iterations()},
+                             std::pair{"step_every", spec.step_every()},
+                             std::pair{"decay_iterations", spec.decay_iterations()}}) {
+    if (value > kMaxIterations) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".", name, ": must be <= 2^40, got ", value));
+    }
+  }
+  switch (spec.decay()) {
+    case proto::DECAY_CONSTANT:
+      s.decay = LearningRateSchedule::Decay::kConstant;
+      break;
+    case proto::DECAY_STEP:
+      s.decay = LearningRateSchedule::Decay::kStep;
+      if (spec.step_every() == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ".step_every: must be > 0"));
+      }
+      if (!(spec.step_factor() > 0 && spec.step_factor() <= 1)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".step_factor: must be in (0, 1], got ", spec.step_factor()));
+      }
+      break;
+    case proto::DECAY_COSINE:
+      s.decay = LearningRateSchedule::Decay::kCosine;
+      if (spec.decay_iterations() == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ".decay_iterations: must be > 0"));
+      }
+      if (!(spec.min_factor() >= 0 && spec.min_factor() <= 1)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".min_factor: must be in [0, 1], got ", spec.min_factor()));
+      }
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(field, ".decay: unknown"));
+  }
+  return s;
+}
+
 absl::StatusOr<SparseOptimizerConfig> SparseOptimizerFromSpec(const proto::OptimizerSpec& spec,
                                                               const std::string& field) {
   SparseOptimizerConfig c;
@@ -49,6 +96,17 @@ absl::StatusOr<SparseOptimizerConfig> SparseOptimizerFromSpec(const proto::Optim
     return absl::InvalidArgumentError(absl::StrCat(field, ".initial_accumulator: must be >= 0"));
   }
   c.initial_accumulator = spec.initial_accumulator();
+  auto schedule = ScheduleFromSpec(spec.schedule(), field + ".schedule");
+  if (!schedule.ok()) return schedule.status();
+  c.schedule = *schedule;
+  if (!(spec.weight_decay() >= 0) || !std::isfinite(spec.weight_decay())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".weight_decay: must be a finite number >= 0, got ", spec.weight_decay()));
+  }
+  if (spec.weight_decay() != 0 && field != "dense_optimizer") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".weight_decay: applies to dense_optimizer only"));
+  }
   return c;
 }
 

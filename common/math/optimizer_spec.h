@@ -12,9 +12,17 @@ namespace herald::math {
 
 // `field` names the spec field in errors, e.g. "tables[2].optimizer".
 // Errors: InvalidArgument for an unset kind, a learning rate <= 0 or not
-// finite, a negative epsilon or accumulator, betas outside [0, 1).
+// finite, a negative epsilon or accumulator, betas outside [0, 1), a
+// schedule ScheduleFromSpec refuses, a weight decay < 0, or one outside
+// `field` "dense_optimizer".
 absl::StatusOr<SparseOptimizerConfig> SparseOptimizerFromSpec(const proto::OptimizerSpec& spec,
                                                               const std::string& field);
+
+// Errors: InvalidArgument naming `field`.<name>: a step decay without
+// step_every or with step_factor outside (0, 1], a cosine decay without
+// decay_iterations or with min_factor outside [0, 1], counts above 2^40.
+absl::StatusOr<LearningRateSchedule> ScheduleFromSpec(const proto::LearningRateSchedule& spec,
+                                                      const std::string& field);
 
 }  // namespace herald::math
 

@@ -25,6 +25,11 @@ uint32_t StateFloats(SparseOptimizerKind kind, uint32_t dim) {
   return 0;
 }
 
+SparseOptimizerConfig AtIteration(SparseOptimizerConfig config, uint64_t iteration) {
+  config.learning_rate = LearningRateAt(config.learning_rate, config.schedule, iteration);
+  return config;
+}
+
 void InitOptimizerState(const SparseOptimizerConfig& config, uint32_t dim, float* state) {
   switch (config.kind) {
     case SparseOptimizerKind::kSgd:

@@ -32,6 +32,10 @@ inline uint32_t RowFloats(SparseOptimizerKind kind, uint32_t dim) {
   return dim + StateFloats(kind, dim);
 }
 
+// The configuration as applied at `iteration` (from 0): learning_rate
+// following config.schedule.
+SparseOptimizerConfig AtIteration(SparseOptimizerConfig config, uint64_t iteration);
+
 // Writes the initial optimizer state of a new row into `state`.
 void InitOptimizerState(const SparseOptimizerConfig& config, uint32_t dim, float* state);
 

@@ -559,7 +559,7 @@ void JobShard::CommitReadyIterations(DiskReads* reads) {
     absl::Status evicted;
     {
       CommitWindow window(&mu_, &rows_mu_);
-      Apply(*buffer);
+      Apply(*buffer, t);
       // No request holds a row index now: rows may move to disk.
       if (tier_ != nullptr) evicted = tier_->EvictOverBudget(tables_, t, pool_);
       window.ReleaseRows();
@@ -588,7 +588,7 @@ void JobShard::CommitReadyIterations(DiskReads* reads) {
   }
 }
 
-void JobShard::Apply(IterationBuffer& buffer) {
+void JobShard::Apply(IterationBuffer& buffer, uint64_t t) {
   std::vector<std::pair<uint32_t, uint32_t>> items;  // (table, stripe)
   for (uint32_t t = 0; t < tables_.size(); ++t) {
     for (uint32_t s = 0; s < tables_[t]->num_stripes(); ++s) {
@@ -603,7 +603,7 @@ void JobShard::Apply(IterationBuffer& buffer) {
       PendingStripe& pending = buffer.tables[items[i].first][items[i].second];
       const uint32_t dim = table.dim();
       const uint32_t rf = table.row_floats();
-      const math::SparseOptimizerConfig& opt = table.options().optimizer;
+      const math::SparseOptimizerConfig opt = math::AtIteration(table.options().optimizer, t);
       absl::MutexLock lock(&stripe.mu);
       // Write-backs first: the owner's row as it was before this
       // iteration's aggregated gradients.

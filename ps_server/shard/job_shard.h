@@ -170,7 +170,9 @@ class JobShard {
   bool UnchangedIn(uint64_t iteration, const std::vector<Block>& blocks)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CommitReadyIterations(DiskReads* reads) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Apply(IterationBuffer& buffer);
+  // Applies iteration t's write-backs and aggregated gradients (the
+  // optimizers at t's learning rates).
+  void Apply(IterationBuffer& buffer, uint64_t t);
   std::string MissingWorkers(uint64_t iteration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const JobShardOptions options_;

@@ -22,7 +22,7 @@ a key the model never trained gets the row Herald starts every key with
 (the same Philox4x32 stream of (seed, table, key), common/math), so the
 module scores every id exactly as Herald does. Pooling is Herald's: the
 rows' (weighted) sum, times 1, 1/n or 1/sqrt(n) of the bag's id count.
-The dense network is the five built-in models' (worker/model), its
+The dense network is a built-in model's or a model graph's (worker/model), its
 parameters taken from the export's flat dense vector in Herald's layout.
 Predictions equal Herald's (heraldctl evaluate) within float rounding.
 """
@@ -183,9 +183,6 @@ class Model(nn.Module):
                  dense: np.ndarray):
         super().__init__()
         m = spec.model
-        if m.HasField("graph"):
-            raise HeraldError("UNIMPLEMENTED", "model.graph: load_model builds the five built-in "
-                              "models only; a graph model is scored by heraldctl evaluate")
         self.kind = int(m.kind)
         self.num_dense = int(spec.num_dense)
         self.regression = _is_regression(spec)
@@ -270,6 +267,195 @@ class Model(nn.Module):
         return self.deep(torch.cat([z, dots], dim=1)).squeeze(1)
 
 
+class CrossV2Layer(nn.Module):
+    """DCN-v2: x_{l+1} = x_0 * (x_l W + b) + x_l, W full or V U (rank r)
+    (worker/model/cross_v2_layer.h: W, b or V, U, b in that order)."""
+
+    def __init__(self, params: DenseParameters, width: int, rank: int):
+        super().__init__()
+        self.rank = rank
+        if rank > 0:
+            v = params.take(width * rank).reshape(width, rank)
+            u = params.take(rank * width).reshape(rank, width)
+        else:
+            v = np.zeros((0, 0), np.float32)
+            u = params.take(width * width).reshape(width, width)
+        self.register_buffer("v", torch.from_numpy(v.copy()))
+        self.register_buffer("u", torch.from_numpy(u.copy()))
+        self.register_buffer("b", torch.from_numpy(params.take(width).copy()))
+
+    def forward(self, x0: Tensor, xl: Tensor) -> Tensor:
+        t = torch.matmul(xl, self.v) if self.rank > 0 else xl
+        return x0 * (torch.matmul(t, self.u) + self.b) + xl
+
+
+def _graph_order(nodes) -> List[int]:
+    """The C++ order (common/model_graph.h): each node after its inputs, ties
+    to the node listed first."""
+    index = {n.name: i for i, n in enumerate(nodes)}
+    placed: List[int] = []
+    done = [False] * len(nodes)
+    while len(placed) < len(nodes):
+        for i, n in enumerate(nodes):
+            if not done[i] and all(done[index[x]] for x in n.inputs):
+                done[i] = True
+                placed.append(i)
+                break
+        else:
+            raise HeraldError("INVALID_ARGUMENT", "model.graph: a cycle")
+    return placed
+
+
+class GraphModel(nn.Module):
+    """A model graph (model.graph, docs/configuration.md "Model graphs") over
+    its features: the same layers, parameters and order as Herald's
+    (worker/model/graph_model.cc). Eager PyTorch (not TorchScript-able).
+    Output: (n,) for one head, (n, heads) for several, in the order the
+    heads are listed; a binary head's click probabilities, a regression
+    head's values."""
+
+    def __init__(self, spec, tables: List[Table], features: List[Tuple[int, int]],
+                 dense: np.ndarray):
+        super().__init__()
+        self.tables = nn.ModuleList(tables)
+        self.feature_pooling = [p for _, p in features]
+        self.feature_table = [t for t, _ in features]
+        dims = [tables[t].dim for t, _ in features]
+        names = _feature_names(spec)
+        nodes = list(spec.model.graph.nodes)
+        self.nodes = nodes
+        self.order = _graph_order(nodes)
+        params = DenseParameters(dense)
+        self.layers = nn.ModuleDict()
+        # Shapes: (width, fields, field_dim) per node name.
+        shape = {}
+        self.feature_lists = {}
+        for i in self.order:
+            n = nodes[i]
+            kind = n.WhichOneof("layer")
+            ins = [shape[x] for x in n.inputs]
+            if kind == "dense":
+                shape[n.name] = (int(spec.num_dense), 1, int(spec.num_dense))
+            elif kind == "embeddings":
+                fs = [names.index(f) for f in n.embeddings.features] or list(range(len(dims)))
+                self.feature_lists[n.name] = fs
+                widths = [dims[f] for f in fs]
+                same = all(w == widths[0] for w in widths)
+                shape[n.name] = (sum(widths), len(fs) if same else 0, widths[0] if same else 0)
+            elif kind == "concat":
+                same = all(s[1] > 0 and s[2] == ins[0][2] for s in ins)
+                shape[n.name] = (sum(s[0] for s in ins), sum(s[1] for s in ins) if same else 0,
+                                 ins[0][2] if same else 0)
+            elif kind in ("sum", "product"):
+                shape[n.name] = ins[0]
+            elif kind == "dot" or kind == "fm" or kind == "head":
+                shape[n.name] = (1, 1, 1)
+            elif kind == "mlp":
+                widths = [int(w) for w in n.mlp.widths]
+                relu = n.mlp.activation == job_pb2.ACTIVATION_RELU
+                layers: List[nn.Module] = []
+                fan_in = ins[0][0]
+                for k, w in enumerate(widths):
+                    layers.append(params.linear(fan_in, w))
+                    if relu and (k + 1 < len(widths) or n.mlp.activate_last):
+                        layers.append(nn.ReLU())
+                    fan_in = w
+                self.layers[n.name] = nn.Sequential(*layers)
+                shape[n.name] = (widths[-1], 1, widths[-1])
+            elif kind == "cross":
+                width = ins[0][0]
+                if n.cross.kind == job_pb2.CROSS_V2:
+                    stack = [CrossV2Layer(params, width, int(n.cross.rank))
+                             for _ in range(n.cross.layers)]
+                else:
+                    stack = [CrossLayer(params, width) for _ in range(n.cross.layers)]
+                self.layers[n.name] = nn.ModuleList(stack)
+                shape[n.name] = ins[0]
+            elif kind == "dot_interaction":
+                f = ins[0][1]
+                rows, cols = torch.tril_indices(f, f, offset=-1)
+                self.register_buffer("pairs_a_" + n.name, rows)
+                self.register_buffer("pairs_b_" + n.name, cols)
+                width = f * (f - 1) // 2 + (f if n.dot_interaction.self_terms else 0)
+                shape[n.name] = (width, 1, width)
+            else:
+                raise HeraldError("INVALID_ARGUMENT", "model.graph node %s: no layer" % n.name)
+        self.shape = shape
+        labels = {c.name: c.label == job_pb2.LABEL_REGRESSION
+                  for c in spec.data.schema.columns if c.role == job_pb2.COLUMN_LABEL}
+        first = next(iter(labels), "label")
+        self.heads = [n for n in nodes if n.WhichOneof("layer") == "head"]
+        self.head_regression = [labels.get(h.head.label or first, False) for h in self.heads]
+        if params.at != len(dense):
+            raise HeraldError("DATA_LOSS", "the export's dense parameters hold %d floats, the "
+                              "graph takes %d" % (len(dense), params.at))
+
+    def forward(self, dense: Tensor, keys: List[Tensor], offsets: List[Tensor],
+                weights: Optional[List[Optional[Tensor]]] = None) -> Tensor:
+        bags = []
+        for f, table in enumerate(self.feature_table):
+            w = weights[f] if weights is not None else None
+            bags.append(pool(self.tables[table](keys[f]), offsets[f], w, self.feature_pooling[f]))
+        out = {}
+        n_rows = dense.shape[0]
+        for i in self.order:
+            n = self.nodes[i]
+            kind = n.WhichOneof("layer")
+            ins = [out[x] for x in n.inputs]
+            if kind == "dense":
+                out[n.name] = dense
+            elif kind == "embeddings":
+                out[n.name] = torch.cat([bags[f] for f in self.feature_lists[n.name]], dim=1)
+            elif kind == "concat":
+                out[n.name] = torch.cat(ins, dim=1)
+            elif kind == "sum":
+                total = ins[0]
+                for x in ins[1:]:
+                    total = total + x
+                out[n.name] = total
+            elif kind == "product":
+                out[n.name] = ins[0] * ins[1]
+            elif kind == "dot":
+                out[n.name] = torch.sum(ins[0] * ins[1], dim=1, keepdim=True)
+            elif kind == "mlp":
+                out[n.name] = self.layers[n.name](ins[0])
+            elif kind == "cross":
+                xl = ins[0]
+                for layer in self.layers[n.name]:
+                    xl = layer(ins[0], xl)
+                out[n.name] = xl
+            elif kind == "fm":
+                _, f, d = self.shape[n.inputs[0]]
+                v = ins[0].reshape(n_rows, f, d)
+                total = torch.sum(v, dim=1)
+                out[n.name] = 0.5 * torch.sum(total * total - torch.sum(v * v, dim=1), dim=1,
+                                              keepdim=True)
+            elif kind == "dot_interaction":
+                _, f, d = self.shape[n.inputs[0]]
+                v = ins[0].reshape(n_rows, f, d)
+                dots = torch.bmm(v, v.transpose(1, 2))
+                parts = [dots[:, getattr(self, "pairs_a_" + n.name),
+                              getattr(self, "pairs_b_" + n.name)]]
+                if n.dot_interaction.self_terms:
+                    parts.append(torch.sum(v * v, dim=2))
+                out[n.name] = torch.cat(parts, dim=1)
+            elif kind == "head":
+                out[n.name] = ins[0].squeeze(1)
+        outputs = []
+        for h, regression in zip(self.heads, self.head_regression):
+            y = out[h.name]
+            outputs.append(y if regression else torch.sigmoid(y))
+        return outputs[0] if len(outputs) == 1 else torch.stack(outputs, dim=1)
+
+
+def _feature_names(spec) -> List[str]:
+    """Each feature's name in the model's order (common/model_graph.h
+    ModelFeaturesOf)."""
+    if not spec.data.HasField("schema"):
+        return [t.name for t in spec.tables]
+    return [c.name for c in spec.data.schema.columns if c.role == job_pb2.COLUMN_SPARSE]
+
+
 def _is_regression(spec) -> bool:
     """Whether the trained label is a regression one (common/trained_label.h)."""
     if not spec.data.HasField("schema"):
@@ -313,10 +499,10 @@ def _init_scale(spec_table) -> float:
     return float(np.float32(1.0) / np.sqrt(np.float32(spec_table.dim)))
 
 
-def load_model(path) -> Model:
+def load_model(path) -> nn.Module:
     """The model exported to `path` (an export directory, or the newest of a
-    chain of increments) as a torch.nn.Module in eval mode, for the five
-    built-in model kinds. Raises HeraldError as read_export does, and
+    chain of increments) as a torch.nn.Module in eval mode: a Model for the
+    five built-in model kinds, a GraphModel for a model graph. Raises HeraldError as read_export does, and
     INVALID_ARGUMENT for a model it cannot build."""
     export = read_export(path)
     spec = export.spec
@@ -325,6 +511,11 @@ def load_model(path) -> Model:
         table = export.tables[t]
         tables.append(Table(t, np.asarray(table.keys, np.uint64), np.asarray(table.rows),
                             int(spec_table.dim), _signed64(spec.seed), _init_scale(spec_table)))
-    model = Model(spec, tables, _feature_tables(spec), np.asarray(export.dense, np.float32))
+    dense = np.asarray(export.dense, np.float32)
+    if spec.model.HasField("graph"):
+        graph = GraphModel(spec, tables, _feature_tables(spec), dense)
+        graph.eval()
+        return graph
+    model = Model(spec, tables, _feature_tables(spec), dense)
     model.eval()
     return model

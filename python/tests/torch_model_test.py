@@ -4,7 +4,10 @@ built-in models trained on a real local cluster, exported, scored by
 held-out inputs (each sample within 1e-5, the same AUC to 4 decimals),
 also after a TorchScript save and load; and a CSV schema job with a
 regression label, per-id weights, two features sharing a table, mean and
-sqrt-n pooling and string ids (the same RMSE to 4 decimals). Held-out
+sqrt-n pooling and string ids (the same RMSE to 4 decimals); and a model
+graph of every layer kind with two heads on that data (a rating and a
+click: each head's predictions within 1e-5, its RMSE or AUC to 4
+decimals). Held-out
 samples hold ids the model never trained, so the module's initial rows
 are checked too. Without PyTorch it says SKIPPED."""
 
@@ -63,6 +66,31 @@ columns { name: "viewed" role: COLUMN_SPARSE ids: IDS_DECIMAL multi_hot_separato
 columns { name: "genres" role: COLUMN_SPARSE multi_hot_separator: "|" weight_separator: ":" }
 """
 
+# Every layer kind of a model graph, and two heads: the rating (squared
+# error, weight 0.5) and the click (cross-entropy).
+GRAPH_MODEL = """model { graph {
+  nodes { name: "dense" dense {} }
+  nodes { name: "bags" embeddings {} }
+  nodes { name: "x" inputs: ["dense", "bags"] concat {} }
+  nodes { name: "cross" inputs: "x" cross { kind: CROSS_V2 layers: 2 rank: 4 } }
+  nodes { name: "v1" inputs: "x" cross { layers: 1 } }
+  nodes { name: "uiv" embeddings { features: ["user", "item", "viewed"] } }
+  nodes { name: "bottom" inputs: "dense" mlp { widths: [8] activate_last: true } }
+  nodes { name: "fields" inputs: ["bottom", "uiv"] concat {} }
+  nodes { name: "dots" inputs: "fields" dot_interaction { self_terms: true } }
+  nodes { name: "fm" inputs: "uiv" fm {} }
+  nodes { name: "u" embeddings { features: "user" } }
+  nodes { name: "i" embeddings { features: "item" } }
+  nodes { name: "gmf" inputs: ["u", "i"] product {} }
+  nodes { name: "ui" inputs: ["u", "i"] dot {} }
+  nodes { name: "deep" inputs: ["cross", "v1", "dots", "gmf"] concat {} }
+  nodes { name: "tower" inputs: "deep" mlp { widths: [16, 1] } }
+  nodes { name: "linear" inputs: "deep" mlp { widths: [4, 1] activation: ACTIVATION_NONE } }
+  nodes { name: "click_logit" inputs: ["tower", "fm", "ui"] sum {} }
+  nodes { name: "rating" inputs: "linear" head { label: "rating" loss_weight: 0.5 } }
+  nodes { name: "click" inputs: "click_logit" head { label: "click" } }
+} }"""
+
 SCHEMA_JOB = """
 name: "schema_regression"
 model { kind: MODEL_DCN top_mlp: [16, 8] cross_layers: 1 }
@@ -120,6 +148,22 @@ class TorchModelTest(unittest.TestCase):
                              check=True, timeout=300).stdout
         return export, json.loads(out), herald.read_predictions(predictions)
 
+    def check_heads(self, name, spec):
+        """A model graph of several heads: each head's predictions and figures."""
+        export, evaluated, p = self.train_and_score(name, spec)
+        model = herald_torch.load_model(export)
+        mine = predict(model, p)
+        self.assertEqual(mine.shape, p.predictions.shape)
+        np.testing.assert_allclose(mine, p.predictions, rtol=0, atol=1e-5, err_msg=name)
+        for h, figures in enumerate(evaluated["labels"]):
+            if figures["regression"]:
+                self.assertEqual(round(rmse(p.labels[:, h], mine[:, h]), 4),
+                                 round(figures["rmse"], 4), figures["label"])
+            else:
+                self.assertEqual(round(auc(p.labels[:, h], mine[:, h]), 4),
+                                 round(figures["auc"], 4), figures["label"])
+        return evaluated
+
     def check(self, name, spec=None, regression=False):
         if spec is None:
             spec = cluster.generated_spec(self.data, iterations=12, name=name).replace(
@@ -174,6 +218,21 @@ class TorchModelTest(unittest.TestCase):
         with open(spec, "w") as f:
             f.write(SCHEMA_JOB % (data, schema))
         self.check("schema_regression", spec=spec, regression=True)
+
+    def test_graph_of_every_layer_with_two_heads(self):
+        schema = os.path.join(self.work, "shop2.schema.txt")
+        with open(schema, "w") as f:
+            f.write(SCHEMA)
+        data = os.path.join(self.work, "shop2.csv")
+        subprocess.run([cluster.HERALDCTL, "gen-data", "--schema", schema, "--rows", "8000",
+                        "--cardinality_scale", "0.3", "--out", data], check=True,
+                       capture_output=True, timeout=300)
+        spec = os.path.join(self.work, "shop2.txt")
+        with open(spec, "w") as f:
+            f.write((SCHEMA_JOB % (data, schema)).replace(
+                "model { kind: MODEL_DCN top_mlp: [16, 8] cross_layers: 1 }", GRAPH_MODEL))
+        evaluated = self.check_heads("graph_two_heads", spec)
+        self.assertEqual([l["label"] for l in evaluated["labels"]], ["rating", "click"])
 
     def test_example_train_and_serve(self):
         spec = os.path.join(self.work, "example.txt")

@@ -49,7 +49,7 @@ void HeldGradients::Hold(const plan::Step& step, std::vector<Device::RowUpdateTa
     const int dim = static_cast<int>(table.dim);
     const uint32_t* slots = hold_slots_.data() + at[t];
     Device::RowUpdateTable update;
-    update.optimizer = table.optimizer;
+    update.optimizer = math::AtIteration(table.optimizer, step.iteration);
     update.dim = dim;
     update.slots = slots;
     update.n = n;

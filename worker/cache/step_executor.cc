@@ -118,8 +118,8 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   if (options_.overlap && next != nullptr && options_.use_ps) fetcher_.Prefetch(*next);
   QueueTraining(step, &result);  // 3
   StartedPush started_push = StartPush(step, &result);
-  HERALD_RETURN_IF_ERROR(Phase(step, "train", ReduceDense(&result)));  // 4, 5
-  if (options_.serve) {                                                // 5b
+  HERALD_RETURN_IF_ERROR(Phase(step, "train", ReduceDense(step, &result)));  // 4, 5
+  if (options_.serve) {                                                      // 5b
     HERALD_RETURN_IF_ERROR(
         Phase(step, "gradients of served rows", served_.Exchange(step, &result)));
   }
@@ -355,7 +355,7 @@ void StepExecutor::QueueTraining(const plan::Step& step, StepResult* result) {
   result->times.compute_ms += MillisSince(start);
 }
 
-absl::Status StepExecutor::ReduceDense(StepResult* result) {
+absl::Status StepExecutor::ReduceDense(const plan::Step& step, StepResult* result) {
   absl::Time start = absl::Now();
   DenseParameters& params = model_->params();
   HERALD_RETURN_IF_ERROR(all_reducer_->AllReduceSum(params.grads().data(), params.size()));
@@ -363,7 +363,8 @@ absl::Status StepExecutor::ReduceDense(StepResult* result) {
 
   start = absl::Now();
   device_time_.Start(kDenseStep);
-  dense_optimizer_->Step(params);  // waited for with the owned rows' updates (ApplyOwned)
+  // Waited for with the owned rows' updates (ApplyOwned).
+  dense_optimizer_->Step(params, step.iteration);
   device_time_.Stop(kDenseStep);
   result->times.compute_ms += MillisSince(start);
   return absl::OkStatus();
@@ -377,7 +378,7 @@ absl::Status StepExecutor::ApplyOwned(const plan::Step& step, StepResult* result
     const std::vector<uint32_t>& owned = step.plan[t].owned_slots;
     if (owned.empty()) continue;
     Device::RowUpdateTable update;
-    update.optimizer = table.optimizer;
+    update.optimizer = math::AtIteration(table.optimizer, step.iteration);
     update.dim = static_cast<int>(table.dim);
     update.slots = upload_.owned(t);  // sent with the step (QueueTraining)
     update.n = static_cast<int>(owned.size());

@@ -194,7 +194,7 @@ class StepExecutor {
   // Forward and backward queued on the device (the loss stays there).
   void QueueTraining(const plan::Step& step, StepResult* result);
   // The dense gradients all-reduced, and the dense optimizer step queued.
-  absl::Status ReduceDense(StepResult* result);
+  absl::Status ReduceDense(const plan::Step& step, StepResult* result);
   absl::Status ApplyOwned(const plan::Step& step, StepResult* result);
 
   Device* device_;

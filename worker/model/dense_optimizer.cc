@@ -15,12 +15,12 @@ absl::StatusOr<DenseOptimizer> DenseOptimizer::Create(const proto::OptimizerSpec
         "dense_optimizer.kind: row-wise Adagrad applies to embedding rows only; use SGD, "
         "Adagrad or Adam");
   }
-  return DenseOptimizer(*config, device, num_params);
+  return DenseOptimizer(*config, spec.weight_decay(), device, num_params);
 }
 
-DenseOptimizer::DenseOptimizer(math::SparseOptimizerConfig config, Device* device,
-                               size_t num_params)
-    : config_(config), device_(device), num_params_(num_params) {
+DenseOptimizer::DenseOptimizer(math::SparseOptimizerConfig config, float weight_decay,
+                               Device* device, size_t num_params)
+    : config_(config), weight_decay_(weight_decay), device_(device), num_params_(num_params) {
   const uint32_t state_floats = math::StateFloats(config.kind, static_cast<uint32_t>(num_params));
   std::vector<float> state(state_floats);
   math::InitOptimizerState(config, static_cast<uint32_t>(num_params), state.data());
@@ -28,9 +28,12 @@ DenseOptimizer::DenseOptimizer(math::SparseOptimizerConfig config, Device* devic
   state_.CopyFromHost(state);
 }
 
-void DenseOptimizer::Step(DenseParameters& params) {
-  device_->ApplyOptimizer(config_, num_params_, params.grads().data(), params.values().data(),
-                          state_.data());
+void DenseOptimizer::Step(DenseParameters& params, uint64_t iteration) {
+  if (weight_decay_ != 0) {
+    device_->Axpy(num_params_, weight_decay_, params.values().data(), params.grads().data());
+  }
+  device_->ApplyOptimizer(math::AtIteration(config_, iteration), num_params_, params.grads().data(),
+                          params.values().data(), state_.data());
 }
 
 }  // namespace herald::worker

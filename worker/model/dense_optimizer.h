@@ -1,7 +1,8 @@
 #pragma once
 // The dense optimizer: one step of SGD, Adagrad or Adam over every dense
 // parameter at once, with the same math as the sparse rows (common/math),
-// run on the device. Every replica applies it to the same all-reduced
+// run on the device, with the spec's learning-rate schedule and L2 weight
+// decay. Every replica applies it to the same all-reduced
 // gradient, so replicas stay bit-identical.
 
 #include "absl/status/statusor.h"
@@ -19,17 +20,20 @@ class DenseOptimizer {
   static absl::StatusOr<DenseOptimizer> Create(const proto::OptimizerSpec& spec, Device* device,
                                                size_t num_params);
 
-  // values ← step(values, grads).
-  void Step(DenseParameters& params);
+  // values ← step(values, grads + weight_decay · values) at `iteration`'s
+  // learning rate (the spec's schedule). Adds the decay into grads.
+  void Step(DenseParameters& params, uint64_t iteration);
 
   const math::SparseOptimizerConfig& config() const { return config_; }
   // The optimizer state (e.g. for checkpoints).
   DeviceArray<float>& state() { return state_; }
 
  private:
-  DenseOptimizer(math::SparseOptimizerConfig config, Device* device, size_t num_params);
+  DenseOptimizer(math::SparseOptimizerConfig config, float weight_decay, Device* device,
+                 size_t num_params);
 
   math::SparseOptimizerConfig config_;
+  float weight_decay_;
   Device* device_;
   size_t num_params_;
   DeviceArray<float> state_;

@@ -109,7 +109,7 @@ TEST(DenseOptimizer, StepEqualsTheSharedMathOnTheFlatVector) {
   std::vector<float> want = params.values().ToHost();
   std::vector<float> state = opt->state().ToHost();
   math::ApplySparseUpdate(opt->config(), params.size(), g.data(), want.data(), state.data());
-  opt->Step(params);
+  opt->Step(params, 0);
   EXPECT_EQ(params.values().ToHost(), want);
 
   spec.set_kind(proto::OPTIMIZER_ROWWISE_ADAGRAD);
@@ -122,6 +122,40 @@ TEST(DenseOptimizer, StepEqualsTheSharedMathOnTheFlatVector) {
   ASSERT_FALSE(negative.ok());
   EXPECT_NE(negative.status().message().find("dense_optimizer.learning_rate"), std::string::npos)
       << negative.status();
+}
+
+// A warm-up schedule and weight decay: the step at iteration t is the shared
+// math at t's rate on the gradient plus weight_decay · values.
+TEST(DenseOptimizer, FollowsTheScheduleAndDecaysWeights) {
+  CpuDevice dev;
+  auto model = CreateModel(Spec(proto::MODEL_WIDE_AND_DEEP), &dev);
+  ASSERT_TRUE(model.ok());
+  DenseParameters& params = (*model)->params();
+  proto::OptimizerSpec spec;
+  spec.set_kind(proto::OPTIMIZER_ADAM);
+  spec.set_learning_rate(0.01f);
+  spec.set_weight_decay(0.1f);
+  spec.mutable_schedule()->set_warmup_iterations(4);
+  auto opt = DenseOptimizer::Create(spec, &dev, params.size());
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  const std::vector<float> g = TestValues(params.size(), 51);
+  std::vector<float> want = params.values().ToHost();
+  std::vector<float> state = opt->state().ToHost();
+  std::vector<float> decayed = g;
+  for (size_t i = 0; i < g.size(); ++i) decayed[i] = g[i] + 0.1f * want[i];
+  math::SparseOptimizerConfig config = opt->config();
+  config.learning_rate = 0.01f * 2 / 4;  // iteration 1 of a 4-iteration warm-up
+  math::ApplySparseUpdate(config, params.size(), decayed.data(), want.data(), state.data());
+  params.grads().CopyFromHost(g);
+  opt->Step(params, 1);
+  EXPECT_EQ(params.values().ToHost(), want);
+
+  spec.set_weight_decay(-1);
+  EXPECT_NE(DenseOptimizer::Create(spec, &dev, params.size())
+                .status()
+                .message()
+                .find("dense_optimizer.weight_decay: must be a finite number >= 0"),
+            std::string::npos);
 }
 
 }  // namespace

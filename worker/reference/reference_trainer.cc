@@ -142,7 +142,8 @@ absl::StatusOr<double> ReferenceTrainer::Train(const data::KeyBatch& batch) {
   ModelInput input;
   Stage(batch, /*create_rows=*/true, &input);
   const double loss = model_->TrainStep(input, 1.0f / static_cast<float>(batch.num_samples));
-  dense_optimizer_.Step(model_->params());
+  const uint64_t iteration = iterations_++;
+  dense_optimizer_.Step(model_->params(), iteration);
   for (size_t t = 0; t < tables_.size(); ++t) {
     Table& table = tables_[t];
     const std::vector<Key>& keys = batch_keys_[t];
@@ -150,10 +151,10 @@ absl::StatusOr<double> ReferenceTrainer::Train(const data::KeyBatch& batch) {
     std::vector<uint32_t> all(keys.size());
     std::iota(all.begin(), all.end(), 0u);
     all_slots_.CopyFromHost(all);
-    device_->ApplyRowUpdates(table.optimizer, static_cast<int>(table.dim), all_slots_.data(),
-                             static_cast<int>(all.size()), grads_[t].data(),
-                             static_cast<int>(table.dim), rows_[t].data(),
-                             static_cast<int>(table.row_floats));
+    device_->ApplyRowUpdates(
+        math::AtIteration(table.optimizer, iteration), static_cast<int>(table.dim),
+        all_slots_.data(), static_cast<int>(all.size()), grads_[t].data(),
+        static_cast<int>(table.dim), rows_[t].data(), static_cast<int>(table.row_floats));
     const std::vector<float> host = rows_[t].ToHost();
     for (size_t i = 0; i < keys.size(); ++i) {
       std::vector<float>& row = table.rows[keys[i]];

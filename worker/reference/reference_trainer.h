@@ -29,7 +29,8 @@ class ReferenceTrainer {
   static absl::StatusOr<std::unique_ptr<ReferenceTrainer>> Create(const proto::JobSpec& spec,
                                                                   Device* device);
 
-  // One iteration on `batch`. Returns Σ loss.
+  // One iteration on `batch` (the job's iteration 0 first, then 1, …: the
+  // learning-rate schedules' clock). Returns Σ loss.
   absl::StatusOr<double> Train(const data::KeyBatch& batch);
   // Click probabilities with the current model (rows are not created).
   std::vector<float> Predict(const data::KeyBatch& batch);
@@ -75,6 +76,7 @@ class ReferenceTrainer {
   std::vector<std::vector<uint32_t>> table_slots_;
   std::unique_ptr<FeatureInputs> feature_inputs_;
   DeviceArray<uint32_t> all_slots_;
+  uint64_t iterations_ = 0;  // trained so far: the next one's index
   DeviceArray<float> labels_, dense_;
 };
 
