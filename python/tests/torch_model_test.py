@@ -206,32 +206,29 @@ class TorchModelTest(unittest.TestCase):
     def test_dlrm(self):
         self.check("dlrm")
 
-    def test_schema_with_weights_shared_table_and_regression_label(self):
-        schema = os.path.join(self.work, "shop.schema.txt")
+    def shop_spec(self, name, model=None):
+        """A job spec over generated CSV data of SCHEMA (8000 rows), its model
+        SCHEMA_JOB's or `model`."""
+        schema = os.path.join(self.work, name + ".schema.txt")
         with open(schema, "w") as f:
             f.write(SCHEMA)
-        data = os.path.join(self.work, "shop.csv")
+        data = os.path.join(self.work, name + ".csv")
         subprocess.run([cluster.HERALDCTL, "gen-data", "--schema", schema, "--rows", "8000",
                         "--cardinality_scale", "0.3", "--out", data], check=True,
                        capture_output=True, timeout=300)
-        spec = os.path.join(self.work, "shop.txt")
+        text = SCHEMA_JOB % (data, schema)
+        if model is not None:
+            text = text.replace("model { kind: MODEL_DCN top_mlp: [16, 8] cross_layers: 1 }", model)
+        spec = os.path.join(self.work, name + ".txt")
         with open(spec, "w") as f:
-            f.write(SCHEMA_JOB % (data, schema))
-        self.check("schema_regression", spec=spec, regression=True)
+            f.write(text)
+        return spec
+
+    def test_schema_with_weights_shared_table_and_regression_label(self):
+        self.check("schema_regression", spec=self.shop_spec("shop"), regression=True)
 
     def test_graph_of_every_layer_with_two_heads(self):
-        schema = os.path.join(self.work, "shop2.schema.txt")
-        with open(schema, "w") as f:
-            f.write(SCHEMA)
-        data = os.path.join(self.work, "shop2.csv")
-        subprocess.run([cluster.HERALDCTL, "gen-data", "--schema", schema, "--rows", "8000",
-                        "--cardinality_scale", "0.3", "--out", data], check=True,
-                       capture_output=True, timeout=300)
-        spec = os.path.join(self.work, "shop2.txt")
-        with open(spec, "w") as f:
-            f.write((SCHEMA_JOB % (data, schema)).replace(
-                "model { kind: MODEL_DCN top_mlp: [16, 8] cross_layers: 1 }", GRAPH_MODEL))
-        evaluated = self.check_heads("graph_two_heads", spec)
+        evaluated = self.check_heads("graph_two_heads", self.shop_spec("shop2", GRAPH_MODEL))
         self.assertEqual([l["label"] for l in evaluated["labels"]], ["rating", "click"])
 
     def test_example_train_and_serve(self):
