@@ -14,7 +14,7 @@
 //             | export JOB --out DIR [--since DIR] [--scheduler H:P] [--token-file F] [--json]
 //                                        [--tls-ca PEM] [--tls-server-name NAME]
 //   heraldctl evaluate --model DIR [--batch N] [--max-samples N] [--json] [--predictions FILE]
-//   heraldctl model SPEC [--json]
+//   heraldctl model SPEC [--json] [--initial_dense FILE]
 //
 // Exit codes: 0 success, 1 the command failed, 2 usage error.
 
@@ -145,6 +145,8 @@ ABSL_FLAG(bool, check, true,
 ABSL_FLAG(std::string, scheduler, "127.0.0.1:7000",
           "submit, status, watch, cancel, nodes: herald_scheduler address host:port");
 ABSL_FLAG(std::string, token_file, "", "job commands: cluster token file");
+ABSL_FLAG(std::string, initial_dense, "",
+          "model: also write the model's initial dense parameters (float32) to this file");
 ABSL_FLAG(bool, skip_malformed, false,
           "convert: skip and count malformed records instead of failing on the first");
 
@@ -228,10 +230,12 @@ Commands:
       (from its final checkpoint, also after a scheduler restart). --download copies
       the export from the scheduler's host into LOCAL_DIR (without --out: the newest
       export this scheduler wrote of JOB).
-  model SPEC [--json]
+  model SPEC [--json] [--initial_dense FILE]
       The job's model as a worker builds it, checked as submit checks it: for a
       model graph (model.graph) each node's layer, inputs, output width and
       parameters, and the total; for a built-in kind, its parameter count.
+      --initial_dense writes the dense parameters every worker starts from
+      (float32, the export's dense layout), to replicate the training elsewhere.
   evaluate --model DIR [--batch N] [--max-samples N] [--json] [--predictions FILE]
       Exact held-out AUC and log loss of an exported model, or of a periodic checkpoint,
       on its job's held-out split (data.eval_fraction), computed here on the CPU. With
@@ -356,7 +360,8 @@ int main(int argc, char** argv) {
   }
   if (command == "model") {
     if (args.size() != 2) return Usage("expected 'model SPEC'");
-    return herald::cli::RunModel(args[1], absl::GetFlag(FLAGS_json));
+    return herald::cli::RunModel(args[1], absl::GetFlag(FLAGS_json),
+                                 absl::GetFlag(FLAGS_initial_dense));
   }
   if (command == "evaluate") {
     if (args.size() != 1) return Usage("evaluate takes no positional arguments (use --model)");

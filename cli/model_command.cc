@@ -2,12 +2,14 @@
 
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cli/job_commands.h"
 #include "common/model_graph.h"
 #include "common/model_spec_check.h"
 #include "proto/job.pb.h"
+#include "scheduler/data/data_schema_spec.h"
 #include "worker/device/cpu_device.h"
 #include "worker/model/model_factory.h"
 
@@ -42,15 +44,33 @@ std::string GraphJson(const ResolvedGraph& graph) {
 
 }  // namespace
 
-int RunModel(const std::string& spec_path, bool json) {
+int RunModel(const std::string& spec_path, bool json, const std::string& initial_dense) {
   proto::JobSpec spec;
   if (absl::Status s = LoadJobSpecFile(spec_path, &spec); !s.ok()) return Fail(s);
+  // A CSV schema as the scheduler resolves it at submit: tables in the
+  // schema's order, num_dense from its dense columns. (Binary data keeps its
+  // schema in the file, which need not be on this machine.)
+  if (spec.data().format() == proto::DATA_FORMAT_CSV) {
+    if (absl::Status s = scheduler::ResolveDataSchema(&spec); !s.ok()) return Fail(s);
+  }
   if (absl::Status s = ValidateModelSpec(spec); !s.ok()) return Fail(s);
   // The model as a worker builds it: its parameter count is the truth.
   worker::CpuDevice device;
   auto model = worker::CreateModel(spec, &device);
   if (!model.ok()) return Fail(model.status());
   const size_t parameters = (*model)->params().size();
+  if (!initial_dense.empty()) {
+    const std::vector<float> values = (*model)->params().values().ToHost();
+    std::FILE* out = std::fopen(initial_dense.c_str(), "wb");
+    const bool written =
+        out != nullptr &&
+        std::fwrite(values.data(), sizeof(float), values.size(), out) == values.size() &&
+        std::fclose(out) == 0;
+    if (!written) {
+      return Fail(absl::UnavailableError(
+          absl::StrCat("--initial_dense ", initial_dense, ": cannot write")));
+    }
+  }
   if (!spec.model().has_graph()) {
     const std::string kind = proto::ModelKind_Name(spec.model().kind());
     if (json) {

@@ -8,7 +8,11 @@
 
 namespace herald::cli {
 
-// Prints to stdout (JSON with `json`); returns the exit code.
-int RunModel(const std::string& spec_path, bool json);
+// Prints to stdout (JSON with `json`); returns the exit code. With
+// `initial_dense` (a path), also writes the model's initial dense
+// parameters there, as the workers start from them: float32 little-endian
+// in the layers' reservation order (docs/export.md's dense layout), for
+// replicating a job's training elsewhere.
+int RunModel(const std::string& spec_path, bool json, const std::string& initial_dense = "");
 
 }  // namespace herald::cli

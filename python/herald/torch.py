@@ -396,6 +396,15 @@ class GraphModel(nn.Module):
         for f, table in enumerate(self.feature_table):
             w = weights[f] if weights is not None else None
             bags.append(pool(self.tables[table](keys[f]), offsets[f], w, self.feature_pooling[f]))
+        outputs = []
+        for y, regression in zip(self.head_outputs(dense, bags), self.head_regression):
+            outputs.append(y if regression else torch.sigmoid(y))
+        return outputs[0] if len(outputs) == 1 else torch.stack(outputs, dim=1)
+
+    def head_outputs(self, dense: Tensor, bags: List[Tensor]) -> List[Tensor]:
+        """Each head's raw output (a logit, or a regression value), in head
+        order, from the dense features and every feature's pooled bag: what
+        Herald's losses take (for training the graph in PyTorch)."""
         out = {}
         n_rows = dense.shape[0]
         for i in self.order:
@@ -441,11 +450,7 @@ class GraphModel(nn.Module):
                 out[n.name] = torch.cat(parts, dim=1)
             elif kind == "head":
                 out[n.name] = ins[0].squeeze(1)
-        outputs = []
-        for h, regression in zip(self.heads, self.head_regression):
-            y = out[h.name]
-            outputs.append(y if regression else torch.sigmoid(y))
-        return outputs[0] if len(outputs) == 1 else torch.stack(outputs, dim=1)
+        return [out[h.name] for h in self.heads]
 
 
 def _feature_names(spec) -> List[str]:
