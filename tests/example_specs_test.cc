@@ -68,6 +68,24 @@ TEST(ExampleSpecs, TheGraphExampleIsAValidJob) {
   }
 }
 
+// The two-head example: its schema read from beside it, a valid job whose
+// model trains the click and the rating.
+TEST(ExampleSpecs, TheTwoHeadExampleTrainsTwoLabels) {
+  proto::JobSpec spec = ReadExample("shop_two_heads");
+  const std::string dir =
+      std::filesystem::path(testing::RunfilePath("deploy/examples/shop_two_heads.txt"))
+          .parent_path();
+  ASSERT_TRUE(scheduler::InlineSchemaFile(&spec, dir).ok());
+  ASSERT_TRUE(scheduler::ResolveDataSchema(&spec).ok());
+  EXPECT_TRUE(scheduler::ValidateJobSpec(spec).ok()) << scheduler::ValidateJobSpec(spec);
+  worker::CpuDevice device;
+  auto model = worker::CreateModel(spec, &device);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ((*model)->shape().heads.size(), 2u);
+  EXPECT_EQ((*model)->shape().num_labels, 2u);
+  EXPECT_EQ((*model)->shape().heads[1].loss, worker::LossKind::kSquaredError);
+}
+
 // The CSV example: its schema file, read from beside the spec as heraldctl
 // reads it, makes a valid job with the tables in the schema's order.
 TEST(ExampleSpecs, TheCsvExampleReadsItsSchemaFile) {
