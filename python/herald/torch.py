@@ -306,50 +306,151 @@ def _graph_order(nodes) -> List[int]:
     return placed
 
 
+class _DenseNode(nn.Module):
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        return dense
+
+
+class _EmbeddingsNode(nn.Module):
+    features: List[int]
+
+    def __init__(self, features: List[int]):
+        super().__init__()
+        self.features = features
+
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        return torch.cat([bags[f] for f in self.features], dim=1)
+
+
+class _ConcatNode(nn.Module):
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        return torch.cat(ins, dim=1)
+
+
+class _SumNode(nn.Module):
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        total = ins[0]
+        for k in range(1, len(ins)):
+            total = total + ins[k]
+        return total
+
+
+class _ProductNode(nn.Module):
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        return ins[0] * ins[1]
+
+
+class _DotNode(nn.Module):
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        return torch.sum(ins[0] * ins[1], dim=1, keepdim=True)
+
+
+class _MlpNode(nn.Module):
+    def __init__(self, layers: nn.Sequential):
+        super().__init__()
+        self.layers = layers
+
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        return self.layers(ins[0])
+
+
+class _CrossNode(nn.Module):
+    def __init__(self, layers: nn.ModuleList):
+        super().__init__()
+        self.layers = layers
+
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        xl = ins[0]
+        for layer in self.layers:
+            xl = layer(ins[0], xl)
+        return xl
+
+
+class _FmNode(nn.Module):
+    def __init__(self, fields: int, dim: int):
+        super().__init__()
+        self.fields = fields
+        self.dim = dim
+
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        v = ins[0].reshape(ins[0].shape[0], self.fields, self.dim)
+        total = torch.sum(v, dim=1)
+        return 0.5 * torch.sum(total * total - torch.sum(v * v, dim=1), dim=1, keepdim=True)
+
+
+class _DotInteractionNode(nn.Module):
+    def __init__(self, fields: int, dim: int, self_terms: bool):
+        super().__init__()
+        self.fields = fields
+        self.dim = dim
+        self.self_terms = self_terms
+        rows, cols = torch.tril_indices(fields, fields, offset=-1)
+        self.register_buffer("pair_a", rows)
+        self.register_buffer("pair_b", cols)
+
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        v = ins[0].reshape(ins[0].shape[0], self.fields, self.dim)
+        dots = torch.bmm(v, v.transpose(1, 2))[:, self.pair_a, self.pair_b]
+        if self.self_terms:
+            return torch.cat([dots, torch.sum(v * v, dim=2)], dim=1)
+        return dots
+
+
+class _HeadNode(nn.Module):
+    def forward(self, dense: Tensor, bags: List[Tensor], ins: List[Tensor]) -> Tensor:
+        return ins[0].squeeze(1)
+
+
 class GraphModel(nn.Module):
     """A model graph (model.graph, docs/configuration.md "Model graphs") over
     its features: the same layers, parameters and order as Herald's
-    (worker/model/graph_model.cc). Eager PyTorch (not TorchScript-able).
-    Output: (n,) for one head, (n, heads) for several, in the order the
-    heads are listed; a binary head's click probabilities, a regression
-    head's values."""
+    (worker/model/graph_model.cc), one module per node in that order.
+    TorchScript-able. Output: (n,) for one head, (n, heads) for several, in
+    the order the heads are listed; a binary head's click probabilities, a
+    regression head's values."""
+
+    # For TorchScript (lists that may hold empty lists).
+    inputs: List[List[int]]
+    table_features: List[List[int]]
 
     def __init__(self, spec, tables: List[Table], features: List[Tuple[int, int]],
                  dense: np.ndarray):
         super().__init__()
         self.tables = nn.ModuleList(tables)
-        self.feature_pooling = [p for _, p in features]
-        self.feature_table = [t for t, _ in features]
+        self.feature_pooling: List[int] = [p for _, p in features]
+        self.table_features: List[List[int]] = [
+            [f for f, (t, _) in enumerate(features) if t == table] for table in range(len(tables))]
         dims = [tables[t].dim for t, _ in features]
         names = _feature_names(spec)
         nodes = list(spec.model.graph.nodes)
-        self.nodes = nodes
-        self.order = _graph_order(nodes)
+        order = _graph_order(nodes)
+        position = {nodes[i].name: k for k, i in enumerate(order)}
         params = DenseParameters(dense)
-        self.layers = nn.ModuleDict()
-        # Shapes: (width, fields, field_dim) per node name.
-        shape = {}
-        self.feature_lists = {}
-        for i in self.order:
+        built: List[nn.Module] = []
+        self.inputs: List[List[int]] = []
+        shape = {}  # (width, fields, field_dim) per node name
+        for i in order:
             n = nodes[i]
             kind = n.WhichOneof("layer")
             ins = [shape[x] for x in n.inputs]
+            self.inputs.append([position[x] for x in n.inputs])
             if kind == "dense":
+                built.append(_DenseNode())
                 shape[n.name] = (int(spec.num_dense), 1, int(spec.num_dense))
             elif kind == "embeddings":
                 fs = [names.index(f) for f in n.embeddings.features] or list(range(len(dims)))
-                self.feature_lists[n.name] = fs
+                built.append(_EmbeddingsNode(fs))
                 widths = [dims[f] for f in fs]
                 same = all(w == widths[0] for w in widths)
                 shape[n.name] = (sum(widths), len(fs) if same else 0, widths[0] if same else 0)
             elif kind == "concat":
+                built.append(_ConcatNode())
                 same = all(s[1] > 0 and s[2] == ins[0][2] for s in ins)
                 shape[n.name] = (sum(s[0] for s in ins), sum(s[1] for s in ins) if same else 0,
                                  ins[0][2] if same else 0)
-            elif kind in ("sum", "product"):
-                shape[n.name] = ins[0]
-            elif kind == "dot" or kind == "fm" or kind == "head":
-                shape[n.name] = (1, 1, 1)
+            elif kind in ("sum", "product", "dot"):
+                built.append({"sum": _SumNode, "product": _ProductNode, "dot": _DotNode}[kind]())
+                shape[n.name] = (1, 1, 1) if kind == "dot" else ins[0]
             elif kind == "mlp":
                 widths = [int(w) for w in n.mlp.widths]
                 relu = n.mlp.activation == job_pb2.ACTIVATION_RELU
@@ -360,7 +461,7 @@ class GraphModel(nn.Module):
                     if relu and (k + 1 < len(widths) or n.mlp.activate_last):
                         layers.append(nn.ReLU())
                     fan_in = w
-                self.layers[n.name] = nn.Sequential(*layers)
+                built.append(_MlpNode(nn.Sequential(*layers)))
                 shape[n.name] = (widths[-1], 1, widths[-1])
             elif kind == "cross":
                 width = ins[0][0]
@@ -369,88 +470,60 @@ class GraphModel(nn.Module):
                              for _ in range(n.cross.layers)]
                 else:
                     stack = [CrossLayer(params, width) for _ in range(n.cross.layers)]
-                self.layers[n.name] = nn.ModuleList(stack)
+                built.append(_CrossNode(nn.ModuleList(stack)))
                 shape[n.name] = ins[0]
+            elif kind == "fm":
+                built.append(_FmNode(ins[0][1], ins[0][2]))
+                shape[n.name] = (1, 1, 1)
             elif kind == "dot_interaction":
                 f = ins[0][1]
-                rows, cols = torch.tril_indices(f, f, offset=-1)
-                self.register_buffer("pairs_a_" + n.name, rows)
-                self.register_buffer("pairs_b_" + n.name, cols)
-                width = f * (f - 1) // 2 + (f if n.dot_interaction.self_terms else 0)
+                self_terms = bool(n.dot_interaction.self_terms)
+                built.append(_DotInteractionNode(f, ins[0][2], self_terms))
+                width = f * (f - 1) // 2 + (f if self_terms else 0)
                 shape[n.name] = (width, 1, width)
+            elif kind == "head":
+                built.append(_HeadNode())
+                shape[n.name] = (1, 1, 1)
             else:
                 raise HeraldError("INVALID_ARGUMENT", "model.graph node %s: no layer" % n.name)
-        self.shape = shape
+        self.nodes = nn.ModuleList(built)
         labels = {c.name: c.label == job_pb2.LABEL_REGRESSION
                   for c in spec.data.schema.columns if c.role == job_pb2.COLUMN_LABEL}
         first = next(iter(labels), "label")
-        self.heads = [n for n in nodes if n.WhichOneof("layer") == "head"]
-        self.head_regression = [labels.get(h.head.label or first, False) for h in self.heads]
+        heads = [n for n in nodes if n.WhichOneof("layer") == "head"]
+        self.heads: List[int] = [position[h.name] for h in heads]
+        self.head_regression: List[bool] = [labels.get(h.head.label or first, False)
+                                            for h in heads]
         if params.at != len(dense):
             raise HeraldError("DATA_LOSS", "the export's dense parameters hold %d floats, the "
                               "graph takes %d" % (len(dense), params.at))
 
     def forward(self, dense: Tensor, keys: List[Tensor], offsets: List[Tensor],
                 weights: Optional[List[Optional[Tensor]]] = None) -> Tensor:
-        bags = []
-        for f, table in enumerate(self.feature_table):
-            w = weights[f] if weights is not None else None
-            bags.append(pool(self.tables[table](keys[f]), offsets[f], w, self.feature_pooling[f]))
-        outputs = []
-        for y, regression in zip(self.head_outputs(dense, bags), self.head_regression):
-            outputs.append(y if regression else torch.sigmoid(y))
-        return outputs[0] if len(outputs) == 1 else torch.stack(outputs, dim=1)
+        bags: List[Tensor] = [dense for _ in range(len(self.feature_pooling))]
+        for t, table in enumerate(self.tables):
+            for f in self.table_features[t]:
+                w: Optional[Tensor] = None
+                if weights is not None:
+                    w = weights[f]
+                bags[f] = pool(table(keys[f]), offsets[f], w, self.feature_pooling[f])
+        outputs: List[Tensor] = []
+        heads = self.head_outputs(dense, bags)
+        for h in range(len(heads)):
+            y = heads[h]
+            outputs.append(y if self.head_regression[h] else torch.sigmoid(y))
+        if len(outputs) == 1:
+            return outputs[0]
+        return torch.stack(outputs, dim=1)
 
     def head_outputs(self, dense: Tensor, bags: List[Tensor]) -> List[Tensor]:
         """Each head's raw output (a logit, or a regression value), in head
         order, from the dense features and every feature's pooled bag: what
         Herald's losses take (for training the graph in PyTorch)."""
-        out = {}
-        n_rows = dense.shape[0]
-        for i in self.order:
-            n = self.nodes[i]
-            kind = n.WhichOneof("layer")
-            ins = [out[x] for x in n.inputs]
-            if kind == "dense":
-                out[n.name] = dense
-            elif kind == "embeddings":
-                out[n.name] = torch.cat([bags[f] for f in self.feature_lists[n.name]], dim=1)
-            elif kind == "concat":
-                out[n.name] = torch.cat(ins, dim=1)
-            elif kind == "sum":
-                total = ins[0]
-                for x in ins[1:]:
-                    total = total + x
-                out[n.name] = total
-            elif kind == "product":
-                out[n.name] = ins[0] * ins[1]
-            elif kind == "dot":
-                out[n.name] = torch.sum(ins[0] * ins[1], dim=1, keepdim=True)
-            elif kind == "mlp":
-                out[n.name] = self.layers[n.name](ins[0])
-            elif kind == "cross":
-                xl = ins[0]
-                for layer in self.layers[n.name]:
-                    xl = layer(ins[0], xl)
-                out[n.name] = xl
-            elif kind == "fm":
-                _, f, d = self.shape[n.inputs[0]]
-                v = ins[0].reshape(n_rows, f, d)
-                total = torch.sum(v, dim=1)
-                out[n.name] = 0.5 * torch.sum(total * total - torch.sum(v * v, dim=1), dim=1,
-                                              keepdim=True)
-            elif kind == "dot_interaction":
-                _, f, d = self.shape[n.inputs[0]]
-                v = ins[0].reshape(n_rows, f, d)
-                dots = torch.bmm(v, v.transpose(1, 2))
-                parts = [dots[:, getattr(self, "pairs_a_" + n.name),
-                              getattr(self, "pairs_b_" + n.name)]]
-                if n.dot_interaction.self_terms:
-                    parts.append(torch.sum(v * v, dim=2))
-                out[n.name] = torch.cat(parts, dim=1)
-            elif kind == "head":
-                out[n.name] = ins[0].squeeze(1)
-        return [out[h.name] for h in self.heads]
+        out: List[Tensor] = []
+        for i, node in enumerate(self.nodes):
+            out.append(node(dense, bags, [out[j] for j in self.inputs[i]]))
+        return [out[h] for h in self.heads]
 
 
 def _feature_names(spec) -> List[str]:

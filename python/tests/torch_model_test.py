@@ -6,8 +6,8 @@ also after a TorchScript save and load; and a CSV schema job with a
 regression label, per-id weights, two features sharing a table, mean and
 sqrt-n pooling and string ids (the same RMSE to 4 decimals); and a model
 graph of every layer kind with two heads on that data (a rating and a
-click: each head's predictions within 1e-5, its RMSE or AUC to 4
-decimals). Held-out
+click: each head's predictions within 1e-5, also after a TorchScript save
+and load, its RMSE or AUC to 4 decimals). Held-out
 samples hold ids the model never trained, so the module's initial rows
 are checked too. Without PyTorch it says SKIPPED."""
 
@@ -162,6 +162,10 @@ class TorchModelTest(unittest.TestCase):
             else:
                 self.assertEqual(round(auc(p.labels[:, h], mine[:, h]), 4),
                                  round(figures["auc"], 4), figures["label"])
+        saved = os.path.join(self.work, name + ".pt")
+        torch.jit.save(torch.jit.script(model), saved)
+        np.testing.assert_allclose(predict(torch.jit.load(saved), p), p.predictions, rtol=0,
+                                   atol=1e-5, err_msg=name + " (TorchScript)")
         return evaluated
 
     def check(self, name, spec=None, regression=False):
