@@ -500,6 +500,7 @@ class GraphModel(nn.Module):
 
     def forward(self, dense: Tensor, keys: List[Tensor], offsets: List[Tensor],
                 weights: Optional[List[Optional[Tensor]]] = None) -> Tensor:
+        # As Model.forward: TorchScript passes no ModuleList to a shared function.
         bags: List[Tensor] = [dense for _ in range(len(self.feature_pooling))]
         for t, table in enumerate(self.tables):
             for f in self.table_features[t]:
