@@ -5,24 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/model_graph.h"
 #include "common/trained_label.h"
 #include "worker/model/model_factory.h"
 
 namespace herald::cli {
 namespace {
-
-// The name of each feature in the model's order (ShapeFromSpec's).
-std::vector<std::string> FeatureNames(const proto::JobSpec& spec) {
-  std::vector<std::string> names;
-  if (!spec.data().has_schema()) {
-    for (const proto::TableSpec& t : spec.tables()) names.push_back(t.name());
-    return names;
-  }
-  for (const proto::ColumnSpec& c : spec.data().schema().columns()) {
-    if (c.role() == proto::COLUMN_SPARSE) names.push_back(c.name());
-  }
-  return names;
-}
 
 // Keys [begin, end) of one table, with weights where it has them.
 void AppendKeys(const data::KeyBatch::Table& table, uint32_t begin, uint32_t end,
@@ -52,7 +40,7 @@ absl::Status PredictionsFile::Open(const std::string& path, const proto::JobSpec
         absl::StrCat("--predictions ", path, ": cannot create: ", std::strerror(errno)));
   }
   std::string line = "label\tprediction\tdense";
-  for (const std::string& name : FeatureNames(spec)) absl::StrAppend(&line, "\t", name);
+  for (const ModelFeature& f : ModelFeaturesOf(spec)) absl::StrAppend(&line, "\t", f.name);
   line.push_back('\n');
   std::fputs(line.c_str(), out->file_);
   return absl::OkStatus();

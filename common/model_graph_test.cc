@@ -13,19 +13,23 @@
 namespace herald {
 namespace {
 
+// A JobSpec from its text format.
+proto::JobSpec Parse(const std::string& text) {
+  proto::JobSpec spec;
+  const absl::Status parsed = ParseTextProto(text, &spec);
+  EXPECT_TRUE(parsed.ok()) << parsed;
+  return spec;
+}
+
 // 3 dense features, tables user (8), item (8) and tags (4), and `graph`.
 proto::JobSpec Spec(const std::string& graph) {
-  proto::JobSpec spec;
-  const std::string text = R"(
+  return Parse(R"(
     num_dense: 3
     tables { name: "user" dim: 8 }
     tables { name: "item" dim: 8 }
     tables { name: "tags" dim: 4 }
-    model { graph { )" + graph +
-                           " } }";
-  const absl::Status parsed = ParseTextProto(text, &spec);
-  EXPECT_TRUE(parsed.ok()) << parsed;
-  return spec;
+    model { graph { )" +
+               graph + " } }");
 }
 
 // DCN-v2 (low rank) over [dense | every bag] beside a two-tower dot.
@@ -102,8 +106,7 @@ TEST(ModelGraph, GroupsOfOneWidthFeedInteractions) {
 
 // A CSV schema with two labels (a click, a rating) and `graph`.
 proto::JobSpec TwoLabelSpec(const std::string& graph) {
-  proto::JobSpec spec;
-  const std::string text = R"(
+  return Parse(R"(
     num_dense: 1
     tables { name: "user" dim: 8 }
     tables { name: "item" dim: 8 }
@@ -114,11 +117,8 @@ proto::JobSpec TwoLabelSpec(const std::string& graph) {
       columns { name: "user" role: COLUMN_SPARSE }
       columns { name: "item" role: COLUMN_SPARSE }
     } }
-    model { graph { )" + graph +
-                           " } }";
-  const absl::Status parsed = ParseTextProto(text, &spec);
-  EXPECT_TRUE(parsed.ok()) << parsed;
-  return spec;
+    model { graph { )" +
+               graph + " } }");
 }
 
 // A shared bottom and two towers: a click head and a rating head.

@@ -46,7 +46,7 @@ double RecModel::TrainStep(const ModelInput& in, float grad_scale) {
 }
 
 double RecModel::TakeLoss() const {
-  if (losses_.size() == 1) return losses_[0].TakeLoss();
+  // A weight of 1 changes no bit: one head's loss is as before weights.
   double loss = 0;
   for (size_t h = 0; h < losses_.size(); ++h) {
     loss += double(shape_.heads[h].weight) * losses_[h].TakeLoss();
