@@ -45,6 +45,10 @@ class GraphModel final : public RecModel {
     int column = -1;                    // a view: its first column in X
     bool reads_x = false;               // a gathered embeddings node
     Tensor output;                      // of the last Forward
+    // Its inputs' outputs and gradients, kept from step to step (no
+    // allocation per step).
+    std::vector<Tensor> inputs;
+    std::vector<TensorGrad> grads;
   };
 
   // An embeddings node: a view when its features are consecutive bags of
@@ -84,10 +88,10 @@ class GraphModel final : public RecModel {
       if (node.column >= 0) {
         node.output = {x + node.column, width};
       } else if (node.layer != nullptr) {
-        std::vector<Tensor> inputs;
-        if (node.reads_x) inputs.push_back({x, width});
-        for (int j : graph_.nodes[i].inputs) inputs.push_back(nodes_[j].output);
-        node.output = node.layer->Forward(inputs, rows);
+        node.inputs.clear();
+        if (node.reads_x) node.inputs.push_back({x, width});
+        for (int j : graph_.nodes[i].inputs) node.inputs.push_back(nodes_[j].output);
+        node.output = node.layer->Forward(node.inputs, rows);
       }
     }
     // Each head's input, contiguous.
@@ -114,10 +118,10 @@ class GraphModel final : public RecModel {
     for (size_t i = nodes_.size(); i-- > 0;) {
       Node& node = nodes_[i];
       if (node.layer == nullptr) continue;
-      std::vector<TensorGrad> grads;
-      if (node.reads_x) grads.push_back({dx, width});
-      for (int j : graph_.nodes[i].inputs) grads.push_back(Grad(j, dx));
-      node.layer->Backward(grads);
+      node.grads.clear();
+      if (node.reads_x) node.grads.push_back({dx, width});
+      for (int j : graph_.nodes[i].inputs) node.grads.push_back(Grad(j, dx));
+      node.layer->Backward(node.grads);
     }
   }
 
