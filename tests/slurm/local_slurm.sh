@@ -64,8 +64,10 @@ MpiDefault=none
 ReturnToService=2
 JobRequeue=1
 KillWait=15
-# A node whose slurmd stops answering is DOWN after 20 s (a lost node).
-SlurmdTimeout=20
+# A node whose slurmd stops answering is DOWN after 60 s (a lost node;
+# Slurm's default is 300 s). A node declared DOWN cancels a hetjob despite
+# --no-kill (Slurm 22.05, seen here): the lost-node case must end first.
+SlurmdTimeout=60
 MinJobAge=300
 SchedulerType=sched/backfill
 # Heterogeneous jobs start only from the backfill pass: run it every 2 s.
