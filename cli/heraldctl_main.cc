@@ -14,7 +14,7 @@
 //             | export JOB --out DIR [--since DIR] [--scheduler H:P] [--token-file F] [--json]
 //                                        [--tls-ca PEM] [--tls-server-name NAME]
 //   heraldctl evaluate --model DIR [--batch N] [--max-samples N] [--json] [--predictions FILE]
-//   heraldctl model SPEC [--json] [--initial_dense FILE]
+//   heraldctl model SPEC [--json] [--initial_dense FILE] [--as_graph]
 //
 // Exit codes: 0 success, 1 the command failed, 2 usage error.
 
@@ -147,6 +147,9 @@ ABSL_FLAG(std::string, scheduler, "127.0.0.1:7000",
 ABSL_FLAG(std::string, token_file, "", "job commands: cluster token file");
 ABSL_FLAG(std::string, initial_dense, "",
           "model: also write the model's initial dense parameters (float32) to this file");
+ABSL_FLAG(bool, as_graph, false,
+          "model: print the model section as a model graph in text format (a built-in kind "
+          "written out)");
 ABSL_FLAG(bool, skip_malformed, false,
           "convert: skip and count malformed records instead of failing on the first");
 
@@ -230,10 +233,12 @@ Commands:
       (from its final checkpoint, also after a scheduler restart). --download copies
       the export from the scheduler's host into LOCAL_DIR (without --out: the newest
       export this scheduler wrote of JOB).
-  model SPEC [--json] [--initial_dense FILE]
-      The job's model as a worker builds it, checked as submit checks it: for a
-      model graph (model.graph) each node's layer, inputs, output width and
-      parameters, and the total; for a built-in kind, its parameter count.
+  model SPEC [--json] [--initial_dense FILE] [--as_graph]
+      The job's model as a worker builds it, checked as submit checks it: each
+      node of its graph (model.graph, or the graph a built-in kind stands for)
+      with its layer, inputs, output width and parameters, and the total.
+      --as_graph prints the model section as a graph in text format instead, to
+      start a model of one's own from a built-in kind.
       --initial_dense writes the dense parameters every worker starts from
       (float32, the export's dense layout), to replicate the training elsewhere.
   evaluate --model DIR [--batch N] [--max-samples N] [--json] [--predictions FILE]
@@ -361,7 +366,7 @@ int main(int argc, char** argv) {
   if (command == "model") {
     if (args.size() != 2) return Usage("expected 'model SPEC'");
     return herald::cli::RunModel(args[1], absl::GetFlag(FLAGS_json),
-                                 absl::GetFlag(FLAGS_initial_dense));
+                                 absl::GetFlag(FLAGS_initial_dense), absl::GetFlag(FLAGS_as_graph));
   }
   if (command == "evaluate") {
     if (args.size() != 1) return Usage("evaluate takes no positional arguments (use --model)");

@@ -6,8 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/job_commands.h"
+#include "common/builtin_model_graph.h"
 #include "common/model_graph.h"
 #include "common/model_spec_check.h"
+#include "google/protobuf/text_format.h"
 #include "proto/job.pb.h"
 #include "scheduler/data/data_schema_spec.h"
 #include "worker/device/cpu_device.h"
@@ -25,8 +27,10 @@ int Fail(const absl::Status& s) {
 // quotes are all JSON needs.
 std::string Quoted(const std::string& s) { return absl::StrCat("\"", s, "\""); }
 
-std::string GraphJson(const ResolvedGraph& graph) {
-  std::string json = "{\"nodes\": [";
+// `kind`: the built-in kind the graph writes out; empty for a graph spec.
+std::string GraphJson(const ResolvedGraph& graph, const std::string& kind) {
+  std::string json = kind.empty() ? "{" : absl::StrCat("{\"kind\": ", Quoted(kind), ", ");
+  json += "\"nodes\": [";
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const GraphNode& n = graph.nodes[i];
     std::string inputs;
@@ -44,7 +48,8 @@ std::string GraphJson(const ResolvedGraph& graph) {
 
 }  // namespace
 
-int RunModel(const std::string& spec_path, bool json, const std::string& initial_dense) {
+int RunModel(const std::string& spec_path, bool json, const std::string& initial_dense,
+             bool as_graph) {
   proto::JobSpec spec;
   if (absl::Status s = LoadJobSpecFile(spec_path, &spec); !s.ok()) return Fail(s);
   // A CSV schema as the scheduler resolves it at submit: tables in the
@@ -71,22 +76,26 @@ int RunModel(const std::string& spec_path, bool json, const std::string& initial
           absl::StrCat("--initial_dense ", initial_dense, ": cannot write")));
     }
   }
-  if (!spec.model().has_graph()) {
-    const std::string kind = proto::ModelKind_Name(spec.model().kind());
-    if (json) {
-      std::printf("{\"kind\": %s, \"parameters\": %zu}\n", Quoted(kind).c_str(), parameters);
-    } else {
-      std::printf("%s (built-in): %zu dense parameters\n", kind.c_str(), parameters);
-    }
-    return 0;
-  }
   auto graph = ResolveModelGraph(spec);
   if (!graph.ok()) return Fail(graph.status());
   if (static_cast<size_t>(graph->parameters()) != parameters) {
     return Fail(absl::InternalError(absl::StrCat("the graph counts ", graph->parameters(),
                                                  " parameters, the built model ", parameters)));
   }
-  std::fputs(json ? GraphJson(*graph).c_str() : DescribeModelGraph(*graph).c_str(), stdout);
+  if (as_graph) {  // a model section to start a graph of one's own from
+    proto::JobSpec model_only;
+    *model_only.mutable_model()->mutable_graph() = ModelGraphOf(spec);
+    google::protobuf::TextFormat::Printer printer;
+    printer.SetUseShortRepeatedPrimitives(true);  // widths: [64, 32]
+    std::string text;
+    printer.PrintToString(model_only, &text);
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  const std::string kind =
+      spec.model().has_graph() ? "" : proto::ModelKind_Name(spec.model().kind());
+  if (!kind.empty() && !json) std::printf("%s (built-in), as its graph:\n", kind.c_str());
+  std::fputs(json ? GraphJson(*graph, kind).c_str() : DescribeModelGraph(*graph).c_str(), stdout);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/builtin_model_graph.h"
 #include "common/trained_label.h"
 
 namespace herald {
@@ -81,6 +82,26 @@ absl::StatusOr<std::vector<int>> TopologicalOrder(const proto::ModelGraphSpec& g
     }
     placed[next] = true;
     order.push_back(next);
+  }
+  return order;
+}
+
+// Every node placed once every node taking its output is: the backward
+// order, ties to the node listed first. REQUIRES: no cycle.
+std::vector<int> BackwardOrder(const std::vector<std::vector<int>>& inputs) {
+  const int n = static_cast<int>(inputs.size());
+  std::vector<int> pending(n, 0);  // consumers not yet placed
+  for (const std::vector<int>& in : inputs) {
+    for (int j : in) ++pending[j];
+  }
+  std::vector<bool> placed(n, false);
+  std::vector<int> order;
+  while (static_cast<int>(order.size()) < n) {
+    int next = 0;
+    while (placed[next] || pending[next] > 0) ++next;
+    placed[next] = true;
+    order.push_back(next);
+    for (int j : inputs[next]) --pending[j];
   }
   return order;
 }
@@ -314,7 +335,7 @@ int64_t ResolvedGraph::parameters() const {
 }
 
 absl::StatusOr<ResolvedGraph> ResolveModelGraph(const proto::JobSpec& spec) {
-  const proto::ModelGraphSpec& graph = spec.model().graph();
+  const proto::ModelGraphSpec graph = ModelGraphOf(spec);
   const int n = graph.nodes_size();
   if (n == 0) return Invalid("model.graph.nodes", "a graph needs nodes");
   std::map<std::string, int> index;
@@ -389,6 +410,7 @@ absl::StatusOr<ResolvedGraph> ResolveModelGraph(const proto::JobSpec& spec) {
     const int i = (*order)[k];
     GraphNode node;
     node.spec = graph.nodes(i);
+    node.listed = i;
     for (int j : inputs[i]) node.inputs.push_back(position[j]);
     if (auto s = ShapeNode(spec, features, NodeField(i, node.spec.name()), resolved.nodes, &node);
         !s.ok()) {
@@ -401,6 +423,7 @@ absl::StatusOr<ResolvedGraph> ResolveModelGraph(const proto::JobSpec& spec) {
     resolved.nodes.push_back(std::move(node));
   }
   for (int h : heads) resolved.heads.push_back(position[h]);
+  for (int i : BackwardOrder(inputs)) resolved.backward.push_back(position[i]);
   return resolved;
 }
 

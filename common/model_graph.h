@@ -32,6 +32,7 @@ struct GraphShape {
 
 struct GraphNode {
   proto::GraphNodeSpec spec;
+  int listed = 0;             // its index in the spec's list of nodes
   std::vector<int> inputs;    // indices into ResolvedGraph::nodes, in spec order
   std::vector<int> features;  // embeddings: ModelFeaturesOf indices, in order
   GraphShape shape;
@@ -41,19 +42,26 @@ struct GraphNode {
 };
 
 struct ResolvedGraph {
-  // Topological order: every node after its inputs; among nodes that could
-  // come next, the one listed first in the spec. The model's layers, its
-  // parameter blocks and its forward pass follow this order, the backward
-  // pass its reverse.
+  // The forward order: every node after its inputs; among nodes that could
+  // come next, the one listed first in the spec.
   std::vector<GraphNode> nodes;
+  // The backward order (indices into nodes): every node after the nodes
+  // that take its output; among nodes that could come next, the one
+  // listed first. So gradients into a node used twice add in the order its
+  // consumers are listed.
+  std::vector<int> backward;
+  // Parameter blocks are laid out node by node in the order the spec lists
+  // the nodes (GraphNode::listed), whatever the forward order.
   // The head nodes' indices, in the order the spec lists them: the model's
   // outputs, one per trained label (TrainedLabelsOf, trained_label.h).
   std::vector<int> heads;
   int64_t parameters() const;
 };
 
-// Errors: InvalidArgument naming the node and field, e.g.
-// `model.graph.nodes[3] "cross": cross.rank 40 must be < the input's width 32`.
+// The spec's model.graph, or its built-in kind's graph
+// (builtin_model_graph.h). Errors: InvalidArgument naming the node and
+// field, e.g. `model.graph.nodes[3] "cross": cross.rank 40 must be < the
+// input's width 32`.
 absl::StatusOr<ResolvedGraph> ResolveModelGraph(const proto::JobSpec& spec);
 
 // One line per node: name, layer, inputs, output shape, parameters; then

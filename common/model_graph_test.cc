@@ -3,7 +3,10 @@
 // be wrong.
 #include "common/model_graph.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/model_spec_check.h"
 #include "common/text_proto.h"
@@ -65,6 +68,73 @@ TEST(ModelGraph, OrdersNodesAfterTheirInputsKeepingTheListedOrderOtherwise) {
   EXPECT_EQ(g->nodes[g->heads[0]].spec.name(), "out");
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     for (int j : g->nodes[i].inputs) EXPECT_LT(j, static_cast<int>(i));
+  }
+}
+
+// Backward: a node once every node taking its output has run; among those
+// ready, the one listed first (so a shared input sums its consumers'
+// gradients in the order they are listed).
+TEST(ModelGraph, BackwardTakesReadyNodesInTheListedOrder) {
+  auto g = ResolveModelGraph(Spec(kGraph));
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<std::string> order;
+  for (int i : g->backward) order.push_back(g->nodes[i].spec.name());
+  EXPECT_EQ(order, (std::vector<std::string>{"out", "logit", "top", "cross", "x", "dense", "bags",
+                                             "towers", "user", "item"}));
+  const proto::ModelGraphSpec listed = Spec(kGraph).model().graph();
+  for (const GraphNode& n : g->nodes) EXPECT_EQ(n.spec.name(), listed.nodes(n.listed).name());
+}
+
+// Each built-in kind resolves to its graph (builtin_model_graph.h): one
+// head on the first label, layers listed in the hand-written models'
+// parameter order.
+TEST(ModelGraph, EachBuiltInKindIsAGraph) {
+  struct Case {
+    std::string model;
+    std::vector<std::string> layers_listed;  // nodes with parameters, listed order
+    int64_t parameters;
+  };
+  // X = 3 dense + 8 + 8 (+ 4 tags) columns.
+  const std::vector<Case> cases = {
+      {"kind: MODEL_WIDE_AND_DEEP top_mlp: [4]", {"wide", "deep"}, (23 + 1) + (23 * 4 + 4 + 5)},
+      {"kind: MODEL_DCN top_mlp: [4] cross_layers: 2",
+       {"deep", "logit", "cross"},
+       (23 * 4 + 4) + (27 + 1) + 2 * 2 * 23},
+      {"kind: MODEL_NCF top_mlp: [4]", {"deep", "logit"}, (23 * 4 + 4) + (12 + 1)},
+  };
+  for (const Case& c : cases) {
+    proto::JobSpec spec = Parse(R"(
+      num_dense: 3
+      tables { name: "user" dim: 8 }
+      tables { name: "item" dim: 8 }
+      tables { name: "tags" dim: 4 }
+      model { )" + c.model + " }");
+    ASSERT_TRUE(ValidateModelSpec(spec).ok()) << c.model << ": " << ValidateModelSpec(spec);
+    auto g = ResolveModelGraph(spec);
+    ASSERT_TRUE(g.ok()) << c.model << ": " << g.status();
+    EXPECT_EQ(g->parameters(), c.parameters) << c.model;
+    ASSERT_EQ(g->heads.size(), 1u);
+    std::vector<std::pair<int, std::string>> layers;
+    for (const GraphNode& n : g->nodes) {
+      if (n.parameters > 0) layers.emplace_back(n.listed, n.spec.name());
+    }
+    std::sort(layers.begin(), layers.end());
+    std::vector<std::string> names;
+    for (const auto& l : layers) names.push_back(l.second);
+    EXPECT_EQ(names, c.layers_listed) << c.model;
+  }
+  // DeepFM and DLRM need one embedding width.
+  for (const std::string model :
+       {"kind: MODEL_DEEPFM top_mlp: [4]", "kind: MODEL_DLRM bottom_mlp: [8] top_mlp: [4]"}) {
+    proto::JobSpec spec = Parse(R"(
+      num_dense: 3
+      tables { name: "user" dim: 8 }
+      tables { name: "item" dim: 8 }
+      model { )" + model + " }");
+    ASSERT_TRUE(ValidateModelSpec(spec).ok()) << model << ": " << ValidateModelSpec(spec);
+    auto g = ResolveModelGraph(spec);
+    ASSERT_TRUE(g.ok()) << model << ": " << g.status();
+    EXPECT_GT(g->parameters(), 0);
   }
 }
 

@@ -64,23 +64,28 @@ absl::Status ValidateModelSpec(const proto::JobSpec& spec) {
   }
   switch (model.kind()) {
     case proto::MODEL_WIDE_AND_DEEP:
-      return absl::OkStatus();
+      break;
     case proto::MODEL_DEEPFM:
-      return CheckEqualDims(spec, "DeepFM");
+      if (auto s = CheckEqualDims(spec, "DeepFM"); !s.ok()) return s;
+      break;
     case proto::MODEL_DCN:
       if (model.cross_layers() == 0 || model.cross_layers() > 64) {
         return Invalid("model.cross_layers", "must be in [1, 64] for DCN");
       }
-      return absl::OkStatus();
+      break;
     case proto::MODEL_NCF:
       if (spec.tables_size() < 2) {
         return Invalid("tables",
                        "NCF needs a user table (tables[0]) and an item table (tables[1])");
       }
+      if (ModelFeaturesOf(spec).size() < 2) {
+        return Invalid("data.schema",
+                       "NCF needs two sparse features (the user's and the item's, in that order)");
+      }
       if (spec.tables(1).dim() != spec.tables(0).dim()) {
         return Invalid("tables[1].dim", "must equal tables[0].dim for NCF's GMF product");
       }
-      return absl::OkStatus();
+      break;
     case proto::MODEL_DLRM: {
       if (auto s = CheckEqualDims(spec, "DLRM"); !s.ok()) return s;
       if (spec.num_dense() == 0)
@@ -92,11 +97,13 @@ absl::Status ValidateModelSpec(const proto::JobSpec& spec) {
                        absl::StrCat("last width ", last, " must equal the embedding dim ",
                                     spec.tables(0).dim(), " (DLRM)"));
       }
-      return absl::OkStatus();
+      break;
     }
     default:
       return Invalid("model.kind", "unset or unknown");
   }
+  // The kind's graph (builtin_model_graph.h) over the data's features.
+  return ResolveModelGraph(spec).status();
 }
 
 }  // namespace herald

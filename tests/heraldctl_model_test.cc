@@ -1,6 +1,6 @@
 // heraldctl model SPEC, run as a user would: a graph's nodes with shapes and
-// parameter counts, JSON, a built-in kind, and a wrong graph refused with
-// exit 2 naming the node.
+// parameter counts, JSON, a built-in kind as its graph (written out with
+// --as_graph), and a wrong graph refused with exit 2 naming the node.
 
 #include <fstream>
 #include <string>
@@ -34,10 +34,40 @@ TEST(HeraldctlModel, PrintsEachNodeOfTheGraphExampleAndTheTotal) {
                              "[\"fields\"], \"width\": 351"),
             std::string::npos)
       << json.output;
+}
 
-  auto built_in = RunHeraldctl(dir, {"model", RunfilePath("deploy/examples/dcn.txt")});
-  ASSERT_EQ(built_in.code, 0) << built_in.output;
-  EXPECT_NE(built_in.output.find("MODEL_DCN (built-in): "), std::string::npos) << built_in.output;
+// A built-in kind prints as the graph it stands for, and --as_graph writes
+// that graph out as a model section: a spec holding it describes the same
+// model, node for node.
+TEST(HeraldctlModel, ABuiltInKindIsItsGraphWrittenOut) {
+  const std::string dir = MakeTestDir("ctl_model_kind");
+  const std::string dcn = RunfilePath("deploy/examples/dcn.txt");
+  auto text = RunHeraldctl(dir, {"model", dcn});
+  ASSERT_EQ(text.code, 0) << text.output;
+  EXPECT_NE(text.output.find("MODEL_DCN (built-in), as its graph:"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("cross v1 x3"), std::string::npos) << text.output;
+
+  auto written = RunHeraldctl(dir, {"model", dcn, "--as_graph"});
+  ASSERT_EQ(written.code, 0) << written.output;
+  EXPECT_NE(written.output.find("model {\n  graph {\n"), std::string::npos) << written.output;
+  // The example without its model line, then the written-out graph.
+  std::ifstream in(dcn);
+  const std::string graph_spec = dir + "/dcn_graph.txt";
+  std::ofstream out(graph_spec);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model", 0) != 0) out << line << "\n";
+  }
+  out << written.output;
+  out.close();
+
+  auto kind_json = RunHeraldctl(dir, {"model", dcn, "--json"});
+  auto graph_json = RunHeraldctl(dir, {"model", graph_spec, "--json"});
+  ASSERT_EQ(kind_json.code, 0) << kind_json.output;
+  ASSERT_EQ(graph_json.code, 0) << graph_json.output;
+  const std::string kind_prefix = "{\"kind\": \"MODEL_DCN\", ";
+  ASSERT_EQ(kind_json.output.rfind(kind_prefix, 0), 0u) << kind_json.output;
+  EXPECT_EQ("{" + kind_json.output.substr(kind_prefix.size()), graph_json.output);
 }
 
 TEST(HeraldctlModel, AWrongGraphExitsTwoNamingTheNode) {

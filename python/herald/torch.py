@@ -401,6 +401,76 @@ class _HeadNode(nn.Module):
         return ins[0].squeeze(1)
 
 
+def _node_shape(n, ins, spec, names: List[str], dims: List[int]) -> Tuple[int, int, int]:
+    """A node's output (width, fields, field_dim) as common/model_graph.cc
+    computes it; fields 0: vectors of different widths."""
+    kind = n.WhichOneof("layer")
+    if kind == "dense":
+        return (int(spec.num_dense), 1, int(spec.num_dense))
+    if kind == "embeddings":
+        widths = [dims[f] for f in _embedding_features(n, names)]
+        same = all(w == widths[0] for w in widths)
+        return (sum(widths), len(widths) if same else 0, widths[0] if same else 0)
+    if kind == "concat":
+        same = all(s[1] > 0 and s[2] == ins[0][2] for s in ins)
+        return (sum(s[0] for s in ins), sum(s[1] for s in ins) if same else 0,
+                ins[0][2] if same else 0)
+    if kind in ("sum", "product", "cross"):
+        return ins[0]
+    if kind == "mlp":
+        return (int(n.mlp.widths[-1]), 1, int(n.mlp.widths[-1]))
+    if kind == "dot_interaction":
+        f = ins[0][1]
+        width = f * (f - 1) // 2 + (f if n.dot_interaction.self_terms else 0)
+        return (width, 1, width)
+    if kind in ("dot", "fm", "head"):
+        return (1, 1, 1)
+    raise HeraldError("INVALID_ARGUMENT", "model.graph node %s: no layer" % n.name)
+
+
+def _embedding_features(n, names: List[str]) -> List[int]:
+    """An embeddings node's features (indices into the model's features)."""
+    return [names.index(f) for f in n.embeddings.features] or list(range(len(names)))
+
+
+def _node_module(n, ins, names: List[str], params: DenseParameters) -> nn.Module:
+    """A node's module; takes its parameters from `params`."""
+    kind = n.WhichOneof("layer")
+    if kind == "dense":
+        return _DenseNode()
+    if kind == "embeddings":
+        return _EmbeddingsNode(_embedding_features(n, names))
+    if kind == "concat":
+        return _ConcatNode()
+    if kind in ("sum", "product", "dot"):
+        return {"sum": _SumNode, "product": _ProductNode, "dot": _DotNode}[kind]()
+    if kind == "mlp":
+        widths = [int(w) for w in n.mlp.widths]
+        relu = n.mlp.activation == job_pb2.ACTIVATION_RELU
+        layers: List[nn.Module] = []
+        fan_in = ins[0][0]
+        for k, w in enumerate(widths):
+            layers.append(params.linear(fan_in, w))
+            if relu and (k + 1 < len(widths) or n.mlp.activate_last):
+                layers.append(nn.ReLU())
+            fan_in = w
+        return _MlpNode(nn.Sequential(*layers))
+    if kind == "cross":
+        width = ins[0][0]
+        if n.cross.kind == job_pb2.CROSS_V2:
+            stack = [CrossV2Layer(params, width, int(n.cross.rank)) for _ in range(n.cross.layers)]
+        else:
+            stack = [CrossLayer(params, width) for _ in range(n.cross.layers)]
+        return _CrossNode(nn.ModuleList(stack))
+    if kind == "fm":
+        return _FmNode(ins[0][1], ins[0][2])
+    if kind == "dot_interaction":
+        return _DotInteractionNode(ins[0][1], ins[0][2], bool(n.dot_interaction.self_terms))
+    if kind == "head":
+        return _HeadNode()
+    raise HeraldError("INVALID_ARGUMENT", "model.graph node %s: no layer" % n.name)
+
+
 class GraphModel(nn.Module):
     """A model graph (model.graph, docs/configuration.md "Model graphs") over
     its features: the same layers, parameters and order as Herald's
@@ -426,67 +496,16 @@ class GraphModel(nn.Module):
         order = _graph_order(nodes)
         position = {nodes[i].name: k for k, i in enumerate(order)}
         params = DenseParameters(dense)
-        built: List[nn.Module] = []
-        self.inputs: List[List[int]] = []
-        shape = {}  # (width, fields, field_dim) per node name
+        self.inputs: List[List[int]] = [[position[x] for x in nodes[i].inputs] for i in order]
+        shape = {}  # (width, fields, field_dim) per node name, in forward order
         for i in order:
-            n = nodes[i]
-            kind = n.WhichOneof("layer")
-            ins = [shape[x] for x in n.inputs]
-            self.inputs.append([position[x] for x in n.inputs])
-            if kind == "dense":
-                built.append(_DenseNode())
-                shape[n.name] = (int(spec.num_dense), 1, int(spec.num_dense))
-            elif kind == "embeddings":
-                fs = [names.index(f) for f in n.embeddings.features] or list(range(len(dims)))
-                built.append(_EmbeddingsNode(fs))
-                widths = [dims[f] for f in fs]
-                same = all(w == widths[0] for w in widths)
-                shape[n.name] = (sum(widths), len(fs) if same else 0, widths[0] if same else 0)
-            elif kind == "concat":
-                built.append(_ConcatNode())
-                same = all(s[1] > 0 and s[2] == ins[0][2] for s in ins)
-                shape[n.name] = (sum(s[0] for s in ins), sum(s[1] for s in ins) if same else 0,
-                                 ins[0][2] if same else 0)
-            elif kind in ("sum", "product", "dot"):
-                built.append({"sum": _SumNode, "product": _ProductNode, "dot": _DotNode}[kind]())
-                shape[n.name] = (1, 1, 1) if kind == "dot" else ins[0]
-            elif kind == "mlp":
-                widths = [int(w) for w in n.mlp.widths]
-                relu = n.mlp.activation == job_pb2.ACTIVATION_RELU
-                layers: List[nn.Module] = []
-                fan_in = ins[0][0]
-                for k, w in enumerate(widths):
-                    layers.append(params.linear(fan_in, w))
-                    if relu and (k + 1 < len(widths) or n.mlp.activate_last):
-                        layers.append(nn.ReLU())
-                    fan_in = w
-                built.append(_MlpNode(nn.Sequential(*layers)))
-                shape[n.name] = (widths[-1], 1, widths[-1])
-            elif kind == "cross":
-                width = ins[0][0]
-                if n.cross.kind == job_pb2.CROSS_V2:
-                    stack = [CrossV2Layer(params, width, int(n.cross.rank))
-                             for _ in range(n.cross.layers)]
-                else:
-                    stack = [CrossLayer(params, width) for _ in range(n.cross.layers)]
-                built.append(_CrossNode(nn.ModuleList(stack)))
-                shape[n.name] = ins[0]
-            elif kind == "fm":
-                built.append(_FmNode(ins[0][1], ins[0][2]))
-                shape[n.name] = (1, 1, 1)
-            elif kind == "dot_interaction":
-                f = ins[0][1]
-                self_terms = bool(n.dot_interaction.self_terms)
-                built.append(_DotInteractionNode(f, ins[0][2], self_terms))
-                width = f * (f - 1) // 2 + (f if self_terms else 0)
-                shape[n.name] = (width, 1, width)
-            elif kind == "head":
-                built.append(_HeadNode())
-                shape[n.name] = (1, 1, 1)
-            else:
-                raise HeraldError("INVALID_ARGUMENT", "model.graph node %s: no layer" % n.name)
-        self.nodes = nn.ModuleList(built)
+            shape[nodes[i].name] = _node_shape(nodes[i], [shape[x] for x in nodes[i].inputs],
+                                               spec, names, dims)
+        # Parameters are laid out in the order the nodes are listed.
+        built = {}
+        for n in nodes:
+            built[n.name] = _node_module(n, [shape[x] for x in n.inputs], names, params)
+        self.nodes = nn.ModuleList([built[nodes[i].name] for i in order])
         labels = {c.name: c.label == job_pb2.LABEL_REGRESSION
                   for c in spec.data.schema.columns if c.role == job_pb2.COLUMN_LABEL}
         first = next(iter(labels), "label")

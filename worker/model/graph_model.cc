@@ -1,11 +1,14 @@
-// A model graph (model.graph) as a RecModel: the feature matrix X = [dense |
+// A model graph (model.graph, or a built-in kind's) as a RecModel: the
+// feature matrix X = [dense |
 // bag_0 | …] is the graph's input; dense and embeddings nodes are column
 // views of X (or gathered copies when their features are not one run of
 // X's columns), as is a concat of views of consecutive columns; every
 // other node is a GraphLayer; each head node's input is an output of the
 // model (a logit or a regression value), heads in the order listed.
-// Forward runs the nodes in the resolved order, backward in its
-// reverse, so gradients into a node used twice add in a fixed order.
+// Layers reserve their parameters in the order the spec lists the nodes;
+// forward and backward run in the resolved orders (model_graph.h), so
+// gradients into a node used twice add in a fixed order. The dense
+// features get no gradient.
 #include <memory>
 #include <vector>
 
@@ -21,20 +24,27 @@ class GraphModel final : public RecModel {
       : RecModel(device, std::move(shape)), graph_(std::move(graph)) {
     const int n = static_cast<int>(graph_.nodes.size());
     nodes_.resize(n);
+    std::vector<int> listed(n);  // the node the spec lists k-th
     for (int i = 0; i < n; ++i) {
       const GraphNode& node = graph_.nodes[i];
       Node& built = nodes_[i];
+      listed[node.listed] = i;
       if (node.spec.has_dense()) {
         built.column = 0;
+        built.dense = true;
       } else if (node.spec.has_embeddings()) {
         PlaceEmbeddings(node, &built);
       } else if (node.spec.has_concat() && ConsecutiveViews(node)) {
         built.column = nodes_[node.inputs[0]].column;
-      } else if (!node.spec.has_head()) {
-        std::vector<GraphShape> inputs;
-        for (int j : node.inputs) inputs.push_back(graph_.nodes[j].shape);
-        built.layer = CreateGraphLayer(node, inputs, device, &params_);
       }
+    }
+    for (int i : listed) {
+      const GraphNode& node = graph_.nodes[i];
+      Node& built = nodes_[i];
+      if (built.column >= 0 || built.layer != nullptr || node.spec.has_head()) continue;
+      std::vector<GraphShape> inputs;
+      for (int j : node.inputs) inputs.push_back(graph_.nodes[j].shape);
+      built.layer = CreateGraphLayer(node, inputs, device, &params_);
     }
     for (size_t h = 0; h < graph_.heads.size(); ++h) outputs_.emplace_back(device, 0);
   }
@@ -43,6 +53,7 @@ class GraphModel final : public RecModel {
   struct Node {
     std::unique_ptr<GraphLayer> layer;  // null: a view of X, or the head
     int column = -1;                    // a view: its first column in X
+    bool dense = false;                 // the dense features: no gradient
     bool reads_x = false;               // a gathered embeddings node
     Tensor output;                      // of the last Forward
     // Its inputs' outputs and gradients, kept from step to step (no
@@ -113,9 +124,10 @@ class GraphModel final : public RecModel {
     const int width = shape_.width();
     for (size_t h = 0; h < graph_.heads.size(); ++h) {
       const TensorGrad d = Grad(graph_.nodes[graph_.heads[h]].inputs[0], dx);
+      if (d.data == nullptr) continue;  // a head straight on a dense feature
       device_->Add2D(doutputs[h], 1, rows_, 1, d.data, d.stride);
     }
-    for (size_t i = nodes_.size(); i-- > 0;) {
+    for (int i : graph_.backward) {
       Node& node = nodes_[i];
       if (node.layer == nullptr) continue;
       node.grads.clear();
@@ -130,6 +142,7 @@ class GraphModel final : public RecModel {
   void BackwardHead(const float* doutput, float* dx) override { BackwardOutputs({doutput}, dx); }
 
   TensorGrad Grad(int node, float* dx) {
+    if (nodes_[node].dense) return {nullptr, 0};
     if (nodes_[node].column >= 0) return {dx + nodes_[node].column, shape_.width()};
     return nodes_[node].layer->output_grad();
   }

@@ -10,13 +10,6 @@
 
 namespace herald::worker {
 
-// `hidden` widths followed by a 1-unit output layer: the widths of a tower
-// that ends in a logit (build it with relu_after_last = false).
-inline std::vector<int> HiddenThenLogit(std::vector<int> hidden) {
-  hidden.push_back(1);
-  return hidden;
-}
-
 class Mlp {
  public:
   // widths: output width of each layer, in order. REQUIRES: non-empty.

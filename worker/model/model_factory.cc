@@ -1,6 +1,5 @@
 #include "worker/model/model_factory.h"
 
-#include "absl/strings/str_cat.h"
 #include "common/model_graph.h"
 #include "common/model_spec_check.h"
 #include "common/status.h"
@@ -8,17 +7,6 @@
 #include "worker/model/models.h"
 
 namespace herald::worker {
-namespace {
-
-absl::Status Invalid(const std::string& field, const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
-}
-
-std::vector<int> Widths(const google::protobuf::RepeatedField<uint32_t>& widths) {
-  return std::vector<int>(widths.begin(), widths.end());
-}
-
-}  // namespace
 
 Pooling PoolingOf(proto::PoolingKind kind) {
   switch (kind) {
@@ -69,35 +57,9 @@ ModelShape ShapeFromSpec(const proto::JobSpec& spec) {
 
 absl::StatusOr<std::unique_ptr<RecModel>> CreateModel(const proto::JobSpec& spec, Device* device) {
   if (auto s = ValidateModelSpec(spec); !s.ok()) return s;
-  const proto::ModelSpec& m = spec.model();
-  ModelShape shape = ShapeFromSpec(spec);
-  const std::vector<int> hidden = Widths(m.top_mlp());
-  std::unique_ptr<RecModel> model;
-  if (m.has_graph()) {
-    HERALD_ASSIGN_OR_RETURN(ResolvedGraph graph, ResolveModelGraph(spec));
-    model = MakeGraphModel(device, std::move(shape), std::move(graph));
-    model->params().Initialize(spec.seed());
-    return model;
-  }
-  switch (m.kind()) {
-    case proto::MODEL_WIDE_AND_DEEP:
-      model = MakeWideAndDeep(device, std::move(shape), hidden);
-      break;
-    case proto::MODEL_DEEPFM:
-      model = MakeDeepFm(device, std::move(shape), hidden);
-      break;
-    case proto::MODEL_DCN:
-      model = MakeDcn(device, std::move(shape), hidden, static_cast<int>(m.cross_layers()));
-      break;
-    case proto::MODEL_NCF:
-      model = MakeNcf(device, std::move(shape), hidden);
-      break;
-    case proto::MODEL_DLRM:
-      model = MakeDlrm(device, std::move(shape), Widths(m.bottom_mlp()), hidden);
-      break;
-    default:
-      return Invalid("model.kind", "unset or unknown");
-  }
+  // A built-in kind is its graph (common/builtin_model_graph.h).
+  HERALD_ASSIGN_OR_RETURN(ResolvedGraph graph, ResolveModelGraph(spec));
+  std::unique_ptr<RecModel> model = MakeGraphModel(device, ShapeFromSpec(spec), std::move(graph));
   model->params().Initialize(spec.seed());
   return model;
 }
