@@ -208,6 +208,14 @@ absl::Status ShapeNode(const proto::JobSpec& spec, const std::vector<ModelFeatur
                          absl::StrCat(mlp.widths(k), " must be in [1, ", kMaxWidth, "]"));
         }
       }
+      const float p = mlp.dropout();
+      if (!(p >= 0 && p < 1)) {
+        return Invalid(absl::StrCat(at, ": mlp.dropout"), absl::StrCat(p, " must be in [0, 1)"));
+      }
+      if (p > 0 && mlp.widths_size() < 2) {
+        return Invalid(absl::StrCat(at, ": mlp.dropout"),
+                       "drops the outputs of every layer but the last; a one-layer mlp has none");
+      }
       const int last = static_cast<int>(mlp.widths(mlp.widths_size() - 1));
       out = {last, 1, last};
       node->parameters = MlpParameters(in[0].width, mlp);

@@ -295,6 +295,15 @@ TEST(ModelGraph, RejectsEachWrongGraphNamingTheNodeAndField) {
                       nodes { name: "t" inputs: "c" mlp { widths: 1 } }
                       nodes { name: "h" inputs: "t" head {} })"),
               "nodes[1] \"c\": cross.rank: 20 must be < the input's width 20");
+  ExpectError(Spec(R"(nodes { name: "d" dense {} }
+                      nodes { name: "t" inputs: "d" mlp { widths: [4, 1] dropout: 1 } }
+                      nodes { name: "h" inputs: "t" head {} })"),
+              "nodes[1] \"t\": mlp.dropout: 1 must be in [0, 1)");
+  ExpectError(Spec(R"(nodes { name: "d" dense {} }
+                      nodes { name: "t" inputs: "d" mlp { widths: 1 dropout: 0.5 } }
+                      nodes { name: "h" inputs: "t" head {} })"),
+              "nodes[1] \"t\": mlp.dropout: drops the outputs of every layer but the last; a "
+              "one-layer mlp has none");
   ExpectError(Spec(R"(nodes { name: "x" dense {} }
                       nodes { name: "x" inputs: "x" head {} })"),
               "model.graph.nodes[1] \"x\": the name is also nodes[0]'s");

@@ -2,30 +2,13 @@
 
 #include <cmath>
 
-namespace herald {
-namespace {
-constexpr uint32_t kPhiloxM0 = 0xD2511F53u;
-constexpr uint32_t kPhiloxM1 = 0xCD9E8D57u;
-constexpr uint32_t kPhiloxW0 = 0x9E3779B9u;
-constexpr uint32_t kPhiloxW1 = 0xBB67AE85u;
+#include "common/philox.h"
 
-inline void MulHiLo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) {
-  uint64_t p = static_cast<uint64_t>(a) * b;
-  *hi = static_cast<uint32_t>(p >> 32);
-  *lo = static_cast<uint32_t>(p);
-}
-}  // namespace
+namespace herald {
 
 PhiloxCounter Philox4x32(PhiloxCounter c, PhiloxKey k) {
-  for (int round = 0; round < 10; ++round) {
-    uint32_t hi0, lo0, hi1, lo1;
-    MulHiLo(kPhiloxM0, c[0], &hi0, &lo0);
-    MulHiLo(kPhiloxM1, c[2], &hi1, &lo1);
-    c = {hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0};
-    k[0] += kPhiloxW0;
-    k[1] += kPhiloxW1;
-  }
-  return c;
+  const PhiloxBlock out = PhiloxRounds(PhiloxBlock{{c[0], c[1], c[2], c[3]}}, k[0], k[1]);
+  return {out.v[0], out.v[1], out.v[2], out.v[3]};
 }
 
 uint64_t Mix64(uint64_t x) {
@@ -100,8 +83,8 @@ void PhiloxLanes(uint64_t seed, uint32_t first, uint32_t table, uint64_t key,
   for (int round = 0; round < 10; ++round) {
     for (size_t l = 0; l < kLanes; ++l) {
       uint32_t hi0, lo0, hi1, lo1;
-      MulHiLo(kPhiloxM0, c0[l], &hi0, &lo0);
-      MulHiLo(kPhiloxM1, c2[l], &hi1, &lo1);
+      PhiloxMulHiLo(kPhiloxM0, c0[l], &hi0, &lo0);
+      PhiloxMulHiLo(kPhiloxM1, c2[l], &hi1, &lo1);
       c0[l] = hi1 ^ c1[l] ^ k0;
       c1[l] = lo1;
       c2[l] = hi0 ^ c3[l] ^ k1;

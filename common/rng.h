@@ -2,7 +2,8 @@
 // Counter-based deterministic random numbers (Philox4x32-10, Salmon et al.,
 // SC'11). The output depends only on (key, counter), so any process, thread or
 // device computes the same value for the same inputs: a row's initial value is
-// a pure function of (seed, table, key). The CUDA code mirrors this function.
+// a pure function of (seed, table, key). The rounds are common/philox.h's,
+// which the CUDA kernels compile too (dropout masks).
 
 #include <array>
 #include <cstddef>

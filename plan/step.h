@@ -32,9 +32,12 @@ struct Step {
   uint64_t iteration = 0;
   uint32_t num_samples = 0;
   uint32_t global_batch_size = 0;
-  uint32_t num_labels = 1;            // labels per sample
-  std::vector<float> labels;          // num_samples × num_labels
-  std::vector<float> dense;           // num_samples × num_dense
+  uint32_t num_labels = 1;    // labels per sample
+  std::vector<float> labels;  // num_samples × num_labels
+  std::vector<float> dense;   // num_samples × num_dense
+  // Each sample's index in the global batch (dropout masks are drawn by
+  // it); empty: 0, 1, …, num_samples − 1.
+  std::vector<uint32_t> sample_indices;
   std::vector<TableSamples> samples;  // one per table, in table order
   std::vector<TablePlan> plan;        // one per table (empty: no operation)
   // Set by the worker's StepExecutor, which checks a step ahead while the

@@ -42,6 +42,19 @@ absl::Status DecodeSamples(const proto::StepSamples& s, uint32_t num_tables, uin
   for (float v : step->dense) {
     if (!std::isfinite(v)) return absl::InvalidArgumentError("samples.dense: non-finite value");
   }
+  HERALD_RETURN_IF_ERROR(
+      UnpackColumn(s.sample_indices(), "samples.sample_indices", &step->sample_indices));
+  if (!step->sample_indices.empty()) {
+    HERALD_RETURN_IF_ERROR(
+        SameCount(step->sample_indices.size(), n, "samples.sample_indices", "samples.num_samples"));
+    for (uint32_t index : step->sample_indices) {
+      if (index >= step->global_batch_size) {
+        return absl::InvalidArgumentError(absl::StrCat("samples.sample_indices: ", index,
+                                                       " is not below global_batch_size ",
+                                                       step->global_batch_size));
+      }
+    }
+  }
   step->samples.resize(num_tables);
   std::vector<bool> seen(num_tables, false);
   for (int i = 0; i < s.tables_size(); ++i) {
@@ -161,6 +174,7 @@ proto::WorkerStep EncodeWorkerStep(const Step& step) {
   if (step.num_labels != 1) s->set_labels_per_sample(step.num_labels);
   PackColumn(step.labels, s->mutable_labels());
   PackColumn(step.dense, s->mutable_dense());
+  if (!step.sample_indices.empty()) PackColumn(step.sample_indices, s->mutable_sample_indices());
   EncodeTableSamples(step.samples, s);
   EncodeCachePlan(step.plan, out.mutable_plan());
   return out;

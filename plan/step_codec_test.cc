@@ -105,6 +105,7 @@ TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
   step.global_batch_size = 4;
   step.labels = {1, 0};
   step.dense = {1, 2, 3, 4};
+  step.sample_indices = {3, 1};
   step.samples.resize(1);
   step.samples[0].offsets = {0, 1, 3};
   step.samples[0].slots = {5, 6, 7};
@@ -125,6 +126,7 @@ TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
   auto back = DecodeWorkerStep(wire, 1, 2);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->samples[0].slots, step.samples[0].slots);
+  EXPECT_EQ(back->sample_indices, step.sample_indices);
   EXPECT_EQ(back->plan[0].fetch.keys, step.plan[0].fetch.keys);
   EXPECT_EQ(back->plan[0].gather.keys, step.plan[0].gather.keys);
   EXPECT_EQ(back->plan[0].gather.peers, step.plan[0].gather.peers);
@@ -137,6 +139,15 @@ TEST(DecodeWorkerStep, RoundTripsAndNamesBadFields) {
   auto e = DecodeWorkerStep(bad, 1, 2);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("samples.tables[0].offsets"), std::string::npos);
+  // A sample index past the global batch, or one index too few.
+  for (const std::vector<uint32_t>& indices :
+       {std::vector<uint32_t>{3, 4}, std::vector<uint32_t>{3}}) {
+    Step wrong = step;
+    wrong.sample_indices = indices;
+    e = DecodeWorkerStep(EncodeWorkerStep(wrong), 1, 2);
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.status().message().find("samples.sample_indices"), std::string::npos) << e.status();
+  }
   bad = wire;
   bad.mutable_plan()->mutable_tables(0)->mutable_fetch()->mutable_slots()->resize(4);
   e = DecodeWorkerStep(bad, 1, 2);

@@ -354,20 +354,23 @@ TEST_F(ExactnessCluster, EveryPolicyAndWorkerCountGivesTheReferenceModel) {
 // a low-rank DCN-v2 and a two-feature dot, trained by 2 workers under herald
 // and 4 under vanilla, gives the reference trainer's model, which builds the
 // same graph.
-TEST_F(ExactnessCluster, AModelGraphGivesTheReferenceModel) {
+// Its MLPs drop units (MlpSpec.dropout): each sample's masks follow its
+// index in the global batch, on whichever worker it trains.
+TEST_F(ExactnessCluster, AModelGraphWithDropoutGivesTheReferenceModel) {
   auto graph_spec = [](proto::PolicyKind policy, uint32_t workers) {
     proto::JobSpec spec = Spec(policy, workers);
     spec.mutable_model()->Clear();
     const absl::Status parsed = ParseTextProto(R"(graph {
       nodes { name: "dense" dense {} }
-      nodes { name: "bottom" inputs: "dense" mlp { widths: [8, 4] activate_last: true } }
+      nodes { name: "bottom" inputs: "dense"
+              mlp { widths: [8, 4] activate_last: true dropout: 0.25 } }
       nodes { name: "bags" embeddings {} }
       nodes { name: "fields" inputs: ["bottom", "bags"] concat {} }
       nodes { name: "pairs" inputs: "fields" dot_interaction {} }
       nodes { name: "x" inputs: ["dense", "bags"] concat {} }
       nodes { name: "cross" inputs: "x" cross { kind: CROSS_V2 layers: 2 rank: 8 } }
       nodes { name: "deep" inputs: ["pairs", "cross"] concat {} }
-      nodes { name: "tower" inputs: "deep" mlp { widths: [8, 1] } }
+      nodes { name: "tower" inputs: "deep" mlp { widths: [8, 1] dropout: 0.5 } }
       nodes { name: "c1" embeddings { features: "C1" } }
       nodes { name: "c3" embeddings { features: "C3" } }
       nodes { name: "c1_c3" inputs: ["c1", "c3"] dot {} }

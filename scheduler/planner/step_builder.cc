@@ -2,6 +2,7 @@
 
 #include "plan/plan_codec.h"
 #include "plan/step_codec.h"
+#include "plan/wire_columns.h"
 
 namespace herald::scheduler {
 
@@ -26,6 +27,8 @@ proto::WorkerStep BuildStep(const data::KeyBatch& batch, uint32_t num_dense,
     dense->append(reinterpret_cast<const char*>(batch.dense.data() + size_t{s} * num_dense),
                   num_dense * sizeof(float));
   }
+  // Each sample's place in the global batch: its dropout masks.
+  plan::PackColumn(wp.samples, samples->mutable_sample_indices());
   plan::EncodeTableSamples(wp.slots, samples);
   plan::EncodeCachePlan(wp.tables, step.mutable_plan());
   return step;

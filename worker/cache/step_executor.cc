@@ -324,6 +324,8 @@ void StepExecutor::QueueTraining(const plan::Step& step, StepResult* result) {
   in.rows = static_cast<int>(step.num_samples);
   in.labels = upload_.labels();
   in.dense = upload_.dense();
+  in.iteration = step.iteration;
+  in.sample_ids = upload_.sample_ids();
   // One input per feature, in feature order, over its table's rows and
   // gradients (a table several features look up: each its own bags).
   for (const TableShape& feature : model_->shape().tables) {

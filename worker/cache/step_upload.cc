@@ -67,6 +67,12 @@ void StepUpload::Pack(const plan::Step& step, int b) {
       buffer.feature_entries[t].push_back(static_cast<uint32_t>(bags.slots.size()));
     }
   }
+  // Each sample's index in the global batch, last (0: none sent).
+  buffer.sample_part = 0;
+  if (!step.sample_indices.empty()) {
+    buffer.sample_part = buffer.parts.size();
+    Add(buffer, step.sample_indices);
+  }
   buffer.stage = next_stage.fetch_add(1);
   step.staged_as = buffer.stage;
 }

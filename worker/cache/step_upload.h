@@ -1,6 +1,7 @@
 #pragma once
-// A step's host lists — labels, dense features, and per table the bags'
-// offsets, the sample slots and the owned slots — packed into one buffer of
+// A step's host lists — labels, dense features, per table the bags'
+// offsets, the sample slots and the owned slots, and the samples' indices
+// in the global batch — packed into one buffer of
 // the device's host memory (page-locked on a GPU) and sent to the device in
 // one copy, instead of one staged copy per list and table.
 //
@@ -65,6 +66,12 @@ class StepUpload {
   uint32_t feature_entries(size_t t, uint32_t j) const {
     return buffers_[uploaded_].feature_entries[t][j];
   }
+  // Each sample's index in the global batch (plan::Step::sample_indices);
+  // null where the step has none.
+  const uint32_t* sample_ids() const {
+    const size_t part = buffers_[uploaded_].sample_part;
+    return part == 0 ? nullptr : Words(part);
+  }
   size_t bytes() const { return buffers_[uploaded_].words * sizeof(uint32_t); }
 
  private:
@@ -76,6 +83,7 @@ class StepUpload {
     std::vector<size_t> feature_parts;                   // per table: its first feature part
     std::vector<size_t> weight_parts;                    // per table: its weights' part (0: none)
     std::vector<std::vector<uint32_t>> feature_entries;  // per table and feature: slots
+    size_t sample_part = 0;                              // the sample indices' part (0: none)
     uint64_t stage = 0;  // plan::Step::staged_as of its content (0: none)
   };
   // Packs into buffer b; returns its stage number.

@@ -8,6 +8,7 @@
 #include <new>
 #include <vector>
 
+#include "worker/device/dropout_rules.h"
 #include "worker/device/elementwise_rules.h"
 
 // The same float operations as written (no contraction into fused
@@ -163,6 +164,21 @@ void CpuDevice::RowDots(const float* a, int a_stride, const float* b, int b_stri
     float s = 0.0f;
     for (int c = 0; c < cols; ++c) s += ar[c] * br[c];
     out[r] = s;
+  }
+}
+
+void CpuDevice::DropoutMask(uint64_t key, uint64_t iteration, const uint32_t* samples, int rows,
+                            int width, float p, float* mask) {
+  const float keep_scale = 1.0f / (1.0f - p);
+  for (int r = 0; r < rows; ++r) {
+    const uint32_t sample = samples != nullptr ? samples[r] : static_cast<uint32_t>(r);
+    float* row = mask + At(r, width);
+    for (int c = 0; c < width; c += 4) {
+      const PhiloxBlock bits = DropoutBits(key, iteration, sample, static_cast<uint32_t>(c / 4));
+      for (int j = 0; j < 4 && c + j < width; ++j) {
+        row[c + j] = DropoutScaleOf(bits.v[j], p, keep_scale);
+      }
+    }
   }
 }
 

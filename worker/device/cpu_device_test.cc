@@ -133,6 +133,37 @@ TEST(CpuDevice, StridedCopyAddMultiplyAndRowDots) {
   EXPECT_EQ(y, (std::vector<float>{2, 4, 6, -4, -5, -6}));
 }
 
+// Dropout masks: 0 or 1 / (1 − p), about a fraction p dropped, the same
+// draw for the same (key, iteration, sample), whichever row the sample is
+// in; another iteration or key draws another mask.
+TEST(CpuDevice, DropoutMasksFollowTheSampleNotTheRow) {
+  CpuDevice dev;
+  const int rows = 200, width = 30;
+  const float p = 0.25f;
+  auto mask = [&](uint64_t key, uint64_t iteration, const uint32_t* samples, int n) {
+    std::vector<float> m(n * width);
+    dev.DropoutMask(key, iteration, samples, n, width, p, m.data());
+    return m;
+  };
+  const std::vector<float> all = mask(7, 3, nullptr, rows);
+  size_t dropped = 0;
+  for (float v : all) {
+    ASSERT_TRUE(v == 0.0f || v == 1.0f / (1.0f - p)) << v;
+    dropped += v == 0.0f;
+  }
+  EXPECT_NEAR(double(dropped) / all.size(), p, 0.03);
+  // Samples 150 and 4 as rows 0 and 1 of a worker's batch.
+  const std::vector<uint32_t> mine = {150, 4};
+  const std::vector<float> part = mask(7, 3, mine.data(), 2);
+  EXPECT_EQ(std::vector<float>(part.begin(), part.begin() + width),
+            std::vector<float>(all.begin() + 150 * width, all.begin() + 151 * width));
+  EXPECT_EQ(std::vector<float>(part.begin() + width, part.end()),
+            std::vector<float>(all.begin() + 4 * width, all.begin() + 5 * width));
+  EXPECT_NE(mask(7, 4, nullptr, rows), all);
+  EXPECT_NE(mask(8, 3, nullptr, rows), all);
+  EXPECT_EQ(mask(7, 3, nullptr, rows), all);
+}
+
 TEST(CpuDevice, SigmoidCrossEntropyIsStableForLargeLogits) {
   CpuDevice dev;
   const float logits[3] = {0.0f, 100.0f, -100.0f};

@@ -138,6 +138,13 @@ class Device {
   // y[r, c] += s[r] · x[r, c] with row strides.
   virtual void AddScaledRows(const float* s, const float* x, int x_stride, int rows, int cols,
                              float* y, int y_stride) = 0;
+  // A dropout mask, rows × width: mask[r·width + c] is 0 (unit c of row r
+  // dropped, with probability p) or 1 / (1 − p), drawn by (key, iteration,
+  // the row's sample: samples[r], or r when samples is null; c) as
+  // dropout_rules.h defines. `samples` is in device memory. REQUIRES:
+  // 0 < p < 1.
+  virtual void DropoutMask(uint64_t key, uint64_t iteration, const uint32_t* samples, int rows,
+                           int width, float p, float* mask) = 0;
   // out[r] = Σ_c a[r, c] · b[r, c] (columns in ascending order).
   virtual void RowDots(const float* a, int a_stride, const float* b, int b_stride, int rows,
                        int cols, float* out) = 0;

@@ -50,6 +50,7 @@ class NullDevice final : public Device {
   void Multiply2D(const float*, int, const float*, int, int, int, float*, int, bool) override {}
   void AddScaledRows(const float*, const float*, int, int, int, float*, int) override {}
   void RowDots(const float*, int, const float*, int, int, int, float*) override {}
+  void DropoutMask(uint64_t, uint64_t, const uint32_t*, int, int, float, float*) override {}
   void FmForward(const float*, int, int, int, int, float*) override {}
   void FmBackward(const float*, int, const float*, int, int, int, float*, int) override {}
   void DotInteractionForward(const float*, int, int, int, int, float*, int) override {}

@@ -11,6 +11,7 @@
 #include "common/model_graph.h"
 #include "worker/device/device.h"
 #include "worker/model/dense_parameters.h"
+#include "worker/model/dropout.h"
 
 namespace herald::worker {
 
@@ -39,9 +40,12 @@ class GraphLayer {
 // head, which the graph model reads and writes itself). `inputs`: the
 // shapes of the node's inputs. Reserves its parameters in `params` in the
 // order model_graph.h counts them.
+// `seed` and `draw` (the model's, updated before each pass) feed the
+// dropout of an mlp node.
 std::unique_ptr<GraphLayer> CreateGraphLayer(const GraphNode& node,
                                              const std::vector<GraphShape>& inputs, Device* device,
-                                             DenseParameters* params);
+                                             DenseParameters* params, uint64_t seed,
+                                             const DropoutDraw* draw);
 
 }  // namespace herald::worker
 

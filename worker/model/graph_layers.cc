@@ -161,12 +161,16 @@ class DotLayer final : public OwnedOutput {
 
 class MlpLayer final : public GraphLayer {
  public:
-  MlpLayer(Device* device, DenseParameters* params, int in, const proto::MlpSpec& spec)
+  MlpLayer(Device* device, DenseParameters* params, int in, const proto::MlpSpec& spec,
+           uint64_t seed, uint32_t node, const DropoutDraw* draw)
       : mlp_(device, params, in, std::vector<int>(spec.widths().begin(), spec.widths().end()),
-             spec.activate_last(), spec.activation() == proto::ACTIVATION_RELU) {}
+             spec.activate_last(), spec.activation() == proto::ACTIVATION_RELU),
+        draw_(draw) {
+    if (spec.dropout() > 0) mlp_.SetDropout(spec.dropout(), seed, node);
+  }
 
   Tensor Forward(const std::vector<Tensor>& in, int rows) override {
-    return {mlp_.Forward(in[0].data, in[0].stride, rows), mlp_.out()};
+    return {mlp_.Forward(in[0].data, in[0].stride, rows, draw_), mlp_.out()};
   }
   void Backward(const std::vector<TensorGrad>& grads) override {
     mlp_.Backward(grads[0].data, grads[0].stride);
@@ -175,6 +179,7 @@ class MlpLayer final : public GraphLayer {
 
  private:
   Mlp mlp_;
+  const DropoutDraw* draw_;
 };
 
 // A stack of cross layers over x0 = the input: x_{l+1} = cross_l(x0, x_l).
@@ -289,7 +294,8 @@ std::unique_ptr<GraphLayer> CreateColumnGather(std::vector<ColumnRange> ranges, 
 
 std::unique_ptr<GraphLayer> CreateGraphLayer(const GraphNode& node,
                                              const std::vector<GraphShape>& inputs, Device* device,
-                                             DenseParameters* params) {
+                                             DenseParameters* params, uint64_t seed,
+                                             const DropoutDraw* draw) {
   const proto::GraphNodeSpec& s = node.spec;
   switch (s.layer_case()) {
     case proto::GraphNodeSpec::kConcat: {
@@ -304,7 +310,8 @@ std::unique_ptr<GraphLayer> CreateGraphLayer(const GraphNode& node,
     case proto::GraphNodeSpec::kDot:
       return std::make_unique<DotLayer>(device, inputs[0].width);
     case proto::GraphNodeSpec::kMlp:
-      return std::make_unique<MlpLayer>(device, params, inputs[0].width, s.mlp());
+      return std::make_unique<MlpLayer>(device, params, inputs[0].width, s.mlp(), seed,
+                                        static_cast<uint32_t>(node.listed), draw);
     case proto::GraphNodeSpec::kCross: {
       const int layers = static_cast<int>(s.cross().layers());
       if (s.cross().kind() == proto::CROSS_V2) {

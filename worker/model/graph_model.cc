@@ -20,7 +20,7 @@ namespace {
 
 class GraphModel final : public RecModel {
  public:
-  GraphModel(Device* device, ModelShape shape, ResolvedGraph graph)
+  GraphModel(Device* device, ModelShape shape, ResolvedGraph graph, uint64_t seed)
       : RecModel(device, std::move(shape)), graph_(std::move(graph)) {
     const int n = static_cast<int>(graph_.nodes.size());
     nodes_.resize(n);
@@ -44,7 +44,7 @@ class GraphModel final : public RecModel {
       if (built.column >= 0 || built.layer != nullptr || node.spec.has_head()) continue;
       std::vector<GraphShape> inputs;
       for (int j : node.inputs) inputs.push_back(graph_.nodes[j].shape);
-      built.layer = CreateGraphLayer(node, inputs, device, &params_);
+      built.layer = CreateGraphLayer(node, inputs, device, &params_, seed, &draw_);
     }
     for (size_t h = 0; h < graph_.heads.size(); ++h) outputs_.emplace_back(device, 0);
   }
@@ -88,6 +88,10 @@ class GraphModel final : public RecModel {
       next += graph_.nodes[j].shape.width;
     }
     return true;
+  }
+
+  void BeginPass(const ModelInput& in, bool training) override {
+    draw_ = {training, in.iteration, in.sample_ids};
   }
 
   std::vector<const float*> ForwardOutputs(const float* x, int rows) override {
@@ -137,10 +141,6 @@ class GraphModel final : public RecModel {
     }
   }
 
-  // Every built-in model has one head; a graph's outputs are the ones above.
-  const float* ForwardHead(const float* x, int rows) override { return ForwardOutputs(x, rows)[0]; }
-  void BackwardHead(const float* doutput, float* dx) override { BackwardOutputs({doutput}, dx); }
-
   TensorGrad Grad(int node, float* dx) {
     if (nodes_[node].dense) return {nullptr, 0};
     if (nodes_[node].column >= 0) return {dx + nodes_[node].column, shape_.width()};
@@ -150,14 +150,16 @@ class GraphModel final : public RecModel {
   ResolvedGraph graph_;
   std::vector<Node> nodes_;
   std::vector<DeviceArray<float>> outputs_;  // per head, where its input is strided
+  DropoutDraw draw_;                         // this pass's (BeginPass)
   const float* x_ = nullptr;
   int rows_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<RecModel> MakeGraphModel(Device* device, ModelShape shape, ResolvedGraph graph) {
-  return std::make_unique<GraphModel>(device, std::move(shape), std::move(graph));
+std::unique_ptr<RecModel> MakeGraphModel(Device* device, ModelShape shape, ResolvedGraph graph,
+                                         uint64_t seed) {
+  return std::make_unique<GraphModel>(device, std::move(shape), std::move(graph), seed);
 }
 
 }  // namespace herald::worker

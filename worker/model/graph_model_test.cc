@@ -188,6 +188,90 @@ TEST(GraphModel, TwoHeadsMatchFiniteDifferencesOfTheirWeightedLosses) {
   testing::ExpectModelGradientsMatch(model->get(), &batch, 400);
 }
 
+// Dropout on a ReLU bottom and a linear tower.
+const char* kDropout = R"(graph {
+  nodes { name: "dense" dense {} }
+  nodes { name: "bags" embeddings {} }
+  nodes { name: "x" inputs: ["dense", "bags"] concat {} }
+  nodes { name: "bottom" inputs: "x" mlp { widths: [12, 8] activate_last: true dropout: 0.5 } }
+  nodes { name: "tower" inputs: "bottom" mlp { widths: [6, 5, 1] activation: ACTIVATION_NONE
+                                                dropout: 0.3 } }
+  nodes { name: "out" inputs: "tower" head {} }
+})";
+
+// The batch with its rows in the order `rows` (row r of the result is row
+// rows[r] of `batch`).
+testing::TestBatch Permuted(const testing::TestBatch& batch, const std::vector<uint32_t>& rows) {
+  testing::TestBatch out = batch;
+  const size_t num_dense = batch.dense.size() / testing::TestBatch::kRows;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    out.labels[r] = batch.labels[rows[r]];
+    for (size_t d = 0; d < num_dense; ++d) {
+      out.dense[r * num_dense + d] = batch.dense[rows[r] * num_dense + d];
+    }
+  }
+  for (size_t t = 0; t < batch.dims.size(); ++t) {
+    out.slots[t].clear();
+    out.offsets[t] = {0};
+    for (uint32_t r : rows) {
+      for (uint32_t i = batch.offsets[t][r]; i < batch.offsets[t][r + 1]; ++i) {
+        out.slots[t].push_back(batch.slots[t][i]);
+      }
+      out.offsets[t].push_back(static_cast<uint32_t>(out.slots[t].size()));
+    }
+  }
+  return out;
+}
+
+// Dropout masks stay fixed within a step (iteration, sample), so finite
+// differences hold; prediction uses no mask; and a sample keeps its mask
+// in whichever row of a worker's batch it lands, by its index in the
+// global batch, so a permuted batch that says where its rows come from
+// trains the same gradients.
+TEST(GraphModel, DropoutMatchesFiniteDifferencesAndFollowsTheSample) {
+  CpuDevice dev;
+  auto model = CreateModel(Spec(kDropout), &dev);
+  ASSERT_TRUE(model.ok()) << model.status();
+  testing::TestBatch batch(kDims, kDense);
+  testing::ExpectModelGradientsMatch(model->get(), &batch, 300, /*dropout=*/true);
+
+  // Without dropout: the same parameters, the same predictions, another loss.
+  std::string plain = kDropout;
+  for (const char* p :
+       {" dropout: 0.5", "\n                                                dropout: 0.3"}) {
+    plain.erase(plain.find(p), std::string(p).size());
+  }
+  auto no_dropout = CreateModel(Spec(plain), &dev);
+  ASSERT_TRUE(no_dropout.ok()) << no_dropout.status();
+  ASSERT_EQ((*model)->params().values().ToHost(), (*no_dropout)->params().values().ToHost());
+  testing::TestBatch b1(kDims, kDense), b2(kDims, kDense);
+  EXPECT_EQ((*model)->Predict(b1.Input(&b1.grads)), (*no_dropout)->Predict(b2.Input(&b2.grads)));
+  EXPECT_NE((*model)->TrainStep(b1.Input(&b1.grads), 1.0f),
+            (*no_dropout)->TrainStep(b2.Input(&b2.grads), 1.0f));
+
+  // The batch as a worker might get it: rows 2, 0, 3, 1 of the global batch.
+  const std::vector<uint32_t> rows = {2, 0, 3, 1};
+  auto train = [&](testing::TestBatch* b, const uint32_t* sample_ids, uint64_t iteration) {
+    ModelInput in = b->Input(&b->grads);
+    in.sample_ids = sample_ids;
+    in.iteration = iteration;
+    const double loss = (*model)->TrainStep(in, 1.0f);
+    return std::pair{loss, (*model)->params().grads().ToHost()};
+  };
+  testing::TestBatch whole(kDims, kDense);
+  const auto [loss, grads] = train(&whole, nullptr, 5);
+  testing::TestBatch permuted = Permuted(whole, rows);
+  const auto [permuted_loss, permuted_grads] = train(&permuted, rows.data(), 5);
+  EXPECT_NEAR(permuted_loss, loss, 1e-6);
+  ASSERT_EQ(permuted_grads.size(), grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) EXPECT_NEAR(permuted_grads[i], grads[i], 1e-6) << i;
+  // Masks drawn by row instead: another loss; another iteration: too.
+  testing::TestBatch by_row = Permuted(whole, rows);
+  EXPECT_GT(std::abs(train(&by_row, nullptr, 5).first - loss), 1e-4);
+  testing::TestBatch later(kDims, kDense);
+  EXPECT_GT(std::abs(train(&later, nullptr, 6).first - loss), 1e-4);
+}
+
 TEST(GraphModel, AnInvalidGraphIsRefusedNamingTheNode) {
   CpuDevice dev;
   auto model = CreateModel(Spec(R"(graph {

@@ -5,6 +5,8 @@
 #include <memory>
 #include <vector>
 
+#include "worker/device/device_array.h"
+#include "worker/model/dropout.h"
 #include "worker/model/linear.h"
 #include "worker/model/relu.h"
 
@@ -17,7 +19,13 @@ class Mlp {
   Mlp(Device* device, DenseParameters* params, int in, const std::vector<int>& widths,
       bool relu_after_last, bool relu_hidden = true);
 
-  const float* Forward(const float* x, int x_stride, int rows);
+  // Inverted dropout with probability p on every layer's output but the
+  // last's (after its activation), its masks keyed by DropoutKey(seed,
+  // node, layer). REQUIRES: 0 < p < 1, before the first Forward.
+  void SetDropout(float p, uint64_t seed, uint32_t node);
+
+  // `draw`: the training step's masks (null, or not training: none).
+  const float* Forward(const float* x, int x_stride, int rows, const DropoutDraw* draw = nullptr);
   void Backward(float* dx, int dx_stride);
 
   int out() const { return linears_.back()->out(); }
@@ -27,6 +35,14 @@ class Mlp {
  private:
   std::vector<std::unique_ptr<Linear>> linears_;
   std::vector<std::unique_ptr<Relu>> relus_;  // relus_[i] follows linears_[i]
+  Device* device_;
+  float dropout_ = 0;
+  uint64_t seed_ = 0;
+  uint32_t node_ = 0;
+  bool dropped_ = false;  // the last Forward applied masks
+  int rows_ = 0;
+  // Per layer but the last: its mask and its output after the mask.
+  std::vector<DeviceArray<float>> masks_, dropped_outputs_;
 };
 
 }  // namespace herald::worker

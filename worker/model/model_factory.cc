@@ -59,7 +59,8 @@ absl::StatusOr<std::unique_ptr<RecModel>> CreateModel(const proto::JobSpec& spec
   if (auto s = ValidateModelSpec(spec); !s.ok()) return s;
   // A built-in kind is its graph (common/builtin_model_graph.h).
   HERALD_ASSIGN_OR_RETURN(ResolvedGraph graph, ResolveModelGraph(spec));
-  std::unique_ptr<RecModel> model = MakeGraphModel(device, ShapeFromSpec(spec), std::move(graph));
+  std::unique_ptr<RecModel> model =
+      MakeGraphModel(device, ShapeFromSpec(spec), std::move(graph), spec.seed());
   model->params().Initialize(spec.seed());
   return model;
 }

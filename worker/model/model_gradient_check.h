@@ -33,7 +33,10 @@ struct TestBatch {
 // Trains `batch` once and expects the model's gradients w.r.t. its dense
 // parameters and every table's rows to match central differences of the
 // loss (`max_coordinates` of each), and Predict to give that loss: Σ over
-// the heads of weight × (cross-entropy or squared error).
-void ExpectModelGradientsMatch(RecModel* model, TestBatch* batch, size_t max_coordinates);
+// the heads of weight × (cross-entropy or squared error). A model with
+// dropout (`dropout`) trains under masks that Predict does not apply: its
+// Predict must then give another loss.
+void ExpectModelGradientsMatch(RecModel* model, TestBatch* batch, size_t max_coordinates,
+                               bool dropout = false);
 
 }  // namespace herald::worker::testing

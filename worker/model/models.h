@@ -12,7 +12,8 @@
 namespace herald::worker {
 
 // The graph's layers over X, each head's input an output of the model
-// (graph_model.cc).
-std::unique_ptr<RecModel> MakeGraphModel(Device* device, ModelShape shape, ResolvedGraph graph);
+// (graph_model.cc). `seed`: the job's (dropout masks).
+std::unique_ptr<RecModel> MakeGraphModel(Device* device, ModelShape shape, ResolvedGraph graph,
+                                         uint64_t seed);
 
 }  // namespace herald::worker

@@ -64,6 +64,7 @@ const float* RecModel::HeadLabels(const ModelInput& in, size_t h) {
 }
 
 void RecModel::QueueTrainStep(const ModelInput& in, float grad_scale) {
+  BeginPass(in, /*training=*/true);
   const std::vector<const float*> outputs = ForwardOutputs(BuildFeatures(in), in.rows);
   std::vector<const float*> doutputs;
   for (size_t h = 0; h < outputs.size(); ++h) {
@@ -104,6 +105,7 @@ std::vector<Device::BagTable> RecModel::BagTables(const ModelInput& in) const {
 }
 
 std::vector<float> RecModel::Predict(const ModelInput& in) {
+  BeginPass(in, /*training=*/false);
   const std::vector<const float*> outputs = ForwardOutputs(BuildFeatures(in), in.rows);
   const size_t heads = outputs.size();
   probabilities_.Resize(static_cast<size_t>(in.rows) * heads);

@@ -52,6 +52,10 @@ struct ModelInput {
   int rows = 0;
   const float* dense = nullptr;   // rows × num_dense
   const float* labels = nullptr;  // rows × shape.num_labels (unused by Predict)
+  // Training only, for dropout masks (dropout.h): the iteration, and each
+  // row's index in the global batch (device memory; null: the row's own).
+  uint64_t iteration = 0;
+  const uint32_t* sample_ids = nullptr;
   // One per feature (ModelShape::tables): its bags, over the rows and
   // gradients of the table it looks up.
   std::vector<EmbeddingBagInput> tables;
@@ -80,18 +84,14 @@ class RecModel {
  protected:
   RecModel(Device* device, ModelShape shape);
 
+  // Before each pass's ForwardOutputs: the batch, and whether the pass
+  // trains (dropout) or predicts.
+  virtual void BeginPass(const ModelInput& in, bool training) = 0;
   // x: rows × shape().width(), contiguous. Returns each head's outputs
   // (rows floats each, contiguous), in head order.
-  virtual std::vector<const float*> ForwardOutputs(const float* x, int rows) {
-    return {ForwardHead(x, rows)};
-  }
+  virtual std::vector<const float*> ForwardOutputs(const float* x, int rows) = 0;
   // Adds the gradient w.r.t. x into dx given ∂loss/∂outputs of each head.
-  virtual void BackwardOutputs(const std::vector<const float*>& doutputs, float* dx) {
-    BackwardHead(doutputs[0], dx);
-  }
-  // The same for a model of one head (every built-in one).
-  virtual const float* ForwardHead(const float* x, int rows) = 0;
-  virtual void BackwardHead(const float* dlogits, float* dx) = 0;
+  virtual void BackwardOutputs(const std::vector<const float*>& doutputs, float* dx) = 0;
 
   Device* device_;
   ModelShape shape_;

@@ -141,6 +141,8 @@ absl::StatusOr<double> ReferenceTrainer::Train(const data::KeyBatch& batch) {
   }
   ModelInput input;
   Stage(batch, /*create_rows=*/true, &input);
+  // The whole global batch in order: row r is sample r (dropout masks).
+  input.iteration = iterations_;
   const double loss = model_->TrainStep(input, 1.0f / static_cast<float>(batch.num_samples));
   const uint64_t iteration = iterations_++;
   dense_optimizer_.Step(model_->params(), iteration);

@@ -483,6 +483,15 @@ void CudaDevice::RowDots(const float* a, int a_stride, const float* b, int b_str
   }
 }
 
+void CudaDevice::DropoutMask(uint64_t key, uint64_t iteration, const uint32_t* samples, int rows,
+                             int width, float p, float* mask) {
+  if (Ready()) {
+    CheckCuda(cuda::DropoutMask(stream_, key, iteration, samples, rows, width, p, 1.0f / (1.0f - p),
+                                mask),
+              "DropoutMask kernel");
+  }
+}
+
 void CudaDevice::FmForward(const float* x, int x_stride, int rows, int fields, int dim,
                            float* out) {
   if (Ready()) {

@@ -118,6 +118,8 @@ class CudaDevice final : public Device {
                   float* out, int out_stride, bool accumulate) override;
   void AddScaledRows(const float* s, const float* x, int x_stride, int rows, int cols, float* y,
                      int y_stride) override;
+  void DropoutMask(uint64_t key, uint64_t iteration, const uint32_t* samples, int rows, int width,
+                   float p, float* mask) override;
   void RowDots(const float* a, int a_stride, const float* b, int b_stride, int rows, int cols,
                float* out) override;
 

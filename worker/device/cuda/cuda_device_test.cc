@@ -262,6 +262,22 @@ TEST_F(CudaDeviceTest, ElementwiseOperations) {
   Expect("RowDots", dots);
 }
 
+// The same Philox draws on both devices (dropout_rules.h): masks equal bit
+// for bit, by sample index and by row, over widths not a multiple of 4.
+TEST_F(CudaDeviceTest, DropoutMasksAreBitwiseEqual) {
+  const int rows = 37, width = 23;
+  auto samples =
+      Indices({5,  900, 3,  77, 12, 6,  1,  0,  2,  4,  8,  9,  10, 11, 13, 14, 15, 16, 17,
+               18, 19,  20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35});
+  for (const uint32_t* cpu_samples : {samples.cpu.data(), static_cast<uint32_t*>(nullptr)}) {
+    const uint32_t* gpu_samples = cpu_samples == nullptr ? nullptr : samples.gpu.data();
+    auto mask = Floats(std::vector<float>(rows * width, 7.0f));
+    cpu_.DropoutMask(0x1234567890ull, 41, cpu_samples, rows, width, 0.3f, mask.cpu.data());
+    gpu_->DropoutMask(0x1234567890ull, 41, gpu_samples, rows, width, 0.3f, mask.gpu.data());
+    Expect("DropoutMask", mask);
+  }
+}
+
 TEST_F(CudaDeviceTest, InteractionsAreBitwiseEqual) {
   const int rows = 41, fields = 9, dim = 16, stride = fields * dim + 5;
   auto x = Floats(Random(rows * stride, 21));

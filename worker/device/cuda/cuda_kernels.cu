@@ -4,6 +4,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "worker/device/cuda/cuda_kernels.h"
+#include "worker/device/dropout_rules.h"
 #include "worker/device/elementwise_rules.h"
 #include "worker/device/pooling.h"
 
@@ -132,6 +133,21 @@ __global__ void AddScaledRowsKernel(size_t total, const float* s, const float* x
   HERALD_GRID_LOOP(i, total) {
     const int r = static_cast<int>(i / cols), c = static_cast<int>(i % cols);
     y[At(r, y_stride) + c] += s[r] * x[At(r, x_stride) + c];
+  }
+}
+
+// One thread per 4 units of a row.
+__global__ void DropoutMaskKernel(size_t total, uint64_t key, uint64_t iteration,
+                                  const uint32_t* samples, int width, int blocks, float p,
+                                  float keep_scale, float* mask) {
+  HERALD_GRID_LOOP(i, total) {
+    const int r = static_cast<int>(i / blocks), b = static_cast<int>(i % blocks);
+    const uint32_t sample = samples != nullptr ? samples[r] : static_cast<uint32_t>(r);
+    const PhiloxBlock bits = DropoutBits(key, iteration, sample, static_cast<uint32_t>(b));
+    float* row = mask + At(r, width);
+    for (int j = 0; j < 4 && 4 * b + j < width; ++j) {
+      row[4 * b + j] = DropoutScaleOf(bits.v[j], p, keep_scale);
+    }
   }
 }
 
@@ -580,6 +596,13 @@ int RowDots(Stream stream, const float* a, int a_stride, const float* b, int b_s
             int cols, float* out) {
   return Launch(stream, static_cast<size_t>(rows), RowDotsKernel, a, a_stride, b, b_stride, cols,
                 out);
+}
+
+int DropoutMask(Stream stream, uint64_t key, uint64_t iteration, const uint32_t* samples, int rows,
+                int width, float p, float keep_scale, float* mask) {
+  const int blocks = (width + 3) / 4;
+  return Launch(stream, static_cast<size_t>(rows) * blocks, DropoutMaskKernel, key, iteration,
+                samples, width, blocks, p, keep_scale, mask);
 }
 
 int FmForward(Stream stream, const float* x, int x_stride, int rows, int fields, int dim,

@@ -53,6 +53,10 @@ int AddScaledRows(Stream stream, const float* s, const float* x, int x_stride, i
 int RowDots(Stream stream, const float* a, int a_stride, const float* b, int b_stride, int rows,
             int cols, float* out);
 
+// One thread per 4 units of a row (dropout_rules.h).
+int DropoutMask(Stream stream, uint64_t key, uint64_t iteration, const uint32_t* samples, int rows,
+                int width, float p, float keep_scale, float* mask);
+
 int FmForward(Stream stream, const float* x, int x_stride, int rows, int fields, int dim,
               float* out);
 int FmBackward(Stream stream, const float* x, int x_stride, const float* dout, int rows, int fields,
