@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -70,8 +71,17 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   HERALD_ASSIGN_OR_RETURN(std::unique_ptr<worker::ReferenceTrainer> net,
                           worker::ReferenceTrainer::Create(spec, &device));
   HERALD_RETURN_IF_ERROR(net->LoadDense(model.dense));
+  // A table with id admission (tables[].admission) has rows for exactly
+  // its admitted keys: a key without one is absent from its bags, as the
+  // job's own evaluations score it.
+  std::vector<std::unique_ptr<absl::flat_hash_set<Key>>> admitted(model.tables.size());
   for (size_t t = 0; t < model.tables.size(); ++t) {
     const tools::ExportedTable& table = model.tables[t];
+    if (t < static_cast<size_t>(spec.tables_size()) &&
+        spec.tables(static_cast<int>(t)).admission().min_count() > 1) {
+      admitted[t] =
+          std::make_unique<absl::flat_hash_set<Key>>(table.keys.begin(), table.keys.end());
+    }
     for (size_t i = 0; i < table.keys.size(); ++i) {
       HERALD_RETURN_IF_ERROR(net->LoadRow(static_cast<uint32_t>(t), table.keys[i],
                                           table.rows.data() + i * table.row_floats,
@@ -90,7 +100,16 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   }
   HERALD_RETURN_IF_ERROR(scheduler::ForEachHeldOutBatch(
       spec, options.batch, options.max_samples, [&](const data::KeyBatch& batch) {
-        const std::vector<float> p = net->Predict(batch);
+        // Scored with the admitted keys; the predictions file keeps every id.
+        const data::KeyBatch* scored = &batch;
+        data::KeyBatch filtered;
+        for (size_t t = 0; t < admitted.size() && t < batch.tables.size(); ++t) {
+          if (admitted[t] == nullptr) continue;
+          if (scored == &batch) filtered = batch;
+          scored = &filtered;
+          filtered.tables[t].KeepKeys([&](Key key) { return admitted[t]->contains(key); });
+        }
+        const std::vector<float> p = net->Predict(*scored);
         for (size_t h = 0; h < heads.size(); ++h) {
           evaluators[h].Add(math::ColumnOf(p, heads.size(), h),
                             math::ColumnOf(batch.labels, batch.num_labels, heads[h].column));

@@ -396,6 +396,35 @@ TEST_F(ExactnessCluster, AModelGraphWithDropoutGivesTheReferenceModel) {
   }
 }
 
+// Id admission (tables[].admission): a key gets a row from the batch in
+// which it is seen for the second time; the reference trainer reads the
+// same filtered stream. Herald on 2 workers and vanilla on 4 hold exactly
+// the reference's rows: no key seen once has one.
+TEST_F(ExactnessCluster, IdAdmissionGivesTheReferenceModel) {
+  auto admitting = [](proto::PolicyKind policy, uint32_t workers) {
+    proto::JobSpec spec = Spec(policy, workers);
+    for (proto::TableSpec& t : *spec.mutable_tables()) t.mutable_admission()->set_min_count(2);
+    return spec;
+  };
+  const ReferenceModel ref = TrainReference(admitting(proto::POLICY_HERALD, 2));
+  const ReferenceModel everyone = TrainReference(Spec(proto::POLICY_HERALD, 2));
+  ASSERT_EQ(ref.losses.size(), kIterations);
+  size_t admitted = 0, seen = 0;
+  for (size_t t = 0; t < ref.keys.size(); ++t) {
+    admitted += ref.keys[t].size();
+    seen += everyone.keys[t].size();
+  }
+  EXPECT_LT(admitted, seen / 2) << "most keys of the long tail are seen once";
+  EXPECT_GT(admitted, 0u);
+  for (auto [policy, workers] :
+       {std::pair{proto::POLICY_HERALD, 2u}, std::pair{proto::POLICY_VANILLA, 4u}}) {
+    SCOPED_TRACE(absl::StrCat(proto::PolicyKind_Name(policy), " with ", workers, " workers"));
+    proto::JobStatus done;
+    const std::string dir = RunAndExport(admitting(policy, workers), &done);
+    ExpectEqualsReference(dir, done, ref);
+  }
+}
+
 // Worker-to-worker hand-offs (scheduling.handoff): rows move between the
 // workers' caches over their own Gloo mesh instead of through the PS, and
 // the model is still the reference's; the PS sees fewer fetches and

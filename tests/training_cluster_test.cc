@@ -138,6 +138,17 @@ class TrainingCluster : public ::testing::Test {
                     .ok());
   }
 
+  // Holds out a tenth of `spec`'s samples, scored every 5 iterations in
+  // batches of 64, and runs it to success.
+  proto::JobStatus RunEvaluated(proto::JobSpec* spec) {
+    spec->mutable_data()->set_eval_fraction(0.1);
+    spec->mutable_eval()->set_every_iterations(5);
+    spec->mutable_eval()->set_batch_size(64);
+    const proto::JobStatus done = Watch(Submit(*spec));
+    EXPECT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << "\n" << Logs();
+    return done;
+  }
+
   std::unique_ptr<testing::LocalCluster> cluster_;
   std::string dir_, address_, token_file_;
   proto::JobService::Stub* jobs_ = nullptr;
@@ -284,6 +295,23 @@ TEST_F(TrainingCluster, ACsvWithAHeaderAndStringIdsTrainsTheReferenceModel) {
       << refused.status();
 }
 
+// Id admission (tables[].admission): the job trains the reference model
+// of the filtered stream, and its evaluations score the held-out samples
+// with only the keys admitted by their iteration, as heraldctl evaluate
+// scores them from the export (whose rows are the admitted keys').
+TEST_F(TrainingCluster, IdAdmissionTrainsTheReferenceAndEvaluatesAdmittedKeysOnly) {
+  proto::JobSpec spec = TrainingSpec("admission", proto::POLICY_HERALD, 12);
+  for (proto::TableSpec& t : *spec.mutable_tables()) t.mutable_admission()->set_min_count(3);
+  const proto::JobStatus done = RunEvaluated(&spec);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED);
+  const std::string& job = done.job_id();
+  ExpectEqualsReference(spec, job, done.progress().loss());
+  ASSERT_GT(done.progress().eval_auc(), 0);
+  const std::string evaluated = EvaluateExport(job, "admission-export");
+  EXPECT_EQ(testing::JsonNumber(evaluated, "auc"), done.progress().eval_auc()) << evaluated;
+  EXPECT_EQ(testing::JsonNumber(evaluated, "logloss"), done.progress().eval_logloss()) << evaluated;
+}
+
 // The rating (a regression label) first: the model regresses it with the
 // squared error, and evaluations report its RMSE, during the job as
 // heraldctl evaluate does from the export.
@@ -291,12 +319,9 @@ TEST_F(TrainingCluster, ARegressionLabelTrainsBySquaredErrorAndIsJudgedByRmse) {
   proto::JobSpec spec = ShopSpec(WriteShopCsv(dir_, 1200));
   spec.set_name("rating");
   spec.mutable_data()->mutable_schema()->mutable_columns()->SwapElements(0, 1);
-  spec.mutable_data()->set_eval_fraction(0.1);
-  spec.mutable_eval()->set_every_iterations(5);
-  spec.mutable_eval()->set_batch_size(64);
-  const std::string job = Submit(spec);
-  const proto::JobStatus done = Watch(job);
-  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << "\n" << Logs();
+  const proto::JobStatus done = RunEvaluated(&spec);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED);
+  const std::string& job = done.job_id();
   proto::JobSpec resolved = spec;
   ASSERT_TRUE(scheduler::ResolveDataSchema(&resolved).ok());
   ExpectEqualsReference(resolved, job, done.progress().loss());

@@ -26,11 +26,41 @@ struct KeyBatch {
     // are its features' back to back. Empty for one feature.
     uint32_t features = 1;
     std::vector<uint32_t> feature_lengths;
+
+    // Drops every lookup whose keep(key) is false, as if its id were absent
+    // from the sample (offsets, weights and feature lengths follow).
+    template <typename Keep>
+    void KeepKeys(Keep keep);
   };
   std::vector<Table> tables;
 
   // Samples [begin, end) as a batch of their own.
   KeyBatch Slice(uint32_t begin, uint32_t end, uint32_t num_dense) const;
 };
+
+template <typename Keep>
+void KeyBatch::Table::KeepKeys(Keep keep) {
+  const size_t samples = offsets.size() - 1;
+  size_t kept = 0, at = 0;
+  for (size_t s = 0; s < samples; ++s) {
+    // Per feature of the sample (one feature: the whole bag).
+    const uint32_t parts = features > 1 ? features : 1;
+    for (uint32_t f = 0; f < parts; ++f) {
+      const size_t end = features > 1 ? at + feature_lengths[s * features + f] : offsets[s + 1];
+      uint32_t kept_here = 0;
+      for (; at < end; ++at) {
+        if (!keep(keys[at])) continue;
+        keys[kept] = keys[at];
+        if (!weights.empty()) weights[kept] = weights[at];
+        ++kept;
+        ++kept_here;
+      }
+      if (features > 1) feature_lengths[s * features + f] = kept_here;
+    }
+    offsets[s + 1] = static_cast<uint32_t>(kept);
+  }
+  keys.resize(kept);
+  if (!weights.empty()) weights.resize(kept);
+}
 
 }  // namespace herald::data

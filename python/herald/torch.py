@@ -82,13 +82,16 @@ def initial_rows(seed: int, table: int, keys: Tensor, dim: int, scale: float) ->
 
 class Table(nn.Module):
     """One embedding table: its trained rows (an EmbeddingBag's weight),
-    their keys sorted, and what a never-trained key starts with."""
+    their keys sorted, and what a never-trained key starts with. With id
+    admission (`admits`: tables[].admission) a key without a row is absent
+    from its bags instead, as Herald scores it."""
 
     def __init__(self, table: int, keys: np.ndarray, rows: np.ndarray, dim: int, seed: int,
-                 init_scale: float):
+                 init_scale: float, admits: bool = False):
         super().__init__()
         order = np.argsort(keys.view(np.int64), kind="stable")
         self.table = table
+        self.admits = admits
         self.dim = dim
         self.seed = seed
         self.init_scale = init_scale
@@ -98,18 +101,26 @@ class Table(nn.Module):
         values[:len(keys)] = rows[order, :dim]
         self.bag.weight = nn.Parameter(torch.from_numpy(values), requires_grad=False)
 
-    def forward(self, keys: Tensor) -> Tensor:
-        """The rows of `keys`: (len(keys), dim)."""
+    def forward(self, keys: Tensor, offsets: Tensor,
+                weights: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        """One feature's bags (`offsets`: n + 1 bounds into `keys`): the rows
+        of their keys, and the bags' offsets and weights over those rows."""
         n = self.keys.shape[0]
         at = torch.clamp(torch.searchsorted(self.keys, keys), max=max(n - 1, 0))
         found = self.keys[at] == keys if n > 0 else torch.zeros_like(keys, dtype=torch.bool)
         rows = self.bag.weight[at]
+        if self.admits:  # keys not admitted are absent: drop them from their bags
+            kept = torch.cat([torch.zeros(1, dtype=torch.int64),
+                              torch.cumsum(found.to(torch.int64), 0)])
+            if weights is not None:
+                weights = weights[found]
+            return rows[found], kept[offsets], weights
         missing = torch.logical_not(found)
         if bool(missing.any()):
             fresh = initial_rows(self.seed, self.table, keys[missing], self.dim, self.init_scale)
             rows = rows.clone()
             rows[missing] = fresh
-        return rows
+        return rows, offsets, weights
 
 
 def pool(rows: Tensor, offsets: Tensor, weights: Optional[Tensor], pooling: int) -> Tensor:
@@ -239,7 +250,8 @@ class Model(nn.Module):
                 w: Optional[Tensor] = None
                 if weights is not None:
                     w = weights[f]
-                bags[f] = pool(table(keys[f]), offsets[f], w, self.feature_pooling[f])
+                rows, bounds, w = table(keys[f], offsets[f], w)
+                bags[f] = pool(rows, bounds, w, self.feature_pooling[f])
         x = torch.cat([dense] + bags, dim=1)
         logit = self.logit(x, dense, bags)
         return logit if self.regression else torch.sigmoid(logit)
@@ -526,7 +538,8 @@ class GraphModel(nn.Module):
                 w: Optional[Tensor] = None
                 if weights is not None:
                     w = weights[f]
-                bags[f] = pool(table(keys[f]), offsets[f], w, self.feature_pooling[f])
+                rows, bounds, w = table(keys[f], offsets[f], w)
+                bags[f] = pool(rows, bounds, w, self.feature_pooling[f])
         outputs: List[Tensor] = []
         heads = self.head_outputs(dense, bags)
         for h in range(len(heads)):
@@ -608,7 +621,8 @@ def load_model(path) -> nn.Module:
     for t, spec_table in enumerate(spec.tables):
         table = export.tables[t]
         tables.append(Table(t, np.asarray(table.keys, np.uint64), np.asarray(table.rows),
-                            int(spec_table.dim), _signed64(spec.seed), _init_scale(spec_table)))
+                            int(spec_table.dim), _signed64(spec.seed), _init_scale(spec_table),
+                            spec_table.admission.min_count > 1))
     dense = np.asarray(export.dense, np.float32)
     if spec.model.HasField("graph"):
         graph = GraphModel(spec, tables, _feature_tables(spec), dense)

@@ -210,6 +210,14 @@ class TorchModelTest(unittest.TestCase):
     def test_dlrm(self):
         self.check("dlrm")
 
+    def test_id_admission_drops_keys_without_rows(self):
+        """Tables with id admission: a held-out id without a row is absent
+        from its bag (not an initial row), in Herald and in PyTorch."""
+        spec = cluster.generated_spec(self.data, iterations=12, name="admission")
+        spec = spec.replace(' dim: 4 }', ' dim: 4 admission { min_count: 3 } }')
+        self.assertIn("admission", spec)
+        self.check("admission", spec=spec)
+
     def shop_spec(self, name, model=None):
         """A job spec over generated CSV data of SCHEMA (8000 rows), its model
         SCHEMA_JOB's or `model`."""

@@ -149,6 +149,7 @@ BatchStreamOptions StreamOptionsFromSpec(const proto::JobSpec& spec, Split split
   o.epochs = split == Split::kTrain ? spec.epochs() : 1;
   o.seed = spec.seed();
   o.split = split;
+  if (split == Split::kTrain) o.admission = Admission::RuleOf(spec);
   return o;
 }
 
@@ -161,6 +162,7 @@ BatchStream::BatchStream(BatchStreamOptions options)
   if (options_.epochs == 0) options_.epochs = 1;
   if (options_.split == Split::kHeldOut) options_.data.set_shuffle_buffer(0);
   rng_state_ = Mix64(options_.seed ^ 0x73687566666c65ULL);  // "shuffle"
+  if (!options_.admission.empty()) admission_ = std::make_shared<Admission>(options_.admission);
 }
 
 absl::StatusOr<std::unique_ptr<BatchStream>> BatchStream::Open(BatchStreamOptions options) {
@@ -313,15 +315,18 @@ absl::StatusOr<bool> BatchStream::NextSamples(const data::SampleBlock** out) {
 absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
   const data::SampleBlock* samples = nullptr;
   HERALD_ASSIGN_OR_RETURN(bool more, NextSamples(&samples));
-  if (more) data::ToKeyBatch(*samples, 0, samples->size(), out, columns_.get());
-  return more;
+  if (!more) return false;
+  data::ToKeyBatch(*samples, 0, samples->size(), out, columns_.get());
+  if (admission_ != nullptr) admission_->Filter(batches_ - 1, out);
+  return true;
 }
 
 namespace {
 
 constexpr uint64_t kCursorMagic = 0x4154'4144'444c'5248ULL;  // "HRLDDATA"
 // Version 2: raw dense values as float (version 1: int32, still read).
-constexpr uint32_t kCursorVersion = 2;
+// Version 3: the admission counts follow the pool (earlier: none).
+constexpr uint32_t kCursorVersion = 3;
 constexpr uint32_t kByteOrderMark = 0x01020304;
 
 // What a cursor is only valid for: the options that shape the batches.
@@ -367,6 +372,8 @@ absl::StatusOr<std::string> BatchStream::SaveCursor() const {
   w.Vec(live.dense_missing);
   w.Vec(live.offsets);
   w.Vec(live.keys);
+  w.Pod(static_cast<uint8_t>(admission_ != nullptr));
+  if (admission_ != nullptr) admission_->Save(&w);
   return w.Take();
 }
 
@@ -424,7 +431,22 @@ absl::Status BatchStream::RestoreCursor(std::string_view cursor) {
   }
   r.Vec("dense_missing", &live.dense_missing) && r.Vec("offsets", &live.offsets) &&
       r.Vec("keys", &live.keys);
+  uint8_t has_admission = 0;
+  if (version >= 3) r.Pod("admission", &has_admission);
   HERALD_RETURN_IF_ERROR(r.status());
+  if ((has_admission != 0) != (admission_ != nullptr)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data cursor: saved ", has_admission != 0 ? "with" : "without",
+                     " id admission (tables[].admission), the stream is ",
+                     admission_ != nullptr ? "with" : "without"));
+  }
+  // Loaded into a copy: a damaged cursor leaves the stream's counts as they were.
+  std::shared_ptr<Admission> admission;
+  if (admission_ != nullptr) {
+    admission = std::make_shared<Admission>(admission_->min_counts());
+    admission->Load(&r);
+    HERALD_RETURN_IF_ERROR(r.status());
+  }
   const data::DataSchema& schema = options_.schema;
   const size_t n = live.labels.size() / schema.num_labels;
   if (!r.AtEnd() || live.labels.size() != n * schema.num_labels ||
@@ -447,12 +469,21 @@ absl::Status BatchStream::RestoreCursor(std::string_view cursor) {
   input_done_ = input_done != 0;
   rng_state_ = rng_state;
   pool_ = std::move(live);
+  if (admission != nullptr) admission_->CopyFrom(*admission);
   live_.clear();
   for (size_t i = 0; i < n; ++i) live_.push_back(static_cast<uint32_t>(i));
   return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> BatchStream::Skip(uint64_t n) {
+  if (admission_ != nullptr) {  // the counts need every batch's keys
+    data::KeyBatch scratch;
+    for (uint64_t skipped = 0; skipped < n; ++skipped) {
+      HERALD_ASSIGN_OR_RETURN(bool more, Next(&scratch));
+      if (!more) return skipped;
+    }
+    return n;
+  }
   const bool shuffle = options_.data.shuffle_buffer() > 0;
   for (uint64_t skipped = 0; skipped < n; ++skipped) {
     if (batches_ >= MaxBatches()) return skipped;

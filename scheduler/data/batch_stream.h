@@ -32,6 +32,7 @@
 #include "common/data/reader.h"
 #include "common/data/sample_block.h"
 #include "proto/job.pb.h"
+#include "scheduler/data/admission.h"
 
 namespace herald::scheduler {
 
@@ -58,10 +59,15 @@ struct BatchStreamOptions {
   uint32_t max_epochs = 0;  // stop after this many passes even with iterations (0: no cap)
   uint64_t seed = 1;
   Split split = Split::kTrain;
+  // Id admission over the stream's batches, per table its min_count
+  // (Admission::RuleOf; empty: every key admitted). The counts are the
+  // stream's own: they advance with Next and Skip and travel in its cursor.
+  std::vector<uint32_t> admission;
 };
 
 // BatchStreamOptions from a job spec (schema from num_dense and tables, or
-// from data.schema for CSV data).
+// from data.schema for CSV data; the training split gets the tables' id
+// admission, admission.h).
 BatchStreamOptions StreamOptionsFromSpec(const proto::JobSpec& spec, Split split);
 
 class BatchStream {
@@ -70,21 +76,24 @@ class BatchStream {
   static absl::StatusOr<std::unique_ptr<BatchStream>> Open(BatchStreamOptions options);
 
   // The next global batch (dense features transformed, see
-  // key_batch_conversion.h); false when the stream is done.
+  // key_batch_conversion.h; lookups of keys not yet admitted dropped, see
+  // admission.h); false when the stream is done.
   absl::StatusOr<bool> Next(data::KeyBatch* out);
-  // The same batch as raw samples, not converted (for passes that only
-  // read keys); valid until the next call.
+  // The same batch as raw samples, not converted and not filtered by
+  // admission (for passes that only read keys); valid until the next call.
   absl::StatusOr<bool> NextSamples(const data::SampleBlock** out);
   // Moves past the next `n` global batches as Next would, without building
   // them (a resumed job finding its place: the samples are read and drawn
-  // from the shuffle pool as before, just not copied out or converted).
+  // from the shuffle pool as before, just not copied out or converted;
+  // with admission they are converted, to count their keys).
   // Returns the batches skipped, fewer when the stream ends first.
   absl::StatusOr<uint64_t> Skip(uint64_t n);
 
   // The stream's place after batches() batches, as bytes (a resumed job's
   // data cursor, docs/checkpoints.md): its counters, the shuffle
-  // generator, the input's position (SampleReader::Position) and the
-  // samples waiting in the shuffle pool. Errors: the reader's Position's.
+  // generator, the input's position (SampleReader::Position), the
+  // samples waiting in the shuffle pool and the admission counts. Errors:
+  // the reader's Position's.
   absl::StatusOr<std::string> SaveCursor() const;
   // Moves a stream just opened with the same options to a saved cursor: it
   // then gives the batches the saved stream would have given next.
@@ -94,6 +103,8 @@ class BatchStream {
   absl::Status RestoreCursor(std::string_view cursor);
 
   uint64_t batches() const { return batches_; }
+  // The stream's admission counts (null without admission).
+  const std::shared_ptr<Admission>& admission() const { return admission_; }
   uint32_t epoch() const { return epoch_; }
   uint64_t malformed() const {
     return malformed_before_ + (reader_ ? reader_->malformed().count() : 0);
@@ -127,6 +138,7 @@ class BatchStream {
   data::SampleBlock spare_pool_;  // what the pool is compacted into
   std::deque<uint32_t> live_;     // indices into pool_ not yet emitted
   data::SampleBlock batch_block_;
+  std::shared_ptr<Admission> admission_;
   // CSV data: its columns' dense transforms (null: Criteo's).
   std::unique_ptr<data::ColumnsSchema> columns_;
 };

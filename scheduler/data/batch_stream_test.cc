@@ -358,6 +358,56 @@ TEST_F(BatchStreamTest, ACursorRestoredGivesTheBatchesThatFollow) {
   }
 }
 
+// With id admission the stream's batches depend on every batch before:
+// a cursor carries the counts, and skipping counts the skipped batches, so
+// both continue with the batches an unbroken stream gives.
+TEST_F(BatchStreamTest, AdmissionCountsTravelWithTheCursorAndWhenSkipping) {
+  BatchStreamOptions o = Options(path_, 16);
+  o.data.clear_paths();
+  o.data.set_format(proto::DATA_FORMAT_GENERATED);
+  o.data.mutable_generator()->set_rows(400);
+  o.data.mutable_generator()->set_cardinality_scale(0.2);  // C1: ~290 ids, many rare
+  o.data.set_shuffle_buffer(32);
+  o.schema = data::kCriteoSchema;
+  const std::vector<std::vector<Key>> everything = Drain(o);
+  o.admission.assign(data::kCriteoSchema.num_sparse, 0);
+  o.admission[0] = 3;
+  const std::vector<std::vector<Key>> all = Drain(o);
+  ASSERT_EQ(all.size(), everything.size());
+  EXPECT_LT(Flatten(all).size(), Flatten(everything).size()) << "admission dropped nothing";
+  for (uint64_t taken : {uint64_t{1}, uint64_t{5}, uint64_t{all.size() - 1}}) {
+    SCOPED_TRACE(absl::StrCat("after ", taken));
+    auto saved = BatchStream::Open(o);
+    ASSERT_TRUE(saved.ok());
+    data::KeyBatch batch;
+    for (uint64_t i = 0; i < taken; ++i) ASSERT_TRUE(*(*saved)->Next(&batch));
+    auto cursor = (*saved)->SaveCursor();
+    ASSERT_TRUE(cursor.ok()) << cursor.status();
+    auto resumed = BatchStream::Open(o);
+    auto skipped = BatchStream::Open(o);
+    ASSERT_TRUE(resumed.ok() && skipped.ok());
+    ASSERT_TRUE((*resumed)->RestoreCursor(*cursor).ok());
+    ASSERT_EQ(*(*skipped)->Skip(taken), taken);
+    const std::vector<std::vector<Key>> want(all.begin() + taken, all.end());
+    for (auto* stream : {&*resumed, &*skipped}) {
+      std::vector<std::vector<Key>> rest;
+      while (*(*stream)->Next(&batch)) rest.push_back(batch.tables[0].keys);
+      EXPECT_EQ(rest, want);
+    }
+  }
+  // A cursor saved without admission does not fit a stream with it.
+  BatchStreamOptions plain = o;
+  plain.admission.clear();
+  auto before = BatchStream::Open(plain);
+  ASSERT_TRUE(before.ok());
+  auto cursor = (*before)->SaveCursor();
+  ASSERT_TRUE(cursor.ok());
+  auto with = BatchStream::Open(o);
+  ASSERT_TRUE(with.ok());
+  const absl::Status refused = (*with)->RestoreCursor(*cursor);
+  EXPECT_NE(refused.message().find("saved without id admission"), std::string::npos) << refused;
+}
+
 TEST_F(BatchStreamTest, ACursorIsRefusedWhereItCannotHold) {
   const BatchStreamOptions o = BinaryOptions(dir_, path_, 4, 8);
   auto saved = BatchStream::Open(o);

@@ -9,8 +9,10 @@ namespace herald::scheduler {
 absl::Status EvalCoordinator::Load(const proto::JobSpec& spec, const EvalSettings& settings) {
   if (!settings.enabled()) return absl::OkStatus();
   heads_ = TrainedLabelsOf(spec);
+  const bool admission = !Admission::RuleOf(spec).empty();
   HERALD_RETURN_IF_ERROR(ForEachHeldOutBatch(
       spec, settings.batch_size, settings.max_samples, [&](const data::KeyBatch& batch) {
+        if (admission) raw_batches_.push_back(batch);
         batches_.push_back(EncodeEvalBatch(batch, static_cast<uint32_t>(batches_.size())));
         batch_sizes_.push_back(batch.num_samples);
         num_labels_ = batch.num_labels;
@@ -25,16 +27,24 @@ absl::Status EvalCoordinator::Load(const proto::JobSpec& spec, const EvalSetting
 }
 
 std::vector<EvalCoordinator::WorkerEvalStep> EvalCoordinator::Begin(uint64_t iteration) {
+  std::shared_ptr<const Admission> admission;
   {
     absl::MutexLock lock(&mu_);
     round_ = std::make_unique<EvalRound>(iteration + 1, batch_sizes_, num_workers_, heads_);
+    admission = admission_;
   }
   std::vector<WorkerEvalStep> steps;
   for (uint32_t b = 0; b < batches_.size(); ++b) {
     auto step = std::make_shared<proto::WorkerStep>();
     step->set_job_id(job_id_);
     step->set_iteration(iteration + 1);
-    *step->mutable_eval() = batches_[b];
+    if (admission != nullptr && b < raw_batches_.size()) {
+      data::KeyBatch admitted = raw_batches_[b];
+      admission->FilterAdmittedBy(iteration, &admitted);
+      *step->mutable_eval() = EncodeEvalBatch(admitted, b);
+    } else {
+      *step->mutable_eval() = batches_[b];
+    }
     steps.emplace_back(EvalRound::WorkerOf(b, num_workers_), std::move(step));
   }
   return steps;

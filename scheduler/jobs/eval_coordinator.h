@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "proto/job.pb.h"
 #include "proto/scheduler.pb.h"
+#include "scheduler/data/admission.h"
 #include "scheduler/data/held_out.h"
 #include "scheduler/jobs/eval_round.h"
 
@@ -34,6 +35,14 @@ class EvalCoordinator {
 
   // No held-out batch: nothing to evaluate.
   bool empty() const { return batches_.empty(); }
+
+  // The training stream's id admission (null: none). Each evaluation
+  // then scores the held-out batches with only the keys admitted by its
+  // iteration, as if the others were absent.
+  void SetAdmission(std::shared_ptr<const Admission> admission) {
+    absl::MutexLock lock(&mu_);
+    admission_ = std::move(admission);
+  }
 
   // A step for one worker: which, and what it evaluates.
   using WorkerEvalStep = std::pair<uint32_t, std::shared_ptr<const proto::WorkerStep>>;
@@ -58,6 +67,9 @@ class EvalCoordinator {
   // Set by Load, then read-only: encoded for the workers, their sizes and
   // labels in order.
   std::vector<proto::EvalBatch> batches_;
+  // With admission: the batches unencoded (each evaluation filters and
+  // encodes its own copy).
+  std::vector<data::KeyBatch> raw_batches_;
   std::vector<uint32_t> batch_sizes_;
   std::vector<float> labels_;  // num_labels_ per sample: every label column
   uint32_t num_labels_ = 1;
@@ -66,6 +78,7 @@ class EvalCoordinator {
   mutable absl::Mutex mu_;
   std::unique_ptr<EvalRound> round_ ABSL_GUARDED_BY(mu_);  // the one running
   bool aborted_ ABSL_GUARDED_BY(mu_) = false;
+  std::shared_ptr<const Admission> admission_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace herald::scheduler

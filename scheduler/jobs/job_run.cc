@@ -346,6 +346,8 @@ absl::StatusOr<std::unique_ptr<ReadAhead>> JobRun::OpenTrainingData(const Resume
   uint64_t& skip = *skip_batches;
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
+  // Evaluations score with the keys this stream has admitted by their iteration.
+  eval_.SetAdmission(stream->admission());
   const uint32_t window = ReadAheadWindow();
   // A resumed job continues the same deterministic stream after the
   // checkpoint's iteration (a replay plans the batches before it): the

@@ -1,0 +1,120 @@
+// Id admission: which lookups a batch keeps, counted in data order across
+// batches; the view of an earlier iteration for evaluations; the counts
+// saved and loaded with a data cursor.
+#include "scheduler/data/admission.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace herald::scheduler {
+namespace {
+
+// One table, samples' bags given as lists of keys.
+data::KeyBatch Batch(const std::vector<std::vector<Key>>& bags) {
+  data::KeyBatch batch;
+  batch.num_samples = static_cast<uint32_t>(bags.size());
+  batch.tables.resize(2);
+  for (const auto& bag : bags) {
+    for (data::KeyBatch::Table& t : batch.tables) {
+      t.keys.insert(t.keys.end(), bag.begin(), bag.end());
+      t.offsets.push_back(static_cast<uint32_t>(t.keys.size()));
+    }
+  }
+  return batch;
+}
+
+std::vector<std::vector<Key>> Bags(const data::KeyBatch::Table& t) {
+  std::vector<std::vector<Key>> bags;
+  for (size_t s = 0; s + 1 < t.offsets.size(); ++s) {
+    bags.emplace_back(t.keys.begin() + t.offsets[s], t.keys.begin() + t.offsets[s + 1]);
+  }
+  return bags;
+}
+
+using BagList = std::vector<std::vector<Key>>;
+
+// Table 0 admits at 2 occurrences, table 1 every key.
+TEST(Admission, AKeyHasLookupsFromTheBatchItsCountReachesTheMinimum) {
+  Admission admission({2, 0});
+  data::KeyBatch b0 = Batch({{1, 2}, {1, 3}, {}});
+  admission.Filter(0, &b0);
+  // Key 1 reaches 2 within batch 0: both its lookups stay; 2 and 3 wait.
+  EXPECT_EQ(Bags(b0.tables[0]), (BagList{{1}, {1}, {}}));
+  EXPECT_EQ(Bags(b0.tables[1]), (BagList{{1, 2}, {1, 3}, {}}));
+  // 3 and 2 reach 2 in batch 1 (once before, once here); 4 waits.
+  data::KeyBatch b1 = Batch({{3, 4}, {2}});
+  admission.Filter(1, &b1);
+  EXPECT_EQ(Bags(b1.tables[0]), (BagList{{3}, {2}}));
+  const Admission::Counts c = admission.counts();
+  EXPECT_EQ(c.admitted, 3u);  // 1, 2, 3
+  EXPECT_EQ(c.waiting, 1u);   // 4
+  EXPECT_EQ(c.dropped, 3u);   // 2 and 3 in batch 0, 4 in batch 1
+}
+
+TEST(Admission, WeightsAndFeatureLengthsFollowTheKeptLookups) {
+  Admission admission({3, 0});
+  data::KeyBatch batch;
+  batch.num_samples = 2;
+  batch.tables.resize(1);
+  data::KeyBatch::Table& t = batch.tables[0];
+  t.features = 2;
+  // Sample 0: feature 0 {7, 8}, feature 1 {7}; sample 1: feature 0 {}, feature 1 {7, 9}.
+  t.keys = {7, 8, 7, 7, 9};
+  t.weights = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f};
+  t.offsets = {0, 3, 5};
+  t.feature_lengths = {2, 1, 0, 2};
+  admission.Filter(0, &batch);  // 7 occurs 3 times: admitted; 8 and 9 not
+  EXPECT_EQ(t.keys, (std::vector<Key>{7, 7, 7}));
+  EXPECT_EQ(t.weights, (std::vector<float>{0.5f, 2.5f, 3.5f}));
+  EXPECT_EQ(t.offsets, (std::vector<uint32_t>{0, 2, 3}));
+  EXPECT_EQ(t.feature_lengths, (std::vector<uint32_t>{1, 1, 0, 1}));
+}
+
+// An evaluation after iteration t sees the keys admitted by batch t, even
+// when the stream has read ahead.
+TEST(Admission, AnEvaluationSeesTheKeysAdmittedByItsIteration) {
+  Admission admission({2, 0});
+  data::KeyBatch b0 = Batch({{1, 1, 2}});
+  admission.Filter(0, &b0);
+  data::KeyBatch b1 = Batch({{2}});
+  admission.Filter(1, &b1);
+  data::KeyBatch held_out = Batch({{1, 2, 5}});
+  data::KeyBatch after0 = held_out, after1 = held_out;
+  admission.FilterAdmittedBy(0, &after0);
+  admission.FilterAdmittedBy(1, &after1);
+  EXPECT_EQ(Bags(after0.tables[0]), (BagList{{1}}));
+  EXPECT_EQ(Bags(after1.tables[0]), (BagList{{1, 2}}));
+  EXPECT_EQ(Bags(after1.tables[1]), (BagList{{1, 2, 5}}));
+  EXPECT_EQ(admission.counts().waiting, 0u) << "scoring counts nothing";
+}
+
+TEST(Admission, SavedCountsContinueWhereTheyStood) {
+  Admission admission({2, 0});
+  data::KeyBatch b0 = Batch({{1, 2}, {3}});
+  admission.Filter(0, &b0);
+  StateWriter out;
+  admission.Save(&out);
+  const std::string bytes = out.Take();
+
+  Admission loaded({2, 0});
+  StateReader in(bytes, "data cursor");
+  ASSERT_TRUE(loaded.Load(&in)) << in.status();
+  EXPECT_TRUE(in.AtEnd());
+  data::KeyBatch x = Batch({{2, 4}}), y = Batch({{2, 4}});
+  admission.Filter(1, &x);
+  loaded.Filter(1, &y);
+  EXPECT_EQ(Bags(y.tables[0]), (BagList{{2}}));
+  EXPECT_EQ(Bags(x.tables[0]), Bags(y.tables[0]));
+
+  Admission other({3, 0});
+  StateReader again(bytes, "data cursor");
+  EXPECT_FALSE(other.Load(&again));
+  EXPECT_NE(again.status().message().find("admission.min_counts"), std::string::npos)
+      << again.status();
+  StateReader truncated(std::string_view(bytes).substr(0, bytes.size() - 3), "data cursor");
+  EXPECT_FALSE(Admission({2, 0}).Load(&truncated));
+}
+
+}  // namespace
+}  // namespace herald::scheduler
