@@ -135,6 +135,11 @@ class ExactnessCluster : public ::testing::Test {
     cluster_ = std::move(*cluster);
   }
 
+  // AResumedJobEndsWithTheReferenceModel's checks over the jobs `spec_of`
+  // gives for a policy and a worker count.
+  void ExpectResumedJobsEndWithTheReference(
+      const std::function<proto::JobSpec(proto::PolicyKind, uint32_t)>& spec_of);
+
   // Runs the job to success and exports it; returns the export directory.
   std::string RunAndExport(const proto::JobSpec& spec, proto::JobStatus* done) {
     auto job = cluster_->Submit(spec);
@@ -591,9 +596,10 @@ TEST_F(ExactnessCluster, PeriodicCheckpointsCaptureTheReferenceModelAtTheirItera
 // workers, ends with the reference's model and trains only iterations 6-9,
 // with the reference's losses; from a job's checkpoint directory it takes the
 // newest (iteration 8); a final checkpoint (no dense half) is refused.
-TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
-  const ReferenceModel ref = TrainReference(Spec(proto::POLICY_HERALD, 2));
-  proto::JobSpec first = Spec(proto::POLICY_HERALD, 4);
+void ExactnessCluster::ExpectResumedJobsEndWithTheReference(
+    const std::function<proto::JobSpec(proto::PolicyKind, uint32_t)>& spec_of) {
+  const ReferenceModel ref = TrainReference(spec_of(proto::POLICY_HERALD, 2));
+  proto::JobSpec first = spec_of(proto::POLICY_HERALD, 4);
   const std::string ckpt = cluster_->dir() + "/resume-ckpt";
   first.mutable_checkpoint()->set_dir(ckpt);
   first.mutable_checkpoint()->set_every_iterations(3);
@@ -612,7 +618,7 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
                    proto::DATA_RESUME_CURSOR},
         std::tuple{ckpt + "/" + first_done.job_id(), 9u, proto::DATA_RESUME_READ}}) {
     SCOPED_TRACE(from);
-    proto::JobSpec spec = Spec(proto::POLICY_HERALD, 2);
+    proto::JobSpec spec = spec_of(proto::POLICY_HERALD, 2);
     spec.mutable_checkpoint()->set_resume_from(from);
     auto job = cluster_->Submit(spec);
     ASSERT_TRUE(job.ok()) << job.status();
@@ -640,7 +646,7 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
     testing::ExpectExportEqualsReference(dir, ref, kIterations);
   }
 
-  proto::JobSpec from_final = Spec(proto::POLICY_HERALD, 2);
+  proto::JobSpec from_final = spec_of(proto::POLICY_HERALD, 2);
   from_final.mutable_checkpoint()->set_resume_from(
       checkpoint::ManifestPath(ckpt, first_done.job_id(), kIterations - 1));
   auto refused = cluster_->Submit(from_final);
@@ -650,6 +656,20 @@ TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
   EXPECT_NE(failed.reason().find("checkpoint.resume_from"), std::string::npos) << failed.reason();
   EXPECT_NE(failed.reason().find("is a job's final checkpoint"), std::string::npos)
       << failed.reason();
+}
+
+TEST_F(ExactnessCluster, AResumedJobEndsWithTheReferenceModel) {
+  ExpectResumedJobsEndWithTheReference(Spec);
+}
+
+// The same with id admission: the counts come back with the data cursor,
+// or by reading the batches before.
+TEST_F(ExactnessCluster, AResumedJobWithIdAdmissionEndsWithTheReferenceModel) {
+  ExpectResumedJobsEndWithTheReference([](proto::PolicyKind policy, uint32_t n) {
+    proto::JobSpec spec = Spec(policy, n);
+    for (proto::TableSpec& t : *spec.mutable_tables()) t.mutable_admission()->set_min_count(2);
+    return spec;
+  });
 }
 
 // Automatic recovery (recovery in the spec, on by default): the job's
