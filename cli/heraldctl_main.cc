@@ -118,6 +118,9 @@ ABSL_FLAG(uint32_t, allocation_passes, 0,
           "simulate, location-aware policies: greedy allocation passes, 0..8 (0: the policy's "
           "default, 2 for location-aware ones); each pass after the first re-places every "
           "sample knowing where the others went (as scheduling.allocation_passes in a job spec)");
+ABSL_FLAG(uint32_t, admission, 0,
+          "simulate: id admission with this min_count on every table (tables[].admission): "
+          "a key gets a row from the batch in which it is seen for the N-th time");
 ABSL_FLAG(uint64_t, flush_every, 0,
           "simulate: every N iterations write back every dirty row, as a job with "
           "checkpoint.every_iterations N does before each checkpoint (0: never)");
@@ -178,7 +181,7 @@ Commands:
            [--iterations K] [--eviction lru|lfu] [--dim D] [--top-k N] [--budget-ms MS]
            [--warm-start] [--seed S] [--threads T] [--handoff] [--serve]
            [--init-on-worker] [--allocation-passes N] [--flush-every N] [--staleness S]
-           [--allocation default|location-aware]
+           [--allocation default|location-aware] [--admission N]
            [--nocheck] [--json]
            [--link-gbps G [--latency-us U] [--host-gbps H] [--ps-hosts N] [--row-floats F]
             [--dense-params P] [--compute-ms-per-sample C]]
@@ -204,6 +207,9 @@ Commands:
       moved, more scheduling time (as scheduling.allocation_passes). Left out, these four
       take the policy's defaults, as in a job spec (on with herald; --nohandoff etc.).
       --flush-every N: the rows periodic checkpoints cost (checkpoint.every_iterations).
+      --admission N: id admission on every table (tables[].admission): batches filtered
+      as a job's are; prints the keys admitted (the tables' rows), those seen fewer
+      times and the lookups dropped.
       --staleness S (policy het): HET's bound; its plans are checked against the bound
       (not for exactness) and the largest staleness read is printed; S 0 is vanilla.
       --allocation location-aware (policy het): Herald's allocation with HET's consistency.
@@ -348,6 +354,7 @@ int main(int argc, char** argv) {
     o.staleness = absl::GetFlag(FLAGS_staleness);
     o.allocation = absl::GetFlag(FLAGS_allocation);
     o.flush_every = absl::GetFlag(FLAGS_flush_every);
+    o.admission = absl::GetFlag(FLAGS_admission);
     o.top_k = absl::GetFlag(FLAGS_top_k);
     o.warm_start = absl::GetFlag(FLAGS_warm_start);
     o.budget_ms = absl::GetFlag(FLAGS_budget_ms);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,7 @@
 #include "common/data/open_reader.h"
 #include "common/scheduling_defaults.h"
 #include "common/status.h"
+#include "scheduler/data/admission.h"
 #include "scheduler/planner/network_cost.h"
 #include "scheduler/planner/scheduling_spec.h"
 #include "scheduler/planner/simulator.h"
@@ -236,8 +238,18 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r, u
   }
 }
 
-void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
-               uint64_t cache_rows) {
+// What admission changed: the keys given rows (the tables' size once
+// trained), those still waiting, the lookups dropped.
+void PrintAdmission(const SimulateOptions& o, const scheduler::Admission::Counts& c) {
+  std::printf(
+      "admission min_count %u: %llu keys admitted (rows the tables hold), %llu seen fewer "
+      "times (no row), %llu lookups dropped\n",
+      o.admission, static_cast<unsigned long long>(c.admitted),
+      static_cast<unsigned long long>(c.waiting), static_cast<unsigned long long>(c.dropped));
+}
+
+void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r, uint64_t cache_rows,
+               const scheduler::Admission::Counts& admitted) {
   const scheduler::PlanCounts& t = r.total;
   std::string out = absl::StrCat(
       "{\"policy\":\"", o.policy, "\",\"workers\":", o.workers,
@@ -261,6 +273,11 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r,
       ",\"threads\":", o.threads, ",\"plan_digest\":\"", absl::Hex(r.plan_digest, absl::kZeroPad16),
       "\"", ",\"checked\":", o.check ? "true" : "false",
       ",\"warm_start\":", o.warm_start ? "true" : "false");
+  if (o.admission > 1) {
+    absl::StrAppend(
+        &out, ",\"admission_min_count\":", o.admission, ",\"keys_admitted\":", admitted.admitted,
+        ",\"keys_waiting\":", admitted.waiting, ",\"lookups_dropped\":", admitted.dropped);
+  }
   if (o.link_gbps > 0) {
     const scheduler::PhaseTimes t = Predicted(o, r);
     absl::StrAppend(
@@ -353,9 +370,15 @@ absl::Status RunSimulate(const SimulateOptions& options) {
     }
   }
 
-  // Pass 2: global batches, planned one ahead.
+  // Pass 2: global batches, planned one ahead (filtered by admission as a
+  // job's training stream is).
   HERALD_ASSIGN_OR_RETURN(auto batches_reader, data::OpenReader(format, o.data, ro));
   uint64_t batches_read = 0;
+  std::unique_ptr<scheduler::Admission> admission;
+  if (o.admission > 1) {
+    admission = std::make_unique<scheduler::Admission>(
+        std::vector<uint32_t>(summary.tables.size(), o.admission));
+  }
   auto source = [&](data::KeyBatch* out) -> absl::StatusOr<bool> {
     if (batches_read * batch >= limit) return false;
     block.Clear();
@@ -364,6 +387,7 @@ absl::Status RunSimulate(const SimulateOptions& options) {
       if (n == 0) return false;  // a partial last batch is not simulated
     }
     *out = data::ToKeyBatch(block, 0, block.size());
+    if (admission != nullptr) admission->Filter(batches_read, out);
     ++batches_read;
     return true;
   };
@@ -383,10 +407,13 @@ absl::Status RunSimulate(const SimulateOptions& options) {
   so.max_iterations = o.iterations;
   so.check = o.check;
   HERALD_ASSIGN_OR_RETURN(scheduler::SimulationResult result, scheduler::Simulate(so, source));
+  const scheduler::Admission::Counts admitted =
+      admission != nullptr ? admission->counts() : scheduler::Admission::Counts{};
   if (o.json) {
-    PrintJson(o, result, cache_rows);
+    PrintJson(o, result, cache_rows, admitted);
   } else {
     PrintText(o, result, cache_rows, distinct_total);
+    if (admission != nullptr) PrintAdmission(o, admitted);
   }
   return absl::OkStatus();
 }

@@ -49,6 +49,9 @@ struct SimulateOptions {
   // Every N iterations a flush writes back every dirty row, as a job with
   // checkpoint.every_iterations N does (0: never): its cost in rows.
   uint64_t flush_every = 0;
+  // Id admission with this min_count on every table (tables[].admission;
+  // 0 or 1: off): the batches are filtered as a job's training stream is.
+  uint32_t admission = 0;
   bool json = false;
   // A predicted iteration time on a cluster (scheduler/planner/
   // network_cost.h) when link_gbps > 0: every NIC's rate each way, one-way

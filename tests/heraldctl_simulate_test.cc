@@ -383,4 +383,24 @@ TEST_F(HeraldctlSimulate, BadOptionsNameTheFlagAndExitTwo) {
 }
 
 }  // namespace
+// --admission N: the batches filtered as a job's training stream is. Fewer
+// keys get rows (the tables' size), fewer rows move, and the keys admitted
+// and waiting together are those seen.
+TEST_F(HeraldctlSimulate, AdmissionShrinksTheTablesAndTheRowsMoved) {
+  const Result all = Simulate("herald");
+  const Result admitting = Simulate("herald", {"--admission=3"});
+  ASSERT_EQ(all.code, 0) << all.output;
+  ASSERT_EQ(admitting.code, 0) << admitting.output;
+  EXPECT_EQ(JsonNumber(admitting.output, "admission_min_count"), 3);
+  const double admitted = JsonNumber(admitting.output, "keys_admitted");
+  const double waiting = JsonNumber(admitting.output, "keys_waiting");
+  EXPECT_GT(admitted, 0);
+  EXPECT_GT(waiting, admitted) << "most keys of the long tail are seen fewer than 3 times";
+  EXPECT_GT(JsonNumber(admitting.output, "lookups_dropped"), waiting);
+  EXPECT_LT(JsonNumber(admitting.output, "rows_fetched"), JsonNumber(all.output, "rows_fetched"));
+  EXPECT_LT(JsonNumber(admitting.output, "rows_written_back"),
+            JsonNumber(all.output, "rows_written_back"));
+  EXPECT_EQ(all.output.find("keys_admitted"), std::string::npos);
+}
+
 }  // namespace herald
