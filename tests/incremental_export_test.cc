@@ -7,7 +7,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -85,6 +87,12 @@ TEST(IncrementalExports, AChainOfIncrementsIsTheWholeModel) {
         static_cast<unsigned long long>(one->manifest.full_rows()),
         static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(whole_bytes));
   }
+
+  // LATEST beside them names the newest: the final one.
+  std::ifstream latest(c.dir() + "/exports/" + *job + "/LATEST");
+  std::stringstream latest_text;
+  latest_text << latest.rdbuf();
+  EXPECT_EQ(latest_text.str(), std::filesystem::path(exports.back()).filename().string() + "\n");
 
   // The whole export at the end, from the PS shards.
   const std::string whole = c.dir() + "/whole";

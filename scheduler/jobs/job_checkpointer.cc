@@ -167,6 +167,15 @@ void JobCheckpointer::ExportIfDue(const std::string& manifest, uint64_t iteratio
       r->rows(), r->full_rows(), r->bytes(), r->full_bytes(),
       absl::ToDoubleMilliseconds(absl::Now() - start));
   last_export_ = out;
+  // LATEST names the newest export, replaced whole (a reader sees the old
+  // name or the new one) once the export is complete.
+  const std::filesystem::path export_dir(out);
+  const std::string latest = (export_dir.parent_path() / kLatestExportFile).string();
+  if (absl::Status s = checkpoint::WriteFileAtomically(
+          latest, absl::StrCat(export_dir.filename().string(), "\n"));
+      !s.ok()) {
+    HLOG_ERROR("job {}: {} not updated to {}: {}", job_id_, latest, out, std::string(s.message()));
+  }
 }
 
 absl::StatusOr<std::string> JobCheckpointer::WriteFinal(ps::PsClient& ps, uint64_t iteration,

@@ -18,6 +18,11 @@
 
 namespace herald::scheduler {
 
+// Beside a job's exports (<exports.dir>/<job>/LATEST): the newest complete
+// export's directory name ("iter-000000000099") and a newline, replaced
+// atomically after each export, for a serving system to load.
+inline constexpr char kLatestExportFile[] = "LATEST";
+
 // What one checkpoint wrote.
 struct WrittenCheckpoint {
   std::string manifest;  // its path
@@ -68,8 +73,8 @@ class JobCheckpointer {
   void Prune() const;
   // With exports.every_iterations: the export of the checkpoint at
   // `manifest` (after `iteration`) into <exports.dir>/<job>/iter-<N>, whole
-  // or since the previous one; a failure is logged and the next export is
-  // whole again (training goes on).
+  // or since the previous one, then LATEST pointed at it; a failure is
+  // logged and the next export is whole again (training goes on).
   void ExportIfDue(const std::string& manifest, uint64_t iteration, bool final);
 
   const std::string job_id_;
