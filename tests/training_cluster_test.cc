@@ -306,6 +306,19 @@ TEST_F(TrainingCluster, IdAdmissionTrainsTheReferenceAndEvaluatesAdmittedKeysOnl
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED);
   const std::string& job = done.job_id();
   ExpectEqualsReference(spec, job, done.progress().loss());
+  // The progress counts what admission did, as a stream read here does.
+  auto stream = scheduler::BatchStream::Open(
+      scheduler::StreamOptionsFromSpec(spec, scheduler::Split::kTrain));
+  ASSERT_TRUE(stream.ok());
+  data::KeyBatch batch;
+  while (*(*stream)->Next(&batch)) {
+  }
+  const scheduler::Admission::Counts counts = (*stream)->admission()->counts();
+  EXPECT_GT(counts.admitted, 0u);
+  EXPECT_GT(counts.dropped, 0u);
+  EXPECT_EQ(done.progress().keys_admitted(), counts.admitted);
+  EXPECT_EQ(done.progress().keys_waiting(), counts.waiting);
+  EXPECT_EQ(done.progress().lookups_dropped(), counts.dropped);
   ASSERT_GT(done.progress().eval_auc(), 0);
   const std::string evaluated = EvaluateExport(job, "admission-export");
   EXPECT_EQ(testing::JsonNumber(evaluated, "auc"), done.progress().eval_auc()) << evaluated;

@@ -30,12 +30,19 @@ void Admission::Filter(uint64_t index, data::KeyBatch* batch) {
     // batch is admitted for all of its lookups here.
     for (Key key : table.keys) {
       Entry& e = counts[key];
-      if (++e.count >= min_counts_[t] && e.admitted_at == kNotAdmitted) e.admitted_at = index;
+      if (e.count++ == 0) ++counts_.waiting;
+      if (e.count >= min_counts_[t] && e.admitted_at == kNotAdmitted) {
+        e.admitted_at = index;
+        --counts_.waiting;
+        ++counts_.admitted;
+      }
     }
     const size_t before = table.keys.size();
     table.KeepKeys([&](Key key) { return counts.find(key)->second.admitted_at != kNotAdmitted; });
-    dropped_ += before - table.keys.size();
+    counts_.dropped += before - table.keys.size();
   }
+  recent_.emplace_back(index, counts_);
+  if (recent_.size() > 64) recent_.pop_front();
 }
 
 void Admission::FilterAdmittedBy(uint64_t through, data::KeyBatch* batch) const {
@@ -52,20 +59,21 @@ void Admission::FilterAdmittedBy(uint64_t through, data::KeyBatch* batch) const 
 
 Admission::Counts Admission::counts() const {
   absl::MutexLock lock(&mu_);
-  Counts c;
-  for (const auto& table : tables_) {
-    for (const auto& [key, e] : table) {
-      (e.admitted_at == kNotAdmitted ? c.waiting : c.admitted) += 1;
-    }
+  return counts_;
+}
+
+Admission::Counts Admission::CountsThrough(uint64_t index) const {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [at, counts] : recent_) {
+    if (at == index) return counts;
   }
-  c.dropped = dropped_;
-  return c;
+  return counts_;
 }
 
 void Admission::Save(StateWriter* out) const {
   absl::MutexLock lock(&mu_);
   out->Vec(std::vector<uint32_t>(min_counts_));
-  out->Pod(dropped_);
+  out->Pod(counts_.dropped);
   for (const auto& table : tables_) {
     // In key order: the same state saves to the same bytes.
     std::vector<std::pair<Key, Entry>> entries(table.begin(), table.end());
@@ -89,7 +97,8 @@ void Admission::CopyFrom(const Admission& other) {
   absl::MutexLock theirs(&other.mu_);
   absl::MutexLock mine(&mu_);
   tables_ = other.tables_;
-  dropped_ = other.dropped_;
+  counts_ = other.counts_;
+  recent_ = other.recent_;
 }
 
 bool Admission::Load(StateReader* in) {
@@ -99,7 +108,9 @@ bool Admission::Load(StateReader* in) {
     return in->Invalid("admission.min_counts", "saved under another admission rule");
   }
   absl::MutexLock lock(&mu_);
-  if (!in->Pod("admission.dropped", &dropped_)) return false;
+  counts_ = {};
+  recent_.clear();
+  if (!in->Pod("admission.dropped", &counts_.dropped)) return false;
   for (auto& table : tables_) {
     std::vector<Key> keys;
     std::vector<uint64_t> counts, admitted_at;
@@ -112,7 +123,10 @@ bool Admission::Load(StateReader* in) {
     }
     table.clear();
     table.reserve(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) table[keys[i]] = {counts[i], admitted_at[i]};
+    for (size_t i = 0; i < keys.size(); ++i) {
+      table[keys[i]] = {counts[i], admitted_at[i]};
+      (admitted_at[i] == kNotAdmitted ? counts_.waiting : counts_.admitted) += 1;
+    }
   }
   return true;
 }

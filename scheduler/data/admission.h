@@ -15,8 +15,10 @@
 // evaluation asks which keys were admitted by an earlier iteration.
 
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -48,7 +50,11 @@ class Admission {
     uint64_t waiting = 0;   // keys seen, not yet admitted
     uint64_t dropped = 0;   // lookups dropped so far
   };
+  // After the last batch filtered.
   Counts counts() const;
+  // After training batch `index`, for one of the last 64 batches filtered
+  // (the current counts for an older one, or after a Load).
+  Counts CountsThrough(uint64_t index) const;
 
   // The state as part of a data cursor, and back (into an Admission of the
   // same rule). Load fails the reader (DataLoss naming the field) on a
@@ -70,7 +76,8 @@ class Admission {
   const std::vector<uint32_t> min_counts_;
   mutable absl::Mutex mu_;
   std::vector<absl::flat_hash_map<Key, Entry>> tables_ ABSL_GUARDED_BY(mu_);
-  uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  Counts counts_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::pair<uint64_t, Counts>> recent_ ABSL_GUARDED_BY(mu_);  // by batch
 };
 
 }  // namespace herald::scheduler

@@ -50,6 +50,10 @@ TEST(Admission, AKeyHasLookupsFromTheBatchItsCountReachesTheMinimum) {
   EXPECT_EQ(c.admitted, 3u);  // 1, 2, 3
   EXPECT_EQ(c.waiting, 1u);   // 4
   EXPECT_EQ(c.dropped, 3u);   // 2 and 3 in batch 0, 4 in batch 1
+  const Admission::Counts after0 = admission.CountsThrough(0);
+  EXPECT_EQ(after0.admitted, 1u);
+  EXPECT_EQ(after0.waiting, 2u);
+  EXPECT_EQ(after0.dropped, 2u);
 }
 
 TEST(Admission, WeightsAndFeatureLengthsFollowTheKeptLookups) {
@@ -106,6 +110,9 @@ TEST(Admission, SavedCountsContinueWhereTheyStood) {
   loaded.Filter(1, &y);
   EXPECT_EQ(Bags(y.tables[0]), (BagList{{2}}));
   EXPECT_EQ(Bags(x.tables[0]), Bags(y.tables[0]));
+  EXPECT_EQ(loaded.counts().admitted, admission.counts().admitted);
+  EXPECT_EQ(loaded.counts().waiting, admission.counts().waiting);
+  EXPECT_EQ(loaded.counts().dropped, admission.counts().dropped);
 
   Admission other({3, 0});
   StateReader again(bytes, "data cursor");

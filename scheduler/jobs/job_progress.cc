@@ -95,6 +95,9 @@ void JobProgressTracker::Queued(const PlannedIteration& planned, double encode_m
   progress_.set_rows_written_back(progress_.rows_written_back() + total.written_back);
   progress_.set_rows_handed_off(progress_.rows_handed_off() + total.transferred);
   progress_.set_rows_initialized(progress_.rows_initialized() + total.initialized);
+  progress_.set_keys_admitted(planned.keys_admitted);
+  progress_.set_keys_waiting(planned.keys_waiting);
+  progress_.set_lookups_dropped(planned.lookups_dropped);
   progress_.set_rows_moved(progress_.rows_fetched() + progress_.rows_pushed() +
                            progress_.rows_written_back() + progress_.rows_handed_off());
   // Vanilla under exact BSP moves every used row both ways (docs/scheduler.md).

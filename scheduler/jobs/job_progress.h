@@ -29,6 +29,8 @@ struct PlannedIteration {
   PlanCounts total;  // summed over the workers
   double plan_ms = 0;
   bool last = false;  // the job's last iteration
+  // Id admission's counts after it (all 0 without admission).
+  uint64_t keys_admitted = 0, keys_waiting = 0, lookups_dropped = 0;
 };
 
 class JobProgressTracker {

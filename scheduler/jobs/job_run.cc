@@ -346,8 +346,10 @@ absl::StatusOr<std::unique_ptr<ReadAhead>> JobRun::OpenTrainingData(const Resume
   uint64_t& skip = *skip_batches;
   HERALD_ASSIGN_OR_RETURN(auto stream,
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
-  // Evaluations score with the keys this stream has admitted by their iteration.
-  eval_.SetAdmission(stream->admission());
+  // Evaluations score with the keys this stream has admitted by their
+  // iteration; the progress reports its counts.
+  admission_ = stream->admission();
+  eval_.SetAdmission(admission_);
   const uint32_t window = ReadAheadWindow();
   // A resumed job continues the same deterministic stream after the
   // checkpoint's iteration (a replay plans the batches before it): the
@@ -379,6 +381,12 @@ absl::Status JobRun::QueueIteration(const IterationPlan& plan, const data::KeyBa
   planned.total = total;
   planned.plan_ms = plan_ms;
   planned.last = last;
+  if (admission_ != nullptr) {
+    const Admission::Counts admitted = admission_->CountsThrough(plan.iteration);
+    planned.keys_admitted = admitted.admitted;
+    planned.keys_waiting = admitted.waiting;
+    planned.lookups_dropped = admitted.dropped;
+  }
   {
     // The iteration's history point exists before any worker can report it.
     absl::MutexLock lock(&mu_);

@@ -259,6 +259,8 @@ class JobRun {
   const EvalSettings eval_settings_;
   // Its held-out batches are loaded by Prepare, before any worker can join.
   EvalCoordinator eval_;
+  // The training stream's id admission (null: none); the planning thread's.
+  std::shared_ptr<const Admission> admission_;
   // With checkpoint.dir; null without.
   std::unique_ptr<JobCheckpointer> checkpointer_;
   std::unique_ptr<ps::PsClient> ps_;  // set once by Prepare (under ps_mu_)
