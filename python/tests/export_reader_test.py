@@ -61,8 +61,11 @@ class ExportReaderTest(unittest.TestCase):
         assert final.state == herald._proto.scheduler_pb2.JOB_SUCCEEDED, (final, cls.cluster.logs())
         cls.whole = os.path.join(cls.work, "whole")
         cls.client.export(cls.job, cls.whole)
-        cls.increments = sorted(os.path.join(exports, cls.job, d)
-                                for d in os.listdir(os.path.join(exports, cls.job)))
+        job_exports = os.path.join(exports, cls.job)
+        cls.increments = sorted(os.path.join(job_exports, d)
+                                for d in os.listdir(job_exports) if d.startswith("iter-"))
+        with open(os.path.join(job_exports, "LATEST")) as f:
+            cls.latest = f.read()
 
     @classmethod
     def tearDownClass(cls):
@@ -96,6 +99,7 @@ class ExportReaderTest(unittest.TestCase):
         last = self.increments[-1]
         chained = self.assert_same_as_cpp(last)
         self.assertEqual(len(chained.chain), len(self.increments))
+        self.assertEqual(self.latest, os.path.basename(last) + "\n")  # LATEST names the newest
         whole = herald.read_export(self.whole)
         np.testing.assert_array_equal(chained.dense, whole.dense)
         self.assertEqual(py_rows(chained).keys(), py_rows(whole).keys())
