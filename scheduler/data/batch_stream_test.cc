@@ -1,6 +1,7 @@
 #include "scheduler/data/batch_stream.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,25 @@ std::vector<Key> Flatten(const std::vector<std::vector<Key>>& batches) {
   std::vector<Key> out;
   for (const auto& b : batches) out.insert(out.end(), b.begin(), b.end());
   return out;
+}
+
+// The cursor of a stream of `o` after `taken` batches (empty on a
+// failure, reported); `saved` (optional) keeps that stream.
+std::string CursorAfter(const BatchStreamOptions& o, uint64_t taken,
+                        std::unique_ptr<BatchStream>* saved = nullptr) {
+  auto stream = BatchStream::Open(o);
+  EXPECT_TRUE(stream.ok()) << stream.status();
+  if (!stream.ok()) return "";
+  data::KeyBatch batch;
+  for (uint64_t i = 0; i < taken; ++i) {
+    auto more = (*stream)->Next(&batch);
+    EXPECT_TRUE(more.ok() && *more) << "batch " << i;
+    if (!more.ok() || !*more) return "";
+  }
+  auto cursor = (*stream)->SaveCursor();
+  EXPECT_TRUE(cursor.ok()) << cursor.status();
+  if (saved != nullptr) *saved = std::move(*stream);
+  return cursor.ok() ? *cursor : "";
 }
 
 class BatchStreamTest : public ::testing::Test {
@@ -335,25 +355,23 @@ TEST_F(BatchStreamTest, ACursorRestoredGivesTheBatchesThatFollow) {
     ASSERT_GT(all.size(), 4u);
     for (uint64_t taken :
          {uint64_t{0}, uint64_t{1}, uint64_t{4}, uint64_t{all.size() - 1}, uint64_t{all.size()}}) {
-      auto saved = BatchStream::Open(o);
-      ASSERT_TRUE(saved.ok());
+      std::unique_ptr<BatchStream> saved;
+      const std::string cursor = CursorAfter(o, taken, &saved);
+      ASSERT_FALSE(cursor.empty());
       data::KeyBatch batch;
-      for (uint64_t i = 0; i < taken; ++i) ASSERT_TRUE(*(*saved)->Next(&batch));
-      auto cursor = (*saved)->SaveCursor();
-      ASSERT_TRUE(cursor.ok()) << cursor.status();
       auto resumed = BatchStream::Open(o);
       ASSERT_TRUE(resumed.ok());
-      absl::Status s = (*resumed)->RestoreCursor(*cursor);
+      absl::Status s = (*resumed)->RestoreCursor(cursor);
       ASSERT_TRUE(s.ok()) << "after " << taken << ": " << s;
       EXPECT_EQ((*resumed)->batches(), taken);
       std::vector<std::vector<Key>> rest;
       while (*(*resumed)->Next(&batch)) rest.push_back(batch.tables[0].keys);
       EXPECT_EQ(rest, std::vector<std::vector<Key>>(all.begin() + taken, all.end()))
           << "after " << taken;
-      while (*(*saved)->Next(&batch)) {
+      while (*saved->Next(&batch)) {
       }
-      EXPECT_EQ((*resumed)->dropped_tail_samples(), (*saved)->dropped_tail_samples());
-      EXPECT_EQ((*resumed)->epoch(), (*saved)->epoch());
+      EXPECT_EQ((*resumed)->dropped_tail_samples(), saved->dropped_tail_samples());
+      EXPECT_EQ((*resumed)->epoch(), saved->epoch());
     }
   }
 }
@@ -377,16 +395,13 @@ TEST_F(BatchStreamTest, AdmissionCountsTravelWithTheCursorAndWhenSkipping) {
   EXPECT_LT(Flatten(all).size(), Flatten(everything).size()) << "admission dropped nothing";
   for (uint64_t taken : {uint64_t{1}, uint64_t{5}, uint64_t{all.size() - 1}}) {
     SCOPED_TRACE(absl::StrCat("after ", taken));
-    auto saved = BatchStream::Open(o);
-    ASSERT_TRUE(saved.ok());
+    const std::string cursor = CursorAfter(o, taken);
+    ASSERT_FALSE(cursor.empty());
     data::KeyBatch batch;
-    for (uint64_t i = 0; i < taken; ++i) ASSERT_TRUE(*(*saved)->Next(&batch));
-    auto cursor = (*saved)->SaveCursor();
-    ASSERT_TRUE(cursor.ok()) << cursor.status();
     auto resumed = BatchStream::Open(o);
     auto skipped = BatchStream::Open(o);
     ASSERT_TRUE(resumed.ok() && skipped.ok());
-    ASSERT_TRUE((*resumed)->RestoreCursor(*cursor).ok());
+    ASSERT_TRUE((*resumed)->RestoreCursor(cursor).ok());
     ASSERT_EQ(*(*skipped)->Skip(taken), taken);
     const std::vector<std::vector<Key>> want(all.begin() + taken, all.end());
     for (auto* stream : {&*resumed, &*skipped}) {
@@ -398,13 +413,11 @@ TEST_F(BatchStreamTest, AdmissionCountsTravelWithTheCursorAndWhenSkipping) {
   // A cursor saved without admission does not fit a stream with it.
   BatchStreamOptions plain = o;
   plain.admission.clear();
-  auto before = BatchStream::Open(plain);
-  ASSERT_TRUE(before.ok());
-  auto cursor = (*before)->SaveCursor();
-  ASSERT_TRUE(cursor.ok());
+  const std::string cursor = CursorAfter(plain, 0);
+  ASSERT_FALSE(cursor.empty());
   auto with = BatchStream::Open(o);
   ASSERT_TRUE(with.ok());
-  const absl::Status refused = (*with)->RestoreCursor(*cursor);
+  const absl::Status refused = (*with)->RestoreCursor(cursor);
   EXPECT_NE(refused.message().find("saved without id admission"), std::string::npos) << refused;
 }
 
