@@ -75,12 +75,14 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   // its admitted keys: a key without one is absent from its bags, as the
   // job's own evaluations score it.
   std::vector<std::unique_ptr<absl::flat_hash_set<Key>>> admitted(model.tables.size());
+  bool any_admission = false;
   for (size_t t = 0; t < model.tables.size(); ++t) {
     const tools::ExportedTable& table = model.tables[t];
     if (t < static_cast<size_t>(spec.tables_size()) &&
         spec.tables(static_cast<int>(t)).admission().min_count() > 1) {
       admitted[t] =
           std::make_unique<absl::flat_hash_set<Key>>(table.keys.begin(), table.keys.end());
+      any_admission = true;
     }
     for (size_t i = 0; i < table.keys.size(); ++i) {
       HERALD_RETURN_IF_ERROR(net->LoadRow(static_cast<uint32_t>(t), table.keys[i],
@@ -101,15 +103,15 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   HERALD_RETURN_IF_ERROR(scheduler::ForEachHeldOutBatch(
       spec, options.batch, options.max_samples, [&](const data::KeyBatch& batch) {
         // Scored with the admitted keys; the predictions file keeps every id.
-        const data::KeyBatch* scored = &batch;
         data::KeyBatch filtered;
-        for (size_t t = 0; t < admitted.size() && t < batch.tables.size(); ++t) {
-          if (admitted[t] == nullptr) continue;
-          if (scored == &batch) filtered = batch;
-          scored = &filtered;
-          filtered.tables[t].KeepKeys([&](Key key) { return admitted[t]->contains(key); });
+        if (any_admission) {
+          filtered = batch;
+          for (size_t t = 0; t < admitted.size() && t < filtered.tables.size(); ++t) {
+            if (admitted[t] == nullptr) continue;
+            filtered.tables[t].KeepKeys([&](Key key) { return admitted[t]->contains(key); });
+          }
         }
-        const std::vector<float> p = net->Predict(*scored);
+        const std::vector<float> p = net->Predict(any_admission ? filtered : batch);
         for (size_t h = 0; h < heads.size(); ++h) {
           evaluators[h].Add(math::ColumnOf(p, heads.size(), h),
                             math::ColumnOf(batch.labels, batch.num_labels, heads[h].column));
