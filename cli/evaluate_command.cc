@@ -71,15 +71,16 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   HERALD_ASSIGN_OR_RETURN(std::unique_ptr<worker::ReferenceTrainer> net,
                           worker::ReferenceTrainer::Create(spec, &device));
   HERALD_RETURN_IF_ERROR(net->LoadDense(model.dense));
-  // A table with id admission (tables[].admission) has rows for exactly
-  // its admitted keys: a key without one is absent from its bags, as the
-  // job's own evaluations score it.
+  // A table with id admission or row expiry (tables[].admission, expiry)
+  // has rows for exactly its live keys: a key without one is absent from
+  // its bags, as the job's own evaluations score it.
   std::vector<std::unique_ptr<absl::flat_hash_set<Key>>> admitted(model.tables.size());
   bool any_admission = false;
   for (size_t t = 0; t < model.tables.size(); ++t) {
     const tools::ExportedTable& table = model.tables[t];
     if (t < static_cast<size_t>(spec.tables_size()) &&
-        spec.tables(static_cast<int>(t)).admission().min_count() > 1) {
+        (spec.tables(static_cast<int>(t)).admission().min_count() > 1 ||
+         spec.tables(static_cast<int>(t)).expiry().after_iterations() > 0)) {
       admitted[t] =
           std::make_unique<absl::flat_hash_set<Key>>(table.keys.begin(), table.keys.end());
       any_admission = true;

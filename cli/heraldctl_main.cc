@@ -121,6 +121,9 @@ ABSL_FLAG(uint32_t, allocation_passes, 0,
 ABSL_FLAG(uint32_t, admission, 0,
           "simulate: id admission with this min_count on every table (tables[].admission): "
           "a key gets a row from the batch in which it is seen for the N-th time");
+ABSL_FLAG(uint64_t, expire_after, 0,
+          "simulate: row expiry on every table (tables[].expiry): a key absent from N "
+          "consecutive batches loses its row (0: never)");
 ABSL_FLAG(uint64_t, flush_every, 0,
           "simulate: every N iterations write back every dirty row, as a job with "
           "checkpoint.every_iterations N does before each checkpoint (0: never)");
@@ -182,6 +185,7 @@ Commands:
            [--warm-start] [--seed S] [--threads T] [--handoff] [--serve]
            [--init-on-worker] [--allocation-passes N] [--flush-every N] [--staleness S]
            [--allocation default|location-aware] [--admission N]
+           [--expire-after N]
            [--nocheck] [--json]
            [--link-gbps G [--latency-us U] [--host-gbps H] [--ps-hosts N] [--row-floats F]
             [--dense-params P] [--compute-ms-per-sample C]]
@@ -210,6 +214,9 @@ Commands:
       --admission N: id admission on every table (tables[].admission): batches filtered
       as a job's are; prints the keys admitted (the tables' rows), those seen fewer
       times and the lookups dropped.
+      --expire-after N: row expiry on every table (tables[].expiry): a key absent from
+      N consecutive batches loses its row (from every cache, unwritten); prints the rows
+      expired and the tables' rows at the end and at their most.
       --staleness S (policy het): HET's bound; its plans are checked against the bound
       (not for exactness) and the largest staleness read is printed; S 0 is vanilla.
       --allocation location-aware (policy het): Herald's allocation with HET's consistency.
@@ -355,6 +362,7 @@ int main(int argc, char** argv) {
     o.allocation = absl::GetFlag(FLAGS_allocation);
     o.flush_every = absl::GetFlag(FLAGS_flush_every);
     o.admission = absl::GetFlag(FLAGS_admission);
+    o.expire_after = absl::GetFlag(FLAGS_expire_after);
     o.top_k = absl::GetFlag(FLAGS_top_k);
     o.warm_start = absl::GetFlag(FLAGS_warm_start);
     o.budget_ms = absl::GetFlag(FLAGS_budget_ms);

@@ -12,7 +12,7 @@
 #include "common/data/open_reader.h"
 #include "common/scheduling_defaults.h"
 #include "common/status.h"
-#include "scheduler/data/admission.h"
+#include "scheduler/data/key_lifecycle.h"
 #include "scheduler/planner/network_cost.h"
 #include "scheduler/planner/scheduling_spec.h"
 #include "scheduler/planner/simulator.h"
@@ -238,18 +238,29 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r, u
   }
 }
 
-// What admission changed: the keys given rows (the tables' size once
-// trained), those still waiting, the lookups dropped.
-void PrintAdmission(const SimulateOptions& o, const scheduler::Admission::Counts& c) {
-  std::printf(
-      "admission min_count %u: %llu keys admitted (rows the tables hold), %llu seen fewer "
-      "times (no row), %llu lookups dropped\n",
-      o.admission, static_cast<unsigned long long>(c.admitted),
-      static_cast<unsigned long long>(c.waiting), static_cast<unsigned long long>(c.dropped));
+// What admission and expiry changed: the keys given rows (the tables'
+// size once trained), those still waiting, the lookups dropped, the rows
+// expired and the most rows the tables held after any batch.
+void PrintKeyLifecycle(const SimulateOptions& o, const scheduler::KeyLifecycle::Counts& c,
+                       uint64_t rows_max) {
+  if (o.admission > 1) {
+    std::printf(
+        "admission min_count %u: %llu keys admitted (rows the tables hold), %llu seen fewer "
+        "times (no row), %llu lookups dropped\n",
+        o.admission, static_cast<unsigned long long>(c.admitted),
+        static_cast<unsigned long long>(c.waiting), static_cast<unsigned long long>(c.dropped));
+  }
+  if (o.expire_after > 0) {
+    std::printf(
+        "expiry after %llu batches: %llu rows expired; the tables hold %llu rows at the end, "
+        "at most %llu\n",
+        static_cast<unsigned long long>(o.expire_after), static_cast<unsigned long long>(c.expired),
+        static_cast<unsigned long long>(c.admitted), static_cast<unsigned long long>(rows_max));
+  }
 }
 
 void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r, uint64_t cache_rows,
-               const scheduler::Admission::Counts& admitted) {
+               const scheduler::KeyLifecycle::Counts& admitted, uint64_t rows_max) {
   const scheduler::PlanCounts& t = r.total;
   std::string out = absl::StrCat(
       "{\"policy\":\"", o.policy, "\",\"workers\":", o.workers,
@@ -277,6 +288,11 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r, u
     absl::StrAppend(
         &out, ",\"admission_min_count\":", o.admission, ",\"keys_admitted\":", admitted.admitted,
         ",\"keys_waiting\":", admitted.waiting, ",\"lookups_dropped\":", admitted.dropped);
+  }
+  if (o.expire_after > 0) {
+    absl::StrAppend(&out, ",\"expire_after\":", o.expire_after,
+                    ",\"rows_expired\":", admitted.expired, ",\"table_rows\":", admitted.admitted,
+                    ",\"table_rows_max\":", rows_max);
   }
   if (o.link_gbps > 0) {
     const scheduler::PhaseTimes t = Predicted(o, r);
@@ -370,14 +386,15 @@ absl::Status RunSimulate(const SimulateOptions& options) {
     }
   }
 
-  // Pass 2: global batches, planned one ahead (filtered by admission as a
-  // job's training stream is).
+  // Pass 2: global batches, planned one ahead (filtered by admission and
+  // expiry as a job's training stream is).
   HERALD_ASSIGN_OR_RETURN(auto batches_reader, data::OpenReader(format, o.data, ro));
   uint64_t batches_read = 0;
-  std::unique_ptr<scheduler::Admission> admission;
-  if (o.admission > 1) {
-    admission = std::make_unique<scheduler::Admission>(
-        std::vector<uint32_t>(summary.tables.size(), o.admission));
+  std::unique_ptr<scheduler::KeyLifecycle> admission;
+  uint64_t rows_max = 0;  // the tables' rows after the fullest batch
+  if (o.admission > 1 || o.expire_after > 0) {
+    admission = std::make_unique<scheduler::KeyLifecycle>(std::vector<scheduler::KeyRule>(
+        summary.tables.size(), scheduler::KeyRule{o.admission, o.expire_after}));
   }
   auto source = [&](data::KeyBatch* out) -> absl::StatusOr<bool> {
     if (batches_read * batch >= limit) return false;
@@ -387,7 +404,10 @@ absl::Status RunSimulate(const SimulateOptions& options) {
       if (n == 0) return false;  // a partial last batch is not simulated
     }
     *out = data::ToKeyBatch(block, 0, block.size());
-    if (admission != nullptr) admission->Filter(batches_read, out);
+    if (admission != nullptr) {
+      admission->Filter(batches_read, out);
+      rows_max = std::max(rows_max, admission->counts().admitted);
+    }
     ++batches_read;
     return true;
   };
@@ -407,13 +427,13 @@ absl::Status RunSimulate(const SimulateOptions& options) {
   so.max_iterations = o.iterations;
   so.check = o.check;
   HERALD_ASSIGN_OR_RETURN(scheduler::SimulationResult result, scheduler::Simulate(so, source));
-  const scheduler::Admission::Counts admitted =
-      admission != nullptr ? admission->counts() : scheduler::Admission::Counts{};
+  const scheduler::KeyLifecycle::Counts admitted =
+      admission != nullptr ? admission->counts() : scheduler::KeyLifecycle::Counts{};
   if (o.json) {
-    PrintJson(o, result, cache_rows, admitted);
+    PrintJson(o, result, cache_rows, admitted, rows_max);
   } else {
     PrintText(o, result, cache_rows, distinct_total);
-    if (admission != nullptr) PrintAdmission(o, admitted);
+    if (admission != nullptr) PrintKeyLifecycle(o, admitted, rows_max);
   }
   return absl::OkStatus();
 }

@@ -52,6 +52,9 @@ struct SimulateOptions {
   // Id admission with this min_count on every table (tables[].admission;
   // 0 or 1: off): the batches are filtered as a job's training stream is.
   uint32_t admission = 0;
+  // Row expiry after this many batches without a key on every table
+  // (tables[].expiry; 0: off), decided as a job's training stream does.
+  uint64_t expire_after = 0;
   bool json = false;
   // A predicted iteration time on a cluster (scheduler/planner/
   // network_cost.h) when link_gbps > 0: every NIC's rate each way, one-way

@@ -47,6 +47,7 @@ absl::Status Decode(const proto::PeerRows& in, const std::string& field, PeerRow
 // round-trips a plan with every list filled, so a list left out here fails).
 template <typename Visitor>
 void ForEachWireList(Visitor&& v) {
+  v("drop", &TablePlan::drop, &proto::TablePlan::drop, &proto::TablePlan::mutable_drop);
   v("evict", &TablePlan::evict, &proto::TablePlan::evict, &proto::TablePlan::mutable_evict);
   v("fetch", &TablePlan::fetch, &proto::TablePlan::fetch, &proto::TablePlan::mutable_fetch);
   v("init", &TablePlan::init, &proto::TablePlan::init, &proto::TablePlan::mutable_init);
@@ -61,6 +62,7 @@ void ForEachWireList(Visitor&& v) {
   v("send", &TablePlan::send, &proto::TablePlan::send, &proto::TablePlan::mutable_send);
   v("incoming", &TablePlan::incoming, &proto::TablePlan::incoming,
     &proto::TablePlan::mutable_incoming);
+  v("expire", &TablePlan::expire, &proto::TablePlan::expire, &proto::TablePlan::mutable_expire);
 }
 
 }  // namespace

@@ -50,6 +50,10 @@ struct PeerRows {
 
 // Operations on one table's slot array, in execution order.
 struct TablePlan {
+  // Expired rows (row expiry; scheduler/data/key_lifecycle.h) freed before
+  // anything else, clean or dirty, never written back: the PS deletes them
+  // at this iteration's commit.
+  SlotRows drop;
   // Dirty rows written back to the PS before anything lands.
   SlotRows evict;
   // Rows fetched from the PS; they land clean.
@@ -87,6 +91,10 @@ struct TablePlan {
   // The rows other workers send this one after this step (no slots yet:
   // they land at the next step's receive), in each sender's order.
   PeerRows incoming;
+  // Keys whose rows the PS deletes at this iteration's commit (row expiry),
+  // sent with this worker's iteration-done report; each expired key is in
+  // exactly one worker's list. Keys only (no slots, peers or flags).
+  PeerRows expire;
 };
 
 // The columns a kind of list has besides `keys` (owned_slots: slots only).
@@ -101,6 +109,7 @@ enum Columns : uint8_t {
 // is named in C++; the codec (plan_codec.cc) lists its wire field.
 template <typename Plan, typename Visitor>
 void ForEachList(Plan& plan, Visitor&& visit) {
+  visit("drop", plan.drop, kSlots);
   visit("evict", plan.evict, kSlots);
   visit("fetch", plan.fetch, kSlots | kFlags);
   visit("init", plan.init, kSlots);
@@ -114,6 +123,7 @@ void ForEachList(Plan& plan, Visitor&& visit) {
   visit("writeback", plan.writeback, kSlots);
   visit("send", plan.send, kSlots | kPeers | kFlags);
   visit("incoming", plan.incoming, kPeers | kFlags);
+  visit("expire", plan.expire, 0);
 }
 
 // The structural check: every list has exactly the columns of its kind,

@@ -430,6 +430,45 @@ TEST_F(ExactnessCluster, IdAdmissionGivesTheReferenceModel) {
   }
 }
 
+// Row expiry (tables[].expiry, with admission on half the tables): a row
+// whose key is absent from 2 batches in a row is deleted at that commit on
+// the PS and dropped unwritten from every cache; a key that comes back
+// starts again from its initial value. The reference trainer erases the
+// same rows. Herald on 2 workers, vanilla on 4, and herald on 4 with
+// hand-offs and served rows (dirty rows dropped) hold exactly the
+// reference's live rows, with its values.
+proto::JobSpec Expiring(proto::PolicyKind policy, uint32_t workers) {
+  proto::JobSpec spec = Spec(policy, workers);
+  for (int t = 0; t < spec.tables_size(); ++t) {
+    spec.mutable_tables(t)->mutable_expiry()->set_after_iterations(2);
+    if (t % 2 == 0) spec.mutable_tables(t)->mutable_admission()->set_min_count(2);
+  }
+  return spec;
+}
+
+TEST_F(ExactnessCluster, RowExpiryGivesTheReferenceModel) {
+  const ReferenceModel ref = TrainReference(Expiring(proto::POLICY_HERALD, 2));
+  ASSERT_EQ(ref.losses.size(), kIterations);
+  EXPECT_GT(ref.expired, 100u) << "the long tail's keys expire";
+  struct Case {
+    proto::PolicyKind policy;
+    uint32_t workers;
+    bool exchange;  // hand-offs and served rows
+  };
+  for (const Case& c : {Case{proto::POLICY_HERALD, 2, false}, Case{proto::POLICY_VANILLA, 4, false},
+                        Case{proto::POLICY_HERALD, 4, true}}) {
+    SCOPED_TRACE(absl::StrCat(proto::PolicyKind_Name(c.policy), " with ", c.workers, " workers",
+                              c.exchange ? ", hand-offs and served rows" : ""));
+    proto::JobSpec spec = Expiring(c.policy, c.workers);
+    spec.mutable_scheduling()->set_handoff(c.exchange);
+    spec.mutable_scheduling()->set_serve(c.exchange);
+    proto::JobStatus done;
+    const std::string dir = RunAndExport(spec, &done);
+    ExpectEqualsReference(dir, done, ref);
+    EXPECT_EQ(done.progress().rows_expired(), ref.expired);
+  }
+}
+
 // Worker-to-worker hand-offs (scheduling.handoff): rows move between the
 // workers' caches over their own Gloo mesh instead of through the PS, and
 // the model is still the reference's; the PS sees fewer fetches and
@@ -670,6 +709,12 @@ TEST_F(ExactnessCluster, AResumedJobWithIdAdmissionEndsWithTheReferenceModel) {
     for (proto::TableSpec& t : *spec.mutable_tables()) t.mutable_admission()->set_min_count(2);
     return spec;
   });
+}
+
+// The same with row expiry: the keys' last sightings come back with the
+// data cursor, or by reading the batches before.
+TEST_F(ExactnessCluster, AResumedJobWithRowExpiryEndsWithTheReferenceModel) {
+  ExpectResumedJobsEndWithTheReference(Expiring);
 }
 
 // Automatic recovery (recovery in the spec, on by default): the job's

@@ -403,4 +403,21 @@ TEST_F(HeraldctlSimulate, AdmissionShrinksTheTablesAndTheRowsMoved) {
   EXPECT_EQ(all.output.find("keys_admitted"), std::string::npos);
 }
 
+// --expire-after T: rows whose keys are absent from T batches in a row are
+// deleted (every plan still passes the plan checker): the tables hold far
+// fewer rows at their fullest than when rows never go.
+TEST_F(HeraldctlSimulate, ExpiryBoundsTheTablesAndEveryPlanIsChecked) {
+  const Result kept = Simulate("herald", {"--expire-after=100000"});
+  const Result expiring = Simulate("herald", {"--expire-after=2"});
+  ASSERT_EQ(kept.code, 0) << kept.output;
+  ASSERT_EQ(expiring.code, 0) << expiring.output;
+  EXPECT_EQ(JsonNumber(kept.output, "rows_expired"), 0);
+  EXPECT_GT(JsonNumber(expiring.output, "rows_expired"), 0);
+  EXPECT_EQ(JsonNumber(expiring.output, "expire_after"), 2);
+  EXPECT_LT(JsonNumber(expiring.output, "table_rows_max"),
+            JsonNumber(kept.output, "table_rows_max") / 2);
+  EXPECT_EQ(JsonNumber(kept.output, "table_rows"), JsonNumber(kept.output, "table_rows_max"));
+  EXPECT_NE(expiring.output.find("\"checked\":true"), std::string::npos) << expiring.output;
+}
+
 }  // namespace herald

@@ -45,26 +45,73 @@ void ExpectSameModel(const tools::ExportedModel& a, const tools::ExportedModel& 
   for (size_t t = 0; t < ra.size(); ++t) EXPECT_EQ(ra[t], rb[t]) << "table " << t;
 }
 
-TEST(IncrementalExports, AChainOfIncrementsIsTheWholeModel) {
-  auto cluster = testing::LocalCluster::Start("incremental_export", 2, 2);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  testing::LocalCluster& c = **cluster;
-  proto::JobSpec spec =
-      testing::SmallWideAndDeepJob("increments", proto::POLICY_HERALD, kIterations);
+// A small job that checkpoints and exports every 2 iterations under `c`.
+proto::JobSpec ExportingJob(const testing::LocalCluster& c, const std::string& name) {
+  proto::JobSpec spec = testing::SmallWideAndDeepJob(name, proto::POLICY_HERALD, kIterations);
   spec.mutable_checkpoint()->set_dir(c.dir() + "/ckpt");
   spec.mutable_checkpoint()->set_every_iterations(2);
   spec.mutable_exports()->set_dir(c.dir() + "/exports");
   spec.mutable_exports()->set_every_iterations(2);
-  auto job = c.Submit(spec);
+  return spec;
+}
+
+// The job's exports, oldest first: after iterations 1, 3, 5, 7, 9
+// (periodic) and 11 (final).
+std::vector<std::string> ExportsOf(const testing::LocalCluster& c, const std::string& job) {
+  std::vector<std::string> exports;
+  for (uint64_t it = 1; it < kIterations; it += 2) {
+    exports.push_back(checkpoint::CheckpointIterationDir(c.dir() + "/exports", job, it));
+  }
+  return exports;
+}
+
+// The responses of the two exports ExpectChainsAreTheWholeModel makes.
+struct LaterExports {
+  proto::ExportJobResponse whole;  // of the model at the end, from the PS shards
+  proto::ExportJobResponse since;  // --since the first periodic export
+  uint64_t since_deleted = 0;      // rows the latter deletes from its chain
+};
+
+// The chain read from the newest of `exports` (the job's periodic ones,
+// oldest first) is the job's whole export at the end, every float; so is
+// the chain of an export made afterwards --since the first of them.
+LaterExports ExpectChainsAreTheWholeModel(testing::LocalCluster& c, const std::string& job,
+                                          const std::vector<std::string>& exports) {
+  LaterExports out;
+  const std::string whole = c.dir() + "/whole";
+  auto exported = c.Export(job, whole);
+  EXPECT_TRUE(exported.ok()) << exported.status();
+  auto full = tools::ReadModelExport(whole);
+  EXPECT_TRUE(full.ok()) << full.status();
+  auto chain = tools::ReadModelExport(exports.back());
+  EXPECT_TRUE(chain.ok()) << chain.status();
+  if (!exported.ok() || !full.ok() || !chain.ok()) return out;
+  out.whole = *exported;
+  EXPECT_EQ(chain->manifest.full_rows(), exported->rows());
+  ExpectSameModel(*chain, *full);
+
+  const std::string since = c.dir() + "/since-first";
+  auto increment = c.Export(job, since, exports.front());
+  EXPECT_TRUE(increment.ok()) << increment.status();
+  auto since_chain = tools::ReadModelExport(since);
+  EXPECT_TRUE(since_chain.ok()) << since_chain.status();
+  if (!increment.ok() || !since_chain.ok()) return out;
+  out.since = *increment;
+  out.since_deleted = since_chain->manifest.deleted_rows();
+  ExpectSameModel(*since_chain, *full);
+  return out;
+}
+
+TEST(IncrementalExports, AChainOfIncrementsIsTheWholeModel) {
+  auto cluster = testing::LocalCluster::Start("incremental_export", 2, 2);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  testing::LocalCluster& c = **cluster;
+  auto job = c.Submit(ExportingJob(c, "increments"));
   ASSERT_TRUE(job.ok()) << job.status();
   const proto::JobStatus done = c.Watch(*job);
   ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << c.Logs();
 
-  // Exports after iterations 1, 3, 5, 7, 9 (periodic) and 11 (final).
-  std::vector<std::string> exports;
-  for (uint64_t it = 1; it < kIterations; it += 2) {
-    exports.push_back(checkpoint::CheckpointIterationDir(c.dir() + "/exports", *job, it));
-  }
+  const std::vector<std::string> exports = ExportsOf(c, *job);
   uint64_t whole_bytes = 0;
   for (size_t i = 0; i < exports.size(); ++i) {
     auto one = tools::ReadModelExport(exports[i]);
@@ -94,32 +141,17 @@ TEST(IncrementalExports, AChainOfIncrementsIsTheWholeModel) {
   latest_text << latest.rdbuf();
   EXPECT_EQ(latest_text.str(), std::filesystem::path(exports.back()).filename().string() + "\n");
 
-  // The whole export at the end, from the PS shards.
-  const std::string whole = c.dir() + "/whole";
-  auto exported = c.Export(*job, whole);
-  ASSERT_TRUE(exported.ok()) << exported.status();
-  auto full = tools::ReadModelExport(whole);
-  ASSERT_TRUE(full.ok()) << full.status();
-  auto chain = tools::ReadModelExport(exports.back());
-  ASSERT_TRUE(chain.ok()) << chain.status();
-  EXPECT_EQ(chain->manifest.full_rows(), exported->rows());
-  ExpectSameModel(*chain, *full);
-
-  // Afterwards, since the first periodic export: its chain is the model too.
-  const std::string since = c.dir() + "/since-first";
-  auto increment = c.Export(*job, since, exports.front());
-  ASSERT_TRUE(increment.ok()) << increment.status();
-  EXPECT_LT(increment->rows(), increment->full_rows());
-  EXPECT_EQ(increment->full_rows(), exported->rows());
-  EXPECT_LT(increment->bytes(), increment->full_bytes());
+  const LaterExports later = ExpectChainsAreTheWholeModel(c, *job, exports);
+  const proto::ExportJobResponse& increment = later.since;
+  EXPECT_LT(increment.rows(), increment.full_rows());
+  EXPECT_EQ(increment.full_rows(), later.whole.rows());
+  EXPECT_LT(increment.bytes(), increment.full_bytes());
+  EXPECT_EQ(later.since_deleted, 0u);
   std::printf("export since the first: %llu of %llu rows, %llu of %llu bytes\n",
-              static_cast<unsigned long long>(increment->rows()),
-              static_cast<unsigned long long>(increment->full_rows()),
-              static_cast<unsigned long long>(increment->bytes()),
-              static_cast<unsigned long long>(increment->full_bytes()));
-  auto since_chain = tools::ReadModelExport(since);
-  ASSERT_TRUE(since_chain.ok()) << since_chain.status();
-  ExpectSameModel(*since_chain, *full);
+              static_cast<unsigned long long>(increment.rows()),
+              static_cast<unsigned long long>(increment.full_rows()),
+              static_cast<unsigned long long>(increment.bytes()),
+              static_cast<unsigned long long>(increment.full_bytes()));
 
   // A base that is not an export, and a relative one, are refused.
   auto missing = c.Export(*job, c.dir() + "/bad", c.dir() + "/nowhere");
@@ -127,6 +159,35 @@ TEST(IncrementalExports, AChainOfIncrementsIsTheWholeModel) {
   EXPECT_NE(missing.status().message().find("nowhere"), std::string::npos);
   auto relative = c.Export(*job, c.dir() + "/bad2", "exports");
   EXPECT_EQ(relative.status().code(), absl::StatusCode::kInvalidArgument) << relative.status();
+}
+
+// With row expiry (tables[].expiry) the PS deletes rows during training:
+// each increment lists the rows of the chain the model no longer has, and
+// the chain read with them is still exactly the whole model at the end;
+// an export made afterwards --since the first one deletes what expired
+// since, too.
+TEST(IncrementalExports, IncrementsCarryTheRowsExpiryDeleted) {
+  auto cluster = testing::LocalCluster::Start("incremental_expiry", 2, 2);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  testing::LocalCluster& c = **cluster;
+  proto::JobSpec spec = ExportingJob(c, "expiring");
+  for (proto::TableSpec& t : *spec.mutable_tables()) t.mutable_expiry()->set_after_iterations(2);
+  auto job = c.Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const proto::JobStatus done = c.Watch(*job);
+  ASSERT_EQ(done.state(), proto::JOB_SUCCEEDED) << done.reason() << c.Logs();
+  EXPECT_GT(done.progress().rows_expired(), 0u);
+
+  const std::vector<std::string> exports = ExportsOf(c, *job);
+  uint64_t deleted = 0;
+  for (const std::string& dir : exports) {
+    auto one = tools::ReadModelExport(dir);
+    ASSERT_TRUE(one.ok()) << dir << ": " << one.status() << c.Logs();
+    deleted += one->manifest.deleted_rows();
+    EXPECT_EQ(one->manifest.deleted_file().empty(), one->manifest.deleted_rows() == 0);
+  }
+  EXPECT_GT(deleted, 0u) << "the increments delete the expired rows";
+  EXPECT_GT(ExpectChainsAreTheWholeModel(c, *job, exports).since_deleted, 0u);
 }
 
 TEST(IncrementalExports, ExportsMustFollowTheCheckpoints) {

@@ -313,7 +313,7 @@ TEST_F(TrainingCluster, IdAdmissionTrainsTheReferenceAndEvaluatesAdmittedKeysOnl
   data::KeyBatch batch;
   while (*(*stream)->Next(&batch)) {
   }
-  const scheduler::Admission::Counts counts = (*stream)->admission()->counts();
+  const scheduler::KeyLifecycle::Counts counts = (*stream)->key_lifecycle()->counts();
   EXPECT_GT(counts.admitted, 0u);
   EXPECT_GT(counts.dropped, 0u);
   EXPECT_EQ(done.progress().keys_admitted(), counts.admitted);

@@ -4,8 +4,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "checkpoint/deleted_rows.h"
 #include "checkpoint/manifest.h"
 #include "checkpoint/shard_file.h"
 #include "common/crc32.h"
@@ -89,8 +91,10 @@ const float* ExportedTable::Find(Key key) const {
 
 namespace {
 
-// One export directory as it is (an increment's rows alone).
-absl::StatusOr<ExportedModel> ReadOneExport(const std::string& dir) {
+// One export directory as it is (an increment's rows alone), and the
+// rows it deletes from its chain (row expiry; none for a whole export).
+absl::StatusOr<ExportedModel> ReadOneExport(const std::string& dir,
+                                            std::vector<checkpoint::DeletedRow>* deleted) {
   const std::string model_path = absl::StrCat(dir, "/MODEL");
   HERALD_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(model_path));
   ExportedModel model;
@@ -109,7 +113,40 @@ absl::StatusOr<ExportedModel> ReadOneExport(const std::string& dir) {
   HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest tables,
                           checkpoint::ReadManifest(manifest_path));
   HERALD_RETURN_IF_ERROR(ReadTables(manifest_path, tables, &model));
+  deleted->clear();
+  if (!m.deleted_file().empty()) {
+    HERALD_ASSIGN_OR_RETURN(*deleted,
+                            checkpoint::ReadDeletedRows(absl::StrCat(dir, "/", m.deleted_file()),
+                                                        m.deleted_rows(), m.deleted_crc32()));
+  }
   return model;
+}
+
+// Removes `deleted`'s keys from `model`'s tables (the survivors keep their
+// order).
+void Delete(const std::vector<checkpoint::DeletedRow>& deleted, ExportedModel* model) {
+  if (deleted.empty()) return;
+  std::vector<absl::flat_hash_set<Key>> gone(model->tables.size());
+  for (const checkpoint::DeletedRow& d : deleted) {
+    if (d.table < gone.size()) gone[d.table].insert(d.key);
+  }
+  for (size_t t = 0; t < model->tables.size(); ++t) {
+    if (gone[t].empty()) continue;
+    ExportedTable& table = model->tables[t];
+    size_t kept = 0;
+    for (size_t i = 0; i < table.keys.size(); ++i) {
+      if (gone[t].contains(table.keys[i])) continue;
+      table.keys[kept] = table.keys[i];
+      std::copy(table.rows.begin() + i * table.row_floats,
+                table.rows.begin() + (i + 1) * table.row_floats,
+                table.rows.begin() + kept * table.row_floats);
+      ++kept;
+    }
+    table.keys.resize(kept);
+    table.rows.resize(kept * table.row_floats);
+    table.index.clear();
+    for (size_t i = 0; i < kept; ++i) table.index.emplace(table.keys[i], i);
+  }
 }
 
 // Bases followed at most: a longer chain is a cycle or a mistake.
@@ -151,10 +188,11 @@ absl::Status Overlay(ExportedModel newer, const std::string& dir, ExportedModel*
 }  // namespace
 
 absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
-  HERALD_ASSIGN_OR_RETURN(ExportedModel newest, ReadOneExport(dir));
+  std::vector<std::vector<checkpoint::DeletedRow>> deleted(1);
+  HERALD_ASSIGN_OR_RETURN(ExportedModel newest, ReadOneExport(dir, &deleted.back()));
   if (newest.manifest.base().empty()) return newest;
   // An increment: the chain of bases down to a whole export, then each
-  // increment over it, oldest first.
+  // increment over it, oldest first (its deletions, then its rows).
   std::vector<std::string> chain = {dir};
   std::vector<ExportedModel> increments;
   increments.push_back(std::move(newest));
@@ -164,7 +202,7 @@ absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
     if (chain.size() == kMaxChain || std::find(chain.begin(), chain.end(), base) != chain.end()) {
       return absl::DataLossError(absl::StrCat(dir, ": its chain of bases loops at ", base));
     }
-    absl::StatusOr<ExportedModel> read = ReadOneExport(base);
+    absl::StatusOr<ExportedModel> read = ReadOneExport(base, &deleted.emplace_back());
     if (!read.ok()) {
       return absl::Status(read.status().code(),
                           absl::StrCat(chain.back(), "'s base: ", read.status().message()));
@@ -174,6 +212,7 @@ absl::StatusOr<ExportedModel> ReadModelExport(const std::string& dir) {
   }
   ExportedModel model = std::move(increments.back());
   for (size_t i = increments.size() - 1; i-- > 0;) {
+    Delete(deleted[i], &model);
     HERALD_RETURN_IF_ERROR(Overlay(std::move(increments[i]), chain[i], &model));
   }
   return model;

@@ -26,6 +26,10 @@ struct KeyBatch {
     // are its features' back to back. Empty for one feature.
     uint32_t features = 1;
     std::vector<uint32_t> feature_lengths;
+    // Row expiry (scheduler/data/key_lifecycle.h): keys whose rows are
+    // deleted once this batch is trained, ascending; none of them is
+    // looked up in this batch. Not carried by Slice.
+    std::vector<Key> expired;
 
     // Drops every lookup whose keep(key) is false, as if its id were absent
     // from the sample (offsets, weights and feature lengths follow).

@@ -136,6 +136,7 @@ void ToKeyBatch(const SampleBlock& block, size_t begin, size_t end, KeyBatch* ou
     KeyBatch::Table& table = out->tables[f];
     table.keys.resize(counts[f]);
     table.weights.clear();
+    table.expired.clear();
     table.offsets.resize(end - begin + 1);
     table.offsets[0] = 0;
     cursor[f] = table.keys.data();

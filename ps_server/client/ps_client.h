@@ -144,9 +144,12 @@ class PsClient {
   // Reports to every shard. Returns true if every shard has now committed
   // the iteration. Adds to `disk_reads` (if given) the rows that the
   // iterations this report committed read from the shards' disk tiers.
+  // `expire` (if given): rows the shards delete at the iteration's commit
+  // (row expiry), each key sent to its shard.
   virtual absl::StatusOr<bool> IterationDone(const std::string& job_id, Iteration iteration,
                                              WorkerRank worker, uint32_t num_workers,
-                                             PsDiskReads* disk_reads = nullptr) = 0;
+                                             PsDiskReads* disk_reads = nullptr,
+                                             const std::vector<TableKeys>* expire = nullptr) = 0;
   // Checkpoints every shard at `iteration` into `dir` (each waits for the
   // iteration's commit). Returns each shard's file, by shard index, for the
   // manifest the caller assembles and writes last

@@ -658,16 +658,34 @@ PendingCall<absl::Status> ShardedPsClient::WaitForAll(
 
 absl::StatusOr<bool> ShardedPsClient::IterationDone(const std::string& job_id, Iteration iteration,
                                                     WorkerRank worker, uint32_t num_workers,
-                                                    PsDiskReads* disk_reads) {
+                                                    PsDiskReads* disk_reads,
+                                                    const std::vector<TableKeys>* expire) {
   std::vector<char> committed(stubs_.size(), 0);
   std::vector<PsDiskReads> reads(stubs_.size());
-  HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
-    proto::IterationDoneRequest r;
+  std::vector<proto::IterationDoneRequest> requests(stubs_.size());
+  for (proto::IterationDoneRequest& r : requests) {
     r.set_job_id(job_id);
     r.set_run_id(options_.run_id);
     r.set_iteration(iteration.value());
     r.set_worker_rank(worker.value());
     r.set_num_workers(num_workers);
+  }
+  if (expire != nullptr) {
+    std::vector<std::vector<Key>> of_shard(stubs_.size());
+    for (const TableKeys& t : *expire) {
+      for (auto& k : of_shard) k.clear();
+      for (Key key : t.keys) of_shard[router_.ShardOf(t.table, key).value()].push_back(key);
+      for (size_t s = 0; s < stubs_.size(); ++s) {
+        if (of_shard[s].empty()) continue;
+        proto::KeyBlock* block = requests[s].add_expire();
+        block->set_table_id(t.table.value());
+        block->set_keys(std::string(reinterpret_cast<const char*>(of_shard[s].data()),
+                                    of_shard[s].size() * sizeof(Key)));
+      }
+    }
+  }
+  HERALD_RETURN_IF_ERROR(ForEachShard([&](uint32_t s) {
+    const proto::IterationDoneRequest& r = requests[s];
     proto::IterationDoneResponse out;
     absl::Status st = stubs_[s]->IterationDone(r, &out, options_.data_timeout);
     committed[s] = out.committed();

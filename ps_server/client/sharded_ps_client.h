@@ -73,7 +73,8 @@ class ShardedPsClient final : public PsClient {
                                            Launch launch) override;
   absl::StatusOr<bool> IterationDone(const std::string& job_id, Iteration iteration,
                                      WorkerRank worker, uint32_t num_workers,
-                                     PsDiskReads* disk_reads = nullptr) override;
+                                     PsDiskReads* disk_reads = nullptr,
+                                     const std::vector<TableKeys>* expire = nullptr) override;
   absl::StatusOr<std::vector<proto::CheckpointShard>> CheckpointShards(
       const std::string& job_id, uint64_t iteration, const std::string& dir) override;
   absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override;

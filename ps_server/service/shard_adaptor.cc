@@ -107,9 +107,18 @@ absl::Status ServeWriteBack(JobShard& shard, const proto::WriteBackRequest& requ
 absl::Status ServeIterationDone(JobShard& shard, const proto::IterationDoneRequest& request,
                                 proto::IterationDoneResponse* response) {
   DiskReads reads;
-  HERALD_ASSIGN_OR_RETURN(bool committed, shard.IterationDone(Iteration(request.iteration()),
-                                                              WorkerRank(request.worker_rank()),
-                                                              request.num_workers(), &reads));
+  Copies copies;
+  std::vector<KeysIn> expire;
+  for (int i = 0; i < request.expire_size(); ++i) {
+    const proto::KeyBlock& k = request.expire(i);
+    auto keys = copies.View<Key>(k.keys(), absl::StrCat("expire[", i, "]"), "keys");
+    if (!keys.ok()) return shard.Reject(keys.status());
+    expire.push_back({k.table_id(), *keys});
+  }
+  HERALD_ASSIGN_OR_RETURN(
+      bool committed,
+      shard.IterationDone(Iteration(request.iteration()), WorkerRank(request.worker_rank()),
+                          request.num_workers(), &reads, expire));
   response->set_committed(committed);
   response->set_disk_rows_critical(reads.critical);
   response->set_disk_rows_ahead(reads.ahead);

@@ -102,6 +102,7 @@ class DiskTier {
   ~DiskTier();
 
   const RowStore& store() const { return *store_; }
+  RowStore& store() { return *store_; }
   const DiskTierOptions& options() const { return options_; }
 
   // Starts the look-ahead loader over `tables`, taking `rows_mu` shared

@@ -70,8 +70,9 @@ class Driver {
   }
 
   // Runs iteration t: every worker fetches, writes back a few rows it
-  // fetched, and pushes gradients; returns every fetched byte.
-  std::string Iterate(uint64_t t) {
+  // fetched, and pushes gradients; returns every fetched byte. Worker 0's
+  // report carries `expire` (row expiry).
+  std::string Iterate(uint64_t t, const std::vector<KeysIn>& expire = {}) {
     std::string fetched;
     for (uint32_t w = 0; w < kWorkers; ++w) {
       std::vector<std::vector<Key>> keys(2);
@@ -130,7 +131,10 @@ class Driver {
       }
     }
     for (uint32_t w = 0; w < kWorkers; ++w) {
-      EXPECT_TRUE(shard_->IterationDone(Iteration(t), WorkerRank(w), kWorkers).ok());
+      absl::StatusOr<bool> done = shard_->IterationDone(
+          Iteration(t), WorkerRank(w), kWorkers, nullptr,
+          w == 0 ? absl::Span<const KeysIn>(expire) : absl::Span<const KeysIn>());
+      EXPECT_TRUE(done.ok()) << done.status();
     }
     return fetched;
   }
@@ -222,6 +226,55 @@ TEST_F(DiskTierTest, AJobWithRowsOnDiskFetchesAndCheckpointsWhatTheJobInMemoryDo
   EXPECT_LE(stats.resident_rows(), 2 * kSmallBudget / 48 + 2 * 120 * kWorkers);
   EXPECT_EQ(Checkpoint(*memory, dir_.File("ckpt-a"), kIterations - 1),
             Checkpoint(*tiered, dir_.File("ckpt-b"), kIterations - 1));
+}
+
+// Row expiry: rows deleted at a commit leave memory and disk alike; the
+// tiered shard stays bit for bit the in-memory one, a deleted key reads as
+// never trained, and one that comes back starts again from its initial
+// value.
+TEST_F(DiskTierTest, ExpiredRowsLeaveMemoryAndDiskAlike) {
+  auto memory = Make(0, "");
+  auto tiered = Make(kSmallBudget, dir_.File("store"));
+  ASSERT_TRUE(memory && tiered);
+  Driver a(memory.get()), b(tiered.get());
+  constexpr uint64_t kExpireAt = 20;
+  for (uint64_t t = 0; t < kExpireAt; ++t) ASSERT_EQ(a.Iterate(t), b.Iterate(t));
+  // Every third key of each table goes (rows touched this iteration too:
+  // the deletion follows its writes).
+  std::vector<std::vector<Key>> keys(2);
+  for (Key k = 0; k < kKeysPerTable; k += 3) {
+    keys[0].push_back(k);
+    keys[1].push_back(k);
+  }
+  const std::vector<KeysIn> expire = {{0, keys[0]}, {1, keys[1]}};
+  auto rows_of = [](JobShard& s) {
+    proto::PsStatsResponse r;
+    s.Stats(&r);
+    return std::pair{r.tables(0).rows() + r.tables(1).rows(), r.rows_expired()};
+  };
+  const std::string trained = a.ReadEverything(kExpireAt);
+  const auto [before, none] = rows_of(*tiered);
+  EXPECT_EQ(none, 0u);
+  ASSERT_EQ(a.Iterate(kExpireAt, expire), b.Iterate(kExpireAt, expire));
+  const auto [after, expired] = rows_of(*tiered);
+  EXPECT_GT(expired, 500u);
+  EXPECT_LT(after, before);
+  EXPECT_EQ(rows_of(*memory), rows_of(*tiered));
+  const std::string read = a.ReadEverything(kExpireAt + 1);
+  EXPECT_EQ(read, b.ReadEverything(kExpireAt + 1));
+  // Key 3 of table 0, trained before, reads as a fresh shard's.
+  auto fresh = Make(0, "");
+  ASSERT_NE(fresh, nullptr);
+  Driver untrained(fresh.get());
+  const std::string initial = untrained.ReadEverything(0);
+  const uint32_t rf0 = math::RowFloats(math::SparseOptimizerKind::kAdagrad, kDims[0]);
+  EXPECT_NE(trained.substr(3 * rf0 * 4, rf0 * 4), initial.substr(3 * rf0 * 4, rf0 * 4));
+  EXPECT_EQ(read.substr(3 * rf0 * 4, rf0 * 4), initial.substr(3 * rf0 * 4, rf0 * 4));
+  for (uint64_t t = kExpireAt + 1; t < kExpireAt + 10; ++t) {
+    ASSERT_EQ(a.Iterate(t), b.Iterate(t)) << "iteration " << t;
+  }
+  EXPECT_EQ(Checkpoint(*memory, dir_.File("ckpt-a"), kExpireAt + 9),
+            Checkpoint(*tiered, dir_.File("ckpt-b"), kExpireAt + 9));
 }
 
 TEST_F(DiskTierTest, TheLookAheadLoadsRowsBeforeTheirIterationAndChangesNoBit) {

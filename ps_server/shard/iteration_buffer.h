@@ -38,6 +38,8 @@ struct PendingStripe {
   std::vector<float> grad_arena;
   absl::flat_hash_map<Key, PendingWriteBack> write_backs;
   std::vector<float> write_back_arena;
+  // Rows deleted after the write-backs and gradients (row expiry).
+  std::vector<Key> expire;
 
   bool Changes(Key key) const { return grad_index.contains(key) || write_backs.contains(key); }
   // Empty again; the arenas keep their memory for the next iteration.
@@ -47,6 +49,7 @@ struct PendingStripe {
     grad_arena.clear();
     write_backs.clear();
     write_back_arena.clear();
+    expire.clear();
   }
 };
 

@@ -1,6 +1,7 @@
 #include "ps_server/shard/job_shard.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -84,7 +85,7 @@ JobShard::JobShard(JobShardOptions options, ThreadPool* pool, KeyRouter router,
       router_(std::move(router)),
       tier_(std::move(tier)),
       clock_(options_.first_iteration) {
-  const RowStore* store = tier_ == nullptr ? nullptr : &tier_->store();
+  RowStore* store = tier_ == nullptr ? nullptr : &tier_->store();
   std::vector<ShardTable*> tables;
   for (const TableOptions& t : options_.tables) {
     tables_.push_back(std::make_unique<ShardTable>(t, options_.stripes_per_table, store));
@@ -523,9 +524,16 @@ absl::Status JobShard::WriteBack(const WriteBackIn& request) {
 }
 
 absl::StatusOr<bool> JobShard::IterationDone(Iteration iteration, WorkerRank rank,
-                                             uint32_t num_workers, DiskReads* committed_reads) {
+                                             uint32_t num_workers, DiskReads* committed_reads,
+                                             absl::Span<const KeysIn> expire) {
   const uint64_t t = iteration.value();
   const uint32_t worker = rank.value();
+  std::vector<bool> seen(tables_.size(), false);
+  for (size_t i = 0; i < expire.size(); ++i) {
+    absl::Status s = CheckKeys({expire[i].table, expire[i].keys},
+                               absl::StrCat("iteration done: expire[", i, "]"), &seen);
+    if (!s.ok()) return Reject(s);
+  }
   absl::MutexLock lock(&mu_);
   absl::Status s;
   if (num_workers != options_.num_workers) {
@@ -541,6 +549,11 @@ absl::StatusOr<bool> JobShard::IterationDone(Iteration iteration, WorkerRank ran
   }
   if (!s.ok()) return Reject(s);
   IterationBuffer& buffer = Buffer(t);
+  for (const KeysIn& block : expire) {
+    ShardTable& table = *tables_[block.table];
+    for (Key key : block.keys)
+      buffer.tables[block.table][table.StripeOf(key)].expire.push_back(key);
+  }
   buffer.done[worker] = true;
   ++buffer.done_count;
   CommitReadyIterations(committed_reads);
@@ -559,9 +572,9 @@ void JobShard::CommitReadyIterations(DiskReads* reads) {
     absl::Status evicted;
     {
       CommitWindow window(&mu_, &rows_mu_);
-      Apply(*buffer, t);
+      evicted = Apply(*buffer, t);
       // No request holds a row index now: rows may move to disk.
-      if (tier_ != nullptr) evicted = tier_->EvictOverBudget(tables_, t, pool_);
+      if (tier_ != nullptr && evicted.ok()) evicted = tier_->EvictOverBudget(tables_, t, pool_);
       window.ReleaseRows();
       ms = absl::ToDoubleMilliseconds(absl::Now() - start);
       buffer->Reset();  // outside mu_: this thread owns it
@@ -588,14 +601,19 @@ void JobShard::CommitReadyIterations(DiskReads* reads) {
   }
 }
 
-void JobShard::Apply(IterationBuffer& buffer, uint64_t t) {
+absl::Status JobShard::Apply(IterationBuffer& buffer, uint64_t t) {
   std::vector<std::pair<uint32_t, uint32_t>> items;  // (table, stripe)
   for (uint32_t t = 0; t < tables_.size(); ++t) {
     for (uint32_t s = 0; s < tables_[t]->num_stripes(); ++s) {
       const PendingStripe& p = buffer.tables[t][s];
-      if (!p.grads.empty() || !p.write_backs.empty()) items.emplace_back(t, s);
+      if (!p.grads.empty() || !p.write_backs.empty() || !p.expire.empty()) {
+        items.emplace_back(t, s);
+      }
     }
   }
+  absl::Mutex failed_mu;
+  absl::Status failed;
+  std::atomic<uint64_t> expired{0};
   pool_->ParallelFor(items.size(), 1, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       ShardTable& table = *tables_[items[i].first];
@@ -625,8 +643,20 @@ void JobShard::Apply(IterationBuffer& buffer, uint64_t t) {
         stripe.table.set_version(g.row, stripe.table.version(g.row) + 1);
         stripe.table.set_dirty(g.row, true);
       }
+      // Expired rows last: nothing of this iteration writes them.
+      if (!pending.expire.empty()) {
+        absl::StatusOr<uint64_t> held = table.Erase(stripe, pending.expire);
+        if (held.ok()) {
+          expired.fetch_add(*held, std::memory_order_relaxed);
+        } else {
+          absl::MutexLock failed_lock(&failed_mu);
+          if (failed.ok()) failed = held.status();
+        }
+      }
     }
   });
+  if (const uint64_t n = expired.load(); n > 0) Count([n](Counters& c) { c.rows_expired += n; });
+  return failed;
 }
 
 absl::StatusOr<checkpoint::ShardFileInfo> JobShard::Checkpoint(const std::string& checkpoint_dir,
@@ -817,6 +847,7 @@ void JobShard::Stats(proto::PsStatsResponse* response) {
   response->set_gradients_pushed(c.gradients_pushed);
   response->set_rows_written_back(c.rows_written_back);
   response->set_iterations_committed(c.iterations_committed);
+  response->set_rows_expired(c.rows_expired);
   response->set_fetch_requests(c.fetch_requests);
   response->set_rows_read_only(c.rows_read_only);
   response->set_read_only_requests(c.read_only_requests);

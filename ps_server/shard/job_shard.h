@@ -98,11 +98,16 @@ class JobShard {
   absl::Status WriteBack(const WriteBackIn& request);
   // Returns true if this report completed (and committed) the iteration.
   // With a disk tier, adds to `committed_reads` the disk reads of every
-  // iteration this report committed. Errors: InvalidArgument (worker rank,
-  // worker count), FailedPrecondition (already committed, too far ahead),
-  // AlreadyExists (reported twice).
+  // iteration this report committed. `expire`: rows deleted at the
+  // iteration's commit, after its write-backs and gradients, from memory
+  // and the disk tier (row expiry; a key the shard does not hold is
+  // ignored). Errors: InvalidArgument (worker rank, worker count, an expire
+  // block's table or a key of another shard), FailedPrecondition (already
+  // committed, too far ahead), AlreadyExists (reported twice). A rejected
+  // report changes nothing.
   absl::StatusOr<bool> IterationDone(Iteration iteration, WorkerRank worker, uint32_t num_workers,
-                                     DiskReads* committed_reads = nullptr);
+                                     DiskReads* committed_reads = nullptr,
+                                     absl::Span<const KeysIn> expire = {});
   // Writes the committed state after `iteration` to
   // `<dir>/<job>/iter-<iteration>/shard-<i>-of-<n>.hsf` (temp file + rename).
   // Waits (up to `deadline`) for that iteration to commit. Errors:
@@ -171,8 +176,9 @@ class JobShard {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CommitReadyIterations(DiskReads* reads) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Applies iteration t's write-backs and aggregated gradients (the
-  // optimizers at t's learning rates).
-  void Apply(IterationBuffer& buffer, uint64_t t);
+  // optimizers at t's learning rates), then its expiries.
+  // Errors: the disk tier's, deleting expired rows (the commit stands).
+  absl::Status Apply(IterationBuffer& buffer, uint64_t t);
   std::string MissingWorkers(uint64_t iteration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const JobShardOptions options_;
@@ -198,6 +204,7 @@ class JobShard {
     uint64_t fetch_requests = 0, push_requests = 0, write_back_requests = 0;
     uint64_t rows_read_only = 0, read_only_requests = 0;  // evaluation fetches
     uint64_t rejected_requests = 0, iterations_committed = 0;
+    uint64_t rows_expired = 0;
     double commit_ms_total = 0, commit_ms_max = 0;
   };
   absl::Mutex stats_mu_;

@@ -7,7 +7,7 @@
 
 namespace herald::ps {
 
-ShardTable::ShardTable(const TableOptions& options, uint32_t num_stripes, const RowStore* store)
+ShardTable::ShardTable(const TableOptions& options, uint32_t num_stripes, RowStore* store)
     : options_(options),
       row_floats_(math::RowFloats(options.optimizer.kind, options.dim)),
       store_(store) {
@@ -69,6 +69,28 @@ absl::Status ShardTable::Read(Stripe& stripe, Key key, float* row, uint64_t* ver
   stripe.table.InitialRow(key, row);
   *version = 0;
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ShardTable::Erase(Stripe& stripe, const std::vector<Key>& keys) {
+  uint64_t held = 0;
+  std::vector<float> row(store_ != nullptr ? row_floats_ : 0);
+  for (Key key : keys) {
+    bool found = false;
+    if (auto index = stripe.table.Find(key)) {
+      stripe.table.Erase(*index);
+      found = true;
+    }
+    if (!found && store_ != nullptr) {
+      uint64_t version = 0;
+      HERALD_ASSIGN_OR_RETURN(
+          found, store_->Get(options_.id.value(), key, row_floats_, row.data(), &version));
+    }
+    held += found;
+  }
+  // A row in memory may have an older copy on disk: every key goes.
+  if (store_ != nullptr) HERALD_RETURN_IF_ERROR(store_->Delete(options_.id.value(), keys));
+  rows_.fetch_sub(held, std::memory_order_relaxed);
+  return held;
 }
 
 uint64_t ShardTable::ResidentRows() {

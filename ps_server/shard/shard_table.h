@@ -37,7 +37,7 @@ class ShardTable {
 
   // options.max_rows caps the whole table (all stripes together). `store`
   // (may be null: no disk tier) must outlive the table.
-  ShardTable(const TableOptions& options, uint32_t num_stripes, const RowStore* store = nullptr);
+  ShardTable(const TableOptions& options, uint32_t num_stripes, RowStore* store = nullptr);
 
   const TableOptions& options() const { return options_; }
   uint32_t dim() const { return options_.dim; }
@@ -60,6 +60,10 @@ class ShardTable {
   // anything: from memory, from disk, or the row it would start as.
   absl::Status Read(Stripe& stripe, Key key, float* row, uint64_t* version)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(stripe.mu);
+  // Deletes the rows of `keys` (all of `stripe`) from memory and the disk
+  // tier; returns how many of them the table held. Errors: the store's.
+  absl::StatusOr<uint64_t> Erase(Stripe& stripe, const std::vector<Key>& keys)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(stripe.mu);
   // Counts a row stored straight to the disk tier (a restore beyond the
   // memory budget) in rows().
   void CountStoredRow() { rows_.fetch_add(1, std::memory_order_relaxed); }
@@ -80,7 +84,7 @@ class ShardTable {
 
   TableOptions options_;
   uint32_t row_floats_;
-  const RowStore* store_;
+  RowStore* store_;
   std::atomic<uint64_t> rows_{0};
   std::atomic<uint64_t> disk_reads_{0};
   std::vector<std::unique_ptr<Stripe>> stripes_;

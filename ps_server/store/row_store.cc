@@ -168,6 +168,21 @@ absl::Status RowStore::Put(const std::vector<StoredRow>& rows) {
                                               " rows: ", s.ToString()));
 }
 
+absl::Status RowStore::Delete(uint32_t table, const std::vector<Key>& keys) {
+  rocksdb::WriteBatch batch;
+  char k[kKeyBytes];
+  for (Key key : keys) {
+    EncodeKey(table, key, k);
+    batch.Delete(rocksdb::Slice(k, kKeyBytes));
+  }
+  rocksdb::WriteOptions w;
+  w.disableWAL = true;
+  rocksdb::Status s = db_->Write(w, &batch);
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(CodeOf(s), absl::StrCat("row store ", path_, ": deleting ", keys.size(),
+                                              " rows: ", s.ToString()));
+}
+
 RowStore::Cursor::Cursor(const RowStore* store, uint32_t table, uint32_t floats)
     : store_(store), snapshot_(store->db_->GetSnapshot()), table_(table), floats_(floats) {
   rocksdb::ReadOptions r;

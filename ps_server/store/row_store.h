@@ -74,6 +74,9 @@ class RowStore {
   // Writes every row in one batch. Errors name the path
   // (ResourceExhausted for a full disk).
   absl::Status Put(const std::vector<StoredRow>& rows);
+  // Deletes the rows of `keys` of `table` in one batch (keys it does not
+  // hold are fine). Errors name the path.
+  absl::Status Delete(uint32_t table, const std::vector<Key>& keys);
 
   // Rows of one table in ascending key order, as the store held them when
   // the cursor was made (a snapshot).

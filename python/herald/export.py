@@ -124,12 +124,15 @@ class Table:
     """One embedding table of the model: rows of `row_floats` floats, the
     embedding (`dim` values) followed by the optimizer state."""
 
-    def __init__(self, table_id, name, dim, row_floats, parts):
+    def __init__(self, table_id, name, dim, row_floats, parts, deleted=()):
         self.id = table_id
         self.name = name
         self.dim = dim
         self.row_floats = row_floats
-        self._parts = parts  # [_ShardTable], oldest export first
+        self._parts = parts  # [(export index, _ShardTable)], oldest export (0) first
+        # [(export index, keys)]: rows of those keys in older exports are gone
+        # (row expiry's deletions, carried by increments).
+        self._deleted = list(deleted)
         self._keys = None
         self._rows = None
         self._index = None
@@ -137,14 +140,34 @@ class Table:
     def _load(self):
         if self._keys is not None:
             return
-        keys = [p.records["key"] for p in self._parts]
-        rows = [p.records["row"] for p in self._parts]
+        keys = [p.records["key"] for _, p in self._parts]
+        rows = [p.records["row"] for _, p in self._parts]
         if not keys:
             self._keys = np.zeros(0, np.uint64)
             self._rows = np.zeros((0, self.row_floats), np.float32)
             return
         all_keys = np.concatenate(keys)
         all_rows = np.concatenate(rows).reshape(-1, self.row_floats)
+        if self._deleted:
+            # A row survives unless an export newer than its own deleted its key.
+            of = np.concatenate([np.full(len(p.records), i) for i, p in self._parts])
+            dead_keys = np.concatenate([k for _, k in self._deleted])
+            dead_at = np.concatenate([np.full(len(k), i) for i, k in self._deleted])
+            order = np.argsort(dead_keys, kind="stable")
+            dead_keys, dead_at = dead_keys[order], dead_at[order]
+            # The newest deletion of each key.
+            last = np.r_[dead_keys[1:] != dead_keys[:-1], True]
+            dead_keys, dead_at = dead_keys[last], dead_at[last]
+            at = np.searchsorted(dead_keys, all_keys)
+            hit = at < len(dead_keys)
+            hit[hit] = dead_keys[at[hit]] == all_keys[hit]
+            gone = np.zeros(len(all_keys), bool)
+            gone[hit] = dead_at[at[hit]] > of[hit]
+            all_keys, all_rows = all_keys[~gone], all_rows[~gone]
+            if len(all_keys) == 0:
+                self._keys = np.zeros(0, np.uint64)
+                self._rows = np.zeros((0, self.row_floats), np.float32)
+                return
         # A key in several exports of a chain: the newest row wins; keys in
         # order of first appearance, as the C++ reader lists them.
         _, first = np.unique(all_keys, return_index=True)
@@ -198,8 +221,34 @@ class Export:
         raise KeyError(name)
 
 
+def _checked_file(path, relative, field, size, what, crc32_hex):
+    """The file MODEL's `field` names (`relative` to the export `path`),
+    checked against the size and CRC-32 MODEL gives (`what` it holds)."""
+    full = os.path.join(path, relative)
+    if not os.path.exists(full):
+        raise HeraldError("NOT_FOUND", "%s: no such file (MODEL's %s)" % (full, field))
+    if os.path.getsize(full) != size:
+        raise _loss(full, None, "%d bytes, MODEL says %s" % (os.path.getsize(full), what))
+    crc = "%08x" % _crc32_of_file(full)
+    if crc != crc32_hex.lower():
+        raise _loss(full, None, "checksum %s, MODEL says %s" % (crc, crc32_hex))
+    return full
+
+
+def _read_deleted(path, manifest):
+    """{table_id: keys} an increment deletes from its chain (row expiry)."""
+    if not manifest.deleted_file:
+        return {}
+    deleted_path = _checked_file(path, manifest.deleted_file, "deleted_file",
+                                 16 * manifest.deleted_rows, "%d deleted rows" % manifest.deleted_rows,
+                                 manifest.deleted_crc32)
+    records = np.fromfile(deleted_path, dtype=np.dtype([("table", "<u4"), ("pad", "<u4"), ("key", "<u8")]))
+    return {int(t): records["key"][records["table"] == t] for t in np.unique(records["table"])}
+
+
 def _read_one(path):
-    """(ModelExport, dense array, {table_id: [_ShardTable]}, dims) of one export."""
+    """(ModelExport, dense array, {table_id: [_ShardTable]}, {table_id: deleted keys})
+    of one export."""
     if not os.path.isdir(path):
         raise HeraldError("NOT_FOUND", "%s: no such export directory" % path)
     model_path = os.path.join(path, "MODEL")
@@ -208,15 +257,8 @@ def _read_one(path):
     manifest = _text_proto(model_path, scheduler_pb2.ModelExport())
     if manifest.format_version != 1:
         raise _loss(model_path, None, "format_version %d (this reader reads 1)" % manifest.format_version)
-    dense_path = os.path.join(path, manifest.dense_file)
-    if not os.path.exists(dense_path):
-        raise HeraldError("NOT_FOUND", "%s: no such file (MODEL's dense_file)" % dense_path)
-    if os.path.getsize(dense_path) != 4 * manifest.dense_floats:
-        raise _loss(dense_path, None, "%d bytes, MODEL says %d floats" %
-                    (os.path.getsize(dense_path), manifest.dense_floats))
-    crc = "%08x" % _crc32_of_file(dense_path)
-    if crc != manifest.dense_crc32.lower():
-        raise _loss(dense_path, None, "checksum %s, MODEL says %s" % (crc, manifest.dense_crc32))
+    dense_path = _checked_file(path, manifest.dense_file, "dense_file", 4 * manifest.dense_floats,
+                               "%d floats" % manifest.dense_floats, manifest.dense_crc32)
     dense = np.fromfile(dense_path, dtype="<f4")
     tables_path = os.path.join(path, manifest.tables_manifest)
     shards = _text_proto(tables_path, checkpoint_pb2.CheckpointManifest())
@@ -227,34 +269,33 @@ def _read_one(path):
             raise HeraldError("NOT_FOUND", "%s: no such file (%s)" % (shard_path, tables_path))
         for table_id, table in _read_shard(shard_path, shard.checksum).items():
             parts.setdefault(table_id, []).append(table)
-    return manifest, dense, parts
+    return manifest, dense, parts, _read_deleted(path, manifest)
 
 
 def read_export(path):
     """Reads the export in `path` (with its chain of bases, for an increment).
     Raises HeraldError (NOT_FOUND, DATA_LOSS) naming the file."""
     chain = []
+    read = []  # (parts, deleted) per export, newest first
     current = os.path.abspath(path)
     while True:
         if current in chain:
             raise _loss(current, None, "the chain of bases loops")
         chain.append(current)
-        manifest, dense, parts = _read_one(current)
+        manifest, dense, parts, deleted = _read_one(current)
         if len(chain) == 1:
             newest = (manifest, dense)
-        chain_parts = parts if len(chain) == 1 else chain_parts
-        if len(chain) > 1:
-            for table_id, p in parts.items():
-                chain_parts.setdefault(table_id, [])
-                chain_parts[table_id][:0] = p  # older rows first
+        read.append((parts, deleted))
         if not manifest.base:
             break
         current = manifest.base
+    read.reverse()  # oldest (index 0) first
     manifest, dense = newest
     tables = []
     for t, spec in enumerate(manifest.spec.tables):
-        table_parts = chain_parts.get(t, [])
-        dim = table_parts[0].dim if table_parts else spec.dim
-        row_floats = table_parts[0].row_floats if table_parts else spec.dim
-        tables.append(Table(t, spec.name, dim, row_floats, table_parts))
+        table_parts = [(i, p) for i, (parts, _) in enumerate(read) for p in parts.get(t, [])]
+        table_deleted = [(i, deleted[t]) for i, (_, deleted) in enumerate(read) if t in deleted]
+        dim = table_parts[0][1].dim if table_parts else spec.dim
+        row_floats = table_parts[0][1].row_floats if table_parts else spec.dim
+        tables.append(Table(t, spec.name, dim, row_floats, table_parts, table_deleted))
     return Export(manifest, dense, tables, list(reversed(chain)))

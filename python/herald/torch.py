@@ -83,8 +83,9 @@ def initial_rows(seed: int, table: int, keys: Tensor, dim: int, scale: float) ->
 class Table(nn.Module):
     """One embedding table: its trained rows (an EmbeddingBag's weight),
     their keys sorted, and what a never-trained key starts with. With id
-    admission (`admits`: tables[].admission) a key without a row is absent
-    from its bags instead, as Herald scores it."""
+    admission or row expiry (`admits`: tables[].admission, tables[].expiry)
+    a key without a row is absent from its bags instead, as Herald scores
+    it."""
 
     def __init__(self, table: int, keys: np.ndarray, rows: np.ndarray, dim: int, seed: int,
                  init_scale: float, admits: bool = False):
@@ -622,7 +623,8 @@ def load_model(path) -> nn.Module:
         table = export.tables[t]
         tables.append(Table(t, np.asarray(table.keys, np.uint64), np.asarray(table.rows),
                             int(spec_table.dim), _signed64(spec.seed), _init_scale(spec_table),
-                            spec_table.admission.min_count > 1))
+                            spec_table.admission.min_count > 1
+                            or spec_table.expiry.after_iterations > 0))
     dense = np.asarray(export.dense, np.float32)
     if spec.model.HasField("graph"):
         graph = GraphModel(spec, tables, _feature_tables(spec), dense)

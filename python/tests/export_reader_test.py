@@ -1,7 +1,8 @@
 """herald.read_export against the C++ reader (model_reader --dump) on real
 exports: a whole one and a chain of increments, every key, row and dense
-parameter bit for bit; damaged and missing files raise HeraldError naming
-the file."""
+parameter bit for bit (half the tables with row expiry, so the increments
+delete rows too); damaged and missing files raise HeraldError naming the
+file."""
 
 import os
 import shutil
@@ -50,8 +51,12 @@ class ExportReaderTest(unittest.TestCase):
         data = cluster.generate_data(cls.work)
         spec_path = os.path.join(cls.work, "job.txt")
         exports = os.path.join(cls.work, "periodic")
+        spec = cluster.generated_spec(data, iterations=8, name="exported")
+        for i in range(2, 27, 2):  # row expiry on every other table
+            spec = spec.replace('name: "C%d" dim: 4 }' % i,
+                                'name: "C%d" dim: 4 expiry { after_iterations: 2 } }' % i)
         with open(spec_path, "w") as f:
-            f.write(cluster.generated_spec(data, iterations=8, name="exported") +
+            f.write(spec +
                     'checkpoint { dir: "%s" every_iterations: 2 }\n'
                     'exports { dir: "%s" every_iterations: 4 }\n' %
                     (os.path.join(cls.work, "ckpt"), exports))
@@ -99,6 +104,7 @@ class ExportReaderTest(unittest.TestCase):
         last = self.increments[-1]
         chained = self.assert_same_as_cpp(last)
         self.assertEqual(len(chained.chain), len(self.increments))
+        self.assertGreater(chained.manifest.deleted_rows, 0)  # expired rows, deleted
         self.assertEqual(self.latest, os.path.basename(last) + "\n")  # LATEST names the newest
         whole = herald.read_export(self.whole)
         np.testing.assert_array_equal(chained.dense, whole.dense)

@@ -149,7 +149,7 @@ BatchStreamOptions StreamOptionsFromSpec(const proto::JobSpec& spec, Split split
   o.epochs = split == Split::kTrain ? spec.epochs() : 1;
   o.seed = spec.seed();
   o.split = split;
-  if (split == Split::kTrain) o.admission = Admission::RuleOf(spec);
+  if (split == Split::kTrain) o.key_rules = KeyLifecycle::RuleOf(spec);
   return o;
 }
 
@@ -162,7 +162,7 @@ BatchStream::BatchStream(BatchStreamOptions options)
   if (options_.epochs == 0) options_.epochs = 1;
   if (options_.split == Split::kHeldOut) options_.data.set_shuffle_buffer(0);
   rng_state_ = Mix64(options_.seed ^ 0x73687566666c65ULL);  // "shuffle"
-  if (!options_.admission.empty()) admission_ = std::make_shared<Admission>(options_.admission);
+  if (!options_.key_rules.empty()) lifecycle_ = std::make_shared<KeyLifecycle>(options_.key_rules);
 }
 
 absl::StatusOr<std::unique_ptr<BatchStream>> BatchStream::Open(BatchStreamOptions options) {
@@ -317,7 +317,7 @@ absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
   HERALD_ASSIGN_OR_RETURN(bool more, NextSamples(&samples));
   if (!more) return false;
   data::ToKeyBatch(*samples, 0, samples->size(), out, columns_.get());
-  if (admission_ != nullptr) admission_->Filter(batches_ - 1, out);
+  if (lifecycle_ != nullptr) lifecycle_->Filter(batches_ - 1, out);
   return true;
 }
 
@@ -325,8 +325,9 @@ namespace {
 
 constexpr uint64_t kCursorMagic = 0x4154'4144'444c'5248ULL;  // "HRLDDATA"
 // Version 2: raw dense values as float (version 1: int32, still read).
-// Version 3: the admission counts follow the pool (earlier: none).
-constexpr uint32_t kCursorVersion = 3;
+// Version 3: id admission's counts follow the pool (earlier: none).
+// Version 4: the key lifecycle's state (admission and expiry) instead.
+constexpr uint32_t kCursorVersion = 4;
 constexpr uint32_t kByteOrderMark = 0x01020304;
 
 // What a cursor is only valid for: the options that shape the batches.
@@ -372,8 +373,8 @@ absl::StatusOr<std::string> BatchStream::SaveCursor() const {
   w.Vec(live.dense_missing);
   w.Vec(live.offsets);
   w.Vec(live.keys);
-  w.Pod(static_cast<uint8_t>(admission_ != nullptr));
-  if (admission_ != nullptr) admission_->Save(&w);
+  w.Pod(static_cast<uint8_t>(lifecycle_ != nullptr));
+  if (lifecycle_ != nullptr) lifecycle_->Save(&w);
   return w.Take();
 }
 
@@ -431,20 +432,25 @@ absl::Status BatchStream::RestoreCursor(std::string_view cursor) {
   }
   r.Vec("dense_missing", &live.dense_missing) && r.Vec("offsets", &live.offsets) &&
       r.Vec("keys", &live.keys);
-  uint8_t has_admission = 0;
-  if (version >= 3) r.Pod("admission", &has_admission);
+  uint8_t has_rules = 0;
+  if (version >= 3) r.Pod("key_lifecycle", &has_rules);
   HERALD_RETURN_IF_ERROR(r.status());
-  if ((has_admission != 0) != (admission_ != nullptr)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("data cursor: saved ", has_admission != 0 ? "with" : "without",
-                     " id admission (tables[].admission), the stream is ",
-                     admission_ != nullptr ? "with" : "without"));
+  if ((has_rules != 0) != (lifecycle_ != nullptr)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data cursor: saved ", has_rules != 0 ? "with" : "without",
+        " id admission or row expiry (tables[].admission, tables[].expiry), the stream is ",
+        lifecycle_ != nullptr ? "with" : "without"));
   }
-  // Loaded into a copy: a damaged cursor leaves the stream's counts as they were.
-  std::shared_ptr<Admission> admission;
-  if (admission_ != nullptr) {
-    admission = std::make_shared<Admission>(admission_->min_counts());
-    admission->Load(&r);
+  if (has_rules != 0 && version < 4) {
+    return absl::InvalidArgumentError(
+        "data cursor: its id admission counts are in version 3's layout, which this version "
+        "does not read");
+  }
+  // Loaded into a copy: a damaged cursor leaves the stream's state as it was.
+  std::shared_ptr<KeyLifecycle> lifecycle;
+  if (lifecycle_ != nullptr) {
+    lifecycle = std::make_shared<KeyLifecycle>(lifecycle_->rules());
+    lifecycle->Load(&r);
     HERALD_RETURN_IF_ERROR(r.status());
   }
   const data::DataSchema& schema = options_.schema;
@@ -469,14 +475,14 @@ absl::Status BatchStream::RestoreCursor(std::string_view cursor) {
   input_done_ = input_done != 0;
   rng_state_ = rng_state;
   pool_ = std::move(live);
-  if (admission != nullptr) admission_->CopyFrom(*admission);
+  if (lifecycle != nullptr) lifecycle_->CopyFrom(*lifecycle);
   live_.clear();
   for (size_t i = 0; i < n; ++i) live_.push_back(static_cast<uint32_t>(i));
   return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> BatchStream::Skip(uint64_t n) {
-  if (admission_ != nullptr) {  // the counts need every batch's keys
+  if (lifecycle_ != nullptr) {  // its state needs every batch's keys
     data::KeyBatch scratch;
     for (uint64_t skipped = 0; skipped < n; ++skipped) {
       HERALD_ASSIGN_OR_RETURN(bool more, Next(&scratch));

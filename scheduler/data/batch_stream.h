@@ -32,7 +32,7 @@
 #include "common/data/reader.h"
 #include "common/data/sample_block.h"
 #include "proto/job.pb.h"
-#include "scheduler/data/admission.h"
+#include "scheduler/data/key_lifecycle.h"
 
 namespace herald::scheduler {
 
@@ -59,15 +59,16 @@ struct BatchStreamOptions {
   uint32_t max_epochs = 0;  // stop after this many passes even with iterations (0: no cap)
   uint64_t seed = 1;
   Split split = Split::kTrain;
-  // Id admission over the stream's batches, per table its min_count
-  // (Admission::RuleOf; empty: every key admitted). The counts are the
-  // stream's own: they advance with Next and Skip and travel in its cursor.
-  std::vector<uint32_t> admission;
+  // Id admission and row expiry over the stream's batches, per table its
+  // rule (KeyLifecycle::RuleOf; empty: every key has a row for ever). The
+  // state is the stream's own: it advances with Next and Skip and travels
+  // in its cursor.
+  std::vector<KeyRule> key_rules;
 };
 
 // BatchStreamOptions from a job spec (schema from num_dense and tables, or
 // from data.schema for CSV data; the training split gets the tables' id
-// admission, admission.h).
+// admission and expiry, key_lifecycle.h).
 BatchStreamOptions StreamOptionsFromSpec(const proto::JobSpec& spec, Split split);
 
 class BatchStream {
@@ -77,7 +78,7 @@ class BatchStream {
 
   // The next global batch (dense features transformed, see
   // key_batch_conversion.h; lookups of keys not yet admitted dropped, see
-  // admission.h); false when the stream is done.
+  // key_lifecycle.h); false when the stream is done.
   absl::StatusOr<bool> Next(data::KeyBatch* out);
   // The same batch as raw samples, not converted and not filtered by
   // admission (for passes that only read keys); valid until the next call.
@@ -103,8 +104,8 @@ class BatchStream {
   absl::Status RestoreCursor(std::string_view cursor);
 
   uint64_t batches() const { return batches_; }
-  // The stream's admission counts (null without admission).
-  const std::shared_ptr<Admission>& admission() const { return admission_; }
+  // The stream's key lifecycle (null without admission or expiry).
+  const std::shared_ptr<KeyLifecycle>& key_lifecycle() const { return lifecycle_; }
   uint32_t epoch() const { return epoch_; }
   uint64_t malformed() const {
     return malformed_before_ + (reader_ ? reader_->malformed().count() : 0);
@@ -138,7 +139,7 @@ class BatchStream {
   data::SampleBlock spare_pool_;  // what the pool is compacted into
   std::deque<uint32_t> live_;     // indices into pool_ not yet emitted
   data::SampleBlock batch_block_;
-  std::shared_ptr<Admission> admission_;
+  std::shared_ptr<KeyLifecycle> lifecycle_;
   // CSV data: its columns' dense transforms (null: Criteo's).
   std::unique_ptr<data::ColumnsSchema> columns_;
 };

@@ -376,10 +376,11 @@ TEST_F(BatchStreamTest, ACursorRestoredGivesTheBatchesThatFollow) {
   }
 }
 
-// With id admission the stream's batches depend on every batch before:
-// a cursor carries the counts, and skipping counts the skipped batches, so
-// both continue with the batches an unbroken stream gives.
-TEST_F(BatchStreamTest, AdmissionCountsTravelWithTheCursorAndWhenSkipping) {
+// With id admission and row expiry the stream's batches depend on every
+// batch before: a cursor carries the counts and last sightings, and
+// skipping counts the skipped batches, so both continue with the batches
+// (and expiries) an unbroken stream gives.
+TEST_F(BatchStreamTest, KeyLifecycleTravelsWithTheCursorAndWhenSkipping) {
   BatchStreamOptions o = Options(path_, 16);
   o.data.clear_paths();
   o.data.set_format(proto::DATA_FORMAT_GENERATED);
@@ -388,31 +389,43 @@ TEST_F(BatchStreamTest, AdmissionCountsTravelWithTheCursorAndWhenSkipping) {
   o.data.set_shuffle_buffer(32);
   o.schema = data::kCriteoSchema;
   const std::vector<std::vector<Key>> everything = Drain(o);
-  o.admission.assign(data::kCriteoSchema.num_sparse, 0);
-  o.admission[0] = 3;
-  const std::vector<std::vector<Key>> all = Drain(o);
+  o.key_rules.assign(data::kCriteoSchema.num_sparse, KeyRule{});
+  o.key_rules[0] = {3, 0};
+  o.key_rules[1] = {2, 3};  // C2: admitted at 2, expired after 3 batches unseen
+  // Per batch: table 0's keys, a separator, table 1's expired keys.
+  auto rest_of = [](BatchStream& stream) {
+    std::vector<std::vector<Key>> rest;
+    data::KeyBatch batch;
+    while (*stream.Next(&batch)) {
+      std::vector<Key> seen = batch.tables[0].keys;
+      seen.push_back(~Key{0});
+      seen.insert(seen.end(), batch.tables[1].expired.begin(), batch.tables[1].expired.end());
+      rest.push_back(std::move(seen));
+    }
+    return rest;
+  };
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok());
+  const std::vector<std::vector<Key>> all = rest_of(**stream);
   ASSERT_EQ(all.size(), everything.size());
-  EXPECT_LT(Flatten(all).size(), Flatten(everything).size()) << "admission dropped nothing";
+  EXPECT_GT((*stream)->key_lifecycle()->counts().expired, 0u) << "nothing expired";
+  EXPECT_LT(Flatten(all).size(), Flatten(everything).size() + all.size())
+      << "admission dropped nothing";
   for (uint64_t taken : {uint64_t{1}, uint64_t{5}, uint64_t{all.size() - 1}}) {
     SCOPED_TRACE(absl::StrCat("after ", taken));
     const std::string cursor = CursorAfter(o, taken);
     ASSERT_FALSE(cursor.empty());
-    data::KeyBatch batch;
     auto resumed = BatchStream::Open(o);
     auto skipped = BatchStream::Open(o);
     ASSERT_TRUE(resumed.ok() && skipped.ok());
     ASSERT_TRUE((*resumed)->RestoreCursor(cursor).ok());
     ASSERT_EQ(*(*skipped)->Skip(taken), taken);
     const std::vector<std::vector<Key>> want(all.begin() + taken, all.end());
-    for (auto* stream : {&*resumed, &*skipped}) {
-      std::vector<std::vector<Key>> rest;
-      while (*(*stream)->Next(&batch)) rest.push_back(batch.tables[0].keys);
-      EXPECT_EQ(rest, want);
-    }
+    for (auto* stream : {&*resumed, &*skipped}) EXPECT_EQ(rest_of(**stream), want);
   }
   // A cursor saved without admission does not fit a stream with it.
   BatchStreamOptions plain = o;
-  plain.admission.clear();
+  plain.key_rules.clear();
   const std::string cursor = CursorAfter(plain, 0);
   ASSERT_FALSE(cursor.empty());
   auto with = BatchStream::Open(o);

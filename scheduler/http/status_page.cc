@@ -168,6 +168,14 @@ function drawJob(job) {
       series('while a request waited', h.map((p) => num(p.ps_disk_rows_critical)), 1, true),
       series('ahead (look-ahead)', h.map((p) => num(p.ps_disk_rows_ahead)), 0, true)], it, true);
   }
+  // Shown only for jobs with id admission or row expiry.
+  const lifecycle = h.some((p) => num(p.keys_admitted) + num(p.rows_expired) > 0);
+  document.getElementById('chart-keys-box').hidden = !lifecycle;
+  if (lifecycle) {
+    chart('chart-keys', 'table rows (keys admitted) and rows expired per iteration', [
+      series('table rows', h.map((p) => num(p.keys_admitted)), 0),
+      series('expired', h.map((p) => num(p.rows_expired)), 2, true)], it);
+  }
   chart('chart-vanilla', 'rows moved vs the vanilla estimate', [
     series('herald', h.map((p) => num(p.rows_fetched) + num(p.rows_pushed) +
                                   num(p.rows_written_back) + num(p.rows_transferred)), 0),
@@ -226,6 +234,7 @@ constexpr char kBody[] = R"html(
 <div class="chart"><canvas id="chart-rows"></canvas></div>
 <div class="chart"><canvas id="chart-vanilla"></canvas></div>
 <div class="chart" id="chart-disk-box" hidden><canvas id="chart-disk"></canvas></div>
+<div class="chart" id="chart-keys-box" hidden><canvas id="chart-keys"></canvas></div>
 <div class="chart"><canvas id="chart-hit"></canvas></div>
 </div>
 <details><summary>spec</summary><pre id="spec"></pre></details>

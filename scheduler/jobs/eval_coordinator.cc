@@ -9,7 +9,7 @@ namespace herald::scheduler {
 absl::Status EvalCoordinator::Load(const proto::JobSpec& spec, const EvalSettings& settings) {
   if (!settings.enabled()) return absl::OkStatus();
   heads_ = TrainedLabelsOf(spec);
-  const bool admission = !Admission::RuleOf(spec).empty();
+  const bool admission = !KeyLifecycle::RuleOf(spec).empty();
   HERALD_RETURN_IF_ERROR(ForEachHeldOutBatch(
       spec, settings.batch_size, settings.max_samples, [&](const data::KeyBatch& batch) {
         if (admission) raw_batches_.push_back(batch);
@@ -27,7 +27,7 @@ absl::Status EvalCoordinator::Load(const proto::JobSpec& spec, const EvalSetting
 }
 
 std::vector<EvalCoordinator::WorkerEvalStep> EvalCoordinator::Begin(uint64_t iteration) {
-  std::shared_ptr<const Admission> admission;
+  std::shared_ptr<const KeyLifecycle> admission;
   {
     absl::MutexLock lock(&mu_);
     round_ = std::make_unique<EvalRound>(iteration + 1, batch_sizes_, num_workers_, heads_);

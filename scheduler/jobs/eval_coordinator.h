@@ -18,8 +18,8 @@
 #include "absl/time/time.h"
 #include "proto/job.pb.h"
 #include "proto/scheduler.pb.h"
-#include "scheduler/data/admission.h"
 #include "scheduler/data/held_out.h"
+#include "scheduler/data/key_lifecycle.h"
 #include "scheduler/jobs/eval_round.h"
 
 namespace herald::scheduler {
@@ -39,7 +39,7 @@ class EvalCoordinator {
   // The training stream's id admission (null: none). Each evaluation
   // then scores the held-out batches with only the keys admitted by its
   // iteration, as if the others were absent.
-  void SetAdmission(std::shared_ptr<const Admission> admission) {
+  void SetAdmission(std::shared_ptr<const KeyLifecycle> admission) {
     absl::MutexLock lock(&mu_);
     admission_ = std::move(admission);
   }
@@ -78,7 +78,7 @@ class EvalCoordinator {
   mutable absl::Mutex mu_;
   std::unique_ptr<EvalRound> round_ ABSL_GUARDED_BY(mu_);  // the one running
   bool aborted_ ABSL_GUARDED_BY(mu_) = false;
-  std::shared_ptr<const Admission> admission_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const KeyLifecycle> admission_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace herald::scheduler

@@ -5,13 +5,19 @@
 //
 // A row differs when the chain lacks its key or holds it with another
 // version (a row's version counts its committed updates; the PS stamps
-// every change). Keys are never removed from a job's tables, so the rows
-// of the chain overlaid with the increment's are the model's.
+// every change) or other floats (a key deleted by row expiry and created
+// again may reach its old row's version). Keys leave a job's tables only by row expiry
+// (tables[].expiry): the chain's keys the model lacks are then the
+// increment's deletions, which a reader removes from the chain before it
+// overlays the increment's rows; so the rows of the chain, with each
+// increment's deletions and rows applied in order, are the model's.
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "checkpoint/deleted_rows.h"
 #include "proto/checkpoint.pb.h"
 
 namespace herald::scheduler {
@@ -19,6 +25,8 @@ namespace herald::scheduler {
 struct IncrementSize {
   uint64_t rows = 0, full_rows = 0;    // kept, and in the whole files
   uint64_t bytes = 0, full_bytes = 0;  // of the shard files
+  // The chain's rows the model no longer has, ascending.
+  std::vector<checkpoint::DeletedRow> deleted;
 };
 
 // Rewrites in place the shard files of `manifest` (at `manifest_path`,
@@ -28,9 +36,11 @@ struct IncrementSize {
 // cycle of bases); InvalidArgument for a base that is not an earlier
 // export of this model (row widths differ, or it holds rows the model does
 // not); the writes'.
+// `rows_expire`: the model's spec has row expiry, so chain rows it lacks
+// are deletions (without it they mean `base_dir` is not of this model).
 absl::StatusOr<IncrementSize> KeepChangedRows(const std::string& out_dir,
                                               const std::string& manifest_path,
                                               proto::CheckpointManifest* manifest,
-                                              const std::string& base_dir);
+                                              const std::string& base_dir, bool rows_expire);
 
 }  // namespace herald::scheduler

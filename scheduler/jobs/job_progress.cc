@@ -78,6 +78,8 @@ void JobProgressTracker::Planned(const PlannedIteration& planned) {
   point.set_rows_written_back(total.written_back);
   point.set_rows_transferred(total.transferred);
   point.set_rows_vanilla(2 * total.uses);
+  point.set_keys_admitted(planned.keys_admitted);
+  point.set_rows_expired(planned.expired_now);
   point.set_cache_hit_rate(total.uses == 0 ? 0.0 : static_cast<double>(total.hits) / total.uses);
   for (uint32_t w = 0; w < num_workers_; ++w) point.add_workers();
 }
@@ -98,6 +100,7 @@ void JobProgressTracker::Queued(const PlannedIteration& planned, double encode_m
   progress_.set_keys_admitted(planned.keys_admitted);
   progress_.set_keys_waiting(planned.keys_waiting);
   progress_.set_lookups_dropped(planned.lookups_dropped);
+  progress_.set_rows_expired(planned.rows_expired);
   progress_.set_rows_moved(progress_.rows_fetched() + progress_.rows_pushed() +
                            progress_.rows_written_back() + progress_.rows_handed_off());
   // Vanilla under exact BSP moves every used row both ways (docs/scheduler.md).

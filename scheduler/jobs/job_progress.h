@@ -29,8 +29,9 @@ struct PlannedIteration {
   PlanCounts total;  // summed over the workers
   double plan_ms = 0;
   bool last = false;  // the job's last iteration
-  // Id admission's counts after it (all 0 without admission).
-  uint64_t keys_admitted = 0, keys_waiting = 0, lookups_dropped = 0;
+  // Id admission's and row expiry's counts after it (all 0 without them).
+  uint64_t keys_admitted = 0, keys_waiting = 0, lookups_dropped = 0, rows_expired = 0;
+  uint64_t expired_now = 0;  // rows deleted at this iteration's commit
 };
 
 class JobProgressTracker {

@@ -348,7 +348,7 @@ absl::StatusOr<std::unique_ptr<ReadAhead>> JobRun::OpenTrainingData(const Resume
                           BatchStream::Open(StreamOptionsFromSpec(spec_, Split::kTrain)));
   // Evaluations score with the keys this stream has admitted by their
   // iteration; the progress reports its counts.
-  admission_ = stream->admission();
+  admission_ = stream->key_lifecycle();
   eval_.SetAdmission(admission_);
   const uint32_t window = ReadAheadWindow();
   // A resumed job continues the same deterministic stream after the
@@ -382,10 +382,12 @@ absl::Status JobRun::QueueIteration(const IterationPlan& plan, const data::KeyBa
   planned.plan_ms = plan_ms;
   planned.last = last;
   if (admission_ != nullptr) {
-    const Admission::Counts admitted = admission_->CountsThrough(plan.iteration);
+    const KeyLifecycle::Counts admitted = admission_->CountsThrough(plan.iteration);
     planned.keys_admitted = admitted.admitted;
     planned.keys_waiting = admitted.waiting;
     planned.lookups_dropped = admitted.dropped;
+    planned.rows_expired = admitted.expired;
+    for (const data::KeyBatch::Table& t : batch.tables) planned.expired_now += t.expired.size();
   }
   {
     // The iteration's history point exists before any worker can report it.

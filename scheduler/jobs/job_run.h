@@ -260,7 +260,7 @@ class JobRun {
   // Its held-out batches are loaded by Prepare, before any worker can join.
   EvalCoordinator eval_;
   // The training stream's id admission (null: none); the planning thread's.
-  std::shared_ptr<const Admission> admission_;
+  std::shared_ptr<const KeyLifecycle> admission_;
   // With checkpoint.dir; null without.
   std::unique_ptr<JobCheckpointer> checkpointer_;
   std::unique_ptr<ps::PsClient> ps_;  // set once by Prepare (under ps_mu_)

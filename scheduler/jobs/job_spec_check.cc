@@ -62,6 +62,15 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
   }
   HERALD_RETURN_IF_ERROR(
       ValidateSchedulingSpec(spec.scheduling(), static_cast<uint32_t>(spec.tables_size())));
+  for (int t = 0; t < spec.tables_size(); ++t) {
+    if (spec.tables(t).expiry().after_iterations() == 0) continue;
+    if (spec.scheduling().policy() == proto::POLICY_HET) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tables[", t,
+                       "].expiry: not with scheduling.policy het, whose workers hold "
+                       "gradients of rows the PS would delete"));
+    }
+  }
   if (spec.checkpoint().every_iterations() > 0 && spec.checkpoint().dir().empty()) {
     return absl::InvalidArgumentError("checkpoint.every_iterations: set checkpoint.dir too");
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "checkpoint/deleted_rows.h"
 #include "checkpoint/manifest.h"
 #include "checkpoint/shard_file.h"
 #include "common/crc32.h"
@@ -58,13 +59,23 @@ absl::StatusOr<std::string> ExportDir(const std::string& out_dir_in) {
   return out_dir;
 }
 
+// A table of `spec` has row expiry: an increment may delete rows.
+bool RowsExpire(const proto::JobSpec& spec) {
+  for (const proto::TableSpec& t : spec.tables()) {
+    if (t.expiry().after_iterations() > 0) return true;
+  }
+  return false;
+}
+
 // Whole: `manifest`'s rows and bytes; else `since`'s increment of them
 // (rewritten in place).
 absl::StatusOr<IncrementSize> TablesSince(const std::string& out_dir,
                                           const std::string& manifest_path,
                                           proto::CheckpointManifest* manifest,
-                                          const std::string& since) {
-  if (!since.empty()) return KeepChangedRows(out_dir, manifest_path, manifest, since);
+                                          const std::string& since, bool rows_expire) {
+  if (!since.empty()) {
+    return KeepChangedRows(out_dir, manifest_path, manifest, since, rows_expire);
+  }
   IncrementSize size;
   for (const proto::CheckpointShard& shard : manifest->shards()) {
     size.rows += shard.rows();
@@ -101,6 +112,14 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelFiles(const TrainedModel& mod
   exported.set_base(since);
   exported.set_full_rows(size.full_rows);
   exported.set_model_consistency(ModelConsistency(model.spec.scheduling()));
+  if (!size.deleted.empty()) {
+    const std::string deleted = checkpoint::EncodeDeletedRows(size.deleted);
+    HERALD_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(out_dir, "/", kDeletedExportFile),
+                                               deleted.data(), deleted.size()));
+    exported.set_deleted_file(kDeletedExportFile);
+    exported.set_deleted_rows(size.deleted.size());
+    exported.set_deleted_crc32(Crc32Hex(Crc32(deleted.data(), deleted.size())));
+  }
   std::string text;
   google::protobuf::TextFormat::PrintToString(exported, &text);
   const std::string model_path = absl::StrCat(out_dir, "/", kModelExportFile);
@@ -137,8 +156,8 @@ absl::StatusOr<proto::ExportJobResponse> WriteModelExport(const TrainedModel& mo
   HERALD_ASSIGN_OR_RETURN(std::string manifest_path, CheckpointJob(*ps, parts, out_dir));
   HERALD_ASSIGN_OR_RETURN(proto::CheckpointManifest manifest,
                           checkpoint::ReadManifest(manifest_path));
-  HERALD_ASSIGN_OR_RETURN(IncrementSize size,
-                          TablesSince(out_dir, manifest_path, &manifest, since));
+  HERALD_ASSIGN_OR_RETURN(IncrementSize size, TablesSince(out_dir, manifest_path, &manifest, since,
+                                                          RowsExpire(model.spec)));
   return WriteModelFiles(model, out_dir, manifest_path, since, size);
 }
 
@@ -205,7 +224,8 @@ absl::StatusOr<proto::ExportJobResponse> ExportCheckpoint(const std::string& che
   tables.clear_planner_bytes();
   tables.clear_planner_checksum();
   HERALD_ASSIGN_OR_RETURN(std::string manifest_path, checkpoint::WriteManifest(out_dir, tables));
-  HERALD_ASSIGN_OR_RETURN(IncrementSize size, TablesSince(out_dir, manifest_path, &tables, since));
+  HERALD_ASSIGN_OR_RETURN(IncrementSize size, TablesSince(out_dir, manifest_path, &tables, since,
+                                                          RowsExpire(model.spec)));
   return WriteModelFiles(model, out_dir, manifest_path, since, size);
 }
 

@@ -23,6 +23,8 @@ namespace herald::scheduler {
 
 inline constexpr char kModelExportFile[] = "MODEL";
 inline constexpr char kDenseExportFile[] = "dense.f32";
+// An increment's deleted rows (row expiry; checkpoint/deleted_rows.h).
+inline constexpr char kDeletedExportFile[] = "deleted.bin";
 
 struct TrainedModel {
   std::string job_id;

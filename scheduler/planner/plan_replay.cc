@@ -69,6 +69,7 @@ absl::Status PlanReplay::Check(const data::KeyBatch& batch, const IterationPlan&
       }
     }
   }
+  if (auto s = Expiries(batch, plan); !s.ok()) return s;
   for (uint32_t w = 0; w < num_workers_; ++w) {
     if (auto s = Evictions(w, plan, counts); !s.ok()) return s;
   }
@@ -100,6 +101,64 @@ absl::Status PlanReplay::Check(const data::KeyBatch& batch, const IterationPlan&
     if (auto s = Incoming(w, plan); !s.ok()) return s;
   }
   ++iteration_;
+  return absl::OkStatus();
+}
+
+absl::Status PlanReplay::Expiries(const data::KeyBatch& batch, const IterationPlan& plan) {
+  for (uint32_t t = 0; t < truth_.size(); ++t) {
+    const std::vector<Key>& expired = batch.tables[t].expired;
+    const absl::flat_hash_set<Key> expiring(expired.begin(), expired.end());
+    absl::flat_hash_map<Key, uint32_t> listed;  // key -> the worker whose expire list has it
+    for (uint32_t w = 0; w < num_workers_; ++w) {
+      const plan::TablePlan& tp = plan.workers[w].tables[t];
+      CacheTable& cache = caches_[w][t];
+      for (size_t i = 0; i < tp.drop.slots.size(); ++i) {
+        const uint32_t slot = tp.drop.slots[i];
+        const Key key = tp.drop.keys[i];
+        if (!expiring.contains(key)) {
+          return Violation(w, t,
+                           absl::StrCat("drops key ", key, " (slot ", slot,
+                                        ") unwritten, but its row does not expire: an update "
+                                        "would be lost"));
+        }
+        if (slot >= cache.slots.size() || cache.slots[slot].state == State::kEmpty ||
+            cache.slots[slot].key != key) {
+          return Violation(
+              w, t,
+              absl::StrCat("drops slot ", slot, " as key ", key, " but the slot does not hold it"));
+        }
+        cache.slots[slot].state = State::kEmpty;
+        cache.slot_of.erase(key);
+        --truth_[t][key].copies;
+      }
+      for (Key key : tp.expire.keys) {
+        if (!expiring.contains(key)) {
+          return Violation(w, t, absl::StrCat("expires key ", key, ", which the batch does not"));
+        }
+        if (auto [it, added] = listed.emplace(key, w); !added) {
+          return Violation(w, t,
+                           absl::StrCat("expires key ", key, ", as worker ", it->second,
+                                        " does: the PS is told twice"));
+        }
+      }
+    }
+    for (Key key : expired) {
+      if (!listed.contains(key)) {
+        return Violation(0, t, absl::StrCat("expired key ", key, " is in no worker's expire list"));
+      }
+      auto it = truth_[t].find(key);
+      if (it != truth_[t].end() && it->second.copies > 0) {
+        return Violation(0, t, absl::StrCat("expired key ", key, " is still cached"));
+      }
+      for (uint32_t w = 0; w < num_workers_; ++w) {
+        if (in_transit_[w][t].contains(key)) {
+          return Violation(w, t, absl::StrCat("expired key ", key, " is in transit to the worker"));
+        }
+      }
+      if (it != truth_[t].end()) truth_[t].erase(it);  // the PS's row goes: a new one follows
+      ps_changed_now_[t].insert(key);
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -11,7 +11,8 @@
 // worker that does not own the row, a served copy trained as anything but
 // remote), a fetch would race a write-back, a fetch marked early would read
 // a PS copy the previous iteration changed, a row some plan trained would be
-// initialised, or the slots do not match the batch. It shares no state or
+// initialised, an expired row would stay cached or be written back, or the
+// slots do not match the batch. It shares no state or
 // code with the planner; the rows moved it counts are the figures the
 // simulator reports.
 //
@@ -62,6 +63,12 @@ class PlanReplay {
     uint32_t copies = 0;      // caches holding the row
   };
 
+  // Row expiry, first: every cached copy of a key `batch` lists as expired
+  // is dropped (no write-back), nothing else is, each expired key is in
+  // exactly one worker's expire list, and none stays cached; its row is
+  // then new (the PS deletes it at this commit: a fetch of it marked early
+  // at the next iteration is a violation).
+  absl::Status Expiries(const data::KeyBatch& batch, const IterationPlan& plan);
   absl::Status Evictions(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
   absl::Status Fetches(uint32_t w, const IterationPlan& plan, std::vector<PlanCounts>* counts);
   // Rows the worker initialises: never trained by any plan so far.

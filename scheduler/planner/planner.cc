@@ -235,15 +235,17 @@ void ResetPlan(uint32_t num_workers, uint32_t num_tables, IterationPlan* plan) {
     wp.tables.resize(num_tables);
     wp.slots.resize(num_tables);
     for (plan::TablePlan& tp : wp.tables) {
-      for (auto* list : {&tp.evict.slots, &tp.fetch.slots, &tp.owned_slots, &tp.hold.slots,
-                         &tp.push.slots, &tp.flush.slots, &tp.writeback.slots, &tp.receive.slots,
-                         &tp.send.slots, &tp.send.peers, &tp.incoming.peers, &tp.remote.slots,
-                         &tp.remote.peers, &tp.gather.slots, &tp.gather.peers, &tp.init.slots}) {
+      for (auto* list :
+           {&tp.drop.slots, &tp.evict.slots, &tp.fetch.slots, &tp.owned_slots, &tp.hold.slots,
+            &tp.push.slots, &tp.flush.slots, &tp.writeback.slots, &tp.receive.slots, &tp.send.slots,
+            &tp.send.peers, &tp.incoming.peers, &tp.remote.slots, &tp.remote.peers,
+            &tp.gather.slots, &tp.gather.peers, &tp.init.slots}) {
         list->clear();
       }
-      for (auto* list : {&tp.evict.keys, &tp.fetch.keys, &tp.hold.keys, &tp.push.keys,
-                         &tp.flush.keys, &tp.writeback.keys, &tp.receive.keys, &tp.send.keys,
-                         &tp.incoming.keys, &tp.remote.keys, &tp.gather.keys, &tp.init.keys}) {
+      for (auto* list :
+           {&tp.drop.keys, &tp.expire.keys, &tp.evict.keys, &tp.fetch.keys, &tp.hold.keys,
+            &tp.push.keys, &tp.flush.keys, &tp.writeback.keys, &tp.receive.keys, &tp.send.keys,
+            &tp.incoming.keys, &tp.remote.keys, &tp.gather.keys, &tp.init.keys}) {
         list->clear();
       }
       for (auto* list :
@@ -279,6 +281,14 @@ absl::Status Planner::PlanInto(const data::KeyBatch& batch, const data::KeyBatch
     if (b->tables.size() != num_tables_) {
       return absl::InvalidArgumentError(
           absl::StrCat("batch has ", b->tables.size(), " tables, the planner ", num_tables_));
+    }
+    if (!stale_.empty()) {
+      for (const data::KeyBatch::Table& t : b->tables) {
+        if (!t.expired.empty()) {
+          return absl::InvalidArgumentError(
+              "batch lists expired rows: policy het holds gradients of rows, no row expiry");
+        }
+      }
     }
     if (b->num_samples < options_.num_workers) {
       return absl::InvalidArgumentError(absl::StrCat("batch of ", b->num_samples, " samples for ",
@@ -324,6 +334,8 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
   plan.last = next == nullptr;
   ResetPlan(W, num_tables_, &plan);
   for (uint32_t s = 0; s < batch.num_samples; ++s) plan.workers[worker_of_[s]].samples.push_back(s);
+  run_.ForEachTable(num_tables_,
+                    [&](uint32_t t) { ExpireRows(t, batch.tables[t].expired, &plan); });
 
   for (auto& counts : table_counts_) std::fill(counts.begin(), counts.end(), PlanCounts());
   if (!options_.policy.keep_cache) {
@@ -737,6 +749,31 @@ void Planner::Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* wp) {
   dir.ClearSlot(handle, w);
   if (!dir.IsCached(handle) && row.holder == kPsHolder) dir.MaybeRelease(handle);
   cache.Remove(slot);
+}
+
+void Planner::ExpireRows(uint32_t t, const std::vector<Key>& expired, IterationPlan* plan) {
+  RowDirectory& dir = directory_[t];
+  const uint32_t W = options_.num_workers;
+  for (Key key : expired) {
+    plan->workers[static_cast<uint32_t>(Mix64(key) % W)].tables[t].expire.keys.push_back(key);
+    // An entry even for a row no cache holds: it records the PS change
+    // that keeps the next iteration's fetch from being early.
+    const uint32_t handle = dir.FindOrAdd(key);
+    for (uint32_t w = 0; w < W; ++w) {
+      if (!dir.IsResident(handle, w)) continue;
+      const uint32_t slot = dir.SlotOf(handle, w);
+      plan::TablePlan& tp = plan->workers[w].tables[t];
+      tp.drop.slots.push_back(slot);
+      tp.drop.keys.push_back(key);
+      dir.RemoveCopy(handle, w);
+      dir.ClearSlot(handle, w);
+      caches_[w][t].Remove(slot);
+    }
+    RowState& row = dir.at(handle);
+    row.holder = kPsHolder;
+    row.MarkPsChanged(iteration_);
+    dir.MaybeRelease(handle);
+  }
 }
 
 void Planner::CommunicationPlan(IterationPlan* plan) {

@@ -24,6 +24,10 @@
 //    commits;
 //  * with options.init_on_worker, a row is initialised by its worker
 //    instead of fetched only if no earlier plan trained it;
+//  * the rows a batch lists as expired (KeyBatch::Table::expired; none of
+//    them is in the batch) leave every cache first, unwritten, and each is
+//    in exactly one worker's expire list; the next iteration's fetch of
+//    such a key is not early;
 //  * under SyncMode::kStale (policy het) the first invariant is HET's
 //    instead: a worker trains only copies valid under its staleness bound
 //    (stale_copies.h), and a held gradient reaches the PS before its copy
@@ -336,6 +340,11 @@ class Planner {
   void ApplyTraining(uint32_t t);
   // Counts go to table_counts_[t][w] (tables run on several threads).
   void Evict(uint32_t t, uint32_t w, uint32_t slot, WorkerPlan* plan);
+  // Row expiry: table t's rows of `expired` leave every cache without a
+  // write-back (TablePlan::drop) and go to one worker's TablePlan::expire
+  // each, for the PS to delete at this iteration's commit; the PS copy
+  // counts as changed now, so the next iteration fetches them late.
+  void ExpireRows(uint32_t t, const std::vector<Key>& expired, IterationPlan* plan);
   void WriteBack(RowState* row, PlanCounts* counts);
   void CommunicationPlan(IterationPlan* plan);
   // Policy het, after the plan's training: the held copies their workers

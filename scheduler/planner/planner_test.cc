@@ -235,6 +235,49 @@ TEST(PlannerTest, HandOffsMoveARowOnceToTheOneOtherNextTrainer) {
   }
 }
 
+// Row expiry: a batch's expired rows leave every cache first, unwritten
+// (dirty or not), each goes to exactly one worker's expire list, and the
+// key's next fetch waits for the commit that deletes it. The plan checker
+// refuses a plan that keeps an expired row cached.
+TEST(PlannerTest, ExpiredRowsAreDroppedUnwrittenAndFetchedAgainLate) {
+  std::vector<data::KeyBatch> batches = {OneTable({10, 20}), OneTable({10, 30}), OneTable({10, 30}),
+                                         OneTable({20, 10})};
+  batches[2].tables[0].expired = {20};  // absent from batches 1 and 2
+  std::vector<IterationPlan> plans;
+  const auto totals = RunChecked(Options("herald", 2, 1, 8, 8), batches, &plans);
+  ASSERT_EQ(totals.size(), 4u);
+  size_t dropped = 0, expired = 0;
+  for (const WorkerPlan& wp : plans[2].workers) {
+    const plan::TablePlan& tp = wp.tables[0];
+    dropped += tp.drop.keys.size();
+    for (Key k : tp.drop.keys) EXPECT_EQ(k, 20u);
+    expired += tp.expire.keys.size();
+    for (Key k : tp.writeback.keys) EXPECT_NE(k, 20u);
+    for (Key k : tp.evict.keys) EXPECT_NE(k, 20u);
+  }
+  EXPECT_EQ(dropped, 1u) << "the one worker holding 20 drops it";
+  EXPECT_EQ(expired, 1u);
+  bool fetched_again = false;
+  for (const WorkerPlan& wp : plans[3].workers) {
+    const plan::FetchRows& f = wp.tables[0].fetch;
+    for (size_t i = 0; i < f.keys.size(); ++i) {
+      if (f.keys[i] != 20) continue;
+      fetched_again = true;
+      EXPECT_EQ(f.early[i], 0) << "the fetch waits for the commit that deletes the row";
+    }
+  }
+  EXPECT_TRUE(fetched_again);
+
+  // The same plans with the drop left out: the checker refuses them.
+  PlanReplay checker(2, {8});
+  std::vector<PlanCounts> counts;
+  for (size_t i = 0; i < 2; ++i) ASSERT_TRUE(checker.Check(batches[i], plans[i], &counts).ok());
+  IterationPlan kept = plans[2];
+  for (WorkerPlan& wp : kept.workers) wp.tables[0].drop = {};
+  const absl::Status refused = checker.Check(batches[2], kept, &counts);
+  EXPECT_NE(refused.message().find("expired key 20 is still cached"), std::string::npos) << refused;
+}
+
 TEST(PlannerTest, LruEvictsTheLeastRecentlyUsedRowAndWritesItBackWhenDirty) {
   // One worker, capacity 2: keys 1, 2, then 3 evicts 1 (dirty: written back).
   const std::vector<data::KeyBatch> batches = {OneTable({1}), OneTable({2}), OneTable({3}),

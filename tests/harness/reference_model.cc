@@ -29,6 +29,8 @@ ReferenceModel TrainReference(const proto::JobSpec& spec) {
     r.losses.push_back(*loss / spec.global_batch_size());
     for (size_t t = 0; t < r.keys.size(); ++t) {
       r.keys[t].insert(batch.tables[t].keys.begin(), batch.tables[t].keys.end());
+      for (Key key : batch.tables[t].expired) r.keys[t].erase(key);
+      r.expired += batch.tables[t].expired.size();
     }
   }
   return r;

@@ -24,7 +24,8 @@ struct ReferenceModel {
   std::unique_ptr<worker::CpuDevice> device = std::make_unique<worker::CpuDevice>();
   std::unique_ptr<worker::ReferenceTrainer> trainer;
   std::vector<double> losses;                  // per iteration, per sample
-  std::vector<absl::flat_hash_set<Key>> keys;  // trained keys per table
+  std::vector<absl::flat_hash_set<Key>> keys;  // trained keys per table (live: not expired)
+  uint64_t expired = 0;                        // rows deleted by row expiry
 };
 
 // Trains `spec` (its training split, in the scheduler's batch order).

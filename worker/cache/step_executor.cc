@@ -16,7 +16,7 @@ namespace {
 bool NeedsPs(const plan::Step& step) {
   for (const plan::TablePlan& p : step.plan) {
     if (!p.fetch.keys.empty() || !p.push.slots.empty() || !p.writeback.slots.empty() ||
-        !p.flush.slots.empty()) {
+        !p.flush.slots.empty() || !p.expire.keys.empty()) {
       return true;
     }
   }
@@ -113,6 +113,10 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   HERALD_RETURN_IF_ERROR(Check(step));
   result.times.stage_ms += MillisSince(start);
   std::vector<ps::TableGrads> held_grads;
+  // 0: expired rows leave the cache unwritten (the PS deletes them at this
+  // iteration's commit).
+  ForEachTable(table_pool_.get(), cache_->num_tables(),
+               [&](size_t t) { cache_->EvictSlots(t, step.plan[t].drop.slots); });
   HERALD_RETURN_IF_ERROR(EvictAndFetch(step, &held_grads, &result));  // 1, 2
   HERALD_RETURN_IF_ERROR(PlaceHandedOff(step, &result));              // the previous step's 10
   if (options_.overlap && next != nullptr && options_.use_ps) fetcher_.Prefetch(*next);
@@ -239,11 +243,21 @@ absl::Status StepExecutor::Commit(const plan::Step& step, StepResult* result) {
   if (!options_.use_ps) return absl::OkStatus();
   if (start_commit_) return Phase(step, "iteration done", start_commit_(step));
   const absl::Time start = absl::Now();
+  const std::vector<ps::TableKeys> expire = ExpiredRows(step);
   auto done = ps_->IterationDone(step.job_id, Iteration(step.iteration), WorkerRank(options_.rank),
-                                 options_.num_workers, &result->ps_disk_reads);
+                                 options_.num_workers, &result->ps_disk_reads, &expire);
   HERALD_RETURN_IF_ERROR(Phase(step, "iteration done", done.status()));
   result->times.commit_ms += MillisSince(start);
   return absl::OkStatus();
+}
+
+std::vector<ps::TableKeys> StepExecutor::ExpiredRows(const plan::Step& step) {
+  std::vector<ps::TableKeys> expire;
+  for (size_t t = 0; t < step.plan.size(); ++t) {
+    if (step.plan[t].expire.keys.empty()) continue;
+    expire.push_back({TableId(static_cast<uint32_t>(t)), step.plan[t].expire.keys});
+  }
+  return expire;
 }
 
 void StepExecutor::StageNext(const plan::Step* next, StepResult* result) {

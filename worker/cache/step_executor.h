@@ -136,6 +136,9 @@ class StepExecutor {
   void StartCommitsWith(std::function<absl::Status(const plan::Step&)> start) {
     start_commit_ = std::move(start);
   }
+  // The rows `step` has the PS delete at its commit (TablePlan::expire), per
+  // table that has any: what its iteration-done report carries.
+  static std::vector<ps::TableKeys> ExpiredRows(const plan::Step& step);
 
  private:
   // What becomes of the slots a write-back listed.

@@ -156,6 +156,7 @@ class TableCheck {
   }
 
   absl::Status Run() {
+    if (auto s = Drops(); !s.ok()) return s;
     if (auto s = Evictions(); !s.ok()) return s;
     if (auto s = CleanLandings(plan_.fetch.slots, plan_.fetch.keys, "fetch.slots", "fetch.keys");
         !s.ok()) {
@@ -180,6 +181,37 @@ class TableCheck {
   bool InRange(uint32_t slot) const { return slot < table_.capacity; }
   std::string OutOfRange(uint32_t slot) const {
     return absl::StrCat("slot ", slot, " out of range (", table_.capacity, " slots)");
+  }
+
+  // Expired rows: each slot held (clean or dirty; not holding gradients
+  // the PS has not received) and freed unwritten. Their keys cannot come
+  // back in this plan: the PS deletes them only at this iteration's commit.
+  absl::Status Drops() {
+    PlanSlotSet& seen = scratch_.evicted;
+    for (size_t i = 0; i < plan_.drop.slots.size(); ++i) {
+      const uint32_t slot = plan_.drop.slots[i];
+      const Key key = plan_.drop.keys[i];
+      if (!InRange(slot)) return Error("drop.slots", i, OutOfRange(slot));
+      if (!seen.Insert(slot)) {
+        return Error("drop.slots", i, absl::StrCat("slot ", slot, " dropped twice"));
+      }
+      const SlotView::Slot s = view_.At(slot);
+      if (s.state == SlotState::kEmpty || s.key != key) {
+        return Error(
+            "drop.slots", i,
+            absl::StrCat(
+                "slot ", slot, " does not hold key ", key,
+                s.state == SlotState::kEmpty ? " (empty)" : absl::StrCat(" (holds ", s.key, ")")));
+      }
+      if (s.state == SlotState::kHeld) {
+        return Error("drop.slots", i,
+                     absl::StrCat("slot ", slot, " holds gradients of key ", key,
+                                  " the PS has not received"));
+      }
+      dropped_.insert(key);
+      view_.Set(slot, key, SlotState::kEmpty);
+    }
+    return absl::OkStatus();
   }
 
   absl::Status Evictions() {
@@ -219,6 +251,12 @@ class TableCheck {
       return Error(
           keys_name, i,
           absl::StrCat("key ", key, " brought in twice (fetched, received or initialised)"));
+    }
+    if (dropped_.contains(key)) {
+      return Error(keys_name, i,
+                   absl::StrCat("key ", key,
+                                " expires in this plan (dropped); its row is deleted at this "
+                                "iteration's commit and cannot come back before it"));
     }
     if (evicted_dirty_.contains(key)) {
       return Error(keys_name, i,
@@ -464,6 +502,7 @@ class TableCheck {
   CheckScratch& scratch_;  // slot sets: landing_slots (fetched or received), trained, shared
   SlotView view_;
   absl::flat_hash_set<Key> evicted_dirty_;
+  absl::flat_hash_set<Key> dropped_;
   absl::flat_hash_set<Key> landing_keys_;
 };
 

@@ -163,6 +163,11 @@ absl::StatusOr<double> ReferenceTrainer::Train(const data::KeyBatch& batch) {
       row.assign(host.begin() + i * table.row_floats, host.begin() + (i + 1) * table.row_floats);
     }
   }
+  // Row expiry: these rows are gone after this iteration; a key that
+  // returns starts from its initial value.
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    for (Key key : batch.tables[t].expired) tables_[t].rows.erase(key);
+  }
   return loss;
 }
 

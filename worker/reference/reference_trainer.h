@@ -30,7 +30,8 @@ class ReferenceTrainer {
                                                                   Device* device);
 
   // One iteration on `batch` (the job's iteration 0 first, then 1, …: the
-  // learning-rate schedules' clock). Returns Σ loss.
+  // learning-rate schedules' clock), then the rows of the keys the batch
+  // lists as expired are deleted. Returns Σ loss.
   absl::StatusOr<double> Train(const data::KeyBatch& batch);
   // Click probabilities with the current model (rows are not created).
   std::vector<float> Predict(const data::KeyBatch& batch);

@@ -184,18 +184,22 @@ absl::Status JobSession::Run() {
     call_off(
         absl::StrCat("committing or reporting iteration ", failed, " failed: ", error.message()));
   });
-  auto commit_of = [ps = ps->client.get(), &join](uint64_t step) -> StepReporter::Commit {
-    return [ps, &join, step]() -> absl::StatusOr<ps::PsDiskReads> {
-      ps::PsDiskReads reads;
-      HERALD_RETURN_IF_ERROR(ps->IterationDone(join.job_id(), Iteration(step),
-                                               WorkerRank(join.rank()), join.num_workers(), &reads)
-                                 .status());
-      return reads;
-    };
+  auto commit_of = [ps = ps->client.get(), &join](uint64_t step,
+                                                  std::vector<ps::TableKeys> expire) {
+    return StepReporter::Commit(
+        [ps, &join, step, expire = std::move(expire)]() -> absl::StatusOr<ps::PsDiskReads> {
+          ps::PsDiskReads reads;
+          HERALD_RETURN_IF_ERROR(ps->IterationDone(join.job_id(), Iteration(step),
+                                                   WorkerRank(join.rank()), join.num_workers(),
+                                                   &reads, &expire)
+                                     .status());
+          return reads;
+        });
   };
   if (options_.overlap) {  // the executor hands each step's commit to the reporter
     replica.executor->StartCommitsWith([&reporter, commit_of](const plan::Step& step) {
-      return reporter.StartCommit(step.iteration, commit_of(step.iteration));
+      return reporter.StartCommit(step.iteration,
+                                  commit_of(step.iteration, StepExecutor::ExpiredRows(step)));
     });
   }
   {
