@@ -93,5 +93,8 @@ HERALD_TUNABLE(int64_t, kCheckpointProgressLogMs, 10000,
 HERALD_TUNABLE(int64_t, kGlooTimeoutMs, 60000, "deadline of a Gloo rendezvous or collective")
 HERALD_TUNABLE(int64_t, kReaderBufferBytes, 4 << 20,
                "read buffer of the TSV and binary readers (grows for longer lines)")
+HERALD_TUNABLE(int64_t, kFollowPollMs, 100,
+               "data.follow: how often the followed directory is listed while no new file is "
+               "there (also how soon a cancelled job's reader notices)")
 HERALD_TUNABLE(int64_t, kMaxMalformedReported, 100,
                "malformed records kept for reports (all are counted)")

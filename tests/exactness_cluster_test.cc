@@ -434,9 +434,9 @@ TEST_F(ExactnessCluster, IdAdmissionGivesTheReferenceModel) {
 // whose key is absent from 2 batches in a row is deleted at that commit on
 // the PS and dropped unwritten from every cache; a key that comes back
 // starts again from its initial value. The reference trainer erases the
-// same rows. Herald on 2 workers, vanilla on 4, and herald on 4 with
-// hand-offs and served rows (dirty rows dropped) hold exactly the
-// reference's live rows, with its values.
+// same rows. Every exact policy on 1 to 4 workers (herald on 4 and
+// herald-adaptive on 3 with hand-offs and served rows: dirty rows dropped)
+// holds exactly the reference's live rows, with its values.
 proto::JobSpec Expiring(proto::PolicyKind policy, uint32_t workers) {
   proto::JobSpec spec = Spec(policy, workers);
   for (int t = 0; t < spec.tables_size(); ++t) {
@@ -456,7 +456,10 @@ TEST_F(ExactnessCluster, RowExpiryGivesTheReferenceModel) {
     bool exchange;  // hand-offs and served rows
   };
   for (const Case& c : {Case{proto::POLICY_HERALD, 2, false}, Case{proto::POLICY_VANILLA, 4, false},
-                        Case{proto::POLICY_HERALD, 4, true}}) {
+                        Case{proto::POLICY_HERALD, 4, true}, Case{proto::POLICY_NOCACHE, 1, false},
+                        Case{proto::POLICY_HERALD_ADAPTIVE, 3, true},
+                        Case{proto::POLICY_HERALD_ALLOC_ONLY, 2, false},
+                        Case{proto::POLICY_HERALD_COMM_ONLY, 2, true}}) {
     SCOPED_TRACE(absl::StrCat(proto::PolicyKind_Name(c.policy), " with ", c.workers, " workers",
                               c.exchange ? ", hand-offs and served rows" : ""));
     proto::JobSpec spec = Expiring(c.policy, c.workers);

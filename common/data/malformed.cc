@@ -14,6 +14,14 @@ void MalformedLog::Add(MalformedRecord record) {
   if (kept_.size() < max_kept_) kept_.push_back(std::move(record));
 }
 
+void MalformedLog::Merge(const MalformedLog& other) {
+  count_ += other.count_;
+  for (const MalformedRecord& r : other.kept_) {
+    if (kept_.size() >= max_kept_) break;
+    kept_.push_back(r);
+  }
+}
+
 std::string MalformedLog::Summary() const {
   std::string out;
   for (const auto& r : kept_) absl::StrAppend(&out, r.ToString(), "\n");

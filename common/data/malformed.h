@@ -28,6 +28,8 @@ class MalformedLog {
  public:
   explicit MalformedLog(size_t max_kept = 100) : max_kept_(max_kept) {}
   void Add(MalformedRecord record);
+  // Adds `other`'s count and as many of its kept records as fit.
+  void Merge(const MalformedLog& other);
   uint64_t count() const { return count_; }
   const std::vector<MalformedRecord>& kept() const { return kept_; }
   // One record per line, then "... and N more" when records were dropped.

@@ -13,6 +13,7 @@
 #include "common/state_io.h"
 #include "common/status.h"
 #include "scheduler/data/data_schema_spec.h"
+#include "scheduler/data/follow_reader.h"
 
 namespace herald::scheduler {
 namespace {
@@ -68,8 +69,25 @@ data::GeneratorOptions GeneratorOptionsFromSpec(const proto::GeneratorSpec& g) {
   return options;
 }
 
-absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(const proto::DataSpec& spec,
-                                                                   data::DataSchema schema) {
+absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(
+    const proto::DataSpec& spec, data::DataSchema schema, std::shared_ptr<std::atomic<bool>> stop) {
+  if (spec.follow()) {
+    if (spec.paths_size() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data.follow: data.paths must name one directory, it has ", spec.paths_size()));
+    }
+    FollowReader::OpenFile open = [spec, schema](const std::string& path) {
+      proto::DataSpec one = spec;
+      one.set_follow(false);
+      one.clear_paths();
+      one.add_paths(path);
+      return OpenDataSource(one, schema);
+    };
+    HERALD_ASSIGN_OR_RETURN(
+        auto reader, FollowReader::Open(spec.paths(0), schema,
+                                        absl::Seconds(spec.follow_idle_seconds()), open, stop));
+    return std::unique_ptr<data::SampleReader>(std::move(reader));
+  }
   if (spec.format() == proto::DATA_FORMAT_GENERATED) {
     const proto::GeneratorSpec& g = spec.generator();
     if (g.rows() == 0) return absl::InvalidArgumentError("data.generator.rows: must be > 0");
@@ -179,8 +197,8 @@ absl::StatusOr<std::unique_ptr<BatchStream>> BatchStream::Open(BatchStreamOption
                             ColumnsFromSpec(stream->options_.data.schema()));
     stream->columns_ = std::make_unique<data::ColumnsSchema>(std::move(columns));
   }
-  HERALD_ASSIGN_OR_RETURN(stream->reader_,
-                          OpenDataSource(stream->options_.data, stream->options_.schema));
+  HERALD_ASSIGN_OR_RETURN(stream->reader_, OpenDataSource(stream->options_.data,
+                                                          stream->options_.schema, stream->stop_));
   return stream;
 }
 
@@ -200,7 +218,8 @@ absl::StatusOr<bool> BatchStream::Refill() {
                             reader_->Read(kReadChunk, whole_input ? &pool_ : &read_block_));
     if (n == 0) {
       // End of this epoch's input.
-      const bool more_epochs = options_.split == Split::kTrain &&
+      // A followed directory is read once (its end is the idle end).
+      const bool more_epochs = options_.split == Split::kTrain && !options_.data.follow() &&
                                (options_.iterations > 0 || epoch_ + 1 < options_.epochs) &&
                                (options_.max_epochs == 0 || epoch_ + 1 < options_.max_epochs);
       if (!more_epochs || added_in_epoch_ == 0) {

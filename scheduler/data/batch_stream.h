@@ -18,6 +18,7 @@
 // Same options + same input => the same batches, bit for bit. Not
 // thread-safe (ReadAhead runs one on its own thread).
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -42,11 +43,14 @@ bool IsHeldOut(uint64_t seed, uint64_t index, double eval_fraction);
 // The generator a GENERATED data spec stands for.
 data::GeneratorOptions GeneratorOptionsFromSpec(const proto::GeneratorSpec& generator);
 
-// Opens the data source of `data` (files or the generator) for `schema`.
-// Errors: InvalidArgument naming the field (data.format, data.paths,
-// data.generator.rows), NotFound for a missing path.
-absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(const proto::DataSpec& data,
-                                                                   data::DataSchema schema);
+// Opens the data source of `data` (files, a followed directory, or the
+// generator) for `schema`. With data.follow, setting `stop` (if given)
+// ends a wait for the next file (follow_reader.h). Errors: InvalidArgument
+// naming the field (data.format, data.paths, data.generator.rows),
+// NotFound for a missing path.
+absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(
+    const proto::DataSpec& data, data::DataSchema schema,
+    std::shared_ptr<std::atomic<bool>> stop = nullptr);
 
 enum class Split { kTrain, kHeldOut };
 
@@ -104,6 +108,14 @@ class BatchStream {
   absl::Status RestoreCursor(std::string_view cursor);
 
   uint64_t batches() const { return batches_; }
+  // Thread-safe: a stream following a directory (data.follow) stops
+  // waiting for the next file; its Next then fails with Cancelled. Other
+  // streams are unaffected.
+  void Stop() { stop_->store(true); }
+  // The flag Stop sets, for whoever must stop the stream once another
+  // thread owns it (it outlives the stream).
+  std::shared_ptr<std::atomic<bool>> stop_token() const { return stop_; }
+
   // The stream's key lifecycle (null without admission or expiry).
   const std::shared_ptr<KeyLifecycle>& key_lifecycle() const { return lifecycle_; }
   uint32_t epoch() const { return epoch_; }
@@ -140,6 +152,7 @@ class BatchStream {
   std::deque<uint32_t> live_;     // indices into pool_ not yet emitted
   data::SampleBlock batch_block_;
   std::shared_ptr<KeyLifecycle> lifecycle_;
+  const std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);
   // CSV data: its columns' dense transforms (null: Criteo's).
   std::unique_ptr<data::ColumnsSchema> columns_;
 };

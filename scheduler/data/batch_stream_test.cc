@@ -1,6 +1,7 @@
 #include "scheduler/data/batch_stream.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -497,6 +498,107 @@ TEST_F(BatchStreamTest, ReadAheadSkipsFirstAndSaysHowFar) {
   data::KeyBatch batch;
   EXPECT_FALSE(*loader.Next(&batch));
   EXPECT_EQ(loader.skipped(), direct.size());
+}
+
+// data.follow: the files of one directory in name order, including one
+// renamed in while the stream reads; a dot-file (still being written) and
+// a late file named before the last one taken are never read; after the
+// idle time without a new file the stream ends. Samples are named by
+// their first key: file 00 holds 0..9, file 01 20..29.
+BatchStreamOptions FollowOptions(const std::string& dir, double idle_seconds) {
+  BatchStreamOptions o = Options(dir, 5);
+  o.data.set_follow(true);
+  o.data.set_follow_idle_seconds(idle_seconds);
+  return o;
+}
+
+void RenameIn(const data::testing::TempDir& dir, const std::string& name, int first, int count) {
+  const std::string tmp = dir.File("." + name + ".tmp");
+  data::testing::WriteFile(tmp, TsvLines(first, count));
+  std::filesystem::rename(tmp, dir.File(name));
+}
+
+std::vector<Key> Ids(const data::KeyBatch& batch) {
+  std::vector<Key> ids;
+  for (size_t s = 0; s + 1 < batch.tables[0].offsets.size(); ++s) {
+    ids.push_back(batch.tables[0].keys[batch.tables[0].offsets[s]]);
+  }
+  return ids;
+}
+
+TEST(FollowedDirectory, FilesAreReadOnceInNameOrderAsTheyArrive) {
+  data::testing::TempDir dir;
+  RenameIn(dir, "00.tsv", 0, 10);
+  auto stream = BatchStream::Open(FollowOptions(dir.path(), 0.3));
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  data::KeyBatch batch;
+  std::vector<Key> seen;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(*(*stream)->Next(&batch));
+    for (Key k : Ids(batch)) seen.push_back(k);
+  }
+  // While the stream waits at the end of 00: a file renamed in, one still
+  // being written (a dot-file), and one named before 00.
+  RenameIn(dir, "01.tsv", 20, 10);
+  data::testing::WriteFile(dir.File(".02.tsv.part"), TsvLines(40, 10));
+  data::testing::WriteFile(dir.File("0.tsv"), TsvLines(60, 10));
+  for (;;) {
+    absl::StatusOr<bool> more = (*stream)->Next(&batch);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;  // the idle end
+    for (Key k : Ids(batch)) seen.push_back(k);
+  }
+  std::vector<Key> want;
+  for (Key k = 0; k < 10; ++k) want.push_back(k);
+  for (Key k = 20; k < 30; ++k) want.push_back(k);
+  EXPECT_EQ(seen, want);
+}
+
+// A stream's cursor names the file and the place in it: a fresh stream
+// restored from it continues there, in the middle of a file or after one.
+TEST(FollowedDirectory, TheCursorContinuesInTheRightFile) {
+  data::testing::TempDir dir;
+  RenameIn(dir, "00.tsv", 0, 10);
+  RenameIn(dir, "01.tsv", 20, 15);
+  const BatchStreamOptions o = FollowOptions(dir.path(), 0.2);
+  std::vector<Key> all;
+  {
+    auto stream = BatchStream::Open(o);
+    ASSERT_TRUE(stream.ok());
+    data::KeyBatch batch;
+    while (*(*stream)->Next(&batch)) {
+      for (Key k : Ids(batch)) all.push_back(k);
+    }
+  }
+  ASSERT_EQ(all.size(), 25u);
+  for (uint64_t taken : {uint64_t{1}, uint64_t{2}, uint64_t{3}}) {
+    SCOPED_TRACE(absl::StrCat("after ", taken, " batches"));
+    const std::string cursor = CursorAfter(o, taken);
+    ASSERT_FALSE(cursor.empty());
+    auto resumed = BatchStream::Open(o);
+    ASSERT_TRUE(resumed.ok());
+    ASSERT_TRUE((*resumed)->RestoreCursor(cursor).ok());
+    std::vector<Key> rest;
+    data::KeyBatch batch;
+    while (*(*resumed)->Next(&batch)) {
+      for (Key k : Ids(batch)) rest.push_back(k);
+    }
+    EXPECT_EQ(rest, std::vector<Key>(all.begin() + 5 * taken, all.end()));
+  }
+}
+
+// Stop (a cancelled job) ends a wait for the next file: Next fails with
+// Cancelled instead of waiting (here for ever: no idle end).
+TEST(FollowedDirectory, StopEndsTheWaitForTheNextFile) {
+  data::testing::TempDir dir;
+  RenameIn(dir, "00.tsv", 0, 5);
+  auto stream = BatchStream::Open(FollowOptions(dir.path(), 0));
+  ASSERT_TRUE(stream.ok());
+  data::KeyBatch batch;
+  ASSERT_TRUE(*(*stream)->Next(&batch));
+  (*stream)->Stop();
+  const absl::StatusOr<bool> more = (*stream)->Next(&batch);
+  EXPECT_EQ(more.status().code(), absl::StatusCode::kCancelled) << more.status();
 }
 
 }  // namespace

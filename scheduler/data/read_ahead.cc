@@ -32,6 +32,7 @@ ReadAhead::~ReadAhead() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
+  stream_->Stop();  // a stream following a directory stops waiting for files
   thread_.join();
 }
 

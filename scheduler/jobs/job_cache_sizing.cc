@@ -23,6 +23,8 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
     BatchStreamOptions o = StreamOptionsFromSpec(spec, Split::kTrain);
     o.max_epochs = 1;
     o.data.set_shuffle_buffer(0);
+    // A followed directory: the files in it now (later ones may differ).
+    o.data.set_follow(false);
     HERALD_ASSIGN_OR_RETURN(auto stream, BatchStream::Open(o));
     const data::SampleBlock* batch = nullptr;
     for (;;) {

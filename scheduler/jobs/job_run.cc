@@ -100,6 +100,7 @@ void JobRun::Fail(absl::Status status) {
     absl::MutexLock lock(&mu_);
     if (!failure_.ok()) return;
     failure_ = status;
+    if (data_stop_ != nullptr) data_stop_->store(true);
   }
   for (auto& q : queues_) q->Close(status);
   eval_.Abort();  // an evaluation waiting for predictions ends now
@@ -350,6 +351,11 @@ absl::StatusOr<std::unique_ptr<ReadAhead>> JobRun::OpenTrainingData(const Resume
   // iteration; the progress reports its counts.
   admission_ = stream->key_lifecycle();
   eval_.SetAdmission(admission_);
+  {
+    absl::MutexLock lock(&mu_);
+    data_stop_ = stream->stop_token();
+    if (!failure_.ok()) data_stop_->store(true);
+  }
   const uint32_t window = ReadAheadWindow();
   // A resumed job continues the same deterministic stream after the
   // checkpoint's iteration (a replay plans the batches before it): the

@@ -15,6 +15,7 @@
 // Thread model: Run() on the job manager's thread; Join/Queue/Report/
 // Progress from RPC threads.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -270,6 +271,10 @@ class JobRun {
 
   mutable absl::Mutex mu_;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  // The training stream's stop flag (BatchStream::stop_token): a failure
+  // or cancel sets it, so a stream waiting for the next file of a followed
+  // directory (data.follow) gives up at once.
+  std::shared_ptr<std::atomic<bool>> data_stop_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::Status> outcome_ ABSL_GUARDED_BY(mu_);  // once Run() returned
   bool sized_ ABSL_GUARDED_BY(mu_) = false;
   JobCacheSizing sizing_ ABSL_GUARDED_BY(mu_);

@@ -1,5 +1,7 @@
 #include "scheduler/jobs/job_spec_check.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "common/data/schema.h"
 #include "common/model_spec_check.h"
@@ -32,7 +34,7 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
   if (spec.global_batch_size() == 0) {
     return absl::InvalidArgumentError("global_batch_size: must be > 0");
   }
-  if (spec.iterations() == 0 && spec.epochs() == 0) {
+  if (spec.iterations() == 0 && spec.epochs() == 0 && !spec.data().follow()) {
     return absl::InvalidArgumentError("iterations: set iterations or epochs");
   }
   const uint32_t workers = spec.num_workers();
@@ -55,6 +57,24 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
     default:
       return absl::InvalidArgumentError(
           "data.format: must be CRITEO_TSV, HERALD_BINARY, CSV or GENERATED");
+  }
+  if (d.follow()) {
+    if (d.format() == proto::DATA_FORMAT_GENERATED || d.paths_size() != 1) {
+      return absl::InvalidArgumentError(
+          "data.follow: data.paths must name one directory of files (not generated data)");
+    }
+    if (d.eval_fraction() > 0) {
+      return absl::InvalidArgumentError(
+          "data.follow: no held-out split (data.eval_fraction 0) on a followed directory");
+    }
+    if (spec.epochs() > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("epochs: ", spec.epochs(), " with data.follow, which reads each file once"));
+    }
+    if (!(d.follow_idle_seconds() >= 0) || std::isinf(d.follow_idle_seconds())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("data.follow_idle_seconds: ", d.follow_idle_seconds(), ", want ≥ 0"));
+    }
   }
   if (!(d.eval_fraction() >= 0 && d.eval_fraction() < 1)) {
     return absl::InvalidArgumentError(

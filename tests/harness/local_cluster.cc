@@ -151,6 +151,15 @@ absl::StatusOr<std::string> LocalCluster::Submit(const proto::JobSpec& spec) {
   return response.job_id();
 }
 
+absl::Status LocalCluster::Cancel(const std::string& job_id) {
+  grpc::ClientContext context;
+  Authorize(&context);
+  proto::CancelJobRequest request;
+  request.set_job_id(job_id);
+  proto::CancelJobResponse response;
+  return rpc::FromGrpcStatus(jobs_->CancelJob(&context, request, &response));
+}
+
 proto::JobStatus LocalCluster::Watch(const std::string& job_id,
                                      const std::function<bool(const proto::JobStatus&)>& until) {
   grpc::ClientContext context;

@@ -78,6 +78,8 @@ class LocalCluster {
   // last status seen.
   proto::JobStatus Watch(const std::string& job_id,
                          const std::function<bool(const proto::JobStatus&)>& until = nullptr);
+  // Errors: the RPC's status.
+  absl::Status Cancel(const std::string& job_id);
   absl::StatusOr<proto::JobStatus> Status(const std::string& job_id, bool include_losses,
                                           bool include_history = false);
   // With `since`: an increment of that export (ExportJobRequest.since).
