@@ -18,29 +18,12 @@ bazel build -c opt //ps_server:herald_ps //worker:herald_worker //scheduler:hera
   //cli:heraldctl 2>&1 | grep -v linux-sandbox | grep -E "ERROR|error:" || true
 bin=$PWD/bazel-out/k8-opt/bin
 ctl=$bin/cli/heraldctl
-dir=$(mktemp -d /tmp/herald-e2e.XXXXXX)
-pids=()
-source bench/bench_dir.sh
-source deploy/local/cluster_wait.sh
-trap 'rc=$?; kill -TERM "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true
-  bench_dir_done "$rc" "$dir"' EXIT
+source bench/local_processes.sh
+herald_local_bench_begin herald-e2e
 
 data=$dir/data.bin
 "$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale "$scale" --format bin --out "$data" >/dev/null
-setsid "$bin/scheduler/herald_scheduler" --port-file "$dir/s.port" > "$dir/scheduler.log" 2>&1 &
-pids+=($!)
-herald_wait_for_file "$dir/s.port" || { echo "e2e_bench: the scheduler did not start" >&2; exit 1; }
-sched=127.0.0.1:$(cat "$dir/s.port")
-for s in 0 1; do
-  setsid "$bin/ps_server/herald_ps" --shard "$s" --scheduler "$sched" > "$dir/ps$s.log" 2>&1 &
-  pids+=($!)
-done
-for w in 0 1; do
-  setsid "$bin/worker/herald_worker" --scheduler "$sched" > "$dir/worker$w.log" 2>&1 &
-  pids+=($!)
-done
-herald_wait_for_nodes 4 "$ctl" --scheduler "$sched" ||
-  { echo "e2e_bench: not every node registered" >&2; exit 1; }
+herald_start_local "$bin" "$dir" 2 2 || exit 1
 
 run_job() {  # name, policy, extra scheduling fields -> status JSON in $dir/<name>.json
   sed -e "s|^  paths: .*|  paths: \"$data\"|" -e "s|^checkpoint .*||" \
