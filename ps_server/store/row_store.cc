@@ -160,12 +160,15 @@ absl::Status RowStore::Put(const std::vector<StoredRow>& rows) {
     std::memcpy(value.data() + sizeof(uint64_t), r.row, size_t{r.floats} * sizeof(float));
     batch.Put(rocksdb::Slice(k, kKeyBytes), value);
   }
+  return Write(&batch, absl::StrCat("writing ", rows.size(), " rows"));
+}
+
+absl::Status RowStore::Write(rocksdb::WriteBatch* batch, const std::string& what) {
   rocksdb::WriteOptions w;
-  w.disableWAL = true;
-  rocksdb::Status s = db_->Write(w, &batch);
+  w.disableWAL = true;  // nothing is recovered from the store after a crash
+  rocksdb::Status s = db_->Write(w, batch);
   if (s.ok()) return absl::OkStatus();
-  return absl::Status(CodeOf(s), absl::StrCat("row store ", path_, ": writing ", rows.size(),
-                                              " rows: ", s.ToString()));
+  return absl::Status(CodeOf(s), absl::StrCat("row store ", path_, ": ", what, ": ", s.ToString()));
 }
 
 absl::Status RowStore::Delete(uint32_t table, const std::vector<Key>& keys) {
@@ -175,12 +178,7 @@ absl::Status RowStore::Delete(uint32_t table, const std::vector<Key>& keys) {
     EncodeKey(table, key, k);
     batch.Delete(rocksdb::Slice(k, kKeyBytes));
   }
-  rocksdb::WriteOptions w;
-  w.disableWAL = true;
-  rocksdb::Status s = db_->Write(w, &batch);
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(CodeOf(s), absl::StrCat("row store ", path_, ": deleting ", keys.size(),
-                                              " rows: ", s.ToString()));
+  return Write(&batch, absl::StrCat("deleting ", keys.size(), " rows"));
 }
 
 RowStore::Cursor::Cursor(const RowStore* store, uint32_t table, uint32_t floats)

@@ -28,6 +28,7 @@ namespace rocksdb {
 class DB;
 class Iterator;
 class Snapshot;
+class WriteBatch;
 }  // namespace rocksdb
 
 namespace herald::ps {
@@ -111,6 +112,8 @@ class RowStore {
 
  private:
   RowStore(std::string path, std::unique_ptr<rocksdb::DB> db);
+  // Applies `batch` (no write-ahead log). Errors name the path and `what`.
+  absl::Status Write(rocksdb::WriteBatch* batch, const std::string& what);
 
   const std::string path_;
   std::unique_ptr<rocksdb::DB> db_;

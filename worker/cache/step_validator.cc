@@ -187,51 +187,47 @@ class TableCheck {
   // the PS has not received) and freed unwritten. Their keys cannot come
   // back in this plan: the PS deletes them only at this iteration's commit.
   absl::Status Drops() {
-    PlanSlotSet& seen = scratch_.evicted;
-    for (size_t i = 0; i < plan_.drop.slots.size(); ++i) {
-      const uint32_t slot = plan_.drop.slots[i];
-      const Key key = plan_.drop.keys[i];
-      if (!InRange(slot)) return Error("drop.slots", i, OutOfRange(slot));
-      if (!seen.Insert(slot)) {
-        return Error("drop.slots", i, absl::StrCat("slot ", slot, " dropped twice"));
-      }
-      const SlotView::Slot s = view_.At(slot);
-      if (s.state == SlotState::kEmpty || s.key != key) {
-        return Error(
-            "drop.slots", i,
-            absl::StrCat(
-                "slot ", slot, " does not hold key ", key,
-                s.state == SlotState::kEmpty ? " (empty)" : absl::StrCat(" (holds ", s.key, ")")));
-      }
+    return FreeSlots(plan_.drop, "drop.slots", "dropped", [&](size_t i, const SlotView::Slot& s) {
       if (s.state == SlotState::kHeld) {
         return Error("drop.slots", i,
-                     absl::StrCat("slot ", slot, " holds gradients of key ", key,
+                     absl::StrCat("slot ", plan_.drop.slots[i], " holds gradients of key ", s.key,
                                   " the PS has not received"));
       }
-      dropped_.insert(key);
-      view_.Set(slot, key, SlotState::kEmpty);
-    }
-    return absl::OkStatus();
+      dropped_.insert(s.key);
+      return absl::OkStatus();
+    });
   }
 
   absl::Status Evictions() {
+    return FreeSlots(plan_.evict, "evict.slots", "evicted", [&](size_t, const SlotView::Slot& s) {
+      if (s.state == SlotState::kDirty) evicted_dirty_.insert(s.key);
+      return absl::OkStatus();
+    });
+  }
+
+  // The slots `rows` frees (a drop or evict list, `name` in errors, `verb`
+  // what it does): each in range, once among the freed slots, holding its
+  // key; `check(i, slot)` then sees what slot i held before it is freed.
+  template <typename Check>
+  absl::Status FreeSlots(const plan::SlotRows& rows, const char* name, const char* verb,
+                         Check check) {
     PlanSlotSet& seen = scratch_.evicted;
-    for (size_t i = 0; i < plan_.evict.slots.size(); ++i) {
-      const uint32_t slot = plan_.evict.slots[i];
-      const Key key = plan_.evict.keys[i];
-      if (!InRange(slot)) return Error("evict.slots", i, OutOfRange(slot));
+    for (size_t i = 0; i < rows.slots.size(); ++i) {
+      const uint32_t slot = rows.slots[i];
+      const Key key = rows.keys[i];
+      if (!InRange(slot)) return Error(name, i, OutOfRange(slot));
       if (!seen.Insert(slot)) {
-        return Error("evict.slots", i, absl::StrCat("slot ", slot, " evicted twice"));
+        return Error(name, i, absl::StrCat("slot ", slot, " ", verb, " twice"));
       }
       const SlotView::Slot s = view_.At(slot);
       if (s.state == SlotState::kEmpty || s.key != key) {
         return Error(
-            "evict.slots", i,
+            name, i,
             absl::StrCat(
                 "slot ", slot, " does not hold key ", key,
                 s.state == SlotState::kEmpty ? " (empty)" : absl::StrCat(" (holds ", s.key, ")")));
       }
-      if (s.state == SlotState::kDirty) evicted_dirty_.insert(key);
+      if (absl::Status checked = check(i, s); !checked.ok()) return checked;
       view_.Set(slot, key, SlotState::kEmpty);
     }
     return absl::OkStatus();
