@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
@@ -63,7 +64,8 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   HERALD_ASSIGN_OR_RETURN(tools::ExportedModel model, is_export ? tools::ReadModelExport(dir)
                                                                 : tools::ReadCheckpointModel(dir));
   const proto::JobSpec& spec = model.manifest.spec();
-  if (!(spec.data().eval_fraction() > 0)) {
+  const bool held_out = options.data_file.empty();
+  if (held_out && !(spec.data().eval_fraction() > 0)) {
     return absl::InvalidArgumentError(
         "the job held out no data (data.eval_fraction = 0): nothing to evaluate on");
   }
@@ -101,8 +103,8 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   if (!options.predictions_file.empty()) {
     HERALD_RETURN_IF_ERROR(PredictionsFile::Open(options.predictions_file, spec, &predictions));
   }
-  HERALD_RETURN_IF_ERROR(scheduler::ForEachHeldOutBatch(
-      spec, options.batch, options.max_samples, [&](const data::KeyBatch& batch) {
+  const std::function<absl::Status(const data::KeyBatch&)> score =
+      [&](const data::KeyBatch& batch) {
         // Scored with the admitted keys; the predictions file keeps every id.
         data::KeyBatch filtered;
         if (any_admission) {
@@ -118,12 +120,16 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
                             math::ColumnOf(batch.labels, batch.num_labels, heads[h].column));
         }
         return options.predictions_file.empty() ? absl::OkStatus() : predictions.Add(batch, p);
-      }));
+      };
+  HERALD_RETURN_IF_ERROR(
+      held_out ? scheduler::ForEachHeldOutBatch(spec, options.batch, options.max_samples, score)
+               : scheduler::ForEachFileBatch(spec, options.data_file, options.batch,
+                                             options.max_samples, score));
   HERALD_RETURN_IF_ERROR(predictions.Close());
   std::vector<worker::EvalMetrics> metrics;
   for (const worker::Evaluator& e : evaluators) metrics.push_back(e.Compute());
   const worker::EvalMetrics& m = metrics[0];
-  const bool generated = spec.data().format() == proto::DATA_FORMAT_GENERATED;
+  const bool generated = held_out && spec.data().format() == proto::DATA_FORMAT_GENERATED;
   const double teacher = generated ? TeacherAuc(spec) : 0;
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (options.json) {
@@ -150,9 +156,10 @@ absl::Status RunEvaluate(const EvaluateOptions& options) {
   } else {
     std::vector<std::string> described;
     for (const worker::EvalMetrics& e : metrics) described.push_back(math::DescribeMetrics(e));
-    std::printf("job %s after %llu iterations: held-out %s over %llu samples (%.1f s)\n",
+    std::printf("job %s after %llu iterations: %s %s over %llu samples (%.1f s)\n",
                 model.manifest.job_id().c_str(),
                 static_cast<unsigned long long>(model.manifest.iterations()),
+                held_out ? "held-out" : options.data_file.c_str(),
                 absl::StrJoin(described, "; ").c_str(), static_cast<unsigned long long>(m.samples),
                 seconds);
     if (generated) {

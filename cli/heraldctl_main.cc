@@ -78,7 +78,9 @@ ABSL_FLAG(std::string, schema, "",
           "writes rows of its columns)");
 ABSL_FLAG(std::string, to, "bin", "convert: output format bin|tsv");
 ABSL_FLAG(std::vector<std::string>, data, {},
-          "simulate: data files or directories (comma-separated)");
+          "simulate: data files or directories (comma-separated); evaluate: one file (of the "
+          "job's data format) to score instead of the held-out split, as a job's "
+          "eval.each_file scores a new file");
 ABSL_FLAG(uint32_t, workers, 0, "simulate: number of workers");
 ABSL_FLAG(uint32_t, batch_per_worker, 0, "simulate: samples per worker per iteration");
 ABSL_FLAG(double, cache_ratio, 0.1,
@@ -254,12 +256,15 @@ Commands:
       start a model of one's own from a built-in kind.
       --initial_dense writes the dense parameters every worker starts from
       (float32, the export's dense layout), to replicate the training elsewhere.
-  evaluate --model DIR [--batch N] [--max-samples N] [--json] [--predictions FILE]
+  evaluate --model DIR [--data FILE] [--batch N] [--max-samples N] [--json]
+           [--predictions FILE]
       Exact held-out AUC and log loss of an exported model, or of a periodic checkpoint,
       on its job's held-out split (data.eval_fraction), computed here on the CPU. With
       the job's eval.batch_size and eval.max_samples it gives the numbers the job's own
-      evaluation after that iteration reported. --predictions writes each scored
-      sample's label, prediction and inputs to FILE (tab-separated).
+      evaluation after that iteration reported. --data scores the first N samples of
+      FILE instead (in the job's data format), as eval.each_file scores a new file.
+      --predictions writes each scored sample's label, prediction and inputs to FILE
+      (tab-separated).
 
 Exit codes: 0 success, 1 the command failed, 2 usage error.
 Run 'heraldctl --helpfull' for every flag.)";
@@ -391,6 +396,9 @@ int main(int argc, char** argv) {
     o.max_samples = absl::GetFlag(FLAGS_max_samples);
     o.json = absl::GetFlag(FLAGS_json);
     o.predictions_file = absl::GetFlag(FLAGS_predictions);
+    const std::vector<std::string> data = absl::GetFlag(FLAGS_data);
+    if (data.size() > 1) return Usage("evaluate: --data names one file");
+    if (!data.empty()) o.data_file = data[0];
     if (o.model_dir.empty()) return Usage("evaluate: --model DIR is required");
     if (o.batch == 0) return Usage("evaluate: --batch must be > 0");
     absl::Status s = herald::cli::RunEvaluate(o);

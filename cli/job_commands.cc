@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/rpc/channel.h"
@@ -128,6 +129,10 @@ std::string Line(const proto::JobStatus& s) {
       absl::StrAppendFormat(&line, "  eval@%d%s AUC %.4f logloss %.4f", p.eval_iteration(), of,
                             m.auc(), m.logloss());
     }
+  }
+  if (p.files_scored() > 0) {
+    absl::StrAppendFormat(&line, "  files scored %d (newest %s)", p.files_scored(),
+                          absl::StrJoin(p.eval_files(), ", "));
   }
   if (p.checkpoint_failures() > 0) {
     absl::StrAppendFormat(&line, "  checkpoints refused %d (%s)", p.checkpoint_failures(),
@@ -266,6 +271,10 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
   for (const LabelColumn& c : label_columns) {
     absl::StrAppend(&header, csv ? "," : " ", "eval_", c.metric, "[", c.label, "]");
   }
+  // eval.each_file: the files each evaluation scored (';' between them).
+  const bool files = std::any_of(job.history().begin(), job.history().end(),
+                                 [](const proto::HistoryPoint& p) { return p.eval_files_size(); });
+  if (files) absl::StrAppend(&header, csv ? "," : " ", "eval_files");
   for (size_t w = 0; w < workers; ++w) {
     for (const char* phase : {"fetch", "compute", "allreduce", "push", "writeback", "step_wait",
                               "device", "decode", "stage", "commit", "report"}) {
@@ -309,6 +318,10 @@ void PrintHistory(const proto::JobStatus& job, bool csv) {
                       !value ? std::string(csv ? "" : "-")
                       : csv  ? absl::StrFormat("%.9g", *value)
                              : absl::StrFormat("%.4f", *value));
+    }
+    if (files) {
+      const std::string named = absl::StrJoin(p.eval_files(), ";");
+      absl::StrAppend(&line, csv ? "," : " ", named.empty() && !csv ? "-" : named);
     }
     for (const proto::WorkerPhases& w : p.workers()) {
       for (double ms : {w.fetch_ms(), w.compute_ms(), w.allreduce_ms(), w.push_ms(),

@@ -67,6 +67,7 @@ elif ! kubectl version --client 2> /dev/null | grep -q 'v1\.20\.'; then
   if [ ! -x "$kubectl_1_20/usr/bin/kubectl" ]; then
     download=$(mktemp -d)
     if (cd "$download" && apt-get download -q kubernetes-client > /dev/null 2>&1); then
+      mkdir -p "$kubectl_1_20"  # dpkg-deb -x makes the last level only
       dpkg-deb -x "$download"/kubernetes-client_*.deb "$kubectl_1_20"
       echo "install_deps: Debian's kubectl 1.20 unpacked into $kubectl_1_20"
     else

@@ -5,6 +5,7 @@
 // the model the job's whole export at the end holds, every float. An export
 // made afterwards --since the first one is too.
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -172,6 +173,10 @@ TEST(IncrementalExports, IncrementsCarryTheRowsExpiryDeleted) {
   testing::LocalCluster& c = **cluster;
   proto::JobSpec spec = ExportingJob(c, "expiring");
   for (proto::TableSpec& t : *spec.mutable_tables()) t.mutable_expiry()->set_after_iterations(2);
+  // By the clock instead (exports.every_minutes): a period this short has
+  // always passed, so every checkpoint (every 2 iterations) is exported.
+  spec.mutable_exports()->set_every_iterations(0);
+  spec.mutable_exports()->set_every_minutes(1e-9);
   auto job = c.Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
   const proto::JobStatus done = c.Watch(*job);
@@ -203,6 +208,33 @@ TEST(IncrementalExports, ExportsMustFollowTheCheckpoints) {
   EXPECT_NE(refused.status().message().find("multiple of checkpoint.every_iterations"),
             std::string::npos)
       << refused.status();
+  spec.mutable_exports()->set_every_iterations(0);
+  spec.mutable_exports()->set_every_minutes(-1);
+  refused = (*cluster)->Submit(spec);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("exports.every_minutes: -1, want > 0"),
+            std::string::npos)
+      << refused.status();
+
+  // Exports by the clock with a period that does not pass during the job:
+  // only the final export is made, and LATEST names it.
+  spec.mutable_exports()->set_every_minutes(60);
+  spec.set_num_workers(1);  // this cluster's one worker
+  auto job = (*cluster)->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ((*cluster)->Watch(*job).state(), proto::JOB_SUCCEEDED) << (*cluster)->Logs();
+  const std::string exports = (*cluster)->dir() + "/exports/" + *job;
+  std::vector<std::string> made;
+  for (const auto& e : std::filesystem::directory_iterator(exports)) {
+    made.push_back(e.path().filename().string());
+  }
+  std::sort(made.begin(), made.end());
+  const std::string final_export =
+      std::filesystem::path(
+          checkpoint::CheckpointIterationDir((*cluster)->dir() + "/exports", *job, 3))
+          .filename()
+          .string();
+  EXPECT_EQ(made, (std::vector<std::string>{"LATEST", final_export}));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // assigned): the input of the reference trainer and of test planners.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/ids.h"
@@ -37,6 +38,11 @@ struct KeyBatch {
     void KeepKeys(Keep keep);
   };
   std::vector<Table> tables;
+  // A followed directory (data.follow): the files whose first samples were
+  // read while this batch was drawn, in name order. Samples of theirs are
+  // in this batch or later ones, never in an earlier one. Not carried by
+  // Slice.
+  std::vector<std::string> files_started;
 
   // Samples [begin, end) as a batch of their own.
   KeyBatch Slice(uint32_t begin, uint32_t end, uint32_t num_dense) const;

@@ -277,7 +277,8 @@ class Client:
         """The job's history: a list of dicts (one per point, HistoryPoint's
         field names; a point of training has `workers`, one of an
         evaluation `eval_labels`, a list of dicts; `eval_auc` only where a
-        binary label was judged), or with `numpy` a dict of arrays by
+        binary label was judged; `eval_files` the files an evaluation of
+        eval.each_file scored), or with `numpy` a dict of arrays by
         scalar field (NaN where a point lacks it)."""
         points = self._one(job, include_history=True).history
         rows = [json_format.MessageToDict(p, preserving_proto_field_name=True,

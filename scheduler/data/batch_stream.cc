@@ -84,8 +84,9 @@ absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(
       return OpenDataSource(one, schema);
     };
     HERALD_ASSIGN_OR_RETURN(
-        auto reader, FollowReader::Open(spec.paths(0), schema,
-                                        absl::Seconds(spec.follow_idle_seconds()), open, stop));
+        auto reader,
+        FollowReader::Open(spec.paths(0), schema, absl::Seconds(spec.follow_until_idle_seconds()),
+                           open, stop));
     return std::unique_ptr<data::SampleReader>(std::move(reader));
   }
   if (spec.format() == proto::DATA_FORMAT_GENERATED) {
@@ -178,7 +179,8 @@ BatchStream::BatchStream(BatchStreamOptions options)
       spare_pool_(options_.schema),
       batch_block_(options_.schema) {
   if (options_.epochs == 0) options_.epochs = 1;
-  if (options_.split == Split::kHeldOut) options_.data.set_shuffle_buffer(0);
+  if (options_.split != Split::kTrain) options_.data.set_shuffle_buffer(0);
+  if (options_.split == Split::kWhole) options_.data.set_eval_fraction(0);
   rng_state_ = Mix64(options_.seed ^ 0x73687566666c65ULL);  // "shuffle"
   if (!options_.key_rules.empty()) lifecycle_ = std::make_shared<KeyLifecycle>(options_.key_rules);
 }
@@ -199,6 +201,9 @@ absl::StatusOr<std::unique_ptr<BatchStream>> BatchStream::Open(BatchStreamOption
   }
   HERALD_ASSIGN_OR_RETURN(stream->reader_, OpenDataSource(stream->options_.data,
                                                           stream->options_.schema, stream->stop_));
+  if (stream->options_.data.follow()) {
+    stream->follow_ = static_cast<FollowReader*>(stream->reader_.get());
+  }
   return stream;
 }
 
@@ -210,7 +215,9 @@ absl::StatusOr<bool> BatchStream::Refill() {
   const size_t target = std::max<size_t>(1, options_.data.shuffle_buffer());
   // Without a held-out split every sample is a training one: read straight
   // into the pool, without a copy through read_block_.
-  const bool whole_input = options_.split == Split::kTrain && !(options_.data.eval_fraction() > 0);
+  const bool whole_input =
+      options_.split == Split::kWhole ||
+      (options_.split == Split::kTrain && !(options_.data.eval_fraction() > 0));
   while (live_.size() < target && !input_done_) {
     read_block_.Clear();
     const size_t pool_before = pool_.size();
@@ -319,6 +326,7 @@ absl::StatusOr<bool> BatchStream::NextSamples(const data::SampleBlock** out) {
     if (!any) break;
     TakeFromPool(shuffle, options_.global_batch_size - batch_block_.size(), &batch_block_);
   }
+  if (follow_ != nullptr) files_started_ = follow_->TakeStarted();
   if (batch_block_.size() < options_.global_batch_size) {
     // Training drops a partial last batch; evaluation uses every sample.
     if (options_.split == Split::kTrain || batch_block_.size() == 0) {
@@ -337,6 +345,7 @@ absl::StatusOr<bool> BatchStream::Next(data::KeyBatch* out) {
   if (!more) return false;
   data::ToKeyBatch(*samples, 0, samples->size(), out, columns_.get());
   if (lifecycle_ != nullptr) lifecycle_->Filter(batches_ - 1, out);
+  out->files_started = files_started_;
   return true;
 }
 
@@ -501,6 +510,14 @@ absl::Status BatchStream::RestoreCursor(std::string_view cursor) {
 }
 
 absl::StatusOr<uint64_t> BatchStream::Skip(uint64_t n) {
+  absl::StatusOr<uint64_t> skipped = SkipBatches(n);
+  // The files the skipped batches started are behind the stream's place.
+  if (follow_ != nullptr) follow_->TakeStarted();
+  files_started_.clear();
+  return skipped;
+}
+
+absl::StatusOr<uint64_t> BatchStream::SkipBatches(uint64_t n) {
   if (lifecycle_ != nullptr) {  // its state needs every batch's keys
     data::KeyBatch scratch;
     for (uint64_t skipped = 0; skipped < n; ++skipped) {

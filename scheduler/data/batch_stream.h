@@ -37,6 +37,8 @@
 
 namespace herald::scheduler {
 
+class FollowReader;
+
 // True iff sample `index` of an epoch's input belongs to the held-out split.
 bool IsHeldOut(uint64_t seed, uint64_t index, double eval_fraction);
 
@@ -52,7 +54,9 @@ absl::StatusOr<std::unique_ptr<data::SampleReader>> OpenDataSource(
     const proto::DataSpec& data, data::DataSchema schema,
     std::shared_ptr<std::atomic<bool>> stop = nullptr);
 
-enum class Split { kTrain, kHeldOut };
+// kWhole: every sample of the input, in input order, one pass, the
+// partial last batch kept (scoring one file of a followed directory).
+enum class Split { kTrain, kHeldOut, kWhole };
 
 struct BatchStreamOptions {
   proto::DataSpec data;
@@ -87,6 +91,11 @@ class BatchStream {
   // The same batch as raw samples, not converted and not filtered by
   // admission (for passes that only read keys); valid until the next call.
   absl::StatusOr<bool> NextSamples(const data::SampleBlock** out);
+  // A followed directory (data.follow): the files whose first samples were
+  // read while the batch the last Next or NextSamples gave was drawn
+  // (KeyBatch::files_started); empty for other sources. Skip and
+  // RestoreCursor leave it empty.
+  const std::vector<std::string>& files_started() const { return files_started_; }
   // Moves past the next `n` global batches as Next would, without building
   // them (a resumed job finding its place: the samples are read and drawn
   // from the shuffle pool as before, just not copied out or converted;
@@ -134,9 +143,13 @@ class BatchStream {
   // buffered. Returns how many. REQUIRES: the pool is not empty, most > 0.
   size_t TakeFromPool(bool random, size_t most, data::SampleBlock* out);
   uint64_t MaxBatches() const;
+  // Skip without forgetting the files the skipped batches started.
+  absl::StatusOr<uint64_t> SkipBatches(uint64_t n);
 
   BatchStreamOptions options_;
   std::unique_ptr<data::SampleReader> reader_;
+  FollowReader* follow_ = nullptr;  // reader_ when it follows a directory
+  std::vector<std::string> files_started_;
   uint32_t epoch_ = 0;
   uint64_t index_in_epoch_ = 0;  // input samples read this epoch
   uint64_t added_in_epoch_ = 0;  // of them, in this stream's split

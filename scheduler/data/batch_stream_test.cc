@@ -11,6 +11,7 @@
 #include "common/data/open_reader.h"
 #include "common/data/test_util.h"
 #include "gtest/gtest.h"
+#include "scheduler/data/held_out.h"
 #include "scheduler/data/read_ahead.h"
 
 namespace herald::scheduler {
@@ -478,6 +479,33 @@ TEST_F(BatchStreamTest, ReadAheadSavesTheCursorsAskedFor) {
   EXPECT_EQ(rest, std::vector<std::vector<Key>>(direct.begin() + 10, direct.end()));
 }
 
+// A checkpoint after every iteration: the planner holds three batches and
+// asks for the cursor after the first while the reader is `window` ahead;
+// that cursor is still there.
+TEST_F(BatchStreamTest, ReadAheadKeepsEveryCursorThePlannerCanAskFor) {
+  const BatchStreamOptions o = BinaryOptions(dir_, path_, 4, 16);
+  for (uint32_t window : {1u, 2u, 8u}) {
+    SCOPED_TRACE(absl::StrCat("window ", window));
+    auto stream = BatchStream::Open(o);
+    ASSERT_TRUE(stream.ok());
+    ReadAhead loader(std::move(*stream), window, 0, [](uint64_t) { return true; });
+    data::KeyBatch current, next, after;
+    ASSERT_TRUE(*loader.Next(&current) && *loader.Next(&next) && *loader.Next(&after));
+    for (uint64_t planned = 0; planned < 10; ++planned) {
+      // Once the reader has run as far ahead as it goes (polled, bounded).
+      const absl::Time deadline = absl::Now() + absl::Seconds(30);
+      while (loader.buffered() < window && absl::Now() < deadline) {
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+      ASSERT_EQ(loader.buffered(), window);
+      EXPECT_TRUE(loader.CursorAfter(planned + 1).ok()) << "after batch " << planned;
+      std::swap(current, next);
+      std::swap(next, after);
+      ASSERT_TRUE(*loader.Next(&after));
+    }
+  }
+}
+
 TEST_F(BatchStreamTest, ReadAheadSkipsFirstAndSaysHowFar) {
   BatchStreamOptions o = Options(path_, 8);
   o.data.set_shuffle_buffer(16);
@@ -508,7 +536,7 @@ TEST_F(BatchStreamTest, ReadAheadSkipsFirstAndSaysHowFar) {
 BatchStreamOptions FollowOptions(const std::string& dir, double idle_seconds) {
   BatchStreamOptions o = Options(dir, 5);
   o.data.set_follow(true);
-  o.data.set_follow_idle_seconds(idle_seconds);
+  o.data.set_follow_until_idle_seconds(idle_seconds);
   return o;
 }
 
@@ -584,6 +612,89 @@ TEST(FollowedDirectory, TheCursorContinuesInTheRightFile) {
       for (Key k : Ids(batch)) rest.push_back(k);
     }
     EXPECT_EQ(rest, std::vector<Key>(all.begin() + 5 * taken, all.end()));
+  }
+}
+
+// Each batch names the files whose first samples were read while it was
+// drawn (eval.each_file scores them before it trains): every file once, in
+// order, never after a batch holding one of its samples. A stream resumed
+// by cursor or by skipping names the same files for the batches after.
+// File 00 holds ids 0..11, 01 100..106, 02 200..212 (a shuffle pool of 4).
+TEST(FollowedDirectory, EachBatchNamesTheFilesItStarts) {
+  data::testing::TempDir dir;
+  RenameIn(dir, "00.tsv", 0, 12);
+  RenameIn(dir, "01.tsv", 100, 7);
+  RenameIn(dir, "02.tsv", 200, 13);
+  BatchStreamOptions o = FollowOptions(dir.path(), 0.05);
+  o.data.set_shuffle_buffer(4);
+  auto file_of = [](Key id) { return static_cast<int>(id / 100); };
+  std::vector<std::vector<std::string>> started;  // by batch
+  {
+    auto stream = BatchStream::Open(o);
+    ASSERT_TRUE(stream.ok());
+    data::KeyBatch batch;
+    std::vector<std::string> named;
+    int files_seen = 0;  // files with a sample in a batch so far
+    while (*(*stream)->Next(&batch)) {
+      started.push_back(batch.files_started);
+      EXPECT_EQ(batch.files_started, (*stream)->files_started());
+      named.insert(named.end(), batch.files_started.begin(), batch.files_started.end());
+      for (Key id : Ids(batch)) {
+        files_seen = std::max(files_seen, file_of(id) + 1);
+        EXPECT_LT(file_of(id), static_cast<int>(named.size())) << "id " << id << " of a file "
+                                                               << "no batch named yet";
+      }
+    }
+    EXPECT_EQ(named, (std::vector<std::string>{"00.tsv", "01.tsv", "02.tsv"}));
+    EXPECT_EQ(files_seen, 3);
+  }
+  ASSERT_EQ(started.size(), 6u);  // 32 samples, 5 per batch
+  EXPECT_EQ(started[0], std::vector<std::string>{"00.tsv"});
+  for (uint64_t taken = 1; taken < started.size(); ++taken) {
+    SCOPED_TRACE(absl::StrCat("after ", taken, " batches"));
+    std::vector<std::vector<std::string>> by_cursor, by_skip;
+    auto resumed = BatchStream::Open(o);
+    ASSERT_TRUE(resumed.ok());
+    ASSERT_TRUE((*resumed)->RestoreCursor(CursorAfter(o, taken)).ok());
+    data::KeyBatch batch;
+    while (*(*resumed)->Next(&batch)) by_cursor.push_back(batch.files_started);
+    auto skipped = BatchStream::Open(o);
+    ASSERT_TRUE(skipped.ok());
+    ASSERT_EQ(*(*skipped)->Skip(taken), taken);
+    EXPECT_TRUE((*skipped)->files_started().empty());
+    while (*(*skipped)->Next(&batch)) by_skip.push_back(batch.files_started);
+    const std::vector<std::vector<std::string>> rest(started.begin() + taken, started.end());
+    EXPECT_EQ(by_cursor, rest);
+    EXPECT_EQ(by_skip, rest);
+  }
+}
+
+// One file's samples for scoring it (eval.each_file, heraldctl evaluate
+// --data): all of them in file order, the last batch cut short, or the
+// first max_samples.
+TEST(FollowedDirectory, AFileIsScoredInFileOrder) {
+  data::testing::TempDir dir;
+  RenameIn(dir, "01.tsv", 100, 7);
+  proto::JobSpec spec;
+  spec.set_num_dense(kSchema.num_dense);
+  for (uint32_t t = 0; t < kSchema.num_sparse; ++t) spec.add_tables();
+  *spec.mutable_data() = FollowOptions(dir.path(), 0).data;
+  spec.mutable_data()->set_shuffle_buffer(4);
+  for (uint64_t max : {uint64_t{0}, uint64_t{4}}) {
+    std::vector<Key> ids;
+    std::vector<uint32_t> sizes;
+    ASSERT_TRUE(ForEachFileBatch(spec, dir.File("01.tsv"), 3, max, [&](const data::KeyBatch& b) {
+                  for (Key id : Ids(b)) ids.push_back(id);
+                  sizes.push_back(b.num_samples);
+                  return absl::OkStatus();
+                }).ok());
+    if (max == 0) {
+      EXPECT_EQ(ids, (std::vector<Key>{100, 101, 102, 103, 104, 105, 106}));
+      EXPECT_EQ(sizes, (std::vector<uint32_t>{3, 3, 1}));
+    } else {
+      EXPECT_EQ(ids, (std::vector<Key>{100, 101, 102, 103}));
+      EXPECT_EQ(sizes, (std::vector<uint32_t>{3, 1}));
+    }
   }
 }
 

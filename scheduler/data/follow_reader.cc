@@ -69,6 +69,7 @@ absl::StatusOr<bool> FollowReader::NextFile() {
     if (!next.empty()) {
       HERALD_ASSIGN_OR_RETURN(file_, open_(dir_ + "/" + next));
       last_ = next;
+      started_.push_back(next);
       return true;
     }
     if (idle_ > absl::ZeroDuration() && absl::Now() - idle_since >= idle_) return false;

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -48,6 +49,10 @@ class FollowReader : public data::SampleReader {
 
   // Files read whole so far.
   uint64_t files_done() const { return files_done_; }
+  // The files Read opened since the last call (by name, in order): each
+  // one's first samples were read then. A file Seek moved into is not
+  // among them.
+  std::vector<std::string> TakeStarted() { return std::exchange(started_, {}); }
 
  private:
   FollowReader(std::string dir, data::DataSchema schema, absl::Duration idle, OpenFile open,
@@ -71,8 +76,9 @@ class FollowReader : public data::SampleReader {
   std::string last_;                          // the file being read, or the last one read whole
   std::unique_ptr<data::SampleReader> file_;  // null between files
   uint64_t files_done_ = 0;
-  data::MalformedLog malformed_;  // of the files read whole
-  data::MalformedLog shown_;      // malformed_ and the current file's
+  std::vector<std::string> started_;  // opened by NextFile since TakeStarted
+  data::MalformedLog malformed_;      // of the files read whole
+  data::MalformedLog shown_;          // malformed_ and the current file's
   // Every name listed so far, and how many listings: a new name sorting
   // before last_ is a late file (logged once).
   absl::flat_hash_set<std::string> listed_;

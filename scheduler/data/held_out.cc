@@ -10,20 +10,22 @@ namespace herald::scheduler {
 
 EvalSettings EvalSettingsFromSpec(const proto::JobSpec& spec) {
   EvalSettings s;
-  if (!(spec.data().eval_fraction() > 0)) return s;
   const proto::EvalSpec& e = spec.eval();
-  s.every_iterations = e.every_iterations();
-  s.at_end = e.has_at_end() ? e.at_end() : true;
   s.max_samples = e.max_samples() > 0 ? e.max_samples() : tunables::kEvalMaxSamples;
   s.batch_size = e.batch_size() > 0 ? e.batch_size() : tunables::kEvalBatchSize;
+  s.each_file = spec.data().follow() && e.each_file();
+  if (!(spec.data().eval_fraction() > 0)) return s;
+  s.every_iterations = e.every_iterations();
+  s.at_end = e.has_at_end() ? e.at_end() : true;
   return s;
 }
 
-absl::Status ForEachHeldOutBatch(const proto::JobSpec& spec, uint32_t batch_size,
-                                 uint64_t max_samples,
-                                 const std::function<absl::Status(const data::KeyBatch&)>& visit) {
-  BatchStreamOptions options = StreamOptionsFromSpec(spec, Split::kHeldOut);
-  options.global_batch_size = batch_size;
+namespace {
+
+// Visits the first `max_samples` (0: all) of `options`' stream, in batches.
+absl::Status ForEachBatch(const BatchStreamOptions& options, uint32_t num_dense,
+                          uint64_t max_samples,
+                          const std::function<absl::Status(const data::KeyBatch&)>& visit) {
   HERALD_ASSIGN_OR_RETURN(std::unique_ptr<BatchStream> stream, BatchStream::Open(options));
   uint64_t visited = 0;
   data::KeyBatch batch;
@@ -31,12 +33,33 @@ absl::Status ForEachHeldOutBatch(const proto::JobSpec& spec, uint32_t batch_size
     HERALD_ASSIGN_OR_RETURN(bool more, stream->Next(&batch));
     if (!more) break;
     if (max_samples > 0 && visited + batch.num_samples > max_samples) {
-      batch = batch.Slice(0, static_cast<uint32_t>(max_samples - visited), spec.num_dense());
+      batch = batch.Slice(0, static_cast<uint32_t>(max_samples - visited), num_dense);
     }
     visited += batch.num_samples;
     HERALD_RETURN_IF_ERROR(visit(batch));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ForEachHeldOutBatch(const proto::JobSpec& spec, uint32_t batch_size,
+                                 uint64_t max_samples,
+                                 const std::function<absl::Status(const data::KeyBatch&)>& visit) {
+  BatchStreamOptions options = StreamOptionsFromSpec(spec, Split::kHeldOut);
+  options.global_batch_size = batch_size;
+  return ForEachBatch(options, spec.num_dense(), max_samples, visit);
+}
+
+absl::Status ForEachFileBatch(const proto::JobSpec& spec, const std::string& path,
+                              uint32_t batch_size, uint64_t max_samples,
+                              const std::function<absl::Status(const data::KeyBatch&)>& visit) {
+  BatchStreamOptions options = StreamOptionsFromSpec(spec, Split::kWhole);
+  options.global_batch_size = batch_size;
+  options.data.set_follow(false);
+  options.data.clear_paths();
+  options.data.add_paths(path);
+  return ForEachBatch(options, spec.num_dense(), max_samples, visit);
 }
 
 proto::EvalBatch EncodeEvalBatch(const data::KeyBatch& batch, uint32_t index) {

@@ -8,13 +8,6 @@
 
 namespace herald::scheduler {
 
-namespace {
-
-// Cursors kept at once (older ones dropped).
-constexpr size_t kCursorsKept = 4;
-
-}  // namespace
-
 ReadAhead::ReadAhead(std::unique_ptr<BatchStream> stream, uint32_t window, uint64_t skip,
                      CursorWanted cursor_wanted)
     : window_(window),
@@ -82,7 +75,9 @@ void ReadAhead::Run() {
     }
     if (cursor) {
       cursors_.insert_or_assign(stream_->batches(), *std::move(cursor));
-      if (cursors_.size() > kCursorsKept) cursors_.erase(cursors_.begin());
+      // The consumer asks for the cursor after the batch it plans, while
+      // holding up to two more and with `window` read: keep that many.
+      if (cursors_.size() > window_ + 4) cursors_.erase(cursors_.begin());
     }
     ready_.push_back(std::move(batch));
   }

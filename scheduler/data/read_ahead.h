@@ -55,8 +55,9 @@ class ReadAhead {
   const uint32_t window_;
   const uint64_t skip_;
   const CursorWanted cursor_wanted_;
-  // Saved cursors by batch count (a few at most: the reader is at most
-  // `window` batches ahead of the checkpoint that takes one).
+  // Saved cursors by batch count (window + 4 at most: the reader is at
+  // most `window` batches ahead of the planner, which holds three and
+  // takes the cursor after the first; older ones are dropped).
   std::map<uint64_t, absl::StatusOr<std::string>> cursors_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<BatchStream> stream_;
   mutable absl::Mutex mu_;

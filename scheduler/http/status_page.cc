@@ -136,8 +136,10 @@ function drawJob(job) {
   const figures = (m) => (labels.length > 1 ? m.label + ': ' : '') + (m.regression
       ? 'RMSE ' + num(m.rmse).toFixed(4)
       : 'AUC ' + num(m.auc).toFixed(4) + ', log loss ' + num(m.logloss).toFixed(4));
+  const scored = (p.eval_files || []).length
+      ? 'new file ' + p.eval_files.join(', ') + ' before training on it: ' : 'held-out ';
   document.getElementById('eval').textContent = num(p.evals_done)
-      ? 'held-out ' + (labels.length ? labels.map(figures).join('; ')
+      ? scored + (labels.length ? labels.map(figures).join('; ')
                                      : figures({auc: p.eval_auc, logloss: p.eval_logloss})) +
         ' after iteration ' + num(p.eval_iteration) + ' (' + num(p.eval_samples) + ' samples; ' +
         num(p.evals_done) + ' evaluation(s), ' + (num(p.eval_ms) / 1000).toFixed(1) + ' s)'
@@ -146,7 +148,8 @@ function drawJob(job) {
   const evals = all.filter((p) => p.eval_auc !== undefined || (p.eval_labels || []).length);
   const rmse = (name) => evals.map((p) => num(((p.eval_labels || []).find((m) => m.label === name) || {}).rmse));
   const binary = evals.some((p) => p.eval_auc !== undefined);
-  chart('chart-eval', 'held-out metrics', (binary ? [
+  const byFile = evals.some((p) => (p.eval_files || []).length);
+  chart('chart-eval', byFile ? 'each new file, before it trains' : 'held-out metrics', (binary ? [
     series('AUC', evals.map((p) => num(p.eval_auc)), 0),
     series('log loss', evals.map((p) => num(p.eval_logloss)), 2)] : []).concat(
     labels.filter((m) => m.regression).map((m, i) => series('RMSE ' + m.label, rmse(m.label), 3 + i))),

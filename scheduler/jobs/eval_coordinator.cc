@@ -6,44 +6,68 @@
 
 namespace herald::scheduler {
 
+void EvalSet::Add(const data::KeyBatch& batch, bool keep_raw) {
+  if (keep_raw) raw_batches.push_back(batch);
+  batches.push_back(EncodeEvalBatch(batch, static_cast<uint32_t>(batches.size())));
+  batch_sizes.push_back(batch.num_samples);
+  num_labels = batch.num_labels;
+  labels.insert(labels.end(), batch.labels.begin(), batch.labels.end());
+}
+
 absl::Status EvalCoordinator::Load(const proto::JobSpec& spec, const EvalSettings& settings) {
-  if (!settings.enabled()) return absl::OkStatus();
+  spec_ = spec;
+  settings_ = settings;
   heads_ = TrainedLabelsOf(spec);
-  const bool admission = !KeyLifecycle::RuleOf(spec).empty();
-  HERALD_RETURN_IF_ERROR(ForEachHeldOutBatch(
-      spec, settings.batch_size, settings.max_samples, [&](const data::KeyBatch& batch) {
-        if (admission) raw_batches_.push_back(batch);
-        batches_.push_back(EncodeEvalBatch(batch, static_cast<uint32_t>(batches_.size())));
-        batch_sizes_.push_back(batch.num_samples);
-        num_labels_ = batch.num_labels;
-        labels_.insert(labels_.end(), batch.labels.begin(), batch.labels.end());
-        return absl::OkStatus();
-      }));
-  if (batches_.empty()) {
+  keep_raw_ = !KeyLifecycle::RuleOf(spec).empty();
+  if (!settings.enabled()) return absl::OkStatus();
+  auto held_out = std::make_shared<EvalSet>();
+  HERALD_RETURN_IF_ERROR(ForEachHeldOutBatch(spec, settings.batch_size, settings.max_samples,
+                                             [&](const data::KeyBatch& batch) {
+                                               held_out->Add(batch, keep_raw_);
+                                               return absl::OkStatus();
+                                             }));
+  if (held_out->empty()) {
     HLOG_WARN("job {}: data.eval_fraction {} held out no sample: no evaluation", job_id_,
               spec.data().eval_fraction());
   }
+  held_out_ = std::move(held_out);
   return absl::OkStatus();
 }
 
-std::vector<EvalCoordinator::WorkerEvalStep> EvalCoordinator::Begin(uint64_t iteration) {
+absl::StatusOr<std::shared_ptr<const EvalSet>> EvalCoordinator::ReadFiles(
+    const std::vector<std::string>& paths) const {
+  auto set = std::make_shared<EvalSet>();
+  for (const std::string& path : paths) {
+    HERALD_RETURN_IF_ERROR(ForEachFileBatch(
+        spec_, path, settings_.batch_size, settings_.max_samples, [&](const data::KeyBatch& batch) {
+          set->Add(batch, keep_raw_);
+          return absl::OkStatus();
+        }));
+  }
+  return std::shared_ptr<const EvalSet>(std::move(set));
+}
+
+std::vector<EvalCoordinator::WorkerEvalStep> EvalCoordinator::Begin(
+    uint64_t iteration, std::shared_ptr<const EvalSet> set) {
+  if (set == nullptr) set = held_out_;
   std::shared_ptr<const KeyLifecycle> admission;
   {
     absl::MutexLock lock(&mu_);
-    round_ = std::make_unique<EvalRound>(iteration + 1, batch_sizes_, num_workers_, heads_);
+    round_ = std::make_unique<EvalRound>(iteration + 1, set->batch_sizes, num_workers_, heads_);
+    round_set_ = set;
     admission = admission_;
   }
   std::vector<WorkerEvalStep> steps;
-  for (uint32_t b = 0; b < batches_.size(); ++b) {
+  for (uint32_t b = 0; b < set->batches.size(); ++b) {
     auto step = std::make_shared<proto::WorkerStep>();
     step->set_job_id(job_id_);
     step->set_iteration(iteration + 1);
-    if (admission != nullptr && b < raw_batches_.size()) {
-      data::KeyBatch admitted = raw_batches_[b];
+    if (admission != nullptr && b < set->raw_batches.size()) {
+      data::KeyBatch admitted = set->raw_batches[b];
       admission->FilterAdmittedBy(iteration, &admitted);
       *step->mutable_eval() = EncodeEvalBatch(admitted, b);
     } else {
-      *step->mutable_eval() = batches_[b];
+      *step->mutable_eval() = set->batches[b];
     }
     steps.emplace_back(EvalRound::WorkerOf(b, num_workers_), std::move(step));
   }
@@ -74,8 +98,9 @@ void EvalCoordinator::Abort() {
 
 EvalResult EvalCoordinator::Finish() {
   absl::MutexLock lock(&mu_);
-  const EvalResult result = round_->Compute(labels_, num_labels_);
+  const EvalResult result = round_->Compute(round_set_->labels, round_set_->num_labels);
   round_.reset();
+  round_set_.reset();
   return result;
 }
 

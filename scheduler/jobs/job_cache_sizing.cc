@@ -14,7 +14,42 @@
 
 namespace herald::scheduler {
 
+std::optional<std::vector<uint32_t>> SchemaKeysPerSample(const proto::JobSpec& spec) {
+  std::vector<uint32_t> bound(spec.tables_size(), 0);
+  if (spec.data().has_schema()) {
+    for (const proto::ColumnSpec& c : spec.data().schema().columns()) {
+      if (c.role() == proto::COLUMN_SPARSE && !c.multi_hot_separator().empty()) {
+        return std::nullopt;
+      }
+    }
+  }
+  for (uint32_t t : FeatureTablesOf(spec)) {
+    if (t < bound.size()) ++bound[t];
+  }
+  for (uint32_t& b : bound) b = std::max<uint32_t>(b, 1);
+  return bound;
+}
+
+bool SizingReadsData(const proto::JobSpec& spec) {
+  const proto::SchedulingSpec& s = spec.scheduling();
+  return s.cache_rows_per_worker() == 0 || s.warm_start() || !SchemaKeysPerSample(spec);
+}
+
 absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers) {
+  const uint32_t per_worker = (spec.global_batch_size() + num_workers - 1) / num_workers;
+  if (!SizingReadsData(spec)) {
+    // The budget, and slots for a worker's share of the batch at the most
+    // keys a sample can look up.
+    const std::vector<uint32_t> max_keys = *SchemaKeysPerSample(spec);
+    JobCacheSizing result;
+    const uint64_t rows = spec.scheduling().cache_rows_per_worker();
+    for (uint32_t keys : max_keys) {
+      const uint32_t capacity = static_cast<uint32_t>(std::min<uint64_t>(rows, UINT32_MAX));
+      result.capacity.push_back(capacity);
+      result.slots.push_back(std::max(capacity, per_worker * keys));
+    }
+    return result;
+  }
   // One pass over the batches the job trains (at most one epoch), in its
   // order without shuffling. `visit` sees every batch.
   // Raw samples: the keys are all it reads.
@@ -65,7 +100,6 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
       for (size_t t = 0; t < tables; ++t) max_keys[t] = std::max(max_keys[t], sample_keys[t]);
     }
   }));
-  const uint32_t per_worker = (spec.global_batch_size() + num_workers - 1) / num_workers;
   std::vector<uint64_t> counts(tables, 0);
   for (size_t t = 0; t < distinct.size(); ++t) counts[t] = distinct[t].Estimate();
   const double fraction = spec.scheduling().cache_fraction();

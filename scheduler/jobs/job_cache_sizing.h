@@ -3,8 +3,10 @@
 // job's training data (scheduling.cache_fraction of the distinct keys, or
 // scheduling.cache_rows_per_worker), and with scheduling.warm_start the
 // hottest keys to preload. Memory is bounded whatever the data (sketches).
+// With a budget and single-hot features, from the spec alone (no pass).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +27,21 @@ struct JobCacheSizing {
 };
 
 // Errors: the data source's.
+//
+// Without reading the data where it need not be read: with
+// scheduling.cache_rows_per_worker (the tables' budget), no warm start,
+// and every feature holding at most one id per sample (SchemaKeysPerSample),
+// the sizes follow from the spec alone (a followed directory's future
+// files cannot exceed them). SizingReadsData says which.
 absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers);
+bool SizingReadsData(const proto::JobSpec& spec);
+
+// Each table's most keys in one sample where the schema bounds it: the
+// number of features looking it up, when each holds at most one id (Criteo
+// TSV, binary version 1 and generated data; CSV and binary version 2
+// columns without a multi-hot separator); nullopt where a feature is
+// multi-hot.
+std::optional<std::vector<uint32_t>> SchemaKeysPerSample(const proto::JobSpec& spec);
 
 // A sizing as bytes (kept beside each periodic checkpoint, so that a run
 // continuing the same training need not read its data again), and back for

@@ -149,7 +149,12 @@ absl::StatusOr<WrittenCheckpoint> JobCheckpointer::WritePeriodic(
 
 void JobCheckpointer::ExportIfDue(const std::string& manifest, uint64_t iteration, bool final) {
   const uint64_t every = spec_.exports().every_iterations();
-  if (every == 0 || (!final && (iteration + 1) % every != 0)) return;
+  const double minutes = spec_.exports().every_minutes();
+  if (every == 0 && minutes <= 0) return;
+  const bool due = final || (every > 0 && (iteration + 1) % every == 0) ||
+                   (minutes > 0 && absl::Now() - last_export_time_ >= absl::Minutes(minutes));
+  if (!due) return;
+  last_export_time_ = absl::Now();
   const std::string out =
       checkpoint::CheckpointIterationDir(spec_.exports().dir(), job_id_, iteration);
   const absl::Time start = absl::Now();

@@ -13,6 +13,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "proto/job.pb.h"
 #include "ps_server/client/ps_client.h"
 
@@ -71,10 +73,12 @@ class JobCheckpointer {
     uint64_t state_floats = 0;
   };
   void Prune() const;
-  // With exports.every_iterations: the export of the checkpoint at
-  // `manifest` (after `iteration`) into <exports.dir>/<job>/iter-<N>, whole
-  // or since the previous one, then LATEST pointed at it; a failure is
-  // logged and the next export is whole again (training goes on).
+  // With exports.every_iterations or every_minutes: where due (`final`,
+  // the iteration count, or the time since the previous export or the
+  // run's start), the export of the checkpoint at `manifest` (after
+  // `iteration`) into <exports.dir>/<job>/iter-<N>, whole or since the
+  // previous one, then LATEST pointed at it; a failure is logged and the
+  // next export is whole again (training goes on).
   void ExportIfDue(const std::string& manifest, uint64_t iteration, bool final);
 
   const std::string job_id_;
@@ -83,6 +87,7 @@ class JobCheckpointer {
   absl::Mutex mu_;
   std::map<uint64_t, Dense> dense_ ABSL_GUARDED_BY(mu_);  // by iteration
   std::string last_export_;                               // the job's thread alone
+  absl::Time last_export_time_ = absl::Now();             // or the run's start; likewise
   std::string cache_sizing_ ABSL_GUARDED_BY(mu_);
 };
 

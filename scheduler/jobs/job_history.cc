@@ -21,7 +21,9 @@ void JobHistory::Add(const proto::HistoryPoint& point) {
 }
 
 void JobHistory::SetEvalFields(const std::vector<proto::LabelMetrics>& labels,
-                               proto::HistoryPoint* point) {
+                               proto::HistoryPoint* point, const std::vector<std::string>& files) {
+  point->clear_eval_files();
+  for (const std::string& f : files) point->add_eval_files(f);
   point->clear_eval_labels();
   point->clear_eval_auc();
   point->clear_eval_logloss();
@@ -55,12 +57,13 @@ std::vector<proto::LabelMetrics> EvalLabelsOf(const proto::HistoryPoint& p) {
 }  // namespace
 
 void JobHistory::AddEval(uint64_t iteration, int64_t unix_ms,
-                         const std::vector<proto::LabelMetrics>& labels) {
+                         const std::vector<proto::LabelMetrics>& labels,
+                         const std::vector<std::string>& files) {
   while (!evals_.empty() && evals_.back().iteration() >= iteration) evals_.pop_back();
   proto::HistoryPoint e;
   e.set_iteration(iteration);
   e.set_unix_ms(unix_ms);
-  SetEvalFields(labels, &e);
+  SetEvalFields(labels, &e, files);
   evals_.push_back(e);
   if (evals_.size() <= capacity_) return;
   // Drop every other one, oldest first, keeping the newest.
@@ -77,7 +80,10 @@ void JobHistory::Continue(const std::vector<proto::HistoryPoint>& earlier) {
       SetEvalFields({}, &trained);
       Add(trained);
     }
-    if (HasEval(p)) AddEval(p.iteration(), p.unix_ms(), EvalLabelsOf(p));
+    if (HasEval(p)) {
+      AddEval(p.iteration(), p.unix_ms(), EvalLabelsOf(p),
+              {p.eval_files().begin(), p.eval_files().end()});
+    }
   }
 }
 
@@ -92,7 +98,7 @@ std::vector<proto::HistoryPoint> JobHistory::points() const {
     merged.push_back(p);
     if (e < evals_.size() && evals_[e].iteration() == p.iteration()) {
       SetEvalFields({evals_[e].eval_labels().begin(), evals_[e].eval_labels().end()},
-                    &merged.back());
+                    &merged.back(), {evals_[e].eval_files().begin(), evals_[e].eval_files().end()});
       ++e;
     }
   }

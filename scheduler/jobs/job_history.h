@@ -10,6 +10,7 @@
 // thread-safe (JobRun holds it under its lock).
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "proto/scheduler.pb.h"
@@ -24,9 +25,11 @@ class JobHistory {
   // A point at or before the newest one replaces every point from its
   // iteration on (a run resumed from a checkpoint trains them again).
   void Add(const proto::HistoryPoint& point);
-  // The evaluation after `iteration`, each judged label's metrics;
+  // The evaluation after `iteration`, each judged label's metrics, and the
+  // files it scored (eval.each_file; empty: the held-out samples);
   // replaces later ones likewise.
-  void AddEval(uint64_t iteration, int64_t unix_ms, const std::vector<proto::LabelMetrics>& labels);
+  void AddEval(uint64_t iteration, int64_t unix_ms, const std::vector<proto::LabelMetrics>& labels,
+               const std::vector<std::string>& files = {});
   // Continues an earlier run's history (points() of it, e.g. as stored).
   void Continue(const std::vector<proto::HistoryPoint>& earlier);
 
@@ -35,10 +38,11 @@ class JobHistory {
   // other is a point of its own (iteration, time and eval fields only).
   std::vector<proto::HistoryPoint> points() const;
 
-  // A point's evaluation fields: every label's metrics (eval_labels), and
-  // the first binary label's AUC and log loss (eval_auc, eval_logloss).
+  // A point's evaluation fields: every label's metrics (eval_labels), the
+  // first binary label's AUC and log loss (eval_auc, eval_logloss), and the
+  // files scored (eval_files).
   static void SetEvalFields(const std::vector<proto::LabelMetrics>& labels,
-                            proto::HistoryPoint* point);
+                            proto::HistoryPoint* point, const std::vector<std::string>& files = {});
   // Whether an evaluation ran after the point's iteration (a history stored
   // before eval_labels has only eval_auc and eval_logloss).
   static bool HasEval(const proto::HistoryPoint& point);

@@ -178,7 +178,7 @@ void JobProgressTracker::CompleteReported(absl::Time now) {
 }
 
 void JobProgressTracker::Evaluated(uint64_t iteration, const EvalResult& result, double ms,
-                                   absl::Time now) {
+                                   absl::Time now, const std::vector<std::string>& files) {
   std::vector<proto::LabelMetrics> labels;
   bool first_binary = true;  // eval_auc and eval_logloss: the first binary label's
   for (const math::LabelMetrics& m : result) {
@@ -203,7 +203,10 @@ void JobProgressTracker::Evaluated(uint64_t iteration, const EvalResult& result,
   progress_.set_eval_samples(result.empty() ? 0 : result[0].samples);
   progress_.set_evals_done(progress_.evals_done() + 1);
   progress_.set_eval_ms(progress_.eval_ms() + ms);
-  history_.AddEval(iteration, absl::ToUnixMillis(now), labels);
+  progress_.clear_eval_files();
+  for (const std::string& f : files) progress_.add_eval_files(f);
+  progress_.set_files_scored(progress_.files_scored() + files.size());
+  history_.AddEval(iteration, absl::ToUnixMillis(now), labels, files);
 }
 
 proto::JobProgress JobProgressTracker::Progress() const {

@@ -58,8 +58,10 @@ class JobProgressTracker {
   // A worker's report of an iteration. Errors: InvalidArgument (not the
   // iteration it reports next, or one not sent to it).
   absl::Status Reported(uint32_t worker, const proto::StepReport& report, absl::Time now);
-  // An evaluation after `iteration` finished in `ms`.
-  void Evaluated(uint64_t iteration, const EvalResult& result, double ms, absl::Time now);
+  // An evaluation after `iteration` finished in `ms`; `files`: the files
+  // it scored (eval.each_file; empty: the held-out samples).
+  void Evaluated(uint64_t iteration, const EvalResult& result, double ms, absl::Time now,
+                 const std::vector<std::string>& files = {});
 
   // Every planned iteration reported by every worker, the last included.
   bool AllReported() const {

@@ -151,6 +151,13 @@ absl::StatusOr<JobCacheSizing> JobRun::SizeCaches(const ResumePoint& resume, boo
 
 absl::StatusOr<JobCacheSizing> JobRun::SizeFromStoreOrData(uint32_t num_workers, bool* loaded) {
   const std::string& dir = options_.sizing_dir;
+  if (!SizingReadsData(spec_)) {
+    HLOG_INFO(
+        "job {}: cache sizes from scheduling.cache_rows_per_worker and the schema (the "
+        "data is not read for them)",
+        job_id_);
+    return SizeJobCaches(spec_, num_workers);
+  }
   if (dir.empty()) return SizeJobCaches(spec_, num_workers);
   absl::StatusOr<std::string> key = SizingKey(spec_, num_workers);
   if (!key.ok()) return SizeJobCaches(spec_, num_workers);  // the pass names the error
@@ -306,6 +313,7 @@ absl::StatusOr<PlannerOptions> JobRun::PlannerOptionsFor(const JobCacheSizing& s
                           : std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, 64);
   // Checkpoints and evaluations need the whole model on the PS shards.
   resources.flush_every = {CheckpointEvery(), EvalEvery()};
+  resources.flush_before_new_files = eval_settings_.each_file;
   HERALD_ASSIGN_OR_RETURN(PlannerOptions po,
                           PlannerOptionsFromSpec(spec_.scheduling(), std::move(resources)));
   if (!spec_.checkpoint().resume_from().empty() && !replay) {
@@ -468,6 +476,13 @@ absl::Status JobRun::Plan() {
   const uint32_t window = ReadAheadWindow();
   for (;;) {
     HERALD_RETURN_IF_ERROR(Health());
+    // A resumed run scores the files its first batch starts, as the run
+    // it continues would have after the checkpoint's iteration (a score
+    // that run did record is replaced by the same figures).
+    if (eval_settings_.each_file && resume_at > 0 && planner->iteration() == resume_at &&
+        !current.files_started.empty()) {
+      HERALD_RETURN_IF_ERROR(ScoreFiles(resume_at - 1, current.files_started));
+    }
     bool have_after = false;
     if (have_next && window >= 2) {
       HERALD_ASSIGN_OR_RETURN(have_after, loader->Next(&after));
@@ -521,6 +536,11 @@ absl::Status JobRun::Plan() {
       break;
     }
     HERALD_RETURN_IF_ERROR(AfterQueued(*planner, plan->iteration, *loader));
+    // eval.each_file: the planner flushed this iteration, so the PS holds
+    // the model that scores the files before their samples train.
+    if (eval_settings_.each_file && !next.files_started.empty()) {
+      HERALD_RETURN_IF_ERROR(ScoreFiles(plan->iteration, next.files_started));
+    }
     std::swap(current, next);
     std::swap(next, after);
     have_next = have_after;
@@ -569,11 +589,12 @@ absl::Status JobRun::WaitForIteration(uint64_t iteration) {
   }
 }
 
-absl::Status JobRun::EvaluateAt(uint64_t iteration) {
-  if (eval_.empty()) return absl::OkStatus();
+absl::Status JobRun::EvaluateAt(uint64_t iteration, std::shared_ptr<const EvalSet> set,
+                                const std::vector<std::string>& files) {
+  if (set == nullptr && eval_.empty()) return absl::OkStatus();
   const absl::Time start = absl::Now();
   HERALD_RETURN_IF_ERROR(WaitForIteration(iteration));
-  for (auto& [worker, step] : eval_.Begin(iteration)) {
+  for (auto& [worker, step] : eval_.Begin(iteration, std::move(set))) {
     HERALD_RETURN_IF_ERROR(Enqueue(worker, std::move(step)));
   }
   do {
@@ -583,13 +604,29 @@ absl::Status JobRun::EvaluateAt(uint64_t iteration) {
   const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   {
     absl::MutexLock lock(&mu_);
-    tracker_.Evaluated(iteration, r, ms, absl::Now());
+    tracker_.Evaluated(iteration, r, ms, absl::Now(), files);
   }
   std::vector<std::string> figures;
   for (const math::LabelMetrics& m : r) figures.push_back(math::DescribeMetrics(m));
-  HLOG_INFO("job {}: after iteration {}: held-out {} over {} samples ({:.0f} ms)", job_id_,
-            iteration, absl::StrJoin(figures, "; "), r.empty() ? 0 : r[0].samples, ms);
+  HLOG_INFO("job {}: after iteration {}: {} {} over {} samples ({:.0f} ms)", job_id_, iteration,
+            files.empty() ? "held-out" : absl::StrCat("new file ", absl::StrJoin(files, ", "), ":"),
+            absl::StrJoin(figures, "; "), r.empty() ? 0 : r[0].samples, ms);
   return absl::OkStatus();
+}
+
+absl::Status JobRun::ScoreFiles(uint64_t iteration, const std::vector<std::string>& files) {
+  std::vector<std::string> paths;
+  for (const std::string& f : files) paths.push_back(absl::StrCat(spec_.data().paths(0), "/", f));
+  absl::StatusOr<std::shared_ptr<const EvalSet>> set = eval_.ReadFiles(paths);
+  if (!set.ok()) {
+    return absl::Status(set.status().code(),
+                        absl::StrCat("eval.each_file: ", set.status().message()));
+  }
+  if ((*set)->empty()) {
+    HLOG_WARN("job {}: new file {} has no sample to score", job_id_, absl::StrJoin(files, ", "));
+    return absl::OkStatus();
+  }
+  return EvaluateAt(iteration, *std::move(set), files);
 }
 
 absl::Status JobRun::ReportEval(const proto::EvalReport& report) {

@@ -235,7 +235,15 @@ class JobRun {
   // worker's report of it, sends each worker its share of the held-out
   // batches, waits for every prediction and records the exact AUC and log
   // loss (progress, history, log). Training waits meanwhile.
-  absl::Status EvaluateAt(uint64_t iteration);
+  // `set`: other samples than the held-out ones (null: those), the
+  // `files` they are of (recorded with the figures).
+  absl::Status EvaluateAt(uint64_t iteration, std::shared_ptr<const EvalSet> set = nullptr,
+                          const std::vector<std::string>& files = {});
+  // eval.each_file: the same for the new files `files` of the followed
+  // directory (by name), before any of their samples trains. A file
+  // without a sample is logged and skipped. Errors: EvaluateAt's, the
+  // files' readers' (naming eval.each_file).
+  absl::Status ScoreFiles(uint64_t iteration, const std::vector<std::string>& files);
   // Waits until every worker reported `iteration` (or the job failed).
   absl::Status WaitForIteration(uint64_t iteration);
   // Counts a training step, then queues it (Enqueue).

@@ -81,6 +81,53 @@ TEST(JobSizing, DataSmallerThanOneBatchIsRefused) {
       << sizing.status();
 }
 
+// With a budget (cache_rows_per_worker) and single-hot features the sizes
+// follow from the spec: the data is not read (here it does not exist), the
+// slots hold a worker's share of the batch at one key per feature (two
+// features share table 1 here). A multi-hot column or a warm start reads it.
+TEST(JobSizing, ABudgetWithSingleHotFeaturesSizesWithoutReadingTheData) {
+  proto::JobSpec spec;
+  spec.add_tables()->set_name("a");
+  spec.add_tables()->set_name("b");
+  spec.set_global_batch_size(100);
+  spec.mutable_scheduling()->set_cache_rows_per_worker(40);
+  proto::DataSpec* d = spec.mutable_data();
+  d->set_format(proto::DATA_FORMAT_CSV);
+  d->add_paths("/nonexistent/herald/data.csv");
+  proto::DataSchemaSpec* schema = d->mutable_schema();
+  auto column = [&](const std::string& name, proto::ColumnRole role, const std::string& table) {
+    proto::ColumnSpec* c = schema->add_columns();
+    c->set_name(name);
+    c->set_role(role);
+    c->set_table(table);
+    return c;
+  };
+  column("click", proto::COLUMN_LABEL, "");
+  column("x", proto::COLUMN_SPARSE, "a");
+  column("y", proto::COLUMN_SPARSE, "b");
+  column("z", proto::COLUMN_SPARSE, "b");
+  EXPECT_FALSE(SizingReadsData(spec));
+  EXPECT_EQ(SchemaKeysPerSample(spec), (std::vector<uint32_t>{1, 2}));
+  auto sizing = SizeJobCaches(spec, 3);  // 34 samples per worker
+  ASSERT_TRUE(sizing.ok()) << sizing.status();
+  EXPECT_EQ(sizing->capacity, (std::vector<uint32_t>{40, 40}));
+  EXPECT_EQ(sizing->slots, (std::vector<uint32_t>{40, 68}));
+  EXPECT_TRUE(sizing->warm_keys.empty());
+
+  proto::JobSpec warm = spec;
+  warm.mutable_scheduling()->set_warm_start(true);
+  EXPECT_TRUE(SizingReadsData(warm));
+  EXPECT_EQ(SizeJobCaches(warm, 3).status().code(), absl::StatusCode::kNotFound);
+  proto::JobSpec multi_hot = spec;
+  multi_hot.mutable_data()->mutable_schema()->mutable_columns(2)->set_multi_hot_separator("|");
+  EXPECT_EQ(SchemaKeysPerSample(multi_hot), std::nullopt);
+  EXPECT_TRUE(SizingReadsData(multi_hot));
+  EXPECT_EQ(SizeJobCaches(multi_hot, 3).status().code(), absl::StatusCode::kNotFound);
+  proto::JobSpec fraction = spec;
+  fraction.mutable_scheduling()->set_cache_rows_per_worker(0);
+  EXPECT_TRUE(SizingReadsData(fraction));
+}
+
 TEST(JobSizing, ASizingSavedLoadsBackAndADamagedOneIsRefusedNamingWhy) {
   auto sizing = SizeJobCaches(SmallSpec(), 3);
   ASSERT_TRUE(sizing.ok()) << sizing.status();

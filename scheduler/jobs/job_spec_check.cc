@@ -71,9 +71,9 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
       return absl::InvalidArgumentError(
           absl::StrCat("epochs: ", spec.epochs(), " with data.follow, which reads each file once"));
     }
-    if (!(d.follow_idle_seconds() >= 0) || std::isinf(d.follow_idle_seconds())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("data.follow_idle_seconds: ", d.follow_idle_seconds(), ", want ≥ 0"));
+    if (!(d.follow_until_idle_seconds() >= 0) || std::isinf(d.follow_until_idle_seconds())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data.follow_until_idle_seconds: ", d.follow_until_idle_seconds(), ", want ≥ 0"));
     }
   }
   if (!(d.eval_fraction() >= 0 && d.eval_fraction() < 1)) {
@@ -94,13 +94,25 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
   if (spec.checkpoint().every_iterations() > 0 && spec.checkpoint().dir().empty()) {
     return absl::InvalidArgumentError("checkpoint.every_iterations: set checkpoint.dir too");
   }
-  if (const proto::ExportSpec& x = spec.exports(); x.every_iterations() > 0) {
+  if (const proto::ExportSpec& x = spec.exports(); x.every_minutes() != 0) {
+    if (!(x.every_minutes() > 0) || std::isinf(x.every_minutes())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("exports.every_minutes: ", x.every_minutes(), ", want > 0"));
+    }
+    if (spec.checkpoint().every_iterations() == 0) {
+      return absl::InvalidArgumentError(
+          "exports.every_minutes: set checkpoint.every_iterations too (each export is made "
+          "from a periodic checkpoint)");
+    }
+  }
+  if (const proto::ExportSpec& x = spec.exports();
+      x.every_iterations() > 0 || x.every_minutes() > 0) {
     const uint64_t every = spec.checkpoint().every_iterations();
     if (x.dir().empty() || x.dir()[0] != '/') {
       return absl::InvalidArgumentError(
           absl::StrCat("exports.dir: \"", x.dir(), "\" is not an absolute path"));
     }
-    if (every == 0 || x.every_iterations() % every != 0) {
+    if (x.every_iterations() > 0 && (every == 0 || x.every_iterations() % every != 0)) {
       return absl::InvalidArgumentError(
           absl::StrCat("exports.every_iterations: ", x.every_iterations(),
                        " must be a multiple of checkpoint.every_iterations (", every,
@@ -116,6 +128,10 @@ absl::Status ValidateJobSpec(const proto::JobSpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("eval.every_iterations: ", e.every_iterations(),
                      " needs held-out samples: set data.eval_fraction > 0"));
+  }
+  if (e.each_file() && !d.follow()) {
+    return absl::InvalidArgumentError(
+        "eval.each_file: scores each new file of a followed directory; set data.follow");
   }
   constexpr uint32_t kMaxEvalBatch = 1 << 20;
   if (e.batch_size() > kMaxEvalBatch) {

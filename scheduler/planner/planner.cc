@@ -396,7 +396,8 @@ absl::Status Planner::PlanValidated(const data::KeyBatch& batch, const data::Key
       have_after_ = true;
     }
     have_next_ = true;
-    if (FlushesAt(options_.flush_every, iteration_)) {
+    if (FlushesAt(options_.flush_every, iteration_) ||
+        (options_.flush_before_new_files && !next->files_started.empty())) {
       FlushDirty(&plan);
     } else if (options_.policy.sync == SyncMode::kOwnership) {
       CommunicationPlan(&plan);

@@ -131,6 +131,10 @@ struct PlannerOptions {
   // spec checkpoint.every_iterations, eval.every_iterations). Iteration i
   // flushes when (i + 1) % p == 0 for some p; the last iteration always does.
   std::vector<uint64_t> flush_every;
+  // Iteration i also flushes so when batch i + 1 starts files of a followed
+  // directory (KeyBatch::files_started), so that they are scored by the
+  // model as it stands before they train (job spec eval.each_file).
+  bool flush_before_new_files = false;
   // The first iteration planned (a job resumed from a checkpoint of
   // iteration first_iteration - 1); plans and steps are numbered from it.
   uint64_t first_iteration = 0;

@@ -58,8 +58,11 @@ std::vector<std::pair<std::string, std::vector<uint64_t>>> ShapingOptions(const 
       {"allocation_passes", {o.allocation_passes}},
       {"flush_every", o.flush_every},
   };
-  // Only with policy het, so states saved before it existed still load.
+  // Each only where it applies, so states saved before it existed still
+  // load: staleness with policy het, flushes before new files with
+  // eval.each_file.
   if (o.policy.sync == SyncMode::kStale) shaping.push_back({"staleness", {o.staleness}});
+  if (o.flush_before_new_files) shaping.push_back({"flush_before_new_files", {1}});
   return shaping;
 }
 

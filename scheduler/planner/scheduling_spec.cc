@@ -152,6 +152,7 @@ absl::StatusOr<PlannerOptions> PlannerOptionsFromSpec(const proto::SchedulingSpe
   o.adaptive.budget_ms = s.adaptive_budget_ms();
   o.threads = resources.threads;
   o.flush_every = resources.flush_every;
+  o.flush_before_new_files = resources.flush_before_new_files;
   o.handoff = s.handoff();
   o.serve = s.serve();
   o.init_on_worker = s.init_on_worker();

@@ -43,6 +43,7 @@ struct PlannerResources {
   uint64_t seed = 1;                        // the job's seed
   uint32_t threads = 1;                     // planner threads
   std::vector<uint64_t> flush_every;        // PlannerOptions::flush_every (checkpoints, evals)
+  bool flush_before_new_files = false;  // PlannerOptions::flush_before_new_files (eval.each_file)
 };
 
 // Fills the unset options of `scheduling` with their policy's defaults
