@@ -618,6 +618,13 @@ absl::Status JobRun::ScoreFiles(uint64_t iteration, const std::vector<std::strin
   std::vector<std::string> paths;
   for (const std::string& f : files) paths.push_back(absl::StrCat(spec_.data().paths(0), "/", f));
   absl::StatusOr<std::shared_ptr<const EvalSet>> set = eval_.ReadFiles(paths);
+  if (absl::IsNotFound(set.status())) {
+    // Removed since the stream opened it (its reader keeps it open):
+    // training goes on without the score.
+    HLOG_WARN("job {}: new file {} not scored: {}", job_id_, absl::StrJoin(files, ", "),
+              std::string(set.status().message()));
+    return absl::OkStatus();
+  }
   if (!set.ok()) {
     return absl::Status(set.status().code(),
                         absl::StrCat("eval.each_file: ", set.status().message()));

@@ -241,8 +241,9 @@ class JobRun {
                           const std::vector<std::string>& files = {});
   // eval.each_file: the same for the new files `files` of the followed
   // directory (by name), before any of their samples trains. A file
-  // without a sample is logged and skipped. Errors: EvaluateAt's, the
-  // files' readers' (naming eval.each_file).
+  // without a sample, or removed since the stream opened it, is logged and
+  // skipped. Errors: EvaluateAt's, the files' readers' (naming
+  // eval.each_file).
   absl::Status ScoreFiles(uint64_t iteration, const std::vector<std::string>& files);
   // Waits until every worker reported `iteration` (or the job failed).
   absl::Status WaitForIteration(uint64_t iteration);
