@@ -99,6 +99,14 @@ absl::Status ValidateColumns(const ColumnsSchema& schema) {
         c.multi_hot_separator == schema.separator) {
       return bad("its multi-hot separator is the column separator");
     }
+    if (c.max_ids != 0) {
+      if (c.role != ColumnRole::kSparse || c.multi_hot_separator == 0) {
+        return bad("max_ids on a column that is not multi-hot (it holds one id at most)");
+      }
+      if (c.max_ids > kMaxIdsPerValue) {
+        return bad("max_ids ", c.max_ids, " is over ", kMaxIdsPerValue);
+      }
+    }
     if (c.weight_separator != 0) {
       if (c.role != ColumnRole::kSparse) return bad("a weight separator on a column not sparse");
       if (c.weight_separator == schema.separator || c.weight_separator == c.multi_hot_separator) {

@@ -39,6 +39,10 @@ struct ColumnSchema {
   // ("comedy:0.5"); an id without one weighs 1. 0: no weights.
   char weight_separator = 0;
   FeaturePooling pooling = FeaturePooling::kTable;  // kSparse
+  // kSparse, multi-hot: at most this many ids in one value (0:
+  // kMaxIdsPerValue); a value with more is malformed. Not stored by the
+  // binary format.
+  uint32_t max_ids = 0;
   // kSparse: the embedding table the feature looks up (its own name when
   // empty). Features that name one table share its rows.
   std::string table;

@@ -44,10 +44,10 @@ bool FastNumber(Cursor* c, float* out) {
 }
 
 // The ids of one sparse field up to its end, into `keys`.
-bool FastIds(Cursor* c, IdFormat ids, char multi, std::vector<uint64_t>* keys) {
+bool FastIds(Cursor* c, IdFormat ids, char multi, uint32_t max_ids, std::vector<uint64_t>* keys) {
   if (c->AtFieldEnd()) return true;  // missing: no key
   for (size_t count = 0;; ++count) {
-    if (count == kMaxIdsPerValue) return false;
+    if (count == max_ids) return false;  // the slow path names the error
     const char* begin = c->p;
     uint64_t key = 0;
     switch (ids) {
@@ -92,13 +92,14 @@ CsvFastPath::CsvFastPath(const ColumnsSchema& schema, const FieldMap& map)
       separator_(schema.separator),
       layout_(schema.Layout()) {
   for (const int column : map.column_of_field) {
-    Field f{ColumnRole::kIgnore, false, IdFormat::kHex, 0, 0, 0.0f};
+    Field f{ColumnRole::kIgnore, false, IdFormat::kHex, 0, kMaxIdsPerValue, 0, 0.0f};
     if (column >= 0) {
       const ColumnSchema& c = schema.columns[column];
       f = Field{c.role,
                 c.label == LabelKind::kBinary,
                 c.ids,
                 c.role == ColumnRole::kSparse ? c.multi_hot_separator : '\0',
+                c.max_ids != 0 ? c.max_ids : kMaxIdsPerValue,
                 map.slot_of_column[column],
                 c.missing_value};
       if (f.multi_hot_separator != 0 && NumberOrIdChar(f.multi_hot_separator)) applies_ = false;
@@ -143,7 +144,7 @@ bool CsvFastPath::Parse(absl::string_view line, SampleBlock* out) {
     switch (f.role) {
       case ColumnRole::kSparse: {
         const uint32_t begin = static_cast<uint32_t>(keys->size());
-        ok = FastIds(&c, f.ids, f.multi_hot_separator, keys);
+        ok = FastIds(&c, f.ids, f.multi_hot_separator, f.max_ids, keys);
         if (sparse_in_order_) {
           out->offsets.push_back(static_cast<uint32_t>(keys->size()));
         } else {

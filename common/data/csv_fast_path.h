@@ -37,6 +37,7 @@ class CsvFastPath {
     bool binary_label;
     IdFormat ids;
     char multi_hot_separator;
+    uint32_t max_ids;  // ids in one value at most
     uint32_t slot;
     float missing_value;
   };

@@ -227,8 +227,10 @@ absl::Status ParseFields(const ColumnsSchema& schema, const FieldMap& map,
           if (id.empty()) return bad("an empty id in ", Quote(value));
           uint64_t key = 0;
           if (absl::Status s = ParseId(col, id, &key); !s.ok()) return bad(s.message());
-          if (keys.size() == kMaxIdsPerValue) {
-            return bad("more than ", kMaxIdsPerValue, " ids in one value");
+          if (const uint32_t most = col.max_ids != 0 ? col.max_ids : kMaxIdsPerValue;
+              keys.size() == most) {
+            return bad("more than ", most, " ids in one value",
+                       col.max_ids != 0 ? " (its max_ids)" : "");
           }
           keys.push_back(key);
           if (layout.weighted) v.weights[slot[c]].push_back(weight);

@@ -292,6 +292,24 @@ TEST(CsvReader, EveryBadValueNamesFileLineAndColumn) {
   EXPECT_EQ(log.count(), 1u);
 }
 
+// max_ids bounds a multi-hot value (so a job can size its caches without
+// reading the data): a value with more ids is a malformed line, on the fast
+// path as on the slow one.
+TEST(CsvReader, AMultiHotValueOverItsMaxIdsIsMalformed) {
+  const std::string header = "click,rating,price,age,user,item,genres,comment\n";
+  ColumnsSchema schema = Shop();
+  schema.columns[6].max_ids = 2;
+  absl::StatusOr<SampleBlock> two = ReadAll(header + "1,4,1,1,u,1,a|b,\n", schema);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->keys.size(), 4u);  // user, item and two genres
+  absl::StatusOr<SampleBlock> three = ReadAll(header + "1,4,1,1,u,1,a|b|c,\n", schema);
+  ASSERT_FALSE(three.ok());
+  EXPECT_TRUE(absl::StrContains(
+      three.status().message(),
+      "shop.csv:2: column 'genres' (field 7): more than 2 ids in one value (its max_ids)"))
+      << three.status();
+}
+
 TEST(CsvReader, AHeaderThatDoesNotMatchTheSchemaIsRefusedNamingTheColumn) {
   absl::StatusOr<SampleBlock> lacks = ReadAll("click,rating,price,age,user,item\n", Shop());
   EXPECT_TRUE(
@@ -446,6 +464,14 @@ TEST(ColumnsSchema, ValidationNamesTheColumn) {
   clash.columns[6].multi_hot_separator = ',';
   EXPECT_TRUE(absl::StrContains(ValidateColumns(clash).message(),
                                 "'genres': its multi-hot separator is the column separator"));
+  ColumnsSchema single = Shop();
+  single.columns[5].max_ids = 3;
+  EXPECT_TRUE(absl::StrContains(ValidateColumns(single).message(),
+                                "'item': max_ids on a column that is not multi-hot"));
+  ColumnsSchema wide = Shop();
+  wide.columns[6].max_ids = kMaxIdsPerValue + 1;
+  EXPECT_TRUE(
+      absl::StrContains(ValidateColumns(wide).message(), "'genres': max_ids 65537 is over"));
   EXPECT_TRUE(ValidateColumns(Shop()).ok());
   EXPECT_TRUE(ValidateColumns(CriteoColumns()).ok());
   EXPECT_EQ(CriteoColumns().Layout(), kCriteoSchema);

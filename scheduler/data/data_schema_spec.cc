@@ -85,6 +85,7 @@ absl::StatusOr<data::ColumnsSchema> ColumnsFromSpec(const proto::DataSchemaSpec&
     HERALD_ASSIGN_OR_RETURN(col.weight_separator,
                             OneCharacter(c.weight_separator(), 0, field + ".weight_separator"));
     col.table = c.table();
+    col.max_ids = c.max_ids();
     if (c.has_pooling()) {
       if (c.role() != proto::COLUMN_SPARSE) {
         return absl::InvalidArgumentError(
@@ -128,6 +129,7 @@ proto::DataSchemaSpec SpecFromColumns(const data::ColumnsSchema& columns) {
       out->set_multi_hot_separator(std::string(1, c.multi_hot_separator));
     if (c.weight_separator != 0) out->set_weight_separator(std::string(1, c.weight_separator));
     out->set_table(c.table);
+    out->set_max_ids(c.max_ids);
     if (c.pooling != data::FeaturePooling::kTable) {
       out->set_pooling(static_cast<proto::PoolingKind>(static_cast<int>(c.pooling) - 1));
     }

@@ -16,15 +16,23 @@ namespace herald::scheduler {
 
 std::optional<std::vector<uint32_t>> SchemaKeysPerSample(const proto::JobSpec& spec) {
   std::vector<uint32_t> bound(spec.tables_size(), 0);
+  // Per feature in schema order: the most ids in one value.
+  std::vector<uint32_t> feature_ids;
   if (spec.data().has_schema()) {
     for (const proto::ColumnSpec& c : spec.data().schema().columns()) {
-      if (c.role() == proto::COLUMN_SPARSE && !c.multi_hot_separator().empty()) {
-        return std::nullopt;
+      if (c.role() != proto::COLUMN_SPARSE) continue;
+      if (c.multi_hot_separator().empty()) {
+        feature_ids.push_back(1);
+      } else if (c.max_ids() > 0) {
+        feature_ids.push_back(c.max_ids());
+      } else {
+        return std::nullopt;  // up to kMaxIdsPerValue: read the data instead
       }
     }
   }
-  for (uint32_t t : FeatureTablesOf(spec)) {
-    if (t < bound.size()) ++bound[t];
+  const std::vector<uint32_t> tables = FeatureTablesOf(spec);
+  for (size_t f = 0; f < tables.size(); ++f) {
+    if (tables[f] < bound.size()) bound[tables[f]] += f < feature_ids.size() ? feature_ids[f] : 1;
   }
   for (uint32_t& b : bound) b = std::max<uint32_t>(b, 1);
   return bound;

@@ -30,17 +30,17 @@ struct JobCacheSizing {
 //
 // Without reading the data where it need not be read: with
 // scheduling.cache_rows_per_worker (the tables' budget), no warm start,
-// and every feature holding at most one id per sample (SchemaKeysPerSample),
+// and every feature's ids per sample bounded (SchemaKeysPerSample),
 // the sizes follow from the spec alone (a followed directory's future
 // files cannot exceed them). SizingReadsData says which.
 absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers);
 bool SizingReadsData(const proto::JobSpec& spec);
 
-// Each table's most keys in one sample where the schema bounds it: the
-// number of features looking it up, when each holds at most one id (Criteo
-// TSV, binary version 1 and generated data; CSV and binary version 2
-// columns without a multi-hot separator); nullopt where a feature is
-// multi-hot.
+// Each table's most keys in one sample where the schema bounds it: the sum
+// over the features looking it up of their most ids (one for Criteo TSV,
+// binary version 1, generated data and columns without a multi-hot
+// separator; a multi-hot CSV column's max_ids); nullopt where a multi-hot
+// feature has no max_ids.
 std::optional<std::vector<uint32_t>> SchemaKeysPerSample(const proto::JobSpec& spec);
 
 // A sizing as bytes (kept beside each periodic checkpoint, so that a run

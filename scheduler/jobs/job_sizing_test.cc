@@ -84,7 +84,8 @@ TEST(JobSizing, DataSmallerThanOneBatchIsRefused) {
 // With a budget (cache_rows_per_worker) and single-hot features the sizes
 // follow from the spec: the data is not read (here it does not exist), the
 // slots hold a worker's share of the batch at one key per feature (two
-// features share table 1 here). A multi-hot column or a warm start reads it.
+// features share table 1 here), or a multi-hot column's max_ids. A
+// multi-hot column without max_ids, or a warm start, reads it.
 TEST(JobSizing, ABudgetWithSingleHotFeaturesSizesWithoutReadingTheData) {
   proto::JobSpec spec;
   spec.add_tables()->set_name("a");
@@ -123,6 +124,13 @@ TEST(JobSizing, ABudgetWithSingleHotFeaturesSizesWithoutReadingTheData) {
   EXPECT_EQ(SchemaKeysPerSample(multi_hot), std::nullopt);
   EXPECT_TRUE(SizingReadsData(multi_hot));
   EXPECT_EQ(SizeJobCaches(multi_hot, 3).status().code(), absl::StatusCode::kNotFound);
+  // A multi-hot column with max_ids is bounded again: y holds up to 5.
+  multi_hot.mutable_data()->mutable_schema()->mutable_columns(2)->set_max_ids(5);
+  EXPECT_EQ(SchemaKeysPerSample(multi_hot), (std::vector<uint32_t>{1, 6}));
+  EXPECT_FALSE(SizingReadsData(multi_hot));
+  auto bounded = SizeJobCaches(multi_hot, 3);
+  ASSERT_TRUE(bounded.ok()) << bounded.status();
+  EXPECT_EQ(bounded->slots, (std::vector<uint32_t>{40, 34 * 6}));
   proto::JobSpec fraction = spec;
   fraction.mutable_scheduling()->set_cache_rows_per_worker(0);
   EXPECT_TRUE(SizingReadsData(fraction));
