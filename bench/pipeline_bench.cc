@@ -14,7 +14,8 @@
 //   - every process's busiest thread in the steady state, named, in CPU
 //     microseconds per sample (sampled from /proc/PID/task/*/stat): the
 //     thread that bounds the process where cores are free;
-//   - the workers' wall time per sample in each phase of their steps.
+//   - the workers' wall time per sample in each phase of their steps, and
+//     the scheduler's (planning, building and encoding the steps).
 // Thread counts are a deployed node's (--node_cores: the scheduler's
 // planner threads, each shard's threads, each worker's check threads), not
 // the test harness's pinned ones. With --baseline_dir (another build's binaries, e.g. the previous
@@ -119,6 +120,11 @@ constexpr Phase kPhases[] = {
     {"report", &proto::JobProgress::worker_report_ms},
     {"device", &proto::JobProgress::worker_device_ms},
 };
+// The scheduler's own phases (its job thread, per planned iteration).
+constexpr Phase kSchedulerPhases[] = {
+    {"plan", &proto::JobProgress::scheduler_plan_ms},
+    {"encode", &proto::JobProgress::scheduler_encode_ms},
+};
 
 struct Outcome {
   bool ok = false;
@@ -133,6 +139,8 @@ struct Outcome {
   // The workers' wall time per sample in each phase (kPhases), summed over
   // workers, over the whole job.
   std::vector<double> phase_us;
+  // The scheduler's wall time per sample in each of kSchedulerPhases.
+  std::vector<double> scheduler_phase_us;
 };
 
 // The steady state of a job from its history: the window from the point at
@@ -209,6 +217,9 @@ Outcome RunJobOnce(const std::string& data, const std::string& binary_dir,
   for (const Phase& phase : kPhases) {
     out.phase_us.push_back((end.progress().*phase.ms)() * 1e3 / samples);
   }
+  for (const Phase& phase : kSchedulerPhases) {
+    out.scheduler_phase_us.push_back((end.progress().*phase.ms)() * 1e3 / samples);
+  }
   for (size_t i = 0; i < pids.size(); ++i) {
     const double us = (CpuSeconds(pids[i]) - before[i]) * 1e6 / samples;
     out.us_per_sample.push_back(us);
@@ -262,6 +273,10 @@ std::string Row(const std::string& build, const Outcome& o) {
   absl::StrAppend(&row, "\n          workers' wall us/sample (summed over workers):");
   for (size_t i = 0; i < o.phase_us.size(); ++i) {
     absl::StrAppendFormat(&row, " %s %.2f", kPhases[i].name, o.phase_us[i]);
+  }
+  absl::StrAppend(&row, "\n          scheduler's wall us/sample (job thread):");
+  for (size_t i = 0; i < o.scheduler_phase_us.size(); ++i) {
+    absl::StrAppendFormat(&row, " %s %.2f", kSchedulerPhases[i].name, o.scheduler_phase_us[i]);
   }
   return row;
 }

@@ -437,6 +437,20 @@ absl::Status JobRun::AfterQueued(const Planner& planner, uint64_t iteration, Rea
 }
 
 absl::Status JobRun::Plan() {
+  StepPipeline steps([this](const StepPipeline::Iteration& it) {
+    return QueueIteration(it.plan, it.batch, it.last, it.plan_ms, it.malformed_lines);
+  });
+  absl::Status planned = PlanInto(steps);
+  if (planned.ok()) planned = steps.Drain();
+  if (!planned.ok()) {
+    Fail(planned);  // closes the queues: the pipeline's work ends at once
+    return planned;
+  }
+  for (auto& q : queues_) q->Finish();
+  return absl::OkStatus();
+}
+
+absl::Status JobRun::PlanInto(StepPipeline& steps) {
   JobCacheSizing sizing;
   bool replay;
   uint64_t resume_at;
@@ -471,6 +485,8 @@ absl::Status JobRun::Plan() {
   HERALD_ASSIGN_OR_RETURN(bool have_next, loader->Next(&next));
   IterationPlan plan_buffer;  // reused: its lists keep their memory between iterations
   const IterationPlan* plan = &plan_buffer;
+  // What the step pipeline hands back (a finished iteration's buffers).
+  StepPipeline::Iteration spare;
   bool budget_warned = false;  // herald-adaptive: an unreachable budget is logged once
   const absl::Time replay_start = absl::Now();
   const uint32_t window = ReadAheadWindow();
@@ -529,23 +545,34 @@ absl::Status JobRun::Plan() {
           "predicts {:.3f} ms with no table scored (the planner's base cost), so none is",
           job_id_, budget_ms, profiler->predicted_ms());
     }
-    HERALD_RETURN_IF_ERROR(
-        QueueIteration(*plan, current, !have_next, plan_ms, loader->malformed()));
+    // The steps are built and queued on the pipeline's thread while this
+    // one plans the next iteration; the plan and batch move there.
+    const uint64_t iteration = plan->iteration;
+    std::swap(plan_buffer, spare.plan);
+    std::swap(current, spare.batch);
+    spare.last = !have_next;
+    spare.plan_ms = plan_ms;
+    spare.malformed_lines = loader->malformed();
+    HERALD_RETURN_IF_ERROR(steps.Submit(&spare));
+    const bool score_files = eval_settings_.each_file && have_next && !next.files_started.empty();
+    if (!have_next || FlushesAt(CheckpointEvery(), iteration) ||
+        FlushesAt(EvalEvery(), iteration) || score_files) {
+      // A checkpoint waits for this iteration's reports, and evaluation
+      // steps follow its steps in the queues.
+      HERALD_RETURN_IF_ERROR(steps.Drain());
+    }
     if (!have_next) {
-      if (eval_settings_.at_end) HERALD_RETURN_IF_ERROR(EvaluateAt(plan->iteration));
+      if (eval_settings_.at_end) HERALD_RETURN_IF_ERROR(EvaluateAt(iteration));
       break;
     }
-    HERALD_RETURN_IF_ERROR(AfterQueued(*planner, plan->iteration, *loader));
+    HERALD_RETURN_IF_ERROR(AfterQueued(*planner, iteration, *loader));
     // eval.each_file: the planner flushed this iteration, so the PS holds
     // the model that scores the files before their samples train.
-    if (eval_settings_.each_file && !next.files_started.empty()) {
-      HERALD_RETURN_IF_ERROR(ScoreFiles(plan->iteration, next.files_started));
-    }
+    if (score_files) HERALD_RETURN_IF_ERROR(ScoreFiles(iteration, next.files_started));
     std::swap(current, next);
     std::swap(next, after);
     have_next = have_after;
   }
-  for (auto& q : queues_) q->Finish();
   return absl::OkStatus();
 }
 

@@ -41,6 +41,7 @@
 #include "scheduler/jobs/ps_look_ahead.h"
 #include "scheduler/jobs/resume_point.h"
 #include "scheduler/jobs/sizing_store.h"
+#include "scheduler/jobs/step_pipeline.h"
 #include "scheduler/jobs/step_queue.h"
 #include "scheduler/membership/node_registry.h"
 
@@ -179,8 +180,11 @@ class JobRun {
   // else a pass over the data, then saved there for later jobs.
   absl::StatusOr<JobCacheSizing> SizeFromStoreOrData(uint32_t num_workers, bool* loaded);
   // Plans every iteration and queues its steps, checkpointing and
-  // evaluating where the spec asks.
+  // evaluating where the spec asks; the steps are built and queued on a
+  // StepPipeline while the next iteration is planned.
   absl::Status Plan();
+  // Plan's loop: each iteration's plan and batch go to `steps`.
+  absl::Status PlanInto(StepPipeline& steps);
   // Plan's steps. The planner's options for the caches `sizing` (a resume
   // that is not the same training fetches every row and warms nothing).
   absl::StatusOr<PlannerOptions> PlannerOptionsFor(const JobCacheSizing& sizing, bool replay) const;
