@@ -38,6 +38,23 @@ std::optional<std::vector<uint32_t>> SchemaKeysPerSample(const proto::JobSpec& s
   return bound;
 }
 
+namespace {
+
+// scheduling.cache_rows_per_worker for every table, and slots for a
+// worker's share of the batch at `max_keys` keys a sample.
+JobCacheSizing BudgetSizing(uint64_t rows, const std::vector<uint32_t>& max_keys,
+                            uint32_t per_worker) {
+  JobCacheSizing sizing;
+  const uint32_t capacity = static_cast<uint32_t>(std::min<uint64_t>(rows, UINT32_MAX));
+  for (uint32_t keys : max_keys) {
+    sizing.capacity.push_back(capacity);
+    sizing.slots.push_back(std::max(capacity, per_worker * keys));
+  }
+  return sizing;
+}
+
+}  // namespace
+
 bool SizingReadsData(const proto::JobSpec& spec) {
   const proto::SchedulingSpec& s = spec.scheduling();
   return s.cache_rows_per_worker() == 0 || s.warm_start() || !SchemaKeysPerSample(spec);
@@ -45,18 +62,9 @@ bool SizingReadsData(const proto::JobSpec& spec) {
 
 absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers) {
   const uint32_t per_worker = (spec.global_batch_size() + num_workers - 1) / num_workers;
-  if (!SizingReadsData(spec)) {
-    // The budget, and slots for a worker's share of the batch at the most
-    // keys a sample can look up.
-    const std::vector<uint32_t> max_keys = *SchemaKeysPerSample(spec);
-    JobCacheSizing result;
-    const uint64_t rows = spec.scheduling().cache_rows_per_worker();
-    for (uint32_t keys : max_keys) {
-      const uint32_t capacity = static_cast<uint32_t>(std::min<uint64_t>(rows, UINT32_MAX));
-      result.capacity.push_back(capacity);
-      result.slots.push_back(std::max(capacity, per_worker * keys));
-    }
-    return result;
+  if (!SizingReadsData(spec)) {  // the most keys a sample can look up, from the schema
+    return BudgetSizing(spec.scheduling().cache_rows_per_worker(), *SchemaKeysPerSample(spec),
+                        per_worker);
   }
   // One pass over the batches the job trains (at most one epoch), in its
   // order without shuffling. `visit` sees every batch.
@@ -110,23 +118,21 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
   }));
   std::vector<uint64_t> counts(tables, 0);
   for (size_t t = 0; t < distinct.size(); ++t) counts[t] = distinct[t].Estimate();
-  const double fraction = spec.scheduling().cache_fraction();
-  CacheSizing sizing = SizeCaches(counts, max_keys, need_distinct ? fraction : 0, per_worker);
-  if (!need_distinct) {
-    const uint64_t rows = spec.scheduling().cache_rows_per_worker();
-    for (size_t t = 0; t < tables; ++t) {
-      sizing.capacity[t] = static_cast<uint32_t>(std::min<uint64_t>(rows, UINT32_MAX));
-      sizing.slots[t] = std::max(sizing.capacity[t], per_worker * max_keys[t]);
-    }
+  JobCacheSizing result;
+  if (need_distinct) {
+    const CacheSizing sizing =
+        SizeCaches(counts, max_keys, spec.scheduling().cache_fraction(), per_worker);
+    result = {sizing.capacity, sizing.slots, {}};
+  } else {  // the budget, with the most keys a sample looked up in the data
+    result = BudgetSizing(spec.scheduling().cache_rows_per_worker(), max_keys, per_worker);
   }
-  JobCacheSizing result{sizing.capacity, sizing.slots, {}};
   if (!spec.scheduling().warm_start()) return result;
   // Pass 2, warm start only: each table's `capacity` hottest keys, from
   // counters for max(2 × capacity, 16384) keys (exact while the table's
   // distinct keys fit; memory follows the caches' size, not the data's).
   std::vector<data::HotKeys> hot;
   for (size_t t = 0; t < tables; ++t) {
-    hot.emplace_back(std::max<size_t>(2 * size_t{sizing.capacity[t]}, 16384));
+    hot.emplace_back(std::max<size_t>(2 * size_t{result.capacity[t]}, 16384));
   }
   HERALD_RETURN_IF_ERROR(each_batch([&](const data::SampleBlock& batch) {
     for (size_t s = 0; s < batch.size(); ++s) {
@@ -135,7 +141,7 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
       }
     }
   }));
-  for (size_t t = 0; t < tables; ++t) result.warm_keys.push_back(hot[t].Top(sizing.capacity[t]));
+  for (size_t t = 0; t < tables; ++t) result.warm_keys.push_back(hot[t].Top(result.capacity[t]));
   return result;
 }
 
