@@ -8,6 +8,12 @@
 #include "common/thread_name.h"
 
 namespace herald {
+namespace {
+
+// The pool whose Loop() runs on this thread; null on other threads.
+thread_local const ThreadPool* current_pool = nullptr;
+
+}  // namespace
 
 ThreadPool::ThreadPool(size_t num_threads, const std::string& name) {
   threads_.reserve(num_threads);
@@ -32,7 +38,10 @@ void ThreadPool::Schedule(std::function<void()> task) {
   task();
 }
 
+bool ThreadPool::OnPoolThread() const { return current_pool == this; }
+
 void ThreadPool::Loop() {
+  current_pool = this;
   while (true) {
     std::function<void()> task;
     {
@@ -81,6 +90,27 @@ void ThreadPool::ForEachItem(size_t n, size_t shares, const std::function<void(s
   ParallelFor(shares, 1, [&](size_t, size_t) {
     for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
   });
+}
+
+void ThreadPool::ForEachItemOnPool(size_t n, size_t shares, const std::function<void(size_t)>& fn,
+                                   const std::function<void()>& meanwhile) {
+  bool caller_takes_items = OnPoolThread();
+  shares = std::min(shares, threads_.size());
+  size_t tasks = std::min(shares > 0 && caller_takes_items ? shares - 1 : shares, n);
+  std::atomic<size_t> next{0};
+  auto take_items = [&] {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+  };
+  absl::BlockingCounter done(static_cast<int>(tasks));
+  for (size_t t = 0; t < tasks; ++t) {
+    Schedule([&] {
+      take_items();
+      done.DecrementCount();
+    });
+  }
+  if (meanwhile) meanwhile();
+  if (caller_takes_items || tasks == 0) take_items();
+  done.Wait();
 }
 
 void ThreadPool::Stop() {

@@ -39,6 +39,18 @@ class ThreadPool {
   // all are done.
   void ForEachItem(size_t n, size_t shares, const std::function<void(size_t)>& fn);
 
+  // fn(i) for every i in [0, n), each exactly once, by at most `shares`
+  // pool threads, each taking the next item nobody took, while the caller
+  // runs meanwhile() (if given) and then only waits: the caller's CPU time
+  // is its own work alone, whatever the cores. Called from one of this
+  // pool's threads, the caller takes items too once meanwhile() returns,
+  // so a nested call cannot deadlock. Returns when all are done.
+  void ForEachItemOnPool(size_t n, size_t shares, const std::function<void(size_t)>& fn,
+                         const std::function<void()>& meanwhile = {});
+
+  // Whether the calling thread is one of this pool's.
+  bool OnPoolThread() const;
+
   // Finishes queued tasks and joins the threads. Idempotent.
   void Stop();
 

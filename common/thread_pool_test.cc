@@ -1,6 +1,7 @@
 #include "common/thread_pool.h"
 
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/blocking_counter.h"
@@ -47,6 +48,35 @@ TEST(ThreadPool, ForEachItemRunsEveryItemOnceAndASlowOneHoldsUpNoOther) {
     if (++others == 99) others_done.Notify();
   });
   for (const std::atomic<int>& h : hits) EXPECT_EQ(h.load(), 1);
+}
+
+// The caller runs `meanwhile` and no item; a call from a pool thread takes
+// items itself, so even a one-thread pool finishes a nested call.
+TEST(ThreadPool, ForEachItemOnPoolLeavesTheItemsToThePool) {
+  ThreadPool pool(3);
+  std::vector<int> hits(50, 0);
+  std::atomic<int> on_caller{0};
+  const std::thread::id caller = std::this_thread::get_id();
+  bool meanwhile_ran = false;
+  EXPECT_FALSE(pool.OnPoolThread());
+  pool.ForEachItemOnPool(
+      hits.size(), 3,
+      [&](size_t i) {
+        ++hits[i];
+        if (std::this_thread::get_id() == caller) ++on_caller;
+      },
+      [&] { meanwhile_ran = std::this_thread::get_id() == caller; });
+  EXPECT_TRUE(meanwhile_ran);
+  EXPECT_EQ(on_caller.load(), 0);
+  EXPECT_EQ(hits, std::vector<int>(50, 1));
+
+  ThreadPool one(1);
+  std::atomic<int> inner{0};
+  one.ForEachItemOnPool(2, 1, [&](size_t) {
+    EXPECT_TRUE(one.OnPoolThread());
+    one.ForEachItemOnPool(4, 1, [&](size_t) { ++inner; });
+  });
+  EXPECT_EQ(inner.load(), 8);
 }
 
 TEST(ThreadPool, StopDrainsQueueAndIsIdempotent) {

@@ -1,14 +1,12 @@
 #include "scheduler/planner/table_runner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <vector>
 
 namespace herald::scheduler {
 
 TableRunner::TableRunner(uint32_t threads) : threads_(std::max<uint32_t>(threads, 1)) {
-  // ParallelFor splits work into at most as many chunks as the pool has
-  // threads and runs the first on the caller, so one pool thread stays idle.
+  // Every table runs on the pool; the caller waits (ForEachItemOnPool).
   if (threads_ > 1) pool_ = std::make_shared<ThreadPool>(threads_, "planner");
 }
 
@@ -25,9 +23,13 @@ void TableRunner::ForEach(uint32_t n, const std::function<void(uint32_t)>& fn) c
     for (uint32_t i = 0; i < n; ++i) fn(i);
     return;
   }
-  // One share per thread (the pool has threads_ of them); each takes the
-  // next item not yet taken, so a large item does not hold up a share's queue.
-  pool_->ForEachItem(n, threads_, [&](size_t i) { fn(static_cast<uint32_t>(i)); });
+  // One share per pool thread; each takes the next item not yet taken, so a
+  // large item does not hold up a share's queue. The caller does not take
+  // items: it is the planner's serial thread, and on a machine whose cores
+  // are busy it would otherwise take most tables before the woken pool
+  // threads get a core, so its CPU time would measure table work, not the
+  // serial steps that bound a node with free cores.
+  pool_->ForEachItemOnPool(n, threads_, [&](size_t i) { fn(static_cast<uint32_t>(i)); });
 }
 
 void TableRunner::Beside(const std::function<void()>& serial, const SideWork& side) const {
@@ -36,13 +38,9 @@ void TableRunner::Beside(const std::function<void()>& serial, const SideWork& si
     for (uint32_t i = 0; i < side.items; ++i) side.fn(i);
     return;
   }
-  // One chunk per thread; the first runs on the caller (ParallelFor's
-  // contract), which runs serial() before it joins in.
-  std::atomic<uint32_t> next{0};
-  pool_->ParallelFor(threads_, 1, [&](size_t begin, size_t) {
-    if (begin == 0) serial();
-    for (uint32_t i = next.fetch_add(1); i < side.items; i = next.fetch_add(1)) side.fn(i);
-  });
+  // The pool takes the items while the caller runs serial(), then waits.
+  pool_->ForEachItemOnPool(
+      side.items, threads_, [&](size_t i) { side.fn(static_cast<uint32_t>(i)); }, serial);
 }
 
 absl::Status TableRunner::ForEachTableStatus(

@@ -29,9 +29,9 @@ class TableRunner {
   void SetTableOrder(std::vector<uint32_t> order) { order_ = std::move(order); }
 
   // fn(t) for every t in [0, num_tables), each exactly once; returns when
-  // all are done. Each thread (the caller's included) takes the next table
-  // nobody has taken (in the table order, above). fn must only touch table
-  // t's state.
+  // all are done. With threads > 1 the pool's threads run them, each taking
+  // the next table nobody has taken (in the table order, above), and the
+  // caller waits. fn must only touch table t's state.
   void ForEachTable(uint32_t num_tables, const std::function<void(uint32_t)>& fn) const;
   // The same for items that are not tables: fn(i) for every i in [0, n).
   void ForEach(uint32_t n, const std::function<void(uint32_t)>& fn) const;
@@ -47,9 +47,8 @@ class TableRunner {
     uint32_t items = 0;
     std::function<void(uint32_t)> fn;
   };
-  // serial() on the calling thread while the other threads run side.fn(i)
-  // for every i, each exactly once; the caller takes the items left once
-  // serial() returns. Returns when all are done. With one thread: serial(),
+  // serial() on the calling thread while the pool's threads run side.fn(i)
+  // for every i, each exactly once. Returns when all are done. With one thread: serial(),
   // then every item in order. serial and side must touch disjoint state,
   // and each item its own, so the result is the same for any thread count.
   void Beside(const std::function<void()>& serial, const SideWork& side) const;

@@ -1,6 +1,7 @@
 #include "scheduler/planner/table_runner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -48,6 +49,11 @@ TEST(TableRunnerTest, ThreadsRunEveryTableExactlyOnce) {
     std::vector<absl::Status> results = {absl::OkStatus(), absl::NotFoundError("3"),
                                          absl::OkStatus(), absl::InternalError("1"),
                                          absl::OkStatus()};
+    // The pool runs the tables; the caller only waits.
+    std::atomic<int> on_caller{0};
+    const std::thread::id caller = std::this_thread::get_id();
+    run.ForEachTable(5, [&](uint32_t) { on_caller += std::this_thread::get_id() == caller; });
+    EXPECT_EQ(on_caller.load(), 0) << threads << " threads";
     // The lowest failing table's error, whatever the order and threads.
     absl::Status s = run.ForEachTableStatus(5, [&](uint32_t t) { return results[t]; });
     EXPECT_EQ(s, absl::NotFoundError("3")) << threads << " threads";
@@ -73,6 +79,12 @@ TEST(TableRunnerTest, SideWorkRunsBesideTheSerialStepOnTheOtherThreads) {
            events.push_back(i);
          }});
     EXPECT_EQ(serial_thread, std::this_thread::get_id()) << threads << " threads";
+    if (threads > 1) {  // the pool's threads take every side item
+      std::atomic<int> on_caller{0};
+      run.Beside([] {},
+                 {7, [&](uint32_t) { on_caller += std::this_thread::get_id() == serial_thread; }});
+      EXPECT_EQ(on_caller.load(), 0) << threads << " threads";
+    }
     if (threads == 1) {
       EXPECT_EQ(events, (std::vector<int64_t>{-1, 0, 1, 2, 3, 4, 5, 6}));
     }
