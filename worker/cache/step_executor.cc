@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status.h"
@@ -122,8 +123,19 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   if (options_.overlap && next != nullptr && options_.use_ps) fetcher_.Prefetch(*next);
   QueueTraining(step, &result);  // 3
   StartedPush started_push = StartPush(step, &result);
-  HERALD_RETURN_IF_ERROR(Phase(step, "train", ReduceDense(step, &result)));  // 4, 5
-  if (options_.serve) {                                                      // 5b
+  // 4: with overlap the dense gradients travel during 5b-10 and are waited
+  // for at 5, before the step ends; on every other way out too.
+  StartReduceDense(&result);
+  bool dense_pending = true;
+  absl::Cleanup wait_dense = [&] {
+    if (dense_pending) all_reducer_->FinishAllReduceSum().IgnoreError();
+  };
+  auto finish_dense = [&] {
+    dense_pending = false;
+    return Phase(step, "train", FinishReduceDense(step, &result));  // 4, 5
+  };
+  if (!options_.overlap) HERALD_RETURN_IF_ERROR(finish_dense());
+  if (options_.serve) {  // 5b
     HERALD_RETURN_IF_ERROR(
         Phase(step, "gradients of served rows", served_.Exchange(step, &result)));
   }
@@ -135,6 +147,7 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
     HERALD_RETURN_IF_ERROR(Phase(step, "hand-off", hand_offs_.Send(step, &result)));
   }
   StageNext(next, &result);
+  if (dense_pending) HERALD_RETURN_IF_ERROR(finish_dense());
   HERALD_RETURN_IF_ERROR(Settle(step, &result));
   return result;
 }
@@ -371,10 +384,17 @@ void StepExecutor::QueueTraining(const plan::Step& step, StepResult* result) {
   result->times.compute_ms += MillisSince(start);
 }
 
-absl::Status StepExecutor::ReduceDense(const plan::Step& step, StepResult* result) {
-  absl::Time start = absl::Now();
+void StepExecutor::StartReduceDense(StepResult* result) {
+  const absl::Time start = absl::Now();
   DenseParameters& params = model_->params();
-  HERALD_RETURN_IF_ERROR(all_reducer_->AllReduceSum(params.grads().data(), params.size()));
+  all_reducer_->StartAllReduceSum(params.grads().data(), params.size());
+  result->times.allreduce_ms += MillisSince(start);
+}
+
+absl::Status StepExecutor::FinishReduceDense(const plan::Step& step, StepResult* result) {
+  absl::Time start = absl::Now();  // the all-reduce's time beyond the work done meanwhile
+  DenseParameters& params = model_->params();
+  HERALD_RETURN_IF_ERROR(all_reducer_->FinishAllReduceSum());
   result->times.allreduce_ms += MillisSince(start);
 
   start = absl::Now();

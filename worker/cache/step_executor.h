@@ -196,8 +196,11 @@ class StepExecutor {
   static void AppendGrads(std::vector<ps::TableGrads> more, std::vector<ps::TableGrads>* to);
   // Forward and backward queued on the device (the loss stays there).
   void QueueTraining(const plan::Step& step, StepResult* result);
-  // The dense gradients all-reduced, and the dense optimizer step queued.
-  absl::Status ReduceDense(const plan::Step& step, StepResult* result);
+  // The dense gradients' all-reduce started (DenseAllReducer::
+  // StartAllReduceSum: with Gloo it runs on its own thread while the step
+  // goes on), then waited for and the dense optimizer step queued.
+  void StartReduceDense(StepResult* result);
+  absl::Status FinishReduceDense(const plan::Step& step, StepResult* result);
   absl::Status ApplyOwned(const plan::Step& step, StepResult* result);
 
   Device* device_;

@@ -5,6 +5,7 @@
 // SingleRankAllReducer (one worker), and the NCCL one on GPU workers.
 
 #include <cstddef>
+#include <utility>
 
 #include "absl/status/status.h"
 
@@ -19,6 +20,18 @@ class DenseAllReducer {
   // implementation's device kind. Every rank must call with the same n.
   // Errors: Unavailable / DeadlineExceeded when a peer is gone.
   virtual absl::Status AllReduceSum(float* data, size_t n) = 0;
+
+  // The same in two halves, so that the caller can work while the bytes
+  // travel: Start returns once the reduction is under way (at once where it
+  // runs on a thread of its own, BackgroundAllReducer; the default does all
+  // of it here), FinishAllReduceSum waits for it and returns its status.
+  // Between the two the caller must not touch data[0..n) nor start another;
+  // every start is finished, also on error paths.
+  virtual void StartAllReduceSum(float* data, size_t n) { started_ = AllReduceSum(data, n); }
+  virtual absl::Status FinishAllReduceSum() { return std::exchange(started_, absl::OkStatus()); }
+
+ private:
+  absl::Status started_;  // the default Start's result, until Finish
 };
 
 class SingleRankAllReducer final : public DenseAllReducer {

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "worker/collectives/background_all_reducer.h"
 #include "worker/collectives/host_staged_all_reducer.h"
 #include "worker/device/cpu_device.h"
 #include "worker/runtime/device_backend.h"
@@ -94,9 +95,11 @@ absl::StatusOr<std::unique_ptr<DenseAllReducer>> ConnectDenseAllReducer(
   absl::StatusOr<std::unique_ptr<GlooAllReducer>> gloo =
       GlooAllReducer::Connect(store, rank, size, options.gloo);
   if (!gloo.ok()) return gloo.status();
-  if (device->name() == "cpu") return std::unique_ptr<DenseAllReducer>(std::move(*gloo));
+  // Gloo on its own thread: a step's StartAllReduceSum returns at once.
+  auto host = std::make_unique<BackgroundAllReducer>(std::move(*gloo));
+  if (device->name() == "cpu") return std::unique_ptr<DenseAllReducer>(std::move(host));
   return std::unique_ptr<DenseAllReducer>(
-      std::make_unique<HostStagedAllReducer>(device, std::move(*gloo)));
+      std::make_unique<HostStagedAllReducer>(device, std::move(host)));
 }
 
 }  // namespace herald::worker
