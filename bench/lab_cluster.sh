@@ -9,8 +9,11 @@
 # workers, rows, link (the first link rate in Gb/s), dir (a fresh
 # directory for logs and data) and, optionally, ps_flags and worker_flags
 # (arrays of extra flags). Defines: bin, ctl, lab, hosts, data, sched, and
-# the functions on HOST CMD..., start HOST LOG CMD... and lab_spec (the
-# benches' Wide&Deep job).
+# the functions on HOST CMD..., start HOST LOG CMD..., cluster_up BIN [TAG]
+# (stops the lab's processes, then starts the scheduler, PS and workers of
+# BIN, a directory laid out as bazel-bin: scheduler/herald_scheduler,
+# ps_server/herald_ps, worker/herald_worker; sets sched) and lab_spec (the
+# benches' Wide&Deep job). The cluster of this build is up on return.
 
 bazel build -c opt //ps_server:herald_ps //worker:herald_worker //scheduler:herald_scheduler \
   //cli:heraldctl //tools:model_diff 2>&1 | grep -E "ERROR|error:" || true
@@ -37,19 +40,26 @@ start() {  # host log binary args...
 data=$dir/data.bin
 "$ctl" gen-data --rows "$rows" --seed 1 --cardinality_scale 0.02 --correlation entities \
   --format bin --out "$data" > /dev/null
-start 1 scheduler "$bin/scheduler/herald_scheduler" --listen 198.18.0.1:0 \
-  --port_file "$dir/scheduler.port" --planner_threads 2
-herald_wait_for_file "$dir/scheduler.port" || { echo "$bench: the scheduler did not start" >&2; exit 1; }
-sched=198.18.0.1:$(cat "$dir/scheduler.port")
-start 2 ps "$bin/ps_server/herald_ps" --listen 198.18.0.2:0 --scheduler "$sched" --shard 0 \
-  ${ps_flags[@]+"${ps_flags[@]}"}
-for w in $(seq 1 "$workers"); do
-  h=$((w + 2))
-  start "$h" "worker$w" "$bin/worker/herald_worker" --listen "198.18.0.$h:0" --scheduler "$sched" \
-    ${worker_flags[@]+"${worker_flags[@]}"}
-done
-herald_wait_for_nodes $((workers + 1)) on 1 "$ctl" --scheduler "$sched" ||
-  { echo "$bench: not every node registered" >&2; exit 1; }
+cluster_up() {  # bin dir, log name prefix (optional)
+  local b=$1 tag=${2:-} h w
+  "$lab" stop --name "$name"
+  rm -f "$dir/scheduler.port"
+  start 1 "${tag}scheduler" "$b/scheduler/herald_scheduler" --listen 198.18.0.1:0 \
+    --port_file "$dir/scheduler.port" --planner_threads 2
+  herald_wait_for_file "$dir/scheduler.port" ||
+    { echo "$bench: the scheduler did not start" >&2; exit 1; }
+  sched=198.18.0.1:$(cat "$dir/scheduler.port")
+  start 2 "${tag}ps" "$b/ps_server/herald_ps" --listen 198.18.0.2:0 --scheduler "$sched" --shard 0 \
+    ${ps_flags[@]+"${ps_flags[@]}"}
+  for w in $(seq 1 "$workers"); do
+    h=$((w + 2))
+    start "$h" "${tag}worker$w" "$b/worker/herald_worker" --listen "198.18.0.$h:0" --scheduler "$sched" \
+      ${worker_flags[@]+"${worker_flags[@]}"}
+  done
+  herald_wait_for_nodes $((workers + 1)) on 1 "$ctl" --scheduler "$sched" ||
+    { echo "$bench: not every node registered" >&2; exit 1; }
+}
+cluster_up "$bin"
 
 # The benches' job spec (text proto): Wide&Deep over `data` with the
 # caller's dim, batch, iterations and workers. Args: job name, policy,

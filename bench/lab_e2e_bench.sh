@@ -16,10 +16,16 @@
 #
 #   bench/lab_e2e_bench.sh [--workers 4] [--dim 128] [--rows 120000] [--iterations 30]
 #                          [--slow-gbps 0.2] [--batch 2048] [--transport auto|ucx|grpc]
-#                          [--overlap true|false]
+#                          [--overlap true|false] [--baseline REV | --baseline-bin DIR]
 # --transport: the embedding data path of the PS and the workers (auto, the
 # default, is UCX over TCP between these hosts); --overlap: the workers'
 # (default true: transfers overlapped, early fetches during the step before).
+# --baseline REV: also runs vanilla and herald on the binaries of commit REV
+# (built -c opt in a temporary git worktree), in the same lab after this
+# build's runs, and prints each figure of this build's herald and vanilla
+# against them; --baseline-bin DIR: the same with binaries already built (a
+# directory laid out as bazel-bin: scheduler/herald_scheduler,
+# ps_server/herald_ps, worker/herald_worker).
 # Needs root (network namespaces). Removes the lab and every process on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +38,8 @@ slow=0.2
 batch=2048
 transport=auto
 overlap=true
+baseline_rev=""
+baseline_bin=""
 while [ $# -gt 0 ]; do
   case $1 in
     --workers) workers=$2; shift 2 ;;
@@ -42,10 +50,13 @@ while [ $# -gt 0 ]; do
     --batch) batch=$2; shift 2 ;;
     --transport) transport=$2; shift 2 ;;
     --overlap) overlap=$2; shift 2 ;;
+    --baseline) baseline_rev=$2; shift 2 ;;
+    --baseline-bin) baseline_bin=$2; shift 2 ;;
     *) echo "lab_e2e_bench: unknown flag $1" >&2; exit 2 ;;
   esac
 done
 fast=$(awk -v s="$slow" 'BEGIN { print s * 10 }')
+
 
 bench=lab_e2e_bench
 name=hbench
@@ -53,6 +64,21 @@ link=$slow
 dir=$(mktemp -d /tmp/herald-lab-e2e.XXXXXX)
 ps_flags=(--transport "$transport")
 worker_flags=(--transport "$transport" --overlap="$overlap")
+if [ -n "$baseline_rev" ]; then  # built before the lab is up, kept in $dir
+  baseline_tree=$(mktemp -d /tmp/herald-lab-baseline.XXXXXX)
+  baseline_bin=$dir/baseline-bin
+  git worktree add --detach "$baseline_tree" "$baseline_rev" > /dev/null 2>&1
+  echo "lab_e2e_bench: building the baseline ($(git rev-parse --short "$baseline_rev")) -c opt"
+  (cd "$baseline_tree" && bazel build -c opt //ps_server:herald_ps //worker:herald_worker \
+    //scheduler:herald_scheduler 2>&1 | grep -E "ERROR|error:" || true)
+  for t in scheduler/herald_scheduler ps_server/herald_ps worker/herald_worker; do
+    mkdir -p "$baseline_bin/$(dirname "$t")"
+    cp "$baseline_tree/bazel-bin/$t" "$baseline_bin/$t"
+  done
+  (cd "$baseline_tree" && bazel shutdown > /dev/null 2>&1 || true)
+  git worktree remove --force "$baseline_tree" > /dev/null 2>&1 || true
+  rm -rf "$baseline_tree"
+fi
 source bench/lab_cluster.sh
 
 spec() { lab_spec lab-e2e "$1" "$2"; }  # policy, extra scheduling fields
@@ -87,16 +113,28 @@ for link in "$slow" "$fast"; do
   run_job "$link" vanilla POLICY_VANILLA ""
   run_job "$link" off POLICY_HERALD "handoff: false serve: false init_on_worker: false allocation_passes: 1"
   run_job "$link" herald POLICY_HERALD ""
+done
+if [ -n "$baseline_bin" ]; then  # the same lab and data, the baseline's binaries
+  runs+=(base-vanilla base-herald)
+  cluster_up "$baseline_bin" base-
+  for link in "$slow" "$fast"; do
+    "$lab" shape --name "$name" --link-gbps "$link" > /dev/null
+    run_job "$link" base-vanilla POLICY_VANILLA ""
+    run_job "$link" base-herald POLICY_HERALD ""
+  done
+fi
+for link in "$slow" "$fast"; do
   for r in "${runs[@]}"; do
     "$bin/tools/model_diff" "$dir/$link-vanilla.model" "$dir/$link-$r.model" > "$dir/$link-$r.diff"
   done
 done
 
-python3 - "$dir" "$workers" "$slow" "$fast" "$dim" "$batch" << 'PY'
+python3 - "$dir" "$workers" "$slow" "$fast" "$dim" "$batch" "${baseline_rev:-${baseline_bin}}" << 'PY'
 import json, sys
 d, workers, links, dim, batch = sys.argv[1], int(sys.argv[2]), sys.argv[3:5], sys.argv[5], int(sys.argv[6])
-runs = ["nocache", "vanilla", "off", "herald"]
-heads = ["nocache", "vanilla", "herald-off", "herald"]
+baseline = sys.argv[7]
+runs = ["nocache", "vanilla", "off", "herald"] + (["base-vanilla", "base-herald"] if baseline else [])
+heads = ["nocache", "vanilla", "herald-off", "herald"] + (["base-vanilla", "base-herald"] if baseline else [])
 def load(link, r):
     p = json.load(open(f"{d}/{link}-{r}.json"))["jobs"][0]["progress"]
     before = {int(l.split()[0]): list(map(int, l.split()[1:])) for l in open(f"{d}/{link}-{r}.before")}
@@ -112,25 +150,36 @@ for link in links:
     print(open(f"{d}/{link}.probe").read().strip())
     jobs = [load(link, r) for r in runs]
     iters = [g(p, "iteration") for p, _, _ in jobs]
-    print(f"{'link ' + link + ' Gb/s':34s}" + "".join(f"{h:>12s}" for h in heads))
-    def row(label, f, fmt="{:12.1f}", ratio=False):
+    print(f"{'link ' + link + ' Gb/s':34s}" + "".join(f"{h:>13s}" for h in heads))
+    def row(label, f, fmt="{:13.1f}", ratio=False):
         vals = [f(*j, it) for j, it in zip(jobs, iters)]
         line = f"{label:34s}" + "".join(fmt.format(v) for v in vals)
         if ratio and vals[1]:
             line += "   /vanilla: " + " ".join(f"{v / vals[1]:.2f}x" for v in vals)
         print(line)
     row("samples/s", lambda p, n, _, it: g(p, "samples_per_second"), ratio=True)
-    row("PS NIC MB/iteration (rx+tx)", lambda p, n, _, it: sum(n[2]) / it / 1e6, "{:12.2f}", True)
-    row("busiest worker NIC MB/iteration", lambda p, n, _, it: max(sum(n[h]) for h in n if h > 2) / it / 1e6, "{:12.2f}", True)
-    row("rows moved/iteration", lambda p, n, _, it: g(p, "rows_moved") / it, "{:12.0f}", True)
-    row("rows worker-to-worker/iteration", lambda p, n, _, it: g(p, "rows_handed_off") / it, "{:12.0f}")
+    row("PS NIC MB/iteration (rx+tx)", lambda p, n, _, it: sum(n[2]) / it / 1e6, "{:13.2f}", True)
+    row("busiest worker NIC MB/iteration", lambda p, n, _, it: max(sum(n[h]) for h in n if h > 2) / it / 1e6, "{:13.2f}", True)
+    row("rows moved/iteration", lambda p, n, _, it: g(p, "rows_moved") / it, "{:13.0f}", True)
+    row("rows worker-to-worker/iteration", lambda p, n, _, it: g(p, "rows_handed_off") / it, "{:13.0f}")
     row("cache hit rate %", lambda p, n, _, it: 100 * g(p, "cache_hit_rate"))
     for phase in ["fetch", "compute", "allreduce", "push", "writeback", "commit"]:
         row(f"{phase} ms/iteration/worker", lambda p, n, _, it, k=f"worker_{phase}_ms": g(p, k) / it / workers)
     row("transfer share of iteration %", lambda p, n, _, it: 100 * sum(g(p, f"worker_{x}_ms") for x in ["fetch", "push", "writeback", "commit"]) /
         max(1e-9, sum(g(p, f"worker_{x}_ms") for x in ["fetch", "compute", "allreduce", "push", "writeback", "commit"])))
     for r, (_, _, diff) in zip(heads, jobs):
-        print(f"  model vs vanilla, {r:10s}: {diff}")
+        print(f"  model vs vanilla, {r:12s}: {diff}")
+    if baseline:  # this build's herald and vanilla against the baseline's, same lab
+        print(f"  this build / baseline ({baseline}):")
+        for name, i, b in [("herald", 3, 5), ("vanilla", 1, 4)]:
+            this, base = jobs[i][0], jobs[b][0]
+            def ratio(k):
+                return f"{g(this, k) / g(base, k):.2f}x" if g(base, k) else "-"
+            print(f"    {name:8s} samples/s {g(this, 'samples_per_second'):.0f} / "
+                  f"{g(base, 'samples_per_second'):.0f} = {ratio('samples_per_second')}; "
+                  f"all-reduce waited {g(this, 'worker_allreduce_ms') / iters[i] / workers:.1f} / "
+                  f"{g(base, 'worker_allreduce_ms') / iters[b] / workers:.1f} ms per iteration and "
+                  f"worker = {ratio('worker_allreduce_ms')}")
 PY
 
 # The simulator's cost model (heraldctl simulate --link-gbps) against these

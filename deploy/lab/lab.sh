@@ -12,6 +12,7 @@
 #   lab.sh exec  [--name L] HOST CMD...  run CMD on host HOST (1..N); replaces this shell
 #   lab.sh link  [--name L] HOST up|down take a host's NIC down (a failed link) or up again
 #   lab.sh addr  HOST                    the address of host HOST
+#   lab.sh stop  [--name L]              kill every process in the lab, keep the lab
 #   lab.sh down  [--name L]              kill every process in the lab, remove it
 #   lab.sh check                         exit 0 if namespaces can be made here, else say why
 #
@@ -94,9 +95,30 @@ shape_all() {
   done
 }
 
+lab_namespaces() {
+  ip netns list | awk '{print $1}' | grep -E "^$name-(h[0-9]+|br)$" || true
+}
+
+# Kills every process in the lab's namespaces and waits (bounded) until
+# they are gone.
+stop() {
+  local ns pids _
+  for _ in $(seq 1 50); do
+    pids=""
+    for ns in $(lab_namespaces); do
+      pids="$pids $(ip netns pids "$ns" 2> /dev/null || true)"
+    done
+    [ -z "${pids// /}" ] && return 0
+    # shellcheck disable=SC2086
+    kill -KILL $pids 2> /dev/null || true
+    sleep 0.1
+  done
+  die "stop: processes still running in the lab: $pids"
+}
+
 down() {
   local ns pids
-  for ns in $(ip netns list | awk '{print $1}' | grep -E "^$name-(h[0-9]+|br)$" || true); do
+  for ns in $(lab_namespaces); do
     pids=$(ip netns pids "$ns" 2> /dev/null || true)
     # shellcheck disable=SC2086
     [ -z "$pids" ] || kill -KILL $pids 2> /dev/null || true
@@ -191,6 +213,9 @@ case $command in
   link)
     [ $# -eq 2 ] || die "link HOST up|down"
     ip -n "$(host_ns "$1")" link set eth0 "$2"
+    ;;
+  stop)
+    stop
     ;;
   down)
     down
