@@ -228,8 +228,8 @@ print(f"largest error: {100 * worst:.0f}%")
 # iteration in embedding transfers (the published upper figure).
 w8, pw8, gbps = 8, 256, 100
 base = predict(f"{d}/data.bin", w8, pw8, 512, gbps, 0, flags["vanilla"], latency=10)
-transfer = base["predicted_ms_per_iteration"] - base["predicted_allreduce_ms"]
-compute_ms = max(0.0, transfer / 0.63 - transfer - base["predicted_allreduce_ms"])
+transfer = base["predicted_transfer_share"] * base["predicted_ms_per_iteration"]
+compute_ms = max(0.0, transfer / 0.63 - base["predicted_ms_per_iteration"])
 per_sample = compute_ms / pw8
 van = predict(f"{d}/data.bin", w8, pw8, 512, gbps, per_sample, flags["vanilla"], latency=10)
 her = predict(f"{d}/data.bin", w8, pw8, 512, gbps, per_sample, flags["herald"], latency=10)

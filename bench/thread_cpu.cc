@@ -1,10 +1,9 @@
 #include "bench/thread_cpu.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -36,8 +35,14 @@ bool ParseStat(const std::string& stat, ThreadCpu* out) {
 }  // namespace
 
 std::optional<ThreadCpu> ReadStat(const std::string& path) {
-  std::ifstream in(path);
-  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // read(2), not a stream: a thread that ends while its file is read fails
+  // the read (ESRCH), which libstdc++'s filebuf throws as an exception.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string stat;
+  char buffer[1024];
+  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;) stat.append(buffer, n);
+  close(fd);
   ThreadCpu cpu;
   if (!ParseStat(stat, &cpu)) return std::nullopt;
   return cpu;
@@ -45,12 +50,12 @@ std::optional<ThreadCpu> ReadStat(const std::string& path) {
 
 std::map<pid_t, ThreadCpu> ReadThreadCpu(pid_t pid) {
   std::map<pid_t, ThreadCpu> out;
-  std::error_code error;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"), error)) {
+  std::error_code error;  // the process gone: no entries, no exception
+  for (std::filesystem::directory_iterator it(absl::StrCat("/proc/", pid, "/task"), error), end;
+       !error && it != end; it.increment(error)) {
     pid_t tid = 0;
-    if (!absl::SimpleAtoi(entry.path().filename().string(), &tid)) continue;
-    std::optional<ThreadCpu> cpu = ReadStat(entry.path() / "stat");
+    if (!absl::SimpleAtoi(it->path().filename().string(), &tid)) continue;
+    std::optional<ThreadCpu> cpu = ReadStat(it->path() / "stat");
     if (cpu.has_value()) out[tid] = std::move(*cpu);  // a thread gone meanwhile: skipped
   }
   return out;

@@ -62,7 +62,7 @@ scheduler::PhaseTimes Predicted(const SimulateOptions& o, const scheduler::Simul
   }
   const double n = std::max<size_t>(1, r.iterations.size());
   for (double* x : {&sum.fetch_ms, &sum.compute_ms, &sum.allreduce_ms, &sum.push_ms,
-                    &sum.writeback_ms, &sum.exchange_ms}) {
+                    &sum.writeback_ms, &sum.exchange_ms, &sum.overlapped_ms}) {
     *x /= n;
   }
   return sum;
@@ -214,10 +214,10 @@ void PrintText(const SimulateOptions& o, const scheduler::SimulationResult& r, u
     const scheduler::PhaseTimes t = Predicted(o, r);
     std::printf(
         "predicted on %.3g Gb/s NICs, %.3g us latency, %u PS host%s: %.2f ms per iteration "
-        "(fetch %.2f, compute %.2f, all-reduce %.2f, push %.2f, write-back %.2f, exchange "
-        "%.2f), %.0f samples/s, %.0f%% in embedding transfers\n",
+        "(fetch %.2f, compute %.2f, all-reduce %.2f of which %.2f beside push %.2f, write-back "
+        "%.2f and exchange %.2f), %.0f samples/s, %.0f%% in embedding transfers\n",
         o.link_gbps, o.latency_us, o.ps_hosts, o.ps_hosts == 1 ? "" : "s", t.total_ms(), t.fetch_ms,
-        t.compute_ms, t.allreduce_ms, t.push_ms, t.writeback_ms, t.exchange_ms,
+        t.compute_ms, t.allreduce_ms, t.overlapped_ms, t.push_ms, t.writeback_ms, t.exchange_ms,
         o.workers * o.batch_per_worker * 1000.0 / t.total_ms(),
         100 * t.transfer_ms() / t.total_ms());
   }
@@ -301,8 +301,9 @@ void PrintJson(const SimulateOptions& o, const scheduler::SimulationResult& r, u
         ",\"predicted_samples_per_second\":",
         o.workers * o.batch_per_worker * 1000.0 / t.total_ms(),
         ",\"predicted_fetch_ms\":", t.fetch_ms, ",\"predicted_compute_ms\":", t.compute_ms,
-        ",\"predicted_allreduce_ms\":", t.allreduce_ms, ",\"predicted_push_ms\":", t.push_ms,
-        ",\"predicted_writeback_ms\":", t.writeback_ms,
+        ",\"predicted_allreduce_ms\":", t.allreduce_ms,
+        ",\"predicted_allreduce_overlapped_ms\":", t.overlapped_ms,
+        ",\"predicted_push_ms\":", t.push_ms, ",\"predicted_writeback_ms\":", t.writeback_ms,
         ",\"predicted_exchange_ms\":", t.exchange_ms,
         ",\"predicted_transfer_share\":", t.transfer_ms() / t.total_ms());
   }

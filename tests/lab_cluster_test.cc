@@ -116,5 +116,16 @@ TEST_F(LabClusterTest, AHostWhoseLinkGoesDownIsFoundDeadAndNamed) {
               status->reason().c_str());
 }
 
+// lab.sh stop (the benches' way to run a second build in the same lab):
+// the cluster's processes are gone, the hosts stay.
+TEST_F(LabClusterTest, StopKillsTheProcessesAndKeepsTheHosts) {
+  ASSERT_EQ(lab_->Ctl({"nodes"}).code, 0);
+  ASSERT_TRUE(lab_->StopProcesses().ok());
+  testing::CommandResult nodes = lab_->Ctl({"nodes"});
+  EXPECT_NE(nodes.code, 0) << nodes.output;  // no scheduler answers
+  testing::CommandResult version = lab_->Ctl({"--version"});
+  EXPECT_EQ(version.code, 0) << version.output;  // host 1 is still there
+}
+
 }  // namespace
 }  // namespace herald

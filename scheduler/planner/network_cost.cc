@@ -41,6 +41,7 @@ PhaseTimes& PhaseTimes::operator+=(const PhaseTimes& o) {
   allreduce_ms += o.allreduce_ms;
   push_ms += o.push_ms;
   writeback_ms += o.writeback_ms;
+  overlapped_ms += o.overlapped_ms;
   exchange_ms += o.exchange_ms;
   return *this;
 }
@@ -52,17 +53,25 @@ PhaseTimes PredictIteration(const ClusterModel& m, const std::vector<PlanCounts>
   t.fetch_ms = Phase(m, workers, &PlanCounts::fetched, full_row, true);
   t.push_ms = Phase(m, workers, &PlanCounts::pushed, values, true);
   t.writeback_ms = Phase(m, workers, &PlanCounts::written_back, full_row, true);
-  double busiest_exchange = 0;
+  double busiest_exchange = 0, busiest_sent = 0;  // sent: push + write-back + exchange
   for (const PlanCounts& c : workers) {
     const double handed = static_cast<double>(c.handoffs);
     const double served = static_cast<double>(c.transferred) - handed;
-    busiest_exchange = std::max(busiest_exchange, handed * full_row + served * values);
+    const double exchange = handed * full_row + served * values;
+    busiest_exchange = std::max(busiest_exchange, exchange);
+    busiest_sent =
+        std::max(busiest_sent, static_cast<double>(c.pushed) * values +
+                                   static_cast<double>(c.written_back) * full_row + exchange);
   }
   if (busiest_exchange > 0) t.exchange_ms = PhaseMs(m, busiest_exchange, 1);
   const double w = static_cast<double>(workers.size());
   if (workers.size() > 1 && m.dense_params > 0) {
-    t.allreduce_ms =
-        PhaseMs(m, 2 * (w - 1) / w * kFloat * static_cast<double>(m.dense_params), w - 1);
+    const double reduced = 2 * (w - 1) / w * kFloat * static_cast<double>(m.dense_params);
+    t.allreduce_ms = PhaseMs(m, reduced, w - 1);
+    const double after = t.push_ms + t.writeback_ms + t.exchange_ms;
+    const double together = PhaseMs(m, reduced + busiest_sent, w - 1);
+    const double beside = std::max({t.allreduce_ms, after, together});
+    t.overlapped_ms = std::max(0.0, t.allreduce_ms + after - beside);
   }
   t.compute_ms = m.compute_ms_per_sample * m.samples_per_worker;
   return t;

@@ -3,10 +3,13 @@
 // `link_gbps` each way, from the rows a plan moves (PlanCounts per worker),
 // for planning past the machine at hand (`heraldctl simulate --link-gbps`).
 //
-// The model is the worker's step as it runs today: its phases one after
-// the other (fetch, compute, all-reduce, push, write-back, worker-to-worker
-// exchange), each phase as long as its busiest NIC needs for the phase's
-// bytes plus its round trips:
+// The model is the worker's step as it runs today: fetch, compute, then
+// the all-reduce beside the push, write-back and worker-to-worker exchange
+// (the worker reduces on its own thread), each phase as long as its
+// busiest NIC needs for the phase's bytes plus its round trips; the
+// all-reduce and the three after compute take together the longest of:
+// the all-reduce, the three in turn, and the busiest worker NIC's bytes of
+// all four at once (the all-reduce's time hidden so is `overlapped_ms`):
 //   fetch       PS → workers: key + version + row_floats values per row
 //               (PS NICs share the keys evenly; each worker receives its own)
 //   push        workers → PS: key + dim gradient values per row
@@ -46,8 +49,10 @@ struct ClusterModel {
 struct PhaseTimes {
   double fetch_ms = 0, compute_ms = 0, allreduce_ms = 0, push_ms = 0, writeback_ms = 0,
          exchange_ms = 0;
+  double overlapped_ms = 0;  // of allreduce_ms, run beside push, write-back, exchange
   double total_ms() const {
-    return fetch_ms + compute_ms + allreduce_ms + push_ms + writeback_ms + exchange_ms;
+    return fetch_ms + compute_ms + allreduce_ms + push_ms + writeback_ms + exchange_ms -
+           overlapped_ms;
   }
   // Embedding transfers: fetch, push, write-back and exchange.
   double transfer_ms() const { return fetch_ms + push_ms + writeback_ms + exchange_ms; }

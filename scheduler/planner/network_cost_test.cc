@@ -50,9 +50,27 @@ TEST(NetworkCost, EveryPhaseCountsItsBytesAndRoundTrips) {
   // Ring of 2: 2 × 1/2 × 4 × 125,000 bytes each way, 1 step of 2 one-way latencies.
   EXPECT_DOUBLE_EQ(t.allreduce_ms, 500'000 / 125'000.0 + 1);
   EXPECT_DOUBLE_EQ(t.compute_ms, 1);
-  EXPECT_DOUBLE_EQ(t.total_ms(), t.fetch_ms + t.push_ms + t.writeback_ms + t.exchange_ms +
-                                     t.allreduce_ms + t.compute_ms);
+  // Beside the push, write-back and exchange: a's NIC sends 480,000 bytes of
+  // them and 500,000 of the all-reduce, 8 ms and one round trip in all,
+  // longer than either alone (5 and 7.8 ms).
+  const double after = t.push_ms + t.writeback_ms + t.exchange_ms;
+  EXPECT_DOUBLE_EQ(t.overlapped_ms, t.allreduce_ms + after - (980'000 / 125'000.0 + 1));
+  EXPECT_DOUBLE_EQ(t.total_ms(), t.fetch_ms + t.compute_ms + 980'000 / 125'000.0 + 1);
   EXPECT_DOUBLE_EQ(t.transfer_ms(), t.push_ms + t.writeback_ms + t.exchange_ms);
+}
+
+// Four workers pushing through one PS NIC: the push takes 4× a worker's
+// bytes there, and the all-reduce, on the workers' NICs, hides behind it.
+TEST(NetworkCost, TheAllReduceHidesBehindAPushThatWaitsOnThePsNic) {
+  ClusterModel m = Model();
+  m.dense_params = 10'000;  // 2 × 3/4 × 4 × 10,000 = 60,000 bytes each way
+  PlanCounts c;
+  c.pushed = 5'000;  // 120,000 bytes a worker, 480,000 at the PS NIC
+  const PhaseTimes t = PredictIteration(m, {c, c, c, c});
+  EXPECT_DOUBLE_EQ(t.push_ms, 480'000 / 125'000.0);
+  EXPECT_DOUBLE_EQ(t.allreduce_ms, 60'000 / 125'000.0);
+  EXPECT_NEAR(t.overlapped_ms, t.allreduce_ms, 1e-9);
+  EXPECT_NEAR(t.total_ms(), t.push_ms, 1e-9);
 }
 
 TEST(NetworkCost, AHostProcessingRateAddsToTheWireTime) {

@@ -169,6 +169,8 @@ absl::Status LabCluster::LinkDown(int host) {
   return RunLab({"link", std::to_string(host), "down"});
 }
 
+absl::Status LabCluster::StopProcesses() { return RunLab({"stop"}); }
+
 std::string LabCluster::Logs() const {
   std::string out;
   for (const auto& p : processes_) {

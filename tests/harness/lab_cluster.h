@@ -48,6 +48,8 @@ class LabCluster {
   absl::StatusOr<proto::JobStatus> Status(const std::string& job_id);
   // Takes host `host`'s NIC down (a failed link).
   absl::Status LinkDown(int host);
+  // Kills every process on every host and keeps the hosts (lab.sh stop).
+  absl::Status StopProcesses();
 
   std::string Logs() const;
 
