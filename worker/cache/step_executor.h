@@ -28,7 +28,11 @@
 // waits for them before placing them); and given the next step, its
 // fetches the plan marks early are requested right after this step's
 // fetch, so they travel while this step computes, and the next step only
-// places them. The rows are the same (the
+// places them. The all-reduce (4) is started after the backward and, with a
+// reducer that runs it on its own thread (Gloo), travels during 5b-10; it
+// is waited for, and the dense optimizer step (5) queued, before the step
+// ends, so the next step and a checkpoint read the same dense parameters.
+// The rows are the same (the
 // shard serves an early fetch only when none of its rows changes in the
 // iteration before; otherwise it waits for that commit), and no arithmetic
 // moves: overlap changes no bit of the model. The phase times are then the
