@@ -65,19 +65,9 @@ dir=$(mktemp -d /tmp/herald-lab-e2e.XXXXXX)
 ps_flags=(--transport "$transport")
 worker_flags=(--transport "$transport" --overlap="$overlap")
 if [ -n "$baseline_rev" ]; then  # built before the lab is up, kept in $dir
-  baseline_tree=$(mktemp -d /tmp/herald-lab-baseline.XXXXXX)
   baseline_bin=$dir/baseline-bin
-  git worktree add --detach "$baseline_tree" "$baseline_rev" > /dev/null 2>&1
-  echo "lab_e2e_bench: building the baseline ($(git rev-parse --short "$baseline_rev")) -c opt"
-  (cd "$baseline_tree" && bazel build -c opt //ps_server:herald_ps //worker:herald_worker \
-    //scheduler:herald_scheduler 2>&1 | grep -E "ERROR|error:" || true)
-  for t in scheduler/herald_scheduler ps_server/herald_ps worker/herald_worker; do
-    mkdir -p "$baseline_bin/$(dirname "$t")"
-    cp "$baseline_tree/bazel-bin/$t" "$baseline_bin/$t"
-  done
-  (cd "$baseline_tree" && bazel shutdown > /dev/null 2>&1 || true)
-  git worktree remove --force "$baseline_tree" > /dev/null 2>&1 || true
-  rm -rf "$baseline_tree"
+  bench/build_baseline.sh "$baseline_rev" "$baseline_bin" //ps_server:herald_ps \
+    //worker:herald_worker //scheduler:herald_scheduler
 fi
 source bench/lab_cluster.sh
 

@@ -16,18 +16,15 @@ targets=(//ps_server:herald_ps //scheduler:herald_scheduler //worker:herald_work
 bazel build -c opt //bench:pipeline_bench "${targets[@]}" 2>&1 | grep -E "ERROR|error:" || true
 baseline_flag=()
 if [ "$rev" != none ]; then
-  tree=$(mktemp -d /tmp/herald-baseline.XXXXXX)
-  trap 'git worktree remove --force "$tree" >/dev/null 2>&1 || true; rm -rf "$tree"' EXIT
-  git worktree add --detach "$tree" "$rev" >/dev/null 2>&1
-  if grep -q herald_worker_with_test_hooks "$tree/worker/BUILD.bazel" 2>/dev/null; then
-    echo "pipeline_bench.sh: building the baseline ($(git rev-parse --short "$rev")) -c opt"
-    (cd "$tree" && bazel build -c opt "${targets[@]}" 2>&1 | grep -E "ERROR|error:" || true)
-    mkdir -p "$tree/.bin"
+  if git show "$rev:worker/BUILD.bazel" 2> /dev/null | grep -q herald_worker_with_test_hooks; then
+    bin=$(mktemp -d /tmp/herald-baseline-bin.XXXXXX)
+    trap 'rm -rf "$bin"' EXIT
+    bench/build_baseline.sh "$rev" "$bin" "${targets[@]}"
+    mkdir -p "$bin/flat"  # pipeline_bench --baseline_dir: the three binaries side by side
     for t in ps_server/herald_ps scheduler/herald_scheduler worker/herald_worker_with_test_hooks; do
-      cp "$tree/bazel-bin/$t" "$tree/.bin/"
+      cp "$bin/$t" "$bin/flat/"
     done
-    (cd "$tree" && bazel shutdown >/dev/null 2>&1 || true)
-    baseline_flag=(--baseline_dir="$tree/.bin")
+    baseline_flag=(--baseline_dir="$bin/flat")
   else
     echo "pipeline_bench.sh: $rev has no herald_worker_with_test_hooks: no baseline"
   fi

@@ -81,22 +81,19 @@ void ThreadPool::ParallelFor(size_t n, size_t min_chunk,
 }
 
 void ThreadPool::ForEachItem(size_t n, size_t shares, const std::function<void(size_t)>& fn) {
-  shares = std::min(shares, n);
-  if (shares <= 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  ParallelFor(shares, 1, [&](size_t, size_t) {
-    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
-  });
+  TakeItems(n, shares, fn, {}, /*caller_takes_items=*/true);
 }
 
 void ThreadPool::ForEachItemOnPool(size_t n, size_t shares, const std::function<void(size_t)>& fn,
                                    const std::function<void()>& meanwhile) {
-  bool caller_takes_items = OnPoolThread();
+  TakeItems(n, shares, fn, meanwhile, /*caller_takes_items=*/OnPoolThread());
+}
+
+void ThreadPool::TakeItems(size_t n, size_t shares, const std::function<void(size_t)>& fn,
+                           const std::function<void()>& meanwhile, bool caller_takes_items) {
   shares = std::min(shares, threads_.size());
-  size_t tasks = std::min(shares > 0 && caller_takes_items ? shares - 1 : shares, n);
+  // Pool tasks: one per share, less the caller's own where it takes items.
+  const size_t tasks = std::min(shares > 0 && caller_takes_items ? shares - 1 : shares, n);
   std::atomic<size_t> next{0};
   auto take_items = [&] {
     for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);

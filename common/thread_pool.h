@@ -56,6 +56,11 @@ class ThreadPool {
 
  private:
   void Loop();
+  // ForEachItem and ForEachItemOnPool: fn(i) for every i by up to `shares`
+  // sharers (the caller one of them if `caller_takes_items`), meanwhile()
+  // on the caller first.
+  void TakeItems(size_t n, size_t shares, const std::function<void(size_t)>& fn,
+                 const std::function<void()>& meanwhile, bool caller_takes_items);
 
   absl::Mutex mu_;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);

@@ -10,12 +10,8 @@ HostStagedAllReducer::HostStagedAllReducer(Device* device, std::unique_ptr<Dense
     : device_(device), host_(std::move(host)) {}
 
 absl::Status HostStagedAllReducer::AllReduceSum(float* data, size_t n) {
-  staging_.resize(n);
-  if (n > 0) device_->CopyToHost(data, staging_.data(), n * sizeof(float));
-  HERALD_RETURN_IF_ERROR(device_->status());
-  HERALD_RETURN_IF_ERROR(host_->AllReduceSum(staging_.data(), n));
-  if (n > 0) device_->CopyToDevice(staging_.data(), data, n * sizeof(float));
-  return device_->status();
+  StartAllReduceSum(data, n);
+  return FinishAllReduceSum();
 }
 
 void HostStagedAllReducer::StartAllReduceSum(float* data, size_t n) {
