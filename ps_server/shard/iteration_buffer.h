@@ -63,6 +63,14 @@ struct IterationBuffer {
   uint32_t done_count = 0;
 
   bool complete() const { return done_count == done.size(); }
+  bool HasExpiries() const {
+    for (const auto& table : tables) {
+      for (const PendingStripe& stripe : table) {
+        if (!stripe.expire.empty()) return true;
+      }
+    }
+    return false;
+  }
   // As constructed, keeping the arenas' memory (JobShard reuses a committed
   // iteration's buffer for a later one: no fresh pages every iteration).
   void Reset() {

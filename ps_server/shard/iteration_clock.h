@@ -9,9 +9,9 @@
 // step). The rows' lock orders after that mutex, and both are held and
 // handed over only through scoped objects: a reader takes the rows shared
 // before the shard's mutex is released (so no commit slips in between), and
-// a commit holds them exclusively in a CommitWindow, which releases the
-// shard's mutex while the tables are written (so commits apply in iteration
-// order while reports for later iterations go on).
+// a commit holds them in a CommitWindow, which releases the shard's mutex
+// while the tables are written (so commits apply in iteration order while
+// reports for later iterations go on).
 
 #include <algorithm>
 #include <cstdint>
@@ -51,20 +51,34 @@ class IterationClock {
   std::string ended_;  // empty while serving
 };
 
-// While it lives, the rows are held exclusively and the shard's mutex is
-// released; destroyed, the shard's mutex is held again. REQUIRES: the
-// shard's mutex held on construction, the rows' lock not held.
+// While it lives, the rows are held (exclusively, or shared where the
+// commit writes each stripe under its own mutex and readers wait per stripe)
+// and the shard's mutex is released; destroyed, the shard's mutex is held
+// again. REQUIRES: the shard's mutex held on construction, the rows' lock
+// not held.
 class CommitWindow {
  public:
-  CommitWindow(absl::Mutex* shard, absl::Mutex* rows) ABSL_NO_THREAD_SAFETY_ANALYSIS
+  enum class Rows { kExclusive, kShared };
+  CommitWindow(absl::Mutex* shard, absl::Mutex* rows, Rows mode) ABSL_NO_THREAD_SAFETY_ANALYSIS
       : shard_(shard),
-        rows_(rows) {
-    rows_->WriterLock();  // before the shard's mutex is released: commits stay in order
+        rows_(rows),
+        mode_(mode) {
+    // Before the shard's mutex is released: commits stay in order.
+    if (mode_ == Rows::kExclusive) {
+      rows_->WriterLock();
+    } else {
+      rows_->ReaderLock();
+    }
     shard_->Unlock();
   }
-  // Lets readers at the rows before the window closes.
+  // Lets writers (or readers) at the rows before the window closes.
   void ReleaseRows() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    if (rows_ != nullptr) rows_->WriterUnlock();
+    if (rows_ == nullptr) return;
+    if (mode_ == Rows::kExclusive) {
+      rows_->WriterUnlock();
+    } else {
+      rows_->ReaderUnlock();
+    }
     rows_ = nullptr;
   }
   ~CommitWindow() ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -77,6 +91,7 @@ class CommitWindow {
  private:
   absl::Mutex* const shard_;
   absl::Mutex* rows_;
+  const Rows mode_;
 };
 
 }  // namespace herald::ps

@@ -39,7 +39,7 @@ TEST(CommitWindow, HoldsTheRowsAndLetsTheShardMutexGoWhileItLives) {
   absl::Mutex shard, rows;
   shard.Lock();
   {
-    CommitWindow window(&shard, &rows);
+    CommitWindow window(&shard, &rows, CommitWindow::Rows::kExclusive);
     // (The window hands the locks over: beyond the static analysis.)
     std::thread other([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       EXPECT_TRUE(shard.TryLock());  // reports for later iterations go on
@@ -55,6 +55,30 @@ TEST(CommitWindow, HoldsTheRowsAndLetsTheShardMutexGoWhileItLives) {
     reader.join();
   }
   shard.AssertHeld();  // held again once the window closed
+  shard.Unlock();
+}
+
+TEST(CommitWindow, SharedLetsReadersInAndKeepsWritersOut) {
+  absl::Mutex shard, rows;
+  shard.Lock();
+  {
+    CommitWindow window(&shard, &rows, CommitWindow::Rows::kShared);
+    std::thread other([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      EXPECT_TRUE(shard.TryLock());
+      shard.Unlock();
+      EXPECT_TRUE(rows.ReaderTryLock());  // a fetch waits per stripe instead
+      rows.ReaderUnlock();
+      EXPECT_FALSE(rows.TryLock());  // a checkpoint waits for the commit
+    });
+    other.join();
+    window.ReleaseRows();
+    std::thread writer([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      EXPECT_TRUE(rows.TryLock());
+      rows.Unlock();
+    });
+    writer.join();
+  }
+  shard.AssertHeld();
   shard.Unlock();
 }
 

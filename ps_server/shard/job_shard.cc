@@ -32,6 +32,11 @@ size_t FirstNonFinite(absl::Span<const float> values) {
   return values.size();
 }
 
+absl::Status CommittedWhileWaiting(uint64_t t) {
+  return absl::FailedPreconditionError(absl::StrCat("fetch for iteration ", t, ": iteration ", t,
+                                                    " committed while the fetch waited"));
+}
+
 // Runs fn(item_index) for every item on the pool; returns the error of the
 // lowest-numbered failing item (deterministic), or OK.
 absl::Status RunItems(ThreadPool* pool, size_t n, const std::function<absl::Status(size_t)>& fn) {
@@ -90,6 +95,11 @@ JobShard::JobShard(JobShardOptions options, ThreadPool* pool, KeyRouter router,
   for (const TableOptions& t : options_.tables) {
     tables_.push_back(std::make_unique<ShardTable>(t, options_.stripes_per_table, store));
     tables.push_back(tables_.back().get());
+    for (uint32_t s = 0; s < tables_.back()->num_stripes(); ++s) {
+      ShardTable::Stripe& stripe = tables_.back()->stripe(s);
+      absl::MutexLock lock(&stripe.mu);
+      stripe.committed = options_.first_iteration;
+    }
   }
   if (tier_ != nullptr) tier_->StartLoader(std::move(tables), &rows_mu_);
 }
@@ -230,9 +240,10 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     if (!s.ok()) return Reject(s);
   }
   const uint64_t t = request.iteration;
-  // The rows' read lock, taken before mu_ is released so no commit slips in
-  // between; held until the rows are copied.
+  // The rows' read lock, taken before mu_ is released so no exclusive
+  // commit slips in between; held until the rows are copied.
   std::optional<absl::ReaderMutexLock> rows_read;
+  bool early = false;
   {
     absl::MutexLock lock(&mu_);
     if (clock_.ended()) return Reject(EndedError("fetch"));
@@ -242,10 +253,14 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
           "fetch for iteration ", t, ": iteration ", t, " is already committed on shard ",
           options_.shard, " (next iteration ", committed, "); its starting rows no longer exist")));
     }
-    const bool early_ok = request.early && !request.read_only && t == committed + 1 &&
-                          clock_.open() == committed && UnchangedIn(committed, blocks);
-    if (!early_ok) {
-      auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return clock_.StartReady(t); };
+    early = request.early && !request.read_only && t == committed + 1 &&
+            clock_.open() == committed && UnchangedIn(committed, blocks);
+    if (!early) {
+      // Every worker reported t - 1: its commit has begun (shared: this
+      // fetch then waits per stripe) or finished.
+      auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return clock_.StartReady(t) || (clock_.open() >= t && !commit_holds_rows_);
+      };
       ++fetches_waiting_;
       const bool woken = mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
       --fetches_waiting_;
@@ -256,8 +271,7 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
             options_.shard, " before the deadline; not reported: ", MissingWorkers(t - 1))));
       }
       if (clock_.committed() > t) {
-        return Reject(absl::FailedPreconditionError(absl::StrCat(
-            "fetch for iteration ", t, ": iteration ", t, " committed while the fetch waited")));
+        return Reject(CommittedWhileWaiting(t));
       }
     }
     rows_read.emplace(&rows_mu_);
@@ -271,7 +285,10 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     total_keys += blocks[b].keys.size();
   }
   std::vector<uint64_t> read_from_disk(plan.items.size(), 0);  // per item
-  absl::Status status = RunItems(pool_, plan.items.size(), [&](size_t i) -> absl::Status {
+  // Copies item i's rows if its stripe holds t - 1's commit (an early fetch
+  // reads rows t - 1 does not change, at once); else sets deferred[i].
+  std::vector<char> deferred(plan.items.size(), 0);  // char: written in parallel
+  auto serve = [&](size_t i) -> absl::Status {
     const StripeWork item = plan.items[i];
     const Block& block = blocks[item.block];
     ShardTable& table = *tables_[block.table];
@@ -279,6 +296,11 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     const StripeGroups& g = plan.groups[item.block];
     const size_t row_bytes = table.row_floats() * sizeof(float);
     absl::MutexLock lock(&stripe.mu);
+    if (!early && stripe.committed < t) {
+      deferred[i] = 1;
+      return absl::OkStatus();
+    }
+    if (!early && stripe.committed > t) return CommittedWhileWaiting(t);
     // Two passes over the stripe's keys: look every key up (its index group
     // prefetched kLookupsAhead keys before, its row prefetched once found),
     // then copy the rows, most of them in cache by then.
@@ -314,7 +336,27 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
       std::memcpy(outs[item.block].versions + pos * sizeof(uint64_t), &v, sizeof(v));
     }
     return absl::OkStatus();
-  });
+  };
+  absl::Status status = RunItems(pool_, plan.items.size(), serve);
+  // The stripes t - 1's commit had not written yet: waited for here, on the
+  // caller (pool threads never wait on a commit that needs them), then
+  // copied.
+  std::vector<size_t> later;
+  for (size_t i = 0; i < deferred.size(); ++i) {
+    if (deferred[i]) later.push_back(i);
+  }
+  if (status.ok() && !later.empty()) {
+    for (size_t i : later) {
+      ShardTable::Stripe& stripe =
+          tables_[blocks[plan.items[i].block].table]->stripe(plan.items[i].stripe);
+      auto reached = [&stripe, t]()
+                         ABSL_NO_THREAD_SAFETY_ANALYSIS { return stripe.committed >= t; };
+      stripe.mu.LockWhen(absl::Condition(&reached));
+      stripe.mu.Unlock();
+      deferred[i] = 0;
+    }
+    status = RunItems(pool_, later.size(), [&](size_t j) { return serve(later[j]); });
+  }
   rows_read.reset();
   if (tier_ != nullptr) {
     uint64_t n = 0;
@@ -347,7 +389,7 @@ absl::Status JobShard::BufferRequest(
   // Row index of every key, found (or created) in phase 1.
   std::vector<std::vector<uint32_t>> row_of(blocks.size());
   for (size_t b = 0; b < blocks.size(); ++b) row_of[b].resize(blocks[b].keys.size());
-  const absl::ReaderMutexLock rows_read(&rows_mu_);            // under mu_: no commit meanwhile
+  const absl::ReaderMutexLock rows_read(&rows_mu_);  // under mu_: no exclusive commit meanwhile
   std::vector<uint64_t> read_from_disk(plan.items.size(), 0);  // per item
   // Phase 1: check everything and make sure every row exists (row cap), so
   // that phase 2 and the commit cannot fail.
@@ -571,7 +613,12 @@ void JobShard::CommitReadyIterations(DiskReads* reads) {
     double ms = 0;
     absl::Status evicted;
     {
-      CommitWindow window(&mu_, &rows_mu_);
+      // Moving rows to disk or deleting them changes row indices that
+      // requests hold: only then are all requests kept out.
+      commit_holds_rows_ = tier_ != nullptr || buffer->HasExpiries();
+      CommitWindow window(
+          &mu_, &rows_mu_,
+          commit_holds_rows_ ? CommitWindow::Rows::kExclusive : CommitWindow::Rows::kShared);
       evicted = Apply(*buffer, t);
       // No request holds a row index now: rows may move to disk.
       if (tier_ != nullptr && evicted.ok()) evicted = tier_->EvictOverBudget(tables_, t, pool_);
@@ -592,6 +639,7 @@ void JobShard::CommitReadyIterations(DiskReads* reads) {
       const DiskReads of_t = tier_->TakeIteration(t);
       if (reads != nullptr) *reads += of_t;
     }
+    commit_holds_rows_ = false;
     clock_.FinishCommit(t);
     Count([ms](Counters& c) {
       ++c.iterations_committed;
@@ -603,11 +651,15 @@ void JobShard::CommitReadyIterations(DiskReads* reads) {
 
 absl::Status JobShard::Apply(IterationBuffer& buffer, uint64_t t) {
   std::vector<std::pair<uint32_t, uint32_t>> items;  // (table, stripe)
-  for (uint32_t t = 0; t < tables_.size(); ++t) {
-    for (uint32_t s = 0; s < tables_[t]->num_stripes(); ++s) {
-      const PendingStripe& p = buffer.tables[t][s];
+  for (uint32_t i = 0; i < tables_.size(); ++i) {
+    for (uint32_t s = 0; s < tables_[i]->num_stripes(); ++s) {
+      const PendingStripe& p = buffer.tables[i][s];
       if (!p.grads.empty() || !p.write_backs.empty() || !p.expire.empty()) {
-        items.emplace_back(t, s);
+        items.emplace_back(i, s);
+      } else {  // nothing to write: committed at once
+        ShardTable::Stripe& stripe = tables_[i]->stripe(s);
+        absl::MutexLock lock(&stripe.mu);
+        stripe.committed = t + 1;
       }
     }
   }
@@ -622,6 +674,9 @@ absl::Status JobShard::Apply(IterationBuffer& buffer, uint64_t t) {
       const uint32_t dim = table.dim();
       const uint32_t rf = table.row_floats();
       const math::SparseOptimizerConfig opt = math::AtIteration(table.options().optimizer, t);
+      if (options_.before_stripe_commit) {
+        options_.before_stripe_commit(items[i].first, items[i].second);
+      }
       absl::MutexLock lock(&stripe.mu);
       // Write-backs first: the owner's row as it was before this
       // iteration's aggregated gradients.
@@ -653,6 +708,7 @@ absl::Status JobShard::Apply(IterationBuffer& buffer, uint64_t t) {
           if (failed.ok()) failed = held.status();
         }
       }
+      stripe.committed = t + 1;  // fetches for t + 1 waiting on it go on
     }
   });
   if (const uint64_t n = expired.load(); n > 0) Count([n](Counters& c) { c.rows_expired += n; });
@@ -663,8 +719,9 @@ absl::StatusOr<checkpoint::ShardFileInfo> JobShard::Checkpoint(const std::string
                                                                uint64_t t, absl::Time deadline,
                                                                const CheckpointProgress& progress) {
   if (checkpoint_dir.empty()) return absl::InvalidArgumentError("checkpoint: dir is empty");
-  // As in Fetch: the rows' read lock is taken before mu_ is released.
-  std::optional<absl::ReaderMutexLock> rows_read;
+  // As in Fetch, the rows' lock is taken before mu_ is released; held
+  // exclusively, since a commit that holds it shared writes stripes.
+  std::optional<absl::WriterMutexLock> rows_held;
   {
     absl::MutexLock lock(&mu_);
     auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return clock_.SettledAt(t); };
@@ -682,7 +739,7 @@ absl::StatusOr<checkpoint::ShardFileInfo> JobShard::Checkpoint(const std::string
                        " has already committed iteration ", clock_.committed() - 1,
                        "; a checkpoint captures the latest committed iteration"));
     }
-    rows_read.emplace(&rows_mu_);
+    rows_held.emplace(&rows_mu_);
   }
   const absl::Time write_start = absl::Now();
   absl::StatusOr<checkpoint::ShardFileInfo> info =
@@ -762,7 +819,7 @@ absl::StatusOr<checkpoint::ShardFileInfo> JobShard::Checkpoint(const std::string
     }
     return writer->Finish();
   }();
-  rows_read.reset();
+  rows_held.reset();
   if (info.ok()) info->write_ms = absl::ToDoubleMilliseconds(absl::Now() - write_start);
   return info;
 }

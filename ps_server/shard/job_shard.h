@@ -3,8 +3,11 @@
 // protocol (docs/protocol.md, "Parameter server"):
 //
 //   Fetch(t)          rows as of the end of iteration t-1; waits (up to a
-//                     deadline) until t-1 is committed. Creates the rows it
-//                     does not hold, except a read-only fetch (evaluation).
+//                     deadline) until every worker reported t-1, then per
+//                     stripe of its keys until t-1's commit has written that
+//                     stripe: stripes already written are copied while the
+//                     commit goes on. Creates the rows it does not hold,
+//                     except a read-only fetch (evaluation).
 //   PushGradients(t)  buffers one worker's gradients for iteration t.
 //   WriteBack(t)      buffers absolute rows (values + state + version) that a
 //                     worker owned; stored at t's commit, before gradients.
@@ -60,6 +63,9 @@ struct JobShardOptions {
   // A disk tier (disk_tier.h) when disk.memory_budget > 0: the rows beyond
   // the budget live in a store at disk.path.
   DiskTierOptions disk;
+  // Tests: called on a committing thread before it writes a stripe that
+  // has changes (table, stripe), outside the stripe's mutex.
+  std::function<void(uint32_t table, uint32_t stripe)> before_stripe_commit;
 };
 
 // How far a checkpoint has got: rows written of the shard's rows. Called
@@ -187,11 +193,17 @@ class JobShard {
   std::unique_ptr<DiskTier> tier_;  // null: all rows in memory
   std::vector<std::unique_ptr<ShardTable>> tables_;
 
-  // Lock order: mu_, then rows_mu_. rows_mu_ is held shared while rows are
-  // read or created (absl::ReaderMutexLock, taken under mu_), exclusively
-  // while a commit writes them (CommitWindow, iteration_clock.h).
+  // Lock order: mu_, then rows_mu_, then a stripe's mutex. rows_mu_ is held
+  // shared while rows are read or created (absl::ReaderMutexLock, taken
+  // under mu_), exclusively by a checkpoint and by a commit that moves or
+  // deletes rows (disk tier, expiry), and shared by any other commit
+  // (CommitWindow, iteration_clock.h), which writes each stripe under the
+  // stripe's mutex and then advances its Stripe::committed.
   absl::Mutex mu_;
   absl::Mutex rows_mu_;
+  // A commit holding rows_mu_ exclusively is under way: fetches wait for it
+  // to finish instead of per stripe.
+  bool commit_holds_rows_ ABSL_GUARDED_BY(mu_) = false;
   IterationClock clock_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, std::unique_ptr<IterationBuffer>> pending_ ABSL_GUARDED_BY(mu_);
   // The last committed iteration's buffer, reset, for the next one to open.

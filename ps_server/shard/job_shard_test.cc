@@ -1,8 +1,10 @@
 #include "ps_server/shard/job_shard.h"
 
+#include <atomic>
 #include <cstring>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "checkpoint/shard_file.h"
@@ -208,6 +210,48 @@ TEST_F(JobShardTest, FetchWaitsForThePreviousIterationToCommit) {
   ASSERT_TRUE(*Done(*shard, 0, 1, 2));
   fetcher.join();
   EXPECT_EQ(VersionOf(fetched, 0), 1u);
+}
+
+TEST_F(JobShardTest, FetchCopiesStripesTheCommitWroteWithoutWaitingForTheRest) {
+  JobShardOptions options = Options(SparseOptimizerKind::kSgd, 1);
+  // Two keys of table 0 in different stripes.
+  const ShardTable stripes(options.tables[0], options.stripes_per_table);
+  const Key held_key = 1;
+  Key free_key = 2;
+  while (stripes.StripeOf(free_key) == stripes.StripeOf(held_key)) ++free_key;
+  // The commit stops before writing held_key's stripe until released.
+  absl::Notification holding, release;
+  options.before_stripe_commit = [&](uint32_t table, uint32_t stripe) {
+    if (table != 0 || stripe != stripes.StripeOf(held_key)) return;
+    holding.Notify();
+    release.WaitForNotification();
+  };
+  auto shard = Make(std::move(options));
+  const std::vector<float> before = RowOf(Fetch(*shard, 0, 0, {held_key, free_key}), 1);
+  ASSERT_TRUE(Push(*shard, 0, 0, 0, {held_key, free_key}, {1, 1, 1, 1, 2, 2, 2, 2}).ok());
+  std::thread reporter([&] { EXPECT_TRUE(*Done(*shard, 0, 0, 1)); });
+  holding.WaitForNotification();
+
+  // Served while the commit of iteration 0 is still under way.
+  proto::FetchResponse response;
+  absl::Status s = TryFetch(*shard, 1, 0, {free_key}, absl::Seconds(10), false, &response);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(VersionOf(response.rows(0), 0), 1u);
+  EXPECT_FLOAT_EQ(RowOf(response.rows(0), 0)[0], before[0] - 0.1f * 2);
+
+  // The held stripe's row is served only once the commit wrote it.
+  std::atomic<bool> served{false};
+  proto::RowBlock held;
+  std::thread fetcher([&] {
+    held = Fetch(*shard, 1, 0, {held_key});
+    served = true;
+  });
+  EXPECT_FALSE(served.load());
+  release.Notify();
+  fetcher.join();
+  reporter.join();
+  EXPECT_EQ(VersionOf(held, 0), 1u);
+  EXPECT_EQ(shard->next_iteration(), 1u);
 }
 
 TEST_F(JobShardTest, EndingTheJobReleasesAWaitingFetchAndRefusesWhatFollows) {

@@ -33,6 +33,9 @@ class ShardTable {
     explicit Stripe(const TableOptions& o) : table(o) {}
     absl::Mutex mu;
     EmbeddingTable table ABSL_GUARDED_BY(mu);
+    // Every iteration before this one is committed to the stripe's rows
+    // (set by the owner's commits: JobShard).
+    uint64_t committed ABSL_GUARDED_BY(mu) = 0;
   };
 
   // options.max_rows caps the whole table (all stripes together). `store`
