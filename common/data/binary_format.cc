@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/crc32.h"
+#include "common/data/binary_key_stats.h"
+#include "common/data/byte_order.h"
 #include "common/data/columns_codec.h"
 #include "common/status.h"
 
@@ -22,25 +24,6 @@ constexpr char kBlockMagic[4] = {'B', 'L', 'K', '1'};
 constexpr char kEndMagic[4] = {'E', 'N', 'D', '1'};
 constexpr uint32_t kFlagLengths8 = 1;
 constexpr uint32_t kFlagKeys32 = 2;
-
-template <typename T>
-void Put(std::string* out, T v) {
-  char tmp[sizeof(T)];
-  std::memcpy(tmp, &v, sizeof(T));
-  out->append(tmp, sizeof(T));
-}
-
-template <typename T>
-T Get(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-template <typename T>
-void PutArray(std::string* out, const T* data, size_t n) {
-  out->append(reinterpret_cast<const char*>(data), n * sizeof(T));
-}
 
 // Blocks larger than this are rejected as corrupt before any allocation.
 constexpr uint64_t kMaxBlockPayloadBytes = 256ull << 20;
@@ -108,7 +91,8 @@ BinaryWriter::BinaryWriter(std::FILE* f, std::string path, DataSchema schema,
       path_(std::move(path)),
       schema_(schema),
       samples_per_block_(samples_per_block),
-      pending_(schema) {}
+      pending_(schema),
+      key_stats_(EmptyKeyStats(schema.num_sparse)) {}
 
 BinaryWriter::~BinaryWriter() {
   if (f_ != nullptr) std::fclose(f_);
@@ -182,6 +166,7 @@ absl::Status BinaryWriter::Write(const SampleBlock& block) {
       }
     }
   }
+  key_stats_.Add(block);
   for (size_t s = 0; s < block.size(); ++s) {
     pending_.AppendFrom(block, s);
     if (pending_.size() >= samples_per_block_) HERALD_RETURN_IF_ERROR(FlushBlock());
@@ -258,6 +243,13 @@ absl::Status BinaryWriter::Close() {
   Put<uint32_t>(&end, Crc32(end.data(), end.size()));
   closed_ = true;
   bool ok = std::fwrite(end.data(), 1, end.size(), f_) == end.size();
+  // After the end marker, where readers of the samples (of every version)
+  // stop: the key statistics and the trailer that finds them.
+  const off_t stats_at = ftello(f_);
+  const std::string stats = EncodeKeyStats(key_stats_);
+  const std::string trailer = KeyStatsTrailer(static_cast<uint64_t>(stats_at), stats.size());
+  ok = ok && stats_at > 0 && std::fwrite(stats.data(), 1, stats.size(), f_) == stats.size();
+  ok = ok && std::fwrite(trailer.data(), 1, trailer.size(), f_) == trailer.size();
   ok = (std::fclose(f_) == 0) && ok;
   f_ = nullptr;
   if (!ok) return absl::UnavailableError(absl::StrCat("write to ", path_, " failed"));

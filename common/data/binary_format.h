@@ -3,7 +3,7 @@
 // blocks of columnar samples each with its own CRC-32, and an end marker that
 // detects truncation. All integers little-endian.
 //
-//   file   := header block* end
+//   file   := header block* end (stats trailer)?
 //   header := "HRLDBIN1" u32 version(=1) u32 num_dense u32 num_sparse u32 flags(=0)
 //             u32 crc32(previous 24 bytes) u32 reserved(=0)                 (32 bytes)
 //           | "HRLDBIN2" u32 version(=2) u32 num_dense u32 num_sparse u32 num_labels
@@ -21,6 +21,9 @@
 //             | weights[num_keys] (f32; version 2 whose schema has per-id
 //               weights only)
 //   end    := "END1" u32 0 u64 total_samples u32 0 u32 0 u32 0 u32 crc32(previous 28 bytes)
+//   stats, trailer: the file's key statistics (binary_key_stats.h), after
+//             the end marker where readers of the samples stop; files
+//             written before them end at the end marker
 //
 // Version 1 is Criteo's layout (one label, integer dense values); version 2
 // carries the column schema the samples were read with, so a job trains
@@ -33,6 +36,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/data/binary_key_stats.h"
 #include "common/data/column_schema.h"
 #include "common/data/input_stream.h"
 #include "common/data/reader.h"
@@ -80,6 +84,7 @@ class BinaryWriter final : public SampleWriter {
   DataSchema schema_;
   size_t samples_per_block_;
   SampleBlock pending_;
+  KeyStats key_stats_;  // of every sample written
   uint64_t total_ = 0;
   bool closed_ = false;
 };

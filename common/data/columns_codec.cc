@@ -3,17 +3,11 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/data/byte_order.h"
 #include "common/status.h"
 
 namespace herald::data {
 namespace {
-
-template <typename T>
-void Put(std::string* out, T v) {
-  char tmp[sizeof(T)];
-  std::memcpy(tmp, &v, sizeof(T));
-  out->append(tmp, sizeof(T));
-}
 
 void PutText(std::string* out, const std::string& s) {
   Put<uint16_t>(out, static_cast<uint16_t>(s.size()));

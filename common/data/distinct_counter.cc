@@ -32,6 +32,34 @@ void DistinctCounter::AddToRegisters(Key key) {
   if (registers_[index] < rank) registers_[index] = static_cast<uint8_t>(rank);
 }
 
+void DistinctCounter::Merge(const DistinctCounter& other) {
+  if (other.exact()) {
+    for (Key k : other.exact_) Add(k);
+    return;
+  }
+  if (exact()) {  // beyond the limit once merged: registers from here on
+    registers_.assign(size_t{1} << precision_, 0);
+    for (Key k : exact_) AddToRegisters(k);
+    absl::flat_hash_set<Key>().swap(exact_);
+  }
+  for (size_t i = 0; i < registers_.size(); ++i) {
+    registers_[i] = std::max(registers_[i], other.registers_[i]);
+  }
+}
+
+std::vector<Key> DistinctCounter::SortedKeys() const {
+  std::vector<Key> keys(exact_.begin(), exact_.end());
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+DistinctCounter DistinctCounter::FromRegisters(size_t exact_limit, int precision,
+                                               std::vector<uint8_t> registers) {
+  DistinctCounter counter(exact_limit, precision);
+  counter.registers_ = std::move(registers);
+  return counter;
+}
+
 uint64_t DistinctCounter::Estimate() const {
   if (exact()) return exact_.size();
   const double m = static_cast<double>(registers_.size());

@@ -42,5 +42,35 @@ TEST(DistinctCounter, EstimatesLargeStreamsWithinTheStatedError) {
   }
 }
 
+// Counters of parts merged equal one counter of the whole, exact or not,
+// whichever part crossed the limit; a restored state counts on the same.
+TEST(DistinctCounter, MergedPartsCountAsTheWhole) {
+  for (uint64_t n : {900ull, 5000ull}) {
+    DistinctCounter whole(/*exact_limit=*/1000, /*precision=*/10);
+    DistinctCounter a(1000, 10), b(1000, 10), c(1000, 10);
+    for (uint64_t i = 0; i < n; ++i) {
+      const Key key = i * 0x9E3779B97F4A7C15ull;
+      whole.Add(key);
+      (i % 7 == 0 ? a : i % 2 == 0 ? b : c).Add(key);
+      if (i % 5 == 0) c.Add(key);  // a key in two parts
+    }
+    DistinctCounter merged(1000, 10);
+    merged.Merge(a);
+    merged.Merge(b);
+    merged.Merge(c);
+    EXPECT_EQ(merged.exact(), whole.exact()) << n;
+    EXPECT_EQ(merged.Estimate(), whole.Estimate()) << n;
+    EXPECT_EQ(merged.registers(), whole.registers()) << n;
+    EXPECT_EQ(merged.SortedKeys(), whole.SortedKeys()) << n;
+    DistinctCounter restored(1000, 10);
+    if (whole.exact()) {
+      for (Key k : whole.SortedKeys()) restored.Add(k);
+    } else {
+      restored = DistinctCounter::FromRegisters(1000, 10, whole.registers());
+    }
+    EXPECT_EQ(restored.Estimate(), whole.Estimate()) << n;
+  }
+}
+
 }  // namespace
 }  // namespace herald::data

@@ -4,12 +4,15 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "common/data/binary_key_stats.h"
 #include "common/data/distinct_counter.h"
 #include "common/data/hot_keys.h"
+#include "common/data/input_stream.h"
 #include "common/state_io.h"
 #include "common/status.h"
 #include "scheduler/data/batch_stream.h"
 #include "scheduler/data/data_schema_spec.h"
+#include "scheduler/data/key_lifecycle.h"
 #include "scheduler/planner/simulator.h"
 
 namespace herald::scheduler {
@@ -55,6 +58,62 @@ JobCacheSizing BudgetSizing(uint64_t rows, const std::vector<uint32_t>& max_keys
 
 }  // namespace
 
+std::optional<JobCacheSizing> SizeFromKeyStats(const proto::JobSpec& spec, uint32_t num_workers) {
+  const proto::DataSpec& data = spec.data();
+  if (data.format() != proto::DATA_FORMAT_HERALD_BINARY || spec.scheduling().warm_start() ||
+      (data.eval_fraction() > 0 && !data.follow()) || !KeyLifecycle::RuleOf(spec).empty()) {
+    return std::nullopt;
+  }
+  std::vector<std::string> paths(data.paths().begin(), data.paths().end());
+  absl::StatusOr<std::vector<std::string>> files = data::ExpandInputPaths(paths);
+  if (!files.ok() || files->empty()) return std::nullopt;  // the pass names the error
+  std::optional<data::KeyStats> all;
+  for (const std::string& file : *files) {
+    // Damaged statistics: the pass reads the samples (and says if they are
+    // damaged too).
+    absl::StatusOr<std::optional<data::KeyStats>> stats = data::ReadBinaryKeyStats(file);
+    if (!stats.ok() || !stats->has_value()) return std::nullopt;
+    const data::DistinctCounter pass_counter;  // as the pass counts
+    for (const data::FeatureKeyStats& f : (*stats)->features) {
+      if (f.distinct.exact_limit() != pass_counter.exact_limit() ||
+          f.distinct.precision() != pass_counter.precision()) {
+        return std::nullopt;
+      }
+    }
+    if (!all.has_value()) {
+      all = data::EmptyKeyStats(static_cast<uint32_t>((*stats)->features.size()));
+    } else if (all->features.size() != (*stats)->features.size()) {
+      return std::nullopt;  // the reader names the file that does not match
+    }
+    all->Merge(**stats);
+  }
+  const uint64_t batch = spec.global_batch_size();
+  if (all->samples < batch) return std::nullopt;
+  if (spec.iterations() > 0 && !data.follow() && spec.iterations() * batch < all->samples) {
+    return std::nullopt;  // the job trains part of the data: the pass counts that part
+  }
+  const std::vector<uint32_t> table_of = FeatureTablesOf(spec);
+  if (table_of.size() != all->features.size()) return std::nullopt;
+  const size_t tables = spec.tables_size();
+  std::vector<data::DistinctCounter> distinct(tables);
+  std::vector<uint32_t> max_keys(tables, 0);
+  for (size_t f = 0; f < table_of.size(); ++f) {
+    if (table_of[f] >= tables) return std::nullopt;
+    distinct[table_of[f]].Merge(all->features[f].distinct);
+    max_keys[table_of[f]] += all->features[f].max_ids;
+  }
+  for (uint32_t& k : max_keys) k = std::max<uint32_t>(k, 1);
+  const uint32_t per_worker = static_cast<uint32_t>((batch + num_workers - 1) / num_workers);
+  if (spec.scheduling().cache_rows_per_worker() > 0) {
+    return BudgetSizing(spec.scheduling().cache_rows_per_worker(), max_keys, per_worker);
+  }
+  std::vector<uint64_t> counts(tables, 0);
+  for (size_t t = 0; t < tables; ++t) counts[t] = distinct[t].Estimate();
+  const CacheSizing sizing =
+      SizeCaches(counts, max_keys, spec.scheduling().cache_fraction(), per_worker);
+  return JobCacheSizing{sizing.capacity, sizing.slots, {}};
+}
+
 bool SizingReadsData(const proto::JobSpec& spec) {
   const proto::SchedulingSpec& s = spec.scheduling();
   return s.cache_rows_per_worker() == 0 || s.warm_start() || !SchemaKeysPerSample(spec);
@@ -66,6 +125,7 @@ absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_
     return BudgetSizing(spec.scheduling().cache_rows_per_worker(), *SchemaKeysPerSample(spec),
                         per_worker);
   }
+  if (std::optional<JobCacheSizing> stored = SizeFromKeyStats(spec, num_workers)) return *stored;
   // One pass over the batches the job trains (at most one epoch), in its
   // order without shuffling. `visit` sees every batch.
   // Raw samples: the keys are all it reads.

@@ -33,8 +33,23 @@ struct JobCacheSizing {
 // and every feature's ids per sample bounded (SchemaKeysPerSample),
 // the sizes follow from the spec alone (a followed directory's future
 // files cannot exceed them). SizingReadsData says which.
+//
+// Nor where the job trains Herald binary files that all store their key
+// statistics (common/data/binary_key_stats.h): they give the counts a pass
+// over the samples gives (SizeFromKeyStats).
 absl::StatusOr<JobCacheSizing> SizeJobCaches(const proto::JobSpec& spec, uint32_t num_workers);
 bool SizingReadsData(const proto::JobSpec& spec);
+
+// The sizes from the stored key statistics of the job's binary files, not
+// reading a sample: the distinct keys of each table as a pass counts them,
+// and as a table's most keys in one sample the sum of its features' most
+// ids (the same where one feature looks the table up, else a bound).
+// nullopt where they do not stand for the pass: data not binary, a file
+// without statistics, a held-out split, id admission or expiry, a warm
+// start, fewer iterations than one pass over the samples, or fewer
+// samples than one global batch (the pass says so), damaged statistics
+// (the pass reads the samples, and says whether they are damaged too).
+std::optional<JobCacheSizing> SizeFromKeyStats(const proto::JobSpec& spec, uint32_t num_workers);
 
 // Each table's most keys in one sample where the schema bounds it: the sum
 // over the features looking it up of their most ids (one for Criteo TSV,

@@ -158,6 +158,13 @@ absl::StatusOr<JobCacheSizing> JobRun::SizeFromStoreOrData(uint32_t num_workers,
         job_id_);
     return SizeJobCaches(spec_, num_workers);
   }
+  if (std::optional<JobCacheSizing> stored = SizeFromKeyStats(spec_, num_workers)) {
+    HLOG_INFO(
+        "job {}: cache sizes from the key statistics stored in its binary files (the samples "
+        "are not read for them)",
+        job_id_);
+    return *std::move(stored);
+  }
   if (dir.empty()) return SizeJobCaches(spec_, num_workers);
   absl::StatusOr<std::string> key = SizingKey(spec_, num_workers);
   if (!key.ok()) return SizeJobCaches(spec_, num_workers);  // the pass names the error

@@ -3,9 +3,14 @@
 // them (every table of this small job), and bad data is refused.
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "common/data/binary_format.h"
+#include "common/data/generator.h"
+#include "common/data/test_util.h"
 #include "gtest/gtest.h"
 #include "scheduler/data/batch_stream.h"
 #include "scheduler/jobs/job_cache_sizing.h"
@@ -134,6 +139,66 @@ TEST(JobSizing, ABudgetWithSingleHotFeaturesSizesWithoutReadingTheData) {
   proto::JobSpec fraction = spec;
   fraction.mutable_scheduling()->set_cache_rows_per_worker(0);
   EXPECT_TRUE(SizingReadsData(fraction));
+}
+
+// The sizes of a first job over binary files come from the key statistics
+// the files store, equal to the exact counts of its training batches (3 008
+// samples: 47 whole batches, no partial batch left out), without a pass.
+TEST(JobSizing, BinaryFilesSizeFromTheirStoredKeyStatistics) {
+  data::testing::TempDir dir;
+  data::GeneratorOptions go;
+  go.cardinality_scale = 0.01;
+  data::SyntheticGenerator gen(go);
+  for (auto [name, first, n] : {std::tuple{"a.bin", 0, 1600}, std::tuple{"b.bin", 1600, 1408}}) {
+    data::SampleBlock block(gen.schema());
+    gen.Generate(first, n, &block);
+    auto w = data::BinaryWriter::Create(dir.File(name), block.schema);
+    ASSERT_TRUE(w.ok()) << w.status();
+    ASSERT_TRUE((*w)->Write(block).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  proto::JobSpec spec = SmallSpec();
+  spec.mutable_scheduling()->set_warm_start(false);
+  spec.mutable_data()->set_format(proto::DATA_FORMAT_HERALD_BINARY);
+  spec.mutable_data()->add_paths(dir.path());
+  const uint32_t workers = 3;
+  const std::optional<JobCacheSizing> stored = SizeFromKeyStats(spec, workers);
+  ASSERT_TRUE(stored.has_value());
+
+  BatchStreamOptions o = StreamOptionsFromSpec(spec, Split::kTrain);
+  o.max_epochs = 1;
+  o.data.set_shuffle_buffer(0);
+  auto stream = BatchStream::Open(o);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  std::vector<absl::flat_hash_set<Key>> keys(26);
+  data::KeyBatch batch;
+  uint64_t batches = 0;
+  while (*(*stream)->Next(&batch)) {
+    ++batches;
+    for (size_t t = 0; t < 26; ++t)
+      keys[t].insert(batch.tables[t].keys.begin(), batch.tables[t].keys.end());
+  }
+  EXPECT_EQ(batches, 47u);
+  std::vector<uint64_t> distinct(26);
+  for (size_t t = 0; t < 26; ++t) distinct[t] = keys[t].size();
+  const CacheSizing want =
+      SizeCaches(distinct, std::vector<uint32_t>(26, 1), 0.2, (64 + workers - 1) / workers);
+  EXPECT_EQ(stored->capacity, want.capacity);
+  EXPECT_EQ(stored->slots, want.slots);
+  auto sized = SizeJobCaches(spec, workers);
+  ASSERT_TRUE(sized.ok()) << sized.status();
+  EXPECT_EQ(sized->capacity, want.capacity);
+
+  // Where the statistics do not stand for the job's batches: none.
+  proto::JobSpec held_out = spec;
+  held_out.mutable_data()->set_eval_fraction(0.1f);
+  proto::JobSpec warm = spec;
+  warm.mutable_scheduling()->set_warm_start(true);
+  proto::JobSpec part = spec;
+  part.set_iterations(10);  // 640 of 3 008 samples
+  for (const proto::JobSpec& other : {held_out, warm, part}) {
+    EXPECT_FALSE(SizeFromKeyStats(other, workers).has_value()) << other.ShortDebugString();
+  }
 }
 
 TEST(JobSizing, ASizingSavedLoadsBackAndADamagedOneIsRefusedNamingWhy) {
