@@ -91,6 +91,9 @@ HERALD_TUNABLE(int64_t, kCheckpointProgressLogMs, 10000,
 
 // ---------------------------------------------------------------- worker and data
 HERALD_TUNABLE(int64_t, kGlooTimeoutMs, 60000, "deadline of a Gloo rendezvous or collective")
+HERALD_TUNABLE(int64_t, kAllReduceBucketBytes, 1 << 20,
+               "dense gradients final during the backward that start an all-reduce bucket "
+               "(CPU workers under Gloo)")
 HERALD_TUNABLE(int64_t, kReaderBufferBytes, 4 << 20,
                "read buffer of the TSV and binary readers (grows for longer lines)")
 HERALD_TUNABLE(int64_t, kFollowPollMs, 100,

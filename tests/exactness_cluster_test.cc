@@ -936,7 +936,8 @@ TEST_F(ExactnessCluster, HetWithStalenessZeroIsVanillaAndWithStalenessIsDetermin
 
 // Overlap does not change a bit: the same job with the workers' transfers
 // overlapped and the next step's early fetches started during the current
-// one (the default) and with every phase in order (--overlap=false).
+// one (the default), with every phase in order (--overlap=false), and with
+// the dense all-reduce in small buckets during the backward.
 TEST_F(ExactnessCluster, OverlappedAndSerialWorkersGiveTheSameBits) {
   proto::JobStatus overlapped, serial;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &overlapped));
@@ -951,6 +952,14 @@ TEST_F(ExactnessCluster, OverlappedAndSerialWorkersGiveTheSameBits) {
               static_cast<unsigned long long>(overlapped.progress().worker_rows_prefetched()),
               static_cast<unsigned long long>(overlapped.progress().rows_fetched()));
   ExpectSameBits(a, overlapped, b, serial);
+  // The dense all-reduce in buckets of 64 bytes, started layer by layer
+  // as the backward finishes them: the same bits again.
+  testing::ClusterFlags bucket_flags;
+  bucket_flags.workers = {"--all_reduce_bucket_bytes=64"};
+  ASSERT_NO_FATAL_FAILURE(Restart("exactness_buckets", bucket_flags));
+  proto::JobStatus bucketed;
+  auto c = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &bucketed));
+  ExpectSameBits(a, overlapped, c, bucketed);
 }
 
 // The data path does not change a bit: the same job with fetch, push and

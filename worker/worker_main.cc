@@ -23,6 +23,7 @@
 #include "common/rpc/server.h"
 #include "common/rpc/server_process.h"
 #include "common/rpc/server_tls_flags.h"
+#include "common/tunables.h"
 #include "worker/runtime/device_factory.h"
 #include "worker/runtime/worker_agent.h"
 #ifdef HERALD_WORKER_TEST_HOOKS
@@ -53,6 +54,9 @@ ABSL_FLAG(bool, ucx_shared_memory, true,
 ABSL_FLAG(bool, overlap, true,
           "overlap the PS transfers with each other and with compute, and fetch the next "
           "step's early rows during the current one (the model is the same either way)");
+ABSL_FLAG(uint64_t, all_reduce_bucket_bytes, herald::tunables::kAllReduceBucketBytes,
+          "with --overlap and Gloo: dense gradients the backward has finished start their "
+          "all-reduce once this many bytes of them are final (the model is the same)");
 ABSL_FLAG(int, check_threads, 0,
           "threads that check each step's plan against the embedding cache, tables in "
           "parallel; 0: min(4, cores / 4)");
@@ -165,6 +169,7 @@ int main(int argc, char** argv) {
   agent_options.ps_channel = *channel;
   agent_options.transport = absl::GetFlag(FLAGS_transport);
   agent_options.overlap = absl::GetFlag(FLAGS_overlap);
+  agent_options.all_reduce_bucket_bytes = absl::GetFlag(FLAGS_all_reduce_bucket_bytes);
   if (absl::GetFlag(FLAGS_check_threads) < 0) {
     return Fail("--check_threads: " + std::to_string(absl::GetFlag(FLAGS_check_threads)) +
                 " is negative");

@@ -121,15 +121,16 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
   HERALD_RETURN_IF_ERROR(EvictAndFetch(step, &held_grads, &result));  // 1, 2
   HERALD_RETURN_IF_ERROR(PlaceHandedOff(step, &result));              // the previous step's 10
   if (options_.overlap && next != nullptr && options_.use_ps) fetcher_.Prefetch(*next);
-  QueueTraining(step, &result);  // 3
-  StartedPush started_push = StartPush(step, &result);
-  // 4: with overlap the dense gradients travel during 5b-10 and are waited
-  // for at 5, before the step ends; on every other way out too.
-  StartReduceDense(&result);
+  // 4: with overlap the dense gradients travel during 5b-10 (in buckets
+  // from the backward on, where the reducer runs in the background) and are
+  // waited for at 5, before the step ends; on every other way out too.
   bool dense_pending = true;
   absl::Cleanup wait_dense = [&] {
     if (dense_pending) all_reducer_->FinishAllReduceSum().IgnoreError();
   };
+  QueueTraining(step, &result);  // 3
+  StartedPush started_push = StartPush(step, &result);
+  StartReduceDense(&result);
   auto finish_dense = [&] {
     dense_pending = false;
     return Phase(step, "train", FinishReduceDense(step, &result));  // 4, 5
@@ -379,15 +380,26 @@ void StepExecutor::QueueTraining(const plan::Step& step, StepResult* result) {
   }
   // Queued: the loss is read at the end of the step (Run).
   device_time_.Start(kForwardBackward);
-  model_->QueueTrainStep(in, 1.0f / static_cast<float>(step.global_batch_size));
+  dense_unstarted_ = model_->params().size();
+  RecModel::GradsReady buckets;
+  if (options_.overlap && all_reducer_->reduces_in_background()) {
+    buckets = [this](size_t begin) { StartDenseBucket(begin, /*rest=*/false); };
+  }
+  model_->QueueTrainStep(in, 1.0f / static_cast<float>(step.global_batch_size), buckets);
   device_time_.Stop(kForwardBackward);
   result->times.compute_ms += MillisSince(start);
 }
 
+void StepExecutor::StartDenseBucket(size_t begin, bool rest) {
+  const size_t n = dense_unstarted_ - std::min(begin, dense_unstarted_);
+  if (n == 0 || (!rest && n * sizeof(float) < options_.all_reduce_bucket_bytes)) return;
+  all_reducer_->StartAllReduceSum(model_->params().grads().data() + begin, n);
+  dense_unstarted_ = begin;
+}
+
 void StepExecutor::StartReduceDense(StepResult* result) {
   const absl::Time start = absl::Now();
-  DenseParameters& params = model_->params();
-  all_reducer_->StartAllReduceSum(params.grads().data(), params.size());
+  StartDenseBucket(0, /*rest=*/true);
   result->times.allreduce_ms += MillisSince(start);
 }
 

@@ -29,7 +29,8 @@
 // fetches the plan marks early are requested right after this step's
 // fetch, so they travel while this step computes, and the next step only
 // places them. The all-reduce (4) is started after the backward and, with a
-// reducer that runs it on its own thread (Gloo), travels during 5b-10; it
+// reducer that runs it on its own thread (Gloo), travels during 5b-10 (its
+// buckets of the last layers' gradients already during the backward); it
 // is waited for, and the dense optimizer step (5) queued, before the step
 // ends, so the next step and a checkpoint read the same dense parameters.
 // The rows are the same (the
@@ -65,6 +66,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/thread_pool.h"
+#include "common/tunables.h"
 #include "plan/step.h"
 #include "ps_server/client/ps_client.h"
 #include "worker/cache/embedding_cache.h"
@@ -104,6 +106,10 @@ struct ExecutorOptions {
   std::vector<float> init_scale;
   // Overlap transfers with each other and with compute (see above).
   bool overlap = true;
+  // With overlap and a reducer that reduces in the background (Gloo): the
+  // dense gradients the backward has finished are reduced while it goes
+  // on, in buckets of at least this many bytes (DenseAllReducer).
+  uint64_t all_reduce_bucket_bytes = tunables::kAllReduceBucketBytes;
   // Threads checking each step's plan, tables in parallel (StepValidator),
   // and doing the cache's per-table bookkeeping of evictions and loads.
   int check_threads = 1;
@@ -203,6 +209,10 @@ class StepExecutor {
   // The dense gradients' all-reduce started (DenseAllReducer::
   // StartAllReduceSum: with Gloo it runs on its own thread while the step
   // goes on), then waited for and the dense optimizer step queued.
+  // StartDenseBucket: grads [begin, size) are final; starts those not yet
+  // started once they fill a bucket, or all of them with `rest`.
+  // StartReduceDense starts the rest.
+  void StartDenseBucket(size_t begin, bool rest);
   void StartReduceDense(StepResult* result);
   absl::Status FinishReduceDense(const plan::Step& step, StepResult* result);
   absl::Status ApplyOwned(const plan::Step& step, StepResult* result);
@@ -211,6 +221,7 @@ class StepExecutor {
   RecModel* model_;
   DenseOptimizer* dense_optimizer_;
   DenseAllReducer* all_reducer_;
+  size_t dense_unstarted_ = 0;  // this step's grads [0, this) not yet started
   ps::PsClient* ps_;
   EmbeddingCache* cache_;
   StepValidator step_validator_;  // every step is checked before any of it runs

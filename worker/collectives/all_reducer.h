@@ -25,10 +25,18 @@ class DenseAllReducer {
   // travel: Start returns once the reduction is under way (at once where it
   // runs on a thread of its own, BackgroundAllReducer; the default does all
   // of it here), FinishAllReduceSum waits for it and returns its status.
-  // Between the two the caller must not touch data[0..n) nor start another;
-  // every start is finished, also on error paths.
-  virtual void StartAllReduceSum(float* data, size_t n) { started_ = AllReduceSum(data, n); }
+  // Between the two the caller must not touch data[0..n); every start is
+  // finished, also on error paths.
+  //
+  // Buckets: where reduces_in_background(), several Starts on disjoint
+  // ranges may precede one Finish (the dense gradients reduced while the
+  // backward still computes the rest, as DDP does); they are reduced in
+  // the order started, every rank must start the same ranges in the same
+  // order, and Finish waits for all of them (its status: the first error).
+  // Elsewhere one Start per Finish.
+  virtual void StartAllReduceSum(float* data, size_t n) { started_.Update(AllReduceSum(data, n)); }
   virtual absl::Status FinishAllReduceSum() { return std::exchange(started_, absl::OkStatus()); }
+  virtual bool reduces_in_background() const { return false; }
 
  private:
   absl::Status started_;  // the default Start's result, until Finish

@@ -1,14 +1,16 @@
 #pragma once
 // A DenseAllReducer for host memory whose StartAllReduceSum runs the inner
 // reducer's all-reduce on a thread of its own ("dense-reduce"), so a worker
-// pushes rows, writes back and updates its own rows while the dense
-// gradients travel. The bits are the inner reducer's: only the thread that
-// runs it differs.
+// computes the rest of its backward, pushes rows, writes back and updates
+// its own rows while the dense gradients travel, bucket after bucket (see
+// DenseAllReducer). The bits are the inner reducer's where it reduces each
+// element alone (GlooAllReducer: in rank order, whatever the range): only
+// the thread that runs it, and the ranges, differ.
 
+#include <cstdint>
 #include <memory>
-#include <optional>
 
-#include "absl/synchronization/notification.h"
+#include "absl/synchronization/mutex.h"
 #include "common/thread_pool.h"
 #include "worker/collectives/all_reducer.h"
 
@@ -26,12 +28,16 @@ class BackgroundAllReducer final : public DenseAllReducer {
   absl::Status AllReduceSum(float* data, size_t n) override;
   void StartAllReduceSum(float* data, size_t n) override;
   absl::Status FinishAllReduceSum() override;
+  bool reduces_in_background() const override { return true; }
 
  private:
   std::unique_ptr<DenseAllReducer> inner_;
-  std::optional<absl::Notification> done_;  // set while one is started
-  absl::Status status_;                     // written by the thread before done_
-  ThreadPool thread_{1, "dense-reduce"};    // last: joined first
+  absl::Mutex mu_;
+  uint32_t running_ ABSL_GUARDED_BY(mu_) = 0;  // started, not yet reduced
+  // The first error since the last Finish; the buckets after it are not
+  // reduced (a peer is gone: each would wait for its timeout).
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  ThreadPool thread_{1, "dense-reduce"};  // last: joined first
 };
 
 }  // namespace herald::worker

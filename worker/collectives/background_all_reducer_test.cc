@@ -57,6 +57,36 @@ TEST(BackgroundAllReducer, StartReturnsWhileThePeersStillHaveToJoin) {
   EXPECT_TRUE(r[0]->FinishAllReduceSum().ok());
 }
 
+// Buckets: three ranges started one after another on each rank, finished
+// once, give every element the bits of one whole all-reduce.
+TEST(BackgroundAllReducer, BucketsStartedInTurnReduceLikeTheWhole) {
+  std::vector<std::unique_ptr<DenseAllReducer>> r = ConnectTwo("buckets");
+  ASSERT_TRUE(r[0] && r[1]);
+  EXPECT_TRUE(r[0]->reduces_in_background());
+  std::vector<float> a(1001), b(1001);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = 0.1f * i + 0.3f;
+    b[i] = 1.7f - 0.05f * i;
+  }
+  std::vector<float> whole_x = a, whole_y = b;
+  r[0]->StartAllReduceSum(whole_x.data(), whole_x.size());
+  r[1]->StartAllReduceSum(whole_y.data(), whole_y.size());
+  ASSERT_TRUE(r[0]->FinishAllReduceSum().ok());
+  ASSERT_TRUE(r[1]->FinishAllReduceSum().ok());
+
+  std::vector<float> x = a, y = b;
+  const size_t cuts[] = {1001, 600, 17, 0};  // from the end, as a backward frees them
+  for (int rank = 0; rank < 2; ++rank) {
+    float* data = rank == 0 ? x.data() : y.data();
+    for (int k = 0; k < 3; ++k)
+      r[rank]->StartAllReduceSum(data + cuts[k + 1], cuts[k] - cuts[k + 1]);
+  }
+  ASSERT_TRUE(r[0]->FinishAllReduceSum().ok());
+  ASSERT_TRUE(r[1]->FinishAllReduceSum().ok());
+  EXPECT_EQ(x, whole_x);
+  EXPECT_EQ(y, whole_x);
+}
+
 // Device memory through the host reducer on its thread: the copies stay on
 // the caller, the reduction does not block it.
 TEST(BackgroundAllReducer, HostStagedDeviceDataStartsAndFinishes) {

@@ -5,6 +5,7 @@
 // tensor; its gradient is a matrix of the same shape that consumers ADD
 // into.
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,6 +34,16 @@ class GraphLayer {
   virtual Tensor Forward(const std::vector<Tensor>& inputs, int rows) = 0;
   // Reads the output gradient; ADDS into each input's gradient.
   virtual void Backward(const std::vector<TensorGrad>& input_grads) = 0;
+  // Backward, calling `final_from(begin)` whenever the layer's parameter
+  // gradients from `begin` (an offset in DenseParameters) to its last one
+  // are final, before the rest is computed (a stack of layers, top first);
+  // the default tells nothing before the whole layer is done.
+  using ParamsFinal = std::function<void(size_t begin)>;
+  virtual void BackwardInParts(const std::vector<TensorGrad>& input_grads,
+                               const ParamsFinal& final_from) {
+    (void)final_from;
+    Backward(input_grads);
+  }
   virtual TensorGrad output_grad() = 0;
 };
 

@@ -175,6 +175,10 @@ class MlpLayer final : public GraphLayer {
   void Backward(const std::vector<TensorGrad>& grads) override {
     mlp_.Backward(grads[0].data, grads[0].stride);
   }
+  void BackwardInParts(const std::vector<TensorGrad>& grads,
+                       const ParamsFinal& final_from) override {
+    mlp_.Backward(grads[0].data, grads[0].stride, final_from);
+  }
   TensorGrad output_grad() override { return {mlp_.output_grad(), mlp_.out()}; }
 
  private:

@@ -9,7 +9,9 @@
 // forward and backward run in the resolved orders (model_graph.h), so
 // gradients into a node used twice add in a fixed order. The dense
 // features get no gradient.
+#include <algorithm>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "worker/model/graph_layer.h"
@@ -44,9 +46,21 @@ class GraphModel final : public RecModel {
       if (built.column >= 0 || built.layer != nullptr || node.spec.has_head()) continue;
       std::vector<GraphShape> inputs;
       for (int j : node.inputs) inputs.push_back(graph_.nodes[j].shape);
+      const size_t first = params_.size();
       built.layer = CreateGraphLayer(node, inputs, device, &params_, seed, &draw_);
+      built.params = {first, params_.size()};
     }
     for (size_t h = 0; h < graph_.heads.size(); ++h) outputs_.emplace_back(device, 0);
+    // After the k-th backward node: the parameters of every node still to
+    // run lie below ready_after_[k] (the largest end among them).
+    for (size_t k = 0; k < graph_.backward.size(); ++k) {
+      size_t below = 0;
+      for (size_t later = k + 1; later < graph_.backward.size(); ++later) {
+        const auto [first, end] = nodes_[graph_.backward[later]].params;
+        if (end > first) below = std::max(below, end);
+      }
+      ready_after_.push_back(below);
+    }
   }
 
  private:
@@ -55,6 +69,7 @@ class GraphModel final : public RecModel {
     int column = -1;                    // a view: its first column in X
     bool dense = false;                 // the dense features: no gradient
     bool reads_x = false;               // a gathered embeddings node
+    std::pair<size_t, size_t> params;   // its parameters: [first, end) of params_
     Tensor output;                      // of the last Forward
     // Its inputs' outputs and gradients, kept from step to step (no
     // allocation per step).
@@ -124,21 +139,39 @@ class GraphModel final : public RecModel {
     return outputs;
   }
 
-  void BackwardOutputs(const std::vector<const float*>& doutputs, float* dx) override {
+  void BackwardOutputs(const std::vector<const float*>& doutputs, float* dx,
+                       const GradsReady& grads_ready) override {
     const int width = shape_.width();
     for (size_t h = 0; h < graph_.heads.size(); ++h) {
       const TensorGrad d = Grad(graph_.nodes[graph_.heads[h]].inputs[0], dx);
       if (d.data == nullptr) continue;  // a head straight on a dense feature
       device_->Add2D(doutputs[h], 1, rows_, 1, d.data, d.stride);
     }
-    for (int i : graph_.backward) {
-      Node& node = nodes_[i];
-      if (node.layer == nullptr) continue;
-      node.grads.clear();
-      if (node.reads_x) node.grads.push_back({dx, width});
-      for (int j : graph_.nodes[i].inputs) node.grads.push_back(Grad(j, dx));
-      node.layer->Backward(node.grads);
+    size_t ready = params_.size();  // told so far: [ready, size) final
+    for (size_t k = 0; k < graph_.backward.size(); ++k) {
+      Node& node = nodes_[graph_.backward[k]];
+      if (node.layer != nullptr) {
+        node.grads.clear();
+        if (node.reads_x) node.grads.push_back({dx, width});
+        for (int j : graph_.nodes[graph_.backward[k]].inputs) node.grads.push_back(Grad(j, dx));
+        if (grads_ready) {
+          // Within the node: its parameters from `begin` up, and every
+          // node's above those of the nodes still to run.
+          node.layer->BackwardInParts(node.grads, [&](size_t begin) {
+            if (begin <= node.params.first) return;  // the whole node: told below
+            const size_t final_from = std::max(begin, ready_after_[k]);
+            if (final_from < ready) grads_ready(ready = final_from);
+          });
+        } else {
+          node.layer->Backward(node.grads);
+        }
+      }
+      if (grads_ready && ready_after_[k] < ready) {
+        ready = ready_after_[k];
+        grads_ready(ready);
+      }
     }
+    if (grads_ready && ready > 0) grads_ready(0);  // parameters of no backward node
   }
 
   TensorGrad Grad(int node, float* dx) {
@@ -151,6 +184,7 @@ class GraphModel final : public RecModel {
   std::vector<Node> nodes_;
   std::vector<DeviceArray<float>> outputs_;  // per head, where its input is strided
   DropoutDraw draw_;                         // this pass's (BeginPass)
+  std::vector<size_t> ready_after_;          // per backward node (constructor)
   const float* x_ = nullptr;
   int rows_ = 0;
 };

@@ -110,19 +110,22 @@ TEST(GraphModel, WideAndDeepAsAGraphTrainsAsTheBuiltIn) {
   EXPECT_EQ(b1.grads, b2.grads);
 }
 
+// Two MLP nodes, "lower" (W 3×2, b 2) and "upper" (W 2×1, b 1) reading it,
+// and the rest of a graph around them, without parameters.
+const std::string kLower = R"(nodes { name: "lower" inputs: "dense" mlp { widths: 2 } })";
+const std::string kUpper = R"(nodes { name: "upper" inputs: "lower" mlp { widths: 1 } })";
+const std::string kRest = R"(nodes { name: "dense" dense {} }
+                             nodes { name: "dot" inputs: ["upper", "upper"] dot {} }
+                             nodes { name: "sum" inputs: ["dot", "fm"] sum {} }
+                             nodes { name: "fm" inputs: "bags3" fm {} }
+                             nodes { name: "bags3" embeddings { features: ["a", "b", "c"] } }
+                             nodes { name: "out" inputs: "sum" head {} })";
+
 // Parameter blocks follow the order the nodes are listed, not the forward
 // order: a tower listed before the layer it reads comes first. (Biases
 // start at zero, weights do not: the zeros show where each layer sits.)
 TEST(GraphModel, ParametersAreLaidOutInTheOrderTheNodesAreListed) {
   CpuDevice dev;
-  const std::string lower = R"(nodes { name: "lower" inputs: "dense" mlp { widths: 2 } })";
-  const std::string upper = R"(nodes { name: "upper" inputs: "lower" mlp { widths: 1 } })";
-  const std::string rest = R"(nodes { name: "dense" dense {} }
-                              nodes { name: "dot" inputs: ["upper", "upper"] dot {} }
-                              nodes { name: "sum" inputs: ["dot", "fm"] sum {} }
-                              nodes { name: "fm" inputs: "bags3" fm {} }
-                              nodes { name: "bags3" embeddings { features: ["a", "b", "c"] } }
-                              nodes { name: "out" inputs: "sum" head {} })";
   auto zeros = [&](const std::string& nodes) {
     auto model = CreateModel(Spec("graph { " + nodes + " }"), &dev);
     EXPECT_TRUE(model.ok()) << model.status();
@@ -134,8 +137,60 @@ TEST(GraphModel, ParametersAreLaidOutInTheOrderTheNodesAreListed) {
     return at;
   };
   // lower: W 3×2 then b 2; upper: W 2×1 then b 1.
-  EXPECT_EQ(zeros(lower + upper + rest), (std::vector<size_t>{6, 7, 10}));
-  EXPECT_EQ(zeros(upper + lower + rest), (std::vector<size_t>{2, 9, 10}));
+  EXPECT_EQ(zeros(kLower + kUpper + kRest), (std::vector<size_t>{6, 7, 10}));
+  EXPECT_EQ(zeros(kUpper + kLower + kRest), (std::vector<size_t>{2, 9, 10}));
+}
+
+// The backward tells which dense gradients are final as it goes: every
+// suffix it names holds, when named, the step's final bits; a layer listed
+// after the one it reads frees its gradients first, so with the nodes in
+// forward order the all-reduce of the upper layer can start before the
+// lower layer's backward, as can an MLP's top layers' before its first's.
+TEST(GraphModel, BackwardNamesTheGradientsThatAreFinalAsItGoes) {
+  CpuDevice dev;
+  const std::string forward_order = "graph { " + kLower + kUpper + kRest + " }";
+  const std::string upper_first = "graph { " + kUpper + kLower + kRest + " }";
+  // One MLP node of three layers over 17 inputs: W 17×5, b 5 | W 5×4, b 4 |
+  // W 4×1, b 1, freed top layer first.
+  const std::string stack = R"(graph {
+    nodes { name: "dense" dense {} }
+    nodes { name: "bags" embeddings {} }
+    nodes { name: "x" inputs: ["dense", "bags"] concat {} }
+    nodes { name: "deep" inputs: "x" mlp { widths: [5, 4, 1] } }
+    nodes { name: "out" inputs: "deep" head {} }
+  })";
+  for (const std::string& graph : {forward_order, upper_first, stack, std::string(kEveryLayer)}) {
+    auto model = CreateModel(Spec(graph), &dev);
+    ASSERT_TRUE(model.ok()) << model.status();
+    DenseParameters& params = (*model)->params();
+    testing::TestBatch batch(kDims, kDense);
+    ModelInput in = batch.Input(&batch.grads);
+    std::vector<size_t> begins;
+    std::vector<std::vector<float>> seen;  // grads[begin, size) when named
+    (*model)->QueueTrainStep(in, 0.25f, [&](size_t begin) {
+      begins.push_back(begin);
+      const std::vector<float> now = params.grads().ToHost();
+      seen.emplace_back(now.begin() + begin, now.end());
+    });
+    (*model)->TakeLoss();
+    const std::vector<float> final_grads = params.grads().ToHost();
+    ASSERT_FALSE(begins.empty());
+    EXPECT_EQ(begins.back(), 0u);
+    for (size_t k = 0; k < begins.size(); ++k) {
+      if (k > 0) {
+        EXPECT_LT(begins[k], begins[k - 1]);
+      }
+      EXPECT_EQ(seen[k], std::vector<float>(final_grads.begin() + begins[k], final_grads.end()))
+          << "named at " << begins[k];
+    }
+    std::vector<size_t> want;
+    if (graph == forward_order) want = {8, 0};  // upper first
+    if (graph == upper_first) want = {0};
+    if (graph == stack) want = {114, 90, 0};
+    if (!want.empty()) {
+      EXPECT_EQ(begins, want);
+    }
+  }
 }
 
 // Two heads over a shared bottom: a click (cross-entropy) and a rating

@@ -24,6 +24,8 @@ class Linear {
   const float* Forward(const float* x, int x_stride, int rows);
   void Backward(float* dx, int dx_stride);
 
+  // The offset of its first parameter (the weights; the bias follows).
+  size_t first_param() const { return weight_; }
   int in() const { return in_; }
   int out() const { return out_; }
   const float* output() const { return y_.data(); }

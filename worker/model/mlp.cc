@@ -49,7 +49,7 @@ const float* Mlp::Forward(const float* x, int x_stride, int rows, const DropoutD
   return h;
 }
 
-void Mlp::Backward(float* dx, int dx_stride) {
+void Mlp::Backward(float* dx, int dx_stride, const std::function<void(size_t)>& final_from) {
   for (size_t i = linears_.size(); i-- > 0;) {
     // Layer i's output gradient is complete here (the layer above, or the
     // consumer, wrote it); a dropped output passes it through its mask.
@@ -64,6 +64,7 @@ void Mlp::Backward(float* dx, int dx_stride) {
                                                   : linears_[i - 1]->output_grad())
                          : dx;
     linears_[i]->Backward(below, i > 0 ? linears_[i - 1]->out() : dx_stride);
+    if (final_from) final_from(linears_[i]->first_param());
   }
 }
 

@@ -2,6 +2,7 @@
 // A stack of Linear layers, each followed by ReLU except (optionally) the
 // last, or by nothing (conventions: linear.h).
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -26,7 +27,11 @@ class Mlp {
 
   // `draw`: the training step's masks (null, or not training: none).
   const float* Forward(const float* x, int x_stride, int rows, const DropoutDraw* draw = nullptr);
-  void Backward(float* dx, int dx_stride);
+  // `final_from` (may be empty): after each layer's backward, the offset
+  // of its first parameter; its parameters' gradients and those of the
+  // layers above are final from there on (they were reserved in order).
+  void Backward(float* dx, int dx_stride,
+                const std::function<void(size_t begin)>& final_from = nullptr);
 
   int out() const { return linears_.back()->out(); }
   const float* output() const;

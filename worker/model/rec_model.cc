@@ -63,7 +63,8 @@ const float* RecModel::HeadLabels(const ModelInput& in, size_t h) {
   return head_labels_[h].data();
 }
 
-void RecModel::QueueTrainStep(const ModelInput& in, float grad_scale) {
+void RecModel::QueueTrainStep(const ModelInput& in, float grad_scale,
+                              const GradsReady& grads_ready) {
   BeginPass(in, /*training=*/true);
   const std::vector<const float*> outputs = ForwardOutputs(BuildFeatures(in), in.rows);
   std::vector<const float*> doutputs;
@@ -78,7 +79,7 @@ void RecModel::QueueTrainStep(const ModelInput& in, float grad_scale) {
   }
   dx_.Resize(x_.size());
   device_->Fill(dx_.data(), dx_.size(), 0.0f);
-  BackwardOutputs(doutputs, dx_.data());
+  BackwardOutputs(doutputs, dx_.data(), grads_ready);
   // Features sharing a table add into one gradient array: one call per
   // round, the k-th feature of every table in round k, so no call has two
   // bags adding into the same array (a device may run a call's bags at

@@ -8,6 +8,7 @@
 // over its heads. Built from the job spec by CreateModel()
 // (model_factory.h), written once against the Device interface.
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -71,7 +72,16 @@ class RecModel {
   double TrainStep(const ModelInput& in, float grad_scale);
   // TrainStep in two halves: queue the work on the device, then (any time
   // before the next step) read Σ loss, which waits for the device.
-  void QueueTrainStep(const ModelInput& in, float grad_scale);
+  //
+  // `grads_ready` (may be empty), called on this thread during the
+  // backward whenever more of the dense gradients are queued whole:
+  // params().grads()[begin, size()) will change no more this step (on an
+  // asynchronous device, once the queued work ran). `begin` only falls,
+  // and is 0 by the end, so the all-reduce of the last layers' gradients
+  // can start while the first layers' backward runs.
+  using GradsReady = std::function<void(size_t begin)>;
+  void QueueTrainStep(const ModelInput& in, float grad_scale,
+                      const GradsReady& grads_ready = nullptr);
   double TakeLoss() const;
   // The batch's predictions, on the host, sample by sample and head by head
   // (rows × heads): click probabilities for a binary label, values for a
@@ -90,8 +100,11 @@ class RecModel {
   // x: rows × shape().width(), contiguous. Returns each head's outputs
   // (rows floats each, contiguous), in head order.
   virtual std::vector<const float*> ForwardOutputs(const float* x, int rows) = 0;
-  // Adds the gradient w.r.t. x into dx given ∂loss/∂outputs of each head.
-  virtual void BackwardOutputs(const std::vector<const float*>& doutputs, float* dx) = 0;
+  // Adds the gradient w.r.t. x into dx given ∂loss/∂outputs of each head;
+  // tells `grads_ready` (if set) of every suffix of the dense gradients
+  // that became final (QueueTrainStep).
+  virtual void BackwardOutputs(const std::vector<const float*>& doutputs, float* dx,
+                               const GradsReady& grads_ready) = 0;
 
   Device* device_;
   ModelShape shape_;

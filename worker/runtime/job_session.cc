@@ -113,6 +113,7 @@ absl::Status JobSession::Run() {
   replica_options.collective_options.gloo.prefix = "gloo";
   replica_options.collective_options.nccl_prefix = "nccl";
   replica_options.overlap = options_.overlap;
+  replica_options.all_reduce_bucket_bytes = options_.all_reduce_bucket_bytes;
   replica_options.check_threads = options_.check_threads;
   // Hand-offs travel the way the rows do (UCX where the data path is).
   replica_options.ucx_exchange = ps->over_ucx;

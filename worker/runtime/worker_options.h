@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/rpc/channel.h"
+#include "common/tunables.h"
 #include "worker/runtime/device_factory.h"
 
 namespace herald::worker {
@@ -18,6 +19,8 @@ struct WorkerAgentOptions {
   // Overlap the PS transfers with each other and with compute, and fetch
   // the next step's early rows during the current one (StepExecutor).
   bool overlap = true;
+  // ExecutorOptions::all_reduce_bucket_bytes.
+  uint64_t all_reduce_bucket_bytes = tunables::kAllReduceBucketBytes;
   // Threads checking each step's plan (ExecutorOptions::check_threads;
   // 0: DefaultCheckThreads()).
   int check_threads = 0;

@@ -44,6 +44,7 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
   ExecutorOptions executor_options{rank, workers, true};
   executor_options.seed = spec.seed();
   executor_options.overlap = options.overlap;
+  executor_options.all_reduce_bucket_bytes = options.all_reduce_bucket_bytes;
   executor_options.check_threads =
       options.check_threads > 0 ? options.check_threads : DefaultCheckThreads();
   for (const proto::TableSpec& table : spec.tables()) {

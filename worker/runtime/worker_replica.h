@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/tunables.h"
 #include "common/ucx/ucx_worker.h"
 #include "proto/job.pb.h"
 #include "ps_server/client/ps_client.h"
@@ -35,6 +36,7 @@ struct ReplicaOptions {
   std::string exchange_prefix = "rows";
   // Overlap transfers with each other and with compute (StepExecutor).
   bool overlap = true;
+  uint64_t all_reduce_bucket_bytes = tunables::kAllReduceBucketBytes;
   int check_threads = 0;  // WorkerAgentOptions::check_threads
   // Hand-offs over UCX (UcxRowExchanger) instead of Gloo when every worker
   // of the job asks for it (they agree through the store); the token and
