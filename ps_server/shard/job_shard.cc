@@ -603,9 +603,17 @@ absl::StatusOr<bool> JobShard::IterationDone(Iteration iteration, WorkerRank ran
 }
 
 void JobShard::CommitReadyIterations(DiskReads* reads) {
+  // One committing thread at a time (a commit that holds the rows shared
+  // would not keep the next one out): it commits every iteration that is
+  // ready once its own is done, in order.
+  if (committing_) return;
+  committing_ = true;
   while (true) {
     auto it = pending_.find(clock_.open());
-    if (it == pending_.end() || !it->second->complete()) return;
+    if (it == pending_.end() || !it->second->complete()) {
+      committing_ = false;
+      return;
+    }
     std::unique_ptr<IterationBuffer> buffer = std::move(it->second);
     pending_.erase(it);
     const uint64_t t = clock_.BeginCommit();

@@ -102,7 +102,9 @@ class JobShard {
   // back for this iteration; FailedPrecondition for a version older than the
   // stored one (a stale owner).
   absl::Status WriteBack(const WriteBackIn& request);
-  // Returns true if this report completed (and committed) the iteration.
+  // Returns true if this report completed and committed the iteration
+  // (false if another report's thread was still committing an earlier one:
+  // that thread commits it next).
   // With a disk tier, adds to `committed_reads` the disk reads of every
   // iteration this report committed. `expire`: rows deleted at the
   // iteration's commit, after its write-backs and gradients, from memory
@@ -204,6 +206,9 @@ class JobShard {
   // A commit holding rows_mu_ exclusively is under way: fetches wait for it
   // to finish instead of per stripe.
   bool commit_holds_rows_ ABSL_GUARDED_BY(mu_) = false;
+  // A thread is committing (CommitReadyIterations): a report that completes
+  // a later iteration leaves its commit to that thread.
+  bool committing_ ABSL_GUARDED_BY(mu_) = false;
   IterationClock clock_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, std::unique_ptr<IterationBuffer>> pending_ ABSL_GUARDED_BY(mu_);
   // The last committed iteration's buffer, reset, for the next one to open.

@@ -254,6 +254,46 @@ TEST_F(JobShardTest, FetchCopiesStripesTheCommitWroteWithoutWaitingForTheRest) {
   EXPECT_EQ(shard->next_iteration(), 1u);
 }
 
+// A report that completes the next iteration while a commit is still under
+// way leaves that commit to the committing thread, which applies it after
+// its own: the rows are those of the two commits in order (Adagrad's
+// accumulator makes the order show), never the later one first.
+TEST_F(JobShardTest, ALaterIterationCommitsAfterTheOneUnderWay) {
+  JobShardOptions options = Options(SparseOptimizerKind::kAdagrad, 1);
+  const ShardTable stripes(options.tables[0], options.stripes_per_table);
+  const Key key = 1;
+  absl::Notification holding, release;
+  int calls = 0;  // the committing threads run one at a time
+  options.before_stripe_commit = [&](uint32_t table, uint32_t stripe) {
+    if (table != 0 || stripe != stripes.StripeOf(key) || calls++ > 0) return;
+    holding.Notify();
+    release.WaitForNotification();
+  };
+  auto shard = Make(std::move(options));
+  auto reference = Make(Options(SparseOptimizerKind::kAdagrad, 1));
+  for (JobShard* s : {shard.get(), reference.get()}) {
+    Fetch(*s, 0, 0, {key});
+    ASSERT_TRUE(Push(*s, 0, 0, 0, {key}, {1, 2, 3, 4}).ok());
+  }
+  std::thread reporter([&] { EXPECT_TRUE(*Done(*shard, 0, 0, 1)); });
+  holding.WaitForNotification();
+  // Iteration 0's commit holds before the key's stripe; iteration 1 is
+  // pushed and reported meanwhile and waits for it.
+  ASSERT_TRUE(Push(*shard, 1, 0, 0, {key}, {-5, 6, 0.5f, 8}).ok());
+  EXPECT_FALSE(*Done(*shard, 1, 0, 1));
+  release.Notify();
+  reporter.join();
+  EXPECT_EQ(shard->next_iteration(), 2u);
+
+  ASSERT_TRUE(*Done(*reference, 0, 0, 1));
+  ASSERT_TRUE(Push(*reference, 1, 0, 0, {key}, {-5, 6, 0.5f, 8}).ok());
+  ASSERT_TRUE(*Done(*reference, 1, 0, 1));
+  const proto::RowBlock got = Fetch(*shard, 2, 0, {key});
+  const proto::RowBlock want = Fetch(*reference, 2, 0, {key});
+  EXPECT_EQ(VersionOf(got, 0), 2u);
+  EXPECT_EQ(RowOf(got, 0), RowOf(want, 0));
+}
+
 TEST_F(JobShardTest, EndingTheJobReleasesAWaitingFetchAndRefusesWhatFollows) {
   auto shard = Make(Options(SparseOptimizerKind::kSgd, 2));
   ASSERT_TRUE(Done(*shard, 0, 0, 2).ok());
