@@ -63,14 +63,8 @@ struct IterationBuffer {
   uint32_t done_count = 0;
 
   bool complete() const { return done_count == done.size(); }
-  bool HasExpiries() const {
-    for (const auto& table : tables) {
-      for (const PendingStripe& stripe : table) {
-        if (!stripe.expire.empty()) return true;
-      }
-    }
-    return false;
-  }
+  // Some stripe has keys to expire (set where they are added).
+  bool has_expiries = false;
   // As constructed, keeping the arenas' memory (JobShard reuses a committed
   // iteration's buffer for a later one: no fresh pages every iteration).
   void Reset() {
@@ -79,6 +73,7 @@ struct IterationBuffer {
     }
     std::fill(done.begin(), done.end(), false);
     done_count = 0;
+    has_expiries = false;
   }
 };
 

@@ -595,6 +595,7 @@ absl::StatusOr<bool> JobShard::IterationDone(Iteration iteration, WorkerRank ran
     ShardTable& table = *tables_[block.table];
     for (Key key : block.keys)
       buffer.tables[block.table][table.StripeOf(key)].expire.push_back(key);
+    buffer.has_expiries |= !block.keys.empty();
   }
   buffer.done[worker] = true;
   ++buffer.done_count;
@@ -623,7 +624,7 @@ void JobShard::CommitReadyIterations(DiskReads* reads) {
     {
       // Moving rows to disk or deleting them changes row indices that
       // requests hold: only then are all requests kept out.
-      commit_holds_rows_ = tier_ != nullptr || buffer->HasExpiries();
+      commit_holds_rows_ = tier_ != nullptr || buffer->has_expiries;
       CommitWindow window(
           &mu_, &rows_mu_,
           commit_holds_rows_ ? CommitWindow::Rows::kExclusive : CommitWindow::Rows::kShared);

@@ -68,12 +68,12 @@ std::optional<JobCacheSizing> SizeFromKeyStats(const proto::JobSpec& spec, uint3
   absl::StatusOr<std::vector<std::string>> files = data::ExpandInputPaths(paths);
   if (!files.ok() || files->empty()) return std::nullopt;  // the pass names the error
   std::optional<data::KeyStats> all;
+  const data::DistinctCounter pass_counter;  // as the pass counts
   for (const std::string& file : *files) {
     // Damaged statistics: the pass reads the samples (and says if they are
     // damaged too).
     absl::StatusOr<std::optional<data::KeyStats>> stats = data::ReadBinaryKeyStats(file);
     if (!stats.ok() || !stats->has_value()) return std::nullopt;
-    const data::DistinctCounter pass_counter;  // as the pass counts
     for (const data::FeatureKeyStats& f : (*stats)->features) {
       if (f.distinct.exact_limit() != pass_counter.exact_limit() ||
           f.distinct.precision() != pass_counter.precision()) {
