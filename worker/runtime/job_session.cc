@@ -138,12 +138,17 @@ absl::Status JobSession::Run() {
   request.set_job_id(join.job_id());
   request.set_run_id(join.run_id());
   std::unique_ptr<cluster::StepReader> reader = scheduler_->OpenSteps(request);
+  bool stopped;
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) return fail(absl::CancelledError("the worker is shutting down"));
-    stream_ = reader.get();
-    next_iteration_ = iteration;
+    stopped = stopping_;
+    if (!stopped) {
+      stream_ = reader.get();
+      next_iteration_ = iteration;
+    }
   }
+  // Outside mu_: reporting the error takes it (ReportError).
+  if (stopped) return fail(absl::CancelledError("the worker is shutting down"));
   auto forget_reporter = [this] {
     absl::MutexLock lock(&mu_);
     reporter_ = nullptr;
