@@ -37,4 +37,9 @@ using Iteration = StrongId<struct IterationTag, uint64_t>;
 // Embedding keys are raw 64-bit ids (hashed categorical values).
 using Key = uint64_t;
 
+// How many iterations back a fetch's early distance reaches at most: the
+// plan's marks (plan::FetchRows::early) and the PS's fetches
+// (ps::FetchIn::early) share it.
+inline constexpr uint8_t kMaxEarlyDistance = 3;
+
 }  // namespace herald

@@ -94,6 +94,9 @@ HERALD_TUNABLE(int64_t, kGlooTimeoutMs, 60000, "deadline of a Gloo rendezvous or
 HERALD_TUNABLE(int64_t, kAllReduceBucketBytes, 1 << 20,
                "dense gradients final during the backward that start an all-reduce bucket "
                "(CPU workers under Gloo)")
+HERALD_TUNABLE(int64_t, kPrefetchSteps, 2,
+               "steps ahead a worker requests the rows its plan marks early (1..3: at most "
+               "their early distance; --prefetch_steps)")
 HERALD_TUNABLE(int64_t, kReaderBufferBytes, 4 << 20,
                "read buffer of the TSV and binary readers (grows for longer lines)")
 HERALD_TUNABLE(int64_t, kFollowPollMs, 100,

@@ -27,9 +27,12 @@ struct SlotRows {
   std::vector<Key> keys;
 };
 
-// Rows fetched from the PS into slots. early: empty, or one flag per row
-// (1 = the row's PS copy does not change at the previous iteration's
-// commit, so the fetch may be issued before it).
+// Rows fetched from the PS into slots. early: empty, or one distance per
+// row, 0..kMaxEarlyDistance (common/ids.h): d >= 1 = no plan of iterations t - d .. t - 1
+// changes the row's PS copy (for a fetch at iteration t), so its value for
+// t is final once iteration t - d - 1 committed and the fetch may be
+// issued that early, before the commits of t - d .. t - 1; 0 = the
+// previous iteration changes it.
 struct FetchRows {
   std::vector<uint32_t> slots;
   std::vector<Key> keys;

@@ -935,9 +935,10 @@ TEST_F(ExactnessCluster, HetWithStalenessZeroIsVanillaAndWithStalenessIsDetermin
 }
 
 // Overlap does not change a bit: the same job with the workers' transfers
-// overlapped and the next step's early fetches started during the current
-// one (the default), with every phase in order (--overlap=false), and with
-// the dense all-reduce in small buckets during the backward.
+// overlapped and the later steps' early fetches started during the current
+// one (the default: up to 2 steps ahead), with every phase in order
+// (--overlap=false), and with the dense all-reduce in small buckets during
+// the backward and fetches up to 3 steps ahead.
 TEST_F(ExactnessCluster, OverlappedAndSerialWorkersGiveTheSameBits) {
   proto::JobStatus overlapped, serial;
   auto a = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &overlapped));
@@ -948,14 +949,15 @@ TEST_F(ExactnessCluster, OverlappedAndSerialWorkersGiveTheSameBits) {
   // The overlapped workers did fetch rows during the step before.
   EXPECT_GT(overlapped.progress().worker_rows_prefetched(), 0u);
   EXPECT_EQ(serial.progress().worker_rows_prefetched(), 0u);
-  std::printf("rows fetched during the step before: %llu of %llu fetched\n",
+  std::printf("rows fetched during the steps before: %llu of %llu fetched\n",
               static_cast<unsigned long long>(overlapped.progress().worker_rows_prefetched()),
               static_cast<unsigned long long>(overlapped.progress().rows_fetched()));
   ExpectSameBits(a, overlapped, b, serial);
   // The dense all-reduce in buckets of 64 bytes, started layer by layer
-  // as the backward finishes them: the same bits again.
+  // as the backward finishes them, and rows fetched up to 3 steps ahead
+  // (2 above): the same bits again.
   testing::ClusterFlags bucket_flags;
-  bucket_flags.workers = {"--all_reduce_bucket_bytes=64"};
+  bucket_flags.workers = {"--all_reduce_bucket_bytes=64", "--prefetch_steps=3"};
   ASSERT_NO_FATAL_FAILURE(Restart("exactness_buckets", bucket_flags));
   proto::JobStatus bucketed;
   auto c = tools::ReadModelExport(RunAndExport(Spec(proto::POLICY_HERALD, 4), &bucketed));

@@ -17,6 +17,7 @@
 #include "cluster/node_membership.h"
 #include "cluster/scheduler_client.h"
 #include "common/command_line.h"
+#include "common/ids.h"
 #include "common/logging.h"
 #include "common/rpc/client_tls_flags.h"
 #include "common/rpc/cluster_token.h"
@@ -52,8 +53,11 @@ ABSL_FLAG(bool, ucx_shared_memory, true,
           "UCX: reach PS shards of this host over shared memory where they offer it too (a "
           "dead shard is noticed by watching its process); false: TCP or verbs only");
 ABSL_FLAG(bool, overlap, true,
-          "overlap the PS transfers with each other and with compute, and fetch the next "
-          "step's early rows during the current one (the model is the same either way)");
+          "overlap the PS transfers with each other and with compute, and fetch later "
+          "steps' early rows during the current one (the model is the same either way)");
+ABSL_FLAG(uint32_t, prefetch_steps, herald::tunables::kPrefetchSteps,
+          "with --overlap: how many steps ahead the rows a plan marks early are requested, "
+          "1..3 (each no earlier than its distance allows; the model is the same)");
 ABSL_FLAG(uint64_t, all_reduce_bucket_bytes, herald::tunables::kAllReduceBucketBytes,
           "with --overlap and Gloo: dense gradients the backward has finished start their "
           "all-reduce once this many bytes of them are final (the model is the same)");
@@ -170,6 +174,12 @@ int main(int argc, char** argv) {
   agent_options.transport = absl::GetFlag(FLAGS_transport);
   agent_options.overlap = absl::GetFlag(FLAGS_overlap);
   agent_options.all_reduce_bucket_bytes = absl::GetFlag(FLAGS_all_reduce_bucket_bytes);
+  agent_options.prefetch_steps = absl::GetFlag(FLAGS_prefetch_steps);
+  if (agent_options.prefetch_steps < 1 ||
+      agent_options.prefetch_steps > herald::kMaxEarlyDistance) {
+    return Fail(absl::StrCat("--prefetch_steps: ", agent_options.prefetch_steps, ", want 1..",
+                             herald::kMaxEarlyDistance));
+  }
   if (absl::GetFlag(FLAGS_check_threads) < 0) {
     return Fail("--check_threads: " + std::to_string(absl::GetFlag(FLAGS_check_threads)) +
                 " is negative");

@@ -34,7 +34,8 @@ class GrpcShardStub final : public ShardStub {
     r.set_job_id(std::string(of.job_id));
     r.set_run_id(of.run_id);
     r.set_iteration(in.iteration);
-    r.set_early(in.early);
+    r.set_early(in.early != 0);
+    r.set_early_distance(in.early);
     r.set_read_only(in.read_only);
     for (const KeysIn& b : in.blocks) {
       proto::KeyBlock* block = r.add_keys();

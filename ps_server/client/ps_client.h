@@ -68,10 +68,22 @@ struct PsDiskReads {
 };
 
 // Which rows a fetch of iteration t answers with.
-enum class FetchMode {
-  kCommitted,  // as of the end of t - 1, once it committed (JobShard::Fetch)
-  kEarly,      // the same rows, before t - 1 commits where none changes in it
-  kReadOnly,   // kCommitted without creating rows on the shards (evaluation)
+struct FetchMode {
+  enum Kind {
+    kCommitted,  // as of the end of t - 1, once it committed (JobShard::Fetch)
+    kEarly,      // the same rows, once t - early_distance - 1 committed,
+                 //   before the later commits, where none changes in them
+    kReadOnly,   // kCommitted without creating rows on the shards (evaluation)
+  };
+  FetchMode(Kind kind) : kind(kind), early_distance(kind == kEarly ? 1 : 0) {}  // NOLINT
+  // kEarly at `distance` (1..kMaxEarlyDistance: plan::FetchRows::early).
+  static FetchMode Early(uint32_t distance) {
+    FetchMode mode(kEarly);
+    mode.early_distance = distance;
+    return mode;
+  }
+  Kind kind;
+  uint32_t early_distance;  // 0 unless kEarly
 };
 
 // How a started data call runs.

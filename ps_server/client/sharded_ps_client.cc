@@ -201,7 +201,7 @@ class ShardedFetch {
   FetchIn Request(uint32_t s, size_t r, uint64_t iteration, FetchMode mode,
                   std::vector<std::vector<Key>>* gathered) const {
     const std::vector<Piece>& pieces = requests_[s][r];
-    FetchIn in{iteration, mode == FetchMode::kEarly, mode == FetchMode::kReadOnly, {}};
+    FetchIn in{iteration, mode.early_distance, mode.kind == FetchMode::kReadOnly, {}};
     gathered->resize(pieces.size());
     for (size_t b = 0; b < pieces.size(); ++b) {
       const Piece& p = pieces[b];

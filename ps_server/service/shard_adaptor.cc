@@ -1,5 +1,6 @@
 #include "ps_server/service/shard_adaptor.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -49,7 +50,12 @@ absl::Status ServeFetch(JobShard& shard, const proto::FetchRequest& request, abs
     return shard.Reject(
         absl::InvalidArgumentError("fetch: a read-only fetch (evaluation) cannot be early"));
   }
-  FetchIn in{request.iteration(), request.early(), request.read_only(), {}};
+  if (request.early_distance() > kMaxEarlyDistance) {
+    return shard.Reject(absl::InvalidArgumentError(absl::StrCat(
+        "fetch: early_distance ", request.early_distance(), ", at most ", kMaxEarlyDistance)));
+  }
+  const uint32_t early = request.early() ? std::max<uint32_t>(request.early_distance(), 1) : 0;
+  FetchIn in{request.iteration(), early, request.read_only(), {}};
   for (int i = 0; i < request.keys_size(); ++i) {
     const proto::KeyBlock& k = request.keys(i);
     auto keys = copies.View<Key>(k.keys(), absl::StrCat("keys[", i, "]"), "keys");

@@ -218,13 +218,13 @@ std::string JobShard::MissingWorkers(uint64_t iteration) {
   return absl::StrCat("workers ", absl::StrJoin(missing, ","));
 }
 
-bool JobShard::UnchangedIn(uint64_t iteration, const std::vector<Block>& blocks) {
-  auto it = pending_.find(iteration);
-  if (it == pending_.end()) return true;
-  for (const Block& b : blocks) {
-    const ShardTable& table = *tables_[b.table];
-    for (Key key : b.keys) {
-      if (it->second->tables[b.table][table.StripeOf(key)].Changes(key)) return false;
+bool JobShard::UnchangedBefore(uint64_t t, const std::vector<Block>& blocks) {
+  for (auto it = pending_.begin(); it != pending_.end() && it->first < t; ++it) {
+    for (const Block& b : blocks) {
+      const ShardTable& table = *tables_[b.table];
+      for (Key key : b.keys) {
+        if (it->second->tables[b.table][table.StripeOf(key)].Changes(key)) return false;
+      }
     }
   }
   return true;
@@ -253,13 +253,24 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
           "fetch for iteration ", t, ": iteration ", t, " is already committed on shard ",
           options_.shard, " (next iteration ", committed, "); its starting rows no longer exist")));
     }
-    early = request.early && !request.read_only && t == committed + 1 &&
-            clock_.open() == committed && UnchangedIn(committed, blocks);
-    if (!early) {
+    // Early (distance d): served as soon as t - d - 1 committed, while the
+    // later commits (which change none of the keys) may still be under
+    // way, checked once against the changes buffered so far; otherwise,
+    // and where that check fails, once t - 1's commit began.
+    const uint64_t d = request.read_only ? 0 : request.early;
+    bool early_tried = false;
+    if (EarlyWindow(t, d)) {
+      early = UnchangedBefore(t, blocks);
+      early_tried = true;
+    }
+    while (!early) {
       // Every worker reported t - 1: its commit has begun (shared: this
       // fetch then waits per stripe) or finished.
-      auto ready = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      auto started = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return clock_.StartReady(t) || (clock_.open() >= t && !commit_holds_rows_);
+      };
+      auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return started() || (!early_tried && EarlyWindow(t, d));
       };
       ++fetches_waiting_;
       const bool woken = mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
@@ -273,6 +284,9 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
       if (clock_.committed() > t) {
         return Reject(CommittedWhileWaiting(t));
       }
+      if (started()) break;
+      early = UnchangedBefore(t, blocks);
+      early_tried = true;
     }
     rows_read.emplace(&rows_mu_);
   }

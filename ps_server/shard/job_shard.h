@@ -180,8 +180,16 @@ class JobShard {
   absl::Status CheckIterationOpen(uint64_t iteration, uint32_t worker, const char* what)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   IterationBuffer& Buffer(uint64_t iteration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool UnchangedIn(uint64_t iteration, const std::vector<Block>& blocks)
+  // No iteration before t that the shard still buffers (not yet
+  // committing) holds a change for any of the keys.
+  bool UnchangedBefore(uint64_t t, const std::vector<Block>& blocks)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A fetch for t at early distance d may be served now, as far as the
+  // clock goes: t - d - 1 committed, and no commit that moves rows under
+  // way.
+  bool EarlyWindow(uint64_t t, uint64_t d) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return d > 0 && clock_.committed() + d >= t && !commit_holds_rows_;
+  }
   void CommitReadyIterations(DiskReads* reads) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Applies iteration t's write-backs and aggregated gradients (the
   // optimizers at t's learning rates), then its expiries.

@@ -78,12 +78,13 @@ class JobShardTest : public ::testing::Test {
   }
 
   static absl::Status TryFetch(JobShard& s, uint64_t t, uint32_t table, std::vector<Key> keys,
-                               absl::Duration wait, bool early = false,
+                               absl::Duration wait, uint32_t early = 0,
                                proto::FetchResponse* response = nullptr) {
     proto::FetchRequest r;
     r.set_job_id("job");
     r.set_iteration(t);
-    r.set_early(early);
+    r.set_early(early != 0);
+    r.set_early_distance(early);
     auto* k = r.add_keys();
     k->set_table_id(table);
     k->set_keys(Pack(keys));
@@ -94,7 +95,7 @@ class JobShardTest : public ::testing::Test {
   // Fetches one table's rows; fails the test on error.
   static proto::RowBlock Fetch(JobShard& s, uint64_t t, uint32_t table, std::vector<Key> keys) {
     proto::FetchResponse resp;
-    absl::Status st = TryFetch(s, t, table, std::move(keys), absl::Seconds(30), false, &resp);
+    absl::Status st = TryFetch(s, t, table, std::move(keys), absl::Seconds(30), 0, &resp);
     EXPECT_TRUE(st.ok()) << st;
     return resp.rows_size() ? resp.rows(0) : proto::RowBlock();
   }
@@ -333,6 +334,38 @@ TEST_F(JobShardTest, EarlyFetchIsServedOnlyForRowsWithoutPendingChanges) {
             absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(TryFetch(*shard, 1, 0, {6}, absl::Milliseconds(20), false).code(),
             absl::StatusCode::kDeadlineExceeded);
+}
+
+// Distance d: served once t - d - 1 committed, while t - d .. t - 1 are
+// still open, unless one of them already buffers a change to a key.
+TEST_F(JobShardTest, EarlyFetchAtADistanceWaitsOnlyForTheCommitBeforeIt) {
+  auto shard = Make(Options(SparseOptimizerKind::kSgd, 2));
+  ASSERT_TRUE(Push(*shard, 0, 0, 0, {5}, {1, 1, 1, 1}).ok());
+  ASSERT_TRUE(Done(*shard, 0, 0, 2).ok());
+  ASSERT_TRUE(*Done(*shard, 0, 1, 2));                         // 0 committed: key 5 at version 1
+  ASSERT_TRUE(Push(*shard, 1, 0, 0, {8}, {1, 1, 1, 1}).ok());  // 1 open, changing 8
+  // For iteration 3 at distance 2 (1 and 2 change nothing fetched): at once.
+  proto::FetchResponse at_once;
+  ASSERT_TRUE(TryFetch(*shard, 3, 0, {6, 5}, absl::ZeroDuration(), 2, &at_once).ok());
+  EXPECT_EQ(VersionOf(at_once.rows(0), 1), 1u);
+  EXPECT_EQ(RowOf(at_once.rows(0), 1), RowOf(Fetch(*shard, 1, 0, {5}), 0));
+  // Iteration 1 holds a change for key 8: it waits for 2's commit.
+  EXPECT_EQ(TryFetch(*shard, 3, 0, {6, 8}, absl::Milliseconds(20), 2).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  // Distance 1 needs 1 committed: it waits for that commit, not for 2's.
+  EXPECT_EQ(TryFetch(*shard, 3, 0, {6}, absl::Milliseconds(20), 1).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  absl::Status waited;
+  std::thread fetcher([&] { waited = TryFetch(*shard, 3, 0, {6}, absl::Seconds(30), 1); });
+  ASSERT_TRUE(Done(*shard, 1, 0, 2).ok());
+  ASSERT_TRUE(*Done(*shard, 1, 1, 2));  // 1 committed; 2 never reported
+  fetcher.join();
+  EXPECT_TRUE(waited.ok()) << waited;
+  // More than the protocol's distance is refused, and the shard serves on.
+  const absl::Status far = TryFetch(*shard, 3, 0, {6}, absl::ZeroDuration(), 4);
+  EXPECT_EQ(far.code(), absl::StatusCode::kInvalidArgument) << far;
+  EXPECT_NE(far.message().find("early_distance 4, at most 3"), std::string::npos) << far;
+  EXPECT_TRUE(TryFetch(*shard, 3, 0, {6}, absl::ZeroDuration(), 3).ok());
 }
 
 TEST_F(JobShardTest, WriteBackIsStoredAtCommitBeforeGradients) {

@@ -1,5 +1,7 @@
 #include "ps_server/wire/row_wire.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -92,7 +94,8 @@ ucx::AlignedBuffer EncodeFetch(std::string_view job_id, uint64_t run_id, const F
   uint64_t bytes = sizeof(RequestHeader) + Pad8(job_id.size());
   for (const KeysIn& b : request.blocks) bytes += sizeof(BlockHeader) + b.keys.size() * 8;
   Writer w(bytes);
-  const uint32_t flags = (request.early ? kEarly : 0) | (request.read_only ? kReadOnly : 0);
+  const uint32_t flags = (request.early != 0 ? kEarly : 0) | (request.read_only ? kReadOnly : 0) |
+                         (request.early << kEarlyDistanceShift);
   w.Put(Header(Kind::kFetch, job_id, run_id, request.iteration, 0, flags, request.blocks.size()));
   w.PutBytes(job_id.data(), job_id.size());
   for (const KeysIn& b : request.blocks) {
@@ -189,7 +192,13 @@ absl::StatusOr<Request> DecodeRequest(const ucx::AlignedBuffer& message) {
   out.run_id = h.run_id;
   out.fetch.iteration = out.push.iteration = out.write_back.iteration = h.iteration;
   out.push.worker = out.write_back.worker = h.worker;
-  out.fetch.early = (h.flags & kEarly) != 0;
+  const uint32_t distance = (h.flags >> kEarlyDistanceShift) & 0xff;
+  if (distance > kMaxEarlyDistance || ((h.flags & kEarly) == 0 && distance != 0)) {
+    return Invalid(absl::StrCat("fetch flags 0x", absl::Hex(h.flags), ": early distance ", distance,
+                                " (at most ", kMaxEarlyDistance, ", and only with the early flag)"),
+                   offsetof(RequestHeader, flags));
+  }
+  out.fetch.early = (h.flags & kEarly) == 0 ? 0 : std::max<uint32_t>(distance, 1);
   out.fetch.read_only = (h.flags & kReadOnly) != 0;
   for (uint32_t i = 0; i < h.num_blocks; ++i) {
     const uint64_t at = r.offset();

@@ -41,6 +41,8 @@ enum class Kind : uint16_t { kFetch = 1, kPush = 2, kWriteBack = 3, kFetchReply 
 // Fetch flags.
 inline constexpr uint32_t kEarly = 1;
 inline constexpr uint32_t kReadOnly = 2;
+// Bits 8..15: the early distance (FetchIn::early; 0 with kEarly: 1).
+inline constexpr uint32_t kEarlyDistanceShift = 8;
 
 struct RequestHeader {
   uint32_t magic = kMagic;

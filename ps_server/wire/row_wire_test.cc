@@ -13,7 +13,7 @@ TEST(RowWire, RequestsDecodeInPlaceAsTheyWereEncoded) {
   const std::vector<Key> k0 = {1, 2, 3}, k1 = {9};
   const std::vector<float> g0 = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f}, rows = {1, 2, 3};
   const std::vector<uint64_t> versions = {7};
-  FetchIn fetch{12, true, false, {{0, k0}, {3, k1}}};
+  FetchIn fetch{12, 3, false, {{0, k0}, {3, k1}}};
   ucx::AlignedBuffer f = EncodeFetch("job-7", 0xfeedbeef01ull, fetch);
   auto df = DecodeRequest(f);
   ASSERT_TRUE(df.ok()) << df.status();
@@ -21,7 +21,7 @@ TEST(RowWire, RequestsDecodeInPlaceAsTheyWereEncoded) {
   EXPECT_EQ(df->job_id, "job-7");
   EXPECT_EQ(df->run_id, 0xfeedbeef01ull);
   EXPECT_EQ(df->fetch.iteration, 12u);
-  EXPECT_TRUE(df->fetch.early);
+  EXPECT_EQ(df->fetch.early, 3u);  // the distance
   EXPECT_FALSE(df->fetch.read_only);
   ASSERT_EQ(df->fetch.blocks.size(), 2u);
   EXPECT_EQ(df->fetch.blocks[1].table, 3u);
@@ -99,6 +99,15 @@ TEST(RowWire, EveryTruncationAndCorruptionIsRefusedNamingWhatAndWhere) {
   EXPECT_NE(width.message().find("at byte 48"), std::string::npos) << width;
   const uint64_t huge = uint64_t{1} << 62;
   EXPECT_NE(corrupt(40 + 8 + 8, &huge, 8).message().find("keys at byte"), std::string::npos);
+  // A fetch's early distance: beyond the protocol's, or without the flag.
+  ucx::AlignedBuffer fetch = EncodeFetch("job", 1, FetchIn{2, 1, false, {{0, keys}}});
+  for (const uint32_t flags : {1u | (4u << 8), 2u << 8}) {
+    ucx::AlignedBuffer b = ucx::AlignedBuffer::CopyOf(fetch.data(), fetch.size());
+    std::memcpy(b.data() + 20, &flags, 4);
+    const absl::Status s = DecodeRequest(b).status();
+    EXPECT_NE(s.message().find("early distance"), std::string::npos) << s;
+    EXPECT_NE(s.message().find("at byte 20"), std::string::npos) << s;
+  }
   ucx::AlignedBuffer longer(good.size() + 8);
   std::memcpy(longer.data(), good.data(), good.size());
   std::memset(longer.data() + good.size(), 0, 8);

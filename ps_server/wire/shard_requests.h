@@ -42,9 +42,12 @@ struct RowsIn {
 
 struct FetchIn {
   uint64_t iteration = 0;
-  // Served before iteration - 1 commits where the shard holds no change for
-  // any of the keys (see FetchRequest.early in proto/ps.proto).
-  bool early = false;
+  // The early distance d (0: not early; at most kMaxEarlyDistance):
+  // no plan of iterations iteration - d .. iteration - 1 changes any of the
+  // keys, so they are served once iteration - d - 1 committed, before the
+  // later commits, where the shard holds no change for any of them (see
+  // FetchRequest.early in proto/ps.proto).
+  uint32_t early = 0;
   // Evaluation: rows as of the end of iteration - 1 without creating any (a
   // row the shard does not hold is answered initialised, version 0).
   bool read_only = false;

@@ -20,8 +20,7 @@ PlanReplay::PlanReplay(uint32_t num_workers, std::vector<uint32_t> slots)
       served_landed_(num_workers, std::vector<std::vector<uint32_t>>(slots.size())),
       incoming_seen_(num_workers, std::vector<std::vector<size_t>>(
                                       slots.size(), std::vector<size_t>(num_workers, 0))),
-      ps_changed_previous_(slots.size()),
-      ps_changed_now_(slots.size()) {}
+      ps_changed_(slots.size()) {}
 
 absl::Status PlanReplay::Violation(uint32_t w, uint32_t t, const std::string& what) const {
   return absl::FailedPreconditionError(absl::StrCat("plan check failed at iteration ", iteration_,
@@ -55,8 +54,7 @@ absl::Status PlanReplay::Check(const data::KeyBatch& batch, const IterationPlan&
   for (auto& tables : served_landed_) {
     for (auto& slots : tables) slots.clear();
   }
-  std::swap(ps_changed_previous_, ps_changed_now_);
-  for (auto& keys : ps_changed_now_) keys.clear();
+  ps_changed_.NextIteration();
   for (uint32_t w = 0; w < num_workers_; ++w) {
     if (plan.workers[w].tables.size() != truth_.size()) {
       return Violation(w, 0,
@@ -156,7 +154,7 @@ absl::Status PlanReplay::Expiries(const data::KeyBatch& batch, const IterationPl
         }
       }
       if (it != truth_[t].end()) truth_[t].erase(it);  // the PS's row goes: a new one follows
-      ps_changed_now_[t].insert(key);
+      ps_changed_.Changed(t, key);
     }
   }
   return absl::OkStatus();
@@ -184,7 +182,7 @@ absl::Status PlanReplay::Evictions(uint32_t w, const IterationPlan& plan,
         }
         truth.ps_version = copy.version;
         written_back_at_start_[t][key] = w;
-        ps_changed_now_[t].insert(key);
+        ps_changed_.Changed(t, key);
         ++(*counts)[w].written_back;
       }
       copy.state = State::kEmpty;
@@ -239,7 +237,7 @@ absl::Status PlanReplay::Fetches(uint32_t w, const IterationPlan& plan,
   for (uint32_t t = 0; t < truth_.size(); ++t) {
     const plan::TablePlan& tp = plan.workers[w].tables[t];
     if (tp.fetch.early.size() != tp.fetch.keys.size()) {
-      return Violation(w, t, "fetch.early: the planner gives one flag per fetch");
+      return Violation(w, t, "fetch.early: the planner gives one distance per fetch");
     }
     for (size_t i = 0; i < tp.fetch.slots.size(); ++i) {
       const uint32_t slot = tp.fetch.slots[i];
@@ -251,10 +249,9 @@ absl::Status PlanReplay::Fetches(uint32_t w, const IterationPlan& plan,
                          absl::StrCat("fetch of key ", key, " races the write-back of ",
                                       "its dirty copy evicted by worker ", racing->second));
       }
-      if (tp.fetch.early[i] != 0 && ps_changed_previous_[t].contains(key)) {
-        return Violation(w, t,
-                         absl::StrCat("fetch of key ", key, " is marked early, but the ",
-                                      "previous iteration changed its PS copy"));
+      if (std::string wrong = ps_changed_.CheckEarly(t, key, tp.fetch.early[i], iteration_);
+          !wrong.empty()) {
+        return Violation(w, t, absl::StrCat("fetch of key ", key, " ", wrong));
       }
       if (auto s = LandClean(w, t, slot, key); !s.ok()) return s;
       ++(*counts)[w].fetched;
@@ -424,7 +421,7 @@ absl::Status PlanReplay::Training(const data::KeyBatch& batch, const IterationPl
                                       "outdated (the newest is dirty in a cache)"));
       }
       truth.ps_version = ++truth.version;
-      ps_changed_now_[t].insert(key);
+      ps_changed_.Changed(t, key);
       for (const Trainer& tr : list) {
         caches_[tr.worker][t].slots[tr.slot].state = State::kStale;
         ++(*counts)[tr.worker].pushed;
@@ -500,7 +497,7 @@ absl::Status PlanReplay::WriteBacks(uint32_t w, const IterationPlan& plan,
       }
       Copy& copy = cache.slots[slot];
       truth_[t][key].ps_version = copy.version;
-      ps_changed_now_[t].insert(key);
+      ps_changed_.Changed(t, key);
       copy.state = State::kClean;
       ++(*counts)[w].written_back;
     }

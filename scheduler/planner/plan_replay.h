@@ -10,7 +10,7 @@
 // dropped, gradients applied to an outdated PS copy, a gradient sent to a
 // worker that does not own the row, a served copy trained as anything but
 // remote), a fetch would race a write-back, a fetch marked early would read
-// a PS copy the previous iteration changed, a row some plan trained would be
+// a PS copy an iteration its distance spans changed, a row some plan trained would be
 // initialised, an expired row would stay cached or be written back, or the
 // slots do not match the batch. It shares no state or
 // code with the planner; the rows moved it counts are the figures the
@@ -30,6 +30,7 @@
 #include "common/ids.h"
 #include "scheduler/planner/modelled_caches.h"
 #include "scheduler/planner/planner.h"
+#include "scheduler/planner/recent_ps_changes.h"
 
 namespace herald::scheduler {
 
@@ -115,9 +116,9 @@ class PlanReplay {
   // [receiver][table][sender]: how far Sends has matched the receiver's
   // incoming list against that sender's sends this iteration.
   std::vector<std::vector<std::vector<size_t>>> incoming_seen_;
-  // [table] keys whose PS copy changed (gradients applied or written back)
-  // during the previous / this iteration.
-  std::vector<absl::flat_hash_set<Key>> ps_changed_previous_, ps_changed_now_;
+  // Keys whose PS copy changed (gradients applied or written back) during
+  // this iteration and the last ones.
+  RecentPsChanges ps_changed_;
 };
 
 }  // namespace herald::scheduler

@@ -443,7 +443,7 @@ absl::Status Planner::PlanTable(uint32_t t, uint32_t w, IterationPlan* plan) {
     }
     tp.fetch.keys.push_back(row.key);
     tp.fetch.slots.push_back(slot);
-    tp.fetch.early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
+    tp.fetch.early.push_back(row.EarlyDistance(iteration_));
     ++counts.fetched;
   };
   // Brings the row's newest version into `slot` (empty, or holding an
@@ -653,7 +653,7 @@ void Planner::WarmStart(IterationPlan* plan) {
         } else {
           tp.fetch.keys.push_back(key);
           tp.fetch.slots.push_back(slot);
-          tp.fetch.early.push_back(row.PsChangedBefore(iteration_) ? 0 : 1);
+          tp.fetch.early.push_back(row.EarlyDistance(iteration_));
           ++plan->workers[w].counts.fetched;
         }
         --room;

@@ -19,9 +19,9 @@
 //    last iteration every dirty row;
 //  * an evicted dirty row is written back first; a plan never evicts a row it
 //    trains in the same iteration; a dirty row is never overwritten;
-//  * fetch.early[i] = 1 when the row's PS copy did not change during the
-//    previous iteration, so the fetch may be issued before that iteration
-//    commits;
+//  * fetch.early[i] = d, the row's early distance: no plan of iterations
+//    t - d .. t - 1 changed its PS copy (at most kMaxEarlyDistance), so the
+//    fetch may be issued once t - d - 1 committed, before the later commits;
 //  * with options.init_on_worker, a row is initialised by its worker
 //    instead of fetched only if no earlier plan trained it;
 //  * the rows a batch lists as expired (KeyBatch::Table::expired; none of

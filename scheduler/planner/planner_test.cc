@@ -380,30 +380,52 @@ TEST(PlannerTest, BadOptionsAndBatchesAreRejectedByName) {
   EXPECT_EQ(PolicyByName("fastest").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(PlannerTest, FetchesOfRowsUnchangedSinceTheLastIterationMayGoEarly) {
-  // Worker plans with one worker: key 1 fetched at 0 (no earlier iteration
-  // to wait for: early), trained (pushed) at 0 then refetched at 1: not
-  // early. Key 5 only fetched at 2 after nobody touched it: early.
-  const std::vector<data::KeyBatch> batches = {OneTable({1}), OneTable({1}), OneTable({5})};
+TEST(PlannerTest, FetchesCarryHowManyIterationsLeftTheirRowsUnchanged) {
+  // One vanilla worker (every fetched row is trained and pushed): key 1
+  // fetched at 0 (nothing planned before: 0) and at 1 (pushed at 0: 0),
+  // key 5 first at 2 (nothing changed it: the two iterations planned), key
+  // 1 at 3 (pushed at 1: one), key 9 at 4 (never: at most
+  // kMaxEarlyDistance), key 5 at 5 (pushed at 2: two).
+  const std::vector<data::KeyBatch> batches = {OneTable({1}), OneTable({1}), OneTable({5}),
+                                               OneTable({1}), OneTable({9}), OneTable({5})};
   std::vector<IterationPlan> plans;
   RunChecked(Options("vanilla", 1, 1, 4, 4), batches, &plans);
-  ASSERT_EQ(plans.size(), 3u);
-  EXPECT_EQ(plans[0].workers[0].tables[0].fetch.early, std::vector<uint8_t>{1});
-  EXPECT_EQ(plans[1].workers[0].tables[0].fetch.early, std::vector<uint8_t>{0});
-  EXPECT_EQ(plans[2].workers[0].tables[0].fetch.early, std::vector<uint8_t>{1});
+  ASSERT_EQ(plans.size(), 6u);
+  const std::vector<uint8_t> expected = {0, 0, 2, 1, kMaxEarlyDistance, 2};
+  for (size_t i = 0; i < plans.size(); ++i) {
+    EXPECT_EQ(plans[i].workers[0].tables[0].fetch.early, std::vector<uint8_t>{expected[i]})
+        << "iteration " << i;
+  }
 
-  // The checker refuses the refetch of key 1 at iteration 1 marked early:
-  // iteration 0's commit changed its PS copy.
-  const PlannerOptions o = Options("vanilla", 1, 1, 4, 4);
-  auto planner = *Planner::Create(o);
-  PlanReplay checker(1, o.slots);
-  std::vector<PlanCounts> counts;
-  IterationPlan first = *planner->Plan(batches[0], &batches[1]);
-  ASSERT_TRUE(checker.Check(batches[0], first, &counts).ok());
-  IterationPlan second = *planner->Plan(batches[1], &batches[2]);
-  second.workers[0].tables[0].fetch.early = {1};
-  const absl::Status early = checker.Check(batches[1], second, &counts);
-  EXPECT_NE(early.message().find("is marked early"), std::string::npos) << early;
+  // The checker refuses a distance that reaches an iteration that changed
+  // the row (key 1 at 1 marked 1; key 5 at 5 marked 3), and one beyond the
+  // most.
+  auto refused = [&](size_t iteration, uint8_t distance) {
+    const PlannerOptions o = Options("vanilla", 1, 1, 4, 4);
+    auto planner = *Planner::Create(o);
+    PlanReplay checker(1, o.slots);
+    std::vector<PlanCounts> counts;
+    for (size_t i = 0; i <= iteration; ++i) {
+      IterationPlan p =
+          *planner->Plan(batches[i], i + 1 < batches.size() ? &batches[i + 1] : nullptr);
+      if (i == iteration) p.workers[0].tables[0].fetch.early = {distance};
+      const absl::Status s = checker.Check(batches[i], p, &counts);
+      if (i < iteration) {
+        EXPECT_TRUE(s.ok()) << s;
+      } else {
+        return std::string(s.message());
+      }
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused(1, 1).find("marked early at distance 1, but iteration 0 changed its PS copy"),
+            std::string::npos)
+      << refused(1, 1);
+  EXPECT_NE(refused(5, 3).find("marked early at distance 3, but iteration 2 changed its PS copy"),
+            std::string::npos)
+      << refused(5, 3);
+  EXPECT_NE(refused(4, 4).find("at most 3"), std::string::npos) << refused(4, 4);
+  EXPECT_EQ(refused(5, 2), "");
 }
 
 // Property test: random multi-hot batches over small skewed key spaces, every
@@ -581,7 +603,8 @@ TEST(PlannerPropertyTest, RandomBatchesGiveValidPlansUnderEveryPolicy) {
 // than the caches (half the uses new keys, half 40 recurring ones) under
 // every caching policy, reading two batches ahead. The directory never
 // holds more than the caches' slots plus the three batches in flight plus
-// the rows whose PS copy the last plan changed (at most a batch's rows),
+// the rows whose PS copy the last kMaxEarlyDistance plans changed (at
+// most a batch's rows each),
 // while the data's distinct keys grow to many times that.
 TEST(PlannerMemoryTest, DirectoryStaysBoundedByCachesAndBatchesWhateverTheData) {
   const uint32_t workers = 4, tables = 2, batch = 64, capacity = 50, slots = 80;
@@ -601,7 +624,8 @@ TEST(PlannerMemoryTest, DirectoryStaysBoundedByCachesAndBatchesWhateverTheData) 
       return MakeBatch(samples);
     };
     // A third batch in flight when the planner reads two ahead.
-    const size_t bound = size_t{workers} * tables * slots + 4 * size_t{batch} * tables;
+    const size_t bound =
+        size_t{workers} * tables * slots + (3 + kMaxEarlyDistance) * size_t{batch} * tables;
     data::KeyBatch current = make(0), next = make(1);
     IterationPlan plan;
     for (int it = 0; it < 300; ++it) {

@@ -171,8 +171,10 @@ void RowDirectory::Sweep(uint64_t iteration) {
     const uint32_t handle = release_[i];
     RowState& row = at(handle);
     if (IsCached(handle) || row.holder != kPsHolder) continue;  // cached again
+    // Kept while a fetch must be marked with a shorter distance than a
+    // new entry (stamp 0) would give (RowState::EarlyDistance).
     if (row.pin_stamp > iteration + 1 ||
-        row.ps_changed_stamp == static_cast<uint32_t>(iteration + 1)) {
+        (row.ps_changed_stamp != 0 && row.EarlyDistance(iteration + 1) < kMaxEarlyDistance)) {
       keep_.push_back(handle);  // still needed; look again at the next sweep
       continue;
     }

@@ -4,14 +4,16 @@
 // a key up once per batch, not once per operation: a batch index resolves
 // every key of a batch to its handle (FindOrAdd) and pins it.
 //
-// A row without an entry is held by the PS alone and changed at the PS
-// before the previous iteration. Entries exist while some worker caches the
-// row or holds it dirty, while a batch in flight refers to it (pinned), or
-// while it changed at the PS in the latest planned iteration (the next
-// iteration's fetch.early needs that); Sweep() erases the rest, so memory
-// follows the caches' and batches' size, not the dataset's. A handle stays
+// A row without an entry is held by the PS alone and last changed at the
+// PS at least kMaxEarlyDistance iterations ago. Entries exist while some
+// worker caches the row or holds it dirty, while a batch in flight refers
+// to it (pinned), or while it changed at the PS in one of the last
+// kMaxEarlyDistance planned iterations (the next fetches' early distances
+// need that); Sweep() erases the rest, so memory follows the caches' and
+// batches' size, not the dataset's. A handle stays
 // valid until its entry is erased.
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -64,10 +66,14 @@ struct alignas(64) RowState {
   void MarkPsChanged(uint64_t iteration) {
     ps_changed_stamp = static_cast<uint32_t>(iteration + 1);
   }
-  // True when the PS copy changed during the plan of iteration - 1 (never
-  // for iteration 0: nothing was planned before it).
-  bool PsChangedBefore(uint64_t iteration) const {
-    return iteration != 0 && ps_changed_stamp == static_cast<uint32_t>(iteration);
+  // The early distance of a fetch at `iteration` (plan::FetchRows::early):
+  // how many iterations just before it left the PS copy unchanged, at most
+  // kMaxEarlyDistance (for an entry made since, or a row never
+  // changed, as many as were planned: nothing before the first iteration
+  // matters, it committed before the run began).
+  uint8_t EarlyDistance(uint64_t iteration) const {
+    const uint32_t since = static_cast<uint32_t>(iteration) - ps_changed_stamp;
+    return static_cast<uint8_t>(std::min<uint32_t>(since, kMaxEarlyDistance));
   }
 };
 static_assert(sizeof(RowState) == 64, "a row's entry is one cache line");
@@ -163,7 +169,8 @@ class RowDirectory {
   void MaybeRelease(uint32_t handle) { release_.push_back(handle); }
   // At the end of the plan of `iteration`: erases the released entries that
   // no cache holds, no worker holds dirty, no batch after `iteration` refers
-  // to and whose PS copy did not change during `iteration`.
+  // to and whose PS copy did not change during the last
+  // kMaxEarlyDistance iterations up to `iteration`.
   void Sweep(uint64_t iteration);
 
   size_t size() const { return index_.size(); }

@@ -204,19 +204,26 @@ TEST(RowDirectory, SweepErasesOnlyUnneededReleasedEntries) {
   EXPECT_EQ(dir.Find(2), cached);
   EXPECT_EQ(dir.Find(3), pinned);
   EXPECT_EQ(dir.Find(4), changed);
-  EXPECT_TRUE(dir.at(changed).PsChangedBefore(iteration + 1));  // the next fetch may not go early
+  EXPECT_EQ(dir.at(changed).EarlyDistance(iteration + 1), 0);  // the next fetch may not go early
   EXPECT_EQ(dir.Find(5), dirty);
-  // One iteration later the pin and the change are over: both go, without
-  // being released again; the cached and the dirty ones stay.
+  // One iteration later the pin is over: it goes, without being released
+  // again. The change stays known while a fetch's distance could still be
+  // shorter than the longest: its entry lives on until then.
   dir.Sweep(iteration + 1);
   EXPECT_EQ(dir.Find(3), RowDirectory::kNone);
+  EXPECT_EQ(dir.Find(4), changed);
+  EXPECT_EQ(dir.at(changed).EarlyDistance(iteration + 2), 1);
+  dir.Sweep(iteration + 2);
+  EXPECT_EQ(dir.at(changed).EarlyDistance(iteration + 3), 2);
+  dir.Sweep(iteration + 3);
   EXPECT_EQ(dir.Find(4), RowDirectory::kNone);
   EXPECT_EQ(dir.size(), 2u);
+  static_assert(kMaxEarlyDistance == 3, "the sweeps above end at the third");
   // An erased handle is reused for the next new key, as a fresh entry.
   const uint32_t fresh = dir.FindOrAdd(9);
   EXPECT_TRUE(fresh == clean || fresh == pinned || fresh == changed);
   EXPECT_EQ(dir.at(fresh).key, 9u);
-  EXPECT_FALSE(dir.at(fresh).PsChangedBefore(iteration + 1));
+  EXPECT_EQ(dir.at(fresh).EarlyDistance(iteration + 4), kMaxEarlyDistance);
   EXPECT_FALSE(dir.IsCached(fresh));
 }
 

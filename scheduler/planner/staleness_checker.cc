@@ -16,7 +16,7 @@ StalenessChecker::StalenessChecker(uint32_t num_workers, std::vector<uint32_t> s
       caches_(num_workers, slots),
       global_(slots.size()),
       pending_(slots.size()),
-      pushed_before_(slots.size()),
+      pushed_(slots.size()),
       trained_ever_(slots.size()),
       trained_now_(slots.size()) {}
 
@@ -67,6 +67,7 @@ absl::Status StalenessChecker::Check(const data::KeyBatch& batch, const Iteratio
         0, 0, absl::StrCat(plan.workers.size(), " worker plans for ", num_workers_, " workers"));
   }
   counts->assign(num_workers_, PlanCounts());
+  pushed_.NextIteration();
   // Every sample trained exactly once.
   if (absl::Status s = CheckSamplePartition(batch, plan); !s.ok()) {
     return Violation(0, 0, std::string(s.message()));
@@ -83,11 +84,10 @@ absl::Status StalenessChecker::Check(const data::KeyBatch& batch, const Iteratio
   // The commit: the PS's clocks move, and the next iteration's early
   // fetches must not read what this one pushed.
   for (uint32_t t = 0; t < global_.size(); ++t) {
-    pushed_before_[t].clear();
     for (const auto& [key, clock] : pending_[t]) {
       uint64_t& global = global_[t][key];
       global = std::max(global, clock);
-      pushed_before_[t].insert(key);
+      pushed_.Changed(t, key);
     }
     pending_[t].clear();
     trained_ever_[t].insert(trained_now_[t].begin(), trained_now_[t].end());
@@ -139,11 +139,11 @@ absl::Status StalenessChecker::Lists(uint32_t w, uint32_t t, const data::KeyBatc
   absl::flat_hash_set<uint32_t> landed;
   for (size_t i = 0; i < tp.fetch.slots.size(); ++i) {
     const Key key = tp.fetch.keys[i];
-    if (!tp.fetch.early.empty() && tp.fetch.early[i] && pushed_before_[t].contains(key)) {
-      return Violation(w, t,
-                       absl::StrCat("fetch of key ", key,
-                                    " is marked early but the previous iteration pushed "
-                                    "to it"));
+    if (!tp.fetch.early.empty()) {
+      if (std::string wrong = pushed_.CheckEarly(t, key, tp.fetch.early[i], iteration_);
+          !wrong.empty()) {
+        return Violation(w, t, absl::StrCat("fetch of key ", key, " ", wrong));
+      }
     }
     if (auto s = Land(w, t, "fetches", tp.fetch.slots[i], key); !s.ok()) return s;
     landed.insert(tp.fetch.slots[i]);

@@ -12,7 +12,8 @@
 //  * a held write is lost: a held copy overwritten by a fetch, or held
 //    gradients left in a cache after the last iteration (CheckFinal);
 //  * a write is held past the bound (it must be pushed instead);
-//  * a fetch marked early reads a row the previous iteration pushed to;
+//  * a fetch marked early reads a row an iteration its distance spans
+//    pushed to;
 //  * a row some plan trained is initialised, a list het never uses is not
 //    empty, or the slots do not match the batch.
 // It shares no state or code with the planner; the rows moved it counts
@@ -31,6 +32,7 @@
 #include "common/ids.h"
 #include "scheduler/planner/modelled_caches.h"
 #include "scheduler/planner/planner.h"
+#include "scheduler/planner/recent_ps_changes.h"
 
 namespace herald::scheduler {
 
@@ -84,9 +86,9 @@ class StalenessChecker {
   ModelledCaches<Copy> caches_;                              // [worker][table]
   std::vector<absl::flat_hash_map<Key, uint64_t>> global_;   // [table] committed c_g
   std::vector<absl::flat_hash_map<Key, uint64_t>> pending_;  // [table] pushed this iteration
-  std::vector<absl::flat_hash_set<Key>> pushed_before_;  // [table] during the previous iteration
-  std::vector<absl::flat_hash_set<Key>> trained_ever_;   // [table] before this iteration
-  std::vector<std::vector<Key>> trained_now_;            // [table] this iteration
+  RecentPsChanges pushed_;  // keys pushed this iteration and the last ones
+  std::vector<absl::flat_hash_set<Key>> trained_ever_;  // [table] before this iteration
+  std::vector<std::vector<Key>> trained_now_;           // [table] this iteration
 };
 
 }  // namespace herald::scheduler

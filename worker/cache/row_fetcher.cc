@@ -1,7 +1,6 @@
 #include "worker/cache/row_fetcher.h"
 
-#include <cstdio>
-#include <cstdlib>
+#include <algorithm>
 #include <utility>
 
 #include "absl/time/clock.h"
@@ -20,29 +19,31 @@ RowFetcher::RowFetcher(Device* device, ps::PsClient* ps, EmbeddingCache* cache,
       transfer_(transfer),
       tables_(tables),
       seed_(seed),
-      init_scale_(std::move(init_scale)) {
-  for (int i = 0; i < 3; ++i) buffers_.emplace_back(device);
-}
+      init_scale_(std::move(init_scale)) {}
 
 void RowFetcher::Settled() {
   for (Buffer& buffer : buffers_) buffer.device_reading = false;
 }
 
 int RowFetcher::TakeBuffer() {
-  for (size_t tries = 0; tries < buffers_.size(); ++tries) {
-    const size_t b = next_buffer_;
-    next_buffer_ = (next_buffer_ + 1) % buffers_.size();
+  int read = -1;  // one the device may still read
+  for (size_t b = 0; b < buffers_.size(); ++b) {
     if (buffers_[b].filling) continue;
-    if (buffers_[b].device_reading) {
-      device_->Synchronize();
-      Settled();
+    if (!buffers_[b].device_reading) {
+      buffers_[b].filling = true;
+      return static_cast<int>(b);
     }
-    buffers_[b].filling = true;
-    return static_cast<int>(b);
+    read = static_cast<int>(b);
   }
-  // Unreachable: at most two fetches are in flight.
-  std::fprintf(stderr, "RowFetcher: every fetch buffer is being filled\n");
-  std::abort();
+  if (read >= 0) {
+    device_->Synchronize();
+    Settled();
+  } else {
+    buffers_.emplace_back(device_);
+    read = static_cast<int>(buffers_.size() - 1);
+  }
+  buffers_[read].filling = true;
+  return read;
 }
 
 void RowFetcher::Drop(StartedFetch& fetch) {
@@ -51,16 +52,18 @@ void RowFetcher::Drop(StartedFetch& fetch) {
   fetch.buffer = -1;
 }
 
-RowFetcher::StartedFetch RowFetcher::Start(const plan::Step& step, bool early, ps::FetchMode mode,
+RowFetcher::StartedFetch RowFetcher::Start(const plan::Step& step, uint8_t lowest, uint8_t below,
                                            ps::Launch launch) {
   StartedFetch fetch;
+  uint8_t least = below;  // the least distance fetched
   for (size_t t = 0; t < cache_->num_tables(); ++t) {
     const plan::TablePlan& plan = step.plan[t];
     ps::TableKeys keys{TableId(static_cast<uint32_t>(t)), {}};
     std::vector<uint32_t> table_slots;
     for (size_t i = 0; i < plan.fetch.keys.size(); ++i) {
-      const bool is_early = !plan.fetch.early.empty() && plan.fetch.early[i] != 0;
-      if (is_early != early) continue;
+      const uint8_t distance = plan.fetch.early.empty() ? 0 : plan.fetch.early[i];
+      if (distance < lowest || distance >= below) continue;
+      least = std::min(least, distance);
       keys.keys.push_back(plan.fetch.keys[i]);
       table_slots.push_back(plan.fetch.slots[i]);
     }
@@ -85,6 +88,8 @@ RowFetcher::StartedFetch RowFetcher::Start(const plan::Step& step, bool early, p
     sink.row_floats.push_back(cache_->table(fetch.tables[r]).row_floats);
     row += fetch.keys[r].keys.size();
   }
+  const ps::FetchMode mode =
+      least == 0 ? ps::FetchMode(ps::FetchMode::kCommitted) : ps::FetchMode::Early(least);
   fetch.done =
       ps_->StartFetchInto(step.job_id, Iteration(step.iteration), fetch.keys, mode, launch, sink);
   return fetch;
@@ -133,31 +138,61 @@ absl::Status RowFetcher::Place(StartedFetch& fetch, StepResult* result) {
   return absl::OkStatus();
 }
 
-void RowFetcher::Prefetch(const plan::Step& next) {
-  if (prefetch_.has_value()) Drop(prefetch_->fetch);
-  prefetch_.reset();
-  StartedFetch fetch = Start(next, /*early=*/true, ps::FetchMode::kEarly, ps::Launch::kBackground);
-  if (fetch.buffer < 0) return;
-  prefetch_ = Prefetched{next.iteration, std::move(fetch)};
+void RowFetcher::Prefetch(uint64_t current, absl::Span<const plan::Step* const> ahead) {
+  std::vector<Prefetched> kept;
+  for (const plan::Step* step : ahead) {
+    if (step->iteration <= current) continue;
+    const uint64_t steps_ahead = step->iteration - current;
+    Prefetched entry{step->iteration, kMaxEarlyDistance + 1, {}};
+    for (Prefetched& p : prefetched_) {
+      if (p.iteration != step->iteration) continue;
+      entry = std::move(p);
+      p.fetches.clear();
+    }
+    if (steps_ahead < entry.requested_below) {
+      StartedFetch fetch = Start(*step, static_cast<uint8_t>(steps_ahead), entry.requested_below,
+                                 ps::Launch::kBackground);
+      entry.requested_below = static_cast<uint8_t>(steps_ahead);
+      if (fetch.buffer >= 0) entry.fetches.push_back(std::move(fetch));
+    }
+    kept.push_back(std::move(entry));
+  }
+  for (Prefetched& p : prefetched_) {  // not in `ahead` (moved-from entries hold none)
+    for (StartedFetch& fetch : p.fetches) Drop(fetch);
+  }
+  prefetched_ = std::move(kept);
 }
 
 absl::Status RowFetcher::Fetch(const plan::Step& step, StepResult* result) {
   const absl::Time start = absl::Now();
-  for (bool early : {true, false}) {
-    StartedFetch fetch;
-    if (early && prefetch_.has_value() && prefetch_->iteration == step.iteration) {
-      // Requested during the previous step: the same keys (one plan).
-      fetch = std::move(prefetch_->fetch);
-      prefetch_.reset();
-      result->rows_prefetched += fetch.rows;
-    } else {
-      if (early && prefetch_.has_value()) {  // for another step: not placed
-        Drop(prefetch_->fetch);
-        prefetch_.reset();
-      }
-      fetch = Start(step, early, early ? ps::FetchMode::kEarly : ps::FetchMode::kCommitted,
-                    ps::Launch::kOnWait);
+  uint8_t requested_below = kMaxEarlyDistance + 1;
+  std::vector<StartedFetch> prefetched;
+  std::vector<Prefetched> later;
+  for (Prefetched& p : prefetched_) {
+    if (p.iteration == step.iteration) {
+      requested_below = p.requested_below;
+      prefetched = std::move(p.fetches);
+    } else if (p.iteration > step.iteration) {
+      later.push_back(std::move(p));
+    } else {  // for a step that did not run: not placed
+      for (StartedFetch& fetch : p.fetches) Drop(fetch);
     }
+  }
+  prefetched_ = std::move(later);
+  // Requested during earlier steps: the same keys (one plan). Every one
+  // is waited for (its buffer taken back) before an error is returned.
+  absl::Status placed;
+  for (StartedFetch& fetch : prefetched) {
+    result->rows_prefetched += fetch.rows;
+    absl::Status s = Place(fetch, result);
+    if (placed.ok()) placed = std::move(s);
+  }
+  HERALD_RETURN_IF_ERROR(placed);
+  // The rest: early rows not requested yet, then the rows the previous
+  // iteration changes.
+  for (auto [lowest, below] : {std::pair<uint8_t, uint8_t>{1, requested_below}, {0, 1}}) {
+    if (lowest >= below) continue;
+    StartedFetch fetch = Start(step, lowest, below, ps::Launch::kOnWait);
     HERALD_RETURN_IF_ERROR(Place(fetch, result));
   }
   Initialize(step, result);

@@ -5,19 +5,22 @@
 //
 // Fetched rows land in the device's host memory (page-locked on a GPU),
 // straight from the PS client (ps::RowSink), and go to the device in one
-// copy per fetch. A plan's fetches marked early may be requested during the
-// step before (Prefetch); the step's Fetch then only places them. Three
-// fetch buffers are taken in turn: at most two fetches fill buffers at once
-// (the current step's and the next one's early fetch), and a buffer the
-// device may still read is refilled only after a wait for the device.
-// Not thread-safe.
+// copy per fetch. A plan's fetches marked early at distance d may be
+// requested d steps before (Prefetch: the rows of one step go in up to as
+// many requests as steps it is prefetched ahead, each step's at the
+// earliest its distance allows); the step's Fetch then only places them,
+// and fetches the rest. Each fetch fills a buffer of its own; a buffer the
+// device may still read is refilled only after a wait for the device, and
+// more are made while every one is being filled. Not thread-safe.
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
+#include <deque>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "common/ids.h"
 #include "common/pending_call.h"
 #include "common/thread_pool.h"
 #include "plan/step.h"
@@ -40,12 +43,16 @@ class RowFetcher {
   RowFetcher(Device* device, ps::PsClient* ps, EmbeddingCache* cache, SlotTransfer* transfer,
              uint64_t seed, std::vector<float> init_scale, ThreadPool* tables = nullptr);
 
-  // Places every row `step` fetches or initialises (the early fetch
-  // requested by Prefetch(step) if there was one, else fetched now).
+  // Places every row `step` fetches or initialises: those Prefetch
+  // requested for it, then the rest, fetched now. Prefetches for earlier
+  // steps are dropped.
   absl::Status Fetch(const plan::Step& step, StepResult* result);
-  // Requests `next`'s early fetches now, in the background; a prefetch for
-  // another step still in flight is dropped.
-  void Prefetch(const plan::Step& next);
+  // During the step at iteration `current`: requests in the background,
+  // for each step of `ahead` (later steps, in order), the rows of its plan
+  // marked early at a distance of at least how many steps ahead of
+  // `current` it is, not requested before. Prefetches for steps not in
+  // `ahead` are dropped.
+  void Prefetch(uint64_t current, absl::Span<const plan::Step* const> ahead);
   // The caller has waited for the device: every fetch buffer may be refilled.
   void Settled();
   // Computes `step`'s initial rows (plan::Step::initial_rows) so that Fetch
@@ -54,9 +61,10 @@ class RowFetcher {
   void PrepareInitialRows(plan::Step* step) const;
 
  private:
-  // A fetch from the PS in flight: the keys of a step's fetches with early
-  // == `early`, per table, the slots they go to, and the fetch buffer their
-  // rows land in (table blocks one after the other, from row_at[i]).
+  // A fetch from the PS in flight: the keys of a step's fetches with an
+  // early distance in [lowest, below), per table, the slots they go to,
+  // and the fetch buffer their rows land in (table blocks one after the
+  // other, from row_at[i]).
   struct StartedFetch {
     std::vector<ps::TableKeys> keys;
     std::vector<std::vector<uint32_t>> slots;  // parallel to keys
@@ -66,7 +74,9 @@ class RowFetcher {
     int buffer = -1;  // buffers_ index; -1: nothing to fetch
     PendingCall<absl::Status> done;
   };
-  StartedFetch Start(const plan::Step& step, bool early, ps::FetchMode mode, ps::Launch launch);
+  // Distances [0, 1) are fetched as committed (FetchMode::kCommitted);
+  // any other range early, at its rows' least distance.
+  StartedFetch Start(const plan::Step& step, uint8_t lowest, uint8_t below, ps::Launch launch);
   // Waits for `fetch` and writes its rows into their slots (one upload of
   // every table's rows and one of the slots); releases its buffer.
   absl::Status Place(StartedFetch& fetch, StepResult* result);
@@ -74,7 +84,7 @@ class RowFetcher {
   // first: that waits for any writing into its buffer).
   void Drop(StartedFetch& fetch);
   // A buffer no fetch is filling and the device no longer reads (waiting
-  // for the device if it must): the next in turn.
+  // for the device if one it reads would do, making one if none would).
   int TakeBuffer();
   // The rows `step` initialises (computed here unless PrepareInitialRows
   // did), placed.
@@ -97,15 +107,16 @@ class RowFetcher {
     bool filling = false;         // a started fetch writes into it
     bool device_reading = false;  // uploaded since the device was last waited for
   };
-  std::vector<Buffer> buffers_;
-  size_t next_buffer_ = 0;
-  // The early fetch of the step after the current one, in flight (declared
-  // after the buffers it writes into: destroyed first).
+  std::deque<Buffer> buffers_;  // a deque: a new one leaves the others where they are
+  // The fetches requested for a later step, in flight (declared after the
+  // buffers they write into: destroyed first). `requested_below`: its rows
+  // marked early at this distance or more were requested.
   struct Prefetched {
     uint64_t iteration = 0;
-    StartedFetch fetch;
+    uint8_t requested_below = kMaxEarlyDistance + 1;
+    std::vector<StartedFetch> fetches;
   };
-  std::optional<Prefetched> prefetch_;
+  std::vector<Prefetched> prefetched_;
 };
 
 }  // namespace herald::worker

@@ -107,7 +107,9 @@ absl::Status StepExecutor::Check(const plan::Step& step) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan::Step* next) {
+absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step,
+                                             absl::Span<const plan::Step* const> ahead) {
+  const plan::Step* next = ahead.empty() ? nullptr : ahead.front();
   StepResult result;
   result.num_samples = step.num_samples;
   const absl::Time start = absl::Now();
@@ -120,7 +122,11 @@ absl::StatusOr<StepResult> StepExecutor::Run(const plan::Step& step, const plan:
                [&](size_t t) { cache_->EvictSlots(t, step.plan[t].drop.slots); });
   HERALD_RETURN_IF_ERROR(EvictAndFetch(step, &held_grads, &result));  // 1, 2
   HERALD_RETURN_IF_ERROR(PlaceHandedOff(step, &result));              // the previous step's 10
-  if (options_.overlap && next != nullptr && options_.use_ps) fetcher_.Prefetch(*next);
+  if (options_.overlap && options_.use_ps) {
+    fetcher_.Prefetch(step.iteration,
+                      ahead.first(std::min<size_t>(
+                          ahead.size(), std::max<uint32_t>(options_.prefetch_steps, 1))));
+  }
   // 4: with overlap the dense gradients travel during 5b-10 (in buckets
   // from the backward on, where the reducer runs in the background) and are
   // waited for at 5, before the step ends; on every other way out too.

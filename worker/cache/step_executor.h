@@ -110,6 +110,9 @@ struct ExecutorOptions {
   // dense gradients the backward has finished are reduced while it goes
   // on, in buckets of at least this many bytes (DenseAllReducer).
   uint64_t all_reduce_bucket_bytes = tunables::kAllReduceBucketBytes;
+  // With overlap: how many steps ahead a row marked early may be fetched
+  // (1..kMaxEarlyDistance; the plan's distance bounds it too).
+  uint32_t prefetch_steps = tunables::kPrefetchSteps;
   // Threads checking each step's plan, tables in parallel (StepValidator),
   // and doing the cache's per-table bookkeeping of evictions and loads.
   int check_threads = 1;
@@ -125,9 +128,16 @@ class StepExecutor {
                DenseAllReducer* all_reducer, ps::PsClient* ps, EmbeddingCache* cache,
                ExecutorOptions options);
 
-  // `next`: the step after this one where already known; with overlap on,
-  // its early fetches start during this step.
-  absl::StatusOr<StepResult> Run(const plan::Step& step, const plan::Step* next = nullptr);
+  // `ahead`: the steps after this one already known, in order (ahead[0]
+  // the next one); with overlap on, the early fetches of the first
+  // options.prefetch_steps of them that their distances let go start during
+  // this step, and the next one is checked and packed.
+  absl::StatusOr<StepResult> Run(const plan::Step& step, absl::Span<const plan::Step* const> ahead);
+  // `next`: the step after this one where already known (or null).
+  absl::StatusOr<StepResult> Run(const plan::Step& step, const plan::Step* next = nullptr) {
+    return next == nullptr ? Run(step, absl::Span<const plan::Step* const>())
+                           : Run(step, absl::MakeConstSpan(&next, 1));
+  }
 
   // Work on `step` that reads no state a step changes, done ahead on any
   // thread, also while another step runs (the worker's step stream does it

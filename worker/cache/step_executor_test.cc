@@ -3,6 +3,7 @@
 // equals the single-process reference; bad plans are rejected whole.
 #include "worker/cache/step_executor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "ps_server/client/in_process_ps_cluster.h"
 #include "ps_server/client/sharded_ps_client.h"
 #include "worker/collectives/gloo_all_reducer.h"
+#include "worker/collectives/kv_store.h"
 #include "worker/device/cpu_device.h"
 #include "worker/model/model_factory.h"
 #include "worker/reference/reference_trainer.h"
@@ -179,6 +181,136 @@ TEST(StepExecutor, SameRunTwiceGivesTheSameBitsAndCountsTraffic) {
   }
   EXPECT_GT(first.results[0].rows_fetched, 0u);  // cold cache
   EXPECT_GT(written, 0u);                        // at least the final flush
+}
+
+// A PsClient passing every call on to another, recording each fetch as it
+// is requested: its iteration, early distance, keys, and the step the test
+// says runs then.
+class RecordingPsClient final : public ps::PsClient {
+ public:
+  struct FetchRecord {
+    uint64_t iteration = 0, running = 0;
+    uint32_t early_distance = 0;
+    std::vector<ps::TableKeys> keys;
+  };
+  explicit RecordingPsClient(ps::PsClient* inner) : inner_(inner) {}
+  uint64_t running = 0;
+  std::vector<FetchRecord> fetches;
+
+  uint32_t num_shards() const override { return inner_->num_shards(); }
+  absl::StatusOr<uint64_t> StartJob(const std::string& job_id, const proto::JobSpec& spec,
+                                    uint32_t num_workers, const std::string& manifest,
+                                    const std::string& restore_job_id) override {
+    return inner_->StartJob(job_id, spec, num_workers, manifest, restore_job_id);
+  }
+  absl::Status EndJob(const std::string& job_id) override { return inner_->EndJob(job_id); }
+  PendingCall<absl::StatusOr<std::vector<ps::TableRows>>> StartFetch(
+      const std::string& job_id, Iteration iteration, const std::vector<ps::TableKeys>& keys,
+      ps::FetchMode mode, ps::Launch launch) override {
+    Record(iteration, keys, mode);
+    return inner_->StartFetch(job_id, iteration, keys, mode, launch);
+  }
+  PendingCall<absl::Status> StartFetchInto(const std::string& job_id, Iteration iteration,
+                                           const std::vector<ps::TableKeys>& keys,
+                                           ps::FetchMode mode, ps::Launch launch,
+                                           const ps::RowSink& sink) override {
+    Record(iteration, keys, mode);
+    return inner_->StartFetchInto(job_id, iteration, keys, mode, launch, sink);
+  }
+  PendingCall<absl::Status> StartPushGradients(const std::string& job_id, Iteration iteration,
+                                               WorkerRank worker,
+                                               const std::vector<ps::TableGrads>& grads,
+                                               ps::Launch launch) override {
+    return inner_->StartPushGradients(job_id, iteration, worker, grads, launch);
+  }
+  PendingCall<absl::Status> StartWriteBack(const std::string& job_id, Iteration iteration,
+                                           WorkerRank worker,
+                                           const std::vector<ps::TableRows>& rows,
+                                           ps::Launch launch) override {
+    return inner_->StartWriteBack(job_id, iteration, worker, rows, launch);
+  }
+  absl::StatusOr<bool> IterationDone(const std::string& job_id, Iteration iteration,
+                                     WorkerRank worker, uint32_t num_workers,
+                                     ps::PsDiskReads* disk_reads,
+                                     const std::vector<ps::TableKeys>* expire) override {
+    return inner_->IterationDone(job_id, iteration, worker, num_workers, disk_reads, expire);
+  }
+  absl::StatusOr<std::vector<proto::CheckpointShard>> CheckpointShards(
+      const std::string& job_id, uint64_t iteration, const std::string& dir) override {
+    return inner_->CheckpointShards(job_id, iteration, dir);
+  }
+  absl::StatusOr<std::vector<proto::PsStatsResponse>> Stats(const std::string& job_id) override {
+    return inner_->Stats(job_id);
+  }
+  absl::Status LookAhead(const std::string& job_id, Iteration iteration,
+                         const std::vector<ps::TableKeys>& keys) override {
+    return inner_->LookAhead(job_id, iteration, keys);
+  }
+
+ private:
+  void Record(Iteration iteration, const std::vector<ps::TableKeys>& keys, ps::FetchMode mode) {
+    fetches.push_back({iteration.value(), running, mode.early_distance, keys});
+  }
+  ps::PsClient* inner_;
+};
+
+// Rows marked early at distance d are requested up to d steps ahead (at
+// most prefetch_steps), each in a request whose distance no row of it
+// exceeds, and never sooner; the model is the same bits for every setting.
+TEST(StepExecutor, RowsMarkedEarlyAreRequestedAsFarAheadAsTheirDistanceAllows) {
+  const proto::JobSpec spec = Spec(proto::MODEL_WIDE_AND_DEEP);
+  const std::vector<data::KeyBatch> batches = Batches(10, 16);
+  testing::TestPlannerOptions planner;
+  planner.job_id = "ahead";
+  planner.cache_slots = 24;  // rows are evicted, written back and fetched again
+  planner.num_dense = kNumDense;
+  auto steps = testing::PlanAll(batches, planner);
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  std::vector<std::vector<float>> dense;
+  for (uint32_t prefetch_steps : {1u, 2u, 3u}) {
+    SCOPED_TRACE(prefetch_steps);
+    ps::InProcessPsCluster cluster(2);
+    RecordingPsClient ps(&cluster.client());
+    ASSERT_TRUE(ps.StartJob("ahead", spec, 1, "", "").ok());
+    InProcessKvStore store;
+    testing::TestWorker worker;
+    worker.prefetch_steps = prefetch_steps;
+    ASSERT_TRUE(worker.Init(spec, 0, 1, planner.cache_slots, &ps, &store).ok());
+    for (size_t t = 0; t < steps->size(); ++t) {
+      std::vector<const plan::Step*> ahead;
+      for (size_t k = t + 1; k < steps->size() && k <= t + kMaxEarlyDistance; ++k) {
+        ahead.push_back(&(*steps)[k][0]);
+      }
+      ps.running = t;
+      auto r = worker.executor->Run((*steps)[t][0], ahead);
+      ASSERT_TRUE(r.ok()) << r.status();
+    }
+    dense.push_back(worker.model->params().values().ToHost());
+    uint64_t furthest = 0, early_rows = 0;
+    for (const RecordingPsClient::FetchRecord& f : ps.fetches) {
+      const uint64_t steps_ahead = f.iteration - f.running;
+      ASSERT_GE(f.iteration, f.running);
+      EXPECT_LE(steps_ahead, prefetch_steps);
+      EXPECT_GE(f.early_distance, steps_ahead) << "requested before its distance allows";
+      furthest = std::max(furthest, steps_ahead);
+      // Every row of the request is marked at least the request's distance.
+      const plan::Step& step = (*steps)[f.iteration][0];
+      for (const ps::TableKeys& table : f.keys) {
+        const plan::FetchRows& planned = step.plan[table.table.value()].fetch;
+        for (Key key : table.keys) {
+          const size_t i =
+              std::find(planned.keys.begin(), planned.keys.end(), key) - planned.keys.begin();
+          ASSERT_LT(i, planned.keys.size());
+          EXPECT_GE(planned.early[i], f.early_distance) << "key " << key;
+          if (f.early_distance > 0) ++early_rows;
+        }
+      }
+    }
+    EXPECT_EQ(furthest, prefetch_steps) << "some rows went as far ahead as allowed";
+    EXPECT_GT(early_rows, 0u);
+  }
+  EXPECT_EQ(dense[0], dense[1]);
+  EXPECT_EQ(dense[0], dense[2]);
 }
 
 // ---------------------------------------------------------------- bad plans

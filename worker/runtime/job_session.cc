@@ -1,5 +1,6 @@
 #include "worker/runtime/job_session.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -114,6 +115,7 @@ absl::Status JobSession::Run() {
   replica_options.collective_options.nccl_prefix = "nccl";
   replica_options.overlap = options_.overlap;
   replica_options.all_reduce_bucket_bytes = options_.all_reduce_bucket_bytes;
+  replica_options.prefetch_steps = options_.prefetch_steps;
   replica_options.check_threads = options_.check_threads;
   // Hand-offs travel the way the rows do (UCX where the data path is).
   replica_options.ucx_exchange = ps->over_ucx;
@@ -176,7 +178,7 @@ absl::Status JobSession::Run() {
         if (end.ok()) return;
         call_off(absl::StrCat("the scheduler ended this job's step stream: ", end.message()));
       },
-      /*ahead=*/2,
+      /*ahead=*/std::max<size_t>(2, options_.prefetch_steps),
       [tables, num_dense, executor = replica.executor.get()](const proto::WorkerStep& wire) {
         absl::StatusOr<plan::Step> step = plan::DecodeWorkerStep(wire, tables, num_dense);
         if (step.ok()) executor->PrepareAhead(&*step);
@@ -253,18 +255,20 @@ absl::Status JobSession::Run() {
                                           ? std::move(*arrived.decoded)
                                           : plan::DecodeWorkerStep(wire, tables, num_dense);
     const double decode_ms = arrived.decode_ms;
-    // The step after, where it arrived: the executor starts its early
-    // fetches and checks and packs it during this step (an error in it
-    // surfaces when it runs).
-    const plan::Step* next = nullptr;
-    if (StepStream::Arrived* peek = steps->Peek();
-        step.ok() && options_.overlap && peek != nullptr && !peek->wire.has_eval() &&
-        peek->wire.iteration() == iteration + 1 && peek->decoded.has_value() &&
-        peek->decoded->ok()) {
-      next = &**peek->decoded;
+    // The steps after, where they arrived: the executor starts their early
+    // fetches, and checks and packs the next one, during this step (an
+    // error in one surfaces when it runs).
+    std::vector<const plan::Step*> ahead;
+    for (size_t k = 1; step.ok() && options_.overlap && k <= options_.prefetch_steps; ++k) {
+      StepStream::Arrived* peek = steps->Peek(k);
+      if (peek == nullptr || peek->wire.has_eval() || peek->wire.iteration() != iteration + k ||
+          !peek->decoded.has_value() || !peek->decoded->ok()) {
+        break;
+      }
+      ahead.push_back(&**peek->decoded);
     }
     absl::StatusOr<StepResult> result =
-        step.ok() ? replica.executor->Run(*step, next) : absl::StatusOr<StepResult>(step.status());
+        step.ok() ? replica.executor->Run(*step, ahead) : absl::StatusOr<StepResult>(step.status());
     if (!result.ok()) {
       outcome = result.status();
       break;

@@ -64,9 +64,9 @@ bool StepStream::Next(Arrived* out) {
   return true;
 }
 
-StepStream::Arrived* StepStream::Peek() {
+StepStream::Arrived* StepStream::Peek(size_t k) {
   absl::MutexLock lock(&mu_);
-  return queue_.empty() ? nullptr : &queue_.front();
+  return k == 0 || queue_.size() < k ? nullptr : &queue_[k - 1];
 }
 
 absl::Status StepStream::Finish() {

@@ -1,7 +1,8 @@
 #pragma once
 // A job's step stream read on a thread of its own, ahead of the executor,
-// so the step after the current one is known while the current one runs
-// (the executor then starts its early fetches: StepExecutor::Run's `next`).
+// so the steps after the current one are known while the current one runs
+// (the executor then starts their early fetches: StepExecutor::Run's
+// `ahead`).
 // Given a decoder, the reading thread also decodes each training step as it
 // arrives, so the executing thread does not.
 // The scheduler's step queue already bounds how far ahead steps exist; this
@@ -55,10 +56,10 @@ class StepStream {
   // step read was returned.
   bool Next(Arrived* out);
   bool Next(proto::WorkerStep* out);  // the wire step alone
-  // The step after the one Next returned last, if it already arrived; null
-  // otherwise (never waits). Valid, and only the caller's, until the next
-  // call of Next.
-  Arrived* Peek();
+  // The k-th step after the one Next returned last (1: the next one), if
+  // it already arrived; null otherwise (never waits). Valid, and only the
+  // caller's, until the next call of Next.
+  Arrived* Peek(size_t k = 1);
   // Waits for the stream's end and returns its status; steps not yet taken
   // by Next are dropped, and later ones are read and dropped. REQUIRES: the
   // stream ends by itself (the scheduler ends it), or the caller cancelled

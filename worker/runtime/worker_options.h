@@ -17,10 +17,11 @@ struct WorkerAgentOptions {
   // serves it, TLS is off and it connects; else gRPC).
   std::string transport = "auto";
   // Overlap the PS transfers with each other and with compute, and fetch
-  // the next step's early rows during the current one (StepExecutor).
+  // later steps' early rows during the current one (StepExecutor).
   bool overlap = true;
-  // ExecutorOptions::all_reduce_bucket_bytes.
+  // ExecutorOptions::all_reduce_bucket_bytes and ::prefetch_steps.
   uint64_t all_reduce_bucket_bytes = tunables::kAllReduceBucketBytes;
+  uint32_t prefetch_steps = tunables::kPrefetchSteps;
   // Threads checking each step's plan (ExecutorOptions::check_threads;
   // 0: DefaultCheckThreads()).
   int check_threads = 0;

@@ -45,6 +45,7 @@ absl::Status WorkerReplica::Init(const proto::JobSpec& spec, uint32_t rank, uint
   executor_options.seed = spec.seed();
   executor_options.overlap = options.overlap;
   executor_options.all_reduce_bucket_bytes = options.all_reduce_bucket_bytes;
+  executor_options.prefetch_steps = options.prefetch_steps;
   executor_options.check_threads =
       options.check_threads > 0 ? options.check_threads : DefaultCheckThreads();
   for (const proto::TableSpec& table : spec.tables()) {

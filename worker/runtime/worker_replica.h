@@ -37,6 +37,7 @@ struct ReplicaOptions {
   // Overlap transfers with each other and with compute (StepExecutor).
   bool overlap = true;
   uint64_t all_reduce_bucket_bytes = tunables::kAllReduceBucketBytes;
+  uint32_t prefetch_steps = tunables::kPrefetchSteps;
   int check_threads = 0;  // WorkerAgentOptions::check_threads
   // Hand-offs over UCX (UcxRowExchanger) instead of Gloo when every worker
   // of the job asks for it (they agree through the store); the token and

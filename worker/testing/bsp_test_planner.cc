@@ -23,7 +23,18 @@ struct WorkerTable {
 struct GlobalTable {
   absl::flat_hash_map<Key, uint64_t> version;  // bumped whenever the row is trained
   absl::flat_hash_map<Key, int> holder;        // newest copy: kPs or a worker
+  // 1 + the last iteration that changed the PS copy (pushed to or wrote it back).
+  absl::flat_hash_map<Key, uint64_t> ps_changed;
 };
+
+// A fetch's early distance at iteration t (plan::FetchRows::early): the
+// iterations just before t that left the PS copy unchanged, at most
+// kMaxEarlyDistance.
+uint8_t EarlyDistance(const GlobalTable& g, Key key, uint64_t t) {
+  auto it = g.ps_changed.find(key);
+  const uint64_t since = it == g.ps_changed.end() ? t : (it->second > t ? 0 : t - it->second);
+  return static_cast<uint8_t>(std::min<uint64_t>(since, kMaxEarlyDistance));
+}
 
 int Holder(const GlobalTable& g, Key key) {
   auto it = g.holder.find(key);
@@ -116,7 +127,10 @@ absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(
           const Key k = c.slot_key[s];
           plan.evict.slots.push_back(s);
           plan.evict.keys.push_back(k);
-          if (Holder(g, k) == static_cast<int>(w)) g.holder[k] = kPs;  // written back at t
+          if (Holder(g, k) == static_cast<int>(w)) {  // written back at t
+            g.holder[k] = kPs;
+            g.ps_changed[k] = t + 1;
+          }
           c.slot_of.erase(k);
           c.slot_used[s] = false;
           free.push_back(s);
@@ -130,10 +144,12 @@ absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(
           c.slot_of[k] = s;
           plan.fetch.keys.push_back(k);
           plan.fetch.slots.push_back(s);
+          plan.fetch.early.push_back(EarlyDistance(g, k, t));
         }
         for (Key k : refresh) {
           plan.fetch.keys.push_back(k);
           plan.fetch.slots.push_back(c.slot_of[k]);
+          plan.fetch.early.push_back(EarlyDistance(g, k, t));
         }
         for (Key k : used[w]) {
           const uint32_t s = c.slot_of[k];
@@ -163,6 +179,7 @@ absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(
           }
         } else {
           g.holder[k] = kPs;
+          g.ps_changed[k] = t + 1;  // pushed
         }
       }
       // Communication plan: a dirty row goes back to the PS after t when
@@ -187,6 +204,7 @@ absl::StatusOr<std::vector<std::vector<plan::Step>>> PlanAll(
             plan.writeback.slots.push_back(s);
             plan.writeback.keys.push_back(k);
             g.holder[k] = kPs;
+            g.ps_changed[k] = t + 1;
           }
         }
       }

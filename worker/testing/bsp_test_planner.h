@@ -7,6 +7,8 @@
 // went stale, writes a dirty row back the iteration before another worker
 // needs it, and flushes every dirty row at the last iteration — the
 // ownership protocol of docs/worker.md, so training must equal the reference.
+// Each fetch carries its early distance (how many iterations just before it
+// left the row's PS copy unchanged), so executors fetch rows ahead.
 
 #include <string>
 #include <vector>

@@ -15,6 +15,7 @@ absl::Status TestWorker::Init(const proto::JobSpec& spec, uint32_t rank, uint32_
                               const std::string& device) {
   ReplicaOptions options;
   options.device = device;
+  options.prefetch_steps = prefetch_steps;
   options.collective_options.gloo.prefix = spec.name();
   return WorkerReplica::Init(spec, rank, workers, std::vector<uint32_t>(spec.tables_size(), slots),
                              ps, store, options);
@@ -53,9 +54,12 @@ absl::StatusOr<TrainingOutcome> TrainSteps(const proto::JobSpec& spec,
         });
       }
       for (size_t t = 0; t < steps.size() && status[w].ok(); ++t) {
-        // The next step too: its early fetches start during this one.
-        auto r =
-            pool[w]->executor->Run(steps[t][w], t + 1 < steps.size() ? &steps[t + 1][w] : nullptr);
+        // The steps after too: their early fetches start during this one.
+        std::vector<const plan::Step*> ahead;
+        for (size_t k = t + 1; k < steps.size() && k <= t + kMaxEarlyDistance; ++k) {
+          ahead.push_back(&steps[k][w]);
+        }
+        auto r = pool[w]->executor->Run(steps[t][w], ahead);
         if (!r.ok()) {
           status[w] = r.status();
           break;

@@ -31,6 +31,8 @@ struct TestWorker : WorkerReplica {
   // `device`: "cpu" or "cuda:N" (Gloo through the host for GPU workers).
   absl::Status Init(const proto::JobSpec& spec, uint32_t rank, uint32_t workers, uint32_t slots,
                     ps::PsClient* ps, KvStore* store, const std::string& device = "cpu");
+  // ExecutorOptions::prefetch_steps, read by Init.
+  uint32_t prefetch_steps = tunables::kPrefetchSteps;
 };
 
 struct TrainingOutcome {
