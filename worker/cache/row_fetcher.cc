@@ -26,24 +26,15 @@ void RowFetcher::Settled() {
 }
 
 int RowFetcher::TakeBuffer() {
-  int read = -1;  // one the device may still read
   for (size_t b = 0; b < buffers_.size(); ++b) {
-    if (buffers_[b].filling) continue;
-    if (!buffers_[b].device_reading) {
+    if (!buffers_[b].filling && !buffers_[b].device_reading) {
       buffers_[b].filling = true;
       return static_cast<int>(b);
     }
-    read = static_cast<int>(b);
   }
-  if (read >= 0) {
-    device_->Synchronize();
-    Settled();
-  } else {
-    buffers_.emplace_back(device_);
-    read = static_cast<int>(buffers_.size() - 1);
-  }
-  buffers_[read].filling = true;
-  return read;
+  buffers_.emplace_back(device_);
+  buffers_.back().filling = true;
+  return static_cast<int>(buffers_.size() - 1);
 }
 
 void RowFetcher::Drop(StartedFetch& fetch) {
@@ -179,13 +170,16 @@ absl::Status RowFetcher::Fetch(const plan::Step& step, StepResult* result) {
     }
   }
   prefetched_ = std::move(later);
-  // Requested during earlier steps: the same keys (one plan). Every one
-  // is waited for (its buffer taken back) before an error is returned.
+  // Requested during earlier steps: the same keys (one plan). After an
+  // error the others are dropped (their buffers taken back).
   absl::Status placed;
   for (StartedFetch& fetch : prefetched) {
+    if (!placed.ok()) {
+      Drop(fetch);
+      continue;
+    }
     result->rows_prefetched += fetch.rows;
-    absl::Status s = Place(fetch, result);
-    if (placed.ok()) placed = std::move(s);
+    placed = Place(fetch, result);
   }
   HERALD_RETURN_IF_ERROR(placed);
   // The rest: early rows not requested yet, then the rows the previous

@@ -10,8 +10,10 @@
 // many requests as steps it is prefetched ahead, each step's at the
 // earliest its distance allows); the step's Fetch then only places them,
 // and fetches the rest. Each fetch fills a buffer of its own; a buffer the
-// device may still read is refilled only after a wait for the device, and
-// more are made while every one is being filled. Not thread-safe.
+// device may still read is refilled only once the caller waited for the
+// device (Settled, once per step), and another is made while every one is
+// being filled or read: as many as one step's fetches and the later steps'
+// early ones in flight. Not thread-safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -83,8 +85,8 @@ class RowFetcher {
   // Gives up a started fetch that will not be placed (its call is destroyed
   // first: that waits for any writing into its buffer).
   void Drop(StartedFetch& fetch);
-  // A buffer no fetch is filling and the device no longer reads (waiting
-  // for the device if one it reads would do, making one if none would).
+  // A buffer no fetch is filling and the device no longer reads (a new
+  // one if there is none: never a wait for the device).
   int TakeBuffer();
   // The rows `step` initialises (computed here unless PrepareInitialRows
   // did), placed.
