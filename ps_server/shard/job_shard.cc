@@ -244,6 +244,7 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
   // commit slips in between; held until the rows are copied.
   std::optional<absl::ReaderMutexLock> rows_read;
   bool early = false;
+  bool served_ahead = false;  // early, before t - 1 committed
   {
     absl::MutexLock lock(&mu_);
     if (clock_.ended()) return Reject(EndedError("fetch"));
@@ -288,6 +289,7 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
       early = UnchangedBefore(t, blocks);
       early_tried = true;
     }
+    served_ahead = early && clock_.committed() < t;
     rows_read.emplace(&rows_mu_);
   }
 
@@ -385,6 +387,8 @@ absl::Status JobShard::Fetch(const FetchIn& request, absl::Time deadline,
     } else {
       ++c.fetch_requests;
       c.rows_fetched += total_keys;
+      if (request.early != 0) ++c.early_requests;
+      if (served_ahead) ++c.early_served_ahead;
     }
   });
   return absl::OkStatus();
@@ -929,6 +933,8 @@ void JobShard::Stats(proto::PsStatsResponse* response) {
   response->set_iterations_committed(c.iterations_committed);
   response->set_rows_expired(c.rows_expired);
   response->set_fetch_requests(c.fetch_requests);
+  response->set_early_requests(c.early_requests);
+  response->set_early_served_ahead(c.early_served_ahead);
   response->set_rows_read_only(c.rows_read_only);
   response->set_read_only_requests(c.read_only_requests);
   response->set_push_requests(c.push_requests);

@@ -230,6 +230,7 @@ class JobShard {
     uint64_t rows_read_only = 0, read_only_requests = 0;  // evaluation fetches
     uint64_t rejected_requests = 0, iterations_committed = 0;
     uint64_t rows_expired = 0;
+    uint64_t early_requests = 0, early_served_ahead = 0;
     double commit_ms_total = 0, commit_ms_max = 0;
   };
   absl::Mutex stats_mu_;

@@ -366,6 +366,15 @@ TEST_F(JobShardTest, EarlyFetchAtADistanceWaitsOnlyForTheCommitBeforeIt) {
   EXPECT_EQ(far.code(), absl::StatusCode::kInvalidArgument) << far;
   EXPECT_NE(far.message().find("early_distance 4, at most 3"), std::string::npos) << far;
   EXPECT_TRUE(TryFetch(*shard, 3, 0, {6}, absl::ZeroDuration(), 3).ok());
+  // Marked early but for iteration 2, whose previous iteration committed:
+  // served, not ahead.
+  EXPECT_TRUE(TryFetch(*shard, 2, 0, {8}, absl::ZeroDuration(), 1).ok());
+  // Counted among the fetches served (not the ones that timed out or were
+  // refused): 4 marked early, 3 of them before iteration - 1 committed.
+  proto::PsStatsResponse stats;
+  shard->Stats(&stats);
+  EXPECT_EQ(stats.early_requests(), 4u);
+  EXPECT_EQ(stats.early_served_ahead(), 3u);
 }
 
 TEST_F(JobShardTest, WriteBackIsStoredAtCommitBeforeGradients) {

@@ -44,6 +44,8 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
   shard.set_memory_bytes(4096);
   shard.add_tables()->set_rows(10);
   shard.add_tables()->set_rows(5);
+  shard.set_early_requests(9);
+  shard.set_early_served_ahead(7);
   snapshot.ps_stats = {shard};
   proto::NodeStatus node;
   node.set_node_id("worker-0-2");
@@ -91,6 +93,10 @@ TEST(MetricsText, RendersJobsProgressQueuesPsAndNodes) {
             std::string::npos);
   EXPECT_NE(text.find("herald_ps_memory_bytes{shard=\"0\"} 4096\n"), std::string::npos);
   EXPECT_NE(text.find("herald_ps_rows{shard=\"0\"} 15\n"), std::string::npos);
+  EXPECT_NE(text.find("herald_ps_early_fetches_total{shard=\"0\",served=\"ahead\"} 7\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("herald_ps_early_fetches_total{shard=\"0\",served=\"after_commit\"} 2\n"),
+            std::string::npos);
   EXPECT_NE(text.find("herald_node_up{node=\"worker-0-2\",role=\"worker\",rank=\"0\"} 1\n"),
             std::string::npos);
   EXPECT_NE(text.find("# TYPE herald_job_rows_fetched_total counter\n"), std::string::npos);

@@ -1,5 +1,6 @@
 #include "scheduler/http/metrics_text.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -229,6 +230,18 @@ std::string RenderMetrics(const JobManager::Snapshot& snapshot,
                   "Mean iteration commit latency of a PS shard.");
     for (size_t s = 0; s < snapshot.ps_stats.size(); ++s) {
       commit.Add(Label("shard", absl::StrCat(s)), snapshot.ps_stats[s].commit_latency_ms_mean());
+    }
+    Family early(&out, "herald_ps_early_fetches_total", "counter",
+                 "Fetches a worker sent ahead (marked early) to a PS shard: served before the "
+                 "previous iteration committed, or after it.");
+    for (size_t s = 0; s < snapshot.ps_stats.size(); ++s) {
+      const proto::PsStatsResponse& st = snapshot.ps_stats[s];
+      const std::string shard = Label("shard", absl::StrCat(s));
+      early.Add(absl::StrCat(shard, ",", Label("served", "ahead")),
+                double(st.early_served_ahead()));
+      early.Add(
+          absl::StrCat(shard, ",", Label("served", "after_commit")),
+          double(st.early_requests() - std::min(st.early_requests(), st.early_served_ahead())));
     }  // The disk tier (shards with a memory budget for the running job); each
     // family's samples follow its header.
     auto tiered =
