@@ -1,7 +1,9 @@
 // herald_scheduler: the cluster's coordinator (registration, heartbeats,
 // rendezvous), job service (queue, lifecycle) and embedding scheduler (data
 // loader + planner feeding each worker's step stream). Serves until
-// SIGTERM/SIGINT; a running job is then cancelled.
+// SIGTERM/SIGINT; a running job is then stopped: cancelled, or with
+// --state_dir left running in the job store for the next scheduler to
+// resume.
 
 #include <cstdio>
 #include <memory>

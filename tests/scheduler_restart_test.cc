@@ -268,5 +268,49 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
   }
 }
 
+// A scheduler stopped with SIGTERM (systemd's restart, a rescheduled pod)
+// leaves a running job as its store recorded it, as a crash would: the
+// next scheduler on the same state resumes it from its checkpoint, where
+// a scheduler without --state_dir cancels it.
+TEST_F(SchedulerRestart, ARunningJobResumesAfterAGracefulStop) {
+  const std::string state = dir_ + "/state";
+  auto cluster =
+      testing::LocalCluster::Start("graceful_cluster", 1, 2, nullptr, {}, StateDir(state));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  proto::JobSpec spec = testing::SmallWideAndDeepJob("graceful", proto::POLICY_HERALD, 40);
+  spec.mutable_checkpoint()->set_dir(dir_ + "/ckpt");
+  spec.mutable_checkpoint()->set_every_iterations(5);
+  auto running = (*cluster)->Submit(spec);
+  ASSERT_TRUE(running.ok()) << running.status();
+  proto::JobStatus seen;  // bounded poll until its first checkpoint
+  for (int i = 0; i < 3000 && seen.progress().checkpoints_written() == 0; ++i) {
+    auto s = (*cluster)->Status(*running, /*include_losses=*/false);
+    ASSERT_TRUE(s.ok()) << s.status();
+    seen = *s;
+    if (seen.progress().checkpoints_written() == 0) absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_EQ(seen.state(), proto::JOB_RUNNING) << seen.reason() << (*cluster)->Logs();
+  testing::ChildProcess& first = (*cluster)->scheduler();
+  ASSERT_TRUE(first.Signal(SIGTERM).ok());
+  absl::StatusOr<int> code = first.WaitForExit(30000);
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 0) << first.LogTail();
+  EXPECT_NE(first.LogTail().find("left running in the job store"), std::string::npos)
+      << first.LogTail();
+
+  Scheduler again = StartScheduler(dir_, state, token_file_, "again", (*cluster)->address());
+  ASSERT_NE(again.process, nullptr);
+  testing::CommandResult watched = Ctl(again.address, {"watch", *running});
+  EXPECT_EQ(watched.code, 0) << watched.output << (*cluster)->Logs()
+                             << "\nthe restarted scheduler's log:\n"
+                             << again.process->LogTail(20000);
+  testing::CommandResult status = Ctl(again.address, {"status", *running, "--json"});
+  EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("\"iteration\":\"40\""), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("\"recoveries\":1"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("the scheduler restarted while the job ran"), std::string::npos)
+      << status.output;
+}
+
 }  // namespace
 }  // namespace herald

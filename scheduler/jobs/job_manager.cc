@@ -210,6 +210,7 @@ absl::Status JobManager::Cancel(const std::string& job_id) {
       return absl::OkStatus();
     }
     run = job.run;
+    job.cancel_requested = true;
   }
   run->Cancel("cancelled by the user");
   return absl::OkStatus();
@@ -309,8 +310,16 @@ void JobManager::Loop() {
       rendezvous_->DropScope((*resumed)->rendezvous_scope());
     }
     absl::MutexLock lock(&mu_);
-    Finish(job, outcome);
     running_.reset();
+    if (stopping_ && !outcome.ok() && options_.store != nullptr && !job->cancel_requested) {
+      // Stopped by the scheduler's shutdown: left as the store recorded it
+      // (running, with its newest periodic checkpoint), so a scheduler
+      // restarted on the same state resumes it, as after a crash.
+      HLOG_INFO("job {} left running in the job store: the scheduler is shutting down ({})",
+                job->id, std::string(outcome.message()));
+      return;
+    }
+    Finish(job, outcome);
     if (outcome.ok()) kept_on_ps_ = job->run;
   }
 }

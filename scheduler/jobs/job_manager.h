@@ -50,9 +50,12 @@ class JobManager {
   JobManager(NodeRegistry* registry, KvRendezvous* rendezvous, JobManagerOptions options);
   // Stop(), then joins the job thread.
   ~JobManager();
-  // Cancels the running job and wakes every waiter: JoinJob and WatchJob
-  // calls return at once, so a server shutting down is not
-  // held by them. Idempotent; safe from any thread.
+  // Stops the running job and wakes every waiter: JoinJob and WatchJob
+  // calls return at once, so a server shutting down is not held by them.
+  // The job ends cancelled, unless there is a job store and the user did
+  // not cancel it: then it stays as the store recorded it (running, with
+  // its newest periodic checkpoint), for a scheduler restarted on the same
+  // store to resume. Idempotent; safe from any thread.
   void Stop();
 
   // Errors: the spec's validation error (nothing is queued).
@@ -131,6 +134,7 @@ class JobManager {
     std::string last_checkpoint;        // newest periodic checkpoint of any of its runs
     // Its history as of its last record (restored with it), and once it ended.
     std::vector<proto::HistoryPoint> history;
+    bool cancel_requested = false;  // by the user (Cancel), not by a shutdown
   };
 
   void Loop();
