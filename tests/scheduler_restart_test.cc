@@ -75,6 +75,54 @@ class SchedulerRestart : public ::testing::Test {
     std::ofstream(path) << text;
     return path;
   }
+  // Submits `name`, `iterations` long and checkpointed every 5 iterations
+  // under dir_/ckpt, and waits (a bounded poll) until its first checkpoint
+  // is written. Returns the job id; empty after a failure (reported).
+  std::string SubmitAndWaitForACheckpoint(testing::LocalCluster& cluster, const std::string& name,
+                                          int iterations) {
+    proto::JobSpec spec = testing::SmallWideAndDeepJob(name, proto::POLICY_HERALD, iterations);
+    spec.mutable_checkpoint()->set_dir(dir_ + "/ckpt");
+    spec.mutable_checkpoint()->set_every_iterations(5);
+    auto id = cluster.Submit(spec);
+    if (!id.ok()) {
+      ADD_FAILURE() << id.status();
+      return "";
+    }
+    proto::JobStatus seen;
+    for (int i = 0; i < 3000 && seen.progress().checkpoints_written() == 0; ++i) {
+      auto s = cluster.Status(*id, /*include_losses=*/false);
+      if (!s.ok()) {
+        ADD_FAILURE() << s.status();
+        return "";
+      }
+      seen = *s;
+      if (seen.progress().checkpoints_written() == 0) absl::SleepFor(absl::Milliseconds(5));
+    }
+    if (seen.state() != proto::JOB_RUNNING) {
+      ADD_FAILURE() << proto::JobState_Name(seen.state()) << ": " << seen.reason()
+                    << cluster.Logs();
+      return "";
+    }
+    return *id;
+  }
+  // The scheduler at `address`, restarted while job `id` ran, resumed it:
+  // it ended well after all `iterations`, recovered once for the restart.
+  // Returns its status as JSON.
+  std::string ExpectResumedAfterTheRestart(const std::string& address, const std::string& id,
+                                           int iterations, const std::string& logs) {
+    testing::CommandResult watched = Ctl(address, {"watch", id});
+    EXPECT_EQ(watched.code, 0) << watched.output << logs;
+    testing::CommandResult status = Ctl(address, {"status", id, "--json"});
+    EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos)
+        << status.output;
+    EXPECT_NE(status.output.find(absl::StrCat("\"iteration\":\"", iterations, "\"")),
+              std::string::npos)
+        << status.output;
+    EXPECT_NE(status.output.find("\"recoveries\":1"), std::string::npos) << status.output << logs;
+    EXPECT_NE(status.output.find("the scheduler restarted while the job ran"), std::string::npos)
+        << status.output;
+    return status.output;
+  }
   std::string dir_, token_file_;
 };
 
@@ -162,24 +210,13 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
   // Its tables dropped from the shards, the first exports from its final checkpoint.
   ASSERT_TRUE((*cluster)->Export(*done, dir_ + "/m-dropped").ok()) << (*cluster)->Logs();
   ExpectSameExport(dir_ + "/m-live", dir_ + "/m-dropped", *done);
-  proto::JobSpec long_job = testing::SmallWideAndDeepJob("long", proto::POLICY_HERALD, 50);
-  long_job.mutable_checkpoint()->set_dir(dir_ + "/ckpt");
-  long_job.mutable_checkpoint()->set_every_iterations(5);
-  auto running = (*cluster)->Submit(long_job);
-  ASSERT_TRUE(running.ok()) << running.status();
-  proto::JobStatus seen;  // bounded poll until its first checkpoint
-  for (int i = 0; i < 3000 && seen.progress().checkpoints_written() == 0; ++i) {
-    auto s = (*cluster)->Status(*running, /*include_losses=*/false);
-    ASSERT_TRUE(s.ok()) << s.status();
-    seen = *s;
-    if (seen.progress().checkpoints_written() == 0) absl::SleepFor(absl::Milliseconds(5));
-  }
-  ASSERT_EQ(seen.state(), proto::JOB_RUNNING) << seen.reason() << (*cluster)->Logs();
+  const std::string running = SubmitAndWaitForACheckpoint(**cluster, "long", 50);
+  ASSERT_FALSE(running.empty());
   // A user watching the job: heraldctl watch rides through the restart
   // (its scheduler unreachable for a while) and ends with the job's end.
   auto watcher = testing::ChildProcess::Start(
       testing::RunfilePath("cli/heraldctl"),
-      {"watch", *running, "--scheduler=" + (*cluster)->address(), "--token-file=" + token_file_},
+      {"watch", running, "--scheduler=" + (*cluster)->address(), "--token-file=" + token_file_},
       dir_ + "/watch-across-restart.log");
   ASSERT_TRUE(watcher.ok()) << watcher.status();
   Kill((*cluster)->scheduler());
@@ -226,10 +263,9 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
   EXPECT_NE(exported.output.find("no final checkpoint to export from"), std::string::npos)
       << exported.output;
   // The running job was queued again and resumes from its newest checkpoint.
-  testing::CommandResult watched = Ctl(again.address, {"watch", *running});
-  EXPECT_EQ(watched.code, 0) << watched.output << (*cluster)->Logs()
-                             << "\nthe restarted scheduler's log:\n"
-                             << again.process->LogTail(20000);
+  const std::string status = ExpectResumedAfterTheRestart(
+      again.address, running, 50,
+      (*cluster)->Logs() + "\nthe restarted scheduler's log:\n" + again.process->LogTail(20000));
   absl::StatusOr<int> watcher_exit = (*watcher)->WaitForExit(60000);
   ASSERT_TRUE(watcher_exit.ok()) << watcher_exit.status() << (*watcher)->LogTail();
   EXPECT_EQ(*watcher_exit, 0) << (*watcher)->LogTail();
@@ -237,29 +273,20 @@ TEST_F(SchedulerRestart, EndedJobsAreListedAndARunningOneResumesFromItsCheckpoin
       << (*watcher)->LogTail();
   EXPECT_NE((*watcher)->LogTail().find("JOB_SUCCEEDED"), std::string::npos)
       << (*watcher)->LogTail();
-  testing::CommandResult status = Ctl(again.address, {"status", *running, "--json"});
-  EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos) << status.output;
-  EXPECT_NE(status.output.find("\"iteration\":\"50\""), std::string::npos) << status.output;
-  EXPECT_NE(status.output.find("\"recoveries\":1"), std::string::npos)
-      << status.output << "\nthe restarted scheduler's log:\n"
-      << again.process->LogTail(8000) << (*cluster)->Logs();
-  EXPECT_NE(status.output.find("the scheduler restarted while the job ran"), std::string::npos)
-      << status.output;
   // heraldctl's status line says so, with the iterations trained again.
-  testing::CommandResult line = Ctl(again.address, {"status", *running});
+  testing::CommandResult line = Ctl(again.address, {"status", running});
   EXPECT_NE(line.output.find("recovered 1x ("), std::string::npos) << line.output;
   EXPECT_NE(line.output.find(" iterations trained again)"), std::string::npos) << line.output;
   // The same training resumed by another scheduler process: the planner
   // was loaded from the checkpoint's planner file, nothing replayed.
-  EXPECT_EQ(status.output.find("\"replayed_iterations\":\""), std::string::npos) << status.output;
-  EXPECT_NE(status.output.find("\"planner_resume\":\"PLANNER_RESUME_LOADED\""), std::string::npos)
-      << status.output;
-  EXPECT_NE(status.output.find("\"data_resume\":\"DATA_RESUME_CURSOR\""), std::string::npos)
-      << status.output;
+  EXPECT_EQ(status.find("\"replayed_iterations\":\""), std::string::npos) << status;
+  EXPECT_NE(status.find("\"planner_resume\":\"PLANNER_RESUME_LOADED\""), std::string::npos)
+      << status;
+  EXPECT_NE(status.find("\"data_resume\":\"DATA_RESUME_CURSOR\""), std::string::npos) << status;
   // One history across both schedulers: iterations 0..49 in order, those
   // before the restart from the job store, those after its checkpoint from
   // the resumed run.
-  history = Ctl(again.address, {"status", *running, "--history", "--csv"});
+  history = Ctl(again.address, {"status", running, "--history", "--csv"});
   rows = std::vector<std::string>(
       absl::StrSplit(absl::StripTrailingAsciiWhitespace(history.output), '\n'));
   ASSERT_EQ(rows.size(), 1u + 50) << history.output;
@@ -277,19 +304,8 @@ TEST_F(SchedulerRestart, ARunningJobResumesAfterAGracefulStop) {
   auto cluster =
       testing::LocalCluster::Start("graceful_cluster", 1, 2, nullptr, {}, StateDir(state));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  proto::JobSpec spec = testing::SmallWideAndDeepJob("graceful", proto::POLICY_HERALD, 40);
-  spec.mutable_checkpoint()->set_dir(dir_ + "/ckpt");
-  spec.mutable_checkpoint()->set_every_iterations(5);
-  auto running = (*cluster)->Submit(spec);
-  ASSERT_TRUE(running.ok()) << running.status();
-  proto::JobStatus seen;  // bounded poll until its first checkpoint
-  for (int i = 0; i < 3000 && seen.progress().checkpoints_written() == 0; ++i) {
-    auto s = (*cluster)->Status(*running, /*include_losses=*/false);
-    ASSERT_TRUE(s.ok()) << s.status();
-    seen = *s;
-    if (seen.progress().checkpoints_written() == 0) absl::SleepFor(absl::Milliseconds(5));
-  }
-  ASSERT_EQ(seen.state(), proto::JOB_RUNNING) << seen.reason() << (*cluster)->Logs();
+  const std::string running = SubmitAndWaitForACheckpoint(**cluster, "graceful", 40);
+  ASSERT_FALSE(running.empty());
   testing::ChildProcess& first = (*cluster)->scheduler();
   ASSERT_TRUE(first.Signal(SIGTERM).ok());
   absl::StatusOr<int> code = first.WaitForExit(30000);
@@ -300,16 +316,9 @@ TEST_F(SchedulerRestart, ARunningJobResumesAfterAGracefulStop) {
 
   Scheduler again = StartScheduler(dir_, state, token_file_, "again", (*cluster)->address());
   ASSERT_NE(again.process, nullptr);
-  testing::CommandResult watched = Ctl(again.address, {"watch", *running});
-  EXPECT_EQ(watched.code, 0) << watched.output << (*cluster)->Logs()
-                             << "\nthe restarted scheduler's log:\n"
-                             << again.process->LogTail(20000);
-  testing::CommandResult status = Ctl(again.address, {"status", *running, "--json"});
-  EXPECT_NE(status.output.find("\"state\":\"JOB_SUCCEEDED\""), std::string::npos) << status.output;
-  EXPECT_NE(status.output.find("\"iteration\":\"40\""), std::string::npos) << status.output;
-  EXPECT_NE(status.output.find("\"recoveries\":1"), std::string::npos) << status.output;
-  EXPECT_NE(status.output.find("the scheduler restarted while the job ran"), std::string::npos)
-      << status.output;
+  ExpectResumedAfterTheRestart(
+      again.address, running, 40,
+      (*cluster)->Logs() + "\nthe restarted scheduler's log:\n" + again.process->LogTail(20000));
 }
 
 }  // namespace
